@@ -1,0 +1,158 @@
+/**
+ * The one grammar every surface shares. A command is declared once (path, positionals, flags,
+ * examples); the parser and the help text are both generated from that declaration, so they
+ * cannot drift apart.
+ */
+import { ErrorCode, UnstuckError } from "../src/errors.js";
+
+export interface PositionalDef {
+  readonly name: string;
+  readonly description: string;
+  readonly optional?: boolean;
+}
+
+export interface FlagDef {
+  readonly name: string;
+  readonly short?: string;
+  readonly kind: "boolean" | "string" | "number";
+  readonly description: string;
+  /** Shown in help as `--flag <valueName>`. */
+  readonly valueName?: string;
+  /** May be given more than once (values collected in order). */
+  readonly repeatable?: boolean;
+}
+
+export interface ParsedArgs {
+  readonly positionals: readonly string[];
+  readonly flags: Readonly<Record<string, string | boolean | number | readonly string[] | undefined>>;
+}
+
+export interface CommandSyntax {
+  /** Words that select the command, e.g. `["ns"]` or `["watch", "ns"]`. */
+  readonly path: readonly string[];
+  /** Other word sequences that select the same command, e.g. `[["diagnose", "namespace"]]`. */
+  readonly aliases?: readonly (readonly string[])[];
+  readonly summary: string;
+  readonly positionals: readonly PositionalDef[];
+  readonly flags: readonly FlagDef[];
+  readonly examples: readonly string[];
+}
+
+/**
+ * Split a command line the way a shell would for the simple cases users type in Slack: spaces
+ * separate words, single or double quotes (and Slack's “smart” quotes) group them.
+ */
+export function tokenize(text: string): string[] {
+  const normalised = text.replace(/[\u201C\u201D\u201E\u201F]/g, '"').replace(/[\u2018\u2019]/g, "'");
+  const tokens: string[] = [];
+  let current = "";
+  let inToken = false;
+  let quote: '"' | "'" | undefined;
+  for (const ch of normalised) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      else current += ch;
+      continue;
+    }
+    if (ch === '"' || ch === "'") {
+      quote = ch;
+      inToken = true;
+      continue;
+    }
+    if (/\s/.test(ch)) {
+      if (inToken) tokens.push(current);
+      current = "";
+      inToken = false;
+      continue;
+    }
+    current += ch;
+    inToken = true;
+  }
+  if (quote) throw new UnstuckError(ErrorCode.BadInput, `Unclosed ${quote} quote in: ${text}`);
+  if (inToken) tokens.push(current);
+  return tokens;
+}
+
+/** Parse the words after the command path against a command's declaration. */
+export function parseArgs(syntax: CommandSyntax, words: readonly string[]): ParsedArgs {
+  const positionals: string[] = [];
+  const flags: Record<string, string | boolean | number | string[] | undefined> = {};
+  const usage = `Usage: ${usageLine(syntax)}`;
+  const byName = new Map<string, FlagDef>();
+  for (const f of syntax.flags) {
+    byName.set(`--${f.name}`, f);
+    if (f.short) byName.set(`-${f.short}`, f);
+  }
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] ?? "";
+    if (word.startsWith("-") && word.length > 1 && !/^-\d/.test(word)) {
+      const eq = word.indexOf("=");
+      const key = eq > 0 ? word.slice(0, eq) : word;
+      const def = byName.get(key);
+      if (!def) {
+        throw new UnstuckError(ErrorCode.BadInput, `Unknown option ${key} for \`${syntax.path.join(" ")}\`. ${usage}`);
+      }
+      let value: string | boolean | number;
+      if (def.kind === "boolean") {
+        if (eq > 0) {
+          const raw = word.slice(eq + 1);
+          if (raw !== "true" && raw !== "false") {
+            throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} takes no value (or true/false).`);
+          }
+          value = raw === "true";
+        } else value = true;
+      } else {
+        let raw: string | undefined;
+        if (eq > 0) raw = word.slice(eq + 1);
+        else {
+          raw = words[i + 1];
+          i++;
+        }
+        if (raw === undefined || raw === "") {
+          throw new UnstuckError(
+            ErrorCode.BadInput,
+            `Option --${def.name} needs a value (${def.valueName ?? def.kind}). ${usage}`,
+          );
+        }
+        if (def.kind === "number") {
+          const n = Number(raw);
+          if (!Number.isFinite(n)) {
+            throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} needs a number, got "${raw}".`);
+          }
+          value = n;
+        } else value = raw;
+      }
+      if (def.repeatable) {
+        const list = (flags[def.name] as string[] | undefined) ?? [];
+        list.push(String(value));
+        flags[def.name] = list;
+      } else if (flags[def.name] !== undefined) {
+        throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} was given twice.`);
+      } else flags[def.name] = value;
+      continue;
+    }
+    positionals.push(word);
+  }
+  const required = syntax.positionals.filter((p) => !p.optional).length;
+  if (positionals.length < required) {
+    const missing = syntax.positionals[positionals.length];
+    throw new UnstuckError(ErrorCode.BadInput, `Missing <${missing?.name ?? "argument"}>. ${usage}`);
+  }
+  if (positionals.length > syntax.positionals.length) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `Unexpected argument "${positionals[syntax.positionals.length] ?? ""}". ${usage}`,
+    );
+  }
+  return { positionals, flags };
+}
+
+export function usageLine(syntax: CommandSyntax): string {
+  const parts = [...syntax.path];
+  for (const p of syntax.positionals) parts.push(p.optional ? `[<${p.name}>]` : `<${p.name}>`);
+  for (const f of syntax.flags) {
+    const name = f.short ? `-${f.short}|--${f.name}` : `--${f.name}`;
+    parts.push(f.kind === "boolean" ? `[${name}]` : `[${name} <${f.valueName ?? f.kind}>]`);
+  }
+  return parts.join(" ");
+}

@@ -1,0 +1,74 @@
+/**
+ * The registry: every slash subcommand and CLI verb is one module here. Parsing picks the module
+ * whose path (or alias) matches the longest prefix of the words, so `diagnose namespace x` and
+ * `ns x` reach the same handler.
+ */
+import { ErrorCode, UnstuckError, toUserError } from "../src/errors.js";
+import { parseArgs, tokenize } from "./grammar.js";
+import { buildHelp, helpCommand } from "./help.js";
+import { nsCommand } from "./ns.js";
+import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
+
+
+export interface Registry {
+  readonly commands: readonly CommandModule<unknown>[];
+  help(prefix?: string): HelpDoc;
+  /** Parse and validate without running (no I/O). Throws UnstuckError. */
+  parse(text: string): { command: CommandModule<unknown>; input: unknown };
+  /** Parse, validate and run; never throws — errors become an `error` result. */
+  dispatch(text: string, ctx: CommandContext, prefix?: string): Promise<CommandResult>;
+}
+
+export function createRegistry(modules: readonly CommandModule<unknown>[], defaultPrefix = "/unstuck"): Registry {
+  const all: CommandModule<unknown>[] = [];
+  const registry: Registry = {
+    commands: all,
+    help: (prefix = defaultPrefix) =>
+      buildHelp(
+        all.map((c) => c.syntax),
+        prefix,
+      ),
+    parse(text) {
+      const words = tokenize(text.trim());
+      if (words.length === 0) return { command: helpModule, input: undefined };
+      let best: { command: CommandModule<unknown>; length: number } | undefined;
+      for (const command of all) {
+        for (const path of [command.syntax.path, ...(command.syntax.aliases ?? [])]) {
+          const matches = path.every((w, i) => words[i]?.toLowerCase() === w);
+          if (matches && (!best || path.length > best.length)) best = { command, length: path.length };
+        }
+      }
+      if (!best) {
+        throw new UnstuckError(ErrorCode.UnknownCommand, `Unknown command "${words[0] ?? ""}".`);
+      }
+      const args = parseArgs(best.command.syntax, words.slice(best.length));
+      return { command: best.command, input: best.command.build(args) };
+    },
+    async dispatch(text, ctx, prefix = defaultPrefix) {
+      let parsed: { command: CommandModule<unknown>; input: unknown };
+      try {
+        parsed = registry.parse(text);
+      } catch (err) {
+        const error = toUserError(err);
+        return error.code === ErrorCode.UnknownCommand
+          ? { type: "error", error, help: registry.help(prefix) }
+          : { type: "error", error };
+      }
+      try {
+        return await parsed.command.run(parsed.input, ctx);
+      } catch (err) {
+        const error = toUserError(err);
+        if (error.code === ErrorCode.Internal) ctx.services.log.error({ err }, "command failed");
+        return { type: "error", error };
+      }
+    },
+  };
+  const helpModule = helpCommand(() => registry.help()) as CommandModule<unknown>;
+  all.push(helpModule, ...modules);
+  return registry;
+}
+
+/** The product's commands. */
+export function defaultRegistry(prefix = "/unstuck"): Registry {
+  return createRegistry([nsCommand as CommandModule<unknown>], prefix);
+}

@@ -1,0 +1,27 @@
+import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
+import { assertNamespaceName } from "../src/kube/names.js";
+import type { CommandSyntax } from "./grammar.js";
+import type { CommandModule } from "./types.js";
+
+export const nsSyntax: CommandSyntax = {
+  path: ["ns"],
+  aliases: [["diagnose", "namespace"], ["diagnose", "ns"]],
+  summary:
+    "Why is this namespace stuck in Terminating? Lists every blocking object, its finalizers, the controller that owns each, and the evidence.",
+  positionals: [{ name: "namespace", description: "Namespace name (RFC 1123 label)" }],
+  flags: [],
+  examples: ["ns myapp", "diagnose namespace myapp"],
+};
+
+export interface NsInput {
+  readonly namespace: string;
+}
+
+export const nsCommand: CommandModule<NsInput> = {
+  syntax: nsSyntax,
+  build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
+  run: async (input, ctx) => ({
+    type: "diagnosis",
+    diagnosis: await diagnoseNamespace(ctx.services.kube, input.namespace, { now: ctx.services.now }),
+  }),
+};

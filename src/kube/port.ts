@@ -1,0 +1,48 @@
+import type {
+  DeploymentSnapshot,
+  DiscoverySnapshot,
+  EventSnapshot,
+  NamespaceSnapshot,
+  ObjectSnapshot,
+  PodSnapshot,
+  ResourceType,
+} from "./types.js";
+
+/**
+ * The narrow set of Kubernetes reads and writes the bot makes. `client-node-adapter.ts`
+ * implements it with `@kubernetes/client-node`; tests may substitute a hand-made one for pure
+ * logic, but integration tests use the real adapter against the simulator.
+ *
+ * Every method throws `UnstuckError` (NotFound, Forbidden with verb/resource, Unreachable,
+ * Throttled, Upstream) — never a raw client error.
+ */
+export interface KubePort {
+  /** `null` when the namespace does not exist. */
+  getNamespace(name: string): Promise<NamespaceSnapshot | null>;
+  /** All resource types (namespaced and not) with their verbs; failures per group-version. */
+  discover(): Promise<DiscoverySnapshot>;
+  /** Every object of one type in one namespace (follows `continue`). */
+  listObjects(type: ResourceType, namespace: string): Promise<ObjectSnapshot[]>;
+  /** `null` when absent. */
+  getObject(type: ResourceType, namespace: string, name: string): Promise<ObjectSnapshot | null>;
+  /** Deployments in all namespaces (or one), optionally filtered by a label selector. */
+  listDeployments(options?: { namespace?: string; labelSelector?: string }): Promise<DeploymentSnapshot[]>;
+  listPods(namespace: string, labelSelector?: string): Promise<PodSnapshot[]>;
+  /** The last `tailLines` lines of one container's log. */
+  podLog(namespace: string, pod: string, container: string, tailLines: number): Promise<string[]>;
+  /** Events in a namespace, optionally those about one object. */
+  listEvents(namespace: string, involved?: { kind: string; name: string }): Promise<EventSnapshot[]>;
+  /**
+   * Remove finalizers from one object with a JSON patch whose `test` operations pin the
+   * approved state: the object's `resourceVersion` and its exact finalizer list. If anything
+   * changed since, the API server rejects the patch (422/409) and this throws
+   * `UnstuckError(Stale)`; nothing is modified. Returns the object after the patch.
+   */
+  removeFinalizers(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
+    remove: readonly string[],
+  ): Promise<ObjectSnapshot>;
+}

@@ -1,0 +1,122 @@
+/**
+ * Plain snapshots of cluster state, as the adapters collect them. The pure core
+ * (`src/diagnosis`) reads only these types, never a client library type.
+ */
+
+export interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly lastTransitionTime?: string;
+}
+
+export interface NamespaceSnapshot {
+  readonly name: string;
+  readonly uid?: string;
+  readonly phase: string;
+  readonly creationTimestamp?: string;
+  readonly deletionTimestamp?: string;
+  /** `spec.finalizers` (the namespace controller's own, usually `["kubernetes"]`). */
+  readonly specFinalizers: readonly string[];
+  /** `metadata.finalizers`. */
+  readonly finalizers: readonly string[];
+  readonly conditions: readonly Condition[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
+/** A namespaced, listable resource type found by discovery. */
+export interface ResourceType {
+  /** `""` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  /** `v1` or `networking.k8s.io/v1`. */
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Plural resource name, e.g. `ingresses`. */
+  readonly resource: string;
+  readonly namespaced: boolean;
+  readonly verbs: readonly string[];
+}
+
+export interface DiscoveryFailure {
+  readonly groupVersion: string;
+  readonly message: string;
+}
+
+export interface DiscoverySnapshot {
+  readonly resources: readonly ResourceType[];
+  readonly failures: readonly DiscoveryFailure[];
+}
+
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid?: string;
+}
+
+/** The metadata of any object, plus the few fields of status the diagnosis reads. */
+export interface ObjectSnapshot {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Plural resource name this object was listed under. */
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly creationTimestamp?: string;
+  readonly deletionTimestamp?: string;
+  readonly finalizers: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly ownerReferences: readonly OwnerReference[];
+  /** e.g. `spec.ingressClassName` or the legacy class annotation. */
+  readonly ingressClassName?: string;
+  /** Load-balancer hostnames from `status.loadBalancer.ingress[].hostname`. */
+  readonly loadBalancerHostnames?: readonly string[];
+}
+
+export interface DeploymentSnapshot {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly selector: Readonly<Record<string, string>>;
+  readonly replicas: number;
+  readonly readyReplicas: number;
+  readonly availableReplicas: number;
+  readonly images: readonly string[];
+  /** Container args, to read e.g. `--cluster-name` or `--ingress-class`. */
+  readonly args: readonly string[];
+}
+
+export interface PodSnapshot {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly phase: string;
+  readonly containers: readonly string[];
+  readonly ready: boolean;
+  readonly startTime?: string;
+}
+
+export interface EventSnapshot {
+  readonly namespace: string;
+  readonly type: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly count: number;
+  readonly involvedKind: string;
+  readonly involvedName: string;
+  readonly involvedNamespace?: string;
+  readonly lastTimestamp?: string;
+  readonly source?: string;
+}
+
+export interface LogLine {
+  readonly pod: string;
+  readonly container: string;
+  readonly line: string;
+}

@@ -1,0 +1,39 @@
+import { pino, type Logger } from "pino";
+
+/** Paths that must never reach a log line (tokens, signing secrets, credentials). */
+export const REDACT_PATHS = [
+  "token",
+  "botToken",
+  "appToken",
+  "signingSecret",
+  "password",
+  "secretAccessKey",
+  "sessionToken",
+  "authorization",
+  "*.token",
+  "*.botToken",
+  "*.appToken",
+  "*.signingSecret",
+  "*.password",
+  "*.secretAccessKey",
+  "*.sessionToken",
+  "*.authorization",
+  "headers.authorization",
+  "req.headers.authorization",
+  'req.headers["x-slack-signature"]',
+];
+
+export type { Logger };
+
+export function createLogger(options: { level?: string; name?: string } = {}): Logger {
+  return pino({
+    name: options.name ?? "unstuck",
+    level: options.level ?? "info",
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+  });
+}
+
+/** A logger that drops everything, for tests and the CLI's quiet mode. */
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}
