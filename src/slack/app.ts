@@ -1,0 +1,177 @@
+/**
+ * The Bolt app: transport (HTTP with request signing, or Socket Mode), the slash command and button listeners
+ * behind the shared middleware, and `GET /healthz`. Receivers carry bytes; the rules live in `middleware.ts`, the
+ * command semantics in `commands/`, the rendering in `blocks/`.
+ */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  App,
+  HTTPReceiver,
+  SocketModeReceiver,
+  type Authorize,
+  type BlockAction,
+  type CustomRoute,
+  type Middleware,
+  type Receiver,
+  type SlackActionMiddlewareArgs,
+  type SlackCommandMiddlewareArgs,
+} from "@slack/bolt";
+import type { Registry } from "../../commands/index.js";
+import type { CommandServices } from "../../commands/types.js";
+import type { Config } from "../config.js";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
+import { boltLogger } from "./bolt-logger.js";
+import { commandListener } from "./command.js";
+import { ackFirst, channelAllowList, requestScope, type ScopedArgs } from "./middleware.js";
+import { slackErrorCode } from "./slack-errors.js";
+
+/** Where Slack sends commands, events and interactions in HTTP mode. */
+export const SLACK_EVENTS_PATH = "/slack/events";
+export const HEALTH_PATH = "/healthz";
+
+export interface SlackAppDeps {
+  readonly config: Config;
+  readonly registry: Registry;
+  readonly services: CommandServices;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  /** Request ids; random UUIDs unless a test wants predictable ones. */
+  readonly newRequestId?: () => string;
+}
+
+export interface SlackApp extends HasActionRouter {
+  readonly app: App;
+  /** Register button handlers here (see `registerActions`). */
+  readonly actions: ActionRouter;
+  readonly mode: "http" | "socket";
+  /**
+   * Verify the bot token (`auth.test`, failing fast with a clear error) and start receiving. In HTTP mode the
+   * result carries the bound port, which is the real one when the configured port is 0.
+   */
+  start(): Promise<{ port?: number }>;
+  stop(): Promise<void>;
+}
+
+/** Build the app; nothing listens and no request is made until `start()`. */
+export function createSlackApp(deps: SlackAppDeps): SlackApp {
+  const { config, log } = deps;
+  const slack = config.slack;
+  if (slack === undefined) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Slack is not configured: set ${config.missingSlack.join(" and ")}.`,
+      {
+        variable: config.missingSlack[0],
+      },
+    );
+  }
+  const now = deps.now ?? (() => new Date());
+  const secrets = [slack.botToken, slack.signingSecret, slack.appToken ?? ""];
+  const logger = boltLogger(log.child({ component: "bolt" }), secrets);
+  const healthRoute: CustomRoute = {
+    path: HEALTH_PATH,
+    method: ["GET"],
+    handler: (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("ok");
+    },
+  };
+
+  const mode = slack.appToken !== undefined ? "socket" : "http";
+  const receiver: Receiver =
+    slack.appToken !== undefined
+      ? new SocketModeReceiver({
+          appToken: slack.appToken,
+          logger,
+          customRoutes: [healthRoute],
+          installerOptions: { port: config.port },
+        })
+      : new HTTPReceiver({
+          signingSecret: slack.signingSecret,
+          endpoints: SLACK_EVENTS_PATH,
+          port: config.port,
+          customRoutes: [healthRoute],
+          logger,
+          // Ack answers the HTTP request at once; the listener keeps running after it.
+          processBeforeResponse: false,
+        });
+
+  // One auth.test for the life of the process (Bolt's lazy mode would repeat it on every request).
+  let identity: Promise<{ botId: string; botUserId: string; teamId: string }> | undefined;
+  const verifyToken = (): Promise<{ botId: string; botUserId: string; teamId: string }> => {
+    identity ??= app.client.auth.test({ token: slack.botToken }).then(
+      (r) => ({ botId: r.bot_id ?? "", botUserId: r.user_id ?? "", teamId: r.team_id ?? "" }),
+      (err: unknown) => {
+        identity = undefined;
+        const code = slackErrorCode(err);
+        throw new UnstuckError(
+          code === "invalid_auth" || code === "not_authed" || code === "token_revoked"
+            ? ErrorCode.Config
+            : ErrorCode.Unreachable,
+          code !== undefined
+            ? `Slack rejected SLACK_BOT_TOKEN (${code}).`
+            : `Could not reach the Slack Web API to verify SLACK_BOT_TOKEN.`,
+          { variable: "SLACK_BOT_TOKEN", ...(code !== undefined ? { slackError: code } : {}) },
+          { cause: err },
+        );
+      },
+    );
+    return identity;
+  };
+  const authorize: Authorize<boolean> = async () => {
+    const who = await verifyToken();
+    return { botToken: slack.botToken, botId: who.botId, botUserId: who.botUserId, teamId: who.teamId };
+  };
+
+  const app = new App({
+    receiver,
+    authorize,
+    logger,
+    ...(slack.apiUrl !== undefined ? { clientOptions: { slackApiUrl: slack.apiUrl } } : {}),
+  });
+
+  app.error(async (err) => {
+    log.error(
+      { code: err.code, err: { name: err.name, message: err.message } },
+      "unhandled error in a Slack listener",
+    );
+    await Promise.resolve();
+  });
+
+  const shared = <A extends ScopedArgs>(): Middleware<A>[] => [
+    ackFirst<A>(),
+    requestScope<A>(log, deps.newRequestId),
+    channelAllowList<A>(config.channels),
+  ];
+
+  app.command(
+    config.command,
+    ...shared<SlackCommandMiddlewareArgs>(),
+    commandListener({ registry: deps.registry, services: deps.services, command: config.command, now }),
+  );
+
+  const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());
+
+  return {
+    app,
+    actions,
+    mode,
+    async start() {
+      const who = await verifyToken();
+      if (mode === "socket") {
+        await app.start();
+        log.info({ mode, botUserId: who.botUserId, teamId: who.teamId }, "slack app connected");
+        return config.port !== 0 ? { port: config.port } : {};
+      }
+      const server = (await app.start(config.port)) as Server;
+      const port = (server.address() as AddressInfo).port;
+      log.info({ mode, port, path: SLACK_EVENTS_PATH, botUserId: who.botUserId }, "slack app listening");
+      return { port };
+    },
+    async stop() {
+      await app.stop();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The slash command listener: dispatch the text to the command registry and deliver the result. Reads (a
+ * diagnosis) are posted in the channel where they were asked, so the whole incident channel sees the same
+ * evidence; `help` and errors go back only to the person who asked.
+ */
+import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/bolt";
+import type { CommandServices, CommandResult } from "../../commands/types.js";
+import type { Registry } from "../../commands/index.js";
+import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
+import { scopeOf } from "./middleware.js";
+import { slackErrorCode } from "./slack-errors.js";
+
+export interface CommandListenerDeps {
+  readonly registry: Registry;
+  readonly services: CommandServices;
+  /** The slash command as configured (`/unstuck`), used as the prefix in help. */
+  readonly command: string;
+  /** Clock for timing; injected like everywhere else. */
+  readonly now: () => Date;
+}
+
+/** Results that only the requester should see. */
+export function isPrivateResult(result: CommandResult): boolean {
+  return result.type === "help" || result.type === "error";
+}
+
+/** The listener body; runs after `ackFirst`, `requestScope` and `channelAllowList`. */
+export function commandListener(deps: CommandListenerDeps): Middleware<SlackCommandMiddlewareArgs> {
+  return async ({ body, respond, client, context }) => {
+    const scope = scopeOf(context);
+    const started = deps.now().getTime();
+    const result = await deps.registry.dispatch(
+      body.text,
+      { actor: scope.actor, services: { ...deps.services, log: scope.log } },
+      deps.command,
+    );
+    const message = renderSlackMessage(result);
+    scope.log.info(
+      {
+        result: result.type,
+        ...(result.type === "error" ? { code: result.error.code } : {}),
+        elapsedMs: deps.now().getTime() - started,
+      },
+      "command handled",
+    );
+    if (isPrivateResult(result)) {
+      await respondEphemeral(respond, message);
+      return;
+    }
+    try {
+      await client.chat.postMessage({ channel: body.channel_id, text: message.text, blocks: message.blocks });
+    } catch (err) {
+      // The requester must still get the answer; say why it did not reach the channel.
+      const code = slackErrorCode(err);
+      scope.log.warn(
+        { slackError: code ?? "unknown" },
+        "chat.postMessage failed; answering via response_url",
+      );
+      await respondEphemeral(respond, withHint(message, postFailureHint(code)));
+    }
+  };
+}
+
+/** Why a post failed, phrased as what to do about it. */
+export function postFailureHint(code: string | undefined): string {
+  switch (code) {
+    case "not_in_channel":
+    case "channel_not_found":
+      return ":information_source: I could not post this in the channel because I am not a member. Invite me with `/invite @unstuck` so the whole channel sees the answer; until then only you see it.";
+    case "is_archived":
+      return ":information_source: This channel is archived, so only you see this answer.";
+    default:
+      return `:warning: Posting to the channel failed (${code ?? "unknown error"}); only you see this answer.`;
+  }
+}
+
+function withHint(message: SlackMessage, hint: string): SlackMessage {
+  return {
+    text: `${message.text}\n\n${hint}`,
+    blocks: [...message.blocks, { type: "context", elements: [{ type: "mrkdwn", text: hint }] }],
+  };
+}
+
+async function respondEphemeral(respond: RespondFn, message: SlackMessage): Promise<void> {
+  await respond({ response_type: "ephemeral", text: message.text, blocks: message.blocks });
+}

@@ -1,0 +1,175 @@
+/**
+ * Cross-cutting rules every Slack listener runs through, in this order:
+ *
+ * 1. {@link ackFirst} — acknowledge before any I/O: Slack gives up after 3 seconds.
+ * 2. {@link requestScope} — a request id and a child logger carrying it with the Slack user, team and
+ *    channel; listeners log only through it, so every line of a request can be found by its id.
+ * 3. {@link channelAllowList} — refuse, ephemerally, requests from channels outside `UNSTUCK_CHANNELS`.
+ *
+ * The bindings are picked field by field from the request: the request body (which still carries Slack's
+ * legacy verification `token`) and Bolt's `context` (which carries the bot token) are never logged.
+ */
+import { randomUUID } from "node:crypto";
+import type { AllMiddlewareArgs, Context, Middleware, RespondFn } from "@slack/bolt";
+import type { Actor } from "../../commands/types.js";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { Logger } from "../log.js";
+
+/** What every listener may rely on once the middleware ran; lives in Bolt's per-request `context`. */
+export interface RequestScope {
+  readonly requestId: string;
+  /** Child logger bound to `requestId`, `userId`, `teamId`, `channelId`. */
+  readonly log: Logger;
+  /** Who asked — from the signed request's user id, never a display name. */
+  readonly actor: Actor;
+}
+
+/** The arguments the shared middleware needs; both slash commands and interactions provide them. */
+export interface ScopedArgs {
+  readonly body: unknown;
+  readonly respond: RespondFn;
+  readonly ack: () => Promise<void>;
+}
+
+/** The key under which the scope is stored in Bolt's context. */
+const SCOPE_KEY = "unstuckScope";
+
+/** The identity fields of a slash command or interaction payload; `undefined` when absent. */
+export interface RequestIdentity {
+  readonly userId?: string;
+  readonly teamId?: string;
+  readonly channelId?: string;
+  /** The slash command, or the first action id of an interaction. */
+  readonly subject?: string;
+  readonly kind: "command" | "action" | "other";
+}
+
+/**
+ * Read who/where from a Slack payload. Slash commands are flat (`user_id`, `team_id`, `channel_id`);
+ * interactions nest them (`user.id`, `user.team_id` or `team.id`, `channel.id` or `container.channel_id`).
+ */
+export function identityOf(body: unknown): RequestIdentity {
+  if (!isRecord(body)) return { kind: "other" };
+  const command = str(body["command"]);
+  if (command !== undefined) {
+    return withDefined({
+      kind: "command",
+      subject: command,
+      userId: str(body["user_id"]),
+      teamId: str(body["team_id"]),
+      channelId: str(body["channel_id"]),
+    });
+  }
+  const user = record(body["user"]);
+  const team = record(body["team"]);
+  const channel = record(body["channel"]);
+  const container = record(body["container"]);
+  const actions = body["actions"];
+  const firstAction = Array.isArray(actions) ? record(actions[0] as unknown) : undefined;
+  return withDefined({
+    kind: body["type"] === "block_actions" ? "action" : "other",
+    subject: str(firstAction?.["action_id"]),
+    userId: str(user?.["id"]),
+    teamId: str(user?.["team_id"]) ?? str(team?.["id"]),
+    channelId: str(channel?.["id"]) ?? str(container?.["channel_id"]),
+  });
+}
+
+/** Acknowledge at once; everything after runs while Slack already has its 200. */
+export function ackFirst<A extends ScopedArgs>(): Middleware<A> {
+  return async ({ ack, next }) => {
+    await ack();
+    await next();
+  };
+}
+
+/** Attach a {@link RequestScope} (request id + bound child logger + actor) to the request's context. */
+export function requestScope<A extends ScopedArgs>(
+  baseLog: Logger,
+  newRequestId: () => string = randomUUID,
+): Middleware<A> {
+  return async ({ body, context, next }) => {
+    const identity = identityOf(body);
+    const requestId = newRequestId();
+    const log = baseLog.child({
+      requestId,
+      userId: identity.userId,
+      teamId: identity.teamId,
+      channelId: identity.channelId,
+    });
+    const actor: Actor = {
+      userId: identity.userId ?? "",
+      teamId: identity.teamId ?? "",
+      ...(identity.channelId !== undefined ? { channelId: identity.channelId } : {}),
+      surface: "slack",
+    };
+    context[SCOPE_KEY] = { requestId, log, actor } satisfies RequestScope;
+    log.info({ kind: identity.kind, subject: identity.subject }, "slack request");
+    await next();
+  };
+}
+
+/**
+ * Only channels in `allowed` may use the bot (an empty list allows all). A refused request gets an ephemeral
+ * answer naming the channel, and nothing else runs.
+ */
+export function channelAllowList<A extends ScopedArgs>(allowed: readonly string[]): Middleware<A> {
+  const set = new Set(allowed);
+  return async ({ body, respond, context, next }) => {
+    const channelId = identityOf(body).channelId;
+    if (isChannelAllowed(set, channelId)) {
+      await next();
+      return;
+    }
+    const scope = scopeOf(context);
+    scope.log.warn({ code: ErrorCode.ChannelNotAllowed }, "request from a channel outside the allow-list");
+    await respond({
+      response_type: "ephemeral",
+      text: channelRefusal(channelId),
+    });
+  };
+}
+
+/** An empty allow-list allows every channel; otherwise the channel must be listed. */
+export function isChannelAllowed(allowed: ReadonlySet<string>, channelId: string | undefined): boolean {
+  if (allowed.size === 0) return true;
+  return channelId !== undefined && allowed.has(channelId);
+}
+
+/** The message a refused request gets. */
+export function channelRefusal(channelId: string | undefined): string {
+  const where = channelId !== undefined ? `<#${channelId}> (${channelId})` : "this conversation";
+  return (
+    `:no_entry: unstuck is not enabled in ${where}. Ask an admin to add the channel to UNSTUCK_CHANNELS, ` +
+    `or use the bot from one of the incident channels it is enabled in.`
+  );
+}
+
+/** The scope {@link requestScope} attached; throws if a listener was registered without it. */
+export function scopeOf(context: Context | AllMiddlewareArgs["context"]): RequestScope {
+  const scope = context[SCOPE_KEY] as RequestScope | undefined;
+  if (scope === undefined) {
+    throw new UnstuckError(
+      ErrorCode.Internal,
+      "Slack listener registered without the requestScope middleware.",
+    );
+  }
+  return scope;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return isRecord(value) ? value : undefined;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/** Drop `undefined` members so optional properties stay absent rather than present-but-undefined. */
+function withDefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,346 @@
+/**
+ * A fake Slack Web API over real HTTP. Bolt's WebClient is pointed at `url` (`clientOptions.slackApiUrl`), so
+ * the bot under test speaks the same wire format it speaks to Slack: form-encoded or JSON bodies, a bearer token,
+ * and `{"ok": false, "error": "..."}` answers with HTTP 200 for platform errors. It also serves `response_url`s
+ * so that `respond()` posts are recorded next to the Web API calls.
+ */
+import { once, EventEmitter } from "node:events";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One recorded Web API call: the method name and the decoded body (JSON-valued form fields parsed). */
+export interface SlackCall {
+  readonly method: string;
+  readonly body: Record<string, unknown>;
+}
+
+/** One post to a `response_url` handed out by {@link FakeSlack.responseUrl}. */
+export interface SlackResponsePost {
+  readonly id: string;
+  readonly body: Record<string, unknown>;
+}
+
+export interface FakeSlackOptions {
+  /** The bot token every call must carry; calls with another get `invalid_auth`. */
+  readonly token?: string;
+  readonly botUserId?: string;
+  readonly botId?: string;
+  readonly teamId?: string;
+  readonly teamName?: string;
+}
+
+export interface FakeChannel {
+  readonly name?: string;
+  /** When `false`, `chat.postMessage` into the channel fails with `not_in_channel`, as Slack does. */
+  readonly isMember?: boolean;
+}
+
+export interface FakeSlack {
+  /** Base URL of the Web API; ends with `/api/`. */
+  readonly url: string;
+  readonly token: string;
+  readonly botUserId: string;
+  readonly teamId: string;
+  calls(): SlackCall[];
+  /** Resolves with the first call (past or future) of `method` matching `predicate`; rejects after the deadline. */
+  waitFor(method: string, predicate?: (call: SlackCall) => boolean, timeoutMs?: number): Promise<SlackCall>;
+  /** A URL on this server that records posts, to use as a slash command's `response_url`. */
+  responseUrl(id: string): string;
+  responses(): SlackResponsePost[];
+  waitForResponse(
+    predicate?: (post: SlackResponsePost) => boolean,
+    timeoutMs?: number,
+  ): Promise<SlackResponsePost>;
+  /** Make every later call of `method` fail with this Slack error code; `undefined` clears it. */
+  setFailure(method: string, error: string | undefined): void;
+  /** Members of a user group, for `usergroups.users.list`. */
+  setUsergroup(id: string, users: readonly string[]): void;
+  setChannel(id: string, channel: FakeChannel): void;
+  /** Forget recorded calls and responses (state such as user groups is kept). */
+  clear(): void;
+  stop(): Promise<void>;
+}
+
+const DEFAULT_TIMEOUT_MS = 5_000;
+/** Form fields that carry JSON, as the WebClient serialises them. */
+const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "unfurl_links_json"]);
+
+/** Start the fake on an ephemeral port of 127.0.0.1. */
+export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<FakeSlack> {
+  const token = options.token ?? "xoxb-fake-bot-token";
+  const botUserId = options.botUserId ?? "UBOT00001";
+  const botId = options.botId ?? "BBOT00001";
+  const teamId = options.teamId ?? "T00000001";
+  const teamName = options.teamName ?? "unstuck-test";
+
+  const calls: SlackCall[] = [];
+  const responses: SlackResponsePost[] = [];
+  const failures = new Map<string, string>();
+  const usergroups = new Map<string, readonly string[]>();
+  const channels = new Map<string, FakeChannel>();
+  /** channel → ts of messages posted, so `chat.update` can answer `message_not_found` like Slack. */
+  const messages = new Map<string, Set<string>>();
+  const events = new EventEmitter();
+  events.setMaxListeners(0);
+  let tsCounter = 0;
+  const tsBase = Math.floor(Date.now() / 1000);
+
+  /** Unique and increasing, in Slack's `seconds.micros` shape. */
+  const nextTs = (): string => {
+    tsCounter += 1;
+    return `${tsBase + Math.floor(tsCounter / 1_000_000)}.${String(tsCounter % 1_000_000).padStart(6, "0")}`;
+  };
+
+  const handlers: Record<string, (body: Record<string, unknown>) => Record<string, unknown>> = {
+    "auth.test": () => ({
+      url: `https://${teamName}.slack.com/`,
+      team: teamName,
+      user: "unstuck",
+      team_id: teamId,
+      user_id: botUserId,
+      bot_id: botId,
+      is_enterprise_install: false,
+    }),
+    "chat.postMessage": (body) => {
+      const channel = str(body["channel"]);
+      if (!channel) return { ok: false, error: "channel_not_found" };
+      if (!str(body["text"]) && !Array.isArray(body["blocks"]) && !Array.isArray(body["attachments"])) {
+        return { ok: false, error: "no_text" };
+      }
+      if (channels.get(channel)?.isMember === false) return { ok: false, error: "not_in_channel" };
+      const ts = nextTs();
+      const known = messages.get(channel) ?? new Set<string>();
+      known.add(ts);
+      messages.set(channel, known);
+      return {
+        channel,
+        ts,
+        message: {
+          type: "message",
+          user: botUserId,
+          bot_id: botId,
+          text: body["text"],
+          blocks: body["blocks"],
+          ts,
+        },
+      };
+    },
+    "chat.update": (body) => {
+      const channel = str(body["channel"]);
+      const ts = str(body["ts"]);
+      if (!channel) return { ok: false, error: "channel_not_found" };
+      if (!ts || !messages.get(channel)?.has(ts)) return { ok: false, error: "message_not_found" };
+      return { channel, ts, text: body["text"], message: { text: body["text"], blocks: body["blocks"] } };
+    },
+    "chat.postEphemeral": (body) => {
+      const channel = str(body["channel"]);
+      if (!channel) return { ok: false, error: "channel_not_found" };
+      if (!str(body["user"])) return { ok: false, error: "user_not_in_channel" };
+      return { message_ts: nextTs() };
+    },
+    "usergroups.users.list": (body) => {
+      const users = usergroups.get(str(body["usergroup"]) ?? "");
+      return users ? { users: [...users] } : { ok: false, error: "no_such_subteam" };
+    },
+    "users.info": (body) => {
+      const id = str(body["user"]);
+      if (!id) return { ok: false, error: "user_not_found" };
+      return {
+        user: {
+          id,
+          team_id: teamId,
+          name: id.toLowerCase(),
+          deleted: false,
+          is_bot: id === botUserId,
+          profile: { display_name: id.toLowerCase(), real_name: id },
+        },
+      };
+    },
+    "conversations.info": (body) => {
+      const id = str(body["channel"]);
+      if (!id) return { ok: false, error: "channel_not_found" };
+      const channel = channels.get(id);
+      return {
+        channel: {
+          id,
+          name: channel?.name ?? id.toLowerCase(),
+          is_channel: true,
+          is_private: false,
+          is_member: channel?.isMember ?? true,
+        },
+      };
+    },
+  };
+
+  const server = createServer((req, res) => {
+    readBody(req).then(
+      (raw) => handle(req, res, raw),
+      () => send(res, 400, { ok: false, error: "invalid_form_data" }),
+    );
+  });
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: string): void => {
+    const path = new URL(req.url ?? "/", "http://fake").pathname;
+    const body = decodeBody(req.headers["content-type"], raw);
+    if (body === undefined) {
+      send(res, 200, { ok: false, error: "invalid_json" });
+      return;
+    }
+    const responseMatch = /^\/response\/([^/]+)$/.exec(path);
+    if (responseMatch?.[1] !== undefined && req.method === "POST") {
+      const post = { id: decodeURIComponent(responseMatch[1]), body };
+      responses.push(post);
+      events.emit("response", post);
+      // response_url answers plain "ok" rather than JSON.
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+      return;
+    }
+    const apiMatch = /^\/api\/([A-Za-z.]+)$/.exec(path);
+    const method = apiMatch?.[1];
+    if (method === undefined || req.method !== "POST") {
+      send(res, 404, { ok: false, error: "unknown_method" });
+      return;
+    }
+    const presented = bearer(req.headers.authorization) ?? str(body["token"]);
+    delete body["token"];
+    const call: SlackCall = { method, body };
+    calls.push(call);
+    events.emit("call", call);
+    if (presented === undefined) {
+      send(res, 200, { ok: false, error: "not_authed" });
+      return;
+    }
+    if (presented !== token) {
+      send(res, 200, { ok: false, error: "invalid_auth" });
+      return;
+    }
+    const failure = failures.get(method);
+    if (failure !== undefined) {
+      send(res, 200, { ok: false, error: failure });
+      return;
+    }
+    const handler = handlers[method];
+    if (!handler) {
+      send(res, 200, { ok: false, error: "unknown_method" });
+      return;
+    }
+    send(res, 200, { ok: true, ...handler(body) });
+  };
+
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${port}`;
+
+  const waitOn = <T>(
+    kind: "call" | "response",
+    existing: () => readonly T[],
+    predicate: (item: T) => boolean,
+    timeoutMs: number,
+    describe: string,
+  ): Promise<T> => {
+    const found = existing().find(predicate);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise<T>((resolve, reject) => {
+      const listener = (item: T): void => {
+        if (!predicate(item)) return;
+        clearTimeout(timer);
+        events.off(kind, listener);
+        resolve(item);
+      };
+      const timer = setTimeout(() => {
+        events.off(kind, listener);
+        reject(new Error(`fake Slack: no ${describe} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      events.on(kind, listener);
+    });
+  };
+
+  return {
+    url: `${origin}/api/`,
+    token,
+    botUserId,
+    teamId,
+    calls: () => [...calls],
+    waitFor: (method, predicate = () => true, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      waitOn<SlackCall>(
+        "call",
+        () => calls,
+        (c) => c.method === method && predicate(c),
+        timeoutMs,
+        `matching ${method} call`,
+      ),
+    responseUrl: (id) => `${origin}/response/${encodeURIComponent(id)}`,
+    responses: () => [...responses],
+    waitForResponse: (predicate = () => true, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      waitOn<SlackResponsePost>(
+        "response",
+        () => responses,
+        predicate,
+        timeoutMs,
+        "matching response_url post",
+      ),
+    setFailure: (method, error) => {
+      if (error === undefined) failures.delete(method);
+      else failures.set(method, error);
+    },
+    setUsergroup: (id, users) => usergroups.set(id, [...users]),
+    setChannel: (id, channel) => channels.set(id, channel),
+    clear: () => {
+      calls.length = 0;
+      responses.length = 0;
+    },
+    stop: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+function bearer(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(header ?? "");
+  return match?.[1];
+}
+
+function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Form fields become strings except the JSON-carrying ones; JSON bodies are taken as they are. */
+function decodeBody(contentType: string | undefined, raw: string): Record<string, unknown> | undefined {
+  if (raw.length === 0) return {};
+  if ((contentType ?? "").includes("application/json")) {
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+        ? { ...(parsed as Record<string, unknown>) }
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    if (JSON_FIELDS.has(key)) {
+      try {
+        body[key] = JSON.parse(value);
+        continue;
+      } catch {
+        // Slack rejects malformed blocks; keep the raw text so a test can see what was sent.
+      }
+    }
+    body[key] = value;
+  }
+  return body;
+}

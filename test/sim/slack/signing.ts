@@ -1,0 +1,125 @@
+/**
+ * What Slack itself sends to the bot: signed, form-encoded requests. The payload builders produce the fields
+ * Slack sends for a slash command and for a `block_actions` interaction, so end-to-end tests exercise Bolt's
+ * real parsing and signature verification.
+ */
+import { createHmac } from "node:crypto";
+
+export interface SignedHeaders {
+  readonly "content-type": string;
+  readonly "x-slack-request-timestamp": string;
+  readonly "x-slack-signature": string;
+}
+
+/** `x-slack-signature: v0=<hex HMAC-SHA256(secret, "v0:" + timestamp + ":" + body)>`. */
+export function signRequest(
+  secret: string,
+  body: string,
+  timestamp: number = Math.floor(Date.now() / 1000),
+): SignedHeaders {
+  const digest = createHmac("sha256", secret).update(`v0:${timestamp}:${body}`).digest("hex");
+  return {
+    "content-type": "application/x-www-form-urlencoded",
+    "x-slack-request-timestamp": String(timestamp),
+    "x-slack-signature": `v0=${digest}`,
+  };
+}
+
+export interface SlashCommandFields {
+  readonly text: string;
+  readonly responseUrl: string;
+  readonly command?: string;
+  readonly userId?: string;
+  readonly userName?: string;
+  readonly teamId?: string;
+  readonly teamDomain?: string;
+  readonly channelId?: string;
+  readonly channelName?: string;
+  readonly apiAppId?: string;
+  readonly triggerId?: string;
+}
+
+/** The form-encoded body of a slash command invocation. */
+export function slashCommandBody(fields: SlashCommandFields): string {
+  return new URLSearchParams({
+    // Slack still sends the deprecated verification token; the bot must never rely on (or log) it.
+    token: "legacy-verification-token",
+    team_id: fields.teamId ?? "T00000001",
+    team_domain: fields.teamDomain ?? "unstuck-test",
+    channel_id: fields.channelId ?? "C0INCIDENT",
+    channel_name: fields.channelName ?? "incident",
+    user_id: fields.userId ?? "U0ONCALL1",
+    user_name: fields.userName ?? "oncall",
+    command: fields.command ?? "/unstuck",
+    text: fields.text,
+    api_app_id: fields.apiAppId ?? "A0UNSTUCK",
+    is_enterprise_install: "false",
+    response_url: fields.responseUrl,
+    trigger_id: fields.triggerId ?? "1337.42.abcdef",
+  }).toString();
+}
+
+export interface BlockActionFields {
+  readonly actionId: string;
+  readonly value?: string;
+  readonly blockId?: string;
+  readonly responseUrl: string;
+  readonly userId?: string;
+  readonly userName?: string;
+  readonly teamId?: string;
+  readonly channelId?: string;
+  readonly messageTs?: string;
+  readonly blocks?: readonly unknown[];
+  readonly apiAppId?: string;
+  readonly triggerId?: string;
+}
+
+/** The form-encoded body of a button click: one field `payload` holding the JSON. */
+export function blockActionsBody(fields: BlockActionFields): string {
+  const teamId = fields.teamId ?? "T00000001";
+  const channelId = fields.channelId ?? "C0INCIDENT";
+  const messageTs = fields.messageTs ?? "1700000000.000100";
+  const payload = {
+    type: "block_actions",
+    user: { id: fields.userId ?? "U0ONCALL2", username: fields.userName ?? "approver", team_id: teamId },
+    api_app_id: fields.apiAppId ?? "A0UNSTUCK",
+    token: "legacy-verification-token",
+    container: { type: "message", message_ts: messageTs, channel_id: channelId, is_ephemeral: false },
+    trigger_id: fields.triggerId ?? "1337.43.abcdef",
+    team: { id: teamId, domain: "unstuck-test" },
+    enterprise: null,
+    is_enterprise_install: false,
+    channel: { id: channelId, name: "incident" },
+    message: { type: "message", ts: messageTs, text: "", blocks: fields.blocks ?? [] },
+    state: { values: {} },
+    response_url: fields.responseUrl,
+    actions: [
+      {
+        type: "button",
+        action_id: fields.actionId,
+        block_id: fields.blockId ?? "actions",
+        text: { type: "plain_text", text: fields.actionId, emoji: true },
+        value: fields.value ?? "",
+        action_ts: `${Math.floor(Date.now() / 1000)}.000200`,
+      },
+    ],
+  };
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+/** POST a body to the bot, signed with `secret` at `timestamp` (seconds; default now). */
+export async function postSigned(
+  url: string,
+  secret: string,
+  body: string,
+  timestamp?: number,
+): Promise<{ status: number; text: string; elapsedMs: number }> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { ...signRequest(secret, body, timestamp) },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, text, elapsedMs: performance.now() - started };
+}
