@@ -90,14 +90,20 @@ export function parseArgs(syntax: CommandSyntax, words: readonly string[]): Pars
       const key = eq > 0 ? word.slice(0, eq) : word;
       const def = byName.get(key);
       if (!def) {
-        throw new UnstuckError(ErrorCode.BadInput, `Unknown option ${key} for \`${syntax.path.join(" ")}\`. ${usage}`);
+        throw new UnstuckError(
+          ErrorCode.BadInput,
+          `Unknown option ${key} for \`${syntax.path.join(" ")}\`. ${usage}`,
+        );
       }
       let value: string | boolean | number;
       if (def.kind === "boolean") {
         if (eq > 0) {
           const raw = word.slice(eq + 1);
           if (raw !== "true" && raw !== "false") {
-            throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} takes no value (or true/false).`);
+            throw new UnstuckError(
+              ErrorCode.BadInput,
+              `Option --${def.name} takes no value (or true/false).`,
+            );
           }
           value = raw === "true";
         } else value = true;

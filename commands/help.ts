@@ -10,7 +10,10 @@ export function buildHelp(syntaxes: readonly CommandSyntax[], prefix: string): H
     summary: s.summary,
     aliases: (s.aliases ?? []).map((a) => a.join(" ")),
     flags: s.flags.map((f) => ({
-      flag: (f.short ? `-${f.short}, ` : "") + `--${f.name}` + (f.kind === "boolean" ? "" : ` <${f.valueName ?? f.kind}>`),
+      flag:
+        (f.short ? `-${f.short}, ` : "") +
+        `--${f.name}` +
+        (f.kind === "boolean" ? "" : ` <${f.valueName ?? f.kind}>`),
       description: f.description,
     })),
     examples: s.examples,

@@ -9,18 +9,17 @@ import { buildHelp, helpCommand } from "./help.js";
 import { nsCommand } from "./ns.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
 
-
 export interface Registry {
-  readonly commands: readonly CommandModule<unknown>[];
+  readonly commands: readonly CommandModule[];
   help(prefix?: string): HelpDoc;
   /** Parse and validate without running (no I/O). Throws UnstuckError. */
-  parse(text: string): { command: CommandModule<unknown>; input: unknown };
+  parse(text: string): { command: CommandModule; input: unknown };
   /** Parse, validate and run; never throws — errors become an `error` result. */
   dispatch(text: string, ctx: CommandContext, prefix?: string): Promise<CommandResult>;
 }
 
-export function createRegistry(modules: readonly CommandModule<unknown>[], defaultPrefix = "/unstuck"): Registry {
-  const all: CommandModule<unknown>[] = [];
+export function createRegistry(modules: readonly CommandModule[], defaultPrefix = "/unstuck"): Registry {
+  const all: CommandModule[] = [];
   const registry: Registry = {
     commands: all,
     help: (prefix = defaultPrefix) =>
@@ -31,7 +30,7 @@ export function createRegistry(modules: readonly CommandModule<unknown>[], defau
     parse(text) {
       const words = tokenize(text.trim());
       if (words.length === 0) return { command: helpModule, input: undefined };
-      let best: { command: CommandModule<unknown>; length: number } | undefined;
+      let best: { command: CommandModule; length: number } | undefined;
       for (const command of all) {
         for (const path of [command.syntax.path, ...(command.syntax.aliases ?? [])]) {
           const matches = path.every((w, i) => words[i]?.toLowerCase() === w);
@@ -45,7 +44,7 @@ export function createRegistry(modules: readonly CommandModule<unknown>[], defau
       return { command: best.command, input: best.command.build(args) };
     },
     async dispatch(text, ctx, prefix = defaultPrefix) {
-      let parsed: { command: CommandModule<unknown>; input: unknown };
+      let parsed: { command: CommandModule; input: unknown };
       try {
         parsed = registry.parse(text);
       } catch (err) {
@@ -63,12 +62,12 @@ export function createRegistry(modules: readonly CommandModule<unknown>[], defau
       }
     },
   };
-  const helpModule = helpCommand(() => registry.help()) as CommandModule<unknown>;
+  const helpModule = helpCommand(() => registry.help()) as CommandModule;
   all.push(helpModule, ...modules);
   return registry;
 }
 
 /** The product's commands. */
 export function defaultRegistry(prefix = "/unstuck"): Registry {
-  return createRegistry([nsCommand as CommandModule<unknown>], prefix);
+  return createRegistry([nsCommand], prefix);
 }

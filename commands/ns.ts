@@ -5,7 +5,10 @@ import type { CommandModule } from "./types.js";
 
 export const nsSyntax: CommandSyntax = {
   path: ["ns"],
-  aliases: [["diagnose", "namespace"], ["diagnose", "ns"]],
+  aliases: [
+    ["diagnose", "namespace"],
+    ["diagnose", "ns"],
+  ],
   summary:
     "Why is this namespace stuck in Terminating? Lists every blocking object, its finalizers, the controller that owns each, and the evidence.",
   positionals: [{ name: "namespace", description: "Namespace name (RFC 1123 label)" }],

@@ -25,12 +25,17 @@ export const REDACT_PATHS = [
 
 export type { Logger };
 
-export function createLogger(options: { level?: string; name?: string } = {}): Logger {
-  return pino({
-    name: options.name ?? "unstuck",
-    level: options.level ?? "info",
-    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
-  });
+export function createLogger(
+  options: { level?: string; name?: string; /** 1 = stdout, 2 = stderr */ fd?: 1 | 2 } = {},
+): Logger {
+  return pino(
+    {
+      name: options.name ?? "unstuck",
+      level: options.level ?? "info",
+      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    },
+    pino.destination({ fd: options.fd ?? 1, sync: options.fd === 2 }),
+  );
 }
 
 /** A logger that drops everything, for tests and the CLI's quiet mode. */

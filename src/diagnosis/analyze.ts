@@ -1,0 +1,350 @@
+/**
+ * Why is a namespace stuck? Pure function from collected snapshots to a diagnosis: no I/O, so it
+ * can be tested on hundreds of cases in milliseconds.
+ */
+import type { DeploymentSnapshot, NamespaceSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
+import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import type {
+  Blocker,
+  ControllerRef,
+  Evidence,
+  FinalizerOwner,
+  NamespaceDiagnosis,
+  RemainingResource,
+  Verdict,
+} from "./types.js";
+
+export interface ListedType {
+  readonly type: ResourceType;
+  readonly objects: readonly ObjectSnapshot[];
+}
+
+export interface AnalyzeInput {
+  readonly name: string;
+  readonly namespace: NamespaceSnapshot | null;
+  readonly listed: readonly ListedType[];
+  readonly deployments: readonly DeploymentSnapshot[];
+  readonly discoveryFailures: readonly { groupVersion: string; message: string }[];
+  /** Evidence per blocker key (`resource/name`), gathered from logs and events. */
+  readonly evidence: ReadonlyMap<string, readonly Evidence[]>;
+  readonly warnings: readonly string[];
+  readonly now: Date;
+  readonly blockedAfterSeconds: number;
+}
+
+export function blockerKey(o: { resource: string; name: string }): string {
+  return `${o.resource}/${o.name}`;
+}
+
+export function resourceLabel(type: { resource: string; group: string }): string {
+  return type.group === "" ? type.resource : `${type.resource}.${type.group}`;
+}
+
+function controllerRef(d: DeploymentSnapshot): ControllerRef {
+  return {
+    namespace: d.namespace,
+    name: d.name,
+    kind: "Deployment",
+    replicas: d.replicas,
+    readyReplicas: d.readyReplicas,
+    healthy: d.replicas > 0 && d.readyReplicas >= d.replicas,
+    images: d.images,
+  };
+}
+
+/** The owners of each finalizer, with every candidate controller found in the cluster. */
+export function ownersOf(
+  finalizers: readonly string[],
+  deployments: readonly DeploymentSnapshot[],
+): FinalizerOwner[] {
+  return finalizers.map((finalizer) => {
+    const info = lookupFinalizer(finalizer);
+    if (!info) {
+      const domain = finalizer.includes("/") ? finalizer.split("/")[0] : undefined;
+      return {
+        finalizer,
+        controller: domain ? `unknown controller (${domain})` : "unknown controller",
+        purpose: "not in the table of well-known finalizers",
+        cleanup: "unknown: find the controller that added it before removing it",
+        candidates: [],
+        known: false,
+      };
+    }
+    const candidates: ControllerRef[] = info.builtin
+      ? [
+          {
+            namespace: "kube-system",
+            name: info.controller,
+            kind: "builtin",
+            replicas: 1,
+            readyReplicas: 1,
+            healthy: true,
+            images: [],
+          },
+        ]
+      : matchControllers(info, deployments).map(controllerRef);
+    return {
+      finalizer,
+      controller: info.controller,
+      purpose: info.purpose,
+      cleanup: info.cleanup,
+      candidates,
+      known: true,
+    };
+  });
+}
+
+export function formatDuration(seconds: number): string {
+  if (seconds < 60) return `${Math.floor(seconds)}s`;
+  const m = Math.floor(seconds / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h${m % 60 > 0 ? ` ${m % 60}m` : ""}`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
+
+function objectRef(b: { kind: string; namespace: string; name: string }): string {
+  return `${b.kind} ${b.namespace}/${b.name}`;
+}
+
+export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
+  const checkedAt = input.now.toISOString();
+  const base = {
+    namespace: input.name,
+    conditions: [],
+    remaining: [],
+    blockers: [],
+    namespaceFinalizers: [],
+    discoveryFailures: [],
+    warnings: [...input.warnings],
+    checkedAt,
+  };
+  const ns = input.namespace;
+  if (!ns) {
+    return {
+      ...base,
+      phase: "NotFound",
+      verdict: "not-found",
+      terminatingSeconds: null,
+      summary: `Namespace ${input.name} does not exist: it was deleted, or the name is misspelt.`,
+      nextSteps: [
+        "Check the name against `kubectl get namespaces`; a namespace that is gone needs no unblocking.",
+      ],
+    };
+  }
+  if (!ns.deletionTimestamp) {
+    return {
+      ...base,
+      phase: ns.phase,
+      verdict: "active",
+      terminatingSeconds: null,
+      conditions: ns.conditions,
+      summary: `Namespace ${ns.name} is ${ns.phase}: it is not being deleted, so nothing blocks it.`,
+      nextSteps: [],
+    };
+  }
+
+  const terminatingSeconds = Math.max(0, (input.now.getTime() - Date.parse(ns.deletionTimestamp)) / 1000);
+  const remaining: RemainingResource[] = input.listed
+    .filter((l) => l.objects.length > 0)
+    .map((l) => ({ resource: resourceLabel(l.type), count: l.objects.length }))
+    .sort((a, b) => a.resource.localeCompare(b.resource));
+
+  const blockers: Blocker[] = input.listed
+    .flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0))
+    .map((o) => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      resource: o.resource,
+      namespace: o.namespace ?? ns.name,
+      name: o.name,
+      ...(o.uid ? { uid: o.uid } : {}),
+      ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
+      finalizers: o.finalizers,
+      ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
+      owners: ownersOf(o.finalizers, input.deployments),
+      evidence: [...(input.evidence.get(blockerKey(o)) ?? []), ...argoEvidence(o)],
+      ...(o.loadBalancerHostnames ? { loadBalancerHostnames: o.loadBalancerHostnames } : {}),
+    }))
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+
+  const contentGone = remaining.length === 0;
+  const namespaceFinalizers = contentGone ? [...ns.specFinalizers, ...ns.finalizers] : [];
+  const slow = terminatingSeconds >= input.blockedAfterSeconds;
+  const failing = blockers.some((b) => b.evidence.some((e) => e.error));
+  const orphanedFinalizer = blockers.some((b) =>
+    b.owners.some(
+      (o) => o.known && o.candidates.length === 0 && !o.candidates.some((c) => c.kind === "builtin"),
+    ),
+  );
+  const unknownFinalizer = blockers.some((b) => b.owners.some((o) => !o.known));
+
+  let verdict: Verdict = "terminating";
+  if (input.discoveryFailures.length > 0) verdict = "blocked";
+  else if (blockers.length > 0 && (slow || failing || orphanedFinalizer)) verdict = "blocked";
+  else if (contentGone && namespaceFinalizers.length > 0 && slow) verdict = "blocked";
+  else if (!contentGone && slow && unknownFinalizer) verdict = "blocked";
+
+  const { summary, nextSteps } = explain({
+    ns,
+    verdict,
+    terminatingSeconds,
+    remaining,
+    blockers,
+    namespaceFinalizers,
+    discoveryFailures: input.discoveryFailures,
+    blockedAfterSeconds: input.blockedAfterSeconds,
+  });
+
+  return {
+    ...base,
+    phase: ns.phase || "Terminating",
+    verdict,
+    terminatingSeconds: Math.floor(terminatingSeconds),
+    deletionTimestamp: ns.deletionTimestamp,
+    conditions: ns.conditions,
+    remaining,
+    blockers,
+    namespaceFinalizers,
+    discoveryFailures: input.discoveryFailures,
+    summary,
+    nextSteps,
+  };
+}
+
+/** Argo CD tracking on a blocker: the app that would recreate or re-delete it. */
+function argoEvidence(o: ObjectSnapshot): Evidence[] {
+  const tracking = o.annotations["argocd.argoproj.io/tracking-id"];
+  const instance = o.labels["app.kubernetes.io/instance"];
+  const app = tracking?.split(":")[0] ?? instance;
+  if (!app) return [];
+  return [
+    {
+      source: "event",
+      from: tracking ? "annotation argocd.argoproj.io/tracking-id" : "label app.kubernetes.io/instance",
+      text: `Tracked by Argo CD Application "${app}": a sync of that app recreates it after removal.`,
+      error: false,
+    },
+  ];
+}
+
+interface ExplainInput {
+  readonly ns: NamespaceSnapshot;
+  readonly verdict: Verdict;
+  readonly terminatingSeconds: number;
+  readonly remaining: readonly RemainingResource[];
+  readonly blockers: readonly Blocker[];
+  readonly namespaceFinalizers: readonly string[];
+  readonly discoveryFailures: readonly { groupVersion: string; message: string }[];
+  readonly blockedAfterSeconds: number;
+}
+
+function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
+  const since = formatDuration(x.terminatingSeconds);
+  const steps: string[] = [];
+  const parts: string[] = [];
+
+  if (x.discoveryFailures.length > 0) {
+    const gvs = x.discoveryFailures.map((f) => f.groupVersion).join(", ");
+    parts.push(
+      `API discovery fails for ${gvs}: the namespace controller cannot list that group, so it can never confirm the namespace is empty`,
+    );
+    steps.push(
+      `Check the aggregated API: \`kubectl get apiservice\` and look for ${gvs} with AVAILABLE=False; fix its backing service, or delete the APIService if that add-on was removed.`,
+    );
+  }
+
+  if (x.blockers.length > 0) {
+    const list = x.blockers
+      .slice(0, 3)
+      .map((b) => `${objectRef(b)} (${b.finalizers.join(", ")})`)
+      .join("; ");
+    const more = x.blockers.length > 3 ? ` and ${x.blockers.length - 3} more` : "";
+    parts.push(
+      `${x.blockers.length} object${x.blockers.length === 1 ? "" : "s"} with finalizers remain: ${list}${more}`,
+    );
+
+    const seen = new Set<string>();
+    for (const b of x.blockers) {
+      for (const owner of b.owners) {
+        const key = `${owner.controller}|${owner.finalizer}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const live = owner.candidates.filter((c) => c.kind !== "builtin");
+        if (!owner.known) {
+          steps.push(
+            `\`${owner.finalizer}\` is not a well-known finalizer: find the controller that adds it (search your operators for that string) before removing it.`,
+          );
+        } else if (owner.candidates.length === 0) {
+          steps.push(
+            `No ${owner.controller} was found in the cluster, so nothing will ever remove \`${owner.finalizer}\`: reinstall the controller, or remove the finalizer with approval once you have a clean-up plan for ${owner.cleanup}.`,
+          );
+        } else {
+          const unhealthy = live.filter((c) => !c.healthy);
+          for (const c of unhealthy) {
+            steps.push(
+              `${owner.controller} \`${c.namespace}/${c.name}\` has ${c.readyReplicas}/${c.replicas} ready replicas: make it healthy first, it is the one that removes \`${owner.finalizer}\`.`,
+            );
+          }
+          if (live.length > 1) {
+            steps.push(
+              `${live.length} ${owner.controller} deployments may reconcile \`${owner.finalizer}\` (${live
+                .map((c) => `${c.namespace}/${c.name}`)
+                .join(", ")}): check that only one serves this cluster and ingress class.`,
+            );
+          }
+        }
+      }
+      const errors = b.evidence.filter((e) => e.error);
+      const firstError = errors[0];
+      if (firstError) {
+        steps.push(
+          `The controller reports an error for ${objectRef(b)}: "${truncate(firstError.text, 200)}".`,
+        );
+        if (/securityGroup|DependencyViolation/i.test(firstError.text)) {
+          steps.push(
+            "A security group cannot be deleted while something depends on it: look for ENIs that still use it (`aws ec2 describe-network-interfaces --filters Name=group-id,Values=<sg>`) and rules in other groups that reference it (`ip-permission.group-id`).",
+          );
+        }
+      }
+    }
+    const first = x.blockers[0];
+    if (first && x.verdict === "blocked") {
+      steps.push(
+        `Recovery first, once the cause is confirmed and a clean-up plan exists: \`/unstuck finalize ${first.kind.toLowerCase()}/${first.name} -n ${first.namespace} --reason "<why>"\` asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`,
+      );
+    }
+  } else if (x.remaining.length > 0) {
+    const total = x.remaining.reduce((n, r) => n + r.count, 0);
+    parts.push(
+      `deletion is in progress: ${total} object${total === 1 ? "" : "s"} without finalizers are still being removed`,
+    );
+    steps.push("Nothing blocks it yet; check again in a minute (`/unstuck watch ns " + x.ns.name + "`).");
+  } else if (x.namespaceFinalizers.length > 0) {
+    parts.push(
+      `all content is gone but the namespace itself still carries finalizers ${x.namespaceFinalizers.map((f) => `\`${f}\``).join(", ")}`,
+    );
+    if (x.namespaceFinalizers.every((f) => f === "kubernetes")) {
+      steps.push(
+        "The namespace controller removes `kubernetes` within seconds once content is gone; if it persists, check kube-controller-manager and any failing API discovery.",
+      );
+    } else {
+      steps.push(
+        "A custom finalizer on the namespace itself: find the controller that set it; only it should remove it (via the `/finalize` subresource).",
+      );
+    }
+  }
+
+  const verdictText =
+    x.verdict === "blocked"
+      ? `Namespace ${x.ns.name} is stuck in Terminating (for ${since}) — blocked`
+      : `Namespace ${x.ns.name} is Terminating (for ${since}) and still progressing`;
+  return {
+    summary: parts.length > 0 ? `${verdictText}: ${parts.join("; ")}.` : `${verdictText}.`,
+    nextSteps: steps,
+  };
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}

@@ -1,0 +1,189 @@
+/**
+ * Collects what `analyzeNamespace` needs through the injected `KubePort` — discovery, every
+ * namespaced listable type in parallel (bounded), controllers, their logs and the blockers'
+ * events — and hands the snapshots to the pure analysis. A part that cannot be read becomes a
+ * warning; the rest of the diagnosis still appears.
+ */
+import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
+import type { KubePort } from "../kube/port.js";
+import type { DeploymentSnapshot, ObjectSnapshot } from "../kube/types.js";
+import { mapLimit } from "../util/concurrency.js";
+import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
+import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import { evidenceFromLogs } from "./logs.js";
+import type { Evidence, NamespaceDiagnosis } from "./types.js";
+
+export interface DiagnoseOptions {
+  readonly now: () => Date;
+  /** Terminating longer than this with finalizers left = blocked (default 300 s). */
+  readonly blockedAfterSeconds?: number;
+  /** Parallel list requests (default 32). */
+  readonly concurrency?: number;
+  /** Log lines read per controller pod (default 500). */
+  readonly logTailLines?: number;
+  /** Evidence lines kept per blocker from logs (default 5). */
+  readonly maxLogEvidence?: number;
+}
+
+/** Groups whose objects are the same as another group's (listing both would double-count). */
+const DUPLICATE_GROUPS = new Set(["events.k8s.io"]);
+
+export async function diagnoseNamespace(
+  kube: KubePort,
+  name: string,
+  options: DiagnoseOptions,
+): Promise<NamespaceDiagnosis> {
+  const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
+  const ns = await kube.getNamespace(name);
+  if (!ns || !ns.deletionTimestamp) {
+    return analyzeNamespace({
+      name,
+      namespace: ns,
+      listed: [],
+      deployments: [],
+      discoveryFailures: [],
+      evidence: new Map(),
+      warnings: [],
+      now: options.now(),
+      blockedAfterSeconds,
+    });
+  }
+
+  const warnings: string[] = [];
+  const [discovery, deployments] = await Promise.all([
+    kube.discover(),
+    kube.listDeployments().catch((err: unknown) => {
+      warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
+      return [] as DeploymentSnapshot[];
+    }),
+  ]);
+
+  const types = discovery.resources.filter(
+    (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
+  );
+  const listedResults = await mapLimit(types, options.concurrency ?? 32, (t) => kube.listObjects(t, name));
+  const listed: ListedType[] = [];
+  listedResults.forEach((r, i) => {
+    const type = types[i];
+    if (!type) return;
+    if (r.ok) listed.push({ type, objects: r.value });
+    else warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
+  });
+  if (types.length > 0 && listed.length === 0 && listedResults[0] && !listedResults[0].ok) {
+    // Nothing at all could be read: report the cause rather than an empty, misleading verdict.
+    throw listedResults[0].error instanceof UnstuckError
+      ? listedResults[0].error
+      : new UnstuckError(ErrorCode.Upstream, toUserError(listedResults[0].error).message);
+  }
+
+  const blockers = listed.flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0));
+  const evidence = await gatherEvidence(kube, name, blockers, deployments, options, warnings);
+
+  return analyzeNamespace({
+    name,
+    namespace: ns,
+    listed,
+    deployments,
+    discoveryFailures: discovery.failures,
+    evidence,
+    warnings,
+    now: options.now(),
+    blockedAfterSeconds,
+  });
+}
+
+async function gatherEvidence(
+  kube: KubePort,
+  namespace: string,
+  blockers: readonly ObjectSnapshot[],
+  deployments: readonly DeploymentSnapshot[],
+  options: DiagnoseOptions,
+  warnings: string[],
+): Promise<Map<string, Evidence[]>> {
+  const evidence = new Map<string, Evidence[]>();
+  const add = (key: string, items: readonly Evidence[]): void => {
+    evidence.set(key, [...(evidence.get(key) ?? []), ...items]);
+  };
+
+  // Controllers that own any blocker's finalizer, each read once however many blockers it owns.
+  const controllers = new Map<string, { deployment: DeploymentSnapshot; blockers: ObjectSnapshot[] }>();
+  for (const b of blockers) {
+    for (const f of b.finalizers) {
+      const info = lookupFinalizer(f);
+      if (!info) continue;
+      for (const d of matchControllers(info, deployments)) {
+        const key = `${d.namespace}/${d.name}`;
+        const entry = controllers.get(key) ?? { deployment: d, blockers: [] };
+        if (!entry.blockers.includes(b)) entry.blockers.push(b);
+        controllers.set(key, entry);
+      }
+    }
+  }
+
+  const logJobs = [...controllers.values()].slice(0, 8);
+  const eventTargets = blockers.slice(0, 25);
+  await Promise.all([
+    mapLimit(logJobs, 4, async ({ deployment, blockers: owned }) => {
+      try {
+        const lines = await controllerLogs(kube, deployment, options.logTailLines ?? 500);
+        for (const b of owned) {
+          add(
+            blockerKey(b),
+            evidenceFromLogs(lines, { namespace, name: b.name, kind: b.kind }, options.maxLogEvidence ?? 5),
+          );
+        }
+      } catch (err) {
+        warnings.push(
+          `Could not read logs of ${deployment.namespace}/${deployment.name}: ${toUserError(err).message}`,
+        );
+      }
+    }),
+    mapLimit(eventTargets, 8, async (b) => {
+      try {
+        const events = await kube.listEvents(namespace, { kind: b.kind, name: b.name });
+        add(
+          blockerKey(b),
+          events
+            .sort((x, y) => (y.lastTimestamp ?? "").localeCompare(x.lastTimestamp ?? ""))
+            .slice(0, 5)
+            .map((e) => ({
+              source: "event" as const,
+              from: `Event ${e.reason}${e.source ? ` (${e.source})` : ""}`,
+              text: `${e.message}${e.count > 1 ? ` (×${e.count})` : ""}`,
+              ...(e.lastTimestamp ? { time: e.lastTimestamp } : {}),
+              error: e.type === "Warning",
+            })),
+        );
+      } catch (err) {
+        warnings.push(`Could not list events for ${b.kind} ${b.name}: ${toUserError(err).message}`);
+      }
+    }),
+  ]);
+  return evidence;
+}
+
+/** The tail of every ready-or-not pod of a controller Deployment, tagged with where it came from. */
+async function controllerLogs(
+  kube: KubePort,
+  d: DeploymentSnapshot,
+  tailLines: number,
+): Promise<{ from: string; line: string }[]> {
+  const selector = Object.entries(d.selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  if (selector === "") return [];
+  const pods = (await kube.listPods(d.namespace, selector)).slice(0, 3);
+  const out: { from: string; line: string }[] = [];
+  const results = await mapLimit(pods, 3, async (p) => {
+    const container =
+      p.containers.find((c) => d.name.includes(c) || c.includes("controller")) ?? p.containers[0];
+    if (!container) return [];
+    const lines = await kube.podLog(p.namespace, p.name, container, tailLines);
+    return lines.map((line) => ({ from: `${p.namespace}/${p.name}/${container}`, line }));
+  });
+  for (const r of results) {
+    if (r.ok) out.push(...r.value);
+    else throw r.error;
+  }
+  return out;
+}

@@ -1,0 +1,591 @@
+/**
+ * `KubePort` implemented with `@kubernetes/client-node`. I/O and error mapping only: every
+ * method returns plain snapshots (`./types.ts`) and throws `UnstuckError`, never `ApiException`.
+ */
+import {
+  ApiException,
+  AppsV1Api,
+  ApisApi,
+  CoreV1Api,
+  CustomObjectsApi,
+  HttpMethod,
+  KubeConfig,
+  KubernetesObjectApi,
+  type RequestContext,
+} from "@kubernetes/client-node";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { delay, mapLimit } from "../util/concurrency.js";
+import type { KubePort } from "./port.js";
+import type {
+  Condition,
+  DeploymentSnapshot,
+  DiscoveryFailure,
+  DiscoverySnapshot,
+  EventSnapshot,
+  NamespaceSnapshot,
+  ObjectSnapshot,
+  PodSnapshot,
+  ResourceType,
+} from "./types.js";
+
+export interface KubeAdapterOptions {
+  readonly log?: Logger;
+  /** Attempts for a throttled (429) or 5xx read; 1 = no retry. */
+  readonly maxAttempts?: number;
+  /** Page size for list calls (`limit`); `continue` is followed. */
+  readonly pageSize?: number;
+  /** Concurrency of discovery requests. */
+  readonly discoveryConcurrency?: number;
+  /** Longest honoured `Retry-After`, in seconds. */
+  readonly maxRetryAfterSeconds?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/** What a call was doing, so that a 403 can say exactly which permission is missing. */
+interface CallContext {
+  readonly verb: string;
+  readonly resource: string;
+  readonly group?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Standard loading: an explicit kubeconfig path, else `KUBECONFIG`/`~/.kube/config`/in-cluster
+ * (the caller passes what `config.ts` read — this module reads no environment itself beyond
+ * what `loadFromDefault` does).
+ */
+export function loadKubeConfig(source?: { path?: string; text?: string }): KubeConfig {
+  const kc = new KubeConfig();
+  if (source?.text !== undefined) kc.loadFromString(source.text);
+  else if (source?.path !== undefined) kc.loadFromFile(source.path);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+/** Generic object access through the library's own request pipeline, by resource path. */
+class ResourceApi extends KubernetesObjectApi {
+  public async getJson(path: string, query: Record<string, string | undefined> = {}): Promise<Json> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
+    ctx.setHeaderParam("Accept", "application/json");
+    setQuery(ctx, query);
+    return (await this.requestPromise(ctx, "any")) as unknown as Json;
+  }
+
+  public async jsonPatch(path: string, ops: readonly Json[]): Promise<Json> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
+    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Content-Type", "application/json-patch+json");
+    ctx.setQueryParam("fieldManager", "unstuck");
+    ctx.setBody(JSON.stringify(ops));
+    return (await this.requestPromise(ctx, "any")) as unknown as Json;
+  }
+}
+
+function setQuery(ctx: RequestContext, query: Record<string, string | undefined>): void {
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
+}
+
+/** Build the adapter from a kubeconfig text or a loaded `KubeConfig`. */
+export function createKubeAdapter(source: string | KubeConfig, options: KubeAdapterOptions = {}): KubePort {
+  const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
+  const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const apis = kc.makeApiClient(ApisApi);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const raw = kc.makeApiClient(ResourceApi);
+  const maxAttempts = options.maxAttempts ?? 4;
+  const pageSize = options.pageSize ?? 500;
+  const sleep = options.sleep ?? delay;
+  const maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
+
+  /** Retry 429 (honouring Retry-After) and transient 5xx; map everything else to UnstuckError. */
+  async function call<T>(ctx: CallContext, op: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await op();
+      } catch (err) {
+        const mapped = mapKubeError(err, ctx, server);
+        const retryable =
+          mapped.code === ErrorCode.Throttled ||
+          mapped.details.status === 503 ||
+          mapped.details.status === 500;
+        if (!retryable || attempt >= maxAttempts) throw mapped;
+        const retryAfter = mapped.details.retryAfterSeconds;
+        const waitMs =
+          retryAfter !== undefined ? Math.min(retryAfter, maxRetryAfter) * 1000 : 100 * 2 ** (attempt - 1);
+        options.log?.debug({ ...ctx, attempt, waitMs, code: mapped.code }, "retrying kube request");
+        await sleep(waitMs);
+      }
+    }
+  }
+
+  /** `null` for 404. */
+  async function orNull<T>(p: Promise<T>): Promise<T | null> {
+    try {
+      return await p;
+    } catch (err) {
+      if (err instanceof UnstuckError && err.code === ErrorCode.NotFound) return null;
+      throw err;
+    }
+  }
+
+  function resourcePath(type: ResourceType, namespace?: string, name?: string): string {
+    const base = type.group === "" ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;
+    const ns =
+      type.namespaced && namespace !== undefined ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+    const item = name !== undefined ? `/${encodeURIComponent(name)}` : "";
+    return `${base}${ns}/${type.resource}${item}`;
+  }
+
+  async function listAll(
+    ctx: CallContext,
+    page: (cont: string | undefined) => Promise<{ items: unknown[]; cont: string | undefined }>,
+  ): Promise<unknown[]> {
+    const items: unknown[] = [];
+    let cont: string | undefined;
+    do {
+      const res = await call(ctx, () => page(cont));
+      items.push(...res.items);
+      cont = res.cont;
+    } while (cont);
+    return items;
+  }
+
+  const port: KubePort = {
+    async getNamespace(name) {
+      const ns = await orNull(
+        call({ verb: "get", resource: "namespaces", name }, () => core.readNamespace({ name })),
+      );
+      return ns ? toNamespaceSnapshot(ns as unknown as Json) : null;
+    },
+
+    async discover() {
+      const resources: ResourceType[] = [];
+      const failures: DiscoveryFailure[] = [];
+      const coreList = await call({ verb: "get", resource: "/api/v1 (discovery)" }, () =>
+        core.getAPIResources(),
+      );
+      resources.push(...toResourceTypes("", "v1", coreList.resources as unknown as Json[]));
+      const groups = await call({ verb: "get", resource: "/apis (discovery)" }, () => apis.getAPIVersions());
+      const targets = groups.groups.map((g) => ({
+        group: g.name,
+        version: g.preferredVersion?.version ?? g.versions[0]?.version ?? "v1",
+      }));
+      const results = await mapLimit(targets, options.discoveryConcurrency ?? 16, (t) =>
+        call({ verb: "get", resource: `/apis/${t.group}/${t.version} (discovery)` }, () =>
+          custom.getAPIResources({ group: t.group, version: t.version }),
+        ),
+      );
+      results.forEach((r, i) => {
+        const t = targets[i];
+        if (!t) return;
+        if (r.ok)
+          resources.push(...toResourceTypes(t.group, t.version, r.value.resources as unknown as Json[]));
+        else
+          failures.push({
+            groupVersion: `${t.group}/${t.version}`,
+            message: r.error instanceof Error ? r.error.message : String(r.error),
+          });
+      });
+      return { resources, failures } satisfies DiscoverySnapshot;
+    },
+
+    async listObjects(type, namespace) {
+      const ctx: CallContext = { verb: "list", resource: type.resource, group: type.group, namespace };
+      const items = await listAll(ctx, async (cont) => {
+        const list = await raw.getJson(resourcePath(type, namespace), {
+          limit: String(pageSize),
+          continue: cont,
+        });
+        const meta = (list.metadata ?? {}) as Json;
+        return { items: (list.items as unknown[] | undefined) ?? [], cont: str(meta.continue) || undefined };
+      });
+      return items.map((o) => toObjectSnapshot(o as Json, type));
+    },
+
+    async getObject(type, namespace, name) {
+      const ctx: CallContext = { verb: "get", resource: type.resource, group: type.group, namespace, name };
+      const obj = await orNull(call(ctx, () => raw.getJson(resourcePath(type, namespace, name))));
+      return obj ? toObjectSnapshot(obj, type) : null;
+    },
+
+    async listDeployments(opts = {}) {
+      const ctx: CallContext = {
+        verb: "list",
+        resource: "deployments",
+        group: "apps",
+        ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
+      };
+      const items = await listAll(ctx, async (cont) => {
+        const base = { labelSelector: opts.labelSelector, limit: pageSize, _continue: cont };
+        const list =
+          opts.namespace !== undefined
+            ? await apps.listNamespacedDeployment({ ...base, namespace: opts.namespace })
+            : await apps.listDeploymentForAllNamespaces(base);
+        return { items: list.items, cont: list.metadata?._continue || undefined };
+      });
+      return items.map((d) => toDeploymentSnapshot(d as Json));
+    },
+
+    async listPods(namespace, labelSelector) {
+      const ctx: CallContext = { verb: "list", resource: "pods", namespace };
+      const items = await listAll(ctx, async (cont) => {
+        const list = await core.listNamespacedPod({
+          namespace,
+          labelSelector,
+          limit: pageSize,
+          _continue: cont,
+        });
+        return { items: list.items, cont: list.metadata?._continue || undefined };
+      });
+      return items.map((p) => toPodSnapshot(p as Json));
+    },
+
+    async podLog(namespace, pod, container, tailLines) {
+      const ctx: CallContext = { verb: "get", resource: "pods/log", namespace, name: pod };
+      const text = await call(ctx, () =>
+        core.readNamespacedPodLog({ name: pod, namespace, container, tailLines }),
+      );
+      return text.split("\n").filter((l) => l.length > 0);
+    },
+
+    async listEvents(namespace, involved) {
+      const ctx: CallContext = { verb: "list", resource: "events", namespace };
+      const fieldSelector = involved
+        ? `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`
+        : undefined;
+      const items = await listAll(ctx, async (cont) => {
+        const list = await core.listNamespacedEvent({
+          namespace,
+          fieldSelector,
+          limit: pageSize,
+          _continue: cont,
+        });
+        return { items: list.items, cont: list.metadata?._continue || undefined };
+      });
+      return items.map((e) => toEventSnapshot(e as Json));
+    },
+
+    async removeFinalizers(type, namespace, name, precondition, remove) {
+      const ctx: CallContext = { verb: "patch", resource: type.resource, group: type.group, namespace, name };
+      const keep = precondition.finalizers.filter((f) => !remove.includes(f));
+      // The `test` operations make the API server itself refuse the patch if the object moved on
+      // since the state that was approved: no read-check-write race is possible.
+      const ops: Json[] = [
+        { op: "test", path: "/metadata/resourceVersion", value: precondition.resourceVersion },
+        { op: "test", path: "/metadata/finalizers", value: [...precondition.finalizers] },
+        { op: "replace", path: "/metadata/finalizers", value: keep },
+      ];
+      try {
+        const obj = await call(ctx, () => raw.jsonPatch(resourcePath(type, namespace, name), ops));
+        return toObjectSnapshot(obj, type);
+      } catch (err) {
+        if (err instanceof UnstuckError && (err.details.status === 422 || err.details.status === 409)) {
+          throw new UnstuckError(
+            ErrorCode.Stale,
+            `${type.kind} ${namespace}/${name} changed after approval; the API server refused the patch: ${err.message}`,
+            { ...err.details },
+            { cause: err },
+          );
+        }
+        throw err;
+      }
+    },
+  };
+  return port;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error mapping
+
+function bodyMessage(body: unknown): string | undefined {
+  if (typeof body === "string") {
+    try {
+      return bodyMessage(JSON.parse(body) as unknown);
+    } catch {
+      return body.length > 0 ? body.slice(0, 500) : undefined;
+    }
+  }
+  if (body && typeof body === "object" && "message" in body) return String((body as Json).message);
+  return undefined;
+}
+
+function headerValue(headers: unknown, name: string): string | undefined {
+  if (!headers || typeof headers !== "object") return undefined;
+  for (const [k, v] of Object.entries(headers as Json)) if (k.toLowerCase() === name) return String(v);
+  return undefined;
+}
+
+function describeTarget(ctx: CallContext): string {
+  const res = ctx.group ? `${ctx.resource}.${ctx.group}` : ctx.resource;
+  return `${ctx.verb} ${res}${ctx.namespace ? ` in namespace "${ctx.namespace}"` : ""}`;
+}
+
+/** Map a client error to a coded, user-facing error. Exported for tests. */
+export function mapKubeError(err: unknown, ctx: CallContext, server: string): UnstuckError {
+  if (err instanceof UnstuckError) return err;
+  const details = {
+    verb: ctx.verb,
+    resource: ctx.group ? `${ctx.resource}.${ctx.group}` : ctx.resource,
+    ...(ctx.namespace !== undefined ? { namespace: ctx.namespace } : {}),
+    ...(ctx.name !== undefined ? { name: ctx.name } : {}),
+  };
+  if (err instanceof ApiException) {
+    const status = err.code;
+    const message = bodyMessage(err.body) ?? `HTTP ${status}`;
+    switch (status) {
+      case 401:
+        return new UnstuckError(
+          ErrorCode.Unauthorized,
+          `The Kubernetes API rejected the bot's credentials: ${message}`,
+          {
+            ...details,
+            status,
+          },
+        );
+      case 403:
+        return new UnstuckError(
+          ErrorCode.Forbidden,
+          `Missing RBAC permission: the bot cannot ${describeTarget(ctx)}. Grant verb "${ctx.verb}" on ` +
+            `"${details.resource}" to the bot's service account (API server said: ${message})`,
+          { ...details, status },
+        );
+      case 404:
+        return new UnstuckError(ErrorCode.NotFound, message, { ...details, status });
+      case 409:
+        return new UnstuckError(ErrorCode.Conflict, message, { ...details, status });
+      case 422:
+        return new UnstuckError(ErrorCode.BadInput, message, { ...details, status });
+      case 429: {
+        const ra = Number(headerValue(err.headers, "retry-after"));
+        return new UnstuckError(
+          ErrorCode.Throttled,
+          `The Kubernetes API is throttling requests: ${message}`,
+          {
+            ...details,
+            status,
+            ...(Number.isFinite(ra) ? { retryAfterSeconds: ra } : {}),
+          },
+        );
+      }
+      default:
+        return new UnstuckError(
+          ErrorCode.Upstream,
+          `The Kubernetes API failed to ${describeTarget(ctx)} (HTTP ${status}): ${message}`,
+          { ...details, status },
+        );
+    }
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  const text = err instanceof Error ? err.message : String(err);
+  if (
+    typeof code === "string" &&
+    ["ECONNREFUSED", "ENOTFOUND", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "EAI_AGAIN"].includes(code)
+  ) {
+    return new UnstuckError(
+      ErrorCode.Unreachable,
+      `Cannot reach the Kubernetes API server at ${server} (${code}).`,
+      details,
+    );
+  }
+  if (/ECONNREFUSED|ENOTFOUND|ETIMEDOUT|socket hang up|fetch failed|network/i.test(text)) {
+    return new UnstuckError(
+      ErrorCode.Unreachable,
+      `Cannot reach the Kubernetes API server at ${server}: ${text}`,
+      details,
+    );
+  }
+  return new UnstuckError(
+    ErrorCode.Upstream,
+    `Kubernetes request failed (${describeTarget(ctx)}): ${text}`,
+    details,
+    {
+      cause: err,
+    },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot conversion (client-node may hand back Date objects for timestamps)
+
+function str(v: unknown): string {
+  if (v instanceof Date) return v.toISOString().replace(".000Z", "Z");
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return v === undefined || v === null ? "" : JSON.stringify(v);
+}
+
+function optStr(v: unknown): string | undefined {
+  const s = str(v);
+  return s === "" ? undefined : s;
+}
+
+function obj(v: unknown): Json {
+  return v && typeof v === "object" ? (v as Json) : {};
+}
+
+function strMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(obj(v))) out[k] = str(val);
+  return out;
+}
+
+function strList(v: unknown): string[] {
+  return Array.isArray(v) ? v.map(str) : [];
+}
+
+function toConditions(v: unknown): Condition[] {
+  if (!Array.isArray(v)) return [];
+  return v.map((c) => {
+    const o = obj(c);
+    const reason = optStr(o.reason);
+    const message = optStr(o.message);
+    const lastTransitionTime = optStr(o.lastTransitionTime);
+    return {
+      type: str(o.type),
+      status: str(o.status),
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
+      ...(lastTransitionTime ? { lastTransitionTime } : {}),
+    };
+  });
+}
+
+function toNamespaceSnapshot(ns: Json): NamespaceSnapshot {
+  const meta = obj(ns.metadata);
+  const deletionTimestamp = optStr(meta.deletionTimestamp);
+  const creationTimestamp = optStr(meta.creationTimestamp);
+  const uid = optStr(meta.uid);
+  return {
+    name: str(meta.name),
+    ...(uid ? { uid } : {}),
+    phase: str(obj(ns.status).phase) || (deletionTimestamp ? "Terminating" : "Active"),
+    ...(creationTimestamp ? { creationTimestamp } : {}),
+    ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    specFinalizers: strList(obj(ns.spec).finalizers),
+    finalizers: strList(meta.finalizers),
+    conditions: toConditions(obj(ns.status).conditions),
+    labels: strMap(meta.labels),
+    annotations: strMap(meta.annotations),
+  };
+}
+
+function toResourceTypes(group: string, version: string, list: readonly Json[]): ResourceType[] {
+  return list
+    .filter((r) => !str(r.name).includes("/"))
+    .map((r) => ({
+      group,
+      version,
+      apiVersion: group === "" ? version : `${group}/${version}`,
+      kind: str(r.kind),
+      resource: str(r.name),
+      namespaced: r.namespaced === true,
+      verbs: strList(r.verbs),
+    }));
+}
+
+/** Exported for the pure tests of other modules that need realistic snapshots. */
+export function toObjectSnapshot(o: Json, type: ResourceType): ObjectSnapshot {
+  const meta = obj(o.metadata);
+  const spec = obj(o.spec);
+  const annotations = strMap(meta.annotations);
+  const ingressClassName =
+    optStr(spec.ingressClassName) ?? annotations["kubernetes.io/ingress.class"] ?? undefined;
+  const lbIngress = obj(obj(o.status).loadBalancer).ingress;
+  const hostnames = Array.isArray(lbIngress)
+    ? lbIngress.map((i) => optStr(obj(i).hostname)).filter((h): h is string => h !== undefined)
+    : [];
+  const namespace = optStr(meta.namespace);
+  const uid = optStr(meta.uid);
+  const resourceVersion = optStr(meta.resourceVersion);
+  const creationTimestamp = optStr(meta.creationTimestamp);
+  const deletionTimestamp = optStr(meta.deletionTimestamp);
+  return {
+    apiVersion: optStr(o.apiVersion) ?? type.apiVersion,
+    kind: optStr(o.kind) ?? type.kind,
+    resource: type.resource,
+    ...(namespace ? { namespace } : {}),
+    name: str(meta.name),
+    ...(uid ? { uid } : {}),
+    ...(resourceVersion ? { resourceVersion } : {}),
+    ...(creationTimestamp ? { creationTimestamp } : {}),
+    ...(deletionTimestamp ? { deletionTimestamp } : {}),
+    finalizers: strList(meta.finalizers),
+    labels: strMap(meta.labels),
+    annotations,
+    ownerReferences: (Array.isArray(meta.ownerReferences) ? meta.ownerReferences : []).map((r) => {
+      const ref = obj(r);
+      const refUid = optStr(ref.uid);
+      return {
+        apiVersion: str(ref.apiVersion),
+        kind: str(ref.kind),
+        name: str(ref.name),
+        ...(refUid ? { uid: refUid } : {}),
+      };
+    }),
+    ...(ingressClassName ? { ingressClassName } : {}),
+    ...(hostnames.length > 0 ? { loadBalancerHostnames: hostnames } : {}),
+  };
+}
+
+function toDeploymentSnapshot(d: Json): DeploymentSnapshot {
+  const meta = obj(d.metadata);
+  const spec = obj(d.spec);
+  const status = obj(d.status);
+  const containers = obj(obj(spec.template).spec).containers;
+  const list = Array.isArray(containers) ? containers.map(obj) : [];
+  return {
+    namespace: str(meta.namespace),
+    name: str(meta.name),
+    labels: strMap(meta.labels),
+    selector: strMap(obj(spec.selector).matchLabels),
+    replicas: Number(spec.replicas ?? 1),
+    readyReplicas: Number(status.readyReplicas ?? 0),
+    availableReplicas: Number(status.availableReplicas ?? 0),
+    images: list.map((c) => str(c.image)),
+    args: list.flatMap((c) => [...strList(c.command), ...strList(c.args)]),
+  };
+}
+
+function toPodSnapshot(p: Json): PodSnapshot {
+  const meta = obj(p.metadata);
+  const status = obj(p.status);
+  const containers = obj(p.spec).containers;
+  const conditions = toConditions(status.conditions);
+  const startTime = optStr(status.startTime);
+  return {
+    namespace: str(meta.namespace),
+    name: str(meta.name),
+    labels: strMap(meta.labels),
+    phase: str(status.phase),
+    containers: (Array.isArray(containers) ? containers : []).map((c) => str(obj(c).name)),
+    ready: conditions.some((c) => c.type === "Ready" && c.status === "True"),
+    ...(startTime ? { startTime } : {}),
+  };
+}
+
+function toEventSnapshot(e: Json): EventSnapshot {
+  const meta = obj(e.metadata);
+  const inv = obj(e.involvedObject);
+  const source = obj(e.source);
+  const lastTimestamp = optStr(e.lastTimestamp) ?? optStr(e.eventTime) ?? optStr(meta.creationTimestamp);
+  const involvedNamespace = optStr(inv.namespace);
+  const src = optStr(source.component) ?? optStr(e.reportingComponent);
+  return {
+    namespace: str(meta.namespace),
+    type: str(e.type),
+    reason: str(e.reason),
+    message: str(e.message),
+    count: Number(e.count ?? 1),
+    involvedKind: str(inv.kind),
+    involvedName: str(inv.name),
+    ...(involvedNamespace ? { involvedNamespace } : {}),
+    ...(lastTimestamp ? { lastTimestamp } : {}),
+    ...(src ? { source: src } : {}),
+  };
+}

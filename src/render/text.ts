@@ -1,0 +1,103 @@
+/**
+ * Plain-text rendering of command results for the terminal (`npm run unstuck -- …`). The same
+ * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
+ */
+import type { CommandResult, HelpDoc } from "../../commands/types.js";
+import { formatDuration } from "../diagnosis/analyze.js";
+import type { NamespaceDiagnosis } from "../diagnosis/types.js";
+
+export function renderText(result: CommandResult): string {
+  switch (result.type) {
+    case "help":
+      return renderHelpText(result.help);
+    case "diagnosis":
+      return renderDiagnosisText(result.diagnosis);
+    case "error": {
+      const lines = [`error (${result.error.code}): ${result.error.message}`];
+      if (result.help) lines.push("", renderHelpText(result.help));
+      return lines.join("\n");
+    }
+  }
+}
+
+export function renderHelpText(help: HelpDoc): string {
+  const lines = [`${help.product} — commands (${help.prefix} <command> …)`, ""];
+  for (const e of help.entries) {
+    lines.push(`  ${e.usage}`, `      ${e.summary}`);
+    if (e.aliases.length > 0) lines.push(`      also: ${e.aliases.join(", ")}`);
+    for (const f of e.flags) lines.push(`      ${f.flag}  ${f.description}`);
+    if (e.examples.length > 0)
+      lines.push(`      e.g. ${e.examples.map((x) => `${help.prefix} ${x}`).join("  |  ")}`);
+    lines.push("");
+  }
+  return lines.join("\n").trimEnd();
+}
+
+const VERDICT_LABEL: Record<NamespaceDiagnosis["verdict"], string> = {
+  active: "ACTIVE",
+  "not-found": "NOT FOUND",
+  terminating: "TERMINATING (progressing)",
+  blocked: "BLOCKED",
+};
+
+export function renderDiagnosisText(d: NamespaceDiagnosis): string {
+  const out: string[] = [];
+  out.push(`Namespace ${d.namespace}: ${VERDICT_LABEL[d.verdict]}`);
+  if (d.terminatingSeconds !== null) {
+    out.push(
+      `  Terminating for ${formatDuration(d.terminatingSeconds)} (since ${d.deletionTimestamp ?? "?"})`,
+    );
+  }
+  out.push(`  ${d.summary}`);
+  if (d.conditions.length > 0) {
+    out.push("", "Conditions:");
+    for (const c of d.conditions) {
+      out.push(
+        `  ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`,
+      );
+    }
+  }
+  if (d.remaining.length > 0) {
+    out.push("", "Remaining resources:");
+    for (const r of d.remaining) out.push(`  ${r.resource}: ${r.count}`);
+  }
+  if (d.discoveryFailures.length > 0) {
+    out.push("", "Discovery failures:");
+    for (const f of d.discoveryFailures) out.push(`  ${f.groupVersion}: ${f.message}`);
+  }
+  if (d.namespaceFinalizers.length > 0)
+    out.push("", `Namespace finalizers left: ${d.namespaceFinalizers.join(", ")}`);
+  for (const b of d.blockers) {
+    out.push("", `Blocker: ${b.kind} ${b.namespace}/${b.name} (${b.apiVersion})`);
+    out.push(`  finalizers: ${b.finalizers.join(", ")}`);
+    if (b.deletionTimestamp) out.push(`  deletionTimestamp: ${b.deletionTimestamp}`);
+    if (b.loadBalancerHostnames) out.push(`  load balancer: ${b.loadBalancerHostnames.join(", ")}`);
+    for (const o of b.owners) {
+      out.push(`  ${o.finalizer} → ${o.controller}: ${o.purpose}`);
+      if (o.candidates.length === 0) out.push(`    no such controller found in the cluster`);
+      for (const c of o.candidates) {
+        out.push(
+          c.kind === "builtin"
+            ? `    built into Kubernetes`
+            : `    controller ${c.namespace}/${c.name}: ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " (UNHEALTHY)"}`,
+        );
+      }
+      out.push(`    removing it by hand leaves: ${o.cleanup}`);
+    }
+    if (b.evidence.length > 0) {
+      out.push("  evidence:");
+      for (const e of b.evidence) {
+        out.push(`    [${e.error ? "ERROR" : e.source}] ${e.from}${e.time ? ` @ ${e.time}` : ""}: ${e.text}`);
+      }
+    }
+  }
+  if (d.nextSteps.length > 0) {
+    out.push("", "Next steps:");
+    d.nextSteps.forEach((s, i) => out.push(`  ${i + 1}. ${s}`));
+  }
+  if (d.warnings.length > 0) {
+    out.push("", "Could not read (partial result):");
+    for (const w of d.warnings) out.push(`  - ${w}`);
+  }
+  return out.join("\n");
+}

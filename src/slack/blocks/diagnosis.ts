@@ -1,0 +1,155 @@
+import type { KnownBlock } from "@slack/types";
+import { formatDuration } from "../../diagnosis/analyze.js";
+import type { Blocker, NamespaceDiagnosis } from "../../diagnosis/types.js";
+import type { SlackMessage } from "./index.js";
+import { clip, esc } from "./text.js";
+
+const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
+  active: ":large_green_circle:",
+  "not-found": ":white_circle:",
+  terminating: ":large_yellow_circle:",
+  blocked: ":red_circle:",
+};
+
+/** Action id of the "Request finalizer removal" button (handled by the approvals layer). */
+export const REQUEST_FINALIZE_ACTION = "finalize:request";
+
+function blockerSection(b: Blocker): KnownBlock {
+  const lines = [
+    `*${esc(b.kind)} \`${esc(b.namespace)}/${esc(b.name)}\`* (${esc(b.apiVersion)})`,
+    `finalizers: ${b.finalizers.map((f) => `\`${esc(f)}\``).join(", ")}` +
+      (b.deletionTimestamp ? `  ·  deleting since ${esc(b.deletionTimestamp)}` : ""),
+  ];
+  if (b.loadBalancerHostnames)
+    lines.push(`load balancer: \`${b.loadBalancerHostnames.map(esc).join("`, `")}\``);
+  for (const o of b.owners) {
+    const who =
+      o.candidates.length === 0
+        ? "*no such controller found in the cluster*"
+        : o.candidates
+            .map((c) =>
+              c.kind === "builtin"
+                ? "built into Kubernetes"
+                : `\`${esc(c.namespace)}/${esc(c.name)}\` ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " :warning:"}`,
+            )
+            .join(", ");
+    lines.push(`\`${esc(o.finalizer)}\` → ${esc(o.controller)}: ${who}`);
+    lines.push(`   _removing it by hand leaves:_ ${esc(o.cleanup)}`);
+  }
+  for (const e of b.evidence.slice(0, 6)) {
+    lines.push(
+      `${e.error ? ":x:" : "•"} _${esc(e.from)}_${e.time ? ` (${esc(e.time)})` : ""}: \`${esc(e.text)}\``,
+    );
+  }
+  return { type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } };
+}
+
+export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
+  const blocks: KnownBlock[] = [
+    {
+      type: "header",
+      text: {
+        type: "plain_text",
+        text: `Namespace ${d.namespace}: ${d.verdict.toUpperCase()}`.slice(0, 150),
+      },
+    },
+    { type: "section", text: { type: "mrkdwn", text: clip(`${ICON[d.verdict]} ${esc(d.summary)}`) } },
+  ];
+  const facts: string[] = [];
+  if (d.terminatingSeconds !== null) facts.push(`Terminating for *${formatDuration(d.terminatingSeconds)}*`);
+  if (d.remaining.length > 0) {
+    facts.push(`remaining: ${d.remaining.map((r) => `\`${esc(r.resource)}\` ${r.count}`).join(", ")}`);
+  }
+  if (facts.length > 0)
+    blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
+  const trueConditions = d.conditions.filter((c) => c.status === "True");
+  if (trueConditions.length > 0) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          trueConditions
+            .map((c) => `*${esc(c.type)}* (${esc(c.reason ?? "")}): ${esc(c.message ?? "")}`)
+            .join("\n"),
+        ),
+      },
+    });
+  }
+  if (d.discoveryFailures.length > 0) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `:rotating_light: *Discovery failures*\n${d.discoveryFailures.map((f) => `\`${esc(f.groupVersion)}\`: ${esc(f.message)}`).join("\n")}`,
+        ),
+      },
+    });
+  }
+  if (d.namespaceFinalizers.length > 0) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: `Namespace finalizers left: ${d.namespaceFinalizers.map((f) => `\`${esc(f)}\``).join(", ")}`,
+      },
+    });
+  }
+  const shown = d.blockers.slice(0, 20);
+  if (shown.length > 0) blocks.push({ type: "divider" });
+  for (const b of shown) {
+    blocks.push(blockerSection(b));
+    if (d.verdict === "blocked") {
+      blocks.push({
+        type: "actions",
+        elements: [
+          {
+            type: "button",
+            action_id: REQUEST_FINALIZE_ACTION,
+            text: { type: "plain_text", text: "Request finalizer removal" },
+            value: JSON.stringify({
+              resource: b.resource,
+              apiVersion: b.apiVersion,
+              kind: b.kind,
+              namespace: b.namespace,
+              name: b.name,
+            }),
+          },
+        ],
+      });
+    }
+  }
+  if (d.blockers.length > shown.length) {
+    blocks.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: `…and ${d.blockers.length - shown.length} more blockers (use the CLI with --json for all).`,
+        },
+      ],
+    });
+  }
+  if (d.nextSteps.length > 0) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(`*Next steps*\n${d.nextSteps.map((s, i) => `${i + 1}. ${esc(s)}`).join("\n")}`),
+      },
+    });
+  }
+  if (d.warnings.length > 0) {
+    blocks.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: clip(`:grey_question: Partial result — could not read: ${d.warnings.map(esc).join("; ")}`),
+        },
+      ],
+    });
+  }
+  return { text: d.summary, blocks: blocks.slice(0, 50) };
+}
