@@ -1,0 +1,44 @@
+--[[
+  Cancel a PENDING request; only its requester may.
+
+  KEYS[1]  request hash            <prefix>:req:<id>
+  KEYS[2]  voters set              <prefix>:req:<id>:voters
+  KEYS[3]  votes list              <prefix>:req:<id>:votes
+  KEYS[4]  pending sorted set      <prefix>:pending
+
+  ARGV[1]  id
+  ARGV[2]  actor user id
+  ARGV[3]  now, epoch ms
+  ARGV[4]  now, ISO-8601
+  ARGV[5]  retention in seconds for a request once it is terminal
+
+  Returns  { status, state }
+           status: "OK" | "NOT_FOUND" | "NOT_REQUESTER" | "INVALID_STATE" | "EXPIRED"
+           ("EXPIRED": it was past its expiry, so this call marked it EXPIRED instead)
+]]
+local function finish(state)
+  local ttl = tonumber(ARGV[5])
+  redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[4])
+  redis.call("ZREM", KEYS[4], ARGV[1])
+  redis.call("EXPIRE", KEYS[1], ttl)
+  redis.call("EXPIRE", KEYS[2], ttl)
+  redis.call("EXPIRE", KEYS[3], ttl)
+end
+
+local fields = redis.call("HMGET", KEYS[1], "state", "requester", "expiresAtMs")
+local state = fields[1]
+if not state then
+  return { "NOT_FOUND", "" }
+end
+if ARGV[2] ~= fields[2] then
+  return { "NOT_REQUESTER", state }
+end
+if state ~= "PENDING" then
+  return { "INVALID_STATE", state }
+end
+if tonumber(ARGV[3]) >= tonumber(fields[3]) then
+  finish("EXPIRED")
+  return { "EXPIRED", "EXPIRED" }
+end
+finish("CANCELLED")
+return { "OK", "CANCELLED" }

@@ -1,0 +1,36 @@
+--[[
+  End an execution: EXECUTING -> DONE | FAILED | STALE, recording the result. Only the attempt
+  holding the current token may finish, so an attempt that was taken over cannot overwrite the
+  outcome of the one that replaced it.
+
+  KEYS[1]  request hash            <prefix>:req:<id>
+  KEYS[2]  voters set              <prefix>:req:<id>:voters
+  KEYS[3]  votes list              <prefix>:req:<id>:votes
+
+  ARGV[1]  attempt token
+  ARGV[2]  final state: "DONE" | "FAILED" | "STALE"
+  ARGV[3]  result JSON
+  ARGV[4]  now, ISO-8601
+  ARGV[5]  retention in seconds for a request once it is terminal
+
+  Returns  { status, state }
+           status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH"; state: the state after this call
+]]
+local fields = redis.call("HMGET", KEYS[1], "state", "execToken")
+local state = fields[1]
+if not state then
+  return { "NOT_FOUND", "" }
+end
+if state ~= "EXECUTING" then
+  return { "INVALID_STATE", state }
+end
+if fields[2] ~= ARGV[1] then
+  return { "TOKEN_MISMATCH", state }
+end
+local ttl = tonumber(ARGV[5])
+redis.call("HSET", KEYS[1], "state", ARGV[2], "result", ARGV[3], "updatedAt", ARGV[4])
+redis.call("HDEL", KEYS[1], "execToken")
+redis.call("EXPIRE", KEYS[1], ttl)
+redis.call("EXPIRE", KEYS[2], ttl)
+redis.call("EXPIRE", KEYS[3], ttl)
+return { "OK", ARGV[2] }

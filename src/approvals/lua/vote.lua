@@ -1,0 +1,66 @@
+--[[
+  Record one vote on a PENDING request, atomically. Enough approvals move it to APPROVED; a deny
+  moves it to DENIED. Because the check and the move happen in one script, exactly one caller
+  sees transitioned = 1 and enqueues the execution, however many clicks arrive at once.
+
+  KEYS[1]  request hash            <prefix>:req:<id>
+  KEYS[2]  voters set              <prefix>:req:<id>:voters   (user ids that voted)
+  KEYS[3]  votes list              <prefix>:req:<id>:votes    (vote JSON, in order)
+  KEYS[4]  pending sorted set      <prefix>:pending
+
+  ARGV[1]  id
+  ARGV[2]  voter user id
+  ARGV[3]  decision: "approve" | "deny"
+  ARGV[4]  now, epoch ms
+  ARGV[5]  vote JSON to append
+  ARGV[6]  now, ISO-8601
+  ARGV[7]  retention in seconds for a request once it is terminal
+
+  Returns  { status, state, approvals, transitioned }
+           status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED"
+           state: the state after this call ("" when not found)
+           approvals: approvals recorded so far
+           transitioned: 1 when THIS call changed the state (to APPROVED, DENIED or EXPIRED), else 0
+]]
+local function finish(state)
+  redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[6])
+  redis.call("ZREM", KEYS[4], ARGV[1])
+  if state ~= "APPROVED" then
+    local ttl = tonumber(ARGV[7])
+    redis.call("EXPIRE", KEYS[1], ttl)
+    redis.call("EXPIRE", KEYS[2], ttl)
+    redis.call("EXPIRE", KEYS[3], ttl)
+  end
+end
+
+local fields = redis.call("HMGET", KEYS[1], "state", "requester", "expiresAtMs", "approvalsRequired", "approvals")
+local state = fields[1]
+if not state then
+  return { "NOT_FOUND", "", 0, 0 }
+end
+local approvals = tonumber(fields[5])
+if state ~= "PENDING" then
+  return { "INVALID_STATE", state, approvals, 0 }
+end
+if tonumber(ARGV[4]) >= tonumber(fields[3]) then
+  finish("EXPIRED")
+  return { "EXPIRED", "EXPIRED", approvals, 1 }
+end
+if ARGV[2] == fields[2] then
+  return { "SELF_APPROVAL", state, approvals, 0 }
+end
+if redis.call("SADD", KEYS[2], ARGV[2]) == 0 then
+  return { "ALREADY_VOTED", state, approvals, 0 }
+end
+redis.call("RPUSH", KEYS[3], ARGV[5])
+if ARGV[3] == "deny" then
+  finish("DENIED")
+  return { "OK", "DENIED", approvals, 1 }
+end
+approvals = redis.call("HINCRBY", KEYS[1], "approvals", 1)
+if approvals >= tonumber(fields[4]) then
+  finish("APPROVED")
+  return { "OK", "APPROVED", approvals, 1 }
+end
+redis.call("HSET", KEYS[1], "updatedAt", ARGV[6])
+return { "OK", "PENDING", approvals, 0 }

@@ -1,0 +1,341 @@
+/**
+ * Redis store for approval requests. Every state transition is one Lua script (see `./lua/`),
+ * so concurrent clicks, workers and sweeps can never interleave a check with a write.
+ *
+ * Keys (all under the configured prefix):
+ * - `<prefix>:req:<id>`         hash: `doc` (immutable JSON), `state`, counters, `message`, `result`
+ * - `<prefix>:req:<id>:voters`  set of user ids that voted (one vote per person)
+ * - `<prefix>:req:<id>:votes`   list of vote JSON, in order
+ * - `<prefix>:pending`          sorted set of PENDING ids by expiry (ms)
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type {
+  ApprovalAction,
+  ApprovalRequest,
+  ExecutionResult,
+  Identity,
+  MessageRef,
+  RequestState,
+  Vote,
+  VoteDecision,
+} from "./types.js";
+import { isRequestId } from "./types.js";
+
+/** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
+export interface NewRequest {
+  readonly id: string;
+  readonly action: ApprovalAction;
+  readonly requester: Identity;
+  readonly channelId: string;
+  readonly reason: string;
+  readonly evidence: readonly string[];
+  readonly cleanupPlan: readonly string[];
+  readonly createdAt: string;
+  readonly expiresAt: string;
+  readonly approvalsRequired: number;
+}
+
+export type VoteStatus = "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED";
+
+export interface VoteOutcome {
+  readonly status: VoteStatus;
+  /** The state after the call. */
+  readonly state: RequestState | "";
+  readonly approvals: number;
+  /** True for exactly one caller: the one whose call moved the request out of PENDING. */
+  readonly transitioned: boolean;
+}
+
+export interface CancelOutcome {
+  readonly status: "OK" | "NOT_FOUND" | "NOT_REQUESTER" | "INVALID_STATE" | "EXPIRED";
+  readonly state: RequestState | "";
+}
+
+export interface ClaimOutcome {
+  /** CLAIMED: was APPROVED. RESUMED: was EXECUTING, an earlier attempt died. */
+  readonly status: "CLAIMED" | "RESUMED" | "INVALID_STATE" | "NOT_FOUND";
+  readonly state: RequestState | "";
+  readonly attempts: number;
+}
+
+export interface FinishOutcome {
+  readonly status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH";
+  readonly state: RequestState | "";
+}
+
+export interface ApprovalStoreOptions {
+  /** Key prefix, e.g. `unstuck:approvals` (tests use a unique one each). */
+  readonly prefix: string;
+  /** How long a terminal request stays readable; default 30 days. */
+  readonly retentionSeconds?: number;
+}
+
+class LuaScript {
+  private readonly sha: string;
+
+  public constructor(
+    private readonly source: string,
+    private readonly numberOfKeys: number,
+  ) {
+    this.sha = createHash("sha1").update(source).digest("hex");
+  }
+
+  public static load(file: string, numberOfKeys: number): LuaScript {
+    return new LuaScript(readFileSync(new URL(`./lua/${file}`, import.meta.url), "utf8"), numberOfKeys);
+  }
+
+  public async run(
+    redis: Redis,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    if (keys.length !== this.numberOfKeys) throw new Error(`script expects ${this.numberOfKeys} keys`);
+    try {
+      return await redis.evalsha(this.sha, this.numberOfKeys, ...keys, ...args);
+    } catch (err) {
+      // The script cache is empty after a Redis restart or on a fresh server: send the source once.
+      if (err instanceof Error && err.message.startsWith("NOSCRIPT")) {
+        return redis.eval(this.source, this.numberOfKeys, ...keys, ...args);
+      }
+      throw err;
+    }
+  }
+}
+
+const SCRIPTS = {
+  create: LuaScript.load("create.lua", 2),
+  vote: LuaScript.load("vote.lua", 4),
+  cancel: LuaScript.load("cancel.lua", 4),
+  claim: LuaScript.load("claim.lua", 1),
+  finish: LuaScript.load("finish.lua", 3),
+  expire: LuaScript.load("expire.lua", 1),
+  setMessage: LuaScript.load("set-message.lua", 1),
+};
+
+function tuple(reply: unknown): unknown[] {
+  if (!Array.isArray(reply)) throw new Error("unexpected reply from approval script");
+  return reply as unknown[];
+}
+
+function str(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number") return String(value);
+  return "";
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" ? value : Number(value ?? 0);
+}
+
+/** Refuse anything not shaped like an id we issued, before it reaches a key name. */
+export function assertRequestId(id: string): void {
+  if (!isRequestId(id)) {
+    throw new UnstuckError(
+      ErrorCode.NotFound,
+      "No such approval request (the id is not one this bot issued).",
+      {
+        requestId: id.slice(0, 64),
+      },
+    );
+  }
+}
+
+/** Redis-backed approval requests with atomic transitions. */
+export class ApprovalStore {
+  private readonly retention: number;
+
+  public constructor(
+    private readonly redis: Redis,
+    private readonly options: ApprovalStoreOptions,
+  ) {
+    this.retention = options.retentionSeconds ?? 30 * 86_400;
+  }
+
+  private requestKey(id: string): string {
+    return `${this.options.prefix}:req:${id}`;
+  }
+
+  private keysFor(id: string): [string, string, string] {
+    const key = this.requestKey(id);
+    return [key, `${key}:voters`, `${key}:votes`];
+  }
+
+  private get pendingKey(): string {
+    return `${this.options.prefix}:pending`;
+  }
+
+  /** Store a new PENDING request; throws `Conflict` if the id is taken. */
+  public async create(request: NewRequest): Promise<ApprovalRequest> {
+    assertRequestId(request.id);
+    const doc = JSON.stringify(request);
+    const created = await SCRIPTS.create.run(
+      this.redis,
+      [this.requestKey(request.id), this.pendingKey],
+      [
+        request.id,
+        doc,
+        request.requester.userId,
+        Date.parse(request.expiresAt),
+        request.approvalsRequired,
+        request.createdAt,
+      ],
+    );
+    if (num(created) !== 1)
+      throw new UnstuckError(ErrorCode.Conflict, "An approval request with this id exists.");
+    return { ...request, state: "PENDING", votes: [], executionAttempts: 0, updatedAt: request.createdAt };
+  }
+
+  /** The request, or `null` when unknown (or the id is malformed). */
+  public async get(id: string): Promise<ApprovalRequest | null> {
+    if (!isRequestId(id)) return null;
+    const [key, , votesKey] = this.keysFor(id);
+    const replies = await this.redis.multi().hgetall(key).lrange(votesKey, 0, -1).exec();
+    return parseRequest(replies?.[0]?.[1], replies?.[1]?.[1]);
+  }
+
+  /** Record a vote (see `lua/vote.lua`). The caller checks the approver list first. */
+  public async vote(id: string, voter: Identity, decision: VoteDecision, now: Date): Promise<VoteOutcome> {
+    assertRequestId(id);
+    const vote: Vote = { voter, decision, at: now.toISOString() };
+    const reply = tuple(
+      await SCRIPTS.vote.run(
+        this.redis,
+        [...this.keysFor(id), this.pendingKey],
+        [id, voter.userId, decision, now.getTime(), JSON.stringify(vote), now.toISOString(), this.retention],
+      ),
+    );
+    return {
+      status: str(reply[0]) as VoteStatus,
+      state: str(reply[1]) as RequestState | "",
+      approvals: num(reply[2]),
+      transitioned: num(reply[3]) === 1,
+    };
+  }
+
+  /** Cancel a PENDING request on behalf of `actor` (see `lua/cancel.lua`). */
+  public async cancel(id: string, actor: Identity, now: Date): Promise<CancelOutcome> {
+    assertRequestId(id);
+    const reply = tuple(
+      await SCRIPTS.cancel.run(
+        this.redis,
+        [...this.keysFor(id), this.pendingKey],
+        [id, actor.userId, now.getTime(), now.toISOString(), this.retention],
+      ),
+    );
+    return { status: str(reply[0]) as CancelOutcome["status"], state: str(reply[1]) as RequestState | "" };
+  }
+
+  /** APPROVED → EXECUTING (or take over a dead attempt's EXECUTING) under `token`. */
+  public async claimExecution(id: string, token: string, now: Date): Promise<ClaimOutcome> {
+    assertRequestId(id);
+    const reply = tuple(
+      await SCRIPTS.claim.run(this.redis, [this.requestKey(id)], [token, now.toISOString()]),
+    );
+    return {
+      status: str(reply[0]) as ClaimOutcome["status"],
+      state: str(reply[1]) as RequestState | "",
+      attempts: num(reply[2]),
+    };
+  }
+
+  /** EXECUTING → DONE/FAILED/STALE, only for the attempt holding `token`. */
+  public async finishExecution(
+    id: string,
+    token: string,
+    state: "DONE" | "FAILED" | "STALE",
+    result: ExecutionResult,
+    now: Date,
+  ): Promise<FinishOutcome> {
+    assertRequestId(id);
+    const reply = tuple(
+      await SCRIPTS.finish.run(this.redis, this.keysFor(id), [
+        token,
+        state,
+        JSON.stringify(result),
+        now.toISOString(),
+        this.retention,
+      ]),
+    );
+    return { status: str(reply[0]) as FinishOutcome["status"], state: str(reply[1]) as RequestState | "" };
+  }
+
+  /** Mark every PENDING request past its expiry EXPIRED; returns the ids this call expired. */
+  public async expireDue(now: Date, limit = 500): Promise<string[]> {
+    const reply = tuple(
+      await SCRIPTS.expire.run(
+        this.redis,
+        [this.pendingKey],
+        [now.getTime(), `${this.options.prefix}:req:`, now.toISOString(), this.retention, limit],
+      ),
+    );
+    return reply.map(str);
+  }
+
+  /** Remember the Slack message showing the request; false when the request is unknown. */
+  public async setMessage(id: string, message: MessageRef): Promise<boolean> {
+    assertRequestId(id);
+    const stored = await SCRIPTS.setMessage.run(this.redis, [this.requestKey(id)], [JSON.stringify(message)]);
+    return num(stored) === 1;
+  }
+
+  /**
+   * PENDING requests not yet expired, soonest expiry first, one page in two round trips
+   * (ids, then every hash and vote list in one pipeline).
+   */
+  public async listPending(
+    now: Date,
+    page: { offset?: number; limit?: number } = {},
+  ): Promise<ApprovalRequest[]> {
+    const ids = await this.redis.zrangebyscore(
+      this.pendingKey,
+      `(${now.getTime()}`,
+      "+inf",
+      "LIMIT",
+      page.offset ?? 0,
+      page.limit ?? 50,
+    );
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) {
+      const [key, , votesKey] = this.keysFor(id);
+      pipeline.hgetall(key).lrange(votesKey, 0, -1);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const out: ApprovalRequest[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const request = parseRequest(replies[2 * i]?.[1], replies[2 * i + 1]?.[1]);
+      if (request?.state === "PENDING") out.push(request);
+    }
+    return out;
+  }
+
+  /** Delete every key under this store's prefix (tests and teardown only). */
+  public async destroy(): Promise<void> {
+    let cursor = "0";
+    do {
+      const [next, keys] = await this.redis.scan(cursor, "MATCH", `${this.options.prefix}:*`, "COUNT", 500);
+      if (keys.length > 0) await this.redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  }
+}
+
+function parseRequest(hash: unknown, votes: unknown): ApprovalRequest | null {
+  if (typeof hash !== "object" || hash === null) return null;
+  const h = hash as Record<string, string | undefined>;
+  if (h.doc === undefined || h.state === undefined) return null;
+  const doc = JSON.parse(h.doc) as NewRequest;
+  const voteList = Array.isArray(votes) ? (votes as string[]).map((v) => JSON.parse(v) as Vote) : [];
+  return {
+    ...doc,
+    state: h.state as RequestState,
+    votes: voteList,
+    executionAttempts: Number(h.execAttempts ?? 0),
+    updatedAt: h.updatedAt ?? doc.createdAt,
+    ...(h.message ? { message: JSON.parse(h.message) as MessageRef } : {}),
+    ...(h.result ? { result: JSON.parse(h.result) as ExecutionResult } : {}),
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * The approval request model: a frozen plan (the exact change plus the state it was approved
+ * against), who asked, who voted, and where it stands. Plain data only, so the Slack layer, the
+ * CLI and the audit log can all render it.
+ */
+import { randomBytes } from "node:crypto";
+
+/** Every state a request can be in. Only the store's Lua scripts move a request between them. */
+export const RequestState = {
+  Pending: "PENDING",
+  Approved: "APPROVED",
+  Executing: "EXECUTING",
+  Done: "DONE",
+  Failed: "FAILED",
+  Denied: "DENIED",
+  Expired: "EXPIRED",
+  Cancelled: "CANCELLED",
+  Stale: "STALE",
+} as const;
+export type RequestState = (typeof RequestState)[keyof typeof RequestState];
+
+/** States no transition leaves. */
+export const TERMINAL_STATES: readonly RequestState[] = [
+  RequestState.Done,
+  RequestState.Failed,
+  RequestState.Denied,
+  RequestState.Expired,
+  RequestState.Cancelled,
+  RequestState.Stale,
+];
+
+export function isTerminal(state: RequestState): boolean {
+  return TERMINAL_STATES.includes(state);
+}
+
+/**
+ * A Slack identity. People are compared by user id (Slack user ids are unique across an
+ * organisation, so a person cannot become "someone else" by acting from another workspace);
+ * the team id is recorded for audit. Display names are never used.
+ */
+export interface Identity {
+  readonly userId: string;
+  readonly teamId: string;
+}
+
+/** The object an action changes, with everything needed to address it without discovery. */
+export interface ObjectTarget {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** Plural resource name, e.g. `ingresses`. */
+  readonly resource: string;
+  /** `""` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** RFC 6902 operations, as sent to the API server. */
+export type JsonPatchOp =
+  | { readonly op: "test"; readonly path: string; readonly value: unknown }
+  | { readonly op: "replace"; readonly path: string; readonly value: unknown }
+  | { readonly op: "remove"; readonly path: string };
+
+/** The state an approval is bound to; the executor refuses to act if the object left it. */
+export interface ObjectPrecondition {
+  readonly resourceVersion: string;
+  readonly finalizers: readonly string[];
+}
+
+export interface RemoveFinalizerAction {
+  readonly type: "remove-finalizer";
+  readonly target: ObjectTarget;
+  readonly precondition: ObjectPrecondition;
+  /** The finalizers to remove (a subset of `precondition.finalizers`). */
+  readonly remove: readonly string[];
+  /** The exact JSON patch: `test` resourceVersion, `test` finalizers, then replace/remove. */
+  readonly patch: readonly JsonPatchOp[];
+}
+
+/** Every change the bot can be approved to make. A union so new actions extend it. */
+export type ApprovalAction = RemoveFinalizerAction;
+
+export type VoteDecision = "approve" | "deny";
+
+export interface Vote {
+  readonly voter: Identity;
+  readonly decision: VoteDecision;
+  /** ISO-8601. */
+  readonly at: string;
+}
+
+/** How an executed (or refused-at-execution) request ended. */
+export interface ExecutionResult {
+  readonly outcome: "done" | "failed" | "stale";
+  /** One human sentence: what happened, or what changed since approval. */
+  readonly message: string;
+  /** ISO-8601. */
+  readonly at: string;
+  readonly resourceVersionAfter?: string;
+  readonly finalizersAfter?: readonly string[];
+}
+
+/** The Slack message that shows the request (set once the Slack layer has posted it). */
+export interface MessageRef {
+  readonly channel: string;
+  readonly ts: string;
+}
+
+export interface ApprovalRequest {
+  /** 128 random bits, base32; unguessable, so a forged button value names no request. */
+  readonly id: string;
+  readonly action: ApprovalAction;
+  readonly requester: Identity;
+  readonly channelId: string;
+  readonly message?: MessageRef;
+  readonly reason: string;
+  readonly evidence: readonly string[];
+  readonly cleanupPlan: readonly string[];
+  /** ISO-8601. */
+  readonly createdAt: string;
+  /** ISO-8601. */
+  readonly expiresAt: string;
+  /** ISO-8601 time of the last transition. */
+  readonly updatedAt: string;
+  /** Approvals needed besides the requester. */
+  readonly approvalsRequired: number;
+  readonly state: RequestState;
+  readonly votes: readonly Vote[];
+  /** Execution attempts that claimed the request (more than 1 means a worker was interrupted). */
+  readonly executionAttempts: number;
+  readonly result?: ExecutionResult;
+}
+
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+const REQUEST_ID = /^[a-z2-7]{26}$/;
+
+/** A fresh request id: 128 bits from the CSPRNG in lower-case RFC 4648 base32 (26 characters). */
+export function newRequestId(): string {
+  const bytes = randomBytes(16);
+  let bits = 0;
+  let value = 0;
+  let out = "";
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32.charAt((value >>> (bits - 5)) & 31);
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += BASE32.charAt((value << (5 - bits)) & 31);
+  return out;
+}
+
+/** True for strings shaped like an id `newRequestId` issues; anything else is refused before Redis. */
+export function isRequestId(value: string): boolean {
+  return REQUEST_ID.test(value);
+}
+
+/** `Ingress myapp/myapp-worker-ingress`: how a target is named in messages and the audit log. */
+export function describeTarget(target: ObjectTarget): string {
+  return `${target.kind} ${target.namespace}/${target.name}`;
+}

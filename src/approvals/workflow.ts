@@ -1,0 +1,327 @@
+/**
+ * The approval service the Slack and CLI layers call. It validates, applies the policy, stores
+ * transitions atomically, audits every one of them, and enqueues the execution exactly once:
+ * only the vote whose script moved the request to APPROVED enqueues it, and the job id derives
+ * from the request id, so even a repeated enqueue collapses into one job.
+ */
+import type { AuditActor, AuditLog } from "../audit/log.js";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import { assertNamespaceName, assertObjectName } from "../kube/names.js";
+import type { KubePort } from "../kube/port.js";
+import type { ResourceType } from "../kube/types.js";
+import type { Logger } from "../log.js";
+import { notifySafely, type ApprovalNotifier } from "./notifier.js";
+import type { ApprovalPolicy } from "./policy.js";
+import { assertRequestId, type ApprovalStore } from "./store.js";
+import type {
+  ApprovalRequest,
+  Identity,
+  JsonPatchOp,
+  MessageRef,
+  RemoveFinalizerAction,
+  VoteDecision,
+} from "./types.js";
+import { describeTarget, newRequestId } from "./types.js";
+
+/** Puts the execution of an approved request on the actions queue (idempotent per request). */
+export type EnqueueExecution = (request: ApprovalRequest) => Promise<void>;
+
+export interface ApprovalWorkflowDeps {
+  readonly store: ApprovalStore;
+  readonly policy: ApprovalPolicy;
+  readonly audit: AuditLog;
+  readonly kube: KubePort;
+  readonly enqueueExecution: EnqueueExecution;
+  readonly now: () => Date;
+  /** Approvals needed besides the requester (config `approvalsRequired`). */
+  readonly approvalsRequired: number;
+  /** Config `requestTtlSeconds`. */
+  readonly requestTtlSeconds: number;
+  readonly notifier?: ApprovalNotifier;
+  readonly log?: Logger;
+  /** Id generator; the default is 128 random bits. */
+  readonly newId?: () => string;
+}
+
+export interface FinalizerRemovalInput {
+  readonly type: ResourceType;
+  readonly namespace: string;
+  readonly name: string;
+  /** Remove only this finalizer; all of them when absent. */
+  readonly finalizer?: string;
+  readonly reason: string;
+  readonly evidence?: readonly string[];
+  readonly cleanupPlan?: readonly string[];
+  readonly requester: Identity;
+  readonly channelId: string;
+}
+
+export interface VoteResult {
+  readonly request: ApprovalRequest;
+  /** True when this vote moved the request to APPROVED or DENIED. */
+  readonly transitioned: boolean;
+}
+
+/** The JSON patch that removes `remove` from an object pinned at `precondition`. */
+export function buildFinalizerPatch(
+  precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
+  remove: readonly string[],
+): JsonPatchOp[] {
+  const remaining = precondition.finalizers.filter((f) => !remove.includes(f));
+  return [
+    { op: "test", path: "/metadata/resourceVersion", value: precondition.resourceVersion },
+    { op: "test", path: "/metadata/finalizers", value: [...precondition.finalizers] },
+    remaining.length === 0
+      ? { op: "remove", path: "/metadata/finalizers" }
+      : { op: "replace", path: "/metadata/finalizers", value: remaining },
+  ];
+}
+
+function userActor(identity: Identity): AuditActor {
+  return { kind: "user", userId: identity.userId, teamId: identity.teamId };
+}
+
+export class ApprovalWorkflow {
+  public constructor(private readonly deps: ApprovalWorkflowDeps) {}
+
+  /**
+   * Create a request to remove finalizers from one object. The object must exist and carry the
+   * finalizer; its resourceVersion and finalizer list are frozen into the request.
+   */
+  public async requestFinalizerRemoval(input: FinalizerRemovalInput): Promise<ApprovalRequest> {
+    const { policy, kube, store, now } = this.deps;
+    policy.assertMayRequest(input.channelId);
+    assertNamespaceName(input.namespace);
+    assertObjectName(input.name);
+    const reason = input.reason.trim();
+    if (reason.length === 0) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        'Say why: add --reason "…" (cause confirmed, recovery first).',
+      );
+    }
+    await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
+
+    const object = await kube.getObject(input.type, input.namespace, input.name);
+    const what = `${input.type.kind} ${input.namespace}/${input.name}`;
+    if (!object) {
+      throw new UnstuckError(ErrorCode.NotFound, `${what} does not exist, so there is nothing to approve.`, {
+        namespace: input.namespace,
+        name: input.name,
+        resource: input.type.resource,
+      });
+    }
+    if (object.finalizers.length === 0) {
+      throw new UnstuckError(ErrorCode.BadInput, `${what} has no finalizers; nothing blocks its deletion.`);
+    }
+    if (input.finalizer !== undefined && !object.finalizers.includes(input.finalizer)) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `${what} has no finalizer "${input.finalizer}"; it has [${object.finalizers.join(", ")}].`,
+      );
+    }
+    if (!object.resourceVersion) {
+      throw new UnstuckError(
+        ErrorCode.Upstream,
+        `The API server returned ${what} without a resourceVersion.`,
+      );
+    }
+    const precondition = { resourceVersion: object.resourceVersion, finalizers: [...object.finalizers] };
+    const remove = input.finalizer !== undefined ? [input.finalizer] : [...object.finalizers];
+    const action: RemoveFinalizerAction = {
+      type: "remove-finalizer",
+      target: {
+        apiVersion: input.type.apiVersion,
+        kind: input.type.kind,
+        resource: input.type.resource,
+        group: input.type.group,
+        version: input.type.version,
+        namespace: input.namespace,
+        name: input.name,
+      },
+      precondition,
+      remove,
+      patch: buildFinalizerPatch(precondition, remove),
+    };
+    const created = now();
+    const request = await store.create({
+      id: (this.deps.newId ?? newRequestId)(),
+      action,
+      requester: { userId: input.requester.userId, teamId: input.requester.teamId },
+      channelId: input.channelId,
+      reason,
+      evidence: [...(input.evidence ?? [])],
+      cleanupPlan: [...(input.cleanupPlan ?? [])],
+      createdAt: created.toISOString(),
+      expiresAt: new Date(created.getTime() + this.deps.requestTtlSeconds * 1000).toISOString(),
+      approvalsRequired: this.deps.approvalsRequired,
+    });
+    await this.audit(request, userActor(input.requester), "request.created", undefined, "PENDING", reason);
+    return request;
+  }
+
+  /** Remember the Slack message that shows the request, so later transitions can update it. */
+  public async attachMessage(requestId: string, message: MessageRef): Promise<void> {
+    if (!(await this.deps.store.setMessage(requestId, message))) throw this.unknown(requestId);
+  }
+
+  /** Approve or deny. Throws a coded error (NotApprover, SelfApproval, AlreadyVoted, …) when refused. */
+  public async vote(requestId: string, voter: Identity, decision: VoteDecision): Promise<VoteResult> {
+    const { store, policy, now } = this.deps;
+    assertRequestId(requestId);
+    const before = await store.get(requestId);
+    if (!before) throw this.unknown(requestId);
+    await policy.assertMayVote(voter, before);
+    const outcome = await store.vote(requestId, voter, decision, now());
+    const after = (await store.get(requestId)) ?? before;
+    switch (outcome.status) {
+      case "NOT_FOUND":
+        throw this.unknown(requestId);
+      case "SELF_APPROVAL":
+        throw new UnstuckError(
+          ErrorCode.SelfApproval,
+          "You made this request, so someone else has to approve it.",
+        );
+      case "ALREADY_VOTED":
+        throw new UnstuckError(ErrorCode.AlreadyVoted, "You have already voted on this request.");
+      case "INVALID_STATE":
+        throw new UnstuckError(
+          ErrorCode.InvalidState,
+          `This request is already ${outcome.state}; votes are closed.`,
+          {
+            state: outcome.state,
+          },
+        );
+      case "EXPIRED":
+        if (outcome.transitioned) await this.expired(after);
+        throw new UnstuckError(
+          ErrorCode.Expired,
+          "This request expired before your vote; ask for a new one.",
+        );
+      case "OK":
+        break;
+    }
+    const actor = userActor(voter);
+    await this.audit(
+      after,
+      actor,
+      `vote.${decision}`,
+      "PENDING",
+      outcome.state || undefined,
+      `${outcome.approvals}/${after.approvalsRequired} approvals`,
+    );
+    if (outcome.transitioned && outcome.state === "APPROVED") {
+      await this.deps.enqueueExecution(after);
+      await this.audit(
+        after,
+        { kind: "system", component: "workflow" },
+        "execution.enqueued",
+        "APPROVED",
+        "APPROVED",
+      );
+    }
+    const verb = decision === "approve" ? "approved" : "denied";
+    const tail = outcome.state === "PENDING" ? ` (${outcome.approvals}/${after.approvalsRequired})` : "";
+    await notifySafely(this.deps.notifier, this.deps.log, after, `<@${voter.userId}> ${verb}${tail}.`);
+    return { request: after, transitioned: outcome.transitioned };
+  }
+
+  /** Cancel a pending request; only the requester may. */
+  public async cancel(requestId: string, actor: Identity): Promise<ApprovalRequest> {
+    const { store, now } = this.deps;
+    assertRequestId(requestId);
+    const outcome = await store.cancel(requestId, actor, now());
+    const request = await store.get(requestId);
+    if (outcome.status === "NOT_FOUND" || !request) throw this.unknown(requestId);
+    switch (outcome.status) {
+      case "NOT_REQUESTER":
+        throw new UnstuckError(ErrorCode.Forbidden, "Only the person who made the request can cancel it.", {
+          action: "cancel",
+        });
+      case "INVALID_STATE":
+        throw new UnstuckError(ErrorCode.InvalidState, `This request is already ${outcome.state}.`, {
+          state: outcome.state,
+        });
+      case "EXPIRED":
+        await this.expired(request);
+        throw new UnstuckError(ErrorCode.Expired, "This request had already expired.");
+      case "OK":
+        break;
+    }
+    await this.audit(request, userActor(actor), "request.cancelled", "PENDING", "CANCELLED");
+    await notifySafely(
+      this.deps.notifier,
+      this.deps.log,
+      request,
+      `<@${actor.userId}> cancelled the request.`,
+    );
+    return request;
+  }
+
+  /** Expire every overdue pending request; returns them so the caller can update their messages. */
+  public async expireDue(): Promise<ApprovalRequest[]> {
+    const ids = await this.deps.store.expireDue(this.deps.now());
+    const out: ApprovalRequest[] = [];
+    for (const id of ids) {
+      const request = await this.deps.store.get(id);
+      if (!request) continue;
+      await this.expired(request);
+      out.push(request);
+    }
+    return out;
+  }
+
+  /** Pending, unexpired requests, soonest expiry first. */
+  public async listPending(page: { offset?: number; limit?: number } = {}): Promise<ApprovalRequest[]> {
+    return this.deps.store.listPending(this.deps.now(), page);
+  }
+
+  public async get(requestId: string): Promise<ApprovalRequest> {
+    const request = await this.deps.store.get(requestId);
+    if (!request) throw this.unknown(requestId);
+    return request;
+  }
+
+  private async expired(request: ApprovalRequest): Promise<void> {
+    await this.audit(
+      request,
+      { kind: "system", component: "expiry" },
+      "request.expired",
+      "PENDING",
+      "EXPIRED",
+    );
+    await notifySafely(
+      this.deps.notifier,
+      this.deps.log,
+      request,
+      "The request expired without enough approvals.",
+    );
+  }
+
+  private unknown(requestId: string): UnstuckError {
+    return new UnstuckError(ErrorCode.NotFound, "No such approval request (it may have been cleaned up).", {
+      requestId: requestId.slice(0, 64),
+    });
+  }
+
+  private async audit(
+    request: ApprovalRequest,
+    actor: AuditActor,
+    event: string,
+    before: string | undefined,
+    after: string | undefined,
+    result?: string,
+  ): Promise<void> {
+    await this.deps.audit.append({
+      at: this.deps.now().toISOString(),
+      actor,
+      event,
+      requestId: request.id,
+      action: request.action.type,
+      target: describeTarget(request.action.target),
+      ...(before ? { before } : {}),
+      ...(after ? { after } : {}),
+      ...(result ? { result } : {}),
+    });
+  }
+}

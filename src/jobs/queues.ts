@@ -1,0 +1,80 @@
+/**
+ * The two BullMQ queues: `actions` (approved changes, run once) and `waits` (delayed checks that
+ * hold no worker while waiting). Every key lives under one BullMQ prefix per environment, so
+ * staging, production and each test never share a queue.
+ */
+import { Queue, type ConnectionOptions } from "bullmq";
+import type { ApprovalRequest } from "../approvals/types.js";
+import type { EnqueueExecution } from "../approvals/workflow.js";
+
+export const QueueName = { Actions: "actions", Waits: "waits" } as const;
+export type QueueName = (typeof QueueName)[keyof typeof QueueName];
+
+export const JobName = { RemoveFinalizer: "remove-finalizer", NamespaceGone: "ns-gone" } as const;
+export type JobName = (typeof JobName)[keyof typeof JobName];
+
+export interface QueueSetup {
+  /** An ioredis instance (with `maxRetriesPerRequest: null`) or connection options. */
+  readonly connection: ConnectionOptions;
+  /** BullMQ key prefix, e.g. `unstuck:bull`; unique per environment (and per test). */
+  readonly prefix: string;
+}
+
+export interface Queues {
+  readonly actions: Queue;
+  readonly waits: Queue;
+  close(): Promise<void>;
+}
+
+export function createQueues(setup: QueueSetup): Queues {
+  const actions = new Queue(QueueName.Actions, { connection: setup.connection, prefix: setup.prefix });
+  const waits = new Queue(QueueName.Waits, { connection: setup.connection, prefix: setup.prefix });
+  return {
+    actions,
+    waits,
+    async close() {
+      await Promise.all([actions.close(), waits.close()]);
+    },
+  };
+}
+
+/**
+ * A job id made from what the job does, so a repeated enqueue (a retried click, a restarted
+ * process) collapses into the existing job. BullMQ 5 rejects ':' in custom ids (it reserves the
+ * form `a:b:c` for legacy repeatable jobs), so parts are joined with '.', which neither request ids
+ * nor namespace names contain; any ':' inside a part is replaced.
+ */
+export function jobId(...parts: readonly string[]): string {
+  return parts.map((p) => p.replaceAll(":", "_")).join(".");
+}
+
+export function executionJobId(requestId: string): string {
+  return jobId(JobName.RemoveFinalizer, requestId);
+}
+
+/** Data of an execution job: only the id; the plan itself is read from the store. */
+export interface ExecutionJobData {
+  readonly requestId: string;
+}
+
+export interface ExecutionRetry {
+  /** Attempts before a transient failure becomes FAILED (default 5). */
+  readonly attempts?: number;
+  /** First backoff delay in ms, doubled each retry (default 2000). */
+  readonly backoffMs?: number;
+}
+
+/** The `enqueueExecution` the workflow needs, bound to the actions queue. */
+export function executionEnqueuer(actions: Queue, retry: ExecutionRetry = {}): EnqueueExecution {
+  return async (request: ApprovalRequest) => {
+    const data: ExecutionJobData = { requestId: request.id };
+    await actions.add(request.action.type, data, {
+      jobId: executionJobId(request.id),
+      attempts: retry.attempts ?? 5,
+      backoff: { type: "exponential", delay: retry.backoffMs ?? 2000 },
+      // Kept a day so a duplicate enqueue within that window still finds the job and collapses.
+      removeOnComplete: { age: 86_400 },
+      removeOnFail: { age: 7 * 86_400 },
+    });
+  };
+}

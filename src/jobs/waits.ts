@@ -1,0 +1,160 @@
+/**
+ * Wait jobs. A wait checks once; if the condition is not met it moves itself back to the delayed
+ * set (`job.moveToDelayed` + `DelayedError`) and frees the worker, so a thousand waits cost Redis
+ * entries, not worker slots. Each wait owns one status message in the incident thread: posted on
+ * the first check, edited on every later one, and ending with the result.
+ */
+import { DelayedError, type Job, type Queue } from "bullmq";
+import { isPermanent, toUserError } from "../errors.js";
+import type { KubePort } from "../kube/port.js";
+import type { Logger } from "../log.js";
+import { JobName, jobId } from "./queues.js";
+
+/** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
+export interface ThreadReporter {
+  post(channel: string, threadTs: string, text: string): Promise<{ ts: string }>;
+  update(channel: string, ts: string, text: string): Promise<void>;
+}
+
+/** Lines naming what still blocks a namespace, e.g. `Ingress myapp/x (ingress.k8s.aws/resources)`. */
+export type DescribeBlockers = (namespace: string) => Promise<readonly string[]>;
+
+export interface NamespaceGoneData {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly channel: string;
+  readonly threadTs: string;
+  /** Epoch ms after which the wait gives up and reports what still blocks. */
+  readonly deadline: number;
+  readonly intervalMs: number;
+  /** The status message, once posted. */
+  readonly statusTs?: string;
+  readonly checks: number;
+}
+
+export interface NamespaceGoneResult {
+  readonly outcome: "gone" | "timed-out";
+  readonly checks: number;
+  readonly text: string;
+}
+
+export interface WaitDeps {
+  readonly kube: KubePort;
+  readonly reporter: ThreadReporter;
+  readonly describeBlockers: DescribeBlockers;
+  readonly now: () => Date;
+  readonly log?: Logger;
+}
+
+export function namespaceGoneJobId(cluster: string, namespace: string): string {
+  return jobId(JobName.NamespaceGone, cluster, namespace);
+}
+
+export interface NamespaceGoneRequest {
+  readonly cluster: string;
+  readonly namespace: string;
+  readonly channel: string;
+  readonly threadTs: string;
+  /** How long to wait in total. */
+  readonly timeoutMs: number;
+  /** Pause between checks (default 15 s, the namespace controller's own requeue period). */
+  readonly intervalMs?: number;
+}
+
+/**
+ * Start a "namespace gone" wait; the first check runs at once. A second request for the same
+ * cluster and namespace while one is running joins it (same job id) instead of adding another.
+ */
+export async function enqueueNamespaceGone(
+  waits: Queue,
+  request: NamespaceGoneRequest,
+  now: Date,
+): Promise<string> {
+  const id = namespaceGoneJobId(request.cluster, request.namespace);
+  const data: NamespaceGoneData = {
+    cluster: request.cluster,
+    namespace: request.namespace,
+    channel: request.channel,
+    threadTs: request.threadTs,
+    deadline: now.getTime() + request.timeoutMs,
+    intervalMs: request.intervalMs ?? 15_000,
+    checks: 0,
+  };
+  await waits.add(JobName.NamespaceGone, data, {
+    jobId: id,
+    // A finished wait is removed, so the same namespace can be waited on again later.
+    removeOnComplete: true,
+    removeOnFail: { age: 86_400 },
+    attempts: 3,
+    backoff: { type: "exponential", delay: 5000 },
+  });
+  return id;
+}
+
+function clock(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
+}
+
+function blockersText(blockers: readonly string[]): string {
+  if (blockers.length === 0) return "no blocking objects found yet (content may still be deleting)";
+  const shown = blockers.slice(0, 5).join(", ");
+  const more = blockers.length > 5 ? `, and ${blockers.length - 5} more` : "";
+  return `${blockers.length} blocker${blockers.length === 1 ? "" : "s"} left: ${shown}${more}`;
+}
+
+/**
+ * One check of a "namespace gone" wait. Completes with the result, or re-schedules itself and
+ * throws `DelayedError` (which tells the BullMQ worker the job was moved, not failed).
+ */
+export async function checkNamespaceGone(
+  job: Job<NamespaceGoneData, NamespaceGoneResult>,
+  token: string | undefined,
+  deps: WaitDeps,
+): Promise<NamespaceGoneResult> {
+  const data = job.data;
+  const now = deps.now().getTime();
+  const checks = data.checks + 1;
+  const ns = data.namespace;
+
+  let text: string;
+  let result: NamespaceGoneResult | undefined;
+  try {
+    const snapshot = await deps.kube.getNamespace(ns);
+    if (snapshot === null) {
+      text = `✅ Namespace ${ns} is gone: deletion finished (confirmed on check ${checks}).`;
+      result = { outcome: "gone", checks, text };
+    } else {
+      const phase =
+        snapshot.phase === "Terminating" ? "still Terminating" : `${snapshot.phase}, not being deleted`;
+      const blockers = blockersText(await deps.describeBlockers(ns));
+      if (now >= data.deadline) {
+        text = `⌛ Namespace ${ns} is ${phase} at the deadline (${clock(data.deadline)}); ${blockers}.`;
+        result = { outcome: "timed-out", checks, text };
+      } else {
+        text = `⏳ Namespace ${ns} is ${phase}, ${blockers}. (check ${checks}, next at ${clock(now + data.intervalMs)}, gives up at ${clock(data.deadline)})`;
+      }
+    }
+  } catch (err) {
+    if (isPermanent(err)) throw err;
+    // A flaky read is not an answer: say so and keep waiting until the deadline.
+    const { message } = toUserError(err);
+    if (now >= data.deadline) {
+      text = `⌛ Namespace ${ns}: could not confirm deletion by the deadline (${clock(data.deadline)}); last check failed: ${message}`;
+      result = { outcome: "timed-out", checks, text };
+    } else {
+      text = `⏳ Namespace ${ns}: check ${checks} could not read the cluster (${message}); retrying at ${clock(now + data.intervalMs)}.`;
+    }
+  }
+
+  const statusTs = await report(deps.reporter, data, text);
+  if (result) return result;
+  await job.updateData({ ...data, checks, statusTs });
+  await job.moveToDelayed(now + data.intervalMs, token);
+  throw new DelayedError();
+}
+
+async function report(reporter: ThreadReporter, data: NamespaceGoneData, text: string): Promise<string> {
+  if (data.statusTs === undefined) return (await reporter.post(data.channel, data.threadTs, text)).ts;
+  await reporter.update(data.channel, data.statusTs, text);
+  return data.statusTs;
+}

@@ -1,0 +1,95 @@
+/**
+ * Worker factories for the two queues. Processors translate our coded errors into BullMQ's
+ * vocabulary: a permanent error becomes `UnrecoverableError` (no retry), anything else is thrown
+ * as is and retried with backoff.
+ */
+import { randomUUID } from "node:crypto";
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
+import {
+  executeRemoveFinalizer,
+  type ExecutionOutcome,
+  type RemoveFinalizerDeps,
+} from "../actions/remove-finalizer.js";
+import { isPermanent, toUserError } from "../errors.js";
+import { JobName, QueueName, type ExecutionJobData } from "./queues.js";
+import {
+  checkNamespaceGone,
+  type NamespaceGoneData,
+  type NamespaceGoneResult,
+  type WaitDeps,
+} from "./waits.js";
+
+export interface WorkerSetup {
+  readonly connection: ConnectionOptions;
+  /** BullMQ key prefix; the same one the queues use. */
+  readonly prefix: string;
+  readonly concurrency?: number;
+  /**
+   * How long a job's lock lives without renewal. A worker that dies loses its jobs after this
+   * long; the stalled-job check then re-delivers them. BullMQ's default is 30 s.
+   */
+  readonly lockDuration?: number;
+  /** How often this worker looks for stalled jobs (default 30 s). */
+  readonly stalledInterval?: number;
+  /** Do not start processing until `worker.run()` (tests attach listeners first). */
+  readonly autorun?: boolean;
+}
+
+function workerOptions(setup: WorkerSetup) {
+  return {
+    connection: setup.connection,
+    prefix: setup.prefix,
+    concurrency: setup.concurrency ?? 1,
+    autorun: setup.autorun ?? true,
+    ...(setup.lockDuration !== undefined ? { lockDuration: setup.lockDuration } : {}),
+    ...(setup.stalledInterval !== undefined ? { stalledInterval: setup.stalledInterval } : {}),
+  };
+}
+
+function unrecoverable(err: unknown): never {
+  if (isPermanent(err)) throw new UnrecoverableError(toUserError(err).message);
+  throw err;
+}
+
+/** Runs approved actions; each job claims its request, so a duplicate delivery does nothing twice. */
+export function createActionsWorker(
+  setup: WorkerSetup,
+  deps: RemoveFinalizerDeps,
+): Worker<ExecutionJobData, ExecutionOutcome> {
+  return new Worker<ExecutionJobData, ExecutionOutcome>(
+    QueueName.Actions,
+    async (job: Job<ExecutionJobData, ExecutionOutcome>) => {
+      if (job.name !== JobName.RemoveFinalizer)
+        throw new UnrecoverableError(`unknown action job "${job.name}"`);
+      const attempts = job.opts.attempts ?? 1;
+      try {
+        return await executeRemoveFinalizer(deps, job.data.requestId, {
+          token: randomUUID(),
+          finalAttempt: job.attemptsMade + 1 >= attempts,
+        });
+      } catch (err) {
+        return unrecoverable(err);
+      }
+    },
+    workerOptions(setup),
+  );
+}
+
+/** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
+export function createWaitsWorker(
+  setup: WorkerSetup,
+  deps: WaitDeps,
+): Worker<NamespaceGoneData, NamespaceGoneResult> {
+  return new Worker<NamespaceGoneData, NamespaceGoneResult>(
+    QueueName.Waits,
+    async (job: Job<NamespaceGoneData, NamespaceGoneResult>, token?: string) => {
+      if (job.name !== JobName.NamespaceGone) throw new UnrecoverableError(`unknown wait job "${job.name}"`);
+      try {
+        return await checkNamespaceGone(job, token, deps);
+      } catch (err) {
+        return unrecoverable(err);
+      }
+    },
+    workerOptions(setup),
+  );
+}
