@@ -10,7 +10,7 @@
  * legacy verification `token`) and Bolt's `context` (which carries the bot token) are never logged.
  */
 import { randomUUID } from "node:crypto";
-import type { AllMiddlewareArgs, Context, Middleware, RespondFn } from "@slack/bolt";
+import type { Middleware, RespondFn } from "@slack/bolt";
 import type { Actor } from "../../commands/types.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -146,7 +146,7 @@ export function channelRefusal(channelId: string | undefined): string {
 }
 
 /** The scope {@link requestScope} attached; throws if a listener was registered without it. */
-export function scopeOf(context: Context | AllMiddlewareArgs["context"]): RequestScope {
+export function scopeOf(context: Readonly<Record<string, unknown>>): RequestScope {
   const scope = context[SCOPE_KEY] as RequestScope | undefined;
   if (scope === undefined) {
     throw new UnstuckError(
