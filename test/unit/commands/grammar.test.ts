@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { defaultRegistry } from "../../../commands/index.js";
+import { tokenize } from "../../../commands/grammar.js";
+import { ErrorCode, UnstuckError } from "../../../src/errors.js";
+
+describe("tokenize", () => {
+  it("splits on spaces and groups quotes, including Slack's smart quotes", () => {
+    expect(tokenize(`finalize ingress/x -n myapp --reason "cause confirmed"`)).toEqual([
+      "finalize",
+      "ingress/x",
+      "-n",
+      "myapp",
+      "--reason",
+      "cause confirmed",
+    ]);
+    expect(tokenize("a \u201Cb c\u201D")).toEqual(["a", "b c"]);
+  });
+
+  it("rejects an unclosed quote", () => {
+    expect(() => tokenize('a "b')).toThrow(UnstuckError);
+  });
+});
+
+describe("registry", () => {
+  const registry = defaultRegistry();
+
+  it("routes the long form and the short form to the same command", () => {
+    expect(registry.parse("ns myapp")).toEqual(registry.parse("diagnose namespace myapp"));
+    expect(registry.parse("ns myapp").input).toEqual({ namespace: "myapp" });
+  });
+
+  it.each([["My_App"], ["-bad"], ["a".repeat(64)], ["ns.with.dots"]])(
+    "refuses the invalid name %s",
+    (name) => {
+      try {
+        registry.parse(`ns ${name}`);
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(UnstuckError);
+        expect(
+          (err as UnstuckError).code === ErrorCode.InvalidName ||
+            (err as UnstuckError).code === ErrorCode.BadInput,
+        ).toBe(true);
+      }
+    },
+  );
+
+  it("names what is missing or unexpected", () => {
+    expect(() => registry.parse("ns")).toThrow(/Missing <namespace>/);
+    expect(() => registry.parse("ns a b")).toThrow(/Unexpected argument "b"/);
+    expect(() => registry.parse("ns a --bogus")).toThrow(/Unknown option --bogus/);
+  });
+
+  it("answers an unknown command with an error and the help", async () => {
+    const result = await registry.dispatch("frobnicate", {
+      actor: { userId: "U1", teamId: "T1", surface: "cli" },
+      services: { kube: {} as never, now: () => new Date(), log: { error: () => undefined } as never },
+    });
+    expect(result.type).toBe("error");
+    if (result.type !== "error") return;
+    expect(result.error.code).toBe(ErrorCode.UnknownCommand);
+    expect(result.help?.entries.map((e) => e.usage.split(" ")[0])).toContain("ns");
+  });
+
+  it("generates help from the same declarations the parser uses", () => {
+    const help = registry.help("/unstuck");
+    const ns = help.entries.find((e) => e.usage.startsWith("ns "));
+    expect(ns?.usage).toBe("ns <namespace>");
+    expect(ns?.aliases).toContain("diagnose namespace");
+    // every example in the help parses
+    for (const e of help.entries) for (const ex of e.examples) expect(() => registry.parse(ex)).not.toThrow();
+  });
+});
