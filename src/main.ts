@@ -1,0 +1,61 @@
+/**
+ * Composition root: configuration → clients → Bolt app (and, with approvals, queues and
+ * workers). `npm start`.
+ */
+import { defaultRegistry } from "../commands/index.js";
+import { loadConfig, type Config } from "./config.js";
+import { toUserError } from "./errors.js";
+import { createLogger } from "./log.js";
+import { createServices } from "./services.js";
+import { createSlackApp } from "./slack/app.js";
+
+/** The message for a machine with no Slack credentials: which variables, and what each is for. */
+export function missingSlackMessage(config: Config): string {
+  return [
+    `unstuck: Slack is not configured — missing ${config.missingSlack.join(", ")}.`,
+    "",
+    "Set these to run the bot:",
+    "  SLACK_BOT_TOKEN        xoxb-… bot token of the Slack app (deploy/slack-app-manifest.yaml)",
+    "  SLACK_SIGNING_SECRET   the app's signing secret (HTTP mode, requests to PORT at /slack/events)",
+    "  SLACK_APP_TOKEN        optional xapp-… token: Socket Mode instead of HTTP",
+    "  KUBECONFIG             optional; in-cluster configuration or ~/.kube/config otherwise",
+    "",
+    "Without Slack, the same commands run from a terminal: npm run --silent unstuck -- help",
+  ].join("\n");
+}
+
+async function main(): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
+    return 2;
+  }
+  if (!config.slack) {
+    process.stderr.write(`${missingSlackMessage(config)}\n`);
+    return 2;
+  }
+  const log = createLogger({ level: config.logLevel });
+  const services = createServices(config, log);
+  const slack = createSlackApp({ config, registry: defaultRegistry(config.command), services, log });
+  const { port } = await slack.start();
+  log.info({ mode: slack.mode, port }, "unstuck is running");
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      log.info({ signal }, "shutting down");
+      slack.stop().then(resolve, (err: unknown) => {
+        log.error({ err }, "error while stopping");
+        resolve();
+      });
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+  return 0;
+}
+
+process.exitCode = await main().catch((err: unknown) => {
+  process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
+  return 1;
+});
