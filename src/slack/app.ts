@@ -154,6 +154,7 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
 
   const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());
 
+  let running = false;
   return {
     app,
     actions,
@@ -162,15 +163,20 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
       const who = await verifyToken();
       if (mode === "socket") {
         await app.start();
+        running = true;
         log.info({ mode, botUserId: who.botUserId, teamId: who.teamId }, "slack app connected");
         return config.port !== 0 ? { port: config.port } : {};
       }
       const server = (await app.start(config.port)) as Server;
+      running = true;
       const port = (server.address() as AddressInfo).port;
       log.info({ mode, port, path: SLACK_EVENTS_PATH, botUserId: who.botUserId }, "slack app listening");
       return { port };
     },
     async stop() {
+      // Shutdown paths (signal handlers, test teardown) may call this twice or before start.
+      if (!running) return;
+      running = false;
       await app.stop();
     },
   };
