@@ -49,6 +49,8 @@ export interface HarnessOptions {
   readonly kube?: KubePort;
   readonly clock?: TestClock;
   readonly ttlSeconds?: number;
+  /** Key prefix for everything the test writes (default: a fresh unique one). */
+  readonly prefix?: string;
 }
 
 export interface Harness {
@@ -68,7 +70,7 @@ export interface Harness {
 
 export function createHarness(options: HarnessOptions = {}): Harness {
   const redis = connect();
-  const prefix = uniquePrefix("approvals");
+  const prefix = options.prefix ?? uniquePrefix("approvals");
   const clock = options.clock ?? new TestClock();
   const fake = new FakeKube();
   const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals` });

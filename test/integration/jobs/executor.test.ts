@@ -1,0 +1,275 @@
+import { randomUUID } from "node:crypto";
+import type { Job, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { executeRemoveFinalizer, type ExecutionOutcome } from "../../../src/actions/remove-finalizer.js";
+import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import { ErrorCode, UnstuckError } from "../../../src/errors.js";
+import type { KubePort } from "../../../src/kube/port.js";
+import { createQueues, executionEnqueuer, executionJobId, type Queues } from "../../../src/jobs/queues.js";
+import { createActionsWorker } from "../../../src/jobs/workers.js";
+import type { ExecutionJobData } from "../../../src/jobs/queues.js";
+import { FakeKube, INGRESS } from "../approvals/helpers/fake-kube.js";
+import {
+  alice,
+  bob,
+  carol,
+  createHarness,
+  dave,
+  requestRemoval,
+  seedIngress,
+  type Harness,
+} from "../approvals/helpers/harness.js";
+import { connect, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+
+interface Rig {
+  h: Harness;
+  queues: Queues;
+  bullConnection: Redis;
+  startWorker(kube?: KubePort): Worker<ExecutionJobData, ExecutionOutcome>;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+function rig(options: { approvalsRequired?: number; attempts?: number; fake?: FakeKube } = {}): Rig {
+  const prefix = uniquePrefix("jobs");
+  const bullConnection = connect();
+  const queues = createQueues({ connection: bullConnection, prefix: `${prefix}:bull` });
+  const h = createHarness({
+    prefix,
+    approvalsRequired: options.approvalsRequired ?? 1,
+    enqueue: executionEnqueuer(queues.actions, { attempts: options.attempts ?? 3, backoffMs: 20 }),
+  });
+  const workers: Worker[] = [];
+  cleanups.push(async () => {
+    await Promise.all(workers.map((w) => w.close()));
+    await queues.close();
+    await bullConnection.quit();
+    await h.close();
+  });
+  return {
+    h,
+    queues,
+    bullConnection,
+    startWorker(kube?: KubePort) {
+      const worker = createActionsWorker(
+        { connection: bullConnection, prefix: `${prefix}:bull` },
+        { store: h.store, kube: kube ?? h.fake, audit: h.audit, now: () => new Date(), notifier: h.notifier },
+      );
+      workers.push(worker);
+      return worker;
+    },
+  };
+}
+
+async function settled(h: Harness, id: string): Promise<ApprovalRequest> {
+  return eventually(
+    async () => {
+      const r = await h.store.get(id);
+      return r && ["DONE", "FAILED", "STALE"].includes(r.state) ? r : undefined;
+    },
+    15_000,
+    `request ${id} to finish`,
+  );
+}
+
+async function failedJob(r: Rig, id: string): Promise<Job> {
+  return eventually(
+    async () => {
+      const job = await r.queues.actions.getJob(executionJobId(id));
+      return job && (await job.isFailed()) ? job : undefined;
+    },
+    15_000,
+    "the job to fail",
+  );
+}
+
+describe("remove-finalizer execution", () => {
+  it("applies the approved patch once and records DONE", async () => {
+    const r = rig();
+    r.startWorker();
+    seedIngress(r.h, ["ingress.k8s.aws/resources", "example.com/keep"]);
+    const req = await requestRemoval(r.h, alice, { finalizer: "ingress.k8s.aws/resources" });
+    await r.h.workflow.vote(req.id, bob, "approve");
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("DONE");
+    expect(done.result?.finalizersAfter).toEqual(["example.com/keep"]);
+    expect(r.h.fake.applied).toHaveLength(1);
+    expect(r.h.fake.peek(INGRESS, "myapp", "myapp-worker-ingress")?.finalizers).toEqual(["example.com/keep"]);
+    const events = (await r.h.audit.forRequest(req.id)).map((e) => `${e.event}:${e.after ?? ""}`);
+    expect(events).toEqual([
+      "request.created:PENDING",
+      "vote.approve:APPROVED",
+      "execution.enqueued:APPROVED",
+      "execution.claimed:EXECUTING",
+      "execution.done:DONE",
+    ]);
+    await eventually(() => (r.h.notifier.updates.at(-1)?.state === "DONE" ? true : undefined));
+    expect(r.h.notifier.replies.at(-1)).toContain("Removed [ingress.k8s.aws/resources]");
+  });
+
+  it("marks STALE and patches nothing when the object changed after approval", async () => {
+    const r = rig();
+    const before = seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    await r.h.workflow.vote(req.id, bob, "approve");
+    const after = r.h.fake.edit(INGRESS, "myapp", "myapp-worker-ingress", [
+      "ingress.k8s.aws/resources",
+      "example.com/new",
+    ]);
+    r.startWorker();
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("STALE");
+    expect(done.result?.message).toContain(
+      `resourceVersion ${before.resourceVersion} → ${after.resourceVersion}`,
+    );
+    expect(done.result?.message).toContain(
+      "finalizers [ingress.k8s.aws/resources] → [ingress.k8s.aws/resources, example.com/new]",
+    );
+    expect(r.h.fake.patchRequests).toBe(0);
+  });
+
+  it("marks STALE when the object is gone", async () => {
+    const r = rig();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    await r.h.workflow.vote(req.id, bob, "approve");
+    r.h.fake.deleteObject(INGRESS, "myapp", "myapp-worker-ingress");
+    r.startWorker();
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("STALE");
+    expect(done.result?.message).toContain("object is gone");
+  });
+
+  it("marks STALE when the object changes between the check and the patch (API test op fails)", async () => {
+    const r = rig();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    await r.h.workflow.vote(req.id, bob, "approve");
+    const fake = r.h.fake;
+    // A controller writes to the object right after the executor read it.
+    const racing: KubePort = {
+      getNamespace: (n) => fake.getNamespace(n),
+      discover: () => fake.discover(),
+      listObjects: () => fake.listObjects(),
+      listDeployments: () => fake.listDeployments(),
+      listPods: () => fake.listPods(),
+      podLog: () => fake.podLog(),
+      listEvents: () => fake.listEvents(),
+      removeFinalizers: (...args) => fake.removeFinalizers(...args),
+      getObject: async (...args) => {
+        const obj = await fake.getObject(...args);
+        fake.edit(INGRESS, "myapp", "myapp-worker-ingress");
+        return obj;
+      },
+    };
+    r.startWorker(racing);
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("STALE");
+    expect(done.result?.message).toContain("between the check and the patch");
+    expect(fake.patchRequests).toBe(1);
+    expect(fake.applied).toHaveLength(0);
+  });
+
+  it("retries throttling with backoff and then succeeds", async () => {
+    const r = rig({ attempts: 4 });
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    r.h.fake.failNext("getObject", new UnstuckError(ErrorCode.Throttled, "429"));
+    r.h.fake.failNext("removeFinalizers", new UnstuckError(ErrorCode.Unreachable, "connection reset"));
+    r.startWorker();
+    await r.h.workflow.vote(req.id, bob, "approve");
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("DONE");
+    expect(done.executionAttempts).toBe(3);
+    expect(r.h.fake.applied).toHaveLength(1);
+  });
+
+  it("records FAILED with the reason once retries are exhausted", async () => {
+    const r = rig({ attempts: 2 });
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    r.h.fake.failNext("getObject", new UnstuckError(ErrorCode.Unreachable, "API server unreachable"));
+    r.h.fake.failNext("getObject", new UnstuckError(ErrorCode.Unreachable, "API server unreachable"));
+    r.startWorker();
+    await r.h.workflow.vote(req.id, bob, "approve");
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("FAILED");
+    expect(done.result?.message).toContain("API server unreachable");
+    expect((await failedJob(r, req.id)).attemptsMade).toBe(2);
+    expect(r.h.fake.patchRequests).toBe(0);
+  });
+
+  it("fails permanent errors at once without retrying", async () => {
+    const r = rig({ attempts: 5 });
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    r.h.fake.failNext(
+      "removeFinalizers",
+      new UnstuckError(ErrorCode.Forbidden, "cannot patch ingresses in myapp", { verb: "patch" }),
+    );
+    r.startWorker();
+    await r.h.workflow.vote(req.id, bob, "approve");
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("FAILED");
+    expect(done.result?.message).toContain("cannot patch ingresses");
+    const job = await failedJob(r, req.id);
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toContain("cannot patch ingresses");
+  });
+
+  it("50 concurrent approvals through the real queue produce exactly one patch", async () => {
+    const r = rig({ approvalsRequired: 2 });
+    r.startWorker();
+    r.startWorker();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    const voters = [bob, carol, dave];
+    await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) => r.h.workflow.vote(req.id, voters[i % 3]!, "approve")),
+    );
+    // A retried Slack request enqueueing again must collapse into the same job.
+    await executionEnqueuer(r.queues.actions)((await r.h.store.get(req.id))!);
+    const done = await settled(r.h, req.id);
+    expect(done.state).toBe("DONE");
+    expect(r.h.fake.applied).toHaveLength(1);
+    expect(r.h.fake.patchRequests).toBe(1);
+    expect(
+      await r.queues.actions.getJobCountByTypes("completed", "failed", "active", "wait", "delayed"),
+    ).toBe(1);
+  });
+
+  it("a duplicate delivery after the request finished does nothing", async () => {
+    const r = rig();
+    r.startWorker();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    await r.h.workflow.vote(req.id, bob, "approve");
+    await settled(r.h, req.id);
+    const again = await executeRemoveFinalizer(
+      { store: r.h.store, kube: r.h.fake, audit: r.h.audit, now: () => new Date() },
+      req.id,
+      { token: randomUUID(), finalAttempt: true },
+    );
+    expect(again).toEqual({ kind: "skipped", state: "DONE" });
+    expect(r.h.fake.patchRequests).toBe(1);
+  });
+
+  it("refuses to execute a request that was never approved", async () => {
+    const r = rig();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    await expect(
+      executeRemoveFinalizer(
+        { store: r.h.store, kube: r.h.fake, audit: r.h.audit, now: () => new Date() },
+        req.id,
+        { token: randomUUID(), finalAttempt: true },
+      ),
+    ).rejects.toMatchObject({ code: ErrorCode.InvalidState });
+    expect((await r.h.store.get(req.id))?.state).toBe("PENDING");
+    expect(r.h.fake.patchRequests).toBe(0);
+  });
+});
