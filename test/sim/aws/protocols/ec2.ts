@@ -1,0 +1,567 @@
+/**
+ * EC2 over the `ec2` protocol (API 2016-11-15): form POST in, `<{Op}Response>` without a Result
+ * wrapper out, lower-camel names, lists as `<item>` under `…Set`, errors in `<Response><Errors>`.
+ */
+import { AwsApiError } from "../errors.js";
+import type { AwsWorld, NetworkInterface, SecurityGroup, SecurityGroupRule, Tags } from "../world.js";
+import { escapeXml, writeXml, type XmlValue } from "../xml.js";
+import {
+  decodeToken,
+  encodeToken,
+  formInt,
+  formList,
+  formStructs,
+  wildcard,
+  type ServiceRequest,
+  type ServiceResult,
+  type TrailInfo,
+} from "./common.js";
+
+const NS = "http://ec2.amazonaws.com/doc/2016-11-15/";
+
+/** The ec2-protocol error envelope. */
+export function ec2ErrorBody(err: AwsApiError, requestId: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${escapeXml(err.code)}</Code><Message>${escapeXml(err.message)}</Message></Error></Errors><RequestID>${requestId}</RequestID></Response>`;
+}
+
+function respond(action: string, result: Record<string, XmlValue>, requestId: string): ServiceResult {
+  const inner = Object.entries(result)
+    .map(([k, v]) => writeXml(k, v, () => "item"))
+    .join("");
+  return {
+    body: `<?xml version="1.0" encoding="UTF-8"?>\n<${action}Response xmlns="${NS}"><requestId>${requestId}</requestId>${inner}</${action}Response>`,
+  };
+}
+
+interface Filter {
+  readonly name: string;
+  readonly values: string[];
+}
+
+function filters(form: Map<string, string>): Filter[] {
+  return formStructs(form, "Filter").map((g) => ({
+    name: g.get("Name") ?? "",
+    values: [...g.entries()]
+      .filter(([k]) => /^Value\.\d+$/.test(k))
+      .sort((a, b) => Number(a[0].slice(6)) - Number(b[0].slice(6)))
+      .map(([, v]) => v),
+  }));
+}
+
+function tagValues(tags: Tags, name: string): string[] | undefined {
+  if (name.startsWith("tag:")) {
+    const v = tags[name.slice(4)];
+    return v === undefined ? [] : [v];
+  }
+  if (name === "tag-key") return Object.keys(tags);
+  if (name === "tag-value") return Object.values(tags);
+  return undefined;
+}
+
+/** Every filter must match (AND); within a filter any value may match (OR); values take wildcards. */
+function matches(fs: Filter[], valuesOf: (name: string) => string[] | undefined): boolean {
+  return fs.every((f) => {
+    const vs = valuesOf(f.name);
+    if (vs === undefined) throw new AwsApiError("InvalidParameterValue", `The filter '${f.name}' is invalid`);
+    return f.values.some((pattern) => vs.some((v) => wildcard(pattern, v)));
+  });
+}
+
+function pageEc2<T>(items: T[], form: Map<string, string>, kind: string): { items: T[]; nextToken?: string } {
+  const max = formInt(form, "MaxResults");
+  if (max !== undefined && (max < 5 || max > 1000)) {
+    throw new AwsApiError(
+      "InvalidParameterValue",
+      `Value ( ${max} ) for parameter maxResults is invalid. Parameter must be between 5 and 1000.`,
+    );
+  }
+  const start = decodeToken(
+    form.get("NextToken"),
+    kind,
+    "InvalidPaginationToken",
+    `Invalid pagination token`,
+  );
+  if (max === undefined) return { items: items.slice(start) };
+  const slice = items.slice(start, start + max);
+  return start + max < items.length
+    ? { items: slice, nextToken: encodeToken(start + max, kind) }
+    : { items: slice };
+}
+
+function tagSet(tags: Tags): XmlValue {
+  const entries = Object.entries(tags);
+  return entries.length > 0 ? entries.map(([key, value]) => ({ key, value })) : undefined;
+}
+
+function permissions(world: AwsWorld, rules: SecurityGroupRule[]): XmlValue {
+  const byKey = new Map<string, SecurityGroupRule[]>();
+  for (const r of rules) {
+    const key = `${r.ipProtocol}/${r.fromPort}/${r.toPort}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), r]);
+  }
+  return [...byKey.values()].map((rs) => {
+    const first = rs[0];
+    const all = first?.ipProtocol === "-1";
+    return {
+      ipProtocol: first?.ipProtocol ?? "-1",
+      fromPort: all ? undefined : first?.fromPort,
+      toPort: all ? undefined : first?.toPort,
+      groups: rs
+        .filter((r) => r.referencedGroupId !== undefined)
+        .map((r) => ({ description: r.description, userId: world.accountId, groupId: r.referencedGroupId })),
+      ipRanges: rs
+        .filter((r) => r.cidrIpv4 !== undefined)
+        .map((r) => ({ cidrIp: r.cidrIpv4, description: r.description })),
+      ipv6Ranges: [],
+      prefixListIds: [],
+    };
+  });
+}
+
+function rulesOf(world: AwsWorld, groupId: string, egress: boolean): SecurityGroupRule[] {
+  return [...world.securityGroupRules.values()].filter((r) => r.groupId === groupId && r.isEgress === egress);
+}
+
+function sgXml(world: AwsWorld, sg: SecurityGroup): XmlValue {
+  return {
+    ownerId: sg.ownerId,
+    groupId: sg.id,
+    groupName: sg.name,
+    groupDescription: sg.description,
+    ipPermissions: permissions(world, rulesOf(world, sg.id, false)),
+    ipPermissionsEgress: permissions(world, rulesOf(world, sg.id, true)),
+    vpcId: sg.vpcId,
+    securityGroupArn: `arn:aws:ec2:${world.region}:${world.accountId}:security-group/${sg.id}`,
+    tagSet: tagSet(sg.tags),
+  };
+}
+
+function sgFilterValues(world: AwsWorld, sg: SecurityGroup, name: string): string[] | undefined {
+  const ingress = rulesOf(world, sg.id, false);
+  const egress = rulesOf(world, sg.id, true);
+  const refs = (rs: SecurityGroupRule[]): string[] =>
+    rs.flatMap((r) => (r.referencedGroupId !== undefined ? [r.referencedGroupId] : []));
+  switch (name) {
+    case "group-id":
+      return [sg.id];
+    case "group-name":
+      return [sg.name];
+    case "vpc-id":
+      return [sg.vpcId];
+    case "description":
+      return [sg.description];
+    case "owner-id":
+      return [sg.ownerId];
+    case "ip-permission.group-id":
+      return refs(ingress);
+    case "egress.ip-permission.group-id":
+      return refs(egress);
+    case "ip-permission.cidr":
+      return ingress.flatMap((r) => (r.cidrIpv4 !== undefined ? [r.cidrIpv4] : []));
+    case "egress.ip-permission.cidr":
+      return egress.flatMap((r) => (r.cidrIpv4 !== undefined ? [r.cidrIpv4] : []));
+    case "ip-permission.protocol":
+      return ingress.map((r) => r.ipProtocol);
+    case "ip-permission.from-port":
+      return ingress.map((r) => String(r.fromPort));
+    case "ip-permission.to-port":
+      return ingress.map((r) => String(r.toPort));
+    default:
+      return tagValues(sg.tags, name);
+  }
+}
+
+function ruleXml(world: AwsWorld, r: SecurityGroupRule): XmlValue {
+  return {
+    securityGroupRuleId: r.id,
+    groupId: r.groupId,
+    groupOwnerId: world.accountId,
+    isEgress: r.isEgress,
+    ipProtocol: r.ipProtocol,
+    fromPort: r.fromPort,
+    toPort: r.toPort,
+    cidrIpv4: r.cidrIpv4,
+    referencedGroupInfo:
+      r.referencedGroupId !== undefined
+        ? { groupId: r.referencedGroupId, userId: world.accountId }
+        : undefined,
+    description: r.description,
+    securityGroupRuleArn: `arn:aws:ec2:${world.region}:${world.accountId}:security-group-rule/${r.id}`,
+  };
+}
+
+function eniXml(eni: NetworkInterface, world: AwsWorld): XmlValue {
+  return {
+    networkInterfaceId: eni.id,
+    subnetId: eni.subnetId,
+    vpcId: eni.vpcId,
+    availabilityZone: eni.availabilityZone,
+    description: eni.description,
+    ownerId: eni.ownerId,
+    requesterId: eni.requesterId,
+    requesterManaged: eni.requesterManaged,
+    status: eni.status,
+    macAddress: eni.macAddress,
+    privateIpAddress: eni.privateIpAddress,
+    privateDnsName: `ip-${eni.privateIpAddress.replace(/\./g, "-")}.${world.region}.compute.internal`,
+    sourceDestCheck: true,
+    groupSet: eni.groups.map((g) => ({ groupId: g, groupName: world.securityGroups.get(g)?.name })),
+    attachment:
+      eni.attachment !== undefined
+        ? {
+            attachmentId: eni.attachment.id,
+            instanceId: eni.attachment.instanceId,
+            instanceOwnerId: eni.attachment.instanceOwnerId,
+            deviceIndex: eni.attachment.deviceIndex,
+            status: eni.attachment.status,
+            attachTime: eni.attachment.attachTime,
+            deleteOnTermination: false,
+          }
+        : undefined,
+    tagSet: tagSet(eni.tags),
+    privateIpAddressesSet: [{ privateIpAddress: eni.privateIpAddress, primary: true }],
+    ipv6AddressesSet: [],
+    interfaceType: eni.interfaceType,
+  };
+}
+
+function eniFilterValues(world: AwsWorld, eni: NetworkInterface, name: string): string[] | undefined {
+  switch (name) {
+    case "group-id":
+      return eni.groups;
+    case "group-name":
+      return eni.groups.map((g) => world.securityGroups.get(g)?.name ?? "");
+    case "description":
+      return [eni.description];
+    case "requester-id":
+      return eni.requesterId !== undefined ? [eni.requesterId] : [];
+    case "requester-managed":
+      return [String(eni.requesterManaged)];
+    case "status":
+      return [eni.status];
+    case "attachment.status":
+      return eni.attachment ? [eni.attachment.status] : [];
+    case "attachment.instance-id":
+      return eni.attachment?.instanceId !== undefined ? [eni.attachment.instanceId] : [];
+    case "attachment.instance-owner-id":
+      return eni.attachment ? [eni.attachment.instanceOwnerId] : [];
+    case "network-interface-id":
+      return [eni.id];
+    case "vpc-id":
+      return [eni.vpcId];
+    case "subnet-id":
+      return [eni.subnetId];
+    case "availability-zone":
+      return [eni.availabilityZone];
+    case "interface-type":
+      return [eni.interfaceType];
+    case "owner-id":
+      return [eni.ownerId];
+    case "private-ip-address":
+    case "addresses.private-ip-address":
+      return [eni.privateIpAddress];
+    default:
+      return tagValues(eni.tags, name);
+  }
+}
+
+const PROTOCOLS: Readonly<Record<string, string>> = { "6": "tcp", "17": "udp", "1": "icmp", all: "-1" };
+
+type RuleSpec = Omit<SecurityGroupRule, "id" | "groupId" | "isEgress">;
+
+/** IpPermissions.N (with Groups.M / IpRanges.M) or the legacy flat parameters, one spec per peer. */
+function ruleSpecs(world: AwsWorld, form: Map<string, string>): RuleSpec[] {
+  const specs: RuleSpec[] = [];
+  for (const p of formStructs(form, "IpPermissions")) {
+    const rawProto = (p.get("IpProtocol") ?? "-1").toLowerCase();
+    const ipProtocol = PROTOCOLS[rawProto] ?? rawProto;
+    const all = ipProtocol === "-1";
+    const fromPort = all ? -1 : Number(p.get("FromPort") ?? "-1");
+    const toPort = all ? -1 : Number(p.get("ToPort") ?? "-1");
+    for (const g of formStructs(p, "Groups")) {
+      const gid = g.get("GroupId");
+      if (gid === undefined)
+        throw new AwsApiError(
+          "MissingParameter",
+          "Either GroupId or GroupName must be specified for a source group",
+        );
+      const d = g.get("Description");
+      specs.push({
+        ipProtocol,
+        fromPort,
+        toPort,
+        referencedGroupId: gid,
+        ...(d !== undefined ? { description: d } : {}),
+      });
+    }
+    for (const r of formStructs(p, "IpRanges")) {
+      const d = r.get("Description");
+      specs.push({
+        ipProtocol,
+        fromPort,
+        toPort,
+        cidrIpv4: r.get("CidrIp") ?? "",
+        ...(d !== undefined ? { description: d } : {}),
+      });
+    }
+  }
+  const cidr = form.get("CidrIp");
+  const source = form.get("SourceSecurityGroupName");
+  if (cidr !== undefined || source !== undefined) {
+    const rawProto = (form.get("IpProtocol") ?? "-1").toLowerCase();
+    const ipProtocol = PROTOCOLS[rawProto] ?? rawProto;
+    const fromPort = formInt(form, "FromPort") ?? -1;
+    const toPort = formInt(form, "ToPort") ?? -1;
+    if (cidr !== undefined) specs.push({ ipProtocol, fromPort, toPort, cidrIpv4: cidr });
+    if (source !== undefined) {
+      const g = [...world.securityGroups.values()].find((x) => x.name === source);
+      if (!g) throw new AwsApiError("InvalidGroup.NotFound", `The security group '${source}' does not exist`);
+      specs.push({ ipProtocol, fromPort, toPort, referencedGroupId: g.id });
+    }
+  }
+  return specs;
+}
+
+function groupIdOf(world: AwsWorld, form: Map<string, string>): string {
+  const id = form.get("GroupId");
+  if (id !== undefined) return id;
+  const name = form.get("GroupName");
+  if (name === undefined)
+    throw new AwsApiError("MissingParameter", "The request must contain the parameter groupName or groupId");
+  const g = [...world.securityGroups.values()].find((x) => x.name === name);
+  if (!g)
+    throw new AwsApiError(
+      "InvalidGroup.NotFound",
+      `The security group '${name}' does not exist in default VPC 'vpc-0a1b2c3d4e5f60718'`,
+    );
+  return g.id;
+}
+
+/** CloudTrail's view of a mutating EC2 call: lower-camel requestParameters, EC2 resource types. */
+export function ec2Trail(req: ServiceRequest): TrailInfo {
+  const f = req.form;
+  const groupId = f.get("GroupId");
+  const sgResource =
+    groupId !== undefined ? [{ ResourceType: "AWS::EC2::SecurityGroup", ResourceName: groupId }] : [];
+  switch (req.action) {
+    case "DeleteSecurityGroup":
+      return {
+        requestParameters: groupId !== undefined ? { groupId } : { groupName: f.get("GroupName") },
+        resources: sgResource,
+      };
+    case "DeleteNetworkInterface": {
+      const eni = f.get("NetworkInterfaceId") ?? "";
+      return {
+        requestParameters: { networkInterfaceId: eni },
+        resources: [{ ResourceType: "AWS::EC2::NetworkInterface", ResourceName: eni }],
+      };
+    }
+    case "AuthorizeSecurityGroupIngress":
+    case "RevokeSecurityGroupIngress":
+    case "AuthorizeSecurityGroupEgress":
+    case "RevokeSecurityGroupEgress": {
+      const perms = formStructs(f, "IpPermissions").map((p) => ({
+        ipProtocol: p.get("IpProtocol"),
+        fromPort: p.has("FromPort") ? Number(p.get("FromPort")) : undefined,
+        toPort: p.has("ToPort") ? Number(p.get("ToPort")) : undefined,
+        groups: {
+          items: formStructs(p, "Groups").map((g) => ({
+            groupId: g.get("GroupId"),
+            description: g.get("Description"),
+          })),
+        },
+        ipRanges: { items: formStructs(p, "IpRanges").map((r) => ({ cidrIp: r.get("CidrIp") })) },
+        ipv6Ranges: {},
+        prefixListIds: {},
+      }));
+      const ruleIds = formList(f, "SecurityGroupRuleId");
+      return {
+        requestParameters: {
+          groupId,
+          ...(perms.length > 0 ? { ipPermissions: { items: perms } } : {}),
+          ...(ruleIds.length > 0
+            ? {
+                securityGroupRuleIds: {
+                  items: ruleIds.map((securityGroupRuleId) => ({ securityGroupRuleId })),
+                },
+              }
+            : {}),
+        },
+        resources: sgResource,
+      };
+    }
+    default: {
+      const params: Record<string, unknown> = {};
+      for (const [k, v] of f)
+        if (k !== "Action" && k !== "Version") params[k.charAt(0).toLowerCase() + k.slice(1)] = v;
+      return { requestParameters: params, resources: sgResource };
+    }
+  }
+}
+
+/** Runs one EC2 action against the world. */
+export function handleEc2(world: AwsWorld, req: ServiceRequest): ServiceResult {
+  const f = req.form;
+  const id = req.requestId;
+  switch (req.action) {
+    case "DescribeSecurityGroups": {
+      const ids = formList(f, "GroupId");
+      const names = formList(f, "GroupName");
+      if ((ids.length > 0 || names.length > 0) && f.has("MaxResults")) {
+        throw new AwsApiError(
+          "InvalidParameterCombination",
+          "The parameter groupIds cannot be used with the parameter maxResults",
+        );
+      }
+      for (const g of ids) world.requireGroup(g);
+      for (const n of names) {
+        if (![...world.securityGroups.values()].some((g) => g.name === n)) {
+          throw new AwsApiError(
+            "InvalidGroup.NotFound",
+            `The security group '${n}' does not exist in default VPC 'vpc-0a1b2c3d4e5f60718'`,
+          );
+        }
+      }
+      const fs = filters(f);
+      const groups = [...world.securityGroups.values()].filter(
+        (g) =>
+          (ids.length === 0 || ids.includes(g.id)) &&
+          (names.length === 0 || names.includes(g.name)) &&
+          matches(fs, (n) => sgFilterValues(world, g, n)),
+      );
+      const p = pageEc2(groups, f, "sg");
+      return respond(
+        req.action,
+        { securityGroupInfo: p.items.map((g) => sgXml(world, g)), nextToken: p.nextToken },
+        id,
+      );
+    }
+    case "DescribeSecurityGroupRules": {
+      const ruleIds = formList(f, "SecurityGroupRuleId");
+      const fs = filters(f);
+      const rules = [...world.securityGroupRules.values()].filter(
+        (r) =>
+          (ruleIds.length === 0 || ruleIds.includes(r.id)) &&
+          matches(fs, (n) => {
+            if (n === "group-id") return [r.groupId];
+            if (n === "security-group-rule-id") return [r.id];
+            return tagValues({}, n);
+          }),
+      );
+      for (const rid of ruleIds) {
+        if (!world.securityGroupRules.has(rid)) {
+          throw new AwsApiError(
+            "InvalidSecurityGroupRuleId.NotFound",
+            `The security group rule ID '${rid}' does not exist`,
+          );
+        }
+      }
+      const p = pageEc2(rules, f, "sgr");
+      return respond(
+        req.action,
+        { securityGroupRuleSet: p.items.map((r) => ruleXml(world, r)), nextToken: p.nextToken },
+        id,
+      );
+    }
+    case "DescribeNetworkInterfaces": {
+      const ids = formList(f, "NetworkInterfaceId");
+      for (const e of ids) {
+        if (!world.networkInterfaces.has(e)) {
+          throw new AwsApiError(
+            "InvalidNetworkInterfaceID.NotFound",
+            `The networkInterface ID '${e}' does not exist`,
+          );
+        }
+      }
+      const fs = filters(f);
+      const enis = [...world.networkInterfaces.values()].filter(
+        (e) => (ids.length === 0 || ids.includes(e.id)) && matches(fs, (n) => eniFilterValues(world, e, n)),
+      );
+      const p = pageEc2(enis, f, "eni");
+      return respond(
+        req.action,
+        { networkInterfaceSet: p.items.map((e) => eniXml(e, world)), nextToken: p.nextToken },
+        id,
+      );
+    }
+    case "DeleteSecurityGroup": {
+      const groupId = groupIdOf(world, f);
+      world.deleteSecurityGroup(groupId);
+      return respond(req.action, { return: true, groupId }, id);
+    }
+    case "DeleteNetworkInterface": {
+      world.deleteNetworkInterface(f.get("NetworkInterfaceId") ?? "");
+      return respond(req.action, { return: true }, id);
+    }
+    case "AuthorizeSecurityGroupIngress":
+    case "AuthorizeSecurityGroupEgress": {
+      const groupId = groupIdOf(world, f);
+      const added = world.authorize(groupId, req.action.endsWith("Egress"), ruleSpecs(world, f));
+      return respond(
+        req.action,
+        { return: true, securityGroupRuleSet: added.map((r) => ruleXml(world, r)) },
+        id,
+      );
+    }
+    case "RevokeSecurityGroupIngress":
+    case "RevokeSecurityGroupEgress": {
+      const groupId = groupIdOf(world, f);
+      const removed = world.revoke(groupId, req.action.endsWith("Egress"), {
+        ruleIds: formList(f, "SecurityGroupRuleId"),
+        rules: ruleSpecs(world, f),
+      });
+      return respond(
+        req.action,
+        {
+          return: true,
+          revokedSecurityGroupRuleSet: removed.map((r) => ({
+            securityGroupRuleId: r.id,
+            groupId: r.groupId,
+            isEgress: r.isEgress,
+          })),
+        },
+        id,
+      );
+    }
+    case "CreateSecurityGroup": {
+      const tags = Object.fromEntries(
+        formStructs(f, "TagSpecification")
+          .flatMap((s) => formStructs(s, "Tag"))
+          .map((t) => [t.get("Key") ?? "", t.get("Value") ?? ""]),
+      );
+      const sg = world.createSecurityGroup({
+        name: f.get("GroupName") ?? "",
+        description: f.get("GroupDescription") ?? "",
+        ...(f.get("VpcId") !== undefined ? { vpcId: f.get("VpcId") } : {}),
+        tags,
+      });
+      return respond(
+        req.action,
+        {
+          return: true,
+          groupId: sg.id,
+          securityGroupArn: `arn:aws:ec2:${world.region}:${world.accountId}:security-group/${sg.id}`,
+        },
+        id,
+      );
+    }
+    case "DescribeVpcs": {
+      const vpcIds = new Set<string>([...world.securityGroups.values()].map((g) => g.vpcId));
+      return respond(
+        req.action,
+        {
+          vpcSet: [...vpcIds].map((v) => ({
+            vpcId: v,
+            state: "available",
+            cidrBlock: "10.0.0.0/16",
+            ownerId: world.accountId,
+            isDefault: false,
+          })),
+        },
+        id,
+      );
+    }
+    default:
+      throw new AwsApiError("InvalidAction", `The action ${req.action} is not valid for this web service.`);
+  }
+}

@@ -1,0 +1,1137 @@
+/**
+ * The simulated AWS account: plain data plus the methods that change it with the real services'
+ * rules (dependency checks, all-or-nothing change batches, ETag guards). The HTTP layer
+ * (`server.ts`) only translates the wire to these methods, so a simulated controller can drive the
+ * world directly or over HTTP and get the same behaviour.
+ */
+import { AwsApiError } from "./errors.js";
+import { IdGenerator } from "./ids.js";
+import { child, childText, el, type XmlNode } from "./xml.js";
+
+/** ALB canonical hosted zone ids per region (Route 53 alias targets), from the ELB endpoints table. */
+export const ALB_HOSTED_ZONE_IDS: Readonly<Record<string, string>> = {
+  "us-east-1": "Z35SXDOTRQ7X7K",
+  "us-east-2": "Z3AADJGX6KTTL2",
+  "us-west-1": "Z368ELLRRE2KJ0",
+  "us-west-2": "Z1H1FL5HABSF5",
+  "ca-central-1": "ZQSVJUPU6J1EY",
+  "eu-west-1": "Z32O12XQLNTSW2",
+  "eu-west-2": "ZHURV8PSTC4K8",
+  "eu-central-1": "Z215JYRZR1TBD5",
+  "ap-northeast-1": "Z14GRHDCWA56QT",
+  "ap-northeast-2": "ZWKZPGTI48KDX",
+  "ap-south-1": "ZP97RAFLXTNZK",
+  "ap-southeast-1": "Z1LMS91P8CMLE5",
+  "ap-southeast-2": "Z1GM3OXH4ZPM65",
+  "sa-east-1": "Z2P70J7HTTTPLU",
+};
+
+/** The hosted zone id every CloudFront alias target uses. */
+export const CLOUDFRONT_HOSTED_ZONE_ID = "Z2FDTNDATAQYW2";
+
+export type Tags = Record<string, string>;
+
+/** Who made a call: what CloudTrail shows as `userIdentity`. */
+export interface CallerIdentity {
+  readonly type: "AssumedRole" | "IAMUser" | "Root" | "AWSService";
+  readonly arn: string;
+  readonly principalId: string;
+  readonly userName: string;
+  readonly sourceIPAddress?: string;
+}
+
+export interface LoadBalancer {
+  arn: string;
+  name: string;
+  dnsName: string;
+  canonicalHostedZoneId: string;
+  createdTime: Date;
+  scheme: "internet-facing" | "internal";
+  vpcId: string;
+  state: "active" | "provisioning" | "active_impaired" | "failed";
+  type: "application" | "network";
+  securityGroups: string[];
+  availabilityZones: { zoneName: string; subnetId: string }[];
+  ipAddressType: "ipv4" | "dualstack";
+}
+
+export interface TargetDescription {
+  id: string;
+  port: number;
+  health: "healthy" | "unhealthy" | "initial" | "draining" | "unused" | "unavailable";
+}
+
+export interface TargetGroup {
+  arn: string;
+  name: string;
+  protocol: string;
+  port: number;
+  vpcId: string;
+  targetType: "instance" | "ip" | "lambda" | "alb";
+  healthCheckPath: string;
+  targets: TargetDescription[];
+}
+
+export interface ListenerRule {
+  arn: string;
+  priority: string;
+  pathPatterns: string[];
+  targetGroupArns: string[];
+}
+
+export interface Listener {
+  arn: string;
+  loadBalancerArn: string;
+  port: number;
+  protocol: string;
+  defaultTargetGroupArn?: string;
+  rules: ListenerRule[];
+}
+
+export interface SecurityGroup {
+  id: string;
+  name: string;
+  description: string;
+  vpcId: string;
+  ownerId: string;
+  tags: Tags;
+}
+
+export interface SecurityGroupRule {
+  id: string;
+  groupId: string;
+  isEgress: boolean;
+  ipProtocol: string;
+  fromPort: number;
+  toPort: number;
+  cidrIpv4?: string;
+  referencedGroupId?: string;
+  description?: string;
+}
+
+export interface NetworkInterface {
+  id: string;
+  description: string;
+  subnetId: string;
+  vpcId: string;
+  availabilityZone: string;
+  groups: string[];
+  ownerId: string;
+  requesterId?: string;
+  requesterManaged: boolean;
+  status: "available" | "in-use" | "attaching" | "detaching" | "associated";
+  interfaceType: string;
+  privateIpAddress: string;
+  macAddress: string;
+  attachment?: {
+    id: string;
+    instanceId?: string;
+    instanceOwnerId: string;
+    deviceIndex: number;
+    status: "attaching" | "attached" | "detaching" | "detached";
+    attachTime: Date;
+  };
+  tags: Tags;
+  /** When true the ENI survives its ALB's deletion: the "ELB left an ENI behind" failure. */
+  retainOnLoadBalancerDelete?: boolean;
+}
+
+export interface AliasTarget {
+  hostedZoneId: string;
+  dnsName: string;
+  evaluateTargetHealth: boolean;
+}
+
+export interface ResourceRecordSet {
+  name: string;
+  type: string;
+  setIdentifier?: string;
+  weight?: number;
+  ttl?: number;
+  values?: string[];
+  aliasTarget?: AliasTarget;
+}
+
+export interface HostedZone {
+  id: string;
+  name: string;
+  callerReference: string;
+  comment?: string;
+  privateZone: boolean;
+  records: ResourceRecordSet[];
+}
+
+export interface Route53Change {
+  id: string;
+  submittedAt: Date;
+  comment?: string;
+}
+
+export interface Distribution {
+  id: string;
+  arn: string;
+  domainName: string;
+  etag: string;
+  lastModifiedTime: Date;
+  /** The whole DistributionConfig as the client sent it (or the scenario built it). */
+  config: XmlNode;
+  /** When set, the distribution reports `Deployed` only once the clock passes this instant. */
+  deployedAt: Date;
+}
+
+export interface TrailEvent {
+  eventId: string;
+  eventName: string;
+  eventSource: string;
+  eventTime: Date;
+  readOnly: boolean;
+  accessKeyId: string;
+  username: string;
+  resources: { ResourceType: string; ResourceName: string }[];
+  /** The object CloudTrail serialises into `CloudTrailEvent`. */
+  detail: Record<string, unknown>;
+}
+
+/** What the protocol layer reports for one call, so the world can keep a CloudTrail record. */
+export interface ApiCallRecord {
+  readonly service: string;
+  readonly action: string;
+  readonly accessKeyId: string;
+  readonly userAgent: string;
+  readonly requestId: string;
+  readonly region: string;
+  readonly requestParameters: Record<string, unknown> | null;
+  readonly responseElements: Record<string, unknown> | null;
+  readonly errorCode?: string;
+  readonly errorMessage?: string;
+  readonly resources: { ResourceType: string; ResourceName: string }[];
+}
+
+const EVENT_SOURCES: Readonly<Record<string, string>> = {
+  elasticloadbalancing: "elasticloadbalancing.amazonaws.com",
+  ec2: "ec2.amazonaws.com",
+  route53: "route53.amazonaws.com",
+  cloudfront: "cloudfront.amazonaws.com",
+  cloudtrail: "cloudtrail.amazonaws.com",
+};
+
+/** Options for {@link AwsWorld}. */
+export interface AwsWorldOptions {
+  accountId?: string;
+  region?: string;
+  now?: () => Date;
+  /** How long a distribution stays `InProgress` after an update. */
+  cloudFrontDeployMs?: number;
+  /** How long a Route 53 change stays `PENDING`. */
+  route53SyncMs?: number;
+  seed?: number;
+}
+
+/** Lower-cases and adds the trailing dot Route 53 always stores. */
+export function fqdn(name: string): string {
+  const n = name.toLowerCase();
+  return n.endsWith(".") ? n : `${n}.`;
+}
+
+function sameAlias(a: AliasTarget | undefined, b: AliasTarget | undefined): boolean {
+  if (!a || !b) return a === b;
+  return (
+    a.hostedZoneId === b.hostedZoneId &&
+    fqdn(a.dnsName) === fqdn(b.dnsName) &&
+    a.evaluateTargetHealth === b.evaluateTargetHealth
+  );
+}
+
+function sameRecord(a: ResourceRecordSet, b: ResourceRecordSet): boolean {
+  return (
+    a.ttl === b.ttl &&
+    a.weight === b.weight &&
+    JSON.stringify(a.values ?? []) === JSON.stringify(b.values ?? []) &&
+    sameAlias(a.aliasTarget, b.aliasTarget)
+  );
+}
+
+/** Route 53 lists records by name with its labels reversed (`com.example.api`), then type, then set id. */
+export function recordSortKey(r: { name: string; type: string; setIdentifier?: string }): string {
+  return `${fqdn(r.name).slice(0, -1).split(".").reverse().join(".")}\u0000${r.type}\u0000${r.setIdentifier ?? ""}`;
+}
+
+/** The simulated account. All collections are public plain data; mutate through the methods to keep the rules. */
+export class AwsWorld {
+  public readonly accountId: string;
+  public readonly region: string;
+  public readonly ids: IdGenerator;
+  public now: () => Date;
+  public cloudFrontDeployMs: number;
+  public route53SyncMs: number;
+
+  public readonly loadBalancers = new Map<string, LoadBalancer>();
+  public readonly targetGroups = new Map<string, TargetGroup>();
+  public readonly listeners = new Map<string, Listener>();
+  public readonly tags = new Map<string, Tags>();
+  public readonly securityGroups = new Map<string, SecurityGroup>();
+  public readonly securityGroupRules = new Map<string, SecurityGroupRule>();
+  public readonly networkInterfaces = new Map<string, NetworkInterface>();
+  public readonly hostedZones = new Map<string, HostedZone>();
+  public readonly changes = new Map<string, Route53Change>();
+  public readonly distributions = new Map<string, Distribution>();
+  public readonly trail: TrailEvent[] = [];
+  /** Access key id → identity. Unknown keys act as the bot's own role. */
+  public readonly identities = new Map<string, CallerIdentity>();
+
+  public constructor(options: AwsWorldOptions = {}) {
+    this.accountId = options.accountId ?? "123456789012";
+    this.region = options.region ?? "ap-northeast-2";
+    this.now = options.now ?? (() => new Date());
+    this.cloudFrontDeployMs = options.cloudFrontDeployMs ?? 0;
+    this.route53SyncMs = options.route53SyncMs ?? 0;
+    this.ids = new IdGenerator(options.seed);
+  }
+
+  // ---------------------------------------------------------------- identities and CloudTrail
+
+  /** Makes calls signed with `accessKeyId` appear in CloudTrail as `identity`. */
+  public setIdentity(
+    accessKeyId: string,
+    identity: Omit<CallerIdentity, "type" | "principalId" | "userName"> & Partial<CallerIdentity>,
+  ): void {
+    const assumed = /^arn:aws:sts::\d+:assumed-role\/([^/]+)\/(.+)$/.exec(identity.arn);
+    const user = /^arn:aws:iam::\d+:user\/(.+)$/.exec(identity.arn);
+    this.identities.set(accessKeyId, {
+      type: identity.type ?? (assumed ? "AssumedRole" : user ? "IAMUser" : "Root"),
+      arn: identity.arn,
+      principalId:
+        identity.principalId ?? `AROA${this.ids.upper(17)}${assumed ? `:${assumed[2] ?? ""}` : ""}`,
+      userName: identity.userName ?? assumed?.[2] ?? user?.[1] ?? "root",
+      ...(identity.sourceIPAddress !== undefined ? { sourceIPAddress: identity.sourceIPAddress } : {}),
+    });
+  }
+
+  public identityFor(accessKeyId: string): CallerIdentity {
+    return (
+      this.identities.get(accessKeyId) ?? {
+        type: "AssumedRole",
+        arn: `arn:aws:sts::${this.accountId}:assumed-role/unstuck-bot/${accessKeyId}`,
+        principalId: `AROAUNSTUCKBOT000000:${accessKeyId}`,
+        userName: accessKeyId,
+      }
+    );
+  }
+
+  /** Records one API call the way CloudTrail would (failed calls included). */
+  public recordApiCall(call: ApiCallRecord, at: Date = this.now()): TrailEvent {
+    const identity = this.identityFor(call.accessKeyId);
+    const eventId = this.ids.uuid();
+    const eventSource = EVENT_SOURCES[call.service] ?? `${call.service}.amazonaws.com`;
+    const readOnly = /^(Describe|List|Get|Lookup)/.test(call.action);
+    const [, roleName] = /assumed-role\/([^/]+)\//.exec(identity.arn) ?? [];
+    const detail: Record<string, unknown> = {
+      eventVersion: "1.09",
+      userIdentity: {
+        type: identity.type,
+        principalId: identity.principalId,
+        arn: identity.arn,
+        accountId: this.accountId,
+        accessKeyId: call.accessKeyId,
+        ...(identity.type === "AssumedRole"
+          ? {
+              sessionContext: {
+                sessionIssuer: {
+                  type: "Role",
+                  principalId: identity.principalId.split(":")[0],
+                  arn: `arn:aws:iam::${this.accountId}:role/${roleName ?? "unknown"}`,
+                  accountId: this.accountId,
+                  userName: roleName,
+                },
+                attributes: {
+                  creationDate: at.toISOString().replace(/\.\d{3}Z$/, "Z"),
+                  mfaAuthenticated: "false",
+                },
+              },
+            }
+          : {}),
+      },
+      eventTime: at.toISOString().replace(/\.\d{3}Z$/, "Z"),
+      eventSource,
+      eventName: call.action,
+      awsRegion: call.service === "route53" || call.service === "cloudfront" ? "us-east-1" : call.region,
+      sourceIPAddress: identity.sourceIPAddress ?? "10.0.0.1",
+      userAgent: call.userAgent,
+      ...(call.errorCode !== undefined ? { errorCode: call.errorCode, errorMessage: call.errorMessage } : {}),
+      requestParameters: call.requestParameters,
+      responseElements: call.responseElements,
+      requestID: call.requestId,
+      eventID: eventId,
+      readOnly,
+      eventType: "AwsApiCall",
+      managementEvent: true,
+      recipientAccountId: this.accountId,
+      eventCategory: "Management",
+    };
+    const event: TrailEvent = {
+      eventId,
+      eventName: call.action,
+      eventSource,
+      eventTime: at,
+      readOnly,
+      accessKeyId: call.accessKeyId,
+      username: identity.userName,
+      resources: call.resources,
+      detail,
+    };
+    this.trail.push(event);
+    return event;
+  }
+
+  // ---------------------------------------------------------------- ELBv2
+
+  private elbArn(kind: string, rest: string): string {
+    return `arn:aws:elasticloadbalancing:${this.region}:${this.accountId}:${kind}/${rest}`;
+  }
+
+  /** Creates an ALB with a real-looking ARN and DNS name (a new DNS suffix every time, as on AWS). */
+  public createLoadBalancer(input: {
+    name: string;
+    scheme?: LoadBalancer["scheme"];
+    securityGroups?: string[];
+    vpcId?: string;
+    subnets?: { zoneName: string; subnetId: string }[];
+    tags?: Tags;
+    dnsSuffix?: string;
+    arnId?: string;
+    createdTime?: Date;
+    state?: LoadBalancer["state"];
+  }): LoadBalancer {
+    if ([...this.loadBalancers.values()].some((lb) => lb.name === input.name)) {
+      throw new AwsApiError("DuplicateLoadBalancerName", "A load balancer with the same name exists");
+    }
+    if (
+      !/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$/.test(input.name) ||
+      input.name.startsWith("internal-")
+    ) {
+      throw new AwsApiError("ValidationError", `The load balancer name '${input.name}' is not valid`);
+    }
+    for (const sg of input.securityGroups ?? []) this.requireGroup(sg, "InvalidSecurityGroup");
+    const scheme = input.scheme ?? "internet-facing";
+    const prefix = scheme === "internal" ? "internal-" : "";
+    const lb: LoadBalancer = {
+      arn: this.elbArn("loadbalancer", `app/${input.name}/${input.arnId ?? this.ids.hex(16)}`),
+      name: input.name,
+      dnsName: `${prefix}${input.name}-${input.dnsSuffix ?? this.ids.digits(10)}.${this.region}.elb.amazonaws.com`,
+      canonicalHostedZoneId: ALB_HOSTED_ZONE_IDS[this.region] ?? "Z00000000000000000000",
+      createdTime: input.createdTime ?? this.now(),
+      scheme,
+      vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
+      state: input.state ?? "active",
+      type: "application",
+      securityGroups: [...(input.securityGroups ?? [])],
+      availabilityZones: input.subnets ?? [
+        { zoneName: `${this.region}a`, subnetId: "subnet-0a11aa11aa11aa11a" },
+        { zoneName: `${this.region}c`, subnetId: "subnet-0c33cc33cc33cc33c" },
+      ],
+      ipAddressType: "ipv4",
+    };
+    this.loadBalancers.set(lb.arn, lb);
+    this.tags.set(lb.arn, { ...(input.tags ?? {}) });
+    return lb;
+  }
+
+  /** The ELB-owned ENIs of a load balancer, as ELB creates them (one per AZ, using the LB's groups). */
+  public createLoadBalancerEnis(lbArn: string): NetworkInterface[] {
+    const lb = this.requireLoadBalancer(lbArn);
+    const lbId = lb.arn.split("/").pop() ?? "";
+    return lb.availabilityZones.map((az) =>
+      this.createNetworkInterface({
+        description: `ELB app/${lb.name}/${lbId}`,
+        subnetId: az.subnetId,
+        availabilityZone: az.zoneName,
+        vpcId: lb.vpcId,
+        groups: lb.securityGroups,
+        requesterId: "amazon-elb",
+        requesterManaged: true,
+        status: "in-use",
+        attached: true,
+      }),
+    );
+  }
+
+  public requireLoadBalancer(arn: string): LoadBalancer {
+    const lb = this.loadBalancers.get(arn);
+    if (!lb) throw new AwsApiError("LoadBalancerNotFound", `Load balancer '${arn}' not found`);
+    return lb;
+  }
+
+  /** Deletes an ALB, its listeners and (unless told to linger) its ELB ENIs. Deleting a missing ARN succeeds, as on AWS. */
+  public deleteLoadBalancer(arn: string): void {
+    const lb = this.loadBalancers.get(arn);
+    if (!lb) return;
+    for (const l of [...this.listeners.values()]) if (l.loadBalancerArn === arn) this.listeners.delete(l.arn);
+    const lbId = arn.split("/").pop() ?? "";
+    for (const eni of [...this.networkInterfaces.values()]) {
+      if (eni.description === `ELB app/${lb.name}/${lbId}` && eni.retainOnLoadBalancerDelete !== true) {
+        this.networkInterfaces.delete(eni.id);
+      }
+    }
+    this.loadBalancers.delete(arn);
+    this.tags.delete(arn);
+  }
+
+  public createTargetGroup(input: {
+    name: string;
+    protocol?: string;
+    port?: number;
+    vpcId?: string;
+    targetType?: TargetGroup["targetType"];
+    healthCheckPath?: string;
+    tags?: Tags;
+    targets?: TargetDescription[];
+    arnId?: string;
+  }): TargetGroup {
+    if ([...this.targetGroups.values()].some((tg) => tg.name === input.name)) {
+      throw new AwsApiError("DuplicateTargetGroupName", "A target group with the same name exists");
+    }
+    const tg: TargetGroup = {
+      arn: this.elbArn("targetgroup", `${input.name}/${input.arnId ?? this.ids.hex(16)}`),
+      name: input.name,
+      protocol: input.protocol ?? "HTTP",
+      port: input.port ?? 80,
+      vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
+      targetType: input.targetType ?? "ip",
+      healthCheckPath: input.healthCheckPath ?? "/",
+      targets: [...(input.targets ?? [])],
+    };
+    this.targetGroups.set(tg.arn, tg);
+    this.tags.set(tg.arn, { ...(input.tags ?? {}) });
+    return tg;
+  }
+
+  public requireTargetGroup(arn: string): TargetGroup {
+    const tg = this.targetGroups.get(arn);
+    if (!tg) throw new AwsApiError("TargetGroupNotFound", `Target groups '${arn}' not found`);
+    return tg;
+  }
+
+  /** The ARNs of the load balancers whose listeners or rules forward to `tgArn`. */
+  public loadBalancersOfTargetGroup(tgArn: string): string[] {
+    const out = new Set<string>();
+    for (const l of this.listeners.values()) {
+      if (l.defaultTargetGroupArn === tgArn || l.rules.some((r) => r.targetGroupArns.includes(tgArn))) {
+        out.add(l.loadBalancerArn);
+      }
+    }
+    return [...out];
+  }
+
+  public deleteTargetGroup(arn: string): void {
+    this.requireTargetGroup(arn);
+    if (this.loadBalancersOfTargetGroup(arn).length > 0) {
+      throw new AwsApiError(
+        "ResourceInUse",
+        `Target group '${arn}' is currently in use by a listener or a rule`,
+      );
+    }
+    this.targetGroups.delete(arn);
+    this.tags.delete(arn);
+  }
+
+  public createListener(input: {
+    loadBalancerArn: string;
+    port: number;
+    protocol?: string;
+    defaultTargetGroupArn?: string;
+    rules?: { priority: string; pathPatterns?: string[]; targetGroupArns: string[] }[];
+  }): Listener {
+    const lb = this.requireLoadBalancer(input.loadBalancerArn);
+    if (input.defaultTargetGroupArn !== undefined) this.requireTargetGroup(input.defaultTargetGroupArn);
+    const lbPath = lb.arn.split(":loadbalancer/")[1] ?? "";
+    const listenerId = this.ids.hex(16);
+    const listener: Listener = {
+      arn: this.elbArn("listener", `${lbPath}/${listenerId}`),
+      loadBalancerArn: lb.arn,
+      port: input.port,
+      protocol: input.protocol ?? "HTTP",
+      ...(input.defaultTargetGroupArn !== undefined
+        ? { defaultTargetGroupArn: input.defaultTargetGroupArn }
+        : {}),
+      rules: (input.rules ?? []).map((r) => ({
+        arn: this.elbArn("listener-rule", `${lbPath}/${listenerId}/${this.ids.hex(16)}`),
+        priority: r.priority,
+        pathPatterns: r.pathPatterns ?? ["/*"],
+        targetGroupArns: r.targetGroupArns,
+      })),
+    };
+    this.listeners.set(listener.arn, listener);
+    return listener;
+  }
+
+  public addTags(arn: string, tags: Tags): void {
+    this.tags.set(arn, { ...(this.tags.get(arn) ?? {}), ...tags });
+  }
+
+  // ---------------------------------------------------------------- EC2
+
+  public requireGroup(id: string, code = "InvalidGroup.NotFound"): SecurityGroup {
+    if (!/^sg-[0-9a-f]{8,17}$/.test(id) && code === "InvalidGroup.NotFound") {
+      throw new AwsApiError("InvalidGroupId.Malformed", `Invalid id: "${id}" (expecting "sg-...")`);
+    }
+    const sg = this.securityGroups.get(id);
+    if (!sg) {
+      if (code === "InvalidSecurityGroup")
+        throw new AwsApiError(code, `Security group '${id}' does not exist`);
+      throw new AwsApiError(code, `The security group '${id}' does not exist`);
+    }
+    return sg;
+  }
+
+  public createSecurityGroup(input: {
+    name: string;
+    description: string;
+    vpcId?: string;
+    tags?: Tags;
+    id?: string;
+    defaultEgress?: boolean;
+  }): SecurityGroup {
+    const vpcId = input.vpcId ?? "vpc-0a1b2c3d4e5f60718";
+    if ([...this.securityGroups.values()].some((g) => g.name === input.name && g.vpcId === vpcId)) {
+      throw new AwsApiError(
+        "InvalidGroup.Duplicate",
+        `The security group '${input.name}' already exists for VPC '${vpcId}'`,
+      );
+    }
+    const sg: SecurityGroup = {
+      id: input.id ?? this.ids.securityGroupId(),
+      name: input.name,
+      description: input.description,
+      vpcId,
+      ownerId: this.accountId,
+      tags: { ...(input.tags ?? {}) },
+    };
+    this.securityGroups.set(sg.id, sg);
+    // Every new VPC security group starts with the allow-all egress rule.
+    if (input.defaultEgress !== false) {
+      const ruleId = this.ids.ruleId();
+      this.securityGroupRules.set(ruleId, {
+        id: ruleId,
+        groupId: sg.id,
+        isEgress: true,
+        ipProtocol: "-1",
+        fromPort: -1,
+        toPort: -1,
+        cidrIpv4: "0.0.0.0/0",
+      });
+    }
+    return sg;
+  }
+
+  /** Why a group cannot be deleted, or undefined when it can. Mirrors the checks EC2 makes. */
+  public dependentsOf(groupId: string): {
+    networkInterfaces: string[];
+    referencingRules: string[];
+    loadBalancers: string[];
+  } {
+    return {
+      networkInterfaces: [...this.networkInterfaces.values()]
+        .filter((e) => e.groups.includes(groupId))
+        .map((e) => e.id),
+      referencingRules: [...this.securityGroupRules.values()]
+        .filter((r) => r.referencedGroupId === groupId && r.groupId !== groupId)
+        .map((r) => r.id),
+      loadBalancers: [...this.loadBalancers.values()]
+        .filter((lb) => lb.securityGroups.includes(groupId))
+        .map((lb) => lb.arn),
+    };
+  }
+
+  public deleteSecurityGroup(groupId: string): void {
+    this.requireGroup(groupId);
+    const d = this.dependentsOf(groupId);
+    if (d.networkInterfaces.length + d.referencingRules.length + d.loadBalancers.length > 0) {
+      throw new AwsApiError("DependencyViolation", `resource ${groupId} has a dependent object`);
+    }
+    for (const [id, r] of this.securityGroupRules)
+      if (r.groupId === groupId) this.securityGroupRules.delete(id);
+    this.securityGroups.delete(groupId);
+  }
+
+  /** Adds rules; a rule identical to an existing one fails the whole call with `InvalidPermission.Duplicate`. */
+  public authorize(
+    groupId: string,
+    isEgress: boolean,
+    rules: Omit<SecurityGroupRule, "id" | "groupId" | "isEgress">[],
+  ): SecurityGroupRule[] {
+    this.requireGroup(groupId);
+    for (const r of rules) {
+      if (r.referencedGroupId !== undefined) this.requireGroup(r.referencedGroupId);
+      const dup = [...this.securityGroupRules.values()].find(
+        (x) =>
+          x.groupId === groupId &&
+          x.isEgress === isEgress &&
+          x.ipProtocol === r.ipProtocol &&
+          x.fromPort === r.fromPort &&
+          x.toPort === r.toPort &&
+          x.cidrIpv4 === r.cidrIpv4 &&
+          x.referencedGroupId === r.referencedGroupId,
+      );
+      if (dup) {
+        const peer = r.referencedGroupId ?? r.cidrIpv4 ?? "";
+        const proto = r.ipProtocol === "-1" ? "ALL" : r.ipProtocol.toUpperCase();
+        throw new AwsApiError(
+          "InvalidPermission.Duplicate",
+          `the specified rule "peer: ${peer}, ${proto}, from port: ${r.fromPort}, to port: ${r.toPort}, ALLOW" already exists`,
+        );
+      }
+    }
+    return rules.map((r) => {
+      const rule: SecurityGroupRule = { ...r, id: this.ids.ruleId(), groupId, isEgress };
+      this.securityGroupRules.set(rule.id, rule);
+      return rule;
+    });
+  }
+
+  /** Removes rules by id or by matching permission; an unknown one fails the whole call. */
+  public revoke(
+    groupId: string,
+    isEgress: boolean,
+    selector: { ruleIds?: string[]; rules?: Omit<SecurityGroupRule, "id" | "groupId" | "isEgress">[] },
+  ): SecurityGroupRule[] {
+    this.requireGroup(groupId);
+    const found: SecurityGroupRule[] = [];
+    for (const id of selector.ruleIds ?? []) {
+      const r = this.securityGroupRules.get(id);
+      if (r?.groupId !== groupId || r.isEgress !== isEgress) {
+        throw new AwsApiError(
+          "InvalidSecurityGroupRuleId.NotFound",
+          `The security group rule ID '${id}' does not exist`,
+        );
+      }
+      found.push(r);
+    }
+    for (const want of selector.rules ?? []) {
+      const r = [...this.securityGroupRules.values()].find(
+        (x) =>
+          x.groupId === groupId &&
+          x.isEgress === isEgress &&
+          x.ipProtocol === want.ipProtocol &&
+          x.fromPort === want.fromPort &&
+          x.toPort === want.toPort &&
+          x.cidrIpv4 === want.cidrIpv4 &&
+          x.referencedGroupId === want.referencedGroupId,
+      );
+      if (!r)
+        throw new AwsApiError(
+          "InvalidPermission.NotFound",
+          "The specified rule does not exist in this security group.",
+        );
+      found.push(r);
+    }
+    for (const r of found) this.securityGroupRules.delete(r.id);
+    return found;
+  }
+
+  public createNetworkInterface(input: {
+    id?: string;
+    description?: string;
+    subnetId?: string;
+    vpcId?: string;
+    availabilityZone?: string;
+    groups?: string[];
+    requesterId?: string;
+    requesterManaged?: boolean;
+    status?: NetworkInterface["status"];
+    attached?: boolean;
+    instanceId?: string;
+    tags?: Tags;
+    retainOnLoadBalancerDelete?: boolean;
+    privateIpAddress?: string;
+  }): NetworkInterface {
+    for (const g of input.groups ?? []) this.requireGroup(g);
+    const attached = input.attached ?? input.status === "in-use";
+    const ip =
+      input.privateIpAddress ??
+      `10.0.${Math.floor(Number.parseInt(this.ids.hex(2), 16) / 2)}.${(Number.parseInt(this.ids.hex(2), 16) % 250) + 4}`;
+    const eni: NetworkInterface = {
+      id: input.id ?? this.ids.eniId(),
+      description: input.description ?? "",
+      subnetId: input.subnetId ?? "subnet-0a11aa11aa11aa11a",
+      vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
+      availabilityZone: input.availabilityZone ?? `${this.region}a`,
+      groups: [...(input.groups ?? [])],
+      ownerId: this.accountId,
+      ...(input.requesterId !== undefined ? { requesterId: input.requesterId } : {}),
+      requesterManaged: input.requesterManaged ?? input.requesterId !== undefined,
+      status: input.status ?? (attached ? "in-use" : "available"),
+      interfaceType: "interface",
+      privateIpAddress: ip,
+      macAddress: `02:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}`,
+      ...(attached
+        ? {
+            attachment: {
+              id: this.ids.attachmentId(),
+              ...(input.instanceId !== undefined ? { instanceId: input.instanceId } : {}),
+              instanceOwnerId: input.requesterId ?? this.accountId,
+              deviceIndex: 1,
+              status: "attached" as const,
+              attachTime: this.now(),
+            },
+          }
+        : {}),
+      tags: { ...(input.tags ?? {}) },
+      ...(input.retainOnLoadBalancerDelete !== undefined
+        ? { retainOnLoadBalancerDelete: input.retainOnLoadBalancerDelete }
+        : {}),
+    };
+    this.networkInterfaces.set(eni.id, eni);
+    return eni;
+  }
+
+  public deleteNetworkInterface(id: string): void {
+    const eni = this.networkInterfaces.get(id);
+    if (!eni)
+      throw new AwsApiError(
+        "InvalidNetworkInterfaceID.NotFound",
+        `The networkInterface ID '${id}' does not exist`,
+      );
+    if (eni.attachment && eni.attachment.status !== "detached") {
+      throw new AwsApiError(
+        "InvalidNetworkInterface.InUse",
+        `The network interface at '${id}' is currently in use.`,
+      );
+    }
+    this.networkInterfaces.delete(id);
+  }
+
+  /** Detaches an ENI (what ELB eventually does after an ALB is deleted), leaving it `available`. */
+  public detachNetworkInterface(id: string): void {
+    const eni = this.networkInterfaces.get(id);
+    if (!eni)
+      throw new AwsApiError(
+        "InvalidNetworkInterfaceID.NotFound",
+        `The networkInterface ID '${id}' does not exist`,
+      );
+    delete eni.attachment;
+    eni.status = "available";
+  }
+
+  // ---------------------------------------------------------------- Route 53
+
+  public createHostedZone(input: {
+    name: string;
+    id?: string;
+    comment?: string;
+    privateZone?: boolean;
+    callerReference?: string;
+  }): HostedZone {
+    const zone: HostedZone = {
+      id: input.id ?? this.ids.hostedZoneId(),
+      name: fqdn(input.name),
+      callerReference: input.callerReference ?? this.ids.uuid(),
+      ...(input.comment !== undefined ? { comment: input.comment } : {}),
+      privateZone: input.privateZone ?? false,
+      records: [],
+    };
+    const apex = zone.name;
+    zone.records.push(
+      {
+        name: apex,
+        type: "NS",
+        ttl: 172800,
+        values: [
+          "ns-1536.awsdns-00.co.uk.",
+          "ns-0.awsdns-00.com.",
+          "ns-1024.awsdns-00.org.",
+          "ns-512.awsdns-00.net.",
+        ],
+      },
+      {
+        name: apex,
+        type: "SOA",
+        ttl: 900,
+        values: ["ns-1536.awsdns-00.co.uk. awsdns-hostmaster.amazon.com. 1 7200 900 1209600 86400"],
+      },
+    );
+    this.hostedZones.set(zone.id, zone);
+    return zone;
+  }
+
+  public requireZone(id: string): HostedZone {
+    const zone = this.hostedZones.get(id.replace(/^\/hostedzone\//, ""));
+    if (!zone) throw new AwsApiError("NoSuchHostedZone", `No hosted zone found with ID: ${id}`, 404);
+    return zone;
+  }
+
+  /** The zone's records in Route 53's listing order. */
+  public sortedRecords(zoneId: string): ResourceRecordSet[] {
+    return [...this.requireZone(zoneId).records].sort((a, b) =>
+      recordSortKey(a) < recordSortKey(b) ? -1 : recordSortKey(a) > recordSortKey(b) ? 1 : 0,
+    );
+  }
+
+  /**
+   * Applies a change batch all-or-nothing, with the messages Route 53 writes
+   * (`Tried to delete resource record set [name='…', type='…'] but it was not found`, …).
+   */
+  public changeRecords(
+    zoneId: string,
+    changes: { action: string; record: ResourceRecordSet }[],
+    comment?: string,
+  ): Route53Change {
+    const zone = this.requireZone(zoneId);
+    if (changes.length === 0)
+      throw new AwsApiError(
+        "InvalidInput",
+        "1 validation error detected: Value '[]' at 'changeBatch.changes' failed to satisfy constraint: Member must have length greater than or equal to 1",
+      );
+    const working = zone.records.map((r) => ({ ...r }));
+    const errors: string[] = [];
+    for (const { action, record: raw } of changes) {
+      const record: ResourceRecordSet = {
+        ...raw,
+        name: fqdn(raw.name),
+        ...(raw.aliasTarget
+          ? { aliasTarget: { ...raw.aliasTarget, dnsName: fqdn(raw.aliasTarget.dnsName) } }
+          : {}),
+      };
+      const label = `[name='${record.name}', type='${record.type}'${record.setIdentifier !== undefined ? `, set-identifier='${record.setIdentifier}'` : ""}]`;
+      if (record.name !== zone.name && !record.name.endsWith(`.${zone.name}`)) {
+        errors.push(`RRSet with DNS name ${record.name} is not permitted in zone ${zone.name}`);
+        continue;
+      }
+      const idx = working.findIndex(
+        (r) => r.name === record.name && r.type === record.type && r.setIdentifier === record.setIdentifier,
+      );
+      if (action === "CREATE" || action === "UPSERT") {
+        if (action === "CREATE" && idx >= 0) {
+          errors.push(`Tried to create resource record set ${label} but it already exists`);
+          continue;
+        }
+        const conflict = working.find(
+          (r) =>
+            r.name === record.name &&
+            r.type !== record.type &&
+            (r.type === "CNAME" || record.type === "CNAME"),
+        );
+        if (conflict) {
+          errors.push(
+            `RRSet of type ${record.type} with DNS name ${record.name} is not permitted because a conflicting RRSet of type ${conflict.type} with the same DNS name already exists in zone ${zone.name}`,
+          );
+          continue;
+        }
+        if (idx >= 0) working[idx] = record;
+        else working.push(record);
+      } else if (action === "DELETE") {
+        const existing = idx >= 0 ? working[idx] : undefined;
+        if (!existing) {
+          errors.push(`Tried to delete resource record set ${label} but it was not found`);
+        } else if (!sameRecord(existing, record)) {
+          errors.push(
+            `Tried to delete resource record set ${label} but the values provided do not match the current values`,
+          );
+        } else {
+          working.splice(idx, 1);
+        }
+      } else {
+        errors.push(`Invalid action ${action}`);
+      }
+    }
+    if (errors.length > 0) throw new AwsApiError("InvalidChangeBatch", `[${errors.join(", ")}]`);
+    zone.records = working;
+    const change: Route53Change = {
+      id: this.ids.changeId(),
+      submittedAt: this.now(),
+      ...(comment !== undefined ? { comment } : {}),
+    };
+    this.changes.set(change.id, change);
+    return change;
+  }
+
+  public changeStatus(change: Route53Change): "PENDING" | "INSYNC" {
+    return this.now().getTime() - change.submittedAt.getTime() >= this.route53SyncMs ? "INSYNC" : "PENDING";
+  }
+
+  public requireChange(id: string): Route53Change {
+    const change = this.changes.get(id.replace(/^\/change\//, ""));
+    if (!change)
+      throw new AwsApiError(
+        "NoSuchChange",
+        `A change with the specified change ID does not exist: ${id}`,
+        404,
+      );
+    return change;
+  }
+
+  // ---------------------------------------------------------------- CloudFront
+
+  /** Builds a complete, valid DistributionConfig (what the console would create) from a few facts. */
+  public buildDistributionConfig(input: {
+    aliases?: string[];
+    origins: { id: string; domainName: string }[];
+    defaultOriginId?: string;
+    comment?: string;
+    enabled?: boolean;
+    callerReference?: string;
+  }): XmlNode {
+    const aliases = input.aliases ?? [];
+    const methods = (names: string[]): XmlNode[] => [
+      el("Quantity", names.length),
+      el("Items", ...names.map((m) => el("Method", m))),
+    ];
+    return el(
+      "DistributionConfig",
+      el("CallerReference", input.callerReference ?? this.ids.uuid()),
+      el(
+        "Aliases",
+        el("Quantity", aliases.length),
+        aliases.length > 0 ? el("Items", ...aliases.map((a) => el("CNAME", a))) : undefined,
+      ),
+      el("DefaultRootObject", ""),
+      el(
+        "Origins",
+        el("Quantity", input.origins.length),
+        el(
+          "Items",
+          ...input.origins.map((o) =>
+            el(
+              "Origin",
+              el("Id", o.id),
+              el("DomainName", o.domainName),
+              el("OriginPath", ""),
+              el("CustomHeaders", el("Quantity", 0)),
+              el(
+                "CustomOriginConfig",
+                el("HTTPPort", 80),
+                el("HTTPSPort", 443),
+                el("OriginProtocolPolicy", "https-only"),
+                el("OriginSslProtocols", el("Quantity", 1), el("Items", el("SslProtocol", "TLSv1.2"))),
+                el("OriginReadTimeout", 30),
+                el("OriginKeepaliveTimeout", 5),
+              ),
+              el("ConnectionAttempts", 3),
+              el("ConnectionTimeout", 10),
+              el("OriginShield", el("Enabled", false)),
+              el("OriginAccessControlId", ""),
+            ),
+          ),
+        ),
+      ),
+      el("OriginGroups", el("Quantity", 0)),
+      el(
+        "DefaultCacheBehavior",
+        el("TargetOriginId", input.defaultOriginId ?? input.origins[0]?.id ?? ""),
+        el("TrustedSigners", el("Enabled", false), el("Quantity", 0)),
+        el("TrustedKeyGroups", el("Enabled", false), el("Quantity", 0)),
+        el("ViewerProtocolPolicy", "redirect-to-https"),
+        el(
+          "AllowedMethods",
+          ...methods(["HEAD", "DELETE", "POST", "GET", "OPTIONS", "PUT", "PATCH"]),
+          el("CachedMethods", ...methods(["HEAD", "GET"])),
+        ),
+        el("SmoothStreaming", false),
+        el("Compress", true),
+        el("LambdaFunctionAssociations", el("Quantity", 0)),
+        el("FunctionAssociations", el("Quantity", 0)),
+        el("FieldLevelEncryptionId", ""),
+        el("CachePolicyId", "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"),
+        el("OriginRequestPolicyId", "216adef6-5c7f-47e4-b989-5492eafa07d3"),
+      ),
+      el("CacheBehaviors", el("Quantity", 0)),
+      el("CustomErrorResponses", el("Quantity", 0)),
+      el("Comment", input.comment ?? ""),
+      el("Logging", el("Enabled", false), el("IncludeCookies", false), el("Bucket", ""), el("Prefix", "")),
+      el("PriceClass", "PriceClass_All"),
+      el("Enabled", input.enabled ?? true),
+      el(
+        "ViewerCertificate",
+        el("CloudFrontDefaultCertificate", false),
+        el("ACMCertificateArn", `arn:aws:acm:us-east-1:${this.accountId}:certificate/${this.ids.uuid()}`),
+        el("SSLSupportMethod", "sni-only"),
+        el("MinimumProtocolVersion", "TLSv1.2_2021"),
+        el("CertificateSource", "acm"),
+      ),
+      el("Restrictions", el("GeoRestriction", el("RestrictionType", "none"), el("Quantity", 0))),
+      el("WebACLId", ""),
+      el("HttpVersion", "http2"),
+      el("IsIPV6Enabled", true),
+      el("ContinuousDeploymentPolicyId", ""),
+      el("Staging", false),
+    );
+  }
+
+  public createDistribution(input: {
+    id?: string;
+    domainName?: string;
+    etag?: string;
+    config: XmlNode;
+    deployed?: boolean;
+    lastModifiedTime?: Date;
+  }): Distribution {
+    const id = input.id ?? this.ids.distributionId();
+    const at = input.lastModifiedTime ?? this.now();
+    const dist: Distribution = {
+      id,
+      arn: `arn:aws:cloudfront::${this.accountId}:distribution/${id}`,
+      domainName:
+        input.domainName ?? `d${this.ids.chars("abcdefghijklmnopqrstuvwxyz0123456789", 13)}.cloudfront.net`,
+      etag: input.etag ?? this.ids.etag(),
+      lastModifiedTime: at,
+      config: input.config,
+      deployedAt: input.deployed === false ? new Date(this.now().getTime() + this.cloudFrontDeployMs) : at,
+    };
+    this.distributions.set(id, dist);
+    return dist;
+  }
+
+  public requireDistribution(id: string): Distribution {
+    const d = this.distributions.get(id);
+    if (!d) throw new AwsApiError("NoSuchDistribution", "The specified distribution does not exist.", 404);
+    return d;
+  }
+
+  public distributionStatus(d: Distribution): "InProgress" | "Deployed" {
+    return this.now().getTime() >= d.deployedAt.getTime() ? "Deployed" : "InProgress";
+  }
+
+  /** The origins of a distribution as plain data (the traffic tracer's view). */
+  public distributionOrigins(d: Distribution): { id: string; domainName: string }[] {
+    return (child(child(d.config, "Origins"), "Items")?.children ?? []).map((o) => ({
+      id: childText(o, "Id") ?? "",
+      domainName: childText(o, "DomainName") ?? "",
+    }));
+  }
+
+  /** UpdateDistribution: If-Match guard, whole-config replacement, new ETag, back to InProgress. */
+  public updateDistribution(id: string, ifMatch: string | undefined, config: XmlNode): Distribution {
+    const d = this.requireDistribution(id);
+    if (ifMatch === undefined || ifMatch === "") {
+      throw new AwsApiError(
+        "InvalidIfMatchVersion",
+        "The If-Match version is missing or not valid for the resource.",
+      );
+    }
+    if (ifMatch !== d.etag) {
+      throw new AwsApiError(
+        "PreconditionFailed",
+        "The request failed because it didn't meet the preconditions in one or more request-header fields.",
+        412,
+      );
+    }
+    if (childText(config, "CallerReference") !== childText(d.config, "CallerReference")) {
+      throw new AwsApiError("IllegalUpdate", "The update contains modifications that are not allowed.");
+    }
+    const originIds = (child(child(config, "Origins"), "Items")?.children ?? []).map((o) =>
+      childText(o, "Id"),
+    );
+    const target = childText(config, "DefaultCacheBehavior/TargetOriginId");
+    if (target === undefined || !originIds.includes(target)) {
+      throw new AwsApiError(
+        "NoSuchOrigin",
+        "One or more of your origins or origin groups do not exist.",
+        404,
+      );
+    }
+    d.config = config;
+    d.etag = this.ids.etag();
+    d.lastModifiedTime = this.now();
+    d.deployedAt = new Date(this.now().getTime() + this.cloudFrontDeployMs);
+    return d;
+  }
+}
