@@ -4,6 +4,7 @@
  */
 import type { DeploymentSnapshot, NamespaceSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import { describeDependent, type AwsFindings } from "./aws.js";
 import type {
   Blocker,
   ControllerRef,
@@ -27,6 +28,8 @@ export interface AnalyzeInput {
   readonly discoveryFailures: readonly { groupVersion: string; message: string }[];
   /** Evidence per blocker key (`resource/name`), gathered from logs and events. */
   readonly evidence: ReadonlyMap<string, readonly Evidence[]>;
+  /** AWS findings per blocker key, for Load Balancer Controller finalizers. */
+  readonly aws?: ReadonlyMap<string, AwsFindings>;
   readonly warnings: readonly string[];
   readonly now: Date;
   readonly blockedAfterSeconds: number;
@@ -152,20 +155,28 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
 
   const blockers: Blocker[] = input.listed
     .flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0))
-    .map((o) => ({
-      apiVersion: o.apiVersion,
-      kind: o.kind,
-      resource: o.resource,
-      namespace: o.namespace ?? ns.name,
-      name: o.name,
-      ...(o.uid ? { uid: o.uid } : {}),
-      ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
-      finalizers: o.finalizers,
-      ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
-      owners: ownersOf(o.finalizers, input.deployments),
-      evidence: [...(input.evidence.get(blockerKey(o)) ?? []), ...argoEvidence(o)],
-      ...(o.loadBalancerHostnames ? { loadBalancerHostnames: o.loadBalancerHostnames } : {}),
-    }))
+    .map((o) => {
+      const aws = input.aws?.get(blockerKey(o));
+      return {
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        resource: o.resource,
+        namespace: o.namespace ?? ns.name,
+        name: o.name,
+        ...(o.uid ? { uid: o.uid } : {}),
+        ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
+        finalizers: o.finalizers,
+        ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
+        owners: ownersOf(o.finalizers, input.deployments),
+        evidence: [
+          ...(input.evidence.get(blockerKey(o)) ?? []),
+          ...(aws ? awsEvidence(aws) : []),
+          ...argoEvidence(o),
+        ],
+        ...(o.loadBalancerHostnames ? { loadBalancerHostnames: o.loadBalancerHostnames } : {}),
+        ...(aws ? { aws } : {}),
+      };
+    })
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 
   const contentGone = remaining.length === 0;
@@ -210,6 +221,34 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     summary,
     nextSteps,
   };
+}
+
+/** The exact AWS objects that hold the controller, and CloudTrail's record of its failures. */
+function awsEvidence(f: AwsFindings): Evidence[] {
+  const out: Evidence[] = [];
+  for (const g of f.blockedGroups) {
+    for (const d of describeDependent(g)) {
+      out.push({
+        source: "aws",
+        from: `security group ${g.groupId} (${g.groupName})`,
+        text: `still used by ${d}`,
+        error: true,
+      });
+    }
+    const failures = g.deleteFailures;
+    const last = failures[0];
+    if (last) {
+      out.push({
+        source: "cloudtrail",
+        from: `CloudTrail DeleteSecurityGroup ${g.groupId}`,
+        text: `${failures.length} failure${failures.length === 1 ? "" : "s"} ${last.errorCode}: ${last.errorMessage ?? ""}${last.caller ? ` (caller ${last.caller})` : ""}`,
+        time: last.time,
+        error: true,
+      });
+    }
+  }
+  for (const p of f.problems) out.push({ source: "aws", from: "AWS", text: p, error: false });
+  return out;
 }
 
 /** Argo CD tracking on a blocker: the app that would recreate or re-delete it. */
@@ -294,6 +333,24 @@ function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
             );
           }
         }
+      }
+      const holding =
+        b.aws?.blockedGroups.filter((g) => g.networkInterfaces.length + g.referencingRules.length > 0) ?? [];
+      if (b.aws && holding.length > 0) {
+        const fixes = holding.flatMap((g) => [
+          ...g.networkInterfaces.map((n) =>
+            n.requesterManaged
+              ? `network interface ${n.id} is managed by ${n.requesterId ?? "an AWS service"}: find what still owns it (description "${n.description}") — an orphaned ELB interface clears once its load balancer is fully gone, otherwise AWS support or \`aws ec2 delete-network-interface --network-interface-id ${n.id}\` once detached`
+              : `\`aws ec2 delete-network-interface --network-interface-id ${n.id}\` (after detaching it)`,
+          ),
+          ...g.referencingRules.map(
+            (r) =>
+              `\`aws ec2 revoke-security-group-${r.direction} --group-id ${r.groupId} --security-group-rule-ids ${r.ruleId}\``,
+          ),
+        ]);
+        steps.push(
+          `${b.aws.summary}. Removing that dependent lets the controller finish by itself (no forced finalizer removal needed): ${fixes.join("; ")}.`,
+        );
       }
       const errors = b.evidence.filter((e) => e.error);
       const firstError = errors[0];

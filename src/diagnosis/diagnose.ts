@@ -4,12 +4,16 @@
  * events — and hands the snapshots to the pure analysis. A part that cannot be read becomes a
  * warning; the rest of the diagnosis still appears.
  */
+import type { AwsPort } from "../aws/port.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { DeploymentSnapshot, ObjectSnapshot } from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
+import type { AwsFindings } from "./aws.js";
+import { collectAwsForBlocker } from "./aws-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import { clusterNameFromArgs } from "./lbc-names.js";
 import { evidenceFromLogs } from "./logs.js";
 import type { Evidence, NamespaceDiagnosis } from "./types.js";
 
@@ -23,6 +27,11 @@ export interface DiagnoseOptions {
   readonly logTailLines?: number;
   /** Evidence lines kept per blocker from logs (default 5). */
   readonly maxLogEvidence?: number;
+  /**
+   * Look into AWS for Load Balancer Controller finalizers. `cluster` is the EKS cluster name the
+   * controller tags with; when absent it is read from the controller's `--cluster-name`.
+   */
+  readonly aws?: { readonly port: AwsPort; readonly cluster?: string };
 }
 
 /** Groups whose objects are the same as another group's (listing both would double-count). */
@@ -77,7 +86,12 @@ export async function diagnoseNamespace(
   }
 
   const blockers = listed.flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0));
-  const evidence = await gatherEvidence(kube, name, blockers, deployments, options, warnings);
+  const [evidence, aws] = await Promise.all([
+    gatherEvidence(kube, name, blockers, deployments, options, warnings),
+    options.aws
+      ? gatherAws(options.aws, blockers, deployments, ns.deletionTimestamp, options.now(), warnings)
+      : undefined,
+  ]);
 
   return analyzeNamespace({
     name,
@@ -86,10 +100,46 @@ export async function diagnoseNamespace(
     deployments,
     discoveryFailures: discovery.failures,
     evidence,
+    ...(aws ? { aws } : {}),
     warnings,
     now: options.now(),
     blockedAfterSeconds,
   });
+}
+
+/** AWS findings for each blocker whose finalizer belongs to a load-balancer controller. */
+async function gatherAws(
+  aws: NonNullable<DiagnoseOptions["aws"]>,
+  blockers: readonly ObjectSnapshot[],
+  deployments: readonly DeploymentSnapshot[],
+  deletionTimestamp: string,
+  now: Date,
+  warnings: string[],
+): Promise<Map<string, AwsFindings>> {
+  const out = new Map<string, AwsFindings>();
+  const targets = blockers
+    .filter((b) => b.finalizers.some((f) => lookupFinalizer(f)?.awsLoadBalancer === true))
+    .slice(0, 5);
+  await Promise.all(
+    targets.map(async (b) => {
+      const owners = b.finalizers.flatMap((f) => {
+        const info = lookupFinalizer(f);
+        return info ? matchControllers(info, deployments) : [];
+      });
+      const cluster =
+        aws.cluster ?? owners.map((d) => clusterNameFromArgs(d.args)).find((c) => c !== undefined);
+      if (!cluster) {
+        warnings.push(
+          `Could not look into AWS for ${b.kind} ${b.name}: the cluster name is unknown (set UNSTUCK_CLUSTER_NAME or run the controller with --cluster-name).`,
+        );
+        return;
+      }
+      // CloudTrail from a little before the namespace deletion: the controller's first attempts.
+      const since = new Date(Date.parse(b.deletionTimestamp ?? deletionTimestamp) - 15 * 60_000);
+      out.set(blockerKey(b), await collectAwsForBlocker(aws.port, b, { cluster, since, until: now }));
+    }),
+  );
+  return out;
 }
 
 async function gatherEvidence(

@@ -1,4 +1,5 @@
 import type { Condition } from "../kube/types.js";
+import type { AwsFindings } from "./aws.js";
 
 /** Verdicts of `ns`: `terminating` is still progressing, `blocked` will not finish on its own. */
 export const Verdict = {
@@ -56,6 +57,8 @@ export interface Blocker {
   readonly owners: readonly FinalizerOwner[];
   readonly evidence: readonly Evidence[];
   readonly loadBalancerHostnames?: readonly string[];
+  /** For Load Balancer Controller finalizers: the stack's AWS resources and what holds them. */
+  readonly aws?: AwsFindings;
 }
 
 export interface RemainingResource {

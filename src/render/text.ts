@@ -4,6 +4,7 @@
  */
 import type { CommandResult, HelpDoc } from "../../commands/types.js";
 import { formatDuration } from "../diagnosis/analyze.js";
+import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 
 export function renderText(result: CommandResult): string {
@@ -83,6 +84,26 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
         );
       }
       out.push(`    removing it by hand leaves: ${o.cleanup}`);
+    }
+    if (b.aws) {
+      out.push(`  AWS (cluster ${b.aws.cluster}, stack ${b.aws.stack}):`);
+      for (const r of b.aws.resources) {
+        out.push(
+          `    ${r.exists ? "exists " : "gone   "} ${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}${r.detail ? ` — ${r.detail}` : ""}`,
+        );
+      }
+      for (const g of b.aws.blockedGroups) {
+        out.push(`    security group ${g.groupId} (${g.groupName}, ${g.role}):`);
+        for (const d of describeDependent(g)) out.push(`      held by ${d}`);
+        for (const f of g.deleteFailures.slice(0, 3)) {
+          out.push(
+            `      CloudTrail ${f.time} DeleteSecurityGroup ${f.errorCode}${f.caller ? ` by ${f.caller}` : ""}`,
+          );
+        }
+        if (g.deleteFailures.length > 3) out.push(`      … ${g.deleteFailures.length - 3} more failures`);
+      }
+      for (const p of b.aws.problems) out.push(`    could not read: ${p}`);
+      out.push(`    => ${b.aws.summary}`);
     }
     if (b.evidence.length > 0) {
       out.push("  evidence:");

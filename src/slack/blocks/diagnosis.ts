@@ -36,7 +36,16 @@ function blockerSection(b: Blocker): KnownBlock {
     lines.push(`\`${esc(o.finalizer)}\` → ${esc(o.controller)}: ${who}`);
     lines.push(`   _removing it by hand leaves:_ ${esc(o.cleanup)}`);
   }
-  for (const e of b.evidence.slice(0, 6)) {
+  if (b.aws) {
+    const gone = b.aws.resources.filter((r) => !r.exists).map((r) => `${r.type} \`${esc(r.name ?? r.id)}\``);
+    const live = b.aws.resources.filter((r) => r.exists).map((r) => `${r.type} \`${esc(r.name ?? r.id)}\``);
+    lines.push(`*AWS* (cluster \`${esc(b.aws.cluster)}\`, stack \`${esc(b.aws.stack)}\`)`);
+    if (live.length > 0) lines.push(`   still exists: ${live.join(", ")}`);
+    if (gone.length > 0) lines.push(`   already gone: ${gone.join(", ")}`);
+    lines.push(`   :mag: ${esc(b.aws.summary)}`);
+    for (const p of b.aws.problems) lines.push(`   :grey_question: ${esc(p)}`);
+  }
+  for (const e of b.evidence.filter((x) => x.source !== "aws").slice(0, 6)) {
     lines.push(
       `${e.error ? ":x:" : "•"} _${esc(e.from)}_${e.time ? ` (${esc(e.time)})` : ""}: \`${esc(e.text)}\``,
     );

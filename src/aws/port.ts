@@ -1,0 +1,40 @@
+import type {
+  CloudTrailEventSnapshot,
+  ListenerSnapshot,
+  LoadBalancerSnapshot,
+  NetworkInterfaceSnapshot,
+  SecurityGroupRuleSnapshot,
+  SecurityGroupSnapshot,
+  TargetGroupSnapshot,
+} from "./types.js";
+
+/**
+ * The narrow set of AWS reads the diagnosis makes. `sdk-adapter.ts` implements it with the SDK v3
+ * clients. Every method throws `UnstuckError`; a missing IAM permission is `Forbidden` with
+ * `details.action` naming the IAM action (e.g. `ec2:DescribeNetworkInterfaces`).
+ */
+export interface AwsPort {
+  /** Load balancers by exact name, with their tags; names that do not exist are simply absent. */
+  loadBalancersByName(names: readonly string[]): Promise<LoadBalancerSnapshot[]>;
+  /** Target groups attached to a load balancer, with their tags. */
+  targetGroupsOf(loadBalancerArn: string): Promise<TargetGroupSnapshot[]>;
+  listenersOf(loadBalancerArn: string): Promise<ListenerSnapshot[]>;
+  /** Security groups matching every tag given (server-side `tag:<k>` filters) and/or these ids. */
+  securityGroups(query: {
+    ids?: readonly string[];
+    tags?: Readonly<Record<string, string>>;
+  }): Promise<SecurityGroupSnapshot[]>;
+  /** Groups with an ingress or egress rule that names `groupId` as source/destination. */
+  groupsReferencing(groupId: string): Promise<SecurityGroupSnapshot[]>;
+  /** Every rule of one group (`DescribeSecurityGroupRules`, filter `group-id`). */
+  rulesOf(groupId: string): Promise<SecurityGroupRuleSnapshot[]>;
+  /** Network interfaces that use `groupId` (filter `group-id`). */
+  networkInterfacesUsing(groupId: string): Promise<NetworkInterfaceSnapshot[]>;
+  /** CloudTrail events by name within a window (newest first, at most `max`). */
+  cloudTrailEvents(query: {
+    eventName: string;
+    start: Date;
+    end: Date;
+    max: number;
+  }): Promise<CloudTrailEventSnapshot[]>;
+}

@@ -1,0 +1,81 @@
+/**
+ * Plain snapshots of AWS state, as the adapters collect them. The pure core reads only these,
+ * never an SDK type.
+ */
+
+export type Tags = Readonly<Record<string, string>>;
+
+export interface LoadBalancerSnapshot {
+  readonly arn: string;
+  readonly name: string;
+  readonly dnsName: string;
+  readonly canonicalHostedZoneId?: string;
+  readonly state: string;
+  readonly type: string;
+  readonly scheme?: string;
+  readonly vpcId?: string;
+  readonly securityGroups: readonly string[];
+  readonly createdTime?: string;
+  readonly tags: Tags;
+}
+
+export interface TargetGroupSnapshot {
+  readonly arn: string;
+  readonly name: string;
+  readonly loadBalancerArns: readonly string[];
+  readonly tags: Tags;
+}
+
+export interface ListenerSnapshot {
+  readonly arn: string;
+  readonly loadBalancerArn: string;
+  readonly port?: number;
+  readonly protocol?: string;
+}
+
+export interface SecurityGroupSnapshot {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly vpcId?: string;
+  readonly tags: Tags;
+}
+
+export interface SecurityGroupRuleSnapshot {
+  readonly id: string;
+  readonly groupId: string;
+  readonly isEgress: boolean;
+  readonly referencedGroupId?: string;
+  readonly protocol?: string;
+  readonly fromPort?: number;
+  readonly toPort?: number;
+  readonly description?: string;
+}
+
+export interface NetworkInterfaceSnapshot {
+  readonly id: string;
+  readonly description: string;
+  readonly status: string;
+  readonly interfaceType?: string;
+  readonly requesterId?: string;
+  readonly requesterManaged: boolean;
+  readonly groups: readonly string[];
+  readonly attachment?: {
+    readonly id?: string;
+    readonly status?: string;
+    readonly instanceId?: string;
+    readonly instanceOwnerId?: string;
+  };
+}
+
+export interface CloudTrailEventSnapshot {
+  readonly id: string;
+  readonly time: string;
+  readonly name: string;
+  readonly source: string;
+  readonly errorCode?: string;
+  readonly errorMessage?: string;
+  /** ARN of the caller (`userIdentity.arn`), or the user name. */
+  readonly caller?: string;
+  readonly requestParameters: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,155 @@
+/**
+ * Collects the AWS state behind one Load Balancer Controller finalizer through the injected
+ * `AwsPort`, with the fewest calls that answer the question: the load balancer by its exact name,
+ * security groups by server-side tag filters, dependents by `group-id` filters. A call that fails
+ * (missing IAM permission, throttling) becomes a named problem; the rest still appears.
+ */
+import type { AwsPort } from "../aws/port.js";
+import type {
+  CloudTrailEventSnapshot,
+  LoadBalancerSnapshot,
+  NetworkInterfaceSnapshot,
+  SecurityGroupRuleSnapshot,
+  SecurityGroupSnapshot,
+  TargetGroupSnapshot,
+} from "../aws/types.js";
+import { toUserError } from "../errors.js";
+import type { ObjectSnapshot } from "../kube/types.js";
+import {
+  analyzeAws,
+  groupIdOf,
+  stackGroupQueries,
+  type AwsCollected,
+  type AwsFindings,
+  type SecurityGroupDependents,
+} from "./aws.js";
+import { ingressStack, lbcLoadBalancerName, loadBalancerNameFromHostname } from "./lbc-names.js";
+
+export interface AwsCollectOptions {
+  readonly cluster: string;
+  /** CloudTrail window. */
+  readonly since: Date;
+  readonly until: Date;
+}
+
+export async function collectAwsForBlocker(
+  aws: AwsPort,
+  blocker: ObjectSnapshot,
+  options: AwsCollectOptions,
+): Promise<AwsFindings> {
+  const problems: string[] = [];
+  const attempt = async <T>(fallback: T, op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (err) {
+      const msg = toUserError(err).message;
+      if (!problems.includes(msg)) problems.push(msg);
+      return fallback;
+    }
+  };
+
+  const stack = ingressStack(blocker);
+  const hostname = blocker.loadBalancerHostnames?.[0];
+  const lbName =
+    (hostname ? loadBalancerNameFromHostname(hostname) : undefined) ??
+    lbcLoadBalancerName(options.cluster, stack);
+  const queries = stackGroupQueries(options.cluster, stack.stack);
+
+  const [loadBalancers, managed, backend, events] = await Promise.all([
+    attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName([lbName])),
+    attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.managed })),
+    attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.backend })),
+    attempt<CloudTrailEventSnapshot[]>([], () =>
+      aws.cloudTrailEvents({
+        eventName: "DeleteSecurityGroup",
+        start: options.since,
+        end: options.until,
+        max: 200,
+      }),
+    ),
+  ]);
+
+  const groups = new Map<string, { group: SecurityGroupSnapshot; role: SecurityGroupDependents["role"] }>();
+  for (const g of managed) groups.set(g.id, { group: g, role: "managed" });
+  for (const g of backend) if (!groups.has(g.id)) groups.set(g.id, { group: g, role: "backend" });
+
+  const lb = loadBalancers[0];
+  const failedIds = [
+    ...new Set(
+      events
+        .filter((e) => e.errorCode !== undefined)
+        .map(groupIdOf)
+        .filter((x): x is string => !!x),
+    ),
+  ];
+  const extraIds = [...new Set([...(lb?.securityGroups ?? []), ...failedIds])].filter(
+    (id) => !groups.has(id),
+  );
+
+  const [targetGroups, listeners, extraGroups] = await Promise.all([
+    lb ? attempt<TargetGroupSnapshot[]>([], () => aws.targetGroupsOf(lb.arn)) : Promise.resolve([]),
+    lb
+      ? attempt<string[]>([], async () => (await aws.listenersOf(lb.arn)).map((l) => l.arn))
+      : Promise.resolve([]),
+    extraIds.length > 0 ? describeEach(aws, extraIds, attempt) : Promise.resolve([]),
+  ]);
+  const lbGroups = new Set(lb?.securityGroups ?? []);
+  for (const g of extraGroups) {
+    groups.set(g.id, { group: g, role: lbGroups.has(g.id) ? "load-balancer" : "cloudtrail" });
+  }
+  const missingGroupIds = extraIds.filter((id) => !groups.has(id) && failedIds.includes(id));
+
+  const networkInterfaces = new Map<string, readonly NetworkInterfaceSnapshot[]>();
+  const referencing = new Map<
+    string,
+    { group: SecurityGroupSnapshot; rules: readonly SecurityGroupRuleSnapshot[] }[]
+  >();
+  await Promise.all(
+    [...groups.values()].map(async ({ group }) => {
+      const [enis, refs] = await Promise.all([
+        attempt<NetworkInterfaceSnapshot[]>([], () => aws.networkInterfacesUsing(group.id)),
+        attempt<SecurityGroupSnapshot[]>([], () => aws.groupsReferencing(group.id)),
+      ]);
+      networkInterfaces.set(group.id, enis);
+      referencing.set(
+        group.id,
+        await Promise.all(
+          refs.map(async (ref) => ({
+            group: ref,
+            rules: await attempt<SecurityGroupRuleSnapshot[]>([], () => aws.rulesOf(ref.id)),
+          })),
+        ),
+      );
+    }),
+  );
+
+  const collected: AwsCollected = {
+    cluster: options.cluster,
+    stack: stack.stack,
+    loadBalancerName: lbName,
+    loadBalancers,
+    targetGroups,
+    listenerArns: listeners,
+    groups: [...groups.values()],
+    missingGroupIds,
+    networkInterfaces,
+    referencing,
+    deleteSecurityGroupEvents: events,
+    problems,
+  };
+  return analyzeAws(collected);
+}
+
+/** Describe groups by id; one missing id fails the batch call, so fall back to one by one. */
+async function describeEach(
+  aws: AwsPort,
+  ids: readonly string[],
+  attempt: <T>(fallback: T, op: () => Promise<T>) => Promise<T>,
+): Promise<SecurityGroupSnapshot[]> {
+  const all = await attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ ids }));
+  if (all.length === ids.length || ids.length === 1) return all;
+  const each = await Promise.all(
+    ids.map((id) => attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ ids: [id] }))),
+  );
+  return each.flat();
+}

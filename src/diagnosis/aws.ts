@@ -1,0 +1,224 @@
+/**
+ * The AWS side of a Load Balancer Controller finalizer: which of the stack's resources still
+ * exist, and for every security group that cannot be deleted, the exact objects that hold it
+ * (network interfaces that use it, rules in other groups that reference it), with CloudTrail's
+ * DeleteSecurityGroup failures. Pure: takes collected snapshots, returns findings.
+ */
+import type {
+  CloudTrailEventSnapshot,
+  LoadBalancerSnapshot,
+  NetworkInterfaceSnapshot,
+  SecurityGroupRuleSnapshot,
+  SecurityGroupSnapshot,
+  TargetGroupSnapshot,
+} from "../aws/types.js";
+import { LBC_TAGS } from "./lbc-names.js";
+
+export interface AwsResourceFinding {
+  readonly type: "LoadBalancer" | "TargetGroup" | "Listener" | "SecurityGroup";
+  readonly id: string;
+  readonly name?: string;
+  readonly exists: boolean;
+  readonly detail?: string;
+}
+
+export interface ReferencingRule {
+  readonly ruleId: string;
+  /** The group that owns the rule. */
+  readonly groupId: string;
+  readonly groupName: string;
+  readonly direction: "ingress" | "egress";
+  readonly description?: string;
+  readonly ports?: string;
+}
+
+export interface SecurityGroupDependents {
+  readonly groupId: string;
+  readonly groupName: string;
+  readonly role: "managed" | "backend" | "load-balancer" | "cloudtrail";
+  readonly networkInterfaces: readonly NetworkInterfaceSnapshot[];
+  readonly referencingRules: readonly ReferencingRule[];
+  readonly deleteFailures: readonly CloudTrailFailure[];
+}
+
+export interface CloudTrailFailure {
+  readonly time: string;
+  readonly groupId: string;
+  readonly errorCode: string;
+  readonly errorMessage?: string;
+  readonly caller?: string;
+}
+
+export interface AwsFindings {
+  readonly cluster: string;
+  readonly stack: string;
+  readonly loadBalancerName?: string;
+  readonly resources: readonly AwsResourceFinding[];
+  /** Groups that still exist and have at least one dependent, or failed deletion in CloudTrail. */
+  readonly blockedGroups: readonly SecurityGroupDependents[];
+  /** What could not be read (e.g. a missing IAM permission, named). */
+  readonly problems: readonly string[];
+  /** One line naming the exact blocking objects, or why none was found. */
+  readonly summary: string;
+}
+
+export interface AwsCollected {
+  readonly cluster: string;
+  readonly stack: string;
+  readonly loadBalancerName?: string;
+  readonly loadBalancers: readonly LoadBalancerSnapshot[];
+  readonly targetGroups: readonly TargetGroupSnapshot[];
+  readonly listenerArns: readonly string[];
+  /** Every group examined, with why it was examined. */
+  readonly groups: readonly { group: SecurityGroupSnapshot; role: SecurityGroupDependents["role"] }[];
+  /** Ids of groups named in CloudTrail failures that no longer exist or could not be described. */
+  readonly missingGroupIds: readonly string[];
+  readonly networkInterfaces: ReadonlyMap<string, readonly NetworkInterfaceSnapshot[]>;
+  /** Referencing group → its rules. */
+  readonly referencing: ReadonlyMap<
+    string,
+    readonly { group: SecurityGroupSnapshot; rules: readonly SecurityGroupRuleSnapshot[] }[]
+  >;
+  readonly deleteSecurityGroupEvents: readonly CloudTrailEventSnapshot[];
+  readonly problems: readonly string[];
+}
+
+function ports(r: SecurityGroupRuleSnapshot): string | undefined {
+  if (r.protocol === "-1") return "all traffic";
+  if (r.fromPort === undefined) return r.protocol;
+  return `${r.protocol ?? "tcp"} ${r.fromPort === r.toPort ? String(r.fromPort) : `${r.fromPort}-${r.toPort ?? ""}`}`;
+}
+
+export function groupIdOf(e: CloudTrailEventSnapshot): string | undefined {
+  const id = e.requestParameters.groupId;
+  return typeof id === "string" ? id : undefined;
+}
+
+export function analyzeAws(c: AwsCollected): AwsFindings {
+  const resources: AwsResourceFinding[] = [];
+  const lb = c.loadBalancers[0];
+  if (c.loadBalancerName) {
+    resources.push(
+      lb
+        ? {
+            type: "LoadBalancer",
+            id: lb.arn,
+            name: lb.name,
+            exists: true,
+            detail: `${lb.state}, ${lb.dnsName}`,
+          }
+        : {
+            type: "LoadBalancer",
+            id: c.loadBalancerName,
+            name: c.loadBalancerName,
+            exists: false,
+            detail: "deleted",
+          },
+    );
+  }
+  for (const tg of c.targetGroups)
+    resources.push({ type: "TargetGroup", id: tg.arn, name: tg.name, exists: true });
+  for (const l of c.listenerArns) resources.push({ type: "Listener", id: l, exists: true });
+  for (const { group, role } of c.groups) {
+    resources.push({ type: "SecurityGroup", id: group.id, name: group.name, exists: true, detail: role });
+  }
+  for (const id of c.missingGroupIds)
+    resources.push({ type: "SecurityGroup", id, exists: false, detail: "deleted" });
+
+  const failures = c.deleteSecurityGroupEvents
+    .filter((e) => e.errorCode !== undefined && groupIdOf(e) !== undefined)
+    .map((e) => ({
+      time: e.time,
+      groupId: groupIdOf(e) ?? "",
+      errorCode: e.errorCode ?? "",
+      ...(e.errorMessage ? { errorMessage: e.errorMessage } : {}),
+      ...(e.caller ? { caller: e.caller } : {}),
+    }));
+
+  const blockedGroups: SecurityGroupDependents[] = [];
+  for (const { group, role } of c.groups) {
+    const enis = c.networkInterfaces.get(group.id) ?? [];
+    const referencingRules: ReferencingRule[] = [];
+    for (const ref of c.referencing.get(group.id) ?? []) {
+      for (const r of ref.rules.filter((x) => x.referencedGroupId === group.id)) {
+        const p = ports(r);
+        referencingRules.push({
+          ruleId: r.id,
+          groupId: ref.group.id,
+          groupName: ref.group.name,
+          direction: r.isEgress ? "egress" : "ingress",
+          ...(r.description ? { description: r.description } : {}),
+          ...(p ? { ports: p } : {}),
+        });
+      }
+    }
+    const groupFailures = failures.filter((f) => f.groupId === group.id);
+    if (enis.length > 0 || referencingRules.length > 0 || groupFailures.length > 0) {
+      blockedGroups.push({
+        groupId: group.id,
+        groupName: group.name,
+        role,
+        networkInterfaces: enis,
+        referencingRules,
+        deleteFailures: groupFailures,
+      });
+    }
+  }
+
+  return {
+    cluster: c.cluster,
+    stack: c.stack,
+    ...(c.loadBalancerName ? { loadBalancerName: c.loadBalancerName } : {}),
+    resources,
+    blockedGroups,
+    problems: c.problems,
+    summary: summarize(blockedGroups, c),
+  };
+}
+
+export function describeDependent(g: SecurityGroupDependents): string[] {
+  const out: string[] = [];
+  for (const n of g.networkInterfaces) {
+    out.push(
+      `network interface ${n.id} ("${n.description}", ${n.status}${n.requesterId ? `, requester ${n.requesterId}` : ""}` +
+        `${n.attachment?.instanceId ? `, attached to ${n.attachment.instanceId}` : n.attachment?.status ? `, attachment ${n.attachment.status}` : ""})`,
+    );
+  }
+  for (const r of g.referencingRules) {
+    out.push(
+      `${r.direction} rule ${r.ruleId} in ${r.groupId} (${r.groupName})${r.ports ? ` for ${r.ports}` : ""}${r.description ? ` "${r.description}"` : ""}`,
+    );
+  }
+  return out;
+}
+
+function summarize(blocked: readonly SecurityGroupDependents[], c: AwsCollected): string {
+  const holding = blocked.filter((g) => g.networkInterfaces.length > 0 || g.referencingRules.length > 0);
+  if (holding.length > 0) {
+    return holding
+      .map(
+        (g) => `${g.groupId} (${g.groupName}) cannot be deleted: held by ${describeDependent(g).join("; ")}`,
+      )
+      .join(". ");
+  }
+  const failedOnly = blocked.filter((g) => g.deleteFailures.length > 0);
+  if (failedOnly.length > 0) {
+    return `CloudTrail shows DeleteSecurityGroup failing for ${failedOnly.map((g) => g.groupId).join(", ")}, but no dependent remains now: the controller's next retry should succeed.`;
+  }
+  if (c.problems.length > 0) return `AWS could not be fully read: ${c.problems.join("; ")}`;
+  return `No remaining dependents found for the stack ${c.stack}'s security groups.`;
+}
+
+/** Tag filters for the stack's managed SG and the cluster's shared backend SG. */
+export function stackGroupQueries(
+  cluster: string,
+  stack: string,
+): {
+  managed: Record<string, string>;
+  backend: Record<string, string>;
+} {
+  return {
+    managed: { [LBC_TAGS.cluster]: cluster, [LBC_TAGS.ingressStack]: stack },
+    backend: { [LBC_TAGS.cluster]: cluster, [LBC_TAGS.resource]: "backend-sg" },
+  };
+}

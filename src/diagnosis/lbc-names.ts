@@ -1,0 +1,64 @@
+/**
+ * How the AWS Load Balancer Controller names and tags what it creates (v2.x/v3.x,
+ * `pkg/ingress/model_build_load_balancer.go`), so the bot can find a stack's AWS resources with
+ * exact names and server-side tag filters instead of listing a whole account.
+ */
+import { createHash } from "node:crypto";
+import type { ObjectSnapshot } from "../kube/types.js";
+
+const INVALID_NAME_CHARS = /[^a-zA-Z0-9]/g;
+
+export const LBC_TAGS = {
+  cluster: "elbv2.k8s.aws/cluster",
+  ingressStack: "ingress.k8s.aws/stack",
+  ingressResource: "ingress.k8s.aws/resource",
+  serviceStack: "service.k8s.aws/stack",
+  resource: "elbv2.k8s.aws/resource",
+} as const;
+
+export interface IngressStack {
+  /** `ingress.k8s.aws/stack` tag value: the group name, or `namespace/name`. */
+  readonly stack: string;
+  readonly explicitGroup: boolean;
+  readonly scheme: "internet-facing" | "internal";
+}
+
+/** The stack an Ingress belongs to (IngressGroup annotation, else the implicit one-Ingress group). */
+export function ingressStack(o: Pick<ObjectSnapshot, "namespace" | "name" | "annotations">): IngressStack {
+  const group = o.annotations["alb.ingress.kubernetes.io/group.name"];
+  const scheme =
+    o.annotations["alb.ingress.kubernetes.io/scheme"] === "internet-facing" ? "internet-facing" : "internal";
+  return group
+    ? { stack: group, explicitGroup: true, scheme }
+    : { stack: `${o.namespace ?? "default"}/${o.name}`, explicitGroup: false, scheme };
+}
+
+/** The load balancer name the controller derives: `k8s-<ns:8>-<name:8>-<hash:10>` or `k8s-<group:17>-<hash:10>`. */
+export function lbcLoadBalancerName(cluster: string, stack: IngressStack): string {
+  const hash = createHash("sha256").update(cluster).update(stack.stack).update(stack.scheme).digest("hex");
+  if (stack.explicitGroup)
+    return `k8s-${stack.stack.replace(INVALID_NAME_CHARS, "").slice(0, 17)}-${hash.slice(0, 10)}`;
+  const [ns = "", name = ""] = stack.stack.split("/");
+  return `k8s-${ns.replace(INVALID_NAME_CHARS, "").slice(0, 8)}-${name.replace(INVALID_NAME_CHARS, "").slice(0, 8)}-${hash.slice(0, 10)}`;
+}
+
+/** The load balancer name inside an ELB DNS name (`[internal-]<name>-<id>.<region>.elb.amazonaws.com`). */
+export function loadBalancerNameFromHostname(hostname: string): string | undefined {
+  const label = hostname
+    .toLowerCase()
+    .replace(/^dualstack\./, "")
+    .split(".")[0];
+  if (!label || !hostname.toLowerCase().includes(".elb.")) return undefined;
+  const m = /^(?:internal-)?(.+)-\d+$/.exec(label);
+  return m?.[1];
+}
+
+/** `--cluster-name` from a controller's args. */
+export function clusterNameFromArgs(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? "";
+    if (a.startsWith("--cluster-name=")) return a.slice("--cluster-name=".length);
+    if (a === "--cluster-name") return args[i + 1];
+  }
+  return undefined;
+}
