@@ -127,6 +127,7 @@ export async function collectAwsForBlocker(
     cluster: options.cluster,
     stack: stack.stack,
     loadBalancerName: lbName,
+    ...(hostname ? { hostname } : {}),
     loadBalancers,
     targetGroups,
     listenerArns: listeners,

@@ -66,6 +66,8 @@ export interface AwsCollected {
   readonly cluster: string;
   readonly stack: string;
   readonly loadBalancerName?: string;
+  /** The hostname in the Ingress status, to tell the Ingress's ALB from a re-created namesake. */
+  readonly hostname?: string;
   readonly loadBalancers: readonly LoadBalancerSnapshot[];
   readonly targetGroups: readonly TargetGroupSnapshot[];
   readonly listenerArns: readonly string[];
@@ -89,6 +91,14 @@ function ports(r: SecurityGroupRuleSnapshot): string | undefined {
   return `${r.protocol ?? "tcp"} ${r.fromPort === r.toPort ? String(r.fromPort) : `${r.fromPort}-${r.toPort ?? ""}`}`;
 }
 
+/** Lower-case, without `dualstack.` or a trailing dot, for comparing DNS names. */
+export function normalizeHost(h: string): string {
+  return h
+    .toLowerCase()
+    .replace(/^dualstack\./, "")
+    .replace(/\.$/, "");
+}
+
 export function groupIdOf(e: CloudTrailEventSnapshot): string | undefined {
   const id = e.requestParameters.groupId;
   return typeof id === "string" ? id : undefined;
@@ -98,23 +108,33 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
   const resources: AwsResourceFinding[] = [];
   const lb = c.loadBalancers[0];
   if (c.loadBalancerName) {
-    resources.push(
-      lb
-        ? {
-            type: "LoadBalancer",
-            id: lb.arn,
-            name: lb.name,
-            exists: true,
-            detail: `${lb.state}, ${lb.dnsName}`,
-          }
-        : {
-            type: "LoadBalancer",
-            id: c.loadBalancerName,
-            name: c.loadBalancerName,
-            exists: false,
-            detail: "deleted",
-          },
-    );
+    const wanted = c.hostname ? normalizeHost(c.hostname) : undefined;
+    if (!lb) {
+      resources.push({
+        type: "LoadBalancer",
+        id: c.loadBalancerName,
+        name: c.loadBalancerName,
+        exists: false,
+        detail: "deleted",
+      });
+    } else if (wanted && normalizeHost(lb.dnsName) !== wanted) {
+      // Names are stable across re-creation; DNS names are not. This is a newer ALB, not the Ingress's.
+      resources.push({
+        type: "LoadBalancer",
+        id: c.hostname ?? c.loadBalancerName,
+        name: c.loadBalancerName,
+        exists: false,
+        detail: `deleted; a newer load balancer with the same name exists (${lb.dnsName})`,
+      });
+    } else {
+      resources.push({
+        type: "LoadBalancer",
+        id: lb.arn,
+        name: lb.name,
+        exists: true,
+        detail: `${lb.state}, ${lb.dnsName}`,
+      });
+    }
   }
   for (const tg of c.targetGroups)
     resources.push({ type: "TargetGroup", id: tg.arn, name: tg.name, exists: true });
