@@ -1,0 +1,136 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import type { Worker } from "bullmq";
+import { afterEach, describe, expect, it } from "vitest";
+import { createQueues, executionEnqueuer } from "../../../src/jobs/queues.js";
+import { createActionsWorker } from "../../../src/jobs/workers.js";
+import { serveKubePort } from "../approvals/helpers/kube-bridge.js";
+import { INGRESS } from "../approvals/helpers/fake-kube.js";
+import {
+  bob,
+  createHarness,
+  requestRemoval,
+  seedIngress,
+  type Harness,
+} from "../approvals/helpers/harness.js";
+import { connect, eventually, REDIS_URL, uniquePrefix } from "../approvals/helpers/redis.js";
+
+const CHILD = fileURLToPath(new URL("./fixtures/actions-worker.ts", import.meta.url));
+const LOCK_MS = 1000;
+const STALLED_MS = 250;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+/** Resolves with the first stdout line of `child` that starts with `prefix`. */
+function lineFrom(child: ChildProcess, prefix: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString("utf8");
+      const line = buffer.split("\n").find((l) => l.startsWith(prefix));
+      if (line) {
+        child.stdout?.off("data", onData);
+        resolve(line);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`worker exited (${code}) before printing ${prefix}`)));
+  });
+}
+
+async function scenario(pauseAt: "afterClaim" | "afterPatch") {
+  const prefix = uniquePrefix("killed");
+  const bullPrefix = `${prefix}:bull`;
+  const bull = connect();
+  const queues = createQueues({ connection: bull, prefix: bullPrefix });
+  const h: Harness = createHarness({ prefix, enqueue: executionEnqueuer(queues.actions) });
+  const server = await serveKubePort(h.fake);
+  const workers: Worker[] = [];
+  let child: ChildProcess | undefined;
+  cleanups.push(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await once(child, "exit");
+    }
+    await Promise.all(workers.map((w) => w.close()));
+    await queues.close();
+    await bull.quit();
+    await server.close();
+    await h.close();
+  });
+
+  seedIngress(h);
+  const req = await requestRemoval(h);
+  // `node --import tsx`, not the `tsx` CLI: the CLI runs the script in a grandchild that a
+  // SIGKILL of the CLI would leave alive (still renewing the job lock).
+  child = spawn(process.execPath, ["--import", "tsx", CHILD], {
+    env: {
+      ...process.env,
+      REDIS_URL,
+      BULL_PREFIX: bullPrefix,
+      STORE_PREFIX: `${prefix}:approvals`,
+      AUDIT_KEY: `${prefix}:audit`,
+      KUBE_URL: server.url,
+      LOCK_MS: String(LOCK_MS),
+      STALLED_MS: String(STALLED_MS),
+      PAUSE_AT: pauseAt,
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await lineFrom(child, "READY");
+  const paused = lineFrom(child, "PAUSED");
+  await h.workflow.vote(req.id, bob, "approve");
+  expect(await paused).toBe(`PAUSED ${req.id}`);
+
+  child.kill("SIGKILL");
+  await once(child, "exit");
+  const interrupted = await h.store.get(req.id);
+  expect(interrupted?.state).toBe("EXECUTING");
+  const patchesBeforeRestart = h.fake.applied.length;
+
+  // A fresh worker: BullMQ's stalled-job check finds the dead worker's job once its lock expires.
+  workers.push(
+    createActionsWorker(
+      { connection: bull, prefix: bullPrefix, lockDuration: LOCK_MS, stalledInterval: STALLED_MS },
+      { store: h.store, kube: h.fake, audit: h.audit, now: () => new Date() },
+    ),
+  );
+  const final = await eventually(
+    async () => {
+      const r = await h.store.get(req.id);
+      return r && r.state !== "EXECUTING" ? r : undefined;
+    },
+    20_000,
+    "the re-delivered job to finish the request",
+  );
+  return { h, req, final, patchesBeforeRestart };
+}
+
+describe("a worker killed mid-execution", () => {
+  it("after claiming: the next worker applies the patch exactly once", async () => {
+    const { h, final, patchesBeforeRestart } = await scenario("afterClaim");
+    expect(patchesBeforeRestart).toBe(0);
+    expect(final.state).toBe("DONE");
+    expect(final.executionAttempts).toBe(2);
+    expect(h.fake.applied).toHaveLength(1);
+    expect(h.fake.patchRequests).toBe(1);
+    expect(h.fake.peek(INGRESS, "myapp", "myapp-worker-ingress")).toBeUndefined();
+    const events = (await h.audit.forRequest(final.id)).map((e) => e.event);
+    expect(events).toEqual(
+      expect.arrayContaining(["execution.claimed", "execution.resumed", "execution.done"]),
+    );
+  });
+
+  it("after patching: the next worker sees it done and sends no second patch", async () => {
+    const { h, final, patchesBeforeRestart } = await scenario("afterPatch");
+    expect(patchesBeforeRestart).toBe(1);
+    expect(final.state).toBe("DONE");
+    expect(final.result?.message).toContain("Completed by the interrupted attempt");
+    expect(h.fake.applied).toHaveLength(1);
+    expect(h.fake.patchRequests).toBe(1);
+  });
+});
