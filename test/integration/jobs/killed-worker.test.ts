@@ -50,8 +50,9 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
   const h: Harness = createHarness({ prefix, enqueue: executionEnqueuer(queues.actions) });
   const server = await serveKubePort(h.fake);
   const workers: Worker[] = [];
-  let child: ChildProcess | undefined;
+  const proc: { child?: ChildProcess } = {};
   cleanups.push(async () => {
+    const child = proc.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill("SIGKILL");
       await once(child, "exit");
@@ -67,7 +68,7 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
   const req = await requestRemoval(h);
   // `node --import tsx`, not the `tsx` CLI: the CLI runs the script in a grandchild that a
   // SIGKILL of the CLI would leave alive (still renewing the job lock).
-  child = spawn(process.execPath, ["--import", "tsx", CHILD], {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
     env: {
       ...process.env,
       REDIS_URL,
@@ -81,6 +82,7 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
+  proc.child = child;
   await lineFrom(child, "READY");
   const paused = lineFrom(child, "PAUSED");
   await h.workflow.vote(req.id, bob, "approve");
