@@ -1,0 +1,269 @@
+/**
+ * A Kubernetes API server simulator faithful at the wire: the real `kubectl` and
+ * `@kubernetes/client-node` work against it unmodified. See `startKubeSim`.
+ */
+import { createServer, type ServerResponse } from "node:http";
+import { writeFile } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { stringify as toYaml } from "yaml";
+
+import { loadScenario, type Scenario } from "../scenario.js";
+import { ResourceRegistry } from "./registry.js";
+import { SimStore } from "./store.js";
+import { LogStore } from "./logs.js";
+import { NamespaceController } from "./namespace-controller.js";
+import { createHandler, type KubeFaults, type RequestRecord } from "./server.js";
+import type { KubeObject } from "./object.js";
+
+export type { KubeFaults, ForbidRule, RequestRecord } from "./server.js";
+export type { KubeObject, ObjectMeta, OwnerRef } from "./object.js";
+export { SimStore, PropagationPolicy } from "./store.js";
+export type { StoreEvent, DeleteOptions, WriteOptions } from "./store.js";
+export { KubeApiError } from "./status.js";
+export type { ResourceDef } from "./registry.js";
+
+/** A running simulator. */
+export interface KubeSim {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** Kubeconfig YAML pointing at {@link url} (plain http), context `sim`, user `unstuck` by default. */
+  kubeconfig(options?: { user?: string; namespace?: string }): string;
+  writeKubeconfig(path: string, options?: { user?: string; namespace?: string }): Promise<void>;
+  /** Replace the injected faults (a throttle `count` starts afresh). */
+  setFaults(f: KubeFaults): void;
+  /** Direct object access: create/get/list/update/delete by apiVersion+kind, bypassing HTTP and faults. */
+  readonly store: SimStore;
+  /** Append container log lines, dated now. */
+  appendLog(namespace: string, pod: string, container: string, lines: string[]): void;
+  /** Requests served so far (method, path, status; plus query and user). */
+  requests(): RequestRecord[];
+  resetRequests(): void;
+  /** Run the namespace controller once, now. */
+  reconcileNow(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface KubeSimOptions {
+  /** Default 0: any free port. */
+  port?: number;
+  /** A loaded scenario, or a path to a scenario file. */
+  scenario?: Scenario | string;
+  faults?: KubeFaults;
+  /** Namespace controller period (default 1000 ms); it also runs right after every write. */
+  controllerIntervalMs?: number;
+  /** The cluster's clock (timestamps, scenario `now-…` values, log `sinceSeconds`). */
+  now?: () => Date;
+}
+
+const BASE_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"];
+
+function tokenFor(user: string): string {
+  return `sim-${Buffer.from(user, "utf8").toString("hex")}`;
+}
+
+function userFromToken(token: string | undefined): string | undefined {
+  if (token === undefined || token === "") return "system:anonymous";
+  if (!token.startsWith("sim-")) return undefined;
+  const user = Buffer.from(token.slice(4), "hex").toString("utf8");
+  return user === "" ? undefined : user;
+}
+
+/**
+ * Start the simulator on 127.0.0.1. Without a scenario the cluster holds only the four base
+ * namespaces; with one, its `kube` section is loaded verbatim (finalizers, deletionTimestamps and
+ * status included). Only the namespace controller and the garbage collector run: nothing else
+ * removes finalizers, exactly like a cluster whose controllers are stuck.
+ */
+export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
+  const now = options.now ?? (() => new Date());
+  const registry = new ResourceRegistry();
+  const store = new SimStore(registry, now);
+  const logs = new LogStore(now);
+  let faults: KubeFaults = { ...(options.faults ?? {}) };
+  let throttleLeft = faults.throttle?.count ?? 0;
+  let records: RequestRecord[] = [];
+  const watches = new Set<ServerResponse>();
+
+  const scenario =
+    typeof options.scenario === "string" ? loadScenario(options.scenario, { now: now() }) : options.scenario;
+  const kube = scenario?.kube;
+  if (kube !== undefined && kube.failingGroups.length > 0) {
+    faults = {
+      ...faults,
+      failingGroups: [...new Set([...(faults.failingGroups ?? []), ...kube.failingGroups])],
+    };
+  }
+
+  const scenarioNames = new Set(
+    (kube?.objects ?? []).filter((o) => o.kind === "Namespace").map((o) => o.metadata.name),
+  );
+  for (const ns of BASE_NAMESPACES) {
+    if (!scenarioNames.has(ns)) store.load({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  }
+  // CRDs first so their kinds resolve, then namespaces, then everything else in file order.
+  const rank = (o: KubeObject) =>
+    o.kind === "CustomResourceDefinition" ? 0 : o.kind === "Namespace" ? 1 : 2;
+  const objects = [...(kube?.objects ?? [])].sort((a, b) => rank(a) - rank(b));
+  for (const o of objects) {
+    const ns = o.metadata.namespace;
+    const d = store.registry.byKind(o.apiVersion, o.kind);
+    if (
+      d?.namespaced === true &&
+      ns !== undefined &&
+      store.get("v1", "Namespace", undefined, ns) === undefined
+    ) {
+      store.load({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    }
+    store.load(o);
+  }
+  for (const l of kube?.logs ?? []) {
+    const [ns, pod] = l.pod.split("/") as [string, string];
+    logs.append(ns, pod, l.container, l.lines);
+  }
+  for (const gv of faults.failingGroups ?? []) ensureApiService(store, gv);
+
+  const controller = new NamespaceController(store, () => faults.failingGroups ?? []);
+  let scheduled = false;
+  let stopped = false;
+  const runController = () => {
+    scheduled = false;
+    if (!stopped) controller.reconcileAll();
+  };
+  const unsubscribe = store.onChange(() => {
+    if (scheduled || stopped) return;
+    scheduled = true;
+    setImmediate(runController);
+  });
+  const timer = setInterval(runController, options.controllerIntervalMs ?? 1000);
+  timer.unref();
+
+  let hostPort = "127.0.0.1:0";
+  const server = createServer(
+    createHandler({
+      store,
+      logs,
+      faults: () => faults,
+      takeThrottle: () => {
+        if (throttleLeft > 0) {
+          throttleLeft--;
+          return true;
+        }
+        const rate = faults.throttle?.rate ?? 0;
+        return rate > 0 && Math.random() < rate;
+      },
+      record: (r) => records.push(r),
+      userForToken: userFromToken,
+      now,
+      hostPort: () => hostPort,
+      watches,
+    }),
+  );
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  hostPort = `127.0.0.1:${port}`;
+  const url = `http://${hostPort}`;
+  controller.reconcileAll();
+
+  const kubeconfig = (o: { user?: string; namespace?: string } = {}): string => {
+    const user = o.user ?? "unstuck";
+    return toYaml({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "sim", cluster: { server: url } }],
+      contexts: [
+        {
+          name: "sim",
+          context: { cluster: "sim", user, ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) },
+        },
+      ],
+      "current-context": "sim",
+      preferences: {},
+      users: [{ name: user, user: { token: tokenFor(user) } }],
+    });
+  };
+
+  return {
+    url,
+    kubeconfig,
+    writeKubeconfig: (path, o) => writeFile(path, kubeconfig(o), { mode: 0o600 }),
+    setFaults(f) {
+      faults = { ...f };
+      throttleLeft = f.throttle?.count ?? 0;
+      for (const gv of faults.failingGroups ?? []) ensureApiService(store, gv);
+    },
+    store,
+    appendLog(namespace, pod, container, lines) {
+      logs.append(namespace, pod, container, lines, now());
+    },
+    requests: () => [...records],
+    resetRequests() {
+      records = [];
+    },
+    reconcileNow() {
+      controller.reconcileAll();
+      return Promise.resolve();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      unsubscribe();
+      for (const w of watches) w.end();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/**
+ * An unavailable aggregated API is backed by an APIService whose Available condition is False,
+ * as `kubectl get apiservices` shows for a broken metrics-server.
+ */
+function ensureApiService(store: SimStore, gv: string): void {
+  const [group, version] = gv.split("/");
+  if (
+    group === undefined ||
+    version === undefined ||
+    store.registry.groupVersions().some((x) => x.group === group && x.version === version)
+  ) {
+    return;
+  }
+  const name = `${version}.${group}`;
+  if (store.get("apiregistration.k8s.io/v1", "APIService", undefined, name) !== undefined) return;
+  store.load({
+    apiVersion: "apiregistration.k8s.io/v1",
+    kind: "APIService",
+    metadata: { name },
+    spec: {
+      group,
+      version,
+      groupPriorityMinimum: 100,
+      versionPriority: 100,
+      insecureSkipTLSVerify: true,
+      service: {
+        name: group.startsWith("metrics") ? "metrics-server" : group.split(".")[0],
+        namespace: "kube-system",
+        port: 443,
+      },
+    },
+    status: {
+      conditions: [
+        {
+          type: "Available",
+          status: "False",
+          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+          reason: "FailedDiscoveryCheck",
+          message: `failing or missing response from https://10.100.0.10:443/apis/${gv}: Get "https://10.100.0.10:443/apis/${gv}": dial tcp 10.100.0.10:443: connect: connection refused`,
+        },
+      ],
+    },
+  });
+}

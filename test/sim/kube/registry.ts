@@ -1,0 +1,273 @@
+/**
+ * The resource types the simulated API server serves: the built-in kinds the bot touches plus
+ * whatever CustomResourceDefinitions have been created. Discovery documents are derived from
+ * this registry, so a CRD shows up in `kubectl api-resources` as soon as it is created.
+ */
+import type { KubeObject } from "./object.js";
+
+/** One served resource (one group/version/plural). */
+export interface ResourceDef {
+  readonly group: string;
+  readonly version: string;
+  /** Plural, e.g. `ingresses`. */
+  readonly resource: string;
+  readonly singular: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  readonly verbs: readonly string[];
+  readonly categories: readonly string[];
+  /** Subresources served, e.g. `status`, `log`, `finalize`. */
+  readonly subresources: readonly string[];
+  /** True when the type came from a CRD (lists carry item kinds, no built-in schema). */
+  readonly custom: boolean;
+}
+
+const ALL_VERBS = [
+  "create",
+  "delete",
+  "deletecollection",
+  "get",
+  "list",
+  "patch",
+  "update",
+  "watch",
+] as const;
+
+function def(
+  gv: string,
+  resource: string,
+  kind: string,
+  opts: {
+    namespaced?: boolean;
+    short?: string[];
+    sub?: string[];
+    verbs?: readonly string[];
+    categories?: string[];
+  } = {},
+): ResourceDef {
+  const [group, version] = gv.includes("/") ? (gv.split("/") as [string, string]) : ["", gv];
+  return {
+    group,
+    version,
+    resource,
+    singular: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    namespaced: opts.namespaced ?? true,
+    shortNames: opts.short ?? [],
+    verbs: opts.verbs ?? ALL_VERBS,
+    categories: opts.categories ?? [],
+    subresources: opts.sub ?? [],
+    custom: false,
+  };
+}
+
+const ALL = ["all"];
+
+/** Built-in kinds, in the order the real server lists them. */
+export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
+  def("v1", "configmaps", "ConfigMap", { short: ["cm"] }),
+  def("v1", "endpoints", "Endpoints", { short: ["ep"] }),
+  def("v1", "events", "Event", { short: ["ev"] }),
+  def("v1", "namespaces", "Namespace", {
+    namespaced: false,
+    short: ["ns"],
+    sub: ["finalize", "status"],
+    verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+  }),
+  def("v1", "nodes", "Node", { namespaced: false, short: ["no"], sub: ["status"] }),
+  def("v1", "persistentvolumeclaims", "PersistentVolumeClaim", { short: ["pvc"], sub: ["status"] }),
+  def("v1", "persistentvolumes", "PersistentVolume", { namespaced: false, short: ["pv"], sub: ["status"] }),
+  def("v1", "pods", "Pod", { short: ["po"], sub: ["log", "status"], categories: ALL }),
+  def("v1", "secrets", "Secret"),
+  def("v1", "serviceaccounts", "ServiceAccount", { short: ["sa"] }),
+  def("v1", "services", "Service", {
+    short: ["svc"],
+    sub: ["status"],
+    categories: ALL,
+    verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+  }),
+  def("apiextensions.k8s.io/v1", "customresourcedefinitions", "CustomResourceDefinition", {
+    namespaced: false,
+    short: ["crd", "crds"],
+    sub: ["status"],
+  }),
+  def("apiregistration.k8s.io/v1", "apiservices", "APIService", { namespaced: false, sub: ["status"] }),
+  def("apps/v1", "daemonsets", "DaemonSet", { short: ["ds"], sub: ["status"], categories: ALL }),
+  def("apps/v1", "deployments", "Deployment", {
+    short: ["deploy"],
+    sub: ["scale", "status"],
+    categories: ALL,
+  }),
+  def("apps/v1", "replicasets", "ReplicaSet", { short: ["rs"], sub: ["scale", "status"], categories: ALL }),
+  def("apps/v1", "statefulsets", "StatefulSet", {
+    short: ["sts"],
+    sub: ["scale", "status"],
+    categories: ALL,
+  }),
+  def("batch/v1", "cronjobs", "CronJob", { short: ["cj"], sub: ["status"], categories: ALL }),
+  def("batch/v1", "jobs", "Job", { sub: ["status"], categories: ALL }),
+  def("coordination.k8s.io/v1", "leases", "Lease"),
+  def("networking.k8s.io/v1", "ingressclasses", "IngressClass", { namespaced: false }),
+  def("networking.k8s.io/v1", "ingresses", "Ingress", { short: ["ing"], sub: ["status"] }),
+  def("networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", { short: ["netpol"] }),
+];
+
+/** `apps/v1`, or `v1` for the core group. */
+export function apiVersionOf(d: Pick<ResourceDef, "group" | "version">): string {
+  return d.group === "" ? d.version : `${d.group}/${d.version}`;
+}
+
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const i = apiVersion.indexOf("/");
+  return i < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+}
+
+/** Key of a type independent of version: objects are stored once per group/resource. */
+export function typeKey(d: Pick<ResourceDef, "group" | "resource">): string {
+  return `${d.group}/${d.resource}`;
+}
+
+/** Registry of served types; CRDs are added and removed at run time. */
+export class ResourceRegistry {
+  private readonly builtins: ResourceDef[] = [...BUILTIN_RESOURCES];
+  /** CRD name → the defs it serves (one per served version). */
+  private readonly crds = new Map<string, ResourceDef[]>();
+
+  /** Every served resource, built-ins first. */
+  public all(): ResourceDef[] {
+    return [...this.builtins, ...[...this.crds.values()].flat()];
+  }
+
+  /** Group-versions in serving order, core first. */
+  public groupVersions(): { group: string; version: string }[] {
+    const seen = new Map<string, { group: string; version: string }>();
+    for (const d of this.all()) seen.set(apiVersionOf(d), { group: d.group, version: d.version });
+    return [...seen.values()];
+  }
+
+  public find(group: string, version: string, resource: string): ResourceDef | undefined {
+    return this.all().find((d) => d.group === group && d.version === version && d.resource === resource);
+  }
+
+  public byKind(apiVersion: string, kind: string): ResourceDef | undefined {
+    const { group, version } = splitApiVersion(apiVersion);
+    return this.all().find((d) => d.group === group && d.version === version && d.kind === kind);
+  }
+
+  /** Any version of a type (objects are stored once per group/resource). */
+  public byGroupKind(group: string, kind: string): ResourceDef | undefined {
+    return this.all().find((d) => d.group === group && d.kind === kind);
+  }
+
+  /** The first-listed (preferred) version of every group/resource, as a namespace deleter would see. */
+  public preferred(): ResourceDef[] {
+    const seen = new Map<string, ResourceDef>();
+    for (const d of this.all()) if (!seen.has(typeKey(d))) seen.set(typeKey(d), d);
+    return [...seen.values()];
+  }
+
+  /** (Re)register the types a CRD object declares. */
+  public applyCrd(crd: KubeObject): void {
+    const name = crd.metadata?.name;
+    if (name === undefined) return;
+    const spec = (crd.spec ?? {}) as CrdSpec;
+    const names = spec.names ?? {};
+    if (spec.group === undefined || names.plural === undefined || names.kind === undefined) return;
+    const versions = (spec.versions ?? []).filter((v) => v.served !== false);
+    // The storage version is preferred, like the real server orders CRD versions.
+    versions.sort((a, b) => Number(b.storage === true) - Number(a.storage === true));
+    const plural = names.plural;
+    const kind = names.kind;
+    const group = spec.group;
+    this.crds.set(
+      name,
+      versions.map((v) => ({
+        group,
+        version: v.name,
+        resource: plural,
+        singular: names.singular ?? kind.toLowerCase(),
+        kind,
+        listKind: names.listKind ?? `${kind}List`,
+        namespaced: spec.scope !== "Cluster",
+        shortNames: names.shortNames ?? [],
+        verbs: ALL_VERBS,
+        categories: names.categories ?? [],
+        subresources: v.subresources?.status !== undefined ? ["status"] : [],
+        custom: true,
+      })),
+    );
+  }
+
+  public removeCrd(name: string): void {
+    this.crds.delete(name);
+  }
+}
+
+interface CrdSpec {
+  group?: string;
+  scope?: string;
+  names?: {
+    plural?: string;
+    singular?: string;
+    kind?: string;
+    listKind?: string;
+    shortNames?: string[];
+    categories?: string[];
+  };
+  versions?: { name: string; served?: boolean; storage?: boolean; subresources?: { status?: unknown } }[];
+}
+
+/** Legacy discovery `APIResourceList` for one group-version. */
+export function resourceList(
+  defs: readonly ResourceDef[],
+  group: string,
+  version: string,
+): Record<string, unknown> {
+  const resources: Record<string, unknown>[] = [];
+  for (const d of defs.filter((x) => x.group === group && x.version === version)) {
+    const entry: Record<string, unknown> = {
+      name: d.resource,
+      singularName: d.singular,
+      namespaced: d.namespaced,
+      kind: d.kind,
+      verbs: d.verbs,
+    };
+    if (d.shortNames.length > 0) entry.shortNames = d.shortNames;
+    if (d.categories.length > 0) entry.categories = d.categories;
+    entry.storageVersionHash = storageHash(`${apiVersionOf(d)}/${d.kind}`);
+    resources.push(entry);
+    for (const sub of d.subresources) {
+      resources.push({
+        name: `${d.resource}/${sub}`,
+        singularName: "",
+        namespaced: d.namespaced,
+        kind: sub === "log" ? "Pod" : sub === "scale" ? "Scale" : d.kind,
+        ...(sub === "scale" ? { group: "autoscaling", version: "v1" } : {}),
+        verbs: sub === "log" ? ["get"] : sub === "finalize" ? ["update"] : ["get", "patch", "update"],
+      });
+    }
+  }
+  return {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: group === "" ? version : `${group}/${version}`,
+    resources,
+  };
+}
+
+/** A stable, short, opaque hash (the real one is a base64 of a sha256 prefix). */
+export function storageHash(text: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 16777619);
+  }
+  return Buffer.from((h >>> 0).toString(16).padStart(8, "0"))
+    .toString("base64")
+    .slice(0, 11);
+}

@@ -1,0 +1,779 @@
+/**
+ * The HTTP face of the simulator: routing of the Kubernetes REST paths, discovery, OpenAPI,
+ * content negotiation (JSON or Table), watches, pod logs, and the fault/RBAC layer that sits in
+ * front of resource requests only (discovery, /version and /openapi are never faulted, so a
+ * fault test exercises the bot's handling of API calls, not kubectl's discovery retries).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
+import { parse as parseYaml } from "yaml";
+
+import { apiVersionOf, resourceList, typeKey, type ResourceDef } from "./registry.js";
+import { isRecord, type KubeObject } from "./object.js";
+import { compileSelectors, supportedFieldSelectors } from "./selectors.js";
+import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js";
+import {
+  KubeApiError,
+  badRequest,
+  internalError,
+  methodNotSupported,
+  rbacForbidden,
+  statusBody,
+  tooManyRequests,
+} from "./status.js";
+import { openApiGroupVersion, openApiIndex } from "./openapi.js";
+import { toTable } from "./table.js";
+import type { DeleteOptions, PropagationPolicy, SimStore, StoreEvent } from "./store.js";
+import type { LogStore } from "./logs.js";
+
+/** One RBAC denial rule; omitted fields match anything. */
+export interface ForbidRule {
+  verb: string;
+  resource: string;
+  group?: string;
+  namespace?: string;
+  /** Only this user (default: every user). */
+  user?: string;
+}
+
+/**
+ * Faults injected in front of resource requests. `setFaults` replaces the whole set.
+ */
+export interface KubeFaults {
+  /** Added to every request, discovery included (ms). */
+  latencyMs?: number;
+  /** Fraction (0–1) of resource requests answered 500 InternalError. */
+  errorRate?: number;
+  /**
+   * The next `count` resource requests (or a `rate` fraction of them) are answered 429 with
+   * `Retry-After: retryAfterSeconds` (default 1).
+   */
+  throttle?: { count?: number; retryAfterSeconds?: number; rate?: number };
+  /** Group-versions whose discovery answers 503, e.g. `metrics.k8s.io/v1beta1`. */
+  failingGroups?: string[];
+  /** RBAC denials: matching requests get the real 403 Forbidden Status. */
+  forbid?: ForbidRule[];
+}
+
+/** One served request, for tests and benchmarks that count calls. */
+export interface RequestRecord {
+  method: string;
+  path: string;
+  query: string;
+  status: number;
+  user: string;
+}
+
+export interface ServerContext {
+  store: SimStore;
+  logs: LogStore;
+  faults: () => KubeFaults;
+  /** Consumes one unit of the throttle budget; true when this request is to be throttled. */
+  takeThrottle: () => boolean;
+  record: (r: RequestRecord) => void;
+  userForToken: (token: string | undefined) => string | undefined;
+  now: () => Date;
+  hostPort: () => string;
+  /** Open watch responses, ended on stop. */
+  watches: Set<ServerResponse>;
+}
+
+const VERSION_INFO = {
+  major: "1",
+  minor: "32",
+  emulationMajor: "1",
+  emulationMinor: "32",
+  minCompatibilityMajor: "1",
+  minCompatibilityMinor: "31",
+  gitVersion: "v1.32.3-sim",
+  gitCommit: "0000000000000000000000000000000000000000",
+  gitTreeState: "clean",
+  buildDate: "2025-03-01T00:00:00Z",
+  goVersion: "go1.23.6",
+  compiler: "gc",
+  platform: "linux/amd64",
+};
+
+function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(code, {
+    "Content-Type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
+    "Cache-Control": "no-cache, private",
+    ...headers,
+  });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, err: KubeApiError, headers: Record<string, string> = {}): void {
+  send(res, err.code, err.toStatus(), headers);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseBody(text: string, contentType: string | undefined): unknown {
+  if (text.trim() === "") return undefined;
+  if (contentType?.includes("protobuf") === true || contentType?.includes("cbor") === true) {
+    // Typed clients (e.g. `kubectl create namespace`) send protobuf; this server speaks JSON/YAML only.
+    throw new KubeApiError(
+      415,
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
+    );
+  }
+  try {
+    if (contentType?.includes("yaml") === true) return parseYaml(text) as unknown;
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw badRequest(
+      `couldn't get version/kind; json parse error: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}
+
+interface ResourceRoute {
+  def: ResourceDef;
+  namespace: string | undefined;
+  name: string | undefined;
+  subresource: string | undefined;
+}
+
+/** The RBAC verb of a request. */
+function verbOf(method: string, route: ResourceRoute, watch: boolean): string {
+  const item = route.name !== undefined;
+  switch (method) {
+    case "GET":
+      return watch ? "watch" : item ? "get" : "list";
+    case "POST":
+      return "create";
+    case "PUT":
+      return "update";
+    case "PATCH":
+      return "patch";
+    case "DELETE":
+      return item ? "delete" : "deletecollection";
+    default:
+      return method.toLowerCase();
+  }
+}
+
+function matchRule(rule: ForbidRule, user: string, verb: string, route: ResourceRoute): boolean {
+  const res =
+    route.subresource !== undefined ? `${route.def.resource}/${route.subresource}` : route.def.resource;
+  return (
+    (rule.verb === "*" || rule.verb === verb) &&
+    (rule.resource === "*" || rule.resource === res) &&
+    (rule.group === undefined || rule.group === "*" || rule.group === route.def.group) &&
+    (rule.namespace === undefined || rule.namespace === route.namespace) &&
+    (rule.user === undefined || rule.user === user)
+  );
+}
+
+/** An opaque continue token: the last key served and the list's resourceVersion. */
+function encodeContinue(rv: string, lastKey: string): string {
+  return Buffer.from(JSON.stringify({ v: "sim/1", rv, start: lastKey })).toString("base64url");
+}
+
+function decodeContinue(token: string): { rv: string; start: string } {
+  try {
+    const v = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as {
+      v?: string;
+      rv?: string;
+      start?: string;
+    };
+    if (v.v !== "sim/1" || typeof v.start !== "string") throw new Error("bad version");
+    return { rv: v.rv ?? "", start: v.start };
+  } catch {
+    throw badRequest("continue key is not valid: illegal base64 data at input byte 0");
+  }
+}
+
+const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+
+/** List items of built-in types carry no kind/apiVersion on the wire; custom ones do. */
+function listItem(d: ResourceDef, o: KubeObject): KubeObject {
+  if (d.custom) return o;
+  const c = { ...o };
+  delete c.apiVersion;
+  delete c.kind;
+  return c;
+}
+
+function wantsTable(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? "";
+  return /as=Table/.test(accept) && /g=meta\.k8s\.io/.test(accept);
+}
+
+export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const url = new URL(req.url ?? "/", "http://sim");
+    let user = "system:anonymous";
+    const started = { path: url.pathname, query: url.search, method: req.method ?? "GET" };
+    res.on("finish", () => {
+      ctx.record({ ...started, status: res.statusCode, user });
+    });
+    void (async () => {
+      try {
+        const faults = ctx.faults();
+        if (faults.latencyMs !== undefined && faults.latencyMs > 0) await delay(faults.latencyMs);
+        const auth = req.headers.authorization;
+        const token = auth?.startsWith("Bearer ") === true ? auth.slice(7).trim() : undefined;
+        const who = ctx.userForToken(token);
+        if (who === undefined) {
+          send(res, 401, statusBody(401, "Unauthorized", "Unauthorized"));
+          return;
+        }
+        user = who;
+        await route(ctx, req, res, url, user);
+      } catch (err) {
+        if (res.headersSent) {
+          res.end();
+          return;
+        }
+        if (err instanceof KubeApiError) {
+          const headers: Record<string, string> = {};
+          if (err.code === 429) headers["Retry-After"] = String(err.details?.retryAfterSeconds ?? 1);
+          sendError(res, err, headers);
+        } else sendError(res, internalError(err instanceof Error ? err.message : String(err)));
+      }
+    })();
+  };
+}
+
+async function route(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  user: string,
+): Promise<void> {
+  const path = url.pathname.replace(/\/+$/, "") || "/";
+  const parts = path.split("/").filter((p) => p !== "");
+  const registry = ctx.store.registry;
+  const faults = ctx.faults();
+  const failing = new Set(faults.failingGroups ?? []);
+
+  if (path === "/version") return send(res, 200, VERSION_INFO);
+  if (path === "/healthz" || path === "/livez" || path === "/readyz") return send(res, 200, "ok");
+  if (path === "/api") {
+    return send(res, 200, {
+      kind: "APIVersions",
+      versions: ["v1"],
+      serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: ctx.hostPort() }],
+    });
+  }
+  if (path === "/apis") return send(res, 200, apiGroupList(ctx, failing));
+  if (path === "/openapi/v3") return send(res, 200, openApiIndex(registry.groupVersions(), registry.all()));
+  if (parts[0] === "openapi" && parts[1] === "v3") {
+    const gv =
+      parts[2] === "api"
+        ? { group: "", version: parts[3] ?? "" }
+        : { group: parts[3] ?? "", version: parts[4] ?? "" };
+    if (!registry.groupVersions().some((x) => x.group === gv.group && x.version === gv.version)) {
+      return send(res, 404, "404 page not found\n");
+    }
+    return send(res, 200, openApiGroupVersion(registry.all(), gv.group, gv.version));
+  }
+
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (parts[0] === "api" && parts.length >= 2) {
+    group = "";
+    version = parts[1] ?? "";
+    rest = parts.slice(2);
+  } else if (parts[0] === "apis" && parts.length >= 2) {
+    group = parts[1] ?? "";
+    if (parts.length === 2) {
+      const g = apiGroupList(ctx, failing).groups.find((x) => x.name === group);
+      return g === undefined
+        ? send(res, 404, "404 page not found\n")
+        : send(res, 200, { kind: "APIGroup", apiVersion: "v1", ...g });
+    }
+    version = parts[2] ?? "";
+    rest = parts.slice(3);
+  } else {
+    return send(res, 404, "404 page not found\n");
+  }
+  const gv = group === "" ? version : `${group}/${version}`;
+  // An unavailable aggregated API: kube-aggregator answers every path under it with a plain 503.
+  if (failing.has(gv)) return send(res, 503, "service unavailable\n");
+  if (!registry.groupVersions().some((x) => x.group === group && x.version === version)) {
+    return send(res, 404, "404 page not found\n");
+  }
+  if (rest.length === 0) return send(res, 200, resourceList(registry.all(), group, version));
+
+  const r = resolveRoute(ctx, group, version, rest);
+  if (r === undefined)
+    return send(
+      res,
+      404,
+      statusBody(404, "NotFound", "the server could not find the requested resource", {}),
+    );
+  const watch = url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1";
+  const method = req.method ?? "GET";
+  const verb = verbOf(method, r, watch);
+
+  const rule = (faults.forbid ?? []).find((fr) => matchRule(fr, user, verb, r));
+  if (rule !== undefined) {
+    throw rbacForbidden({
+      user,
+      verb,
+      def: r.def,
+      subresource: r.subresource,
+      namespace: r.namespace,
+      name: r.name,
+    });
+  }
+  if (ctx.takeThrottle()) throw tooManyRequests(faults.throttle?.retryAfterSeconds ?? 1);
+  if (faults.errorRate !== undefined && faults.errorRate > 0 && Math.random() < faults.errorRate) {
+    throw internalError("injected fault: etcdserver: request timed out");
+  }
+
+  const body = ["POST", "PUT", "PATCH", "DELETE"].includes(method)
+    ? parseBody(await readBody(req), req.headers["content-type"])
+    : undefined;
+  const q = url.searchParams;
+  const dryRun = q.getAll("dryRun").includes("All");
+  const { def, namespace, name, subresource } = r;
+
+  if (subresource === "log") {
+    if (method !== "GET" || name === undefined) throw methodNotSupported(def, method);
+    return sendLog(ctx, res, def, namespace ?? "", name, q);
+  }
+  if (subresource === "scale") return handleScale(ctx, req, res, r, body);
+  if (subresource !== undefined && !def.subresources.includes(subresource)) {
+    return send(
+      res,
+      404,
+      statusBody(404, "NotFound", "the server could not find the requested resource", {}),
+    );
+  }
+
+  switch (verb) {
+    case "get": {
+      const o = ctx.store.getIn(def, namespace, name ?? "");
+      if (wantsTable(req)) {
+        return send(
+          res,
+          200,
+          toTable(
+            def,
+            [o],
+            { resourceVersion: ctx.store.resourceVersion },
+            q.get("includeObject") ?? undefined,
+            ctx.now(),
+          ),
+        );
+      }
+      return send(res, 200, o);
+    }
+    case "list":
+      return sendList(ctx, req, res, def, namespace, q);
+    case "watch":
+      return startWatch(ctx, res, def, namespace, name, q);
+    case "create": {
+      if (subresource !== undefined) throw methodNotSupported(def, "create");
+      if (!isRecord(body)) throw badRequest("the body of the request was in an unknown format");
+      const created = ctx.store.createIn(def, namespace, body, { dryRun });
+      return send(res, 201, created);
+    }
+    case "update": {
+      if (!isRecord(body)) throw badRequest("the body of the request was in an unknown format");
+      if (subresource === "finalize" || subresource === "status" || subresource === undefined) {
+        const updated = ctx.store.updateIn(def, namespace, name ?? "", body, {
+          dryRun,
+          subresource,
+        });
+        return send(res, 200, updated);
+      }
+      throw methodNotSupported(def, "update");
+    }
+    case "patch": {
+      const updated = applyPatch(ctx, req, r, body, dryRun);
+      return send(res, updated.created ? 201 : 200, updated.object);
+    }
+    case "delete": {
+      const opts = deleteOptions(body, q, dryRun);
+      const before = ctx.store.getIn(def, namespace, name ?? "");
+      const after = ctx.store.deleteIn(def, namespace, name ?? "", opts);
+      const gone = !existsNow(ctx, def, namespace, name ?? "", before.metadata?.uid);
+      if (gone && !def.custom && def.resource !== "pods") {
+        return send(res, 200, {
+          kind: "Status",
+          apiVersion: "v1",
+          metadata: {},
+          status: "Success",
+          details: {
+            name,
+            ...(def.group !== "" ? { group: def.group } : {}),
+            kind: def.resource,
+            uid: before.metadata?.uid,
+          },
+        });
+      }
+      return send(res, 200, after);
+    }
+    case "deletecollection": {
+      const opts = deleteOptions(body, q, dryRun);
+      const match = compileSelectors(
+        q.get("labelSelector") ?? undefined,
+        q.get("fieldSelector") ?? undefined,
+        supportedFieldSelectors(def.group, def.resource),
+      );
+      const items = ctx.store.listIn(def, namespace).filter(match);
+      const out = items.map((o) =>
+        ctx.store.deleteIn(def, o.metadata?.namespace, o.metadata?.name ?? "", opts),
+      );
+      return send(res, 200, {
+        kind: def.listKind,
+        apiVersion: apiVersionOf(def),
+        metadata: { resourceVersion: ctx.store.resourceVersion },
+        items: out.map((o) => listItem(def, o)),
+      });
+    }
+    default:
+      throw methodNotSupported(def, method);
+  }
+}
+
+function existsNow(
+  ctx: ServerContext,
+  def: ResourceDef,
+  ns: string | undefined,
+  name: string,
+  uid: string | undefined,
+): boolean {
+  try {
+    return ctx.store.getIn(def, ns, name).metadata?.uid === uid;
+  } catch {
+    return false;
+  }
+}
+
+function apiGroupList(ctx: ServerContext, failing: Set<string>) {
+  const groups = new Map<string, string[]>();
+  for (const { group, version } of ctx.store.registry.groupVersions()) {
+    if (group === "") continue;
+    groups.set(group, [...(groups.get(group) ?? []), version]);
+  }
+  // A broken APIService still appears in /apis, as a broken metrics-server does.
+  for (const gv of failing) {
+    const [g, v] = gv.split("/");
+    if (g === undefined || v === undefined) continue;
+    if (!(groups.get(g) ?? []).includes(v)) groups.set(g, [...(groups.get(g) ?? []), v]);
+  }
+  return {
+    kind: "APIGroupList",
+    apiVersion: "v1",
+    groups: [...groups].map(([name, versions]) => ({
+      name,
+      versions: versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v })),
+      preferredVersion: { groupVersion: `${name}/${versions[0] ?? ""}`, version: versions[0] ?? "" },
+    })),
+  };
+}
+
+function resolveRoute(
+  ctx: ServerContext,
+  group: string,
+  version: string,
+  rest: string[],
+): ResourceRoute | undefined {
+  const reg = ctx.store.registry;
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    const def = reg.find(group, version, rest[2] ?? "");
+    if (def?.namespaced === true) {
+      if (rest.length > 5) return undefined;
+      return { def, namespace: rest[1], name: rest[3], subresource: rest[4] };
+    }
+  }
+  const def = reg.find(group, version, rest[0] ?? "");
+  if (def === undefined || rest.length > 3) return undefined;
+  // A namespaced type may be listed or watched across namespaces, never addressed by name.
+  if (def.namespaced && rest.length > 1) return undefined;
+  return { def, namespace: undefined, name: rest[1], subresource: rest[2] };
+}
+
+function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): DeleteOptions {
+  const b = isRecord(body) ? body : {};
+  const policy = (b.propagationPolicy ?? q.get("propagationPolicy") ?? undefined) as
+    PropagationPolicy | undefined;
+  if (policy !== undefined && !["Foreground", "Background", "Orphan"].includes(policy)) {
+    throw badRequest(
+      `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`,
+    );
+  }
+  const orphan =
+    b.orphanDependents ?? (q.has("orphanDependents") ? q.get("orphanDependents") === "true" : undefined);
+  const pre = isRecord(b.preconditions) ? (b.preconditions as DeleteOptions["preconditions"]) : undefined;
+  return {
+    ...(policy !== undefined ? { propagationPolicy: policy } : {}),
+    ...(typeof orphan === "boolean" ? { orphanDependents: orphan } : {}),
+    ...(pre !== undefined ? { preconditions: pre } : {}),
+    dryRun: dryRun || (Array.isArray(b.dryRun) && b.dryRun.includes("All")),
+  };
+}
+
+function sendList(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  def: ResourceDef,
+  namespace: string | undefined,
+  q: URLSearchParams,
+): void {
+  const match = compileSelectors(
+    q.get("labelSelector") ?? undefined,
+    q.get("fieldSelector") ?? undefined,
+    supportedFieldSelectors(def.group, def.resource),
+  );
+  let items = ctx.store.listIn(def, namespace).filter(match);
+  const token = q.get("continue");
+  let rv = ctx.store.resourceVersion;
+  if (token !== null && token !== "") {
+    const c = decodeContinue(token);
+    rv = c.rv;
+    items = items.filter((o) => keyOf(o) > c.start);
+  }
+  const limit = Number(q.get("limit") ?? "0");
+  const meta: Record<string, unknown> = { resourceVersion: rv };
+  if (Number.isInteger(limit) && limit > 0 && items.length > limit) {
+    const page = items.slice(0, limit);
+    meta.continue = encodeContinue(rv, keyOf(page[page.length - 1] ?? {}));
+    meta.remainingItemCount = items.length - limit;
+    items = page;
+  }
+  if (wantsTable(req))
+    return send(res, 200, toTable(def, items, meta, q.get("includeObject") ?? undefined, ctx.now()));
+  send(res, 200, {
+    kind: def.listKind,
+    apiVersion: apiVersionOf(def),
+    metadata: meta,
+    items: items.map((o) => listItem(def, o)),
+  });
+}
+
+function startWatch(
+  ctx: ServerContext,
+  res: ServerResponse,
+  def: ResourceDef,
+  namespace: string | undefined,
+  name: string | undefined,
+  q: URLSearchParams,
+): void {
+  const match = compileSelectors(
+    q.get("labelSelector") ?? undefined,
+    q.get("fieldSelector") ?? undefined,
+    supportedFieldSelectors(def.group, def.resource),
+  );
+  const relevant = (o: KubeObject) =>
+    (namespace === undefined || o.metadata?.namespace === namespace) &&
+    (name === undefined || o.metadata?.name === name) &&
+    match(o);
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Transfer-Encoding": "chunked",
+    "Cache-Control": "no-cache, private",
+  });
+  ctx.watches.add(res);
+  const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+  const rvParam = q.get("resourceVersion");
+  if (rvParam === null || rvParam === "" || rvParam === "0") {
+    for (const o of ctx.store.listIn(def, namespace)) if (relevant(o)) write("ADDED", o);
+  } else {
+    const past = ctx.store.eventsSince(Number(rvParam));
+    if (past === undefined) {
+      write(
+        "ERROR",
+        statusBody(410, "Expired", `too old resource version: ${rvParam} (${ctx.store.resourceVersion})`),
+      );
+      res.end();
+      ctx.watches.delete(res);
+      return;
+    }
+    for (const e of past)
+      if (typeKey(e.def) === typeKey(def) && relevant(e.object))
+        write(e.type, { ...e.object, apiVersion: apiVersionOf(def) });
+  }
+  const unsubscribe = ctx.store.onChange((e: StoreEvent) => {
+    if (typeKey(e.def) !== typeKey(def) || !relevant(e.object)) return;
+    write(e.type, { ...e.object, apiVersion: apiVersionOf(def), kind: def.kind });
+  });
+  const timeout = Number(q.get("timeoutSeconds") ?? "0");
+  const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
+  timer?.unref();
+  const close = () => {
+    unsubscribe();
+    if (timer !== undefined) clearTimeout(timer);
+    ctx.watches.delete(res);
+  };
+  res.on("close", close);
+}
+
+function applyPatch(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  r: ResourceRoute,
+  body: unknown,
+  dryRun: boolean,
+): { object: KubeObject; created: boolean } {
+  const { def, namespace, name, subresource } = r;
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim() ?? "";
+  if (subresource === "finalize") throw methodNotSupported(def, "patch");
+  if (type === "application/apply-patch+yaml") {
+    // Server-side apply, simplified: the applied configuration is merged into the live object.
+    let cur: KubeObject | undefined;
+    try {
+      cur = ctx.store.getIn(def, namespace, name ?? "");
+    } catch (e) {
+      if (!(e instanceof KubeApiError && e.code === 404)) throw e;
+    }
+    if (cur === undefined) {
+      const created = ctx.store.createIn(
+        def,
+        namespace,
+        { ...(body as KubeObject), metadata: { ...(body as KubeObject).metadata, name } },
+        { dryRun },
+      );
+      return { object: created, created: true };
+    }
+    const merged = mergePatch(cur, body) as KubeObject;
+    return {
+      object: ctx.store.updateIn(def, namespace, name ?? "", merged, { dryRun, subresource }),
+      created: false,
+    };
+  }
+  const cur = ctx.store.getIn(def, namespace, name ?? "");
+  let patched: unknown;
+  switch (type) {
+    case "application/merge-patch+json":
+      if (!isRecord(body)) throw badRequest("the body of the request was in an unknown format");
+      patched = mergePatch(cur, body);
+      break;
+    case "application/json-patch+json":
+      patched = jsonPatch(cur, body);
+      break;
+    case "application/strategic-merge-patch+json":
+      if (def.custom) {
+        throw new KubeApiError(
+          415,
+          "UnsupportedMediaType",
+          "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        );
+      }
+      if (!isRecord(body)) throw badRequest("the body of the request was in an unknown format");
+      patched = strategicMergePatch(cur, body);
+      break;
+    default:
+      throw new KubeApiError(
+        415,
+        "UnsupportedMediaType",
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml${def.custom ? "" : ", application/strategic-merge-patch+json"}`,
+      );
+  }
+  if (!isRecord(patched)) throw badRequest("the patched object is not an object");
+  return {
+    object: ctx.store.updateIn(def, namespace, name ?? "", patched, { dryRun, subresource }),
+    created: false,
+  };
+}
+
+function handleScale(
+  ctx: ServerContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  r: ResourceRoute,
+  body: unknown,
+): void {
+  const { def, namespace, name } = r;
+  const cur = ctx.store.getIn(def, namespace, name ?? "");
+  const scaleOf = (o: KubeObject) => {
+    const spec = isRecord(o.spec) ? o.spec : {};
+    const status = isRecord(o.status) ? o.status : {};
+    const sel =
+      isRecord(spec.selector) && isRecord(spec.selector.matchLabels) ? spec.selector.matchLabels : {};
+    return {
+      kind: "Scale",
+      apiVersion: "autoscaling/v1",
+      metadata: {
+        name,
+        namespace,
+        uid: o.metadata?.uid,
+        resourceVersion: o.metadata?.resourceVersion,
+        creationTimestamp: o.metadata?.creationTimestamp,
+      },
+      spec: { replicas: typeof spec.replicas === "number" ? spec.replicas : 1 },
+      status: {
+        replicas: typeof status.replicas === "number" ? status.replicas : 0,
+        selector: Object.entries(sel)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(","),
+      },
+    };
+  };
+  if (req.method === "GET") return send(res, 200, scaleOf(cur));
+  let scale: unknown = scaleOf(cur);
+  if (req.method === "PUT") scale = body;
+  else if (req.method === "PATCH") {
+    const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim();
+    scale = type === "application/json-patch+json" ? jsonPatch(scale, body) : mergePatch(scale, body);
+  } else throw methodNotSupported(def, req.method ?? "");
+  const replicas = isRecord(scale) && isRecord(scale.spec) ? scale.spec.replicas : undefined;
+  if (typeof replicas !== "number") throw badRequest("spec.replicas is required");
+  const rv = isRecord(scale) && isRecord(scale.metadata) ? scale.metadata.resourceVersion : undefined;
+  const spec = isRecord(cur.spec) ? cur.spec : {};
+  const next = {
+    ...cur,
+    metadata: { ...cur.metadata, ...(typeof rv === "string" ? { resourceVersion: rv } : {}) },
+    spec: { ...spec, replicas },
+  };
+  send(res, 200, scaleOf(ctx.store.updateIn(def, namespace, name ?? "", next)));
+}
+
+function sendLog(
+  ctx: ServerContext,
+  res: ServerResponse,
+  def: ResourceDef,
+  namespace: string,
+  name: string,
+  q: URLSearchParams,
+): void {
+  const pod = ctx.store.getIn(def, namespace, name);
+  const spec = isRecord(pod.spec) ? pod.spec : {};
+  const names = [
+    ...(Array.isArray(spec.containers) ? spec.containers : []),
+    ...(Array.isArray(spec.initContainers) ? spec.initContainers : []),
+  ]
+    .map((c) => (isRecord(c) && typeof c.name === "string" ? c.name : ""))
+    .filter((n) => n !== "");
+  const mainNames = (Array.isArray(spec.containers) ? spec.containers : [])
+    .map((c) => (isRecord(c) && typeof c.name === "string" ? c.name : ""))
+    .filter((n) => n !== "");
+  let container = q.get("container") ?? undefined;
+  if (container === undefined || container === "") {
+    if (mainNames.length !== 1) {
+      throw badRequest(
+        `a container name must be specified for pod ${name}, choose one of: [${mainNames.join(" ")}]`,
+      );
+    }
+    container = mainNames[0] ?? "";
+  }
+  if (!names.includes(container)) throw badRequest(`container ${container} is not valid for pod ${name}`);
+  const num = (k: string) => {
+    const v = q.get(k);
+    return v === null || v === "" ? undefined : Number(v);
+  };
+  const sinceTime = q.get("sinceTime");
+  const text = ctx.logs.read(namespace, name, container, {
+    tailLines: num("tailLines"),
+    sinceSeconds: num("sinceSeconds"),
+    sinceTime: sinceTime !== null && sinceTime !== "" ? new Date(sinceTime) : undefined,
+    timestamps: q.get("timestamps") === "true",
+    limitBytes: num("limitBytes"),
+  });
+  send(res, 200, text);
+}

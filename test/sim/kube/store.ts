@@ -1,0 +1,766 @@
+/**
+ * The simulated etcd + registry: typed-by-resource object storage with the API server's write
+ * semantics (resourceVersion, uid, generation, finalizers and deletionTimestamp, ownerReference
+ * garbage collection with Foreground/Background/Orphan propagation). The HTTP layer and tests
+ * share it; faults and RBAC live in the HTTP layer only.
+ */
+import { EventEmitter } from "node:events";
+import { randomUUID } from "node:crypto";
+
+import { apiVersionOf, typeKey, type ResourceDef, type ResourceRegistry } from "./registry.js";
+import { clone, deepEqual, isRecord, rfc3339, type KubeObject } from "./object.js";
+import {
+  KubeApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  invalid,
+  namespaceTerminating,
+  notFound,
+  type FieldError,
+} from "./status.js";
+
+/** A change, as a watch would report it. */
+export interface StoreEvent {
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  readonly def: ResourceDef;
+  readonly object: KubeObject;
+  readonly resourceVersion: number;
+}
+
+export const PropagationPolicy = {
+  Foreground: "Foreground",
+  Background: "Background",
+  Orphan: "Orphan",
+} as const;
+export type PropagationPolicy = (typeof PropagationPolicy)[keyof typeof PropagationPolicy];
+
+export interface DeleteOptions {
+  propagationPolicy?: PropagationPolicy;
+  orphanDependents?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** `status` or `finalize` (namespaces) when writing a subresource. */
+  subresource?: string;
+  /**
+   * Keep `status` given on create (the API drops it for kinds with a status subresource). The
+   * programmatic store API keeps it so tests can build any state.
+   */
+  keepStatus?: boolean;
+}
+
+const FINALIZER_FOREGROUND = "foregroundDeletion";
+const FINALIZER_ORPHAN = "orphan";
+const FINALIZER_CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io";
+const NAMESPACE_FINALIZER = "kubernetes";
+const GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789";
+
+const RFC1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const RFC1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const RFC1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Name validation messages, verbatim from k8s.io/apimachinery/pkg/util/validation. */
+function nameError(def: ResourceDef, name: string): string | undefined {
+  if (def.group === "" && (def.resource === "namespaces" || def.resource === "services")) {
+    if (def.resource === "services") {
+      if (name.length > 63) return "must be no more than 63 characters";
+      if (!RFC1035_LABEL.test(name)) {
+        return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+      }
+      return undefined;
+    }
+    if (name.length > 63) return "must be no more than 63 characters";
+    if (!RFC1123_LABEL.test(name)) {
+      return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    }
+    return undefined;
+  }
+  if (name.length > 253) return "must be no more than 253 characters";
+  if (!RFC1123_SUBDOMAIN.test(name)) {
+    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  }
+  return undefined;
+}
+
+function objKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ""}/${name}`;
+}
+
+/** Everything but metadata and status: a change here bumps `metadata.generation`. */
+function specPart(obj: KubeObject): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...obj };
+  delete rest.metadata;
+  delete rest.status;
+  delete rest.apiVersion;
+  delete rest.kind;
+  return rest;
+}
+
+/**
+ * The object store. Methods named `*In` take a resolved {@link ResourceDef} (used by the HTTP
+ * layer); `create/get/list/update/delete` resolve the type from `apiVersion` + `kind`.
+ */
+export class SimStore {
+  private readonly data = new Map<string, Map<string, KubeObject>>();
+  private readonly events = new EventEmitter();
+  private readonly history: StoreEvent[] = [];
+  private rv = 1000;
+  private gcNeeded = false;
+  private collecting = false;
+
+  /** @param now the simulator's clock; timestamps and `deletionTimestamp` come from it. */
+  public constructor(
+    public readonly registry: ResourceRegistry,
+    private readonly now: () => Date,
+  ) {
+    this.events.setMaxListeners(0);
+  }
+
+  /** The current global resourceVersion (the counter every write bumps). */
+  public get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  /** Subscribe to every change; returns the unsubscribe function. */
+  public onChange(listener: (e: StoreEvent) => void): () => void {
+    this.events.on("change", listener);
+    return () => this.events.off("change", listener);
+  }
+
+  /** Changes after `resourceVersion` still in the bounded history (for watches that resume). */
+  public eventsSince(resourceVersion: number): StoreEvent[] | undefined {
+    const first = this.history[0];
+    if (first !== undefined && first.resourceVersion > resourceVersion + 1 && resourceVersion < this.rv) {
+      return undefined;
+    }
+    return this.history.filter((e) => e.resourceVersion > resourceVersion);
+  }
+
+  // ---- programmatic API (by apiVersion + kind) ----
+
+  public resolve(apiVersion: string | undefined, kind: string | undefined): ResourceDef {
+    const d =
+      apiVersion !== undefined && kind !== undefined ? this.registry.byKind(apiVersion, kind) : undefined;
+    if (d === undefined) {
+      throw new KubeApiError(
+        404,
+        "NotFound",
+        `the server could not find the requested resource (kind ${String(kind)} in ${String(apiVersion)})`,
+      );
+    }
+    return d;
+  }
+
+  /** Create as the API would (uid, resourceVersion, defaults); `status` is kept as given. */
+  public create(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    const d = this.resolve(obj.apiVersion, obj.kind);
+    return this.createIn(d, obj.metadata?.namespace, obj, { keepStatus: true, ...opts });
+  }
+
+  public get(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+  ): KubeObject | undefined {
+    const d = this.resolve(apiVersion, kind);
+    const o = this.bucket(d).get(objKey(d.namespaced ? namespace : undefined, name));
+    return o === undefined ? undefined : this.present(d, o);
+  }
+
+  public list(apiVersion: string, kind: string, namespace?: string): KubeObject[] {
+    return this.listIn(this.resolve(apiVersion, kind), namespace);
+  }
+
+  public update(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    const d = this.resolve(obj.apiVersion, obj.kind);
+    return this.updateIn(d, obj.metadata?.namespace, obj.metadata?.name ?? "", obj, opts);
+  }
+
+  public delete(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): KubeObject {
+    return this.deleteIn(this.resolve(apiVersion, kind), namespace, name, opts);
+  }
+
+  /**
+   * Insert an object verbatim (scenario loading): deletionTimestamp, finalizers and status are
+   * kept; uid, creationTimestamp and resourceVersion are filled in only when missing.
+   */
+  public load(obj: KubeObject): KubeObject {
+    const d = this.resolve(obj.apiVersion, obj.kind);
+    const o = clone(obj);
+    const meta = (o.metadata ??= {});
+    if (meta.name === undefined) throw badRequest("scenario object without metadata.name");
+    if (!d.namespaced) delete meta.namespace;
+    else meta.namespace ??= "default";
+    meta.uid ??= randomUUID();
+    meta.creationTimestamp ??= rfc3339(this.now());
+    if (!(d.resource === "namespaces" && d.group === "")) meta.generation ??= 1;
+    if (meta.deletionTimestamp !== undefined) meta.deletionGracePeriodSeconds ??= 0;
+    if (d.group === "" && d.resource === "namespaces") {
+      meta.labels = { ...meta.labels, "kubernetes.io/metadata.name": meta.name };
+      o.spec ??= { finalizers: [NAMESPACE_FINALIZER] };
+      o.status ??= { phase: meta.deletionTimestamp === undefined ? "Active" : "Terminating" };
+    }
+    if (d.group === "apiextensions.k8s.io" && d.resource === "customresourcedefinitions") this.crdCreated(o);
+    meta.resourceVersion = String(++this.rv);
+    this.bucket(d).set(objKey(meta.namespace, meta.name), o);
+    this.emit("ADDED", d, o);
+    this.gcNeeded = true;
+    this.collectGarbage();
+    return this.present(d, o);
+  }
+
+  // ---- resolved-type API (HTTP layer) ----
+
+  public getIn(d: ResourceDef, namespace: string | undefined, name: string): KubeObject {
+    const o = this.bucket(d).get(objKey(d.namespaced ? namespace : undefined, name));
+    if (o === undefined) throw notFound(d, name);
+    return this.present(d, o);
+  }
+
+  /** Objects of one type, in key order (namespace, then name), like etcd. */
+  public listIn(d: ResourceDef, namespace?: string): KubeObject[] {
+    const out: KubeObject[] = [];
+    for (const o of this.bucket(d).values()) {
+      if (namespace !== undefined && namespace !== "" && d.namespaced && o.metadata?.namespace !== namespace)
+        continue;
+      out.push(this.present(d, o));
+    }
+    return out.sort((a, b) => {
+      const ka = objKey(a.metadata?.namespace, a.metadata?.name ?? "");
+      const kb = objKey(b.metadata?.namespace, b.metadata?.name ?? "");
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
+  }
+
+  public count(d: ResourceDef): number {
+    return this.bucket(d).size;
+  }
+
+  public createIn(
+    d: ResourceDef,
+    namespace: string | undefined,
+    input: KubeObject,
+    opts: WriteOptions = {},
+  ): KubeObject {
+    if (!isRecord(input)) throw badRequest("the body of the request was in an unknown format");
+    const o = clone(input);
+    o.apiVersion = apiVersionOf(d);
+    o.kind = d.kind;
+    const meta = (o.metadata ??= {});
+    if (d.namespaced) {
+      if (
+        meta.namespace !== undefined &&
+        meta.namespace !== "" &&
+        namespace !== undefined &&
+        meta.namespace !== namespace
+      ) {
+        throw badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request",
+        );
+      }
+      meta.namespace = namespace ?? meta.namespace ?? "default";
+    } else delete meta.namespace;
+    if (
+      (meta.name === undefined || meta.name === "") &&
+      meta.generateName !== undefined &&
+      meta.generateName !== ""
+    ) {
+      let suffix = "";
+      for (let i = 0; i < 5; i++)
+        suffix += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)] ?? "x";
+      meta.name = `${meta.generateName}${suffix}`;
+    }
+    const name = meta.name ?? "";
+    const errors: FieldError[] = [];
+    if (name === "")
+      errors.push({ field: "metadata.name", type: "Required", detail: "name or generateName is required" });
+    else {
+      const why = nameError(d, name);
+      if (why !== undefined)
+        errors.push({ field: "metadata.name", type: "Invalid", value: name, detail: why });
+    }
+    if (errors.length > 0) throw invalid(d, name, errors);
+
+    if (d.namespaced) {
+      const ns = this.data.get("/namespaces")?.get(objKey(undefined, meta.namespace ?? ""));
+      if (ns === undefined) throw notFound({ group: "", resource: "namespaces" }, meta.namespace ?? "");
+      if (ns.metadata?.deletionTimestamp !== undefined)
+        throw namespaceTerminating(d, name, meta.namespace ?? "");
+    }
+    const bucket = this.bucket(d);
+    const key = objKey(meta.namespace, name);
+    if (bucket.has(key)) throw alreadyExists(d, name);
+
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.now());
+    // Namespaces carry no generation on a real server.
+    if (d.resource === "namespaces" && d.group === "") delete meta.generation;
+    else meta.generation = 1;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    if (meta.finalizers?.length === 0) delete meta.finalizers;
+    if (!opts.keepStatus && d.subresources.includes("status")) delete o.status;
+    this.applyCreateDefaults(d, o);
+    if (opts.dryRun) return this.present(d, o);
+
+    meta.resourceVersion = String(++this.rv);
+    bucket.set(key, o);
+    this.emit("ADDED", d, o);
+    return this.present(d, o);
+  }
+
+  private applyCreateDefaults(d: ResourceDef, o: KubeObject): void {
+    const meta = o.metadata ?? {};
+    if (d.group === "" && d.resource === "namespaces") {
+      meta.labels = { ...meta.labels, "kubernetes.io/metadata.name": meta.name ?? "" };
+      const spec = isRecord(o.spec) ? o.spec : {};
+      const fins = Array.isArray(spec.finalizers) ? (spec.finalizers as string[]) : [];
+      o.spec = {
+        ...spec,
+        finalizers: fins.includes(NAMESPACE_FINALIZER) ? fins : [...fins, NAMESPACE_FINALIZER],
+      };
+      o.status = { phase: "Active" };
+    }
+    if (d.group === "" && d.resource === "pods") {
+      const status = isRecord(o.status) ? o.status : {};
+      o.status = { phase: "Pending", qosClass: "BestEffort", ...status };
+    }
+    if (d.group === "apiextensions.k8s.io" && d.resource === "customresourcedefinitions") this.crdCreated(o);
+  }
+
+  private crdCreated(o: KubeObject): void {
+    const meta = (o.metadata ??= {});
+    const fins = meta.finalizers ?? [];
+    if (!fins.includes(FINALIZER_CRD_CLEANUP)) meta.finalizers = [...fins, FINALIZER_CRD_CLEANUP];
+    const spec = isRecord(o.spec) ? o.spec : {};
+    const names = isRecord(spec.names) ? spec.names : {};
+    const at = rfc3339(this.now());
+    const versions = Array.isArray(spec.versions)
+      ? (spec.versions as { name?: string; storage?: boolean }[])
+      : [];
+    o.status = {
+      acceptedNames: names,
+      conditions: [
+        {
+          type: "NamesAccepted",
+          status: "True",
+          lastTransitionTime: at,
+          reason: "NoConflicts",
+          message: "no conflicts found",
+        },
+        {
+          type: "Established",
+          status: "True",
+          lastTransitionTime: at,
+          reason: "InitialNamesAccepted",
+          message: "the initial names have been accepted",
+        },
+      ],
+      storedVersions: versions.filter((v) => v.storage === true).map((v) => v.name ?? ""),
+    };
+    this.registry.applyCrd(o);
+  }
+
+  /**
+   * PUT semantics: optimistic concurrency on `metadata.resourceVersion`, status and
+   * `spec.finalizers` (namespaces) only through their subresources, no new finalizers on a
+   * deleting object, removal once a deleting object's finalizers are empty.
+   */
+  public updateIn(
+    d: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    input: KubeObject,
+    opts: WriteOptions = {},
+  ): KubeObject {
+    if (!isRecord(input)) throw badRequest("the body of the request was in an unknown format");
+    const bucket = this.bucket(d);
+    const key = objKey(d.namespaced ? namespace : undefined, name);
+    const cur = bucket.get(key);
+    if (cur === undefined) throw notFound(d, name);
+    const inMeta = input.metadata ?? {};
+    if (inMeta.name !== undefined && inMeta.name !== name) {
+      throw badRequest(
+        `the name of the object (${inMeta.name}) does not match the name on the URL (${name})`,
+      );
+    }
+    if (
+      d.namespaced &&
+      inMeta.namespace !== undefined &&
+      inMeta.namespace !== "" &&
+      inMeta.namespace !== namespace
+    ) {
+      throw badRequest(
+        "the namespace of the provided object does not match the namespace sent on the request",
+      );
+    }
+    if (
+      inMeta.resourceVersion !== undefined &&
+      inMeta.resourceVersion !== "" &&
+      inMeta.resourceVersion !== cur.metadata?.resourceVersion
+    ) {
+      throw conflict(d, name);
+    }
+    if (inMeta.uid !== undefined && inMeta.uid !== "" && inMeta.uid !== cur.metadata?.uid) {
+      throw conflict(
+        d,
+        name,
+        `Precondition failed: UID in precondition: ${inMeta.uid}, UID in object meta: ${cur.metadata?.uid ?? ""}`,
+      );
+    }
+
+    let next: KubeObject;
+    const isNamespace = d.group === "" && d.resource === "namespaces";
+    if (opts.subresource === "status") {
+      next = { ...clone(cur), status: clone(input.status) };
+    } else if (opts.subresource === "finalize") {
+      const spec = isRecord(input.spec) ? input.spec : {};
+      next = {
+        ...clone(cur),
+        spec: { ...(isRecord(cur.spec) ? cur.spec : {}), finalizers: clone(spec.finalizers ?? []) },
+      };
+    } else {
+      next = clone(input);
+      next.metadata ??= {};
+      if (d.subresources.includes("status")) {
+        if (cur.status === undefined) delete next.status;
+        else next.status = clone(cur.status);
+      }
+      if (isNamespace) {
+        const spec = isRecord(next.spec) ? next.spec : {};
+        const curSpec = isRecord(cur.spec) ? cur.spec : {};
+        next.spec = { ...spec, finalizers: clone(curSpec.finalizers ?? []) };
+      }
+    }
+    next.apiVersion = apiVersionOf(d);
+    next.kind = d.kind;
+    const meta = (next.metadata ??= {});
+    const curMeta = cur.metadata ?? {};
+    meta.name = name;
+    if (d.namespaced) meta.namespace = curMeta.namespace;
+    else delete meta.namespace;
+    meta.uid = curMeta.uid;
+    meta.creationTimestamp = curMeta.creationTimestamp;
+    meta.generation = curMeta.generation;
+    if (curMeta.deletionTimestamp !== undefined) {
+      meta.deletionTimestamp = curMeta.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = curMeta.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    if (meta.finalizers?.length === 0) delete meta.finalizers;
+    if (curMeta.deletionTimestamp !== undefined) {
+      const added = (meta.finalizers ?? []).filter((f) => !(curMeta.finalizers ?? []).includes(f));
+      if (added.length > 0) {
+        throw invalid(d, name, [
+          {
+            field: "metadata.finalizers",
+            type: "Forbidden",
+            detail: `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added
+              .map((f) => JSON.stringify(f))
+              .join(", ")}}`,
+          },
+        ]);
+      }
+    }
+    if (opts.subresource === undefined && !deepEqual(specPart(cur), specPart(next))) {
+      meta.generation = (curMeta.generation ?? 1) + 1;
+    }
+    meta.resourceVersion = curMeta.resourceVersion;
+    if (deepEqual(cur, next)) return this.present(d, cur);
+    if (opts.dryRun) return this.present(d, next);
+
+    meta.resourceVersion = String(++this.rv);
+    bucket.set(key, next);
+    if (d.group === "apiextensions.k8s.io" && d.resource === "customresourcedefinitions")
+      this.registry.applyCrd(next);
+    this.emit("MODIFIED", d, next);
+    const result = this.present(d, next);
+    if (meta.deletionTimestamp !== undefined) {
+      this.gcNeeded = true;
+      this.finishIfFinalized(d, key);
+      this.collectGarbage();
+    }
+    return result;
+  }
+
+  /** DELETE semantics; returns the object as last seen (with deletionTimestamp if it stays). */
+  public deleteIn(
+    d: ResourceDef,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): KubeObject {
+    const bucket = this.bucket(d);
+    const key = objKey(d.namespaced ? namespace : undefined, name);
+    const cur = bucket.get(key);
+    if (cur === undefined) throw notFound(d, name);
+    const curMeta = cur.metadata ?? {};
+    const pre = opts.preconditions;
+    if (pre?.uid !== undefined && pre.uid !== curMeta.uid) {
+      throw conflict(
+        d,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${curMeta.uid ?? ""}`,
+      );
+    }
+    if (pre?.resourceVersion !== undefined && pre.resourceVersion !== curMeta.resourceVersion) {
+      throw conflict(
+        d,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${curMeta.resourceVersion ?? ""}`,
+      );
+    }
+    if (opts.dryRun) return this.present(d, cur);
+    if (curMeta.deletionTimestamp !== undefined) return this.present(d, cur);
+
+    const policy: PropagationPolicy =
+      opts.propagationPolicy ??
+      (opts.orphanDependents === true ? PropagationPolicy.Orphan : PropagationPolicy.Background);
+    const next = clone(cur);
+    const meta = (next.metadata ??= {});
+    const fins = [...(meta.finalizers ?? [])];
+    if (policy === PropagationPolicy.Foreground && !fins.includes(FINALIZER_FOREGROUND))
+      fins.push(FINALIZER_FOREGROUND);
+    if (policy === PropagationPolicy.Orphan && !fins.includes(FINALIZER_ORPHAN)) fins.push(FINALIZER_ORPHAN);
+    const isNamespace = d.group === "" && d.resource === "namespaces";
+    const specFins =
+      isNamespace && isRecord(next.spec) && Array.isArray(next.spec.finalizers) ? next.spec.finalizers : [];
+    if (fins.length === 0 && specFins.length === 0) {
+      bucket.delete(key);
+      this.rv++;
+      meta.resourceVersion = String(this.rv);
+      this.emit("DELETED", d, next);
+      this.afterRemoval(d, next);
+      this.gcNeeded = true;
+      this.collectGarbage();
+      return this.present(d, next);
+    }
+    if (fins.length > 0) meta.finalizers = fins;
+    meta.deletionTimestamp = rfc3339(this.now());
+    meta.deletionGracePeriodSeconds = 0;
+    if (isNamespace) next.status = { ...(isRecord(next.status) ? next.status : {}), phase: "Terminating" };
+    meta.resourceVersion = String(++this.rv);
+    bucket.set(key, next);
+    this.emit("MODIFIED", d, next);
+    this.gcNeeded = true;
+    this.collectGarbage();
+    return this.present(d, next);
+  }
+
+  /** Remove an object outright (the end of finalization). */
+  private remove(d: ResourceDef, key: string): void {
+    const bucket = this.bucket(d);
+    const cur = bucket.get(key);
+    if (cur === undefined) return;
+    bucket.delete(key);
+    const gone = clone(cur);
+    (gone.metadata ??= {}).resourceVersion = String(++this.rv);
+    this.emit("DELETED", d, gone);
+    this.afterRemoval(d, gone);
+    this.gcNeeded = true;
+  }
+
+  private afterRemoval(d: ResourceDef, o: KubeObject): void {
+    if (d.group === "apiextensions.k8s.io" && d.resource === "customresourcedefinitions") {
+      this.registry.removeCrd(o.metadata?.name ?? "");
+    }
+  }
+
+  /** A deleting object whose finalizers (and a namespace's spec.finalizers) are empty goes away. */
+  private finishIfFinalized(d: ResourceDef, key: string): void {
+    const o = this.bucket(d).get(key);
+    if (o?.metadata?.deletionTimestamp === undefined) return;
+    if ((o.metadata.finalizers ?? []).length > 0) return;
+    if (d.group === "" && d.resource === "namespaces") {
+      const spec = isRecord(o.spec) ? o.spec : {};
+      if (Array.isArray(spec.finalizers) && spec.finalizers.length > 0) return;
+    }
+    this.remove(d, key);
+  }
+
+  /** Rewrite one stored object's finalizers (the garbage collector's own updates). */
+  private setFinalizers(d: ResourceDef, key: string, finalizers: string[]): void {
+    const cur = this.bucket(d).get(key);
+    if (cur === undefined) return;
+    const next = clone(cur);
+    const meta = (next.metadata ??= {});
+    if (finalizers.length === 0) delete meta.finalizers;
+    else meta.finalizers = finalizers;
+    meta.resourceVersion = String(++this.rv);
+    this.bucket(d).set(key, next);
+    this.emit("MODIFIED", d, next);
+    this.finishIfFinalized(d, key);
+  }
+
+  /**
+   * The garbage collector and the CRD cleanup finalizer, run to a fixed point after writes that
+   * can matter: dependents of a gone owner are deleted (background), Foreground owners wait for
+   * their dependents, Orphan owners release theirs.
+   */
+  public collectGarbage(): void {
+    // Deletions made by the collector call back in here; the outer loop picks up their effects.
+    if (this.collecting) return;
+    this.collecting = true;
+    try {
+      this.gcRounds();
+    } finally {
+      this.collecting = false;
+    }
+  }
+
+  private gcRounds(): void {
+    for (let round = 0; this.gcNeeded && round < 50; round++) {
+      this.gcNeeded = false;
+      const all: { d: ResourceDef; key: string; o: KubeObject }[] = [];
+      const byUid = new Map<string, { d: ResourceDef; key: string; o: KubeObject }>();
+      for (const d of this.registry.preferred()) {
+        for (const [key, o] of this.bucket(d)) {
+          const e = { d, key, o };
+          all.push(e);
+          if (o.metadata?.uid !== undefined) byUid.set(o.metadata.uid, e);
+        }
+      }
+      const dependents = (uid: string) =>
+        all.filter((e) => (e.o.metadata?.ownerReferences ?? []).some((r) => r.uid === uid));
+
+      for (const e of all) {
+        const meta = e.o.metadata ?? {};
+        const fins = meta.finalizers ?? [];
+        if (meta.deletionTimestamp === undefined) continue;
+        if (fins.includes(FINALIZER_ORPHAN) && meta.uid !== undefined) {
+          for (const dep of dependents(meta.uid)) this.stripOwner(dep.d, dep.key, meta.uid);
+          this.setFinalizers(
+            e.d,
+            e.key,
+            fins.filter((f) => f !== FINALIZER_ORPHAN),
+          );
+          this.gcNeeded = true;
+          continue;
+        }
+        if (fins.includes(FINALIZER_FOREGROUND) && meta.uid !== undefined) {
+          const deps = dependents(meta.uid);
+          for (const dep of deps) {
+            if (dep.o.metadata?.deletionTimestamp === undefined) {
+              this.deleteIn(dep.d, dep.o.metadata?.namespace, dep.o.metadata?.name ?? "", {
+                propagationPolicy: PropagationPolicy.Foreground,
+              });
+            }
+          }
+          const blocking = dependents(meta.uid).filter(
+            (dep) =>
+              this.bucket(dep.d).has(dep.key) &&
+              (dep.o.metadata?.ownerReferences ?? []).some(
+                (r) => r.uid === meta.uid && r.blockOwnerDeletion === true,
+              ),
+          );
+          if (blocking.length === 0) {
+            this.setFinalizers(
+              e.d,
+              e.key,
+              fins.filter((f) => f !== FINALIZER_FOREGROUND),
+            );
+            this.gcNeeded = true;
+          }
+          continue;
+        }
+        if (fins.includes(FINALIZER_CRD_CLEANUP) && e.d.resource === "customresourcedefinitions") {
+          const spec = isRecord(e.o.spec) ? e.o.spec : {};
+          const names = isRecord(spec.names) ? spec.names : {};
+          const group = typeof spec.group === "string" ? spec.group : "";
+          const plural = typeof names.plural === "string" ? names.plural : "";
+          const crBucket = this.data.get(`${group}/${plural}`);
+          const crDef = this.registry.preferred().find((x) => x.group === group && x.resource === plural);
+          if (crBucket !== undefined && crDef !== undefined) {
+            for (const cr of [...crBucket.values()]) {
+              if (cr.metadata?.deletionTimestamp === undefined) {
+                this.deleteIn(crDef, cr.metadata?.namespace, cr.metadata?.name ?? "");
+              }
+            }
+          }
+          if (crBucket === undefined || crBucket.size === 0) {
+            this.setFinalizers(
+              e.d,
+              e.key,
+              fins.filter((f) => f !== FINALIZER_CRD_CLEANUP),
+            );
+            this.gcNeeded = true;
+          }
+        }
+      }
+
+      // Dependents whose owners are all gone are collected; dangling references are dropped.
+      for (const e of all) {
+        const refs = e.o.metadata?.ownerReferences ?? [];
+        if (refs.length === 0 || !this.bucket(e.d).has(e.key)) continue;
+        const live = refs.filter(
+          (r) => byUid.has(r.uid) && this.bucket(byUid.get(r.uid)!.d).has(byUid.get(r.uid)!.key),
+        );
+        if (live.length === 0) {
+          if (e.o.metadata?.deletionTimestamp === undefined) {
+            this.deleteIn(e.d, e.o.metadata?.namespace, e.o.metadata?.name ?? "");
+            this.gcNeeded = true;
+          }
+        } else if (live.length < refs.length) {
+          for (const r of refs) if (!live.includes(r)) this.stripOwner(e.d, e.key, r.uid);
+        }
+      }
+    }
+  }
+
+  private stripOwner(d: ResourceDef, key: string, uid: string): void {
+    const cur = this.bucket(d).get(key);
+    if (cur === undefined) return;
+    const next = clone(cur);
+    const meta = (next.metadata ??= {});
+    const refs = (meta.ownerReferences ?? []).filter((r) => r.uid !== uid);
+    if (refs.length === 0) delete meta.ownerReferences;
+    else meta.ownerReferences = refs;
+    meta.resourceVersion = String(++this.rv);
+    this.bucket(d).set(key, next);
+    this.emit("MODIFIED", d, next);
+  }
+
+  /** Clock, for collaborators (controller, logs). */
+  public clock(): Date {
+    return this.now();
+  }
+
+  private bucket(d: Pick<ResourceDef, "group" | "resource">): Map<string, KubeObject> {
+    const k = typeKey(d);
+    let b = this.data.get(k);
+    if (b === undefined) {
+      b = new Map();
+      this.data.set(k, b);
+    }
+    return b;
+  }
+
+  /** A caller's copy, labelled with the version it was asked through. */
+  private present(d: ResourceDef, o: KubeObject): KubeObject {
+    const c = clone(o);
+    c.apiVersion = apiVersionOf(d);
+    c.kind = d.kind;
+    return { apiVersion: c.apiVersion, kind: c.kind, ...c };
+  }
+
+  private emit(type: StoreEvent["type"], d: ResourceDef, o: KubeObject): void {
+    const e: StoreEvent = { type, def: d, object: clone(o), resourceVersion: this.rv };
+    this.history.push(e);
+    if (this.history.length > 5000) this.history.splice(0, this.history.length - 5000);
+    this.events.emit("change", e);
+  }
+}
