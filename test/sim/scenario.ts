@@ -47,8 +47,9 @@ export interface Scenario {
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const WHOLE = /^now((?:[+-]\d+(?:ms|s|m|h|d))*)$/;
-const EMBEDDED = /\{\{\s*now((?:[+-]\d+(?:ms|s|m|h|d))*)\s*\}\}/g;
+const OFFSET = String.raw`(?:[+-]\d+(?:ms|s|m|h|d)(?:\d+(?:ms|s|m|h|d))*)*`;
+const WHOLE = new RegExp(`^now(${OFFSET})$`);
+const EMBEDDED = new RegExp(String.raw`\{\{\s*now(` + OFFSET + String.raw`)\s*\}\}`, "g");
 
 /** Milliseconds of an offset like `-1h30m` (each term carries its sign or inherits the last). */
 function offsetMs(expr: string): number {

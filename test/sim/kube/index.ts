@@ -176,7 +176,8 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     return toYaml({
       apiVersion: "v1",
       kind: "Config",
-      clusters: [{ name: "sim", cluster: { server: url } }],
+      // client-node refuses plain http unless TLS verification is explicitly skipped.
+      clusters: [{ name: "sim", cluster: { server: url, "insecure-skip-tls-verify": true } }],
       contexts: [
         {
           name: "sim",
