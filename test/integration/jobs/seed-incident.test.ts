@@ -126,18 +126,18 @@ describe("seed incident: forced finalizer removal with two-person approval", () 
     const cur = s.sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")!;
     const edited = s.sim.store.update({
       ...cur,
-      metadata: { ...cur.metadata, labels: { ...(cur.metadata.labels ?? {}), resynced: "true" } },
+      metadata: { ...cur.metadata, labels: { ...(cur.metadata?.labels ?? {}), resynced: "true" } },
     });
     s.startActions();
     const done = await s.settled(req.id);
     expect(done.state).toBe("STALE");
     expect(done.result?.message).toContain(
-      `resourceVersion ${req.action.precondition.resourceVersion} → ${edited.metadata.resourceVersion ?? "?"}`,
+      `resourceVersion ${req.action.precondition.resourceVersion} → ${edited.metadata?.resourceVersion ?? "?"}`,
     );
     expect(s.patches()).toHaveLength(0);
     expect(
       s.sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")?.metadata
-        .finalizers,
+        ?.finalizers,
     ).toEqual(["ingress.k8s.aws/resources"]);
   });
 
@@ -163,7 +163,7 @@ describe("seed incident: forced finalizer removal with two-person approval", () 
     expect(sent[0]?.status).toBe(422);
     expect(
       s.sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")?.metadata
-        .finalizers,
+        ?.finalizers,
     ).toEqual(["ingress.k8s.aws/resources"]);
   });
 });
