@@ -5,15 +5,12 @@ import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { createQueues, executionEnqueuer } from "../../../src/jobs/queues.js";
 import { createActionsWorker } from "../../../src/jobs/workers.js";
-import { serveKubePort } from "../approvals/helpers/kube-bridge.js";
-import { INGRESS } from "../approvals/helpers/fake-kube.js";
-import {
-  bob,
-  createHarness,
-  requestRemoval,
-  seedIngress,
-  type Harness,
-} from "../approvals/helpers/harness.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { startKubeSim } from "../../sim/kube/index.js";
+import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
 import { connect, eventually, REDIS_URL, uniquePrefix } from "../approvals/helpers/redis.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/actions-worker.ts", import.meta.url));
@@ -47,8 +44,15 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
   const bullPrefix = `${prefix}:bull`;
   const bull = connect();
   const queues = createQueues({ connection: bull, prefix: bullPrefix });
-  const h: Harness = createHarness({ prefix, enqueue: executionEnqueuer(queues.actions) });
-  const server = await serveKubePort(h.fake);
+  const sim = await startKubeSim({
+    scenario: "test/fixtures/scenarios/seed-incident.yaml",
+    controllerIntervalMs: 50,
+  });
+  const dir = await mkdtemp(join(tmpdir(), "unstuck-killed-"));
+  const kubeconfigPath = join(dir, "kubeconfig");
+  await sim.writeKubeconfig(kubeconfigPath);
+  const kube = createKubeAdapter(sim.kubeconfig());
+  const h: Harness = createHarness({ prefix, kube, enqueue: executionEnqueuer(queues.actions) });
   const workers: Worker[] = [];
   const proc: { child?: ChildProcess } = {};
   cleanups.push(async () => {
@@ -60,12 +64,12 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
     await Promise.all(workers.map((w) => w.close()));
     await queues.close();
     await bull.quit();
-    await server.close();
     await h.close();
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
   });
 
-  seedIngress(h);
-  const req = await requestRemoval(h);
+  const req = await requestRemoval(h, undefined, { finalizer: "ingress.k8s.aws/resources" });
   // `node --import tsx`, not the `tsx` CLI: the CLI runs the script in a grandchild that a
   // SIGKILL of the CLI would leave alive (still renewing the job lock).
   const child = spawn(process.execPath, ["--import", "tsx", CHILD], {
@@ -75,7 +79,7 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
       BULL_PREFIX: bullPrefix,
       STORE_PREFIX: `${prefix}:approvals`,
       AUDIT_KEY: `${prefix}:audit`,
-      KUBE_URL: server.url,
+      KUBECONFIG_PATH: kubeconfigPath,
       LOCK_MS: String(LOCK_MS),
       STALLED_MS: String(STALLED_MS),
       PAUSE_AT: pauseAt,
@@ -92,13 +96,21 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
   await once(child, "exit");
   const interrupted = await h.store.get(req.id);
   expect(interrupted?.state).toBe("EXECUTING");
-  const patchesBeforeRestart = h.fake.applied.length;
+  const patches = () =>
+    sim
+      .requests()
+      .filter(
+        (r) =>
+          r.method === "PATCH" &&
+          r.path === "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses/myapp-worker-ingress",
+      );
+  const patchesBeforeRestart = patches().length;
 
   // A fresh worker: BullMQ's stalled-job check finds the dead worker's job once its lock expires.
   workers.push(
     createActionsWorker(
       { connection: bull, prefix: bullPrefix, lockDuration: LOCK_MS, stalledInterval: STALLED_MS },
-      { store: h.store, kube: h.fake, audit: h.audit, now: () => new Date() },
+      { store: h.store, kube, audit: h.audit, now: () => new Date() },
     ),
   );
   const final = await eventually(
@@ -109,18 +121,18 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
     20_000,
     "the re-delivered job to finish the request",
   );
-  return { h, req, final, patchesBeforeRestart };
+  return { h, sim, req, final, patchesBeforeRestart, patches };
 }
 
-describe("a worker killed mid-execution", () => {
+describe("a worker killed mid-execution (kube simulator, real adapter)", () => {
   it("after claiming: the next worker applies the patch exactly once", async () => {
-    const { h, final, patchesBeforeRestart } = await scenario("afterClaim");
+    const { h, sim, final, patchesBeforeRestart, patches } = await scenario("afterClaim");
     expect(patchesBeforeRestart).toBe(0);
     expect(final.state).toBe("DONE");
     expect(final.executionAttempts).toBe(2);
-    expect(h.fake.applied).toHaveLength(1);
-    expect(h.fake.patchRequests).toBe(1);
-    expect(h.fake.peek(INGRESS, "myapp", "myapp-worker-ingress")).toBeUndefined();
+    expect(patches()).toHaveLength(1);
+    expect(patches()[0]?.status).toBe(200);
+    expect(sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")).toBeUndefined();
     const events = (await h.audit.forRequest(final.id)).map((e) => e.event);
     expect(events).toEqual(
       expect.arrayContaining(["execution.claimed", "execution.resumed", "execution.done"]),
@@ -128,11 +140,11 @@ describe("a worker killed mid-execution", () => {
   });
 
   it("after patching: the next worker sees it done and sends no second patch", async () => {
-    const { h, final, patchesBeforeRestart } = await scenario("afterPatch");
+    const { final, patchesBeforeRestart, patches } = await scenario("afterPatch");
     expect(patchesBeforeRestart).toBe(1);
     expect(final.state).toBe("DONE");
+    expect(final.executionAttempts).toBe(2);
     expect(final.result?.message).toContain("Completed by the interrupted attempt");
-    expect(h.fake.applied).toHaveLength(1);
-    expect(h.fake.patchRequests).toBe(1);
+    expect(patches()).toHaveLength(1);
   });
 });
