@@ -46,4 +46,49 @@ describe("/unstuck ns myapp against the seed incident", () => {
     expect(h.kubeCalls()).toContain("getNamespace");
     expect(h.kubeCalls()).not.toContain("removeFinalizers");
   });
+
+  it("acks a click on the message's own button at once and changes nothing in the cluster by itself", async () => {
+    const post = await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL, 20_000);
+    const blocks = post.body["blocks"] as unknown[];
+    const buttons = findButtons(blocks);
+    expect(buttons.length).toBeGreaterThan(0);
+    const button = buttons[0]!;
+
+    const click = await h.action({
+      actionId: button.action_id,
+      ...(button.value !== undefined ? { value: button.value } : {}),
+      channelId: CHANNEL,
+      userId: "U0ONCALL2",
+      blocks,
+    });
+    expect(click.status).toBe(200);
+    expect(click.elapsedMs).toBeLessThan(3_000);
+    // A later request being answered is the barrier: by then the click has been handled.
+    const barrier = await h.command("help", { channelId: CHANNEL });
+    await h.fake.waitForResponse((r) => r.id === barrier.responseId);
+    // A click is at most a request for approval; only an approved job may remove a finalizer.
+    expect(h.kubeCalls()).not.toContain("removeFinalizers");
+  });
 });
+
+/** Every button in a Block Kit message (actions blocks and section accessories). */
+function findButtons(blocks: unknown[]): { action_id: string; value?: string }[] {
+  const found: { action_id: string; value?: string }[] = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
+    if (typeof node !== "object" || node === null) return;
+    const element = node as Record<string, unknown>;
+    if (element["type"] === "button" && typeof element["action_id"] === "string") {
+      found.push({
+        action_id: element["action_id"],
+        ...(typeof element["value"] === "string" ? { value: element["value"] } : {}),
+      });
+    }
+    Object.values(element).forEach(visit);
+  };
+  visit(blocks);
+  return found;
+}
