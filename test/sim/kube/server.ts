@@ -579,6 +579,8 @@ function startWatch(
     "Transfer-Encoding": "chunked",
     "Cache-Control": "no-cache, private",
   });
+  // Clients wait for the response headers before reading events; send them now.
+  res.flushHeaders();
   ctx.watches.add(res);
   const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
   const rvParam = q.get("resourceVersion");
