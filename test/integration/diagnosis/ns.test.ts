@@ -1,0 +1,196 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../../src/cli.js";
+import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
+import { ErrorCode, UnstuckError } from "../../../src/errors.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import type { KubePort } from "../../../src/kube/port.js";
+import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+
+const SEED = "test/fixtures/scenarios/seed-incident.yaml";
+
+async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error("condition not met before the deadline");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => {
+  let sim: KubeSim;
+  let kube: KubePort;
+  let dir: string;
+  let kubeconfigPath: string;
+
+  beforeAll(async () => {
+    sim = await startKubeSim({ scenario: SEED, controllerIntervalMs: 100 });
+    kube = createKubeAdapter(sim.kubeconfig(), { maxAttempts: 1 });
+    dir = await mkdtemp(join(tmpdir(), "unstuck-ns-"));
+    kubeconfigPath = join(dir, "kubeconfig");
+    await sim.writeKubeconfig(kubeconfigPath);
+  });
+  afterAll(async () => {
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  afterEach(() => sim.setFaults({}));
+
+  it("names the stuck Ingress, its finalizer, both controllers and their error logs", async () => {
+    const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
+    expect(d.verdict).toBe("blocked");
+    expect(d.phase).toBe("Terminating");
+    expect(d.terminatingSeconds).toBeGreaterThan(300);
+    expect(d.conditions.map((c) => c.message)).toEqual(
+      expect.arrayContaining([
+        "Some resources are remaining: ingresses.networking.k8s.io has 1 resource instances",
+        "Some content in the namespace has finalizers remaining: ingress.k8s.aws/resources in 1 resource instances",
+      ]),
+    );
+    expect(d.remaining).toContainEqual({ resource: "ingresses.networking.k8s.io", count: 1 });
+    const ingress = d.blockers.find((b) => b.name === "myapp-worker-ingress");
+    expect(ingress).toBeDefined();
+    expect(ingress?.kind).toBe("Ingress");
+    expect(ingress?.finalizers).toEqual(["ingress.k8s.aws/resources"]);
+    expect(ingress?.deletionTimestamp).toBeTruthy();
+    const owner = ingress?.owners[0];
+    expect(owner?.controller).toBe("AWS Load Balancer Controller");
+    expect(owner?.candidates.map((c) => c.name).sort()).toEqual([
+      "aws-load-balancer-controller",
+      "myapp-aws-load-balancer-controller",
+    ]);
+    const logErrors = ingress?.evidence.filter((e) => e.source === "log" && e.error) ?? [];
+    expect(
+      logErrors.some((e) =>
+        e.text.includes("failed to delete securityGroup: timed out waiting for the condition"),
+      ),
+    ).toBe(true);
+    // both controllers' pods were read
+    expect(
+      new Set(logErrors.map((e) => e.from.split("/")[1]?.replace(/-[a-z0-9]+-[a-z0-9]+$/, ""))).size,
+    ).toBe(2);
+    // objects elsewhere in the cluster are not blockers of myapp
+    expect(d.blockers.every((b) => b.namespace === "myapp")).toBe(true);
+  });
+
+  it("reports not-found and active verdicts", async () => {
+    expect((await diagnoseNamespace(kube, "does-not-exist", { now: () => new Date() })).verdict).toBe(
+      "not-found",
+    );
+    expect((await diagnoseNamespace(kube, "default", { now: () => new Date() })).verdict).toBe("active");
+  });
+
+  it("says which verb and resource RBAC forbids, and keeps the rest of the diagnosis", async () => {
+    sim.setFaults({ forbid: [{ verb: "list", resource: "secrets" }] });
+    const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
+    expect(d.blockers.some((b) => b.name === "myapp-worker-ingress")).toBe(true);
+    expect(d.warnings.join("\n")).toMatch(/cannot list secrets/);
+
+    sim.setFaults({ forbid: [{ verb: "get", resource: "namespaces" }] });
+    const err = await diagnoseNamespace(kube, "myapp", { now: () => new Date() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnstuckError);
+    expect((err as UnstuckError).code).toBe(ErrorCode.Forbidden);
+    expect((err as UnstuckError).message).toMatch(/cannot get namespaces/);
+  });
+
+  it("retries a throttled API server and still answers", async () => {
+    const patient = createKubeAdapter(sim.kubeconfig(), { maxAttempts: 4, maxRetryAfterSeconds: 0 });
+    sim.setFaults({ throttle: { count: 3, retryAfterSeconds: 1 } });
+    const d = await diagnoseNamespace(patient, "myapp", { now: () => new Date() });
+    expect(d.verdict).toBe("blocked");
+  });
+
+  it("reports an unreachable API server as such", async () => {
+    const dead = createKubeAdapter(sim.kubeconfig().replace(/127\.0\.0\.1:\d+/, "127.0.0.1:1"), {
+      maxAttempts: 1,
+    });
+    const err = await diagnoseNamespace(dead, "myapp", { now: () => new Date() }).catch((e: unknown) => e);
+    expect((err as UnstuckError).code).toBe(ErrorCode.Unreachable);
+    expect((err as UnstuckError).message).toMatch(
+      /Cannot reach the Kubernetes API server at http:\/\/127\.0\.0\.1:1/,
+    );
+  });
+
+  it("answers the terminal form with the documented JSON, and refuses a bad name without any request", async () => {
+    const out: string[] = [];
+    const code = await runCli(
+      ["ns", "myapp", "--json", "--kubeconfig", kubeconfigPath],
+      {},
+      {
+        out: (s) => out.push(s),
+        err: (s) => out.push(s),
+      },
+    );
+    expect(code).toBe(0);
+    const json = JSON.parse(out.join("\n")) as Record<string, unknown>;
+    for (const key of [
+      "namespace",
+      "phase",
+      "verdict",
+      "terminatingSeconds",
+      "conditions",
+      "remaining",
+      "blockers",
+    ]) {
+      expect(json).toHaveProperty(key);
+    }
+    const blocker = (json.blockers as Record<string, unknown>[])[0]!;
+    for (const key of [
+      "apiVersion",
+      "kind",
+      "namespace",
+      "name",
+      "finalizers",
+      "deletionTimestamp",
+      "owners",
+      "evidence",
+    ]) {
+      expect(blocker).toHaveProperty(key);
+    }
+
+    sim.resetRequests();
+    const errOut: string[] = [];
+    const bad = await runCli(
+      ["ns", "My_App", "--kubeconfig", kubeconfigPath],
+      {},
+      {
+        out: (s) => errOut.push(s),
+        err: (s) => errOut.push(s),
+      },
+    );
+    expect(bad).toBe(2);
+    expect(errOut.join("\n")).toMatch(/not a valid namespace name/);
+    expect(sim.requests()).toEqual([]);
+  });
+
+  it("sees the namespace go once the finalizer is removed with the approved precondition", async () => {
+    const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
+    const b = d.blockers.find((x) => x.name === "myapp-worker-ingress")!;
+    const type = (await kube.discover()).resources.find((t) => t.resource === "ingresses")!;
+    // A stale precondition is refused by the API server and changes nothing.
+    await expect(
+      kube.removeFinalizers(
+        type,
+        "myapp",
+        b.name,
+        { resourceVersion: "1", finalizers: b.finalizers },
+        b.finalizers,
+      ),
+    ).rejects.toMatchObject({ code: ErrorCode.Stale });
+    expect((await kube.getObject(type, "myapp", b.name))?.finalizers).toEqual(b.finalizers);
+
+    await kube.removeFinalizers(
+      type,
+      "myapp",
+      b.name,
+      { resourceVersion: b.resourceVersion!, finalizers: b.finalizers },
+      b.finalizers,
+    );
+    await until(async () => ((await kube.getNamespace("myapp")) === null ? true : undefined));
+    expect((await diagnoseNamespace(kube, "myapp", { now: () => new Date() })).verdict).toBe("not-found");
+  });
+});
