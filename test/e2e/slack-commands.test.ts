@@ -241,6 +241,25 @@ describe("slash command over HTTP (channel allow-list)", () => {
     expect(h.fake.responses().filter((r) => r.id === sent.responseId)).toHaveLength(1);
   });
 
+  it("refuses a button click from a channel outside the allow-list before its handler runs", async () => {
+    const seen: string[] = [];
+    registerActions(h.slack, [
+      {
+        actionId: "test:guarded",
+        handler: (ctx) => {
+          seen.push(ctx.scope.actor.userId);
+          return Promise.resolve();
+        },
+      },
+    ]);
+    const click = await h.action({ actionId: "test:guarded", channelId: "C0RANDOM", userId: "U0APPROVER" });
+    expect(click.status).toBe(200);
+    const answer = await h.fake.waitForResponse((r) => r.id === click.responseId);
+    expect(answer.body["response_type"]).toBe("ephemeral");
+    expect(messageText(answer.body)).toContain("C0RANDOM");
+    expect(seen).toEqual([]);
+  });
+
   it("serves a listed channel", async () => {
     const sent = await h.command("ns myapp", { channelId: CHANNEL });
     expect(sent.status).toBe(200);
