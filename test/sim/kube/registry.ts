@@ -71,6 +71,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   def("v1", "configmaps", "ConfigMap", { short: ["cm"] }),
   def("v1", "endpoints", "Endpoints", { short: ["ep"] }),
   def("v1", "events", "Event", { short: ["ev"] }),
+  def("v1", "limitranges", "LimitRange", { short: ["limits"] }),
   def("v1", "namespaces", "Namespace", {
     namespaced: false,
     short: ["ns"],
@@ -81,6 +82,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   def("v1", "persistentvolumeclaims", "PersistentVolumeClaim", { short: ["pvc"], sub: ["status"] }),
   def("v1", "persistentvolumes", "PersistentVolume", { namespaced: false, short: ["pv"], sub: ["status"] }),
   def("v1", "pods", "Pod", { short: ["po"], sub: ["log", "status"], categories: ALL }),
+  def("v1", "resourcequotas", "ResourceQuota", { short: ["quota"], sub: ["status"] }),
   def("v1", "secrets", "Secret"),
   def("v1", "serviceaccounts", "ServiceAccount", { short: ["sa"] }),
   def("v1", "services", "Service", {
@@ -109,6 +111,7 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   }),
   def("batch/v1", "cronjobs", "CronJob", { short: ["cj"], sub: ["status"], categories: ALL }),
   def("batch/v1", "jobs", "Job", { sub: ["status"], categories: ALL }),
+  def("discovery.k8s.io/v1", "endpointslices", "EndpointSlice"),
   def("coordination.k8s.io/v1", "leases", "Lease"),
   def("networking.k8s.io/v1", "ingressclasses", "IngressClass", { namespaced: false }),
   def("networking.k8s.io/v1", "ingresses", "Ingress", { short: ["ing"], sub: ["status"] }),
