@@ -7,6 +7,7 @@
  * - `<prefix>:req:<id>:voters`  set of user ids that voted (one vote per person)
  * - `<prefix>:req:<id>:votes`   list of vote JSON, in order
  * - `<prefix>:pending`          sorted set of PENDING ids by expiry (ms)
+ * - `<prefix>:approved`         sorted set of APPROVED, not yet claimed ids by approval time (ms)
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -107,9 +108,9 @@ class LuaScript {
 
 const SCRIPTS = {
   create: LuaScript.load("create.lua", 2),
-  vote: LuaScript.load("vote.lua", 4),
+  vote: LuaScript.load("vote.lua", 5),
   cancel: LuaScript.load("cancel.lua", 4),
-  claim: LuaScript.load("claim.lua", 1),
+  claim: LuaScript.load("claim.lua", 2),
   finish: LuaScript.load("finish.lua", 3),
   expire: LuaScript.load("expire.lua", 1),
   setMessage: LuaScript.load("set-message.lua", 1),
@@ -167,6 +168,10 @@ export class ApprovalStore {
     return `${this.options.prefix}:pending`;
   }
 
+  private get approvedKey(): string {
+    return `${this.options.prefix}:approved`;
+  }
+
   /** Store a new PENDING request; throws `Conflict` if the id is taken. */
   public async create(request: NewRequest): Promise<ApprovalRequest> {
     assertRequestId(request.id);
@@ -203,7 +208,7 @@ export class ApprovalStore {
     const reply = tuple(
       await SCRIPTS.vote.run(
         this.redis,
-        [...this.keysFor(id), this.pendingKey],
+        [...this.keysFor(id), this.pendingKey, this.approvedKey],
         [id, voter.userId, decision, now.getTime(), JSON.stringify(vote), now.toISOString(), this.retention],
       ),
     );
@@ -232,7 +237,11 @@ export class ApprovalStore {
   public async claimExecution(id: string, token: string, now: Date): Promise<ClaimOutcome> {
     assertRequestId(id);
     const reply = tuple(
-      await SCRIPTS.claim.run(this.redis, [this.requestKey(id)], [token, now.toISOString()]),
+      await SCRIPTS.claim.run(
+        this.redis,
+        [this.requestKey(id), this.approvedKey],
+        [token, now.toISOString(), id],
+      ),
     );
     return {
       status: str(reply[0]) as ClaimOutcome["status"],
@@ -272,6 +281,14 @@ export class ApprovalStore {
       ),
     );
     return reply.map(str);
+  }
+
+  /**
+   * Ids approved at or before `approvedBefore` that no executor has claimed yet: normally none
+   * for long; any found mean an enqueue was lost (e.g. Redis hiccup right after the vote).
+   */
+  public async approvedUnclaimed(approvedBefore: Date, limit = 500): Promise<string[]> {
+    return this.redis.zrangebyscore(this.approvedKey, "-inf", approvedBefore.getTime(), "LIMIT", 0, limit);
   }
 
   /** Remember the Slack message showing the request; false when the request is unknown. */

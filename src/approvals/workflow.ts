@@ -211,14 +211,25 @@ export class ApprovalWorkflow {
       `${outcome.approvals}/${after.approvalsRequired} approvals`,
     );
     if (outcome.transitioned && outcome.state === "APPROVED") {
-      await this.deps.enqueueExecution(after);
-      await this.audit(
-        after,
-        { kind: "system", component: "workflow" },
-        "execution.enqueued",
-        "APPROVED",
-        "APPROVED",
-      );
+      const system = { kind: "system", component: "workflow" } as const;
+      try {
+        await this.deps.enqueueExecution(after);
+        await this.audit(after, system, "execution.enqueued", "APPROVED", "APPROVED");
+      } catch (err) {
+        // The approval stands (it is in Redis); `requeueApproved` in the sweep retries the enqueue.
+        this.deps.log?.error(
+          { err, requestId },
+          "could not enqueue the approved execution; the sweep will retry",
+        );
+        await this.audit(
+          after,
+          system,
+          "execution.enqueue-failed",
+          "APPROVED",
+          "APPROVED",
+          "the sweep will retry",
+        );
+      }
     }
     const verb = decision === "approve" ? "approved" : "denied";
     const tail = outcome.state === "PENDING" ? ` (${outcome.approvals}/${after.approvalsRequired})` : "";
@@ -269,6 +280,36 @@ export class ApprovalWorkflow {
       out.push(request);
     }
     return out;
+  }
+
+  /**
+   * Re-enqueue approved requests whose execution was never claimed (the enqueue after the
+   * approving vote can fail, e.g. on a Redis failover). Safe to run any time: the job id derives
+   * from the request, so a job that does exist absorbs the duplicate. Returns the ids re-enqueued.
+   */
+  public async requeueApproved(graceMs = 30_000): Promise<string[]> {
+    const { store, now } = this.deps;
+    const ids = await store.approvedUnclaimed(new Date(now().getTime() - graceMs));
+    const out: string[] = [];
+    for (const id of ids) {
+      const request = await store.get(id);
+      if (request?.state !== "APPROVED") continue;
+      await this.deps.enqueueExecution(request);
+      await this.audit(
+        request,
+        { kind: "system", component: "sweep" },
+        "execution.requeued",
+        "APPROVED",
+        "APPROVED",
+      );
+      out.push(id);
+    }
+    return out;
+  }
+
+  /** The periodic housekeeping: expire overdue requests and repair lost enqueues. */
+  public async sweep(): Promise<{ expired: ApprovalRequest[]; requeued: string[] }> {
+    return { expired: await this.expireDue(), requeued: await this.requeueApproved() };
   }
 
   /** Pending, unexpired requests, soonest expiry first. */

@@ -10,7 +10,12 @@ import type { EnqueueExecution } from "../approvals/workflow.js";
 export const QueueName = { Actions: "actions", Waits: "waits" } as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
-export const JobName = { RemoveFinalizer: "remove-finalizer", NamespaceGone: "ns-gone" } as const;
+export const JobName = {
+  RemoveFinalizer: "remove-finalizer",
+  NamespaceGone: "ns-gone",
+  /** Periodic approvals housekeeping: expiry and repair of lost enqueues. */
+  Sweep: "approvals-sweep",
+} as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
 export interface QueueSetup {
@@ -77,4 +82,16 @@ export function executionEnqueuer(actions: Queue, retry: ExecutionRetry = {}): E
       removeOnFail: { age: 7 * 86_400 },
     });
   };
+}
+
+/**
+ * Run the approvals sweep every `everyMs` on the actions queue. A job scheduler, not a timer in
+ * each process: however many replicas run, one sweep job is produced per period.
+ */
+export async function scheduleApprovalSweep(actions: Queue, everyMs: number): Promise<void> {
+  await actions.upsertJobScheduler(
+    JobName.Sweep,
+    { every: everyMs },
+    { name: JobName.Sweep, data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+  );
 }

@@ -51,14 +51,24 @@ function unrecoverable(err: unknown): never {
   throw err;
 }
 
+export interface ActionsWorkerExtras {
+  /** Runs on each `approvals-sweep` job (see `scheduleApprovalSweep`), e.g. `workflow.sweep()`. */
+  readonly sweep?: () => Promise<unknown>;
+}
+
 /** Runs approved actions; each job claims its request, so a duplicate delivery does nothing twice. */
 export function createActionsWorker(
   setup: WorkerSetup,
   deps: RemoveFinalizerDeps,
-): Worker<ExecutionJobData, ExecutionOutcome> {
-  return new Worker<ExecutionJobData, ExecutionOutcome>(
+  extras: ActionsWorkerExtras = {},
+): Worker<ExecutionJobData, ExecutionOutcome | null> {
+  return new Worker<ExecutionJobData, ExecutionOutcome | null>(
     QueueName.Actions,
-    async (job: Job<ExecutionJobData, ExecutionOutcome>) => {
+    async (job: Job<ExecutionJobData, ExecutionOutcome | null>) => {
+      if (job.name === JobName.Sweep) {
+        await extras.sweep?.();
+        return null;
+      }
       if (job.name !== JobName.RemoveFinalizer)
         throw new UnrecoverableError(`unknown action job "${job.name}"`);
       const attempts = job.opts.attempts ?? 1;

@@ -7,6 +7,8 @@
   KEYS[2]  voters set              <prefix>:req:<id>:voters   (user ids that voted)
   KEYS[3]  votes list              <prefix>:req:<id>:votes    (vote JSON, in order)
   KEYS[4]  pending sorted set      <prefix>:pending
+  KEYS[5]  approved sorted set     <prefix>:approved  (member id, score approval time ms) — requests
+           approved but not yet claimed by an executor, so a lost enqueue can be repaired
 
   ARGV[1]  id
   ARGV[2]  voter user id
@@ -25,7 +27,9 @@
 local function finish(state)
   redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[6])
   redis.call("ZREM", KEYS[4], ARGV[1])
-  if state ~= "APPROVED" then
+  if state == "APPROVED" then
+    redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
+  else
     local ttl = tonumber(ARGV[7])
     redis.call("EXPIRE", KEYS[1], ttl)
     redis.call("EXPIRE", KEYS[2], ttl)

@@ -6,10 +6,16 @@ import { executeRemoveFinalizer, type ExecutionOutcome } from "../../../src/acti
 import type { ApprovalRequest } from "../../../src/approvals/types.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import type { KubePort } from "../../../src/kube/port.js";
-import { createQueues, executionEnqueuer, executionJobId, type Queues } from "../../../src/jobs/queues.js";
-import { createActionsWorker } from "../../../src/jobs/workers.js";
+import {
+  createQueues,
+  executionEnqueuer,
+  executionJobId,
+  scheduleApprovalSweep,
+  type Queues,
+} from "../../../src/jobs/queues.js";
+import { createActionsWorker, type ActionsWorkerExtras } from "../../../src/jobs/workers.js";
 import type { ExecutionJobData } from "../../../src/jobs/queues.js";
-import { FakeKube, INGRESS } from "../approvals/helpers/fake-kube.js";
+import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import {
   alice,
   bob,
@@ -26,7 +32,10 @@ interface Rig {
   h: Harness;
   queues: Queues;
   bullConnection: Redis;
-  startWorker(kube?: KubePort): Worker<ExecutionJobData, ExecutionOutcome>;
+  startWorker(
+    kube?: KubePort,
+    extras?: ActionsWorkerExtras,
+  ): Worker<ExecutionJobData, ExecutionOutcome | null>;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -34,14 +43,22 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-function rig(options: { approvalsRequired?: number; attempts?: number; fake?: FakeKube } = {}): Rig {
+function rig(options: { approvalsRequired?: number; attempts?: number; failEnqueues?: number } = {}): Rig {
   const prefix = uniquePrefix("jobs");
   const bullConnection = connect();
   const queues = createQueues({ connection: bullConnection, prefix: `${prefix}:bull` });
+  const enqueue = executionEnqueuer(queues.actions, { attempts: options.attempts ?? 3, backoffMs: 20 });
+  let failing = options.failEnqueues ?? 0;
   const h = createHarness({
     prefix,
     approvalsRequired: options.approvalsRequired ?? 1,
-    enqueue: executionEnqueuer(queues.actions, { attempts: options.attempts ?? 3, backoffMs: 20 }),
+    enqueue: async (request) => {
+      if (failing > 0) {
+        failing -= 1;
+        throw new Error("READONLY You can't write against a read only replica.");
+      }
+      await enqueue(request);
+    },
   });
   const workers: Worker[] = [];
   cleanups.push(async () => {
@@ -54,10 +71,11 @@ function rig(options: { approvalsRequired?: number; attempts?: number; fake?: Fa
     h,
     queues,
     bullConnection,
-    startWorker(kube?: KubePort) {
+    startWorker(kube?: KubePort, extras?: ActionsWorkerExtras) {
       const worker = createActionsWorker(
         { connection: bullConnection, prefix: `${prefix}:bull` },
         { store: h.store, kube: kube ?? h.fake, audit: h.audit, now: () => new Date(), notifier: h.notifier },
+        extras,
       );
       workers.push(worker);
       return worker;
@@ -271,5 +289,39 @@ describe("remove-finalizer execution", () => {
     ).rejects.toMatchObject({ code: ErrorCode.InvalidState });
     expect((await r.h.store.get(req.id))?.state).toBe("PENDING");
     expect(r.h.fake.patchRequests).toBe(0);
+  });
+
+  it("keeps an approval whose enqueue failed, and the sweep enqueues it", async () => {
+    const r = rig({ failEnqueues: 1 });
+    r.startWorker();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    const vote = await r.h.workflow.vote(req.id, bob, "approve");
+    expect(vote.request.state).toBe("APPROVED");
+    expect(await r.h.workflow.requeueApproved(60_000)).toEqual([]); // still within the grace period
+    r.h.clock.advance(60_000);
+    expect(await r.h.workflow.requeueApproved(30_000)).toEqual([req.id]);
+    expect((await settled(r.h, req.id)).state).toBe("DONE");
+    expect(await r.h.workflow.requeueApproved(0)).toEqual([]);
+    const events = (await r.h.audit.forRequest(req.id)).map((e) => e.event);
+    expect(events).toEqual(
+      expect.arrayContaining(["execution.enqueue-failed", "execution.requeued", "execution.done"]),
+    );
+    expect(r.h.fake.applied).toHaveLength(1);
+  });
+
+  it("the scheduled sweep expires overdue requests and tells the notifier", async () => {
+    const r = rig();
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    r.h.clock.advance(1800 * 1000);
+    r.startWorker(undefined, { sweep: () => r.h.workflow.sweep() });
+    await scheduleApprovalSweep(r.queues.actions, 100);
+    await eventually(async () => ((await r.h.store.get(req.id))?.state === "EXPIRED" ? true : undefined));
+    await eventually(() =>
+      r.h.notifier.updates.some((u) => u.id === req.id && u.state === "EXPIRED") ? true : undefined,
+    );
+    expect(r.h.notifier.replies).toContain("The request expired without enough approvals.");
+    await r.queues.actions.removeJobScheduler("approvals-sweep");
   });
 });
