@@ -21,6 +21,8 @@ export interface ActionContext {
   readonly action: { readonly actionId: string; readonly blockId?: string; readonly value?: string };
   /** The message holding the button, for `chat.update` (the `response_url` expires after 30 minutes). */
   readonly message?: { readonly channelId: string; readonly ts: string };
+  /** Lets the handler open a modal (`views.open`); Slack honours it for 3 seconds after the click. */
+  readonly triggerId?: string;
   readonly respond: RespondFn;
   readonly client: AllMiddlewareArgs["client"];
 }
@@ -85,6 +87,7 @@ export function createActionRouter(app: App, shared: readonly Middleware<BlockAc
             const channelId = asString(container?.channel_id) ?? body.channel?.id;
             const ts = asString(container?.message_ts) ?? body.message?.ts;
             const value = asString((action as { value?: unknown }).value);
+            const triggerId = asString((body as { trigger_id?: unknown }).trigger_id);
             await handler({
               scope,
               action: {
@@ -93,6 +96,7 @@ export function createActionRouter(app: App, shared: readonly Middleware<BlockAc
                 ...(value !== undefined ? { value } : {}),
               },
               ...(channelId !== undefined && ts !== undefined ? { message: { channelId, ts } } : {}),
+              ...(triggerId !== undefined ? { triggerId } : {}),
               respond,
               client,
             });

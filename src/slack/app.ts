@@ -24,7 +24,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
-import { commandListener } from "./command.js";
+import { commandListener, type AfterPost } from "./command.js";
 import { ackFirst, channelAllowList, requestScope, type ScopedArgs } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
@@ -40,6 +40,12 @@ export interface SlackAppDeps {
   readonly now?: () => Date;
   /** Request ids; random UUIDs unless a test wants predictable ones. */
   readonly newRequestId?: () => string;
+  /**
+   * Runs after a command result was posted in the channel, with where it landed: the runtime attaches an
+   * approval request to its message, or starts a namespace wait in the message's thread. Errors are logged
+   * and swallowed (the answer is already in the channel).
+   */
+  readonly afterPost?: AfterPost;
 }
 
 export interface SlackApp extends HasActionRouter {
@@ -149,7 +155,13 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   app.command(
     config.command,
     ...shared<SlackCommandMiddlewareArgs>(),
-    commandListener({ registry: deps.registry, services: deps.services, command: config.command, now }),
+    commandListener({
+      registry: deps.registry,
+      services: deps.services,
+      command: config.command,
+      now,
+      ...(deps.afterPost !== undefined ? { afterPost: deps.afterPost } : {}),
+    }),
   );
 
   const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());

@@ -17,7 +17,17 @@ export interface CommandListenerDeps {
   readonly command: string;
   /** Clock for timing; injected like everywhere else. */
   readonly now: () => Date;
+  readonly afterPost?: AfterPost;
 }
+
+/** Where a posted result landed: the channel and the message `ts` (for `chat.update` and threads). */
+export interface PostedMessage {
+  readonly channel: string;
+  readonly ts: string;
+}
+
+/** Called once a result is in the channel (see `SlackAppDeps.afterPost`). */
+export type AfterPost = (result: CommandResult, posted: PostedMessage) => Promise<void>;
 
 /** Results that only the requester should see. */
 export function isPrivateResult(result: CommandResult): boolean {
@@ -47,8 +57,14 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       await respondEphemeral(respond, message);
       return;
     }
+    let posted: PostedMessage | undefined;
     try {
-      await client.chat.postMessage({ channel: body.channel_id, text: message.text, blocks: message.blocks });
+      const res = await client.chat.postMessage({
+        channel: body.channel_id,
+        text: message.text,
+        blocks: message.blocks,
+      });
+      if (res.ts !== undefined) posted = { channel: res.channel ?? body.channel_id, ts: res.ts };
     } catch (err) {
       // The requester must still get the answer; say why it did not reach the channel.
       const code = slackErrorCode(err);
@@ -57,6 +73,14 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
         "chat.postMessage failed; answering via response_url",
       );
       await respondEphemeral(respond, withHint(message, postFailureHint(code)));
+      return;
+    }
+    if (posted === undefined || deps.afterPost === undefined) return;
+    try {
+      await deps.afterPost(result, posted);
+    } catch (err) {
+      // The answer is already in the channel; a failed follow-up must not turn it into an error.
+      scope.log.warn({ err, result: result.type }, "after-post step failed");
     }
   };
 }

@@ -1,0 +1,306 @@
+/**
+ * Block Kit for approval requests. The request message is re-rendered from the stored request on every
+ * transition (`chat.update`), so it always shows the current state: a reader who scrolls back to it at 03:12
+ * sees whether it is still waiting, who voted, and how it ended, without reading the thread.
+ */
+import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
+import type { StoredAuditEntry } from "../../audit/log.js";
+import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
+import { describeTarget } from "../../approvals/types.js";
+import type { SlackMessage } from "./index.js";
+import { clip, esc } from "./text.js";
+
+/** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */
+export const ApprovalActionId = {
+  Approve: "approval:approve",
+  Deny: "approval:deny",
+  Cancel: "approval:cancel",
+} as const;
+export type ApprovalActionId = (typeof ApprovalActionId)[keyof typeof ApprovalActionId];
+
+const STATE_LINE: Record<RequestState, string> = {
+  PENDING: ":hourglass_flowing_sand: *PENDING* — waiting for approval; nothing has been changed yet.",
+  APPROVED: ":white_check_mark: *APPROVED* — queued; the executor re-checks the object before it acts.",
+  EXECUTING: ":gear: *EXECUTING* — the change is being applied now.",
+  DONE: ":large_green_circle: *DONE* — the change was applied.",
+  FAILED: ":x: *FAILED* — the change could not be applied.",
+  DENIED: ":no_entry: *DENIED* — nothing was changed.",
+  EXPIRED: ":alarm_clock: *EXPIRED* — not approved in time; nothing was changed.",
+  CANCELLED: ":heavy_multiplication_x: *CANCELLED* by the requester — nothing was changed.",
+  STALE: ":warning: *STALE* — the object changed after the request, so the approved change was not applied.",
+};
+
+/** Slack renders `<!date^…>` in each reader's own time zone; the ISO text is the fallback. */
+function when(iso: string): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return esc(iso);
+  const seconds = Math.floor(ms / 1000);
+  return `<!date^${seconds}^{date_short_pretty} {time_secs}|${iso}>`;
+}
+
+/** "in 29 min" / "3 min ago": the relative part readers actually care about during an incident. */
+function relative(iso: string, now: Date): string {
+  const ms = Date.parse(iso) - now.getTime();
+  if (Number.isNaN(ms)) return "";
+  const minutes = Math.round(Math.abs(ms) / 60_000);
+  const span =
+    minutes < 1 ? "less than a minute" : minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;
+  return ms >= 0 ? `in ${span}` : `${span} ago`;
+}
+
+function approvals(req: ApprovalRequest): number {
+  return req.votes.filter((v) => v.decision === "approve").length;
+}
+
+/** The one-line summary of what would change, shared by the request message, lists and fallbacks. */
+export function describeChange(req: ApprovalRequest): string {
+  const a = req.action;
+  return `remove finalizer${a.remove.length === 1 ? "" : "s"} ${a.remove.join(", ")} from ${describeTarget(a.target)}`;
+}
+
+function button(
+  actionId: ApprovalActionId,
+  text: string,
+  requestId: string,
+  style: "primary" | "danger" | undefined,
+  confirm: { title: string; text: string; confirm: string },
+): Button {
+  return {
+    type: "button",
+    action_id: actionId,
+    text: { type: "plain_text", text },
+    value: requestId,
+    ...(style !== undefined ? { style } : {}),
+    confirm: {
+      title: { type: "plain_text", text: confirm.title },
+      text: { type: "mrkdwn", text: clip(confirm.text, 290) },
+      confirm: { type: "plain_text", text: confirm.confirm },
+      deny: { type: "plain_text", text: "Back" },
+      ...(style === "danger" ? { style: "danger" as const } : {}),
+    },
+  };
+}
+
+function buttons(req: ApprovalRequest): ActionsBlock {
+  const target = esc(describeTarget(req.action.target));
+  return {
+    type: "actions",
+    block_id: `approval-actions:${req.id}`,
+    elements: [
+      button(ApprovalActionId.Approve, "Approve", req.id, "primary", {
+        title: "Approve this change?",
+        text: `You approve: *${esc(describeChange(req))}*. It runs only if ${target} is still exactly as it was when requested.`,
+        confirm: "Approve",
+      }),
+      button(ApprovalActionId.Deny, "Deny", req.id, "danger", {
+        title: "Deny this change?",
+        text: `The request to ${esc(describeChange(req))} will be closed; nothing will change.`,
+        confirm: "Deny",
+      }),
+      button(ApprovalActionId.Cancel, "Cancel", req.id, undefined, {
+        title: "Cancel your request?",
+        text: "Only the requester can cancel. Nothing will change.",
+        confirm: "Cancel request",
+      }),
+    ],
+  };
+}
+
+/** Who voted how, in order; the requester never appears here (they cannot vote). */
+function votesText(req: ApprovalRequest): string {
+  const head = `*Votes* (${approvals(req)}/${req.approvalsRequired} approval${req.approvalsRequired === 1 ? "" : "s"} needed)`;
+  if (req.votes.length === 0) return `${head}\n_no votes yet_`;
+  const lines = req.votes.map(
+    (v) =>
+      `${v.decision === "approve" ? ":white_check_mark:" : ":no_entry:"} <@${v.voter.userId}> ${v.decision === "approve" ? "approved" : "denied"} ${when(v.at)}`,
+  );
+  return `${head}\n${lines.join("\n")}`;
+}
+
+/** How the request ended, in one paragraph; `undefined` while there is nothing to report. */
+function outcomeText(req: ApprovalRequest): string | undefined {
+  if (req.result) {
+    const parts = [`*Outcome* (${when(req.result.at)}): ${esc(req.result.message)}`];
+    if (req.result.finalizersAfter) {
+      parts.push(
+        `finalizers now: ${req.result.finalizersAfter.length === 0 ? "none" : req.result.finalizersAfter.map((f) => `\`${esc(f)}\``).join(", ")}`,
+      );
+    }
+    if (req.result.resourceVersionAfter !== undefined) {
+      parts.push(`resourceVersion now: \`${esc(req.result.resourceVersionAfter)}\``);
+    }
+    return parts.join("\n");
+  }
+  switch (req.state) {
+    case "DENIED": {
+      const by = req.votes.filter((v) => v.decision === "deny").map((v) => `<@${v.voter.userId}>`);
+      return `*Outcome*: denied${by.length > 0 ? ` by ${by.join(", ")}` : ""}; nothing was changed.`;
+    }
+    case "EXPIRED":
+      return `*Outcome*: EXPIRED at ${when(req.expiresAt)} with ${approvals(req)}/${req.approvalsRequired} approvals; nothing was changed. Ask again if it is still needed.`;
+    case "CANCELLED":
+      return `*Outcome*: cancelled by <@${req.requester.userId}>; nothing was changed.`;
+    default:
+      return undefined;
+  }
+}
+
+function bulletList(items: readonly string[], empty: string, numbered = false): string {
+  if (items.length === 0) return empty;
+  return items.map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${esc(item)}`).join("\n");
+}
+
+/**
+ * The request message: state, the exact change (target and JSON patch), the operator's checklist (evidence,
+ * why recovery comes first, clean-up plan), requester, votes, expiry, and — only while PENDING — the buttons.
+ */
+export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMessage {
+  const a = req.action;
+  const t = a.target;
+  const pending = req.state === "PENDING";
+  const overdue = pending && Date.parse(req.expiresAt) <= now.getTime();
+
+  const change = [
+    `*Change*: remove ${a.remove.map((f) => `\`${esc(f)}\``).join(", ")} from *${esc(t.kind)} \`${esc(t.namespace)}/${esc(t.name)}\`* (${esc(t.apiVersion)})`,
+    `Bound to the object as it was when requested: resourceVersion \`${esc(a.precondition.resourceVersion)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${esc(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
+    "```" + esc(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ")) + "```",
+  ].join("\n");
+
+  const checklist = [
+    "*Checklist* (the rule for forcing a finalizer off)",
+    `${req.evidence.length > 0 ? ":white_check_mark:" : ":warning:"} *Cause confirmed* — evidence:`,
+    bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
+    `:white_check_mark: *Why recovery comes first*:\n> ${esc(req.reason).replace(/\n/g, "\n> ")}`,
+    `${req.cleanupPlan.length > 0 ? ":white_check_mark:" : ":warning:"} *Clean-up plan*:`,
+    bulletList(req.cleanupPlan, "_no clean-up plan attached_", true),
+  ].join("\n");
+
+  const expiry = pending
+    ? overdue
+      ? `:alarm_clock: expiry passed ${when(req.expiresAt)}; votes are closed`
+      : `expires ${when(req.expiresAt)} (${relative(req.expiresAt, now)})`
+    : `expiry was ${when(req.expiresAt)}`;
+
+  const blocks: KnownBlock[] = [
+    {
+      type: "header",
+      text: {
+        type: "plain_text",
+        text: `${req.state}: remove finalizer from ${t.kind} ${t.namespace}/${t.name}`.slice(0, 150),
+      },
+    },
+    { type: "section", text: { type: "mrkdwn", text: STATE_LINE[req.state] } },
+  ];
+  const outcome = outcomeText(req);
+  if (outcome !== undefined) blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(outcome) } });
+  blocks.push(
+    { type: "section", text: { type: "mrkdwn", text: clip(change) } },
+    { type: "section", text: { type: "mrkdwn", text: clip(checklist) } },
+    { type: "section", text: { type: "mrkdwn", text: clip(votesText(req)) } },
+    {
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: clip(
+            `Requested by <@${req.requester.userId}> ${when(req.createdAt)}  ·  ${expiry}  ·  request \`${req.id}\``,
+          ),
+        },
+      ],
+    },
+  );
+  if (pending && !overdue) blocks.push(buttons(req));
+
+  const text =
+    `[${req.state}] <@${req.requester.userId}> asks to ${describeChange(req)}` +
+    (outcome !== undefined && req.result ? ` — ${req.result.message}` : "");
+  return { text: clip(text, 3000), blocks };
+}
+
+/** `/unstuck approvals`: the open requests, soonest expiry first (as the workflow lists them). */
+export function renderApprovalList(reqs: readonly ApprovalRequest[], now: Date): SlackMessage {
+  if (reqs.length === 0) {
+    const text = "No approval requests are waiting.";
+    return {
+      text,
+      blocks: [{ type: "section", text: { type: "mrkdwn", text: `:white_check_mark: ${text}` } }],
+    };
+  }
+  // Slack allows 50 blocks per message; leave room for the header and the "more" note.
+  const shown = reqs.slice(0, 40);
+  const blocks: KnownBlock[] = [
+    { type: "header", text: { type: "plain_text", text: `Approval requests (${reqs.length})` } },
+  ];
+  for (const req of shown) {
+    const where = req.message ? ` · in <#${req.message.channel}>` : "";
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `*${req.state}* · ${esc(describeChange(req))}\n` +
+            `by <@${req.requester.userId}> · ${approvals(req)}/${req.approvalsRequired} approvals · ` +
+            `expires ${when(req.expiresAt)} (${relative(req.expiresAt, now)}) · \`${req.id}\`${where}`,
+        ),
+      },
+    });
+  }
+  if (reqs.length > shown.length) {
+    blocks.push({
+      type: "context",
+      elements: [{ type: "mrkdwn", text: `…and ${reqs.length - shown.length} more.` }],
+    });
+  }
+  const text = `${reqs.length} approval request${reqs.length === 1 ? "" : "s"}: ${shown
+    .slice(0, 5)
+    .map((r) => `${r.state} ${describeTarget(r.action.target)}`)
+    .join("; ")}`;
+  return { text: clip(text, 3000), blocks };
+}
+
+/** `/unstuck audit`: entries as the audit log formats them, newest first, packed into few sections. */
+export function renderAuditEntries(entries: readonly StoredAuditEntry[]): SlackMessage {
+  if (entries.length === 0) {
+    const text = "The audit log has no entries.";
+    return { text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] };
+  }
+  const blocks: KnownBlock[] = [
+    { type: "header", text: { type: "plain_text", text: `Audit log (${entries.length} entries)` } },
+  ];
+  let chunk: string[] = [];
+  let size = 0;
+  let omitted = 0;
+  const flush = (): void => {
+    if (chunk.length === 0) return;
+    blocks.push({ type: "section", text: { type: "mrkdwn", text: chunk.join("\n") } });
+    chunk = [];
+    size = 0;
+  };
+  for (const entry of entries) {
+    const line = clip(auditLine(entry), 1000);
+    if (size + line.length + 1 > 2900) flush();
+    // 48 sections plus the header and the note stay under Slack's 50-block limit.
+    if (blocks.length >= 48) {
+      omitted += 1;
+      continue;
+    }
+    chunk.push(line);
+    size += line.length + 1;
+  }
+  flush();
+  if (omitted > 0) {
+    blocks.push({
+      type: "context",
+      elements: [{ type: "mrkdwn", text: `…${omitted} older entries not shown.` }],
+    });
+  }
+  return { text: clip(`Audit log: ${entries.length} entries`, 3000), blocks };
+}
+
+/** Like `formatAuditEntry`, but with a real mention and escaping that leaves the mention intact. */
+function auditLine(e: StoredAuditEntry): string {
+  const who = e.actor.kind === "user" ? `<@${e.actor.userId}>` : `_${esc(e.actor.component)}_`;
+  const move = e.before || e.after ? ` (${esc(e.before ?? "—")} → ${esc(e.after ?? "—")})` : "";
+  const result = e.result ? `: ${esc(e.result)}` : "";
+  return `• ${when(e.at)} ${who} *${esc(e.event)}* ${esc(e.target)} \`${esc(e.requestId)}\`${move}${result}`;
+}
