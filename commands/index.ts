@@ -6,7 +6,11 @@
 import { ErrorCode, UnstuckError, toUserError } from "../src/errors.js";
 import { parseArgs, tokenize } from "./grammar.js";
 import { buildHelp, helpCommand } from "./help.js";
+import { approvalsCommand } from "./approvals.js";
+import { auditCommand } from "./audit.js";
+import { finalizeCommand } from "./finalize.js";
 import { nsCommand } from "./ns.js";
+import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
 
 export interface Registry {
@@ -69,5 +73,5 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
 
 /** The product's commands. */
 export function defaultRegistry(prefix = "/unstuck"): Registry {
-  return createRegistry([nsCommand], prefix);
+  return createRegistry([nsCommand, finalizeCommand, watchCommand, approvalsCommand, auditCommand], prefix);
 }

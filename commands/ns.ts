@@ -1,5 +1,6 @@
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import { assertNamespaceName } from "../src/kube/names.js";
+import { diagnoseOptions } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
 
@@ -25,6 +26,6 @@ export const nsCommand: CommandModule<NsInput> = {
   build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
   run: async (input, ctx) => ({
     type: "diagnosis",
-    diagnosis: await diagnoseNamespace(ctx.services.kube, input.namespace, { now: ctx.services.now }),
+    diagnosis: await diagnoseNamespace(ctx.services.kube, input.namespace, diagnoseOptions(ctx.services)),
   }),
 };

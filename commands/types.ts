@@ -1,3 +1,7 @@
+import type { ApprovalWorkflow } from "../src/approvals/workflow.js";
+import type { ApprovalRequest } from "../src/approvals/types.js";
+import type { AuditLog, StoredAuditEntry } from "../src/audit/log.js";
+import type { AwsPort } from "../src/aws/port.js";
 import type { Logger } from "../src/log.js";
 import type { KubePort } from "../src/kube/port.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
@@ -12,11 +16,22 @@ export interface Actor {
   readonly surface: "slack" | "cli";
 }
 
+/** The approval engine, present where Redis is configured (the bot; not the read-only CLI). */
+export interface ApprovalServices {
+  readonly workflow: ApprovalWorkflow;
+  readonly audit: AuditLog;
+}
+
 /** Everything a command handler may use; injected, so tests never reach the network by accident. */
 export interface CommandServices {
   readonly kube: KubePort;
   readonly now: () => Date;
   readonly log: Logger;
+  /** AWS reads for Load Balancer Controller finalizers; absent = diagnosis stays in the cluster. */
+  readonly aws?: { readonly port: AwsPort; readonly cluster?: string };
+  readonly approvals?: ApprovalServices;
+  /** Terminating longer than this with finalizers left = blocked. */
+  readonly blockedAfterSeconds?: number;
 }
 
 export interface CommandContext {
@@ -42,6 +57,12 @@ export interface HelpDoc {
 export type CommandResult =
   | { readonly type: "help"; readonly help: HelpDoc }
   | { readonly type: "diagnosis"; readonly diagnosis: NamespaceDiagnosis }
+  /** A new approval request; Slack posts it and attaches the message to the request. */
+  | { readonly type: "approval-request"; readonly request: ApprovalRequest }
+  | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }
+  | { readonly type: "audit"; readonly entries: readonly StoredAuditEntry[] }
+  /** A namespace wait to start in the thread of the posted message. */
+  | { readonly type: "watch"; readonly namespace: string; readonly diagnosis: NamespaceDiagnosis }
   | {
       readonly type: "error";
       readonly error: { readonly code: ErrorCode; readonly message: string; readonly details: ErrorDetails };

@@ -5,9 +5,11 @@
  */
 import { userInfo } from "node:os";
 import { defaultRegistry } from "../commands/index.js";
-import type { CommandResult } from "../commands/types.js";
+import type { CommandResult, CommandServices } from "../commands/types.js";
 import { loadConfig } from "./config.js";
-import { ErrorCode, toUserError } from "./errors.js";
+import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
+import { diagnoseNamespace } from "./diagnosis/diagnose.js";
+import { delay } from "./util/concurrency.js";
 import { createLogger } from "./log.js";
 import { renderText } from "./render/text.js";
 import { createServices } from "./services.js";
@@ -18,19 +20,31 @@ interface CliIo {
 }
 
 /** Split off the CLI's own options; everything else is the command line shared with Slack. */
-function splitGlobal(argv: readonly string[]): { json: boolean; kubeconfig?: string; rest: string[] } {
+function splitGlobal(argv: readonly string[]): {
+  json: boolean;
+  kubeconfig?: string;
+  timeout?: string;
+  rest: string[];
+} {
   let json = false;
   let kubeconfig: string | undefined;
+  let timeout: string | undefined;
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? "";
     if (a === "--json") json = true;
     else if (a === "--kubeconfig") kubeconfig = argv[++i];
     else if (a.startsWith("--kubeconfig=")) kubeconfig = a.slice("--kubeconfig=".length);
+    else if (a === "--timeout") timeout = argv[++i];
     else if (a === "--help" || a === "-h") rest.push("help");
     else rest.push(a);
   }
-  return { json, ...(kubeconfig !== undefined ? { kubeconfig } : {}), rest };
+  return {
+    json,
+    ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(timeout !== undefined ? { timeout } : {}),
+    rest,
+  };
 }
 
 /** Quote words so the shared tokenizer sees exactly the argv the shell gave us. */
@@ -43,7 +57,8 @@ export async function runCli(
   env: Readonly<Record<string, string | undefined>>,
   io: CliIo,
 ): Promise<number> {
-  const { json, kubeconfig, rest } = splitGlobal(argv);
+  const { json, kubeconfig, timeout, rest } = splitGlobal(argv);
+  const timeoutSeconds = timeout === undefined ? 600 : Number(timeout);
   const registry = defaultRegistry("unstuck");
   const emit = (result: CommandResult): number => {
     if (json)
@@ -61,6 +76,12 @@ export async function runCli(
   try {
     // Parse first: bad input is answered without touching configuration or the network.
     registry.parse(toCommandLine(rest));
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `--timeout takes a number of seconds (got "${timeout ?? ""}").`,
+      );
+    }
     const config = loadConfig(kubeconfig !== undefined ? { ...env, KUBECONFIG: kubeconfig } : env);
     // Logs go to stderr and are off unless asked for, so `--json` output stays machine-readable.
     const log = createLogger({
@@ -77,6 +98,14 @@ export async function runCli(
       },
       "unstuck",
     );
+    if (result.type === "watch" && result.diagnosis.verdict !== "not-found") {
+      if (!json) io.out(renderText(result));
+      return await watchInTerminal(services, result.namespace, io, {
+        intervalMs: 2000,
+        timeoutMs: timeoutSeconds * 1000,
+        json,
+      });
+    }
     return emit(result);
   } catch (err) {
     const error = toUserError(err);
@@ -94,6 +123,59 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
       return result.diagnosis;
     case "help":
       return result.help;
+    case "watch":
+      return { namespace: result.namespace, diagnosis: result.diagnosis };
+    case "approval-request":
+      return result.request;
+    case "approvals":
+      return result.requests;
+    case "audit":
+      return result.entries;
+  }
+}
+
+/**
+ * The terminal's own wait for `watch ns`: no queue or Slack thread here, so poll the namespace
+ * with a deadline and print one progress line per change.
+ */
+async function watchInTerminal(
+  services: CommandServices,
+  namespace: string,
+  io: CliIo,
+  options: { intervalMs: number; timeoutMs: number; json: boolean },
+): Promise<number> {
+  const started = Date.now();
+  let last = "";
+  for (let check = 1; ; check++) {
+    const ns = await services.kube.getNamespace(namespace);
+    if (!ns) {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      io.out(
+        options.json
+          ? JSON.stringify({ namespace, outcome: "gone", checks: check, seconds })
+          : `namespace ${namespace} is gone (after ${seconds}s)`,
+      );
+      return 0;
+    }
+    if (Date.now() - started >= options.timeoutMs) {
+      const d = await diagnoseNamespace(services.kube, namespace, { now: services.now });
+      const blockers = d.blockers.map(
+        (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
+      );
+      io.out(
+        options.json
+          ? JSON.stringify({ namespace, outcome: "timed-out", checks: check, blockers })
+          : `namespace ${namespace} still ${ns.phase} at the deadline; blocked by: ${blockers.join("; ") || "nothing found"}`,
+      );
+      return 1;
+    }
+    const line = `still ${ns.phase}${ns.conditions
+      .filter((c) => c.status === "True")
+      .map((c) => ` — ${c.message ?? c.type}`)
+      .join("")}`;
+    if (line !== last && !options.json) io.out(line);
+    last = line;
+    await delay(options.intervalMs);
   }
 }
 

@@ -2,6 +2,8 @@
  * Configuration, read once at start-up from the environment and validated. No other module reads
  * `process.env`; everything else receives a typed `Config`.
  */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ErrorCode, UnstuckError } from "./errors.js";
 
@@ -33,7 +35,38 @@ const EnvSchema = z.object({
   UNSTUCK_COMMAND: z.string().default("/unstuck"),
   /** Terminating longer than this with finalizers remaining counts as blocked, not slow. */
   UNSTUCK_BLOCKED_AFTER_SECONDS: z.coerce.number().int().min(0).default(300),
+  /** EKS cluster name (AWS tags `elbv2.k8s.aws/cluster`); read from the controller's args when unset. */
+  UNSTUCK_CLUSTER_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, "must be an EKS cluster name")
+    .optional(),
+  /** YAML file mapping cluster names to AWS settings: `clusters: { <name>: { region, profile?, endpoint? } }`. */
+  UNSTUCK_CLUSTERS_FILE: z.string().optional(),
+  AWS_REGION: z.string().optional(),
+  AWS_DEFAULT_REGION: z.string().optional(),
+  AWS_PROFILE: z.string().optional(),
+  AWS_ENDPOINT_URL: z.url().optional(),
+  /** How long a "namespace gone" wait runs before it reports what still blocks. */
+  UNSTUCK_WAIT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(86_400).default(1800),
+  UNSTUCK_WAIT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
 });
+
+const ClustersFileSchema = z.object({
+  clusters: z.record(
+    z.string(),
+    z.object({
+      region: z.string().min(1),
+      profile: z.string().optional(),
+      endpoint: z.url().optional(),
+    }),
+  ),
+});
+
+export interface AwsTarget {
+  readonly region: string;
+  readonly profile?: string;
+  readonly endpoint?: string;
+}
 
 export interface SlackConfig {
   readonly botToken: string;
@@ -59,10 +92,21 @@ export interface Config {
   readonly logLevel: string;
   readonly command: string;
   readonly blockedAfterSeconds: number;
+  readonly clusterName?: string;
+  /** AWS account/region of the cluster; absent = the diagnosis does not look into AWS. */
+  readonly aws?: AwsTarget;
+  readonly waitTimeoutSeconds: number;
+  readonly waitIntervalSeconds: number;
 }
 
-/** Parse an environment; throws `UnstuckError(Config)` naming the variable at fault. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+/**
+ * Parse an environment; throws `UnstuckError(Config)` naming the variable at fault.
+ * `readFile` reads `UNSTUCK_CLUSTERS_FILE` (injected so tests need no files).
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
@@ -85,6 +129,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
           ...(e.SLACK_API_URL ? { apiUrl: e.SLACK_API_URL } : {}),
         }
       : undefined;
+  const aws = awsTarget(e, readFile);
   return {
     ...(slack ? { slack } : {}),
     missingSlack,
@@ -100,5 +145,56 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     logLevel: e.UNSTUCK_LOG_LEVEL,
     command: e.UNSTUCK_COMMAND,
     blockedAfterSeconds: e.UNSTUCK_BLOCKED_AFTER_SECONDS,
+    ...(e.UNSTUCK_CLUSTER_NAME ? { clusterName: e.UNSTUCK_CLUSTER_NAME } : {}),
+    ...(aws ? { aws } : {}),
+    waitTimeoutSeconds: e.UNSTUCK_WAIT_TIMEOUT_SECONDS,
+    waitIntervalSeconds: e.UNSTUCK_WAIT_INTERVAL_SECONDS,
+  };
+}
+
+/** The cluster's AWS settings: from the clusters file when it names the cluster, else the AWS_* variables. */
+function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): AwsTarget | undefined {
+  if (e.UNSTUCK_CLUSTERS_FILE) {
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(readFile(e.UNSTUCK_CLUSTERS_FILE));
+    } catch (err) {
+      throw new UnstuckError(
+        ErrorCode.Config,
+        `Invalid UNSTUCK_CLUSTERS_FILE: cannot read ${e.UNSTUCK_CLUSTERS_FILE} (${err instanceof Error ? err.message : String(err)}).`,
+        { variable: "UNSTUCK_CLUSTERS_FILE" },
+      );
+    }
+    const file = ClustersFileSchema.safeParse(parsed);
+    if (!file.success) {
+      const issue = file.error.issues[0];
+      throw new UnstuckError(
+        ErrorCode.Config,
+        `Invalid UNSTUCK_CLUSTERS_FILE: ${issue?.path.join(".") ?? ""} ${issue?.message ?? "invalid"}.`,
+        { variable: "UNSTUCK_CLUSTERS_FILE" },
+      );
+    }
+    const names = Object.keys(file.data.clusters);
+    const name = e.UNSTUCK_CLUSTER_NAME ?? (names.length === 1 ? names[0] : undefined);
+    const entry = name !== undefined ? file.data.clusters[name] : undefined;
+    if (!entry) {
+      throw new UnstuckError(
+        ErrorCode.Config,
+        `Invalid UNSTUCK_CLUSTER_NAME: ${name ?? "(unset)"} is not one of the clusters in UNSTUCK_CLUSTERS_FILE (${names.join(", ")}).`,
+        { variable: "UNSTUCK_CLUSTER_NAME" },
+      );
+    }
+    return {
+      region: entry.region,
+      ...(entry.profile ? { profile: entry.profile } : {}),
+      ...((entry.endpoint ?? e.AWS_ENDPOINT_URL) ? { endpoint: entry.endpoint ?? e.AWS_ENDPOINT_URL } : {}),
+    };
+  }
+  const region = e.AWS_REGION ?? e.AWS_DEFAULT_REGION;
+  if (!region) return undefined;
+  return {
+    region,
+    ...(e.AWS_PROFILE ? { profile: e.AWS_PROFILE } : {}),
+    ...(e.AWS_ENDPOINT_URL ? { endpoint: e.AWS_ENDPOINT_URL } : {}),
   };
 }

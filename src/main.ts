@@ -1,13 +1,11 @@
 /**
- * Composition root: configuration → clients → Bolt app (and, with approvals, queues and
- * workers). `npm start`.
+ * Entry point (`npm start`): configuration → the runtime (Redis, approvals, queues, workers, Bolt
+ * app) → run until SIGTERM/SIGINT.
  */
-import { defaultRegistry } from "../commands/index.js";
 import { loadConfig, type Config } from "./config.js";
 import { toUserError } from "./errors.js";
 import { createLogger } from "./log.js";
-import { createServices } from "./services.js";
-import { createSlackApp } from "./slack/app.js";
+import { createRuntime } from "./runtime.js";
 
 /** The message for a machine with no Slack credentials: which variables, and what each is for. */
 export function missingSlackMessage(config: Config): string {
@@ -37,14 +35,13 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = createLogger({ level: config.logLevel });
-  const services = createServices(config, log);
-  const slack = createSlackApp({ config, registry: defaultRegistry(config.command), services, log });
-  const { port } = await slack.start();
-  log.info({ mode: slack.mode, port }, "unstuck is running");
+  const runtime = await createRuntime({ config, log });
+  const { port } = await runtime.start();
+  log.info({ mode: runtime.slack.mode, port, aws: config.aws?.region ?? "off" }, "unstuck is running");
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, "shutting down");
-      slack.stop().then(resolve, (err: unknown) => {
+      runtime.stop().then(resolve, (err: unknown) => {
         log.error({ err }, "error while stopping");
         resolve();
       });

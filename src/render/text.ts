@@ -6,6 +6,8 @@ import type { CommandResult, HelpDoc } from "../../commands/types.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
+import type { ApprovalRequest } from "../approvals/types.js";
+import { formatAuditEntry } from "../audit/log.js";
 
 export function renderText(result: CommandResult): string {
   switch (result.type) {
@@ -13,12 +15,38 @@ export function renderText(result: CommandResult): string {
       return renderHelpText(result.help);
     case "diagnosis":
       return renderDiagnosisText(result.diagnosis);
+    case "watch":
+      return `Watching namespace ${result.namespace}.\n${renderDiagnosisText(result.diagnosis)}`;
+    case "approval-request":
+      return renderApprovalText(result.request, new Date());
+    case "approvals":
+      return result.requests.length === 0
+        ? "No pending approval requests."
+        : result.requests.map((r) => renderApprovalText(r, new Date(result.now))).join("\n\n");
+    case "audit":
+      return result.entries.length === 0
+        ? "The audit log is empty."
+        : result.entries.map(formatAuditEntry).join("\n");
     case "error": {
       const lines = [`error (${result.error.code}): ${result.error.message}`];
       if (result.help) lines.push("", renderHelpText(result.help));
       return lines.join("\n");
     }
   }
+}
+
+export function renderApprovalText(r: ApprovalRequest, now: Date): string {
+  const t = r.action.target;
+  const left = Math.max(0, Math.round((Date.parse(r.expiresAt) - now.getTime()) / 60_000));
+  const approvals = r.votes.filter((v) => v.decision === "approve").length;
+  const lines = [
+    `Request ${r.id}: ${r.state} — remove ${r.action.remove.join(", ")} from ${t.kind} ${t.namespace}/${t.name}`,
+    `  requested by ${r.requester.userId} at ${r.createdAt}; ${approvals}/${r.approvalsRequired} approvals; expires ${r.expiresAt}${r.state === "PENDING" ? ` (in ${left}m)` : ""}`,
+    `  reason: ${r.reason}`,
+    `  bound to resourceVersion ${r.action.precondition.resourceVersion}, finalizers [${r.action.precondition.finalizers.join(", ")}]`,
+  ];
+  if (r.result) lines.push(`  result: ${r.result.outcome} — ${r.result.message}`);
+  return lines.join("\n");
 }
 
 export function renderHelpText(help: HelpDoc): string {

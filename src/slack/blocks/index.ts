@@ -1,5 +1,6 @@
 import type { KnownBlock } from "@slack/types";
 import type { CommandResult } from "../../../commands/types.js";
+import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
 
@@ -16,6 +17,26 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
       return renderHelpBlocks(result.help);
     case "diagnosis":
       return renderDiagnosisBlocks(result.diagnosis);
+    case "watch": {
+      const m = renderDiagnosisBlocks(result.diagnosis);
+      const intro: KnownBlock = {
+        type: "section",
+        text: {
+          type: "mrkdwn",
+          text: `:eyes: Watching namespace \`${result.namespace}\` until it is gone; progress in the thread.`,
+        },
+      };
+      return {
+        text: `Watching namespace ${result.namespace}: ${m.text}`,
+        blocks: [intro, ...m.blocks].slice(0, 50),
+      };
+    }
+    case "approval-request":
+      return renderApprovalRequest(result.request, new Date());
+    case "approvals":
+      return renderApprovalList(result.requests, new Date(result.now));
+    case "audit":
+      return renderAuditEntries(result.entries);
     case "error":
       return renderErrorBlocks(result.error, result.help);
   }

@@ -1,0 +1,137 @@
+/**
+ * What a finalizer-removal request must show before anyone approves it: the evidence that the
+ * cause is confirmed, and the clean-up plan — what the finalizer's controller would have cleaned up
+ * and which of those resources (AWS included) still exist.
+ */
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { KubePort } from "../kube/port.js";
+import type { ResourceType } from "../kube/types.js";
+import { formatDuration } from "./analyze.js";
+import { describeDependent } from "./aws.js";
+import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
+import { lookupFinalizer } from "./finalizers.js";
+
+export interface RemovalPlan {
+  readonly type: ResourceType;
+  readonly evidence: string[];
+  readonly cleanupPlan: string[];
+}
+
+/**
+ * Resolve what a user typed (`ingress`, `ingresses`, `Ingress`, `ingresses.networking.k8s.io`,
+ * `ing`…) to one namespaced resource type found by discovery.
+ */
+export function resolveResourceType(types: readonly ResourceType[], text: string): ResourceType {
+  const wanted = text.toLowerCase();
+  const [first, ...rest] = wanted.split(".");
+  const group = rest.join(".");
+  const candidates = types.filter(
+    (t) =>
+      t.namespaced &&
+      (group === "" || t.group === group) &&
+      (t.resource === first || t.kind.toLowerCase() === first || SHORT_NAMES[first ?? ""] === t.resource),
+  );
+  // Prefer the core group, then the first group discovery returned (kubectl's preference order).
+  const chosen = candidates.find((t) => t.group === "") ?? candidates[0];
+  if (!chosen) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `Unknown namespaced kind "${text}": use the kind or resource name as kubectl does, e.g. ingress/myapp-worker-ingress.`,
+    );
+  }
+  return chosen;
+}
+
+/** kubectl's short names for the kinds that most often block a namespace. */
+const SHORT_NAMES: Readonly<Record<string, string>> = {
+  ing: "ingresses",
+  svc: "services",
+  pvc: "persistentvolumeclaims",
+  cm: "configmaps",
+  po: "pods",
+  deploy: "deployments",
+  sts: "statefulsets",
+  ds: "daemonsets",
+  rs: "replicasets",
+  tgb: "targetgroupbindings",
+};
+
+export async function planFinalizerRemoval(
+  kube: KubePort,
+  target: {
+    readonly type: ResourceType;
+    readonly namespace: string;
+    readonly name: string;
+    readonly finalizer?: string;
+  },
+  options: DiagnoseOptions,
+): Promise<RemovalPlan> {
+  const { type, namespace, name } = target;
+  const object = await kube.getObject(type, namespace, name);
+  if (!object) {
+    throw new UnstuckError(
+      ErrorCode.NotFound,
+      `${type.kind} ${namespace}/${name} does not exist, so there is nothing to approve.`,
+      {
+        namespace,
+        name,
+        resource: type.resource,
+      },
+    );
+  }
+  const removing = target.finalizer !== undefined ? [target.finalizer] : object.finalizers;
+  const evidence: string[] = [];
+  const cleanupPlan: string[] = [];
+
+  const diagnosis = await diagnoseNamespace(kube, namespace, options);
+  const blocker = diagnosis.blockers.find((b) => b.resource === type.resource && b.name === name);
+  if (diagnosis.terminatingSeconds !== null) {
+    evidence.push(
+      `Namespace ${namespace} has been Terminating for ${formatDuration(diagnosis.terminatingSeconds)} (${diagnosis.verdict}).`,
+    );
+  }
+  if (blocker) {
+    for (const o of blocker.owners.filter((x) => removing.includes(x.finalizer))) {
+      const who = o.candidates.map((c) =>
+        c.kind === "builtin" ? "built-in" : `${c.namespace}/${c.name} ${c.readyReplicas}/${c.replicas} ready`,
+      );
+      evidence.push(
+        `${o.finalizer} is owned by ${o.controller}${who.length > 0 ? ` (${who.join(", ")})` : " — no such controller found in the cluster"}.`,
+      );
+    }
+    for (const e of blocker.evidence.filter((x) => x.error).slice(0, 6)) {
+      evidence.push(`${e.from}${e.time ? ` @ ${e.time}` : ""}: ${e.text}`);
+    }
+  }
+
+  for (const f of removing) {
+    const info = lookupFinalizer(f);
+    cleanupPlan.push(
+      info
+        ? `${f}: ${info.controller} would have cleaned up ${info.cleanup}.`
+        : `${f}: unknown controller — find what it would have cleaned up before approving.`,
+    );
+  }
+  const aws = blocker?.aws;
+  if (aws) {
+    const live = aws.resources.filter((r) => r.exists);
+    if (live.length > 0) {
+      cleanupPlan.push(
+        `Still in AWS for stack ${aws.stack}: ${live.map((r) => `${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}`).join(", ")}.`,
+      );
+    }
+    for (const g of aws.blockedGroups) {
+      const held = describeDependent(g);
+      cleanupPlan.push(
+        held.length > 0
+          ? `Security group ${g.groupId} (${g.groupName}) is held by ${held.join("; ")}: remove that dependent, then delete the group.`
+          : `Security group ${g.groupId} (${g.groupName}) failed to delete earlier (CloudTrail): check it is gone.`,
+      );
+    }
+    for (const p of aws.problems) cleanupPlan.push(`Could not read AWS: ${p}`);
+  }
+  cleanupPlan.push(
+    "After removal: check for orphans (ALB, target groups, security groups, ENIs) and that old DNS names no longer resolve.",
+  );
+  return { type, evidence, cleanupPlan };
+}

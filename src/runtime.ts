@@ -1,0 +1,249 @@
+/**
+ * The bot assembled: Redis, the approval store, policy, audit log, workflow, BullMQ queues and
+ * workers, and the Slack app with its commands and buttons. `main.ts` runs it; the end-to-end
+ * tests run the very same wiring against the simulators.
+ */
+import { WebClient } from "@slack/web-api";
+import type { Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { defaultRegistry } from "../commands/index.js";
+import type { CommandResult, CommandServices } from "../commands/types.js";
+import type { ApprovalNotifier } from "./approvals/notifier.js";
+import { ApprovalPolicy } from "./approvals/policy.js";
+import { ApprovalStore } from "./approvals/store.js";
+import type { ApprovalRequest } from "./approvals/types.js";
+import { ApprovalWorkflow } from "./approvals/workflow.js";
+import { AuditLog } from "./audit/log.js";
+import type { Config } from "./config.js";
+import { diagnoseNamespace } from "./diagnosis/diagnose.js";
+import { planFinalizerRemoval, resolveResourceType } from "./diagnosis/removal-plan.js";
+import { ErrorCode, UnstuckError } from "./errors.js";
+import { createQueues, executionEnqueuer, scheduleApprovalSweep, type Queues } from "./jobs/queues.js";
+import { enqueueNamespaceGone } from "./jobs/waits.js";
+import { createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
+import type { Logger } from "./log.js";
+import { createServices } from "./services.js";
+import { createSlackApp, type SlackApp } from "./slack/app.js";
+import {
+  createSlackApprovalNotifier,
+  createSlackAuditMirror,
+  createSlackDirectory,
+  createSlackThreadReporter,
+  registerApprovalActions,
+} from "./slack/approvals.js";
+
+export interface RuntimeOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly now?: () => Date;
+  /** Services to use instead of building them from config (tests pass a simulator-backed kube). */
+  readonly services?: Omit<CommandServices, "approvals">;
+  /** Sweep period for expiry and lost enqueues (default 30 s). */
+  readonly sweepEveryMs?: number;
+  /** Worker lock settings (tests shorten them). */
+  readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
+}
+
+export interface Runtime {
+  readonly slack: SlackApp;
+  readonly workflow: ApprovalWorkflow;
+  readonly audit: AuditLog;
+  readonly queues: Queues;
+  readonly services: CommandServices;
+  readonly redis: Redis;
+  start(): Promise<{ port?: number }>;
+  stop(): Promise<void>;
+}
+
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { config, log } = options;
+  const slackConfig = config.slack;
+  if (!slackConfig) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Slack is not configured: set ${config.missingSlack.join(" and ")}.`,
+      {
+        variable: config.missingSlack[0],
+      },
+    );
+  }
+  const now = options.now ?? (() => new Date());
+  const base = options.services ?? createServices(config, log, now);
+  const cluster = config.clusterName ?? "default";
+
+  // BullMQ needs maxRetriesPerRequest: null on connections its workers block on.
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  redis.on("error", (err: Error) => log.warn({ err: { message: err.message } }, "redis connection error"));
+  await redis.connect().catch((err: unknown) => {
+    throw new UnstuckError(
+      ErrorCode.Unreachable,
+      `Cannot reach Redis at REDIS_URL (${err instanceof Error ? err.message : String(err)}).`,
+      { variable: "REDIS_URL" },
+    );
+  });
+
+  const client = new WebClient(slackConfig.botToken, {
+    ...(slackConfig.apiUrl !== undefined ? { slackApiUrl: slackConfig.apiUrl } : {}),
+  });
+  const prefix = config.redisPrefix;
+  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals` });
+  const audit = new AuditLog(redis, {
+    key: `${prefix}:audit`,
+    log,
+    ...(config.auditChannel !== undefined
+      ? { mirror: createSlackAuditMirror(client, config.auditChannel) }
+      : {}),
+  });
+  const policy = new ApprovalPolicy({
+    channels: config.channels,
+    approvers: config.approvers,
+    directory: createSlackDirectory(client),
+    now,
+  });
+  const queues = createQueues({ connection: redis, prefix: `${prefix}:bull` });
+
+  const startWait = async (namespace: string, thread: { channel: string; ts: string }): Promise<void> => {
+    await enqueueNamespaceGone(
+      queues.waits,
+      {
+        cluster,
+        namespace,
+        channel: thread.channel,
+        threadTs: thread.ts,
+        timeoutMs: config.waitTimeoutSeconds * 1000,
+        intervalMs: config.waitIntervalSeconds * 1000,
+      },
+      now(),
+    );
+  };
+
+  // After a finalizer is removed, watch the namespace go, in the request's thread.
+  const slackNotifier = createSlackApprovalNotifier({ client, now, log });
+  const notifier: ApprovalNotifier = {
+    async requestUpdated(request: ApprovalRequest) {
+      await slackNotifier.requestUpdated(request);
+      if (request.state === "DONE" && request.message) {
+        await startWait(request.action.target.namespace, request.message).catch((err: unknown) => {
+          log.error({ err, requestId: request.id }, "could not start the namespace wait");
+        });
+      }
+    },
+    threadReply: (request, text) => slackNotifier.threadReply(request, text),
+  };
+
+  const workflow = new ApprovalWorkflow({
+    store,
+    policy,
+    audit,
+    kube: base.kube,
+    enqueueExecution: executionEnqueuer(queues.actions),
+    now,
+    approvalsRequired: config.approvalsRequired,
+    requestTtlSeconds: config.requestTtlSeconds,
+    notifier,
+    log,
+  });
+  const services: CommandServices = { ...base, approvals: { workflow, audit } };
+
+  const workerSetup = { connection: redis, prefix: `${prefix}:bull`, ...options.worker };
+  const workers: Worker[] = [
+    createActionsWorker(
+      { ...workerSetup, concurrency: 4 },
+      { store, kube: base.kube, audit, now, notifier, log },
+      { sweep: () => workflow.sweep() },
+    ),
+    createWaitsWorker(
+      { ...workerSetup, concurrency: 8 },
+      {
+        kube: base.kube,
+        reporter: createSlackThreadReporter(client),
+        describeBlockers: async (namespace) =>
+          (await diagnoseNamespace(base.kube, namespace, { now })).blockers.map(
+            (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
+          ),
+        now,
+        log,
+      },
+    ),
+  ];
+  for (const w of workers)
+    w.on("error", (err) => log.error({ err: { message: err.message } }, "worker error"));
+
+  const afterPost = async (result: CommandResult, posted: { channel: string; ts: string }): Promise<void> => {
+    if (result.type === "approval-request") await workflow.attachMessage(result.request.id, posted);
+    if (result.type === "watch" && result.diagnosis.verdict !== "not-found")
+      await startWait(result.namespace, posted);
+  };
+  const slack = createSlackApp({
+    config,
+    registry: defaultRegistry(config.command),
+    services,
+    log,
+    now,
+    afterPost,
+  });
+  registerApprovalActions(slack, {
+    workflow,
+    now,
+    async createRemovalRequest(input) {
+      const type = resolveResourceType(
+        (await base.kube.discover()).resources,
+        `${input.resource}.${groupOf(input.apiVersion)}`,
+      );
+      if (type.kind !== input.kind) {
+        throw new UnstuckError(
+          ErrorCode.BadInput,
+          `${input.resource} is a ${type.kind}, not a ${input.kind}.`,
+        );
+      }
+      const plan = await planFinalizerRemoval(
+        base.kube,
+        {
+          type,
+          namespace: input.namespace,
+          name: input.name,
+          ...(input.finalizer ? { finalizer: input.finalizer } : {}),
+        },
+        { now, blockedAfterSeconds: config.blockedAfterSeconds, ...(base.aws ? { aws: base.aws } : {}) },
+      );
+      return workflow.requestFinalizerRemoval({
+        type,
+        namespace: input.namespace,
+        name: input.name,
+        ...(input.finalizer ? { finalizer: input.finalizer } : {}),
+        reason: input.reason,
+        evidence: plan.evidence,
+        cleanupPlan: plan.cleanupPlan,
+        requester: input.requester,
+        channelId: input.channelId,
+      });
+    },
+  });
+
+  let stopped = false;
+  return {
+    slack,
+    workflow,
+    audit,
+    queues,
+    services,
+    redis,
+    async start() {
+      await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? 30_000);
+      return slack.start();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await slack.stop();
+      await Promise.all(workers.map((w) => w.close()));
+      await queues.close();
+      await redis.quit().catch(() => undefined);
+    },
+  };
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
