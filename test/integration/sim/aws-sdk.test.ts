@@ -495,6 +495,31 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
       }
     });
 
+    it("injects 5xx faults and latency at run time, and clears them", async () => {
+      const once = clients("AKIAUNSTUCKTEST00001", 1);
+      try {
+        sim.setFaults({ errorRate: 1 });
+        const ec2Err = await errorOf(once.ec2.send(new DescribeSecurityGroupsCommand({})));
+        expect(ec2Err.name).toBe("InternalError");
+        expect(ec2Err.$metadata?.httpStatusCode).toBe(500);
+        const cfErr = await errorOf(
+          once.cloudfront.send(new GetDistributionCommand({ Id: [...sim.world.distributions.keys()][0] })),
+        );
+        expect(cfErr.$metadata?.httpStatusCode).toBe(503);
+
+        sim.setFaults({ latencyMs: 150 });
+        const started = performance.now();
+        await once.ec2.send(new DescribeSecurityGroupsCommand({}));
+        expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+
+        sim.setFaults({});
+        await once.ec2.send(new DescribeSecurityGroupsCommand({}));
+        expect(sim.calls().at(-1)).toEqual({ service: "ec2", action: "DescribeSecurityGroups", status: 200 });
+      } finally {
+        destroyAwsClients(once);
+      }
+    });
+
     it("enforces ELB's 40-request burst bucket", async () => {
       const once = clients("AKIAUNSTUCKTEST00001", 1);
       try {

@@ -208,8 +208,7 @@ export type AwsScenario = z.infer<typeof awsScenarioSchema>;
 
 /** Accepts the `aws:` section itself or a whole parsed scenario that contains one. */
 export function parseAwsScenario(input: unknown): AwsScenario {
-  const section =
-    typeof input === "object" && input !== null && "aws" in input ? (input).aws : input;
+  const section = typeof input === "object" && input !== null && "aws" in input ? input.aws : input;
   return awsScenarioSchema.parse(section ?? {});
 }
 
