@@ -1,0 +1,199 @@
+/**
+ * The seed incident's recovery through the product's own wiring (`createRuntime`): signed slash
+ * commands and button clicks over HTTP, the fake Slack Web API, real Redis and BullMQ, the kube
+ * simulator. Diagnose → request removal → the requester cannot approve → a second person approves
+ * → executed once → the namespace-gone wait reports in the thread → audit shows every step.
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import { until } from "../sim/kube/testing.js";
+import {
+  blockActionsBody,
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  type FakeSlack,
+} from "../sim/slack/index.js";
+
+const SECRET = "e2e-signing-secret";
+const TOKEN = "xoxb-e2e-runtime-token";
+const CHANNEL = "C0INCIDENT";
+const REQUESTER = "U0ONCALL1";
+const APPROVER = "U0APPROVER1";
+
+/** The `value` of the button with `actionId` anywhere in a Block Kit structure. */
+function buttonValue(blocks: unknown, actionId: string): string | undefined {
+  if (Array.isArray(blocks)) {
+    for (const b of blocks) {
+      const v = buttonValue(b, actionId);
+      if (v !== undefined) return v;
+    }
+  } else if (blocks && typeof blocks === "object") {
+    const o = blocks as Record<string, unknown>;
+    if (o.action_id === actionId && typeof o.value === "string") return o.value;
+    for (const v of Object.values(o)) {
+      const found = buttonValue(v, actionId);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+describe("seed incident recovery through the runtime", () => {
+  let sim: KubeSim;
+  let fake: FakeSlack;
+  let runtime: Runtime;
+  let events: string;
+  const prefix = `unstuck-e2e-${randomBytes(4).toString("hex")}`;
+
+  beforeAll(async () => {
+    sim = await startKubeSim({
+      scenario: "test/fixtures/scenarios/seed-incident.yaml",
+      controllerIntervalMs: 100,
+    });
+    fake = await startFakeSlack({ token: TOKEN });
+    const config = loadConfig({
+      SLACK_BOT_TOKEN: TOKEN,
+      SLACK_SIGNING_SECRET: SECRET,
+      SLACK_API_URL: fake.url,
+      PORT: "0",
+      REDIS_URL: "redis://127.0.0.1:6379",
+      UNSTUCK_REDIS_PREFIX: prefix,
+      UNSTUCK_APPROVERS: APPROVER,
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+      UNSTUCK_CLUSTER_NAME: "prod-eks",
+    });
+    const log = pino({ level: "silent" });
+    runtime = await createRuntime({
+      config,
+      log,
+      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
+    });
+    const { port } = await runtime.start();
+    events = `http://127.0.0.1:${String(port)}/slack/events`;
+  });
+
+  afterAll(async () => {
+    await runtime.stop();
+    const redis = new Redis("redis://127.0.0.1:6379");
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+    await redis.quit();
+    await fake.stop();
+    await sim.stop();
+  });
+
+  const command = async (text: string, userId = REQUESTER): Promise<number> => {
+    const res = await postSigned(
+      events,
+      SECRET,
+      slashCommandBody({
+        text,
+        userId,
+        channelId: CHANNEL,
+        responseUrl: fake.responseUrl(randomBytes(4).toString("hex")),
+      }),
+    );
+    return res.status;
+  };
+  const click = async (
+    actionId: string,
+    value: string,
+    userId: string,
+    messageTs: string,
+  ): Promise<number> => {
+    const res = await postSigned(
+      events,
+      SECRET,
+      blockActionsBody({
+        actionId,
+        value,
+        userId,
+        channelId: CHANNEL,
+        messageTs,
+        responseUrl: fake.responseUrl(`click-${userId}`),
+      }),
+    );
+    return res.status;
+  };
+
+  it("diagnoses, requests, refuses self-approval, executes once on a second person's approval, and watches the namespace go", async () => {
+    expect(await command("ns myapp")).toBe(200);
+    const diagnosis = await fake.waitFor("chat.postMessage", (c) =>
+      JSON.stringify(c.body).includes("myapp-worker-ingress"),
+    );
+    expect(JSON.stringify(diagnosis.body)).toContain("BLOCKED");
+
+    expect(
+      await command(
+        'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by an ENI; recovery first"',
+      ),
+    ).toBe(200);
+    const posted = await fake.waitFor("chat.postMessage", (c) =>
+      JSON.stringify(c.body).includes("approval:approve"),
+    );
+    const blocksText = JSON.stringify(posted.body);
+    expect(blocksText).toContain("ingress.k8s.aws/resources");
+    expect(blocksText).toContain("failed to delete securityGroup");
+    const id = buttonValue(posted.body.blocks, "approval:approve");
+    expect(id).toBeDefined();
+    const request = await until(async () => {
+      const r = await runtime.workflow.get(id!);
+      return r.message ? r : undefined;
+    });
+    expect(request.state).toBe("PENDING");
+    expect(request.action.precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
+    const ts = request.message!.ts;
+
+    // The requester cannot approve their own request; nothing changes.
+    expect(await click("approval:approve", id!, REQUESTER, ts)).toBe(200);
+    await fake.waitForResponse((p) => JSON.stringify(p.body).toLowerCase().includes("someone else"));
+    expect((await runtime.workflow.get(id!)).state).toBe("PENDING");
+
+    sim.resetRequests();
+    expect(await click("approval:approve", id!, APPROVER, ts)).toBe(200);
+    const done = await until(async () => {
+      const r = await runtime.workflow.get(id!);
+      return r.state === "DONE" ? r : undefined;
+    }, 20_000);
+    expect(done.result?.outcome).toBe("done");
+    expect(sim.requests().filter((r) => r.method === "PATCH")).toHaveLength(1);
+
+    // The namespace goes; the wait's status message in the request's thread says so.
+    await until(
+      () =>
+        Promise.resolve(
+          sim.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined,
+        ),
+      20_000,
+    );
+    await until(
+      () =>
+        Promise.resolve(
+          fake.thread(CHANNEL, ts).some((m) => /gone|deleted/i.test(m.text ?? "")) ? true : undefined,
+        ),
+      20_000,
+    );
+    // The original message shows the final state, without buttons.
+    const message = fake.message(CHANNEL, ts);
+    expect(JSON.stringify(message?.blocks)).not.toContain("approval:approve");
+    expect(JSON.stringify(message?.blocks)).toContain("DONE");
+
+    // Every transition is in the audit log.
+    const entries = await runtime.audit.latest(50);
+    const mine = entries.filter((e) => e.requestId === id).map((e) => e.event);
+    expect(mine).toEqual(expect.arrayContaining(["request.created", "vote.approve", "execution.enqueued"]));
+    expect(mine.some((e) => e.startsWith("execution.") && e !== "execution.enqueued")).toBe(true);
+  });
+});
