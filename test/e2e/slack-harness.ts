@@ -7,18 +7,22 @@ import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { defaultRegistry, type Registry } from "../../commands/index.js";
+import type { ApprovalServices } from "../../commands/types.js";
 import { loadConfig } from "../../src/config.js";
 import type { KubePort } from "../../src/kube/port.js";
 import { REDACT_PATHS } from "../../src/log.js";
-import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../../src/slack/app.js";
+import type { Logger } from "../../src/log.js";
+import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp, type SlackAppDeps } from "../../src/slack/app.js";
 import {
   blockActionsBody,
   postSigned,
   slashCommandBody,
   startFakeSlack,
+  viewSubmissionBody,
   type BlockActionFields,
   type FakeSlack,
   type SlashCommandFields,
+  type ViewSubmissionFields,
 } from "../sim/slack/index.js";
 
 export interface HarnessOptions {
@@ -26,6 +30,9 @@ export interface HarnessOptions {
   /** `UNSTUCK_CHANNELS`; empty allows all. */
   readonly channels?: readonly string[];
   readonly now?: () => Date;
+  /** The approval engine for commands that need it (resolved lazily: it is usually built after start). */
+  readonly approvals?: () => ApprovalServices | undefined;
+  readonly afterPost?: SlackAppDeps["afterPost"];
 }
 
 export interface SentRequest {
@@ -48,12 +55,16 @@ export interface Harness {
   kubeCalls(): string[];
   /** Every log line the app wrote (JSON, as it would reach stdout). */
   logs(): string;
+  /** The app's logger, for pieces a test composes around the app. */
+  readonly log: Logger;
   command(
     text: string,
     fields?: Partial<Omit<SlashCommandFields, "text" | "responseUrl">>,
     sign?: { secret?: string; timestamp?: number },
   ): Promise<SentRequest>;
   action(fields: Omit<BlockActionFields, "responseUrl">): Promise<SentRequest>;
+  /** Submit a modal, signed; the HTTP answer carries the ack body (e.g. `response_action: "errors"`). */
+  viewSubmission(fields: ViewSubmissionFields): Promise<SentRequest>;
   stop(): Promise<void>;
 }
 
@@ -84,7 +95,19 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   });
   const now = options.now ?? (() => new Date());
   const registry = defaultRegistry(config.command);
-  const slack = createSlackApp({ config, registry, services: { kube, now, log }, log, now });
+  const services = { kube, now, log };
+  const approvals = options.approvals;
+  if (approvals !== undefined) {
+    Object.defineProperty(services, "approvals", { enumerable: true, get: approvals });
+  }
+  const slack = createSlackApp({
+    config,
+    registry,
+    services,
+    log,
+    now,
+    ...(options.afterPost !== undefined ? { afterPost: options.afterPost } : {}),
+  });
   const { port } = await slack.start();
   if (port === undefined) throw new Error("HTTP mode must report its port");
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -102,6 +125,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     botToken,
     kubeCalls: () => [...kubeCalls],
     logs: () => chunks.join(""),
+    log,
     async command(text, fields = {}, sign = {}) {
       const responseId = nextResponseId();
       const body = slashCommandBody({ ...fields, text, responseUrl: fake.responseUrl(responseId) });
@@ -113,6 +137,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       const body = blockActionsBody({ ...fields, responseUrl: fake.responseUrl(responseId) });
       const res = await postSigned(eventsUrl, signingSecret, body);
       return { ...res, responseId };
+    },
+    async viewSubmission(fields) {
+      const res = await postSigned(eventsUrl, signingSecret, viewSubmissionBody(fields));
+      return { ...res, responseId: "" };
     },
     async stop() {
       await slack.stop();

@@ -29,6 +29,17 @@ export interface FakeSlackOptions {
   readonly teamName?: string;
 }
 
+/** A message as it stands now: the last `chat.postMessage`/`chat.update` body for its ts. */
+export interface FakeMessage {
+  readonly channel: string;
+  readonly ts: string;
+  readonly threadTs?: string;
+  readonly text?: string;
+  readonly blocks?: unknown;
+  /** How many times `chat.update` replaced it. */
+  readonly updates: number;
+}
+
 export interface FakeChannel {
   readonly name?: string;
   /** When `false`, `chat.postMessage` into the channel fails with `not_in_channel`, as Slack does. */
@@ -56,6 +67,12 @@ export interface FakeSlack {
   /** Members of a user group, for `usergroups.users.list`. */
   setUsergroup(id: string, users: readonly string[]): void;
   setChannel(id: string, channel: FakeChannel): void;
+  /** A message's current content (after every update), or `undefined` if never posted. */
+  message(channel: string, ts: string): FakeMessage | undefined;
+  /** Replies in a message's thread, oldest first. */
+  thread(channel: string, ts: string): FakeMessage[];
+  /** Modals opened with `views.open`, oldest first (the `view` as sent, plus its trigger id). */
+  views(): { readonly triggerId: string; readonly view: Record<string, unknown> }[];
   /** Forget recorded calls and responses (state such as user groups is kept). */
   clear(): void;
   stop(): Promise<void>;
@@ -63,7 +80,7 @@ export interface FakeSlack {
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 /** Form fields that carry JSON, as the WebClient serialises them. */
-const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "unfurl_links_json"]);
+const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "unfurl_links_json", "view"]);
 
 /** Start the fake on an ephemeral port of 127.0.0.1. */
 export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<FakeSlack> {
@@ -78,8 +95,10 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const failures = new Map<string, string>();
   const usergroups = new Map<string, readonly string[]>();
   const channels = new Map<string, FakeChannel>();
-  /** channel → ts of messages posted, so `chat.update` can answer `message_not_found` like Slack. */
-  const messages = new Map<string, Set<string>>();
+  /** channel → ts → message, so `chat.update` can answer `message_not_found` like Slack. */
+  const messages = new Map<string, Map<string, FakeMessage>>();
+  const views: { triggerId: string; view: Record<string, unknown> }[] = [];
+  let viewCounter = 0;
   const events = new EventEmitter();
   events.setMaxListeners(0);
   let tsCounter = 0;
@@ -109,8 +128,16 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       }
       if (channels.get(channel)?.isMember === false) return { ok: false, error: "not_in_channel" };
       const ts = nextTs();
-      const known = messages.get(channel) ?? new Set<string>();
-      known.add(ts);
+      const known = messages.get(channel) ?? new Map<string, FakeMessage>();
+      const threadTs = str(body["thread_ts"]);
+      known.set(ts, {
+        channel,
+        ts,
+        ...(threadTs !== undefined ? { threadTs } : {}),
+        ...(typeof body["text"] === "string" ? { text: body["text"] } : {}),
+        ...(body["blocks"] !== undefined ? { blocks: body["blocks"] } : {}),
+        updates: 0,
+      });
       messages.set(channel, known);
       return {
         channel,
@@ -129,7 +156,15 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       const channel = str(body["channel"]);
       const ts = str(body["ts"]);
       if (!channel) return { ok: false, error: "channel_not_found" };
-      if (!ts || !messages.get(channel)?.has(ts)) return { ok: false, error: "message_not_found" };
+      const existing = ts ? messages.get(channel)?.get(ts) : undefined;
+      if (!ts || !existing) return { ok: false, error: "message_not_found" };
+      messages.get(channel)?.set(ts, {
+        ...existing,
+        ...(typeof body["text"] === "string" ? { text: body["text"] } : {}),
+        // Slack keeps the old blocks when an update sends only text.
+        ...(body["blocks"] !== undefined ? { blocks: body["blocks"] } : {}),
+        updates: existing.updates + 1,
+      });
       return { channel, ts, text: body["text"], message: { text: body["text"], blocks: body["blocks"] } };
     },
     "chat.postEphemeral": (body) => {
@@ -137,6 +172,21 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       if (!channel) return { ok: false, error: "channel_not_found" };
       if (!str(body["user"])) return { ok: false, error: "user_not_in_channel" };
       return { message_ts: nextTs() };
+    },
+    "views.open": (body) => {
+      const triggerId = str(body["trigger_id"]);
+      const view = body["view"];
+      if (!triggerId) return { ok: false, error: "invalid_trigger_id" };
+      if (typeof view !== "object" || view === null || Array.isArray(view)) {
+        return { ok: false, error: "invalid_arguments" };
+      }
+      const record = view as Record<string, unknown>;
+      if (record["type"] !== "modal" || !Array.isArray(record["blocks"])) {
+        return { ok: false, error: "invalid_arguments" };
+      }
+      views.push({ triggerId, view: record });
+      viewCounter += 1;
+      return { view: { ...record, id: `V${String(viewCounter).padStart(8, "0")}`, team_id: teamId } };
     },
     "usergroups.users.list": (body) => {
       const users = usergroups.get(str(body["usergroup"]) ?? "");
@@ -286,6 +336,9 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     },
     setUsergroup: (id, users) => usergroups.set(id, [...users]),
     setChannel: (id, channel) => channels.set(id, channel),
+    message: (channel, ts) => messages.get(channel)?.get(ts),
+    thread: (channel, ts) => [...(messages.get(channel)?.values() ?? [])].filter((m) => m.threadTs === ts),
+    views: () => views.map((v) => ({ ...v })),
     clear: () => {
       calls.length = 0;
       responses.length = 0;

@@ -107,6 +107,56 @@ export function blockActionsBody(fields: BlockActionFields): string {
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }
 
+export interface ViewSubmissionFields {
+  readonly callbackId: string;
+  /** Echoed back as Slack stores it; the bot must still re-validate it. */
+  readonly privateMetadata?: string;
+  /** `block_id → action_id → value` of the modal's plain-text inputs. */
+  readonly values?: Readonly<Record<string, Readonly<Record<string, string | null>>>>;
+  readonly userId?: string;
+  readonly userName?: string;
+  readonly teamId?: string;
+  readonly viewId?: string;
+  readonly apiAppId?: string;
+  readonly triggerId?: string;
+}
+
+/** The form-encoded body of a modal submission (`view_submission`). */
+export function viewSubmissionBody(fields: ViewSubmissionFields): string {
+  const teamId = fields.teamId ?? "T00000001";
+  const values: Record<string, Record<string, { type: string; value: string | null }>> = {};
+  for (const [blockId, actions] of Object.entries(fields.values ?? {})) {
+    values[blockId] = Object.fromEntries(
+      Object.entries(actions).map(([actionId, value]) => [actionId, { type: "plain_text_input", value }]),
+    );
+  }
+  const payload = {
+    type: "view_submission",
+    team: { id: teamId, domain: "unstuck-test" },
+    user: { id: fields.userId ?? "U0ONCALL1", username: fields.userName ?? "oncall", team_id: teamId },
+    api_app_id: fields.apiAppId ?? "A0UNSTUCK",
+    token: "legacy-verification-token",
+    trigger_id: fields.triggerId ?? "1337.44.abcdef",
+    view: {
+      id: fields.viewId ?? "V00000001",
+      team_id: teamId,
+      type: "modal",
+      blocks: [],
+      private_metadata: fields.privateMetadata ?? "",
+      callback_id: fields.callbackId,
+      state: { values },
+      hash: "1700000000.abcdef",
+      title: { type: "plain_text", text: "Remove a finalizer" },
+      app_id: fields.apiAppId ?? "A0UNSTUCK",
+      bot_id: "BBOT00001",
+    },
+    response_urls: [],
+    is_enterprise_install: false,
+    enterprise: null,
+  };
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
 /** POST a body to the bot, signed with `secret` at `timestamp` (seconds; default now). */
 export async function postSigned(
   url: string,
