@@ -101,8 +101,13 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
   const bull = connect();
   const clock = new OffsetClock();
   // Resolved lazily: the harness starts the app first, the engine is built around it.
-  let engine: { workflow: ApprovalWorkflow; audit: AuditLog } | undefined;
-  const h = await startHarness({ kube, channels: [CHANNEL], now: clock.now, approvals: () => engine });
+  const engine: { current?: { workflow: ApprovalWorkflow; audit: AuditLog } } = {};
+  const h = await startHarness({
+    kube,
+    channels: [CHANNEL],
+    now: clock.now,
+    approvals: () => engine.current,
+  });
   for (const [group, users] of Object.entries(options.usergroups ?? {})) h.fake.setUsergroup(group, users);
 
   const client = new webApi.WebClient(h.botToken, { slackApiUrl: h.fake.url });
@@ -133,7 +138,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
     notifier,
     log: h.log,
   });
-  engine = { workflow, audit };
+  engine.current = { workflow, audit };
   const worker =
     options.worker === false
       ? undefined
