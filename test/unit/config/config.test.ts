@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../../src/config.js";
+import { ErrorCode, UnstuckError } from "../../../src/errors.js";
+
+function configError(fn: () => unknown): UnstuckError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof UnstuckError) return err;
+    throw err;
+  }
+  throw new Error("expected a config error");
+}
+
+describe("loadConfig", () => {
+  it("names the missing Slack variables and has no Slack config without them", () => {
+    const c = loadConfig({});
+    expect(c.slack).toBeUndefined();
+    expect(c.missingSlack).toEqual(["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]);
+    expect(c.approvalsRequired).toBe(1);
+    expect(c.requestTtlSeconds).toBe(1800);
+  });
+
+  it("accepts Socket Mode without a signing secret", () => {
+    const c = loadConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_APP_TOKEN: "xapp-1" });
+    expect(c.slack?.appToken).toBe("xapp-1");
+  });
+
+  it("splits id lists on commas and spaces", () => {
+    const c = loadConfig({ UNSTUCK_CHANNELS: "C1, C2 C3", UNSTUCK_APPROVERS: "U1,S2" });
+    expect(c.channels).toEqual(["C1", "C2", "C3"]);
+    expect(c.approvers).toEqual(["U1", "S2"]);
+  });
+
+  it.each([
+    ["PORT", "http"],
+    ["SLACK_API_URL", "not a url"],
+    ["UNSTUCK_APPROVALS_REQUIRED", "0"],
+    ["UNSTUCK_REQUEST_TTL_SECONDS", "5"],
+    ["UNSTUCK_CLUSTER_NAME", "bad name!"],
+  ])("names %s when its value is invalid", (variable, value) => {
+    const err = configError(() => loadConfig({ [variable]: value }));
+    expect(err.code).toBe(ErrorCode.Config);
+    expect(err.message).toContain(variable);
+    expect(err.details.variable).toBe(variable);
+  });
+
+  it("maps the cluster to its AWS account settings from the clusters file", () => {
+    const file =
+      "clusters:\n  prod-eks: { region: ap-northeast-2, profile: prod }\n  stage: { region: eu-west-1 }\n";
+    const c = loadConfig({ UNSTUCK_CLUSTERS_FILE: "/x.yaml", UNSTUCK_CLUSTER_NAME: "prod-eks" }, () => file);
+    expect(c.aws).toEqual({ region: "ap-northeast-2", profile: "prod" });
+    const err = configError(() =>
+      loadConfig({ UNSTUCK_CLUSTERS_FILE: "/x.yaml", UNSTUCK_CLUSTER_NAME: "other" }, () => file),
+    );
+    expect(err.message).toMatch(/other is not one of the clusters/);
+    const unreadable = configError(() =>
+      loadConfig({ UNSTUCK_CLUSTERS_FILE: "/missing.yaml" }, () => {
+        throw new Error("ENOENT");
+      }),
+    );
+    expect(unreadable.details.variable).toBe("UNSTUCK_CLUSTERS_FILE");
+  });
+
+  it("takes AWS settings from the standard variables, and none without a region", () => {
+    expect(loadConfig({}).aws).toBeUndefined();
+    expect(
+      loadConfig({ AWS_REGION: "ap-northeast-2", AWS_ENDPOINT_URL: "http://127.0.0.1:4566" }).aws,
+    ).toEqual({
+      region: "ap-northeast-2",
+      endpoint: "http://127.0.0.1:4566",
+    });
+  });
+});
