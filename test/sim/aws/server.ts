@@ -38,6 +38,12 @@ export interface AwsFaults {
   elbThrottleBucket?: boolean;
   /** Throttle the next `count` calls (of `service`, or of any service). */
   throttle?: { service?: string; count: number };
+  /**
+   * IAM actions the caller's role may not call, as an operation name (`DescribeNetworkInterfaces`,
+   * any service) or in IAM form (`ec2:DescribeNetworkInterfaces`). Each is answered with the
+   * service's own access-denied error, so the product's "missing permission" path can be tested.
+   */
+  deny?: readonly string[];
 }
 
 /** One counted call. */
@@ -55,6 +61,10 @@ interface ServiceDef {
   readonly trail?: (req: ServiceRequest) => TrailInfo;
   readonly throttle: AwsApiError;
   readonly internal: AwsApiError;
+  /** The IAM service prefix (`ec2`, `elasticloadbalancing`, …) used in policies and messages. */
+  readonly iamPrefix: string;
+  /** The service's own error for an action IAM does not allow. */
+  readonly denied: (iamAction: string, callerArn: string) => AwsApiError;
   /** CloudTrail prefixes EC2 error codes with `Client.` / `Server.`. */
   readonly trailCode: (err: AwsApiError) => string;
 }
@@ -63,6 +73,13 @@ const plainCode = (err: AwsApiError): string => err.code;
 
 const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
   elbv2: {
+    iamPrefix: "elasticloadbalancing",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "AccessDenied",
+        `User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        403,
+      ),
     handle: handleElbv2,
     errorBody: elbErrorBody,
     contentType: "text/xml",
@@ -76,6 +93,13 @@ const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
     trailCode: plainCode,
   },
   ec2: {
+    iamPrefix: "ec2",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "UnauthorizedOperation",
+        `You are not authorized to perform this operation. User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        403,
+      ),
     handle: handleEc2,
     errorBody: ec2ErrorBody,
     contentType: "text/xml;charset=UTF-8",
@@ -85,6 +109,13 @@ const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
     trailCode: (err) => `${err.status >= 500 ? "Server" : "Client"}.${err.code}`,
   },
   route53: {
+    iamPrefix: "route53",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "AccessDenied",
+        `User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        403,
+      ),
     handle: handleRoute53,
     errorBody: route53ErrorBody,
     contentType: "text/xml",
@@ -94,6 +125,13 @@ const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
     trailCode: plainCode,
   },
   cloudfront: {
+    iamPrefix: "cloudfront",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "AccessDenied",
+        `User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        403,
+      ),
     handle: handleCloudFront,
     errorBody: cloudFrontErrorBody,
     contentType: "text/xml",
@@ -107,6 +145,13 @@ const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
     trailCode: plainCode,
   },
   cloudtrail: {
+    iamPrefix: "cloudtrail",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "AccessDeniedException",
+        `User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        400,
+      ),
     handle: handleCloudTrail,
     errorBody: (err) => cloudTrailErrorBody(err),
     contentType: "application/x-amz-json-1.1",
@@ -199,7 +244,20 @@ export class AwsEndpoint {
       this.bucketTokens = 40;
       this.bucketAt = performance.now();
     }
-    this.faults = { ...f, ...(f.throttle ? { throttle: { ...f.throttle } } : {}) };
+    this.faults = {
+      ...f,
+      ...(f.throttle ? { throttle: { ...f.throttle } } : {}),
+      ...(f.deny ? { deny: [...f.deny] } : {}),
+    };
+  }
+
+  /** The access-denied error when the fault settings deny this action to the caller. */
+  private deniedFault(service: AwsService, action: string, accessKeyId: string): AwsApiError | undefined {
+    const def = SERVICES[service];
+    const iamAction = `${def.iamPrefix}:${action}`;
+    const deny = this.faults.deny ?? [];
+    if (!deny.includes(action) && !deny.includes(iamAction)) return undefined;
+    return def.denied(iamAction, this.world.identityFor(accessKeyId).arn);
   }
 
   /** The fault this call suffers, if any. */
@@ -267,9 +325,12 @@ export class AwsEndpoint {
       requestId,
     };
 
+    const scope = credentialScope(req);
     let result: ServiceResult | undefined;
-    let error: AwsApiError | undefined = this.injectedFault(service);
-    const reachedService = error === undefined;
+    // IAM decides before the service does, and CloudTrail records the denied call (unlike a throttled one).
+    const denied = this.deniedFault(service, action, scope.accessKeyId);
+    let error: AwsApiError | undefined = denied ?? this.injectedFault(service);
+    const reachedService = error === undefined || denied !== undefined;
     if (!error) {
       try {
         result = def.handle(this.world, sreq);
@@ -279,7 +340,6 @@ export class AwsEndpoint {
       }
     }
 
-    const scope = credentialScope(req);
     if (reachedService && def.trail && !/^(Describe|List|Get|Lookup)/.test(action)) {
       const info = def.trail(sreq);
       this.world.recordApiCall({
