@@ -1,0 +1,211 @@
+/**
+ * The way an on-call engineer actually gets from "stuck" to "gone": `/unstuck ns myapp` → "Request finalizer
+ * removal" on the diagnosis → a modal asking why → the request message with evidence and clean-up plan →
+ * another engineer approves → one guarded patch → the namespace disappears from the simulator.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
+import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/approvals.js";
+import type { SlackCall } from "../sim/slack/index.js";
+import {
+  APPROVE,
+  BOB,
+  buttonIds,
+  CHANNEL,
+  REQUESTER,
+  startFixture,
+  WORKER_INGRESS,
+  type Fixture,
+  type FixtureOptions,
+} from "./approval-fixture.js";
+
+const fixtures: Fixture[] = [];
+afterEach(async () => {
+  while (fixtures.length > 0) await fixtures.pop()?.stop();
+});
+
+async function setup(options: FixtureOptions = {}): Promise<Fixture> {
+  const f = await startFixture(options);
+  fixtures.push(f);
+  return f;
+}
+
+const REASON =
+  "ALB controller cannot delete the SG (DependencyViolation); myapp is down until the namespace is gone. Recovery first.";
+
+/** Every button in a message: action id and value. */
+function buttons(blocks: unknown): { action_id: string; value?: string }[] {
+  const found: { action_id: string; value?: string }[] = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== "object" || node === null) return;
+    const r = node as Record<string, unknown>;
+    if (r["type"] === "button" && typeof r["action_id"] === "string") {
+      found.push({
+        action_id: r["action_id"],
+        ...(typeof r["value"] === "string" ? { value: r["value"] } : {}),
+      });
+    }
+    Object.values(r).forEach(visit);
+  };
+  visit(blocks);
+  return found;
+}
+
+/** Diagnose the seed incident in the channel and click its "Request finalizer removal" button. */
+async function openModalFromDiagnosis(f: Fixture): Promise<Record<string, unknown>> {
+  await f.h.command("ns myapp", { channelId: CHANNEL, userId: REQUESTER.userId });
+  const diagnosis = await f.h.fake.waitFor(
+    "chat.postMessage",
+    (c) => buttons(c.body["blocks"]).some((b) => b.action_id === REQUEST_FINALIZE_ACTION),
+    20_000,
+  );
+  const button = buttons(diagnosis.body["blocks"]).find((b) => b.action_id === REQUEST_FINALIZE_ACTION)!;
+  expect(JSON.parse(button.value ?? "{}")).toMatchObject(WORKER_INGRESS);
+  await f.h.action({
+    actionId: REQUEST_FINALIZE_ACTION,
+    value: button.value ?? "",
+    userId: REQUESTER.userId,
+    teamId: REQUESTER.teamId,
+    channelId: CHANNEL,
+    triggerId: "1337.99.modal",
+  });
+  const opened = await f.h.fake.waitFor("views.open", (c) => c.body["trigger_id"] === "1337.99.modal");
+  return opened.body["view"] as Record<string, unknown>;
+}
+
+function submit(f: Fixture, view: Record<string, unknown>, reason: string, finalizer: string | null = null) {
+  return f.h.viewSubmission({
+    callbackId: String(view["callback_id"]),
+    privateMetadata: String(view["private_metadata"]),
+    values: {
+      [FinalizeModalField.Reason]: { [FinalizeModalField.Reason]: reason },
+      [FinalizeModalField.Finalizer]: { [FinalizeModalField.Finalizer]: finalizer },
+    },
+    userId: REQUESTER.userId,
+    teamId: REQUESTER.teamId,
+  });
+}
+
+function isRequestPost(c: SlackCall): boolean {
+  return buttonIds(c.body["blocks"]).includes(APPROVE);
+}
+
+describe("Request finalizer removal → modal → approval → recovery", () => {
+  it("the seed recovery: request via the modal, approved by another user → DONE → namespace myapp is gone", async () => {
+    const f = await setup();
+    const view = await openModalFromDiagnosis(f);
+    expect(view["callback_id"]).toBe(FINALIZE_SUBMIT_CALLBACK);
+    expect(JSON.stringify(view["blocks"])).toContain("myapp/myapp-worker-ingress");
+
+    const sent = await submit(f, view, REASON, "ingress.k8s.aws/resources");
+    expect(sent.status).toBe(200);
+    expect(sent.text).toBe(""); // a plain ack closes the modal
+
+    const post = await f.h.fake.waitFor("chat.postMessage", isRequestPost, 10_000);
+    expect(post.body["channel"]).toBe(CHANNEL);
+    const text = JSON.stringify(post.body["blocks"]);
+    expect(text).toContain("PENDING");
+    expect(text).toContain("deleting since");
+    expect(text).toContain("orphaned ALB");
+    expect(text).toContain("NXDOMAIN");
+    expect(text).toContain("DependencyViolation");
+    expect(text).toContain(`<@${REQUESTER.userId}>`);
+
+    const requestId = buttons(post.body["blocks"]).find((b) => b.action_id === APPROVE)?.value ?? "";
+    const ts = await waitUntil(async () => (await f.workflow.get(requestId)).message?.ts);
+    const request = await f.workflow.get(requestId);
+    expect(request.requester).toEqual(REQUESTER);
+    expect(request.reason).toBe(REASON);
+    expect(request.action.remove).toEqual(["ingress.k8s.aws/resources"]);
+
+    await f.click(APPROVE, requestId, BOB, ts);
+    const done = await f.settled(requestId);
+    expect(done.state).toBe("DONE");
+    expect(f.patches()).toHaveLength(1);
+    await waitUntil(() => (f.message(ts).text?.includes("[DONE]") ? true : undefined));
+    expect(buttonIds(f.message(ts).blocks)).toEqual([]);
+    await waitUntil(
+      () => (f.sim.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
+      20_000,
+    );
+  });
+
+  it("an empty reason, a bad finalizer name or tampered metadata is answered in the modal; no request is made", async () => {
+    const f = await setup();
+    const view = await openModalFromDiagnosis(f);
+    const empty = await submit(f, view, "   ");
+    expect(JSON.parse(empty.text)).toMatchObject({
+      response_action: "errors",
+      errors: { [FinalizeModalField.Reason]: expect.any(String) as string },
+    });
+    const badFinalizer = await submit(f, view, REASON, "not a finalizer!");
+    expect(JSON.parse(badFinalizer.text)).toMatchObject({
+      response_action: "errors",
+      errors: { [FinalizeModalField.Finalizer]: expect.stringContaining("not a finalizer") as string },
+    });
+    const meta = JSON.parse(String(view["private_metadata"])) as { target: object; channelId: string };
+    for (const privateMetadata of [
+      JSON.stringify({ ...meta, target: { ...meta.target, namespace: "kube-system;rm" } }),
+      JSON.stringify({ ...meta, channelId: "not-a-channel" }),
+      "{not json",
+    ]) {
+      const sent = await submit(f, { ...view, private_metadata: privateMetadata }, REASON);
+      expect(JSON.parse(sent.text)).toMatchObject({ response_action: "errors" });
+    }
+    expect(await f.workflow.listPending()).toEqual([]);
+    expect(f.h.fake.calls().filter(isRequestPost)).toEqual([]);
+  });
+
+  it("an object that is gone, or no eligible approver, is shown in the modal", async () => {
+    const f = await setup({ approvers: [REQUESTER.userId] });
+    const view = await openModalFromDiagnosis(f);
+    const noApprover = await submit(f, view, REASON);
+    const errors = (JSON.parse(noApprover.text) as { errors: Record<string, string> }).errors;
+    expect(errors[FinalizeModalField.Reason]).toContain("eligible approver");
+
+    const g = await setup();
+    const view2 = await openModalFromDiagnosis(g);
+    const meta = JSON.parse(String(view2["private_metadata"])) as { target: object; channelId: string };
+    const gone = await submit(
+      g,
+      {
+        ...view2,
+        private_metadata: JSON.stringify({ ...meta, target: { ...meta.target, name: "no-such-ingress" } }),
+      },
+      REASON,
+    );
+    const goneErrors = (JSON.parse(gone.text) as { errors: Record<string, string> }).errors;
+    expect(goneErrors[FinalizeModalField.Reason]).toContain("does not exist");
+    expect(await g.workflow.listPending()).toEqual([]);
+  });
+
+  it("a malformed button value is refused ephemerally and opens no modal", async () => {
+    const f = await setup();
+    for (const value of ["{not json", JSON.stringify({ ...WORKER_INGRESS, kind: "<script>" })]) {
+      const sent = await f.h.action({
+        actionId: REQUEST_FINALIZE_ACTION,
+        value,
+        userId: REQUESTER.userId,
+        channelId: CHANNEL,
+      });
+      const answer = await f.h.fake.waitForResponse((r) => r.id === sent.responseId);
+      expect(answer.body["response_type"]).toBe("ephemeral");
+      expect(String(answer.body["text"])).toContain("does not name a valid object");
+    }
+    expect(f.h.fake.views()).toEqual([]);
+  });
+});
+
+async function waitUntil<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
