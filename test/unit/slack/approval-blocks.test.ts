@@ -1,0 +1,212 @@
+import type { KnownBlock } from "@slack/types";
+import { describe, expect, it } from "vitest";
+import type { StoredAuditEntry } from "../../../src/audit/log.js";
+import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
+import {
+  RequestState,
+  TERMINAL_STATES,
+  type ApprovalRequest,
+  type RequestState as State,
+} from "../../../src/approvals/types.js";
+import {
+  ApprovalActionId,
+  renderApprovalList,
+  renderApprovalRequest,
+  renderAuditEntries,
+} from "../../../src/slack/blocks/approval.js";
+
+const NOW = new Date("2026-02-12T08:50:00Z");
+const ID = "abcdefghijklmnopqrstuvwxyz";
+
+function request(overrides: Partial<ApprovalRequest> = {}): ApprovalRequest {
+  const precondition = { resourceVersion: "4711", finalizers: ["ingress.k8s.aws/resources"] };
+  return {
+    id: ID,
+    action: {
+      type: "remove-finalizer",
+      target: {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        resource: "ingresses",
+        group: "networking.k8s.io",
+        version: "v1",
+        namespace: "myapp",
+        name: "myapp-worker-ingress",
+      },
+      precondition,
+      remove: ["ingress.k8s.aws/resources"],
+      patch: buildFinalizerPatch(precondition, ["ingress.k8s.aws/resources"]),
+    },
+    requester: { userId: "UALICE", teamId: "T1" },
+    channelId: "COPS",
+    message: { channel: "COPS", ts: "1.000001" },
+    reason: "SG delete fails with DependencyViolation <b>&</b>; recovery first",
+    evidence: ["Reconciler error: failed to delete securityGroup"],
+    cleanupPlan: ["check ALB/TG/SG/ENI orphans", "old DNS names NXDOMAIN"],
+    createdAt: "2026-02-12T08:45:00Z",
+    expiresAt: "2026-02-12T09:15:00Z",
+    updatedAt: "2026-02-12T08:45:00Z",
+    approvalsRequired: 1,
+    state: RequestState.Pending,
+    votes: [],
+    executionAttempts: 0,
+    ...overrides,
+  };
+}
+
+function all(message: { text: string; blocks: KnownBlock[] }): string {
+  return `${message.text}\n${JSON.stringify(message.blocks)}`;
+}
+
+function actionBlocks(blocks: KnownBlock[]) {
+  return blocks.filter((b) => b.type === "actions");
+}
+
+describe("renderApprovalRequest", () => {
+  it("while PENDING: state, change, patch, checklist, requester, expiry and three confirmed buttons carrying only the id", () => {
+    const req = request();
+    const m = renderApprovalRequest(req, NOW);
+    const text = all(m);
+    expect(text).toContain("PENDING");
+    expect(text).toContain("myapp/myapp-worker-ingress");
+    expect(text).toContain("4711");
+    expect(text).toContain('\\"op\\": \\"test\\"');
+    expect(text).toContain("/metadata/finalizers");
+    for (const line of [...req.evidence, ...req.cleanupPlan]) expect(text).toContain(line);
+    expect(text).toContain("<@UALICE>");
+    expect(text).toContain(req.expiresAt);
+    expect(text).toContain("in 25 min");
+    // User text is escaped, so it cannot inject mentions or links.
+    expect(text).toContain("&lt;b&gt;&amp;&lt;/b&gt;");
+    expect(text).not.toContain("<b>");
+
+    const [actions] = actionBlocks(m.blocks);
+    expect(actions?.type).toBe("actions");
+    const buttons = actions?.type === "actions" ? actions.elements : [];
+    expect(buttons.map((b) => ("action_id" in b ? b.action_id : ""))).toEqual([
+      ApprovalActionId.Approve,
+      ApprovalActionId.Deny,
+      ApprovalActionId.Cancel,
+    ]);
+    for (const b of buttons) {
+      expect(b.type).toBe("button");
+      if (b.type !== "button") continue;
+      expect(b.value).toBe(ID);
+      expect(b.confirm).toBeDefined();
+    }
+    const styles = buttons.map((b) => (b.type === "button" ? b.style : undefined));
+    expect(styles).toEqual(["primary", "danger", undefined]);
+  });
+
+  it.each(TERMINAL_STATES)("%s: no buttons, the state named, an outcome shown", (state: State) => {
+    const result =
+      state === "DONE" || state === "FAILED" || state === "STALE"
+        ? {
+            outcome: state.toLowerCase() as "done" | "failed" | "stale",
+            message: `outcome for ${state}: resourceVersion 4711 → 4712`,
+            at: "2026-02-12T08:52:00Z",
+          }
+        : undefined;
+    const m = renderApprovalRequest(
+      request({
+        state,
+        ...(result ? { result } : {}),
+        votes:
+          state === "DENIED"
+            ? [{ voter: { userId: "UBOB", teamId: "T1" }, decision: "deny", at: "2026-02-12T08:51:00Z" }]
+            : [],
+      }),
+      NOW,
+    );
+    expect(actionBlocks(m.blocks)).toEqual([]);
+    const text = all(m);
+    expect(text).toContain(state);
+    expect(text).toContain("Outcome");
+    if (result) expect(text).toContain(result.message);
+    if (state === "DENIED") expect(text).toContain("<@UBOB>");
+  });
+
+  it("shows votes so far with who and how many are needed", () => {
+    const m = renderApprovalRequest(
+      request({
+        approvalsRequired: 2,
+        votes: [{ voter: { userId: "UBOB", teamId: "T1" }, decision: "approve", at: "2026-02-12T08:46:00Z" }],
+      }),
+      NOW,
+    );
+    expect(all(m)).toContain("1/2");
+    expect(all(m)).toContain("<@UBOB> approved");
+  });
+
+  it("a PENDING request past its expiry shows no buttons (the sweep has not run yet)", () => {
+    const m = renderApprovalRequest(request(), new Date("2026-02-12T09:20:00Z"));
+    expect(actionBlocks(m.blocks)).toEqual([]);
+    expect(all(m)).toContain("expiry passed");
+  });
+
+  it("stays within Block Kit limits with huge evidence", () => {
+    const m = renderApprovalRequest(
+      request({ evidence: Array.from({ length: 500 }, (_, i) => `line ${i} ${"x".repeat(80)}`) }),
+      NOW,
+    );
+    expect(m.blocks.length).toBeLessThanOrEqual(50);
+    for (const b of m.blocks) {
+      if (b.type === "section" && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
+    }
+  });
+
+  it("warns when the checklist is incomplete", () => {
+    const text = all(renderApprovalRequest(request({ evidence: [], cleanupPlan: [] }), NOW));
+    expect(text).toContain("no evidence attached");
+    expect(text).toContain("no clean-up plan attached");
+  });
+});
+
+describe("renderApprovalList", () => {
+  it("says so when nothing waits", () => {
+    expect(renderApprovalList([], NOW).text).toContain("No approval requests");
+  });
+
+  it("lists each request and caps the blocks", () => {
+    const reqs = Array.from({ length: 60 }, (_, i) => request({ id: `${ID.slice(0, 24)}${i}`.slice(0, 26) }));
+    const m = renderApprovalList(reqs, NOW);
+    expect(m.blocks.length).toBeLessThanOrEqual(50);
+    expect(all(m)).toContain("Approval requests (60)");
+    expect(all(m)).toContain("more");
+    expect(all(m)).toContain("<@UALICE>");
+  });
+});
+
+describe("renderAuditEntries", () => {
+  it("renders entries with real mentions and escaped text, within Block Kit limits", () => {
+    const entries: StoredAuditEntry[] = Array.from({ length: 1000 }, (_, i) => ({
+      streamId: `${i}-0`,
+      at: "2026-02-12T08:46:00Z",
+      actor:
+        i % 2 === 0
+          ? { kind: "user", userId: "UBOB", teamId: "T1" }
+          : { kind: "system", component: "executor" },
+      event: "vote.approve",
+      requestId: ID,
+      action: "remove-finalizer",
+      target: "Ingress myapp/<x>",
+      before: "PENDING",
+      after: "APPROVED",
+      result: `1/1 approvals #${i}`,
+    }));
+    const m = renderAuditEntries(entries);
+    expect(m.blocks.length).toBeLessThanOrEqual(50);
+    const text = all(m);
+    expect(text).toContain("<@UBOB>");
+    expect(text).toContain("Ingress myapp/&lt;x&gt;");
+    expect(text).toContain("#0");
+    expect(text).toContain("older entries not shown");
+    for (const b of m.blocks) {
+      if (b.type === "section" && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
+    }
+  });
+
+  it("says so when the log is empty", () => {
+    expect(renderAuditEntries([]).text).toContain("no entries");
+  });
+});
