@@ -2,6 +2,7 @@
  * `npm run bench [-- name…]`: runs the benchmarks and prints each one's figures against its
  * target. Exit code 1 if a target is missed. Benchmarks are never timed assertions in tests.
  */
+import { benchApprovals } from "./approvals.js";
 import { benchNs } from "./ns.js";
 
 interface Bench {
@@ -9,7 +10,10 @@ interface Bench {
   readonly run: () => Promise<{ name: string; lines: string[]; ok: boolean }>;
 }
 
-const BENCHES: readonly Bench[] = [{ name: "ns", run: benchNs }];
+const BENCHES: readonly Bench[] = [
+  { name: "ns", run: benchNs },
+  { name: "approvals", run: benchApprovals },
+];
 
 const wanted = process.argv.slice(2);
 const selected = wanted.length > 0 ? BENCHES.filter((b) => wanted.includes(b.name)) : BENCHES;
