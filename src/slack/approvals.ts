@@ -348,6 +348,11 @@ export interface ApprovalActionDeps {
   readonly now: () => Date;
   /** Logger for the modal submissions (buttons log through the request scope); silent when absent. */
   readonly log?: Logger;
+  /**
+   * How long a modal submission may wait for `createRemovalRequest` before the modal is closed and the
+   * outcome is reported ephemerally instead (default 2 s; Slack gives up at 3 s).
+   */
+  readonly submitBudgetMs?: number;
 }
 
 function identityOfActor(ctx: ActionContext): Identity | undefined {
@@ -517,7 +522,7 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
           channelId: meta.channelId,
         }),
       );
-      const timer = budget(SUBMIT_ACK_BUDGET_MS);
+      const timer = budget(deps.submitBudgetMs ?? SUBMIT_ACK_BUDGET_MS);
       const early = await Promise.race([work, timer.promise]);
       timer.cancel();
       if (early !== undefined && !early.ok) {

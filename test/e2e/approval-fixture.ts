@@ -63,6 +63,9 @@ export interface FixtureOptions {
   readonly usergroups?: Readonly<Record<string, readonly string[]>>;
   /** Start the actions worker (default true). */
   readonly worker?: boolean;
+  /** Runs before each modal-driven request is created (to hold it past the submit budget). */
+  readonly beforeCreate?: () => Promise<void>;
+  readonly submitBudgetMs?: number;
 }
 
 export interface Fixture {
@@ -183,7 +186,16 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
       channelId: input.channelId,
     });
   };
-  registerApprovalActions(h.slack, { workflow, createRemovalRequest, now: clock.now, log: h.log });
+  registerApprovalActions(h.slack, {
+    workflow,
+    createRemovalRequest: async (input) => {
+      await options.beforeCreate?.();
+      return createRemovalRequest(input);
+    },
+    now: clock.now,
+    log: h.log,
+    ...(options.submitBudgetMs !== undefined ? { submitBudgetMs: options.submitBudgetMs } : {}),
+  });
 
   return {
     sim,

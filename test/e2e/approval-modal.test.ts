@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/approvals.js";
 import type { SlackCall } from "../sim/slack/index.js";
+import { deferred } from "./slack-harness.js";
 import {
   APPROVE,
   BOB,
@@ -178,6 +179,33 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     const goneErrors = (JSON.parse(gone.text) as { errors: Record<string, string> }).errors;
     expect(goneErrors[FinalizeModalField.Reason]).toContain("does not exist");
     expect(await g.workflow.listPending()).toEqual([]);
+  });
+
+  it("a submission slower than the budget closes the modal, then posts the request or tells the requester why not", async () => {
+    const gate = deferred();
+    const f = await setup({ beforeCreate: () => gate.promise, submitBudgetMs: 50 });
+    const view = await openModalFromDiagnosis(f);
+    const sent = await submit(f, view, REASON);
+    expect(sent.text).toBe(""); // closed by the budget while the request is still being created
+    gate.resolve();
+    const post = await f.h.fake.waitFor("chat.postMessage", isRequestPost, 10_000);
+    expect(post.body["channel"]).toBe(CHANNEL);
+
+    const refusedGate = deferred();
+    const g = await setup({
+      approvers: [REQUESTER.userId],
+      beforeCreate: () => refusedGate.promise,
+      submitBudgetMs: 50,
+    });
+    const view2 = await openModalFromDiagnosis(g);
+    const sent2 = await submit(g, view2, REASON);
+    expect(sent2.text).toBe("");
+    refusedGate.resolve();
+    const ephemeral = await g.h.fake.waitFor("chat.postEphemeral", undefined, 10_000);
+    expect(ephemeral.body["user"]).toBe(REQUESTER.userId);
+    expect(ephemeral.body["channel"]).toBe(CHANNEL);
+    expect(String(ephemeral.body["text"])).toContain("eligible approver");
+    expect(g.h.fake.calls().filter(isRequestPost)).toEqual([]);
   });
 
   it("a malformed button value is refused ephemerally and opens no modal", async () => {
