@@ -56,11 +56,8 @@ export interface ObjectTarget {
   readonly name: string;
 }
 
-/** RFC 6902 operations, as sent to the API server. */
-export type JsonPatchOp =
-  | { readonly op: "test"; readonly path: string; readonly value: unknown }
-  | { readonly op: "replace"; readonly path: string; readonly value: unknown }
-  | { readonly op: "remove"; readonly path: string };
+export type { JsonPatchOp } from "../kube/finalizer-patch.js";
+import type { JsonPatchOp } from "../kube/finalizer-patch.js";
 
 /** The state an approval is bound to; the executor refuses to act if the object left it. */
 export interface ObjectPrecondition {

@@ -13,15 +13,9 @@ import type { Logger } from "../log.js";
 import { notifySafely, type ApprovalNotifier } from "./notifier.js";
 import type { ApprovalPolicy } from "./policy.js";
 import { assertRequestId, type ApprovalStore } from "./store.js";
-import type {
-  ApprovalRequest,
-  Identity,
-  JsonPatchOp,
-  MessageRef,
-  RemoveFinalizerAction,
-  VoteDecision,
-} from "./types.js";
+import type { ApprovalRequest, Identity, MessageRef, RemoveFinalizerAction, VoteDecision } from "./types.js";
 import { describeTarget, newRequestId } from "./types.js";
+import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
 /** Puts the execution of an approved request on the actions queue (idempotent per request). */
 export type EnqueueExecution = (request: ApprovalRequest) => Promise<void>;
@@ -62,20 +56,8 @@ export interface VoteResult {
   readonly transitioned: boolean;
 }
 
-/** The JSON patch that removes `remove` from an object pinned at `precondition`. */
-export function buildFinalizerPatch(
-  precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
-  remove: readonly string[],
-): JsonPatchOp[] {
-  const remaining = precondition.finalizers.filter((f) => !remove.includes(f));
-  return [
-    { op: "test", path: "/metadata/resourceVersion", value: precondition.resourceVersion },
-    { op: "test", path: "/metadata/finalizers", value: [...precondition.finalizers] },
-    remaining.length === 0
-      ? { op: "remove", path: "/metadata/finalizers" }
-      : { op: "replace", path: "/metadata/finalizers", value: remaining },
-  ];
-}
+/** Re-exported: the patch the request shows is the patch the adapter sends. */
+export { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
 function userActor(identity: Identity): AuditActor {
   return { kind: "user", userId: identity.userId, teamId: identity.teamId };

@@ -16,6 +16,7 @@ import {
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { delay, mapLimit } from "../util/concurrency.js";
+import { buildFinalizerPatch } from "./finalizer-patch.js";
 import type { KubePort } from "./port.js";
 import type {
   Condition,
@@ -273,14 +274,9 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
 
     async removeFinalizers(type, namespace, name, precondition, remove) {
       const ctx: CallContext = { verb: "patch", resource: type.resource, group: type.group, namespace, name };
-      const keep = precondition.finalizers.filter((f) => !remove.includes(f));
-      // The `test` operations make the API server itself refuse the patch if the object moved on
-      // since the state that was approved: no read-check-write race is possible.
-      const ops: Json[] = [
-        { op: "test", path: "/metadata/resourceVersion", value: precondition.resourceVersion },
-        { op: "test", path: "/metadata/finalizers", value: [...precondition.finalizers] },
-        { op: "replace", path: "/metadata/finalizers", value: keep },
-      ];
+      // The same patch the approval request showed; its `test` operations make the API server
+      // itself refuse it if the object moved on since that state: no read-check-write race.
+      const ops = buildFinalizerPatch(precondition, remove) as unknown as Json[];
       try {
         const obj = await call(ctx, () => raw.jsonPatch(resourcePath(type, namespace, name), ops));
         return toObjectSnapshot(obj, type);
