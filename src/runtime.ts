@@ -118,7 +118,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 
   // After a finalizer is removed, watch the namespace go, in the request's thread.
-  const slackNotifier = createSlackApprovalNotifier({ client, now, log });
+  // `current` lets every replica paint the stored state, never an older one it happens to hold.
+  const slackNotifier = createSlackApprovalNotifier({ client, now, log, current: (id) => store.get(id) });
   const notifier: ApprovalNotifier = {
     async requestUpdated(request: ApprovalRequest) {
       await slackNotifier.requestUpdated(request);
@@ -185,6 +186,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   registerApprovalActions(slack, {
     workflow,
     now,
+    log,
     async createRemovalRequest(input) {
       const type = resolveResourceType(
         (await base.kube.discover()).resources,
