@@ -1,0 +1,41 @@
+/**
+ * The `lbc:` section of a scenario: whether the simulated AWS Load Balancer Controller runs, for
+ * which cluster, and which controller Deployments (each with its own IAM identity) reconcile.
+ */
+import { z } from "zod";
+
+const deploymentSchema = z.union([
+  z.string().transform((name) => ({ name, accessKeyId: undefined })),
+  z.object({ name: z.string(), accessKeyId: z.string().optional() }),
+]);
+
+/** The schema of a scenario's `lbc:` section. */
+export const lbcSectionSchema = z.object({
+  enabled: z.boolean().default(false),
+  cluster: z.string().optional(),
+  vpcId: z.string().optional(),
+  /** `namespace/name` of each controller Deployment; its first Pod (the leader) gets the log lines. */
+  deployments: z.array(deploymentSchema).default([]),
+});
+
+/** A validated `lbc:` section. */
+export interface LbcSection {
+  readonly enabled: boolean;
+  readonly cluster?: string;
+  readonly vpcId?: string;
+  readonly deployments: readonly { readonly name: string; readonly accessKeyId?: string }[];
+}
+
+/** Parses the `lbc:` section (absent means disabled). */
+export function parseLbcSection(raw: unknown): LbcSection {
+  const s = lbcSectionSchema.parse(raw ?? {});
+  return {
+    enabled: s.enabled,
+    ...(s.cluster !== undefined ? { cluster: s.cluster } : {}),
+    ...(s.vpcId !== undefined ? { vpcId: s.vpcId } : {}),
+    deployments: s.deployments.map((d) => ({
+      name: d.name,
+      ...(d.accessKeyId !== undefined ? { accessKeyId: d.accessKeyId } : {}),
+    })),
+  };
+}
