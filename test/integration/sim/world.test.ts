@@ -109,7 +109,10 @@ describe("npm run sim with --aws-env", () => {
             `Name=group-id,Values=${BACKEND_SG}`,
           ],
           { env: { ...process.env, ...env }, timeout: 30_000 },
-          (err, so) => (err ? reject(err) : resolve(so)),
+          (err, so) => {
+            if (err) reject(new Error(err.message));
+            else resolve(so);
+          },
         );
       });
       expect(JSON.parse(stdout)).toMatchObject({

@@ -118,27 +118,52 @@ function permissions(world: AwsWorld, rules: SecurityGroupRule[]): XmlValue {
   });
 }
 
-function rulesOf(world: AwsWorld, groupId: string, egress: boolean): SecurityGroupRule[] {
+/** Rules by owning group, built once per request: scanning every rule per group is quadratic in big accounts. */
+type RuleIndex = Map<string, { ingress: SecurityGroupRule[]; egress: SecurityGroupRule[] }>;
+
+function indexRules(world: AwsWorld): RuleIndex {
+  const index: RuleIndex = new Map();
+  for (const r of world.securityGroupRules.values()) {
+    let entry = index.get(r.groupId);
+    if (entry === undefined) {
+      entry = { ingress: [], egress: [] };
+      index.set(r.groupId, entry);
+    }
+    (r.isEgress ? entry.egress : entry.ingress).push(r);
+  }
+  return index;
+}
+
+function rulesOf(world: AwsWorld, groupId: string, egress: boolean, index?: RuleIndex): SecurityGroupRule[] {
+  if (index !== undefined) {
+    const entry = index.get(groupId);
+    return (egress ? entry?.egress : entry?.ingress) ?? [];
+  }
   return [...world.securityGroupRules.values()].filter((r) => r.groupId === groupId && r.isEgress === egress);
 }
 
-function sgXml(world: AwsWorld, sg: SecurityGroup): XmlValue {
+function sgXml(world: AwsWorld, sg: SecurityGroup, index?: RuleIndex): XmlValue {
   return {
     ownerId: sg.ownerId,
     groupId: sg.id,
     groupName: sg.name,
     groupDescription: sg.description,
-    ipPermissions: permissions(world, rulesOf(world, sg.id, false)),
-    ipPermissionsEgress: permissions(world, rulesOf(world, sg.id, true)),
+    ipPermissions: permissions(world, rulesOf(world, sg.id, false, index)),
+    ipPermissionsEgress: permissions(world, rulesOf(world, sg.id, true, index)),
     vpcId: sg.vpcId,
     securityGroupArn: `arn:aws:ec2:${world.region}:${world.accountId}:security-group/${sg.id}`,
     tagSet: tagSet(sg.tags),
   };
 }
 
-function sgFilterValues(world: AwsWorld, sg: SecurityGroup, name: string): string[] | undefined {
-  const ingress = rulesOf(world, sg.id, false);
-  const egress = rulesOf(world, sg.id, true);
+function sgFilterValues(
+  world: AwsWorld,
+  sg: SecurityGroup,
+  name: string,
+  index?: RuleIndex,
+): string[] | undefined {
+  const ingress = rulesOf(world, sg.id, false, index);
+  const egress = rulesOf(world, sg.id, true, index);
   const refs = (rs: SecurityGroupRule[]): string[] =>
     rs.flatMap((r) => (r.referencedGroupId !== undefined ? [r.referencedGroupId] : []));
   switch (name) {
@@ -423,16 +448,17 @@ export function handleEc2(world: AwsWorld, req: ServiceRequest): ServiceResult {
         }
       }
       const fs = filters(f);
+      const index = indexRules(world);
       const groups = [...world.securityGroups.values()].filter(
         (g) =>
           (ids.length === 0 || ids.includes(g.id)) &&
           (names.length === 0 || names.includes(g.name)) &&
-          matches(fs, (n) => sgFilterValues(world, g, n)),
+          matches(fs, (n) => sgFilterValues(world, g, n, index)),
       );
       const p = pageEc2(groups, f, "sg");
       return respond(
         req.action,
-        { securityGroupInfo: p.items.map((g) => sgXml(world, g)), nextToken: p.nextToken },
+        { securityGroupInfo: p.items.map((g) => sgXml(world, g, index)), nextToken: p.nextToken },
         id,
       );
     }

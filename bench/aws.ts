@@ -1,0 +1,212 @@
+/**
+ * Benchmark for the AWS side of a diagnosis (issue 4). A simulated account the size of a busy
+ * production one — 2,000 ALBs, 6,000 target groups, 5,000 security groups, 20,000 ENIs, thousands
+ * of unrelated CloudTrail events — with 30 ms latency per call and ELB's real token bucket on.
+ * Measures the product's `collectAwsForBlocker` for the seed incident's stuck Ingress (its stack's
+ * resources plus the dependents of every group it touches): median of 3 runs, target ≤ 3 s, and the
+ * number of API calls against the minimum that answers the question.
+ */
+import { performance } from "node:perf_hooks";
+import { createAwsClients, destroyAwsClients } from "../src/aws/clients.js";
+import { createAwsAdapter } from "../src/aws/sdk-adapter.js";
+import { collectAwsForBlocker } from "../src/diagnosis/aws-collect.js";
+import type { ObjectSnapshot } from "../src/kube/types.js";
+import { loadAwsScenario, startAwsSim, type AwsWorld } from "../test/sim/aws/index.js";
+import { loadScenario } from "../test/sim/scenario.js";
+
+const SEED = "test/fixtures/scenarios/seed-incident.yaml";
+const ALBS = 2000;
+const TARGET_GROUPS = 6000;
+const SECURITY_GROUPS = 5000;
+const ENIS = 20_000;
+const NOISE_EVENTS = 5000;
+const LATENCY_MS = 30;
+const TARGET_MS = 3000;
+const RUNS = 3;
+
+/**
+ * The fewest calls that answer "what blocks this Ingress's finalizer" for the seed (variant A: the
+ * ALB is already gone, one shared backend group is blocked by one ENI):
+ *   ELBv2   1 DescribeLoadBalancers(Names=[the hostname's LB name]) — by exact name, not a listing
+ *           of 2,000 ALBs (5 pages of 400); it answers "gone", so no DescribeTargetGroups /
+ *           DescribeListeners / DescribeTags are needed.
+ *   EC2     2 DescribeSecurityGroups with tag filters (the stack's managed group; the cluster's
+ *           backend group) — tag filters AND together, so one call cannot ask for both;
+ *           per group found (1): 1 DescribeNetworkInterfaces(group-id) + 2 DescribeSecurityGroups
+ *           (ip-permission.group-id, egress.ip-permission.group-id: again two AND-ed filter names).
+ *   CloudTrail  1 LookupEvents(EventName=DeleteSecurityGroup, window) per 50 events: the seed's
+ *           window holds 50 DeleteSecurityGroup events (49 failures, 1 success) → 1 page. The
+ *           5,000 unrelated events cost nothing because the lookup attribute filters server-side.
+ * Total: 1 + 2 + 3 + 1 = 7. Anything above that is a listing the question did not need.
+ */
+const MINIMUM_CALLS = 7;
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, "0");
+}
+
+/** The seed world plus bulk, built through `AwsWorld` methods (seconds, not minutes). */
+function buildWorld(): { world: AwsWorld; ingress: ObjectSnapshot; since: Date; until: Date } {
+  const scenario = loadScenario(SEED);
+  const world = loadAwsScenario(scenario.aws);
+  const vpcId = "vpc-0a1b2c3d4e5f60718";
+
+  const groups: string[] = [];
+  for (let i = 0; i < SECURITY_GROUPS; i++) {
+    const team = `team${pad(i % 400, 3)}`;
+    const sg = world.createSecurityGroup({
+      id: `sg-0b${pad(i, 15)}`,
+      name: `k8s-${team}-svc${pad(i, 5)}-${pad(i, 10)}`,
+      description: "[k8s] Managed SecurityGroup for LoadBalancer",
+      vpcId,
+      tags: {
+        "elbv2.k8s.aws/cluster": i % 2 === 0 ? "prod-eks" : "stage-eks",
+        "ingress.k8s.aws/stack": `${team}/svc${pad(i, 5)}`,
+        "ingress.k8s.aws/resource": "ManagedLBSecurityGroup",
+      },
+    });
+    groups.push(sg.id);
+  }
+  // Every tenth group is opened to the next one: referencing rules exist, just not to our group.
+  for (let i = 0; i < SECURITY_GROUPS; i += 10) {
+    world.authorize(groups[i] ?? "", false, [
+      { ipProtocol: "tcp", fromPort: 8080, toPort: 8080, referencedGroupId: groups[i + 1] ?? "" },
+    ]);
+  }
+  const tgs: string[] = [];
+  for (let i = 0; i < TARGET_GROUPS; i++) {
+    const tg = world.createTargetGroup({
+      name: `k8s-t${pad(i % 400, 3)}-svc${pad(i, 5)}-${pad(i, 8)}`,
+      port: 8080,
+      vpcId,
+      tags: {
+        "elbv2.k8s.aws/cluster": "prod-eks",
+        "ingress.k8s.aws/stack": `team${pad(i % 400, 3)}/svc${pad(Math.floor(i / 3), 5)}`,
+      },
+    });
+    tgs.push(tg.arn);
+  }
+  for (let i = 0; i < ALBS; i++) {
+    const lb = world.createLoadBalancer({
+      name: `k8s-team${pad(i % 400, 3)}-svc${pad(i, 5)}-${pad(i, 8)}`,
+      securityGroups: [groups[i] ?? ""],
+      vpcId,
+      tags: {
+        "elbv2.k8s.aws/cluster": "prod-eks",
+        "ingress.k8s.aws/stack": `team${pad(i % 400, 3)}/svc${pad(i, 5)}`,
+        "ingress.k8s.aws/resource": "LoadBalancer",
+      },
+    });
+    for (let k = 0; k < 3; k++) {
+      world.createListener({
+        loadBalancerArn: lb.arn,
+        port: 80 + k,
+        defaultTargetGroupArn: tgs[i * 3 + k] ?? "",
+      });
+    }
+    world.createLoadBalancerEnis(lb.arn);
+  }
+  // The rest of the 20,000: node and pod ENIs on the cluster's node group.
+  const existing = world.networkInterfaces.size;
+  for (let i = existing; i < ENIS; i++) {
+    world.createNetworkInterface({
+      description: i % 5 === 0 ? "" : `aws-K8S-i-0${pad(i % 900, 16)}`,
+      groups: ["sg-0a3c5e7f9b1d2f406"],
+      status: "in-use",
+      attached: true,
+      instanceId: `i-0${pad(i % 900, 16)}`,
+      privateIpAddress: `10.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`,
+    });
+  }
+
+  const ns = scenario.kube?.objects.find((o) => o.kind === "Namespace" && o.metadata.name === "myapp");
+  const deletedAt = new Date(String(ns?.metadata.deletionTimestamp));
+  // Unrelated write history around the incident, so the CloudTrail filter has to do its job.
+  for (let i = 0; i < NOISE_EVENTS; i++) {
+    world.recordApiCall(
+      {
+        service: i % 3 === 0 ? "elasticloadbalancing" : "ec2",
+        action:
+          i % 3 === 0 ? "ModifyTargetGroup" : i % 3 === 1 ? "CreateTags" : "AuthorizeSecurityGroupIngress",
+        accessKeyId: "ASIAQOTHERCTRL000001",
+        userAgent: "aws-sdk-go/1.55.5",
+        requestId: world.ids.uuid(),
+        region: world.region,
+        requestParameters: null,
+        responseElements: null,
+        resources: [],
+      },
+      new Date(deletedAt.getTime() - 3_600_000 + i * 1500),
+    );
+  }
+
+  const ingress: ObjectSnapshot = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    resource: "ingresses",
+    namespace: "myapp",
+    name: "myapp-worker-ingress",
+    finalizers: ["ingress.k8s.aws/resources"],
+    deletionTimestamp: new Date(deletedAt.getTime() + 13_000).toISOString(),
+    labels: {},
+    annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
+    ownerReferences: [],
+    loadBalancerHostnames: ["k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com"],
+  };
+  return {
+    world,
+    ingress,
+    since: new Date(deletedAt.getTime() - 15 * 60_000),
+    until: new Date(deletedAt.getTime() + 60 * 60_000),
+  };
+}
+
+export async function benchAws(): Promise<{ name: string; lines: string[]; ok: boolean }> {
+  const t0 = performance.now();
+  const { world, ingress, since, until } = buildWorld();
+  const buildMs = performance.now() - t0;
+  const sim = await startAwsSim({ world, faults: { latencyMs: LATENCY_MS, elbThrottleBucket: true } });
+  const clients = createAwsClients({
+    region: world.region,
+    endpoint: sim.url,
+    credentials: { accessKeyId: "AKIAUNSTUCKBENCH0001", secretAccessKey: "x" },
+  });
+  try {
+    const aws = createAwsAdapter(clients);
+    const times: number[] = [];
+    const counts: number[] = [];
+    let breakdown = "";
+    let found = "";
+    for (let r = 0; r < RUNS; r++) {
+      sim.resetCalls();
+      const start = performance.now();
+      const f = await collectAwsForBlocker(aws, ingress, { cluster: "prod-eks", since, until });
+      times.push(performance.now() - start);
+      const calls = sim.calls();
+      counts.push(calls.length);
+      const byAction = new Map<string, number>();
+      for (const c of calls) byAction.set(c.action, (byAction.get(c.action) ?? 0) + 1);
+      breakdown = [...byAction].map(([a, n]) => `${a}×${n}`).join(", ");
+      const backend = f.blockedGroups.find((g) => g.networkInterfaces.length > 0);
+      found = backend
+        ? `${backend.groupId} blocked by ${backend.networkInterfaces.map((n) => n.id).join(", ")}; problems: ${f.problems.length}`
+        : `no blocking ENI found; problems: ${f.problems.join("; ") || "none"}`;
+    }
+    const median = [...times].sort((a, b) => a - b)[Math.floor(RUNS / 2)] ?? Number.NaN;
+    const calls = [...counts].sort((a, b) => a - b)[Math.floor(RUNS / 2)] ?? 0;
+    const ok = median <= TARGET_MS && found.includes("blocked by");
+    return {
+      name: "aws",
+      ok,
+      lines: [
+        `account: ${ALBS} ALBs, ${TARGET_GROUPS} target groups, ${world.securityGroups.size} security groups, ${world.networkInterfaces.size} ENIs, ${world.trail.length} CloudTrail events; ${LATENCY_MS} ms latency, ELB token bucket on (built in ${Math.round(buildMs)} ms)`,
+        `collectAwsForBlocker(myapp/myapp-worker-ingress): median ${Math.round(median)} ms of ${RUNS} (${times.map((t) => Math.round(t)).join(", ")} ms); target ≤ ${TARGET_MS} ms`,
+        `API calls: ${calls} (minimum ${MINIMUM_CALLS}): ${breakdown}`,
+        `found: ${found}`,
+      ],
+    };
+  } finally {
+    destroyAwsClients(clients);
+    await sim.stop();
+  }
+}
