@@ -11,11 +11,17 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true, allowBoolean: true }],
+      "@typescript-eslint/restrict-template-expressions": [
+        "error",
+        { allowNumber: true, allowBoolean: true },
+      ],
       "@typescript-eslint/no-unnecessary-condition": "off",
       "@typescript-eslint/no-confusing-void-expression": "off",
       "@typescript-eslint/no-extraneous-class": "off",
-      "no-restricted-syntax": ["error", { selector: "TSEnumDeclaration", message: "Use as-const objects and unions, not enum." }],
+      "no-restricted-syntax": [
+        "error",
+        { selector: "TSEnumDeclaration", message: "Use as-const objects and unions, not enum." },
+      ],
     },
   },
   {
