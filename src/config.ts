@@ -46,6 +46,9 @@ const EnvSchema = z.object({
   AWS_DEFAULT_REGION: z.string().optional(),
   AWS_PROFILE: z.string().optional(),
   AWS_ENDPOINT_URL: z.url().optional(),
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
+  AWS_SESSION_TOKEN: z.string().optional(),
   /** How long a "namespace gone" wait runs before it reports what still blocks. */
   UNSTUCK_WAIT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(86_400).default(1800),
   UNSTUCK_WAIT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
@@ -66,6 +69,12 @@ export interface AwsTarget {
   readonly region: string;
   readonly profile?: string;
   readonly endpoint?: string;
+  /** Static keys from the environment; absent = the SDK's chain (profile, IRSA, Pod Identity). */
+  readonly credentials?: {
+    readonly accessKeyId: string;
+    readonly secretAccessKey: string;
+    readonly sessionToken?: string;
+  };
 }
 
 export interface SlackConfig {
@@ -154,6 +163,33 @@ export function loadConfig(
 
 /** The cluster's AWS settings: from the clusters file when it names the cluster, else the AWS_* variables. */
 function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): AwsTarget | undefined {
+  const target = awsLocation(e, readFile);
+  if (!target) return undefined;
+  if (e.AWS_ACCESS_KEY_ID === undefined && e.AWS_SECRET_ACCESS_KEY === undefined) return target;
+  if (!e.AWS_ACCESS_KEY_ID || !e.AWS_SECRET_ACCESS_KEY) {
+    const variable = e.AWS_ACCESS_KEY_ID ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID";
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Invalid ${variable}: set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither.`,
+      {
+        variable,
+      },
+    );
+  }
+  return {
+    ...target,
+    credentials: {
+      accessKeyId: e.AWS_ACCESS_KEY_ID,
+      secretAccessKey: e.AWS_SECRET_ACCESS_KEY,
+      ...(e.AWS_SESSION_TOKEN ? { sessionToken: e.AWS_SESSION_TOKEN } : {}),
+    },
+  };
+}
+
+function awsLocation(
+  e: z.infer<typeof EnvSchema>,
+  readFile: (path: string) => string,
+): AwsTarget | undefined {
   if (e.UNSTUCK_CLUSTERS_FILE) {
     let parsed: unknown;
     try {

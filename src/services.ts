@@ -21,6 +21,7 @@ export function createServices(
           region: config.aws.region,
           ...(config.aws.endpoint !== undefined ? { endpoint: config.aws.endpoint } : {}),
           ...(config.aws.profile !== undefined ? { profile: config.aws.profile } : {}),
+          ...(config.aws.credentials !== undefined ? { credentials: config.aws.credentials } : {}),
           retryMode: "adaptive",
           maxAttempts: 5,
         }),

@@ -60,6 +60,14 @@ export function mapAwsError(err: unknown, action: string): UnstuckError {
   };
   const name = e.name ?? "Error";
   const message = e.message ?? String(err);
+  if (name === "CredentialsProviderError") {
+    // One message whatever the action, so a diagnosis lists it once.
+    return new UnstuckError(
+      ErrorCode.Unauthorized,
+      "No AWS credentials for the bot: give it an IAM role (IRSA / Pod Identity), AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.",
+      { awsError: name },
+    );
+  }
   if (ACCESS_DENIED.has(name)) {
     return new UnstuckError(
       ErrorCode.Forbidden,

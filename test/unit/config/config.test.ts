@@ -71,4 +71,11 @@ describe("loadConfig", () => {
       endpoint: "http://127.0.0.1:4566",
     });
   });
+
+  it("takes static AWS keys from the environment it is given, both or neither", () => {
+    const c = loadConfig({ AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIA1", AWS_SECRET_ACCESS_KEY: "s" });
+    expect(c.aws?.credentials).toEqual({ accessKeyId: "AKIA1", secretAccessKey: "s" });
+    const err = configError(() => loadConfig({ AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIA1" }));
+    expect(err.details.variable).toBe("AWS_SECRET_ACCESS_KEY");
+  });
 });

@@ -1,0 +1,91 @@
+/**
+ * `ns` across the one simulated world (kube + AWS on one clock): the diagnosis names the exact AWS
+ * object that keeps the Load Balancer Controller from deleting the shared backend security group,
+ * and the terminal form shows it.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
+import { runCli } from "../../../src/cli.js";
+import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { startWorld, type World } from "../../sim/world.js";
+
+let world: World | undefined;
+let clients: AwsClients | undefined;
+afterEach(async () => {
+  if (clients) destroyAwsClients(clients);
+  await world?.stop();
+  world = undefined;
+  clients = undefined;
+});
+
+async function diagnose(scenario: string) {
+  world = await startWorld({ scenario, lbc: false });
+  clients = createAwsClients({
+    region: "ap-northeast-2",
+    endpoint: world.aws.url,
+    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+    maxAttempts: 1,
+  });
+  const kube = createKubeAdapter(world.kube.kubeconfig());
+  // No cluster name configured: it is read from the controller's --cluster-name.
+  return diagnoseNamespace(kube, "myapp", {
+    now: () => new Date(),
+    aws: { port: createAwsAdapter(clients) },
+  });
+}
+
+describe("ns reaches into AWS", () => {
+  it("names the ENI that holds the shared backend security group, with CloudTrail's failures (variant A)", async () => {
+    const d = await diagnose("test/fixtures/scenarios/seed-incident.yaml");
+    const b = d.blockers.find((x) => x.name === "myapp-worker-ingress");
+    expect(b?.aws?.cluster).toBe("prod-eks");
+    expect(b?.aws?.stack).toBe("myapp/myapp-worker-ingress");
+    const held = b?.aws?.blockedGroups.find((g) => g.networkInterfaces.length > 0);
+    expect(held?.groupName).toMatch(/^k8s-traffic-prodeks-/);
+    expect(held?.networkInterfaces[0]?.description).toMatch(/^ELB app\/k8s-myapp-worker-01f28dfae5\//);
+    expect(held?.deleteFailures.length).toBeGreaterThan(0);
+    expect(held?.deleteFailures[0]?.errorCode).toBe("Client.DependencyViolation");
+    expect(b?.aws?.resources.find((r) => r.type === "LoadBalancer")?.exists).toBe(false);
+    expect(
+      b?.evidence.some((e) => e.source === "aws" && e.text.includes(held?.networkInterfaces[0]?.id ?? "?")),
+    ).toBe(true);
+    expect(d.nextSteps.join("\n")).toContain(held?.networkInterfaces[0]?.id ?? "?");
+  });
+
+  it("names the rule in the node security group that references it (variant B)", async () => {
+    const d = await diagnose("test/fixtures/scenarios/seed-incident-rule.yaml");
+    const b = d.blockers.find((x) => x.name === "myapp-worker-ingress");
+    const held = b?.aws?.blockedGroups.find((g) => g.referencingRules.length > 0);
+    expect(held?.networkInterfaces).toEqual([]);
+    expect(held?.referencingRules[0]?.ruleId).toMatch(/^sgr-/);
+    expect(held?.referencingRules[0]?.description).toBe("elbv2.k8s.aws/targetGroupBinding=shared");
+    expect(d.nextSteps.join("\n")).toContain("revoke-security-group-ingress");
+  });
+
+  it("shows it from the terminal with the AWS settings from the environment", async () => {
+    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-ns-aws-"));
+    try {
+      const kubeconfig = join(dir, "kubeconfig");
+      await world.kube.writeKubeconfig(kubeconfig);
+      const out: string[] = [];
+      const code = await runCli(
+        ["ns", "myapp", "--kubeconfig", kubeconfig],
+        { ...world.aws.env(), UNSTUCK_CLUSTER_NAME: "prod-eks" },
+        { out: (s) => out.push(s), err: (s) => out.push(s) },
+      );
+      expect(code).toBe(0);
+      const text = out.join("\n");
+      expect(text).toMatch(/AWS \(cluster prod-eks, stack myapp\/myapp-worker-ingress\)/);
+      expect(text).toMatch(/held by network interface eni-[0-9a-f]+/);
+      expect(text).toMatch(/CloudTrail .* DeleteSecurityGroup Client\.DependencyViolation/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
