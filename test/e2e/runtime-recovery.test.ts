@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
+import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import type { KubeSim } from "../sim/kube/index.js";
+import { startWorld, type World } from "../sim/world.js";
 import { until } from "../sim/kube/testing.js";
 import {
   blockActionsBody,
@@ -46,16 +49,27 @@ function buttonValue(blocks: unknown, actionId: string): string | undefined {
 }
 
 describe("seed incident recovery through the runtime", () => {
+  let world: World;
   let sim: KubeSim;
+  let clients: AwsClients;
   let fake: FakeSlack;
   let runtime: Runtime;
   let events: string;
   const prefix = `unstuck-e2e-${randomBytes(4).toString("hex")}`;
 
   beforeAll(async () => {
-    sim = await startKubeSim({
+    // The one world (kube + AWS); the simulated controller is off, as in the incident it was stuck.
+    world = await startWorld({
       scenario: "test/fixtures/scenarios/seed-incident.yaml",
       controllerIntervalMs: 100,
+      lbc: false,
+    });
+    sim = world.kube;
+    clients = createAwsClients({
+      region: "ap-northeast-2",
+      endpoint: world.aws.url,
+      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+      maxAttempts: 2,
     });
     fake = await startFakeSlack({ token: TOKEN });
     const config = loadConfig({
@@ -74,7 +88,12 @@ describe("seed incident recovery through the runtime", () => {
     runtime = await createRuntime({
       config,
       log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
+      services: {
+        kube: createKubeAdapter(sim.kubeconfig()),
+        now: () => new Date(),
+        log,
+        aws: { port: createAwsAdapter(clients) },
+      },
     });
     const { port } = await runtime.start();
     events = `http://127.0.0.1:${String(port)}/slack/events`;
@@ -91,7 +110,8 @@ describe("seed incident recovery through the runtime", () => {
     } while (cursor !== "0");
     await redis.quit();
     await fake.stop();
-    await sim.stop();
+    destroyAwsClients(clients);
+    await world.stop();
   });
 
   const command = async (text: string, userId = REQUESTER): Promise<number> => {
@@ -146,6 +166,8 @@ describe("seed incident recovery through the runtime", () => {
     const blocksText = JSON.stringify(posted.body);
     expect(blocksText).toContain("ingress.k8s.aws/resources");
     expect(blocksText).toContain("failed to delete securityGroup");
+    // The clean-up plan names the exact AWS object that holds the backend security group.
+    expect(blocksText).toMatch(/held by network interface eni-[0-9a-f]+/);
     const id = buttonValue(posted.body.blocks, "approval:approve");
     expect(id).toBeDefined();
     const request = await until(async () => {
