@@ -71,18 +71,24 @@ describe("npm run sim", () => {
   const exitOf = (child: ReturnType<typeof run>) =>
     new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
 
-  it("writes a kubeconfig, prints one line, serves the scenario and exits 0 on SIGTERM", async () => {
+  it("writes a kubeconfig, prints one line per endpoint, serves the scenario and exits 0 on SIGTERM", async () => {
     const kc = join(dir, "kubeconfig");
     const child = run(["--kubeconfig", kc, "--scenario", SEED]);
     const exited = exitOf(child);
     let out = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
-    const line = await until(() => (out.includes("\n") ? out : undefined), 20_000, "listening line");
-    expect(line).toMatch(
+    const lines = await until(
+      () => (out.split("\n").length > 2 ? out.split("\n") : undefined),
+      20_000,
+      "listening lines",
+    );
+    expect(lines[0]).toMatch(
       new RegExp(
-        `^kube API simulator listening on http://127\\.0\\.0\\.1:\\d+; kubeconfig written to ${kc}\\n$`,
+        `^kube API simulator listening on http://127\\.0\\.0\\.1:\\d+; kubeconfig written to ${kc}$`,
       ),
     );
+    // The seed scenario is one world: its AWS account is served too (see world.test.ts).
+    expect(lines[1]).toMatch(/^AWS simulator listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(await readFile(kc, "utf8")).toContain("current-context: sim");
     const r = await kubectl(kc, join(dir, "cache"), ["get", "ns", "myapp", "-o", "jsonpath={.status.phase}"]);
     expect(r.stdout).toBe("Terminating");

@@ -74,9 +74,16 @@ const DEFAULTS = {
   requeueMs: 10_000,
 } as const;
 
-const sleep = (ms: number): Promise<void> =>
+/** A sleep that ends early when the controller stops, so `stop()` never waits out a retry loop. */
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
-    setTimeout(resolve, ms).unref();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
   });
 
 function sha10(...parts: string[]): string {
@@ -98,7 +105,7 @@ function meta(o: KubeObject): { name: string; namespace: string; finalizers: str
 }
 
 function annotations(o: KubeObject): Record<string, string> {
-  return (o.metadata?.annotations ?? {});
+  return o.metadata?.annotations ?? {};
 }
 
 /** Whether an Ingress's load balancer uses the shared backend SG (no user-given groups, or rules managed). */
@@ -142,6 +149,8 @@ export function startLbc(
     if (e.def.kind === "Ingress") wakeAll();
   });
   const loops = workers.map((w) => w.run(() => stopped));
+  const abort = new AbortController();
+  for (const w of workers) w.signal = abort.signal;
   return {
     options,
     reconcileNow: async () => {
@@ -149,6 +158,7 @@ export function startLbc(
     },
     stop: async () => {
       stopped = true;
+      abort.abort();
       unsubscribe();
       wakeAll();
       await Promise.all(loops);
@@ -164,6 +174,8 @@ class Worker {
   private readonly pod: { namespace: string; name: string } | undefined;
   private readonly container = "aws-load-balancer-controller";
   private running: Promise<void> = Promise.resolve();
+  /** Aborted when the controller stops. */
+  public signal: AbortSignal = new AbortController().signal;
 
   public constructor(
     private readonly kube: KubeSim,
@@ -198,7 +210,7 @@ class Worker {
       }
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
-        setTimeout(resolve, this.options.requeueMs).unref();
+        void sleep(this.options.requeueMs, this.signal).then(resolve);
       });
       this.wakeUp = undefined;
       this.pending = true;
@@ -210,6 +222,7 @@ class Worker {
   public async reconcileAll(): Promise<void> {
     const ingresses = this.kube.store.list(INGRESS.apiVersion, INGRESS.kind).filter((o) => this.ownsClass(o));
     for (const ing of ingresses) {
+      if (this.signal.aborted) return;
       const m = meta(ing);
       try {
         if (m.deleting) {
@@ -218,6 +231,7 @@ class Worker {
           this.deploy(ing);
         }
       } catch (err) {
+        if (this.signal.aborted) return;
         this.log({
           level: "error",
           msg: "Reconciler error",
@@ -368,7 +382,8 @@ class Worker {
           throw new Error(`failed to delete securityGroup: ${err.message}`);
       }
       if (performance.now() + this.options.retryIntervalMs > deadline) throw new Error(TIMEOUT_ERROR);
-      await sleep(this.options.retryIntervalMs);
+      await sleep(this.options.retryIntervalMs, this.signal);
+      if (this.signal.aborted) throw new Error("controller stopped");
     }
   }
 
