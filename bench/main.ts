@@ -3,6 +3,7 @@
  * target. Exit code 1 if a target is missed. Benchmarks are never timed assertions in tests.
  */
 import { benchApprovals } from "./approvals.js";
+import { benchAws } from "./aws.js";
 import { benchNs } from "./ns.js";
 
 interface Bench {
@@ -13,6 +14,7 @@ interface Bench {
 const BENCHES: readonly Bench[] = [
   { name: "ns", run: benchNs },
   { name: "approvals", run: benchApprovals },
+  { name: "aws", run: benchAws },
 ];
 
 const wanted = process.argv.slice(2);

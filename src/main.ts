@@ -19,6 +19,7 @@ export function missingSlackMessage(config: Config): string {
     "  KUBECONFIG             optional; in-cluster configuration or ~/.kube/config otherwise",
     "",
     "Without Slack, the same commands run from a terminal: npm run --silent unstuck -- help",
+    "From a source checkout, `npm start` without these runs the local sandbox (simulated cluster, AWS and Slack).",
   ].join("\n");
 }
 
@@ -32,7 +33,20 @@ async function main(): Promise<number> {
   }
   if (!config.slack) {
     process.stderr.write(`${missingSlackMessage(config)}\n`);
-    return 2;
+    // From a source checkout, run the local sandbox instead (the simulators live under test/, which a
+    // production image does not ship: there the message above is the whole answer).
+    let sandbox: typeof import("../test/sim/sandbox.js") | undefined;
+    try {
+      sandbox = await import("../test/sim/sandbox.js");
+    } catch {
+      return 2;
+    }
+    process.stderr.write("\nStarting the local sandbox instead.\n\n");
+    return sandbox.runSandbox({
+      out: (s) => process.stdout.write(`${s}\n`),
+      input: process.stdin,
+      interactive: process.stdin.isTTY,
+    });
   }
   const log = createLogger({ level: config.logLevel });
   const runtime = await createRuntime({ config, log });

@@ -26,6 +26,7 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
           text: `:eyes: Watching namespace \`${result.namespace}\` until it is gone; progress in the thread.`,
         },
       };
+      if (result.diagnosis.verdict === "not-found") return m;
       return {
         text: `Watching namespace ${result.namespace}: ${m.text}`,
         blocks: [intro, ...m.blocks].slice(0, 50),

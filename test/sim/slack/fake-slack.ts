@@ -12,6 +12,8 @@ import type { AddressInfo } from "node:net";
 export interface SlackCall {
   readonly method: string;
   readonly body: Record<string, unknown>;
+  /** What the fake answered (e.g. the `ts` of a posted message); set once answered. */
+  response?: Record<string, unknown>;
 }
 
 /** One post to a `response_url` handed out by {@link FakeSlack.responseUrl}. */
@@ -274,7 +276,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       send(res, 200, { ok: false, error: "unknown_method" });
       return;
     }
-    send(res, 200, { ok: true, ...handler(body) });
+    call.response = { ok: true, ...handler(body) };
+    send(res, 200, call.response);
   };
 
   server.listen(0, "127.0.0.1");

@@ -1,0 +1,329 @@
+/**
+ * The local sandbox: what `npm start` runs when no Slack credentials are set. The whole product —
+ * the real runtime (Bolt app, Redis approvals, BullMQ workers) — against the simulated world of
+ * the seed incident (Kubernetes API, AWS account, Load Balancer Controller) and a fake Slack
+ * workspace, driven from the terminal: lines typed here become signed slash commands and button
+ * clicks over HTTP, exactly as Slack would send them, and what the bot posts is printed as text.
+ *
+ *   /unstuck ns myapp          a slash command, as the current user
+ *   as U0APPROVER1             act as another Slack user
+ *   click 2                    press button [2] of a message shown above
+ *   quit
+ *
+ * Standard input may be a script (one line per command); the sandbox stops at its end.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { createAwsClients, destroyAwsClients } from "../../src/aws/clients.js";
+import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { loadConfig } from "../../src/config.js";
+import { toUserError } from "../../src/errors.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime } from "../../src/runtime.js";
+import {
+  blockActionsBody,
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  viewSubmissionBody,
+} from "./slack/index.js";
+import { startWorld } from "./world.js";
+
+const SECRET = "sandbox-signing-secret";
+const TOKEN = "xoxb-sandbox-token";
+const CHANNEL = "C0INCIDENT";
+const SCENARIO = "test/fixtures/scenarios/seed-incident.yaml";
+
+/** A field of a decoded Slack payload as text ("" when absent or not a string/number). */
+function str(v: unknown): string {
+  return typeof v === "string" ? v : typeof v === "number" ? String(v) : "";
+}
+
+interface Button {
+  readonly actionId: string;
+  readonly value: string;
+  readonly label: string;
+  readonly channel: string;
+  readonly ts: string;
+}
+
+/** Flatten Block Kit to terminal text; buttons get numbers from `addButton`. */
+export function blocksToText(
+  blocks: unknown,
+  addButton: (b: Omit<Button, "channel" | "ts">) => number,
+): string {
+  const lines: string[] = [];
+  const clean = (t: string): string =>
+    t
+      .replace(/<!date\^\d+\^[^|]*\|([^>]*)>/g, "$1")
+      .replace(/<@([A-Z0-9]+)>/g, "@$1")
+      .replace(/&lt;/g, "<")
+      .replace(/&gt;/g, ">")
+      .replace(/&amp;/g, "&")
+      .replace(/```/g, "");
+  for (const raw of Array.isArray(blocks) ? (blocks as Record<string, unknown>[]) : []) {
+    const text = (raw.text as { text?: string } | undefined)?.text;
+    switch (raw.type) {
+      case "header":
+        lines.push(`== ${clean(text ?? "")} ==`);
+        break;
+      case "section":
+        if (text) lines.push(clean(text));
+        for (const f of (raw.fields as { text?: string }[] | undefined) ?? [])
+          lines.push(clean(f.text ?? ""));
+        break;
+      case "context":
+        lines.push(
+          ((raw.elements as { text?: string }[] | undefined) ?? [])
+            .map((e) => clean(e.text ?? ""))
+            .join("  "),
+        );
+        break;
+      case "divider":
+        lines.push("----");
+        break;
+      case "actions": {
+        const buttons = ((raw.elements as Record<string, unknown>[] | undefined) ?? []).filter(
+          (e) => e.type === "button",
+        );
+        lines.push(
+          buttons
+            .map((b) => {
+              const label = (b.text as { text?: string } | undefined)?.text ?? str(b.action_id);
+              const n = addButton({ actionId: str(b.action_id), value: str(b.value), label });
+              return `[${String(n)}] ${label}`;
+            })
+            .join("   "),
+        );
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return lines.join("\n");
+}
+
+export async function runSandbox(io: {
+  out: (s: string) => void;
+  input: NodeJS.ReadableStream;
+  interactive: boolean;
+}): Promise<number> {
+  const redisUrl = "redis://127.0.0.1:6379";
+  const probe = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
+  try {
+    await probe.connect();
+    await probe.ping();
+  } catch {
+    io.out(
+      "unstuck sandbox: Redis must answer on 127.0.0.1:6379 (start it with: redis-server --daemonize yes).",
+    );
+    return 2;
+  } finally {
+    probe.disconnect();
+  }
+
+  const world = await startWorld({ scenario: SCENARIO });
+  const fake = await startFakeSlack({ token: TOKEN });
+  const dir = resolve(".sandbox");
+  await mkdir(dir, { recursive: true });
+  const kubeconfig = join(dir, "kubeconfig");
+  await world.kube.writeKubeconfig(kubeconfig);
+  const awsEnv = { ...world.aws.env(), UNSTUCK_CLUSTER_NAME: "prod-eks" };
+  await writeFile(
+    join(dir, "aws.env"),
+    `${Object.entries(awsEnv)
+      .map(([k, v]) => `export ${k}=${JSON.stringify(v)}`)
+      .join("\n")}\n`,
+  );
+  const prefix = `unstuck-sandbox-${randomBytes(3).toString("hex")}`;
+  const config = loadConfig({
+    ...awsEnv,
+    SLACK_BOT_TOKEN: TOKEN,
+    SLACK_SIGNING_SECRET: SECRET,
+    SLACK_API_URL: fake.url,
+    PORT: "0",
+    REDIS_URL: redisUrl,
+    UNSTUCK_REDIS_PREFIX: prefix,
+    UNSTUCK_APPROVERS: "U0APPROVER1,U0APPROVER2",
+    UNSTUCK_CHANNELS: CHANNEL,
+    UNSTUCK_WAIT_INTERVAL_SECONDS: "2",
+  });
+  const log = pino({ level: "silent" });
+  const clients = createAwsClients({
+    region: config.aws?.region ?? "ap-northeast-2",
+    endpoint: world.aws.url,
+    ...(config.aws?.credentials ? { credentials: config.aws.credentials } : {}),
+  });
+  const runtime = await createRuntime({
+    config,
+    log,
+    services: {
+      kube: createKubeAdapter(world.kube.kubeconfig()),
+      now: () => new Date(),
+      log,
+      blockedAfterSeconds: config.blockedAfterSeconds,
+      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+    },
+  });
+  const { port } = await runtime.start();
+  const events = `http://127.0.0.1:${String(port)}/slack/events`;
+
+  io.out(
+    [
+      "unstuck sandbox — no Slack credentials, so the bot runs against a simulated world:",
+      "  the seed incident (namespace myapp stuck Terminating, two Load Balancer Controllers, an ENI holding",
+      "  the shared backend security group), a fake Slack workspace, and real Redis/BullMQ.",
+      `  kubectl:  kubectl --kubeconfig ${kubeconfig} get ns`,
+      `  aws:      source ${join(dir, "aws.env")} && aws ec2 describe-network-interfaces`,
+      "Type /unstuck commands as a Slack user would; `as <USER>` switches user (U0ONCALL1 requests,",
+      "U0APPROVER1 approves), `click <n>` presses a button, `quit` stops. Try: /unstuck ns myapp",
+    ].join("\n"),
+  );
+
+  let user = "U0ONCALL1";
+  const buttons: Button[] = [];
+  let seen = 0;
+  let seenResponses = 0;
+  const show = (): void => {
+    const calls = fake.calls();
+    for (; seen < calls.length; seen++) {
+      const c = calls[seen];
+      if (!c || !["chat.postMessage", "chat.update", "chat.postEphemeral", "views.open"].includes(c.method))
+        continue;
+      const body = c.body;
+      const ts = str(body.ts ?? c.response?.ts);
+      const header =
+        c.method === "chat.update"
+          ? `── message updated (${ts})`
+          : c.method === "views.open"
+            ? "── a form opened (answer with: reason <text>)"
+            : `── unstuck in #incident${body.thread_ts ? " (thread)" : ""}`;
+      const blocks =
+        c.method === "views.open" ? (body.view as { blocks?: unknown } | undefined)?.blocks : body.blocks;
+      const channel = str(body.channel) || CHANNEL;
+      const text = blocksToText(blocks, (b) => buttons.push({ ...b, channel, ts }));
+      // An update repeats the whole message: show what changed at its top (state, outcome), not all of it.
+      const shown = c.method === "chat.update" ? (text.split("\n*Change*")[0] ?? text) : text;
+      io.out(`${header}\n${shown || str(body.text)}`);
+    }
+    const responses = fake.responses();
+    for (; seenResponses < responses.length; seenResponses++) {
+      const r = responses[seenResponses]?.body;
+      if (!r) continue;
+      io.out(
+        `── only visible to you\n${blocksToText(r.blocks, (b) => buttons.push({ ...b, channel: CHANNEL, ts: "" })) || str(r.text)}`,
+      );
+    }
+  };
+  const timer = setInterval(show, 150);
+  let pendingModal: { callbackId: string; metadata: string } | undefined;
+
+  const rl = createInterface({ input: io.input, terminal: false });
+  const prompt = (): void => {
+    if (io.interactive) process.stdout.write(`[${user} #incident] > `);
+  };
+  prompt();
+  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, io.interactive ? 300 : 1500));
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (!io.interactive && line) io.out(`[${user} #incident] > ${line}`);
+    try {
+      if (line === "" || line.startsWith("#")) {
+        // nothing
+      } else if (line === "quit" || line === "exit") {
+        break;
+      } else if (line.startsWith("as ")) {
+        user = line.slice(3).trim().toUpperCase();
+      } else if (line.startsWith("/unstuck")) {
+        const res = await postSigned(
+          events,
+          SECRET,
+          slashCommandBody({
+            text: line.replace(/^\/unstuck\s*/, ""),
+            userId: user,
+            channelId: CHANNEL,
+            responseUrl: fake.responseUrl(`sb-${String(Date.now())}`),
+          }),
+        );
+        if (res.status !== 200)
+          io.out(`(Slack would show: the command failed with HTTP ${String(res.status)})`);
+        await settle();
+      } else if (line.startsWith("click ")) {
+        const b = buttons[Number(line.slice(6)) - 1];
+        if (!b) io.out("no such button");
+        else {
+          const views = fake.views().length;
+          await postSigned(
+            events,
+            SECRET,
+            blockActionsBody({
+              actionId: b.actionId,
+              value: b.value,
+              userId: user,
+              channelId: b.channel,
+              messageTs: b.ts,
+              responseUrl: fake.responseUrl(`sb-click-${String(Date.now())}`),
+            }),
+          );
+          await settle();
+          const opened = fake.views()[views];
+          if (opened) {
+            pendingModal = {
+              callbackId: str(opened.view.callback_id),
+              metadata: str(opened.view.private_metadata),
+            };
+          }
+        }
+      } else if (line.startsWith("reason ") && pendingModal) {
+        const view = fake.views().at(-1)?.view as
+          { blocks?: { block_id?: string; element?: { action_id?: string } }[] } | undefined;
+        const input = view?.blocks?.find((blk) => blk.element?.action_id?.includes("reason"));
+        await postSigned(
+          events,
+          SECRET,
+          viewSubmissionBody({
+            callbackId: pendingModal.callbackId,
+            privateMetadata: pendingModal.metadata,
+            userId: user,
+            values: {
+              [input?.block_id ?? "reason"]: { [input?.element?.action_id ?? "reason"]: line.slice(7) },
+            },
+          }),
+        );
+        pendingModal = undefined;
+        await settle();
+      } else {
+        io.out("type /unstuck <command>, as <USER>, click <n>, or quit");
+      }
+    } catch (err) {
+      io.out(`error: ${toUserError(err).message}`);
+    }
+    show();
+    prompt();
+  }
+  clearInterval(timer);
+  show();
+  rl.close();
+  await runtime.stop();
+  const redis = new Redis(redisUrl);
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+  await redis.quit();
+  destroyAwsClients(clients);
+  await fake.stop();
+  await world.stop();
+  return 0;
+}
