@@ -18,6 +18,7 @@ import { createRuntime } from "../src/runtime.js";
 import { startKubeSim } from "../test/sim/kube/index.js";
 import { until } from "../test/sim/kube/testing.js";
 import { blockActionsBody, postSigned, slashCommandBody, startFakeSlack } from "../test/sim/slack/index.js";
+import { deleteKeysWithPrefix } from "../test/sim/redis.js";
 
 const SECRET = "bench-signing-secret";
 const TOKEN = "xoxb-bench";
@@ -163,12 +164,7 @@ export async function benchApprovals(): Promise<{ name: string; lines: string[];
     };
   } finally {
     await runtime.stop();
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 5000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
+    await deleteKeysWithPrefix(redis, prefix);
     await redis.quit();
     await fake.stop();
     await sim.stop();

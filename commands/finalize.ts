@@ -1,3 +1,5 @@
+import type { ApprovalRequest } from "../src/approvals/types.js";
+import type { FinalizerRemovalInput } from "../src/approvals/workflow.js";
 import { planFinalizerRemoval, resolveResourceType } from "../src/diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName, assertObjectName } from "../src/kube/names.js";
@@ -77,32 +79,45 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
         { action: "finalize" },
       );
     }
-    const kube = ctx.services.kube;
-    const type = resolveResourceType((await kube.discover()).resources, input.kind);
-    const plan = await planFinalizerRemoval(
-      kube,
-      {
-        type,
-        namespace: input.namespace,
-        name: input.name,
-        ...(input.finalizer ? { finalizer: input.finalizer } : {}),
-      },
-      diagnoseOptions(ctx.services),
-    );
-    const request = await approvals.workflow.requestFinalizerRemoval({
-      type: plan.type,
+    const type = resolveResourceType((await ctx.services.kube.discover()).resources, input.kind);
+    const request = await requestRemovalWithPlan(ctx.services, approvals, {
+      type,
       namespace: input.namespace,
       name: input.name,
       ...(input.finalizer ? { finalizer: input.finalizer } : {}),
       reason: input.reason,
-      evidence: plan.evidence,
-      cleanupPlan: plan.cleanupPlan,
       requester: { userId: ctx.actor.userId, teamId: ctx.actor.teamId },
       channelId: ctx.actor.channelId ?? "",
     });
     return { type: "approval-request", request };
   },
 };
+
+/**
+ * Build the plan (evidence, clean-up) and create the request — the one path the slash command and
+ * the diagnosis button's modal share.
+ */
+export async function requestRemovalWithPlan(
+  services: CommandServices,
+  approvals: NonNullable<CommandServices["approvals"]>,
+  input: Omit<FinalizerRemovalInput, "evidence" | "cleanupPlan">,
+): Promise<ApprovalRequest> {
+  const plan = await planFinalizerRemoval(
+    services.kube,
+    {
+      type: input.type,
+      namespace: input.namespace,
+      name: input.name,
+      ...(input.finalizer ? { finalizer: input.finalizer } : {}),
+    },
+    diagnoseOptions(services),
+  );
+  return approvals.workflow.requestFinalizerRemoval({
+    ...input,
+    evidence: plan.evidence,
+    cleanupPlan: plan.cleanupPlan,
+  });
+}
 
 /** Options every diagnosis run by a command shares. */
 export function diagnoseOptions(services: CommandServices): Parameters<typeof planFinalizerRemoval>[2] {

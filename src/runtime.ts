@@ -6,6 +6,7 @@
 import { WebClient } from "@slack/web-api";
 import type { Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { requestRemovalWithPlan } from "../commands/finalize.js";
 import { defaultRegistry } from "../commands/index.js";
 import type { CommandResult, CommandServices } from "../commands/types.js";
 import type { ApprovalNotifier } from "./approvals/notifier.js";
@@ -16,7 +17,7 @@ import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
 import type { Config } from "./config.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
-import { planFinalizerRemoval, resolveResourceType } from "./diagnosis/removal-plan.js";
+import { resolveResourceType } from "./diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError } from "./errors.js";
 import { createQueues, executionEnqueuer, scheduleApprovalSweep, type Queues } from "./jobs/queues.js";
 import { enqueueNamespaceGone } from "./jobs/waits.js";
@@ -198,27 +199,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           `${input.resource} is a ${type.kind}, not a ${input.kind}.`,
         );
       }
-      const plan = await planFinalizerRemoval(
-        base.kube,
+      return requestRemovalWithPlan(
+        services,
+        { workflow, audit },
         {
           type,
           namespace: input.namespace,
           name: input.name,
           ...(input.finalizer ? { finalizer: input.finalizer } : {}),
+          reason: input.reason,
+          requester: input.requester,
+          channelId: input.channelId,
         },
-        { now, blockedAfterSeconds: config.blockedAfterSeconds, ...(base.aws ? { aws: base.aws } : {}) },
       );
-      return workflow.requestFinalizerRemoval({
-        type,
-        namespace: input.namespace,
-        name: input.name,
-        ...(input.finalizer ? { finalizer: input.finalizer } : {}),
-        reason: input.reason,
-        evidence: plan.evidence,
-        cleanupPlan: plan.cleanupPlan,
-        requester: input.requester,
-        channelId: input.channelId,
-      });
     },
   });
 

@@ -23,6 +23,7 @@ import {
   startFakeSlack,
   type FakeSlack,
 } from "../sim/slack/index.js";
+import { deleteKeysWithPrefix } from "../sim/redis.js";
 
 const SECRET = "e2e-signing-secret";
 const TOKEN = "xoxb-e2e-runtime-token";
@@ -102,12 +103,7 @@ describe("seed incident recovery through the runtime", () => {
   afterAll(async () => {
     await runtime.stop();
     const redis = new Redis("redis://127.0.0.1:6379");
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
+    await deleteKeysWithPrefix(redis, prefix);
     await redis.quit();
     await fake.stop();
     destroyAwsClients(clients);

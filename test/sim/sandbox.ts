@@ -32,6 +32,7 @@ import {
   viewSubmissionBody,
 } from "./slack/index.js";
 import { startWorld } from "./world.js";
+import { deleteKeysWithPrefix } from "./redis.js";
 
 const SECRET = "sandbox-signing-secret";
 const TOKEN = "xoxb-sandbox-token";
@@ -315,12 +316,7 @@ export async function runSandbox(io: {
   rl.close();
   await runtime.stop();
   const redis = new Redis(redisUrl);
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== "0");
+  await deleteKeysWithPrefix(redis, prefix);
   await redis.quit();
   destroyAwsClients(clients);
   await fake.stop();
