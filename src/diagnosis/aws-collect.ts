@@ -23,7 +23,7 @@ import {
   type AwsFindings,
   type SecurityGroupDependents,
 } from "./aws.js";
-import { ingressStack, lbcLoadBalancerName, loadBalancerNameFromHostname } from "./lbc-names.js";
+import { LBC_TAGS, ingressStack, lbcLoadBalancerName, loadBalancerNameFromHostname } from "./lbc-names.js";
 
 export interface AwsCollectOptions {
   readonly cluster: string;
@@ -95,9 +95,14 @@ export async function collectAwsForBlocker(
   ]);
   const lbGroups = new Set(lb?.securityGroups ?? []);
   for (const g of extraGroups) {
-    groups.set(g.id, { group: g, role: lbGroups.has(g.id) ? "load-balancer" : "cloudtrail" });
+    if (lbGroups.has(g.id)) groups.set(g.id, { group: g, role: "load-balancer" });
+    // CloudTrail names every failed DeleteSecurityGroup in the account: keep only the groups the
+    // controller tagged as this stack's or this cluster's backend group, never another team's.
+    else if (belongsToStack(g, options.cluster, stack.stack))
+      groups.set(g.id, { group: g, role: "cloudtrail" });
   }
-  const missingGroupIds = extraIds.filter((id) => !groups.has(id) && failedIds.includes(id));
+  // A group CloudTrail names that no longer exists cannot be attributed to this stack: not listed.
+  const missingGroupIds: string[] = [];
 
   const networkInterfaces = new Map<string, readonly NetworkInterfaceSnapshot[]>();
   const referencing = new Map<
@@ -139,6 +144,11 @@ export async function collectAwsForBlocker(
     problems,
   };
   return analyzeAws(collected);
+}
+
+function belongsToStack(g: SecurityGroupSnapshot, cluster: string, stack: string): boolean {
+  if (g.tags[LBC_TAGS.cluster] !== cluster) return false;
+  return g.tags[LBC_TAGS.ingressStack] === stack || g.tags[LBC_TAGS.resource] === "backend-sg";
 }
 
 /** Describe groups by id; one missing id fails the batch call, so fall back to one by one. */

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { DeleteSecurityGroupCommand, DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { runCli } from "../../../src/cli.js";
@@ -55,6 +56,35 @@ describe("ns reaches into AWS", () => {
       b?.evidence.some((e) => e.source === "aws" && e.text.includes(held?.networkInterfaces[0]?.id ?? "?")),
     ).toBe(true);
     expect(d.nextSteps.join("\n")).toContain(held?.networkInterfaces[0]?.id ?? "?");
+  });
+
+  it("never pulls another team's security group into the stack because CloudTrail saw it fail", async () => {
+    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
+    clients = createAwsClients({
+      region: "ap-northeast-2",
+      endpoint: world.aws.url,
+      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+      maxAttempts: 1,
+    });
+    // Someone tries to delete the payments ALB's group: it fails (its ALB still uses it), and CloudTrail records it.
+    const payments = await clients.ec2.send(
+      new DescribeSecurityGroupsCommand({ Filters: [{ Name: "group-name", Values: ["payments-alb"] }] }),
+    );
+    const paymentsId = payments.SecurityGroups?.[0]?.GroupId;
+    expect(paymentsId).toBeDefined();
+    await expect(
+      clients.ec2.send(new DeleteSecurityGroupCommand({ GroupId: paymentsId })),
+    ).rejects.toMatchObject({
+      name: "DependencyViolation",
+    });
+    const d = await diagnoseNamespace(createKubeAdapter(world.kube.kubeconfig()), "myapp", {
+      now: () => new Date(),
+      aws: { port: createAwsAdapter(clients) },
+    });
+    const aws = d.blockers.find((x) => x.name === "myapp-worker-ingress")?.aws;
+    expect(aws?.blockedGroups.length).toBeGreaterThan(0);
+    expect(aws?.blockedGroups.map((g) => g.groupId)).not.toContain(paymentsId);
+    expect(aws?.resources.map((r) => r.id)).not.toContain(paymentsId);
   });
 
   it("names the rule in the node security group that references it (variant B)", async () => {
