@@ -17,7 +17,8 @@ export const finalizeSyntax: CommandSyntax = {
       short: "n",
       kind: "string",
       valueName: "namespace",
-      description: "Namespace of the object (required)",
+      description: "Namespace of the object",
+      required: true,
     },
     {
       name: "finalizer",
@@ -25,12 +26,21 @@ export const finalizeSyntax: CommandSyntax = {
       valueName: "finalizer",
       description: "Remove only this finalizer (default: all)",
     },
-    { name: "reason", kind: "string", valueName: "text", description: "Why recovery comes first (required)" },
+    {
+      name: "reason",
+      kind: "string",
+      valueName: "text",
+      description: "Why recovery comes first (a sentence)",
+      required: true,
+    },
   ],
   examples: [
     'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by an ENI; recovery first"',
   ],
 };
+
+/** The same minimum the modal asks for: a reason is a sentence, not a word. */
+export const MIN_REASON_LENGTH = 10;
 
 export interface FinalizeInput {
   readonly kind: string;
@@ -55,7 +65,7 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
     if (typeof namespace !== "string")
       throw new UnstuckError(ErrorCode.BadInput, "Say which namespace: -n <namespace>.");
     const reason = args.flags.reason;
-    if (typeof reason !== "string" || reason.trim().length < 5) {
+    if (typeof reason !== "string" || reason.trim().length < MIN_REASON_LENGTH) {
       throw new UnstuckError(
         ErrorCode.BadInput,
         'Say why recovery comes first: --reason "<cause confirmed, clean-up plan>".',
@@ -71,7 +81,6 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
     };
   },
   async run(input, ctx) {
-    const approvals = requireApprovals(ctx.services, "finalize");
     if (ctx.actor.surface !== "slack") {
       throw new UnstuckError(
         ErrorCode.Forbidden,
@@ -79,6 +88,7 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
         { action: "finalize" },
       );
     }
+    const approvals = requireApprovals(ctx.services, "finalize");
     const type = resolveResourceType((await ctx.services.kube.discover()).resources, input.kind);
     const request = await requestRemovalWithPlan(ctx.services, approvals, {
       type,

@@ -20,6 +20,8 @@ export interface FlagDef {
   readonly valueName?: string;
   /** May be given more than once (values collected in order). */
   readonly repeatable?: boolean;
+  /** Must be given; help shows it without brackets. */
+  readonly required?: boolean;
 }
 
 export interface ParsedArgs {
@@ -139,6 +141,11 @@ export function parseArgs(syntax: CommandSyntax, words: readonly string[]): Pars
     }
     positionals.push(word);
   }
+  for (const f of syntax.flags) {
+    if (f.required && flags[f.name] === undefined) {
+      throw new UnstuckError(ErrorCode.BadInput, `Missing ${flagLabel(f)} (${f.description}). ${usage}`);
+    }
+  }
   const required = syntax.positionals.filter((p) => !p.optional).length;
   if (positionals.length < required) {
     const missing = syntax.positionals[positionals.length];
@@ -156,9 +163,11 @@ export function parseArgs(syntax: CommandSyntax, words: readonly string[]): Pars
 export function usageLine(syntax: CommandSyntax): string {
   const parts = [...syntax.path];
   for (const p of syntax.positionals) parts.push(p.optional ? `[<${p.name}>]` : `<${p.name}>`);
-  for (const f of syntax.flags) {
-    const name = f.short ? `-${f.short}|--${f.name}` : `--${f.name}`;
-    parts.push(f.kind === "boolean" ? `[${name}]` : `[${name} <${f.valueName ?? f.kind}>]`);
-  }
+  for (const f of syntax.flags) parts.push(f.required ? flagLabel(f) : `[${flagLabel(f)}]`);
   return parts.join(" ");
+}
+
+function flagLabel(f: FlagDef): string {
+  const name = f.short ? `-${f.short}|--${f.name}` : `--${f.name}`;
+  return f.kind === "boolean" ? name : `${name} <${f.valueName ?? f.kind}>`;
 }

@@ -1,4 +1,5 @@
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
+import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { diagnoseOptions } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
@@ -23,6 +24,13 @@ export const watchCommand: CommandModule<{ namespace: string }> = {
       input.namespace,
       diagnoseOptions(ctx.services),
     );
+    if (diagnosis.verdict === "active") {
+      throw new UnstuckError(
+        ErrorCode.InvalidState,
+        `Namespace ${input.namespace} is ${diagnosis.phase}: it is not being deleted, so there is nothing to watch.`,
+        { namespace: input.namespace },
+      );
+    }
     return { type: "watch", namespace: input.namespace, diagnosis };
   },
 };

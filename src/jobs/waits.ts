@@ -46,8 +46,18 @@ export interface WaitDeps {
   readonly log?: Logger;
 }
 
-export function namespaceGoneJobId(cluster: string, namespace: string): string {
-  return jobId(JobName.NamespaceGone, cluster, namespace);
+/**
+ * One wait per namespace and Slack thread: a repeated request for the same thread joins the running
+ * wait, while a wait started in another thread (a request's thread after an earlier `watch ns`)
+ * gets its own status message instead of silently joining one posted elsewhere.
+ */
+export function namespaceGoneJobId(
+  cluster: string,
+  namespace: string,
+  channel: string,
+  threadTs: string,
+): string {
+  return jobId(JobName.NamespaceGone, cluster, namespace, channel, threadTs);
 }
 
 export interface NamespaceGoneRequest {
@@ -63,14 +73,14 @@ export interface NamespaceGoneRequest {
 
 /**
  * Start a "namespace gone" wait; the first check runs at once. A second request for the same
- * cluster and namespace while one is running joins it (same job id) instead of adding another.
+ * cluster, namespace and thread while one is running joins it (same job id) instead of adding another.
  */
 export async function enqueueNamespaceGone(
   waits: Queue,
   request: NamespaceGoneRequest,
   now: Date,
 ): Promise<string> {
-  const id = namespaceGoneJobId(request.cluster, request.namespace);
+  const id = namespaceGoneJobId(request.cluster, request.namespace, request.channel, request.threadTs);
   const data: NamespaceGoneData = {
     cluster: request.cluster,
     namespace: request.namespace,

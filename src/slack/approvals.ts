@@ -27,6 +27,7 @@ import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, esc } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
+import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
 
 type WebClient = webApi.WebClient;
 
@@ -203,7 +204,8 @@ export interface RemovalTarget {
 const RESOURCE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+([a-z]+[0-9]+)?$/;
 const KIND = /^[A-Z][A-Za-z0-9]*$/;
-const FINALIZER = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/;
+/** A qualified name as Kubernetes validates finalizers: optional DNS prefix, e.g. `foregroundDeletion`, `ingress.k8s.aws/resources`. */
+const FINALIZER = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
 
 function badTarget(what: string): UnstuckError {
@@ -296,7 +298,7 @@ export function finalizeModal(target: RemovalTarget, channelId: string): View {
         type: "plain_text_input",
         action_id: FinalizeModalField.Reason,
         multiline: true,
-        min_length: 10,
+        min_length: MIN_REASON_LENGTH,
         max_length: 2000,
       },
     },

@@ -58,14 +58,14 @@ function rig(blockers: (ns: string) => readonly string[] = () => []) {
     await deleteKeys(redis, prefix);
     await redis.quit();
   });
-  const start = (namespace: string, timeoutMs: number, intervalMs: number) =>
+  const start = (namespace: string, timeoutMs: number, intervalMs: number, threadTs = "1699999999.000100") =>
     enqueueNamespaceGone(
       queues.waits,
       {
         cluster: "prod-eks",
         namespace,
         channel: "COPS",
-        threadTs: "1699999999.000100",
+        threadTs,
         timeoutMs,
         intervalMs,
       },
@@ -84,7 +84,7 @@ describe("namespace-gone wait", () => {
     const r = rig((ns) => [`Ingress ${ns}/myapp-worker-ingress (ingress.k8s.aws/resources)`]);
     r.kube.putNamespace("myapp");
     const id = await r.start("myapp", 30_000, 50);
-    expect(id).toBe(namespaceGoneJobId("prod-eks", "myapp"));
+    expect(id).toBe(namespaceGoneJobId("prod-eks", "myapp", "COPS", "1699999999.000100"));
 
     const msg = await eventually(() => {
       const m = r.reporter.about("myapp");
@@ -137,6 +137,23 @@ describe("namespace-gone wait", () => {
     r.kube.deleteNamespace("myapp");
     await eventually(() => finalText(r.reporter.about("myapp")));
     expect(r.reporter.messages.size).toBe(1);
+  });
+
+  it("gives a wait started in another thread its own status message and result", async () => {
+    const r = rig();
+    r.kube.putNamespace("myapp");
+    const a = await r.start("myapp", 30_000, 50, "1700000000.000001");
+    const b = await r.start("myapp", 30_000, 50, "1700000000.000002");
+    expect(a).not.toBe(b);
+    r.kube.deleteNamespace("myapp");
+    await eventually(() => (r.reporter.messages.size === 2 ? true : undefined));
+    for (const m of r.reporter.messages.values()) {
+      await eventually(() => (m.texts.at(-1)?.includes("is gone") ? true : undefined));
+    }
+    expect([...r.reporter.messages.values()].map((m) => m.threadTs).sort()).toEqual([
+      "1700000000.000001",
+      "1700000000.000002",
+    ]);
   });
 
   it("holds no worker slot while delayed: 20 waits all progress on one slot", async () => {

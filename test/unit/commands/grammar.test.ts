@@ -70,4 +70,31 @@ describe("registry", () => {
     // every example in the help parses
     for (const e of help.entries) for (const ex of e.examples) expect(() => registry.parse(ex)).not.toThrow();
   });
+
+  it("refuses to watch a namespace that is not being deleted, and to finalize from a terminal", async () => {
+    const kube = {
+      getNamespace: (name: string) =>
+        Promise.resolve({
+          name,
+          phase: "Active",
+          specFinalizers: ["kubernetes"],
+          finalizers: [],
+          conditions: [],
+          labels: {},
+          annotations: {},
+        }),
+    };
+    const ctx = {
+      actor: { userId: "cli:me", teamId: "local", surface: "cli" as const },
+      services: { kube: kube as never, now: () => new Date(), log: { error: () => undefined } as never },
+    };
+    const watched = await registry.dispatch("watch ns default", ctx);
+    expect(watched.type === "error" && watched.error.code).toBe(ErrorCode.InvalidState);
+    expect(watched.type === "error" && watched.error.message).toMatch(/not being deleted/);
+    const finalized = await registry.dispatch(
+      'finalize ingress/x -n myapp --reason "cause confirmed here"',
+      ctx,
+    );
+    expect(finalized.type === "error" && finalized.error.message).toMatch(/in Slack/);
+  });
 });
