@@ -108,7 +108,11 @@ export async function runCli(
     }
     return emit(result);
   } catch (err) {
-    const error = toUserError(err);
+    // The terminal user is the operator: an unexpected error is shown, not only logged.
+    const error =
+      err instanceof Error && toUserError(err).code === ErrorCode.Internal
+        ? { ...toUserError(err), message: `Internal error: ${err.message}` }
+        : toUserError(err);
     return emit(
       error.code === ErrorCode.UnknownCommand
         ? { type: "error", error, help: registry.help("unstuck") }

@@ -61,9 +61,28 @@ type Json = Record<string, unknown>;
  */
 export function loadKubeConfig(source?: { path?: string; text?: string }): KubeConfig {
   const kc = new KubeConfig();
-  if (source?.text !== undefined) kc.loadFromString(source.text);
-  else if (source?.path !== undefined) kc.loadFromFile(source.path);
-  else kc.loadFromDefault();
+  const from =
+    source?.path ?? (source?.text !== undefined ? "the given kubeconfig" : "KUBECONFIG / ~/.kube/config");
+  try {
+    if (source?.text !== undefined) kc.loadFromString(source.text);
+    else if (source?.path !== undefined) kc.loadFromFile(source.path);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Cannot read the Kubernetes configuration from ${from}: ${err instanceof Error ? err.message : String(err)}`,
+      { variable: "KUBECONFIG" },
+    );
+  }
+  const cluster = kc.getCurrentCluster();
+  // With nothing to load, client-node falls back to a placeholder cluster on localhost.
+  if (!cluster || (cluster.name === "cluster" && /^https?:\/\/localhost(:8080)?\/?$/.test(cluster.server))) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      "No Kubernetes configuration found: set KUBECONFIG (or --kubeconfig), or run the bot in a cluster with a service account.",
+      { variable: "KUBECONFIG" },
+    );
+  }
   return kc;
 }
 
