@@ -31,6 +31,8 @@ export interface WorkerSetup {
   readonly lockDuration?: number;
   /** How often this worker looks for stalled jobs (default 30 s). */
   readonly stalledInterval?: number;
+  /** How often a job may stall before BullMQ fails it without running it (BullMQ default 1). */
+  readonly maxStalledCount?: number;
   /** Do not start processing until `worker.run()` (tests attach listeners first). */
   readonly autorun?: boolean;
 }
@@ -43,6 +45,7 @@ function workerOptions(setup: WorkerSetup) {
     autorun: setup.autorun ?? true,
     ...(setup.lockDuration !== undefined ? { lockDuration: setup.lockDuration } : {}),
     ...(setup.stalledInterval !== undefined ? { stalledInterval: setup.stalledInterval } : {}),
+    ...(setup.maxStalledCount !== undefined ? { maxStalledCount: setup.maxStalledCount } : {}),
   };
 }
 
@@ -62,7 +65,7 @@ export function createActionsWorker(
   deps: RemoveFinalizerDeps,
   extras: ActionsWorkerExtras = {},
 ): Worker<ExecutionJobData, ExecutionOutcome | null> {
-  return new Worker<ExecutionJobData, ExecutionOutcome | null>(
+  const worker = new Worker<ExecutionJobData, ExecutionOutcome | null>(
     QueueName.Actions,
     async (job: Job<ExecutionJobData, ExecutionOutcome | null>) => {
       if (job.name === JobName.Sweep) {
@@ -83,6 +86,26 @@ export function createActionsWorker(
     },
     workerOptions(setup),
   );
+  // A job that stalled more often than `maxStalledCount` is failed by BullMQ without running the
+  // processor, which would leave its request EXECUTING for ever. Resolve it once more here: the
+  // executor takes over, re-reads the object and ends in a definite state (DONE if the patch had
+  // been applied, the one patch otherwise, or FAILED), never applying the patch twice.
+  worker.on("failed", (job) => {
+    if (job?.name !== JobName.RemoveFinalizer) return;
+    const requestId = job.data.requestId;
+    void (async () => {
+      const request = await deps.store.get(requestId);
+      if (request?.state !== "EXECUTING") return;
+      deps.log?.warn(
+        { requestId, reason: job.failedReason },
+        "execution job failed while EXECUTING; resolving it",
+      );
+      await executeRemoveFinalizer(deps, requestId, { token: randomUUID(), finalAttempt: true });
+    })().catch((err: unknown) => {
+      deps.log?.error({ err, requestId }, "could not resolve an abandoned execution");
+    });
+  });
+  return worker;
 }
 
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */

@@ -39,7 +39,7 @@ function lineFrom(child: ChildProcess, prefix: string): Promise<string> {
   });
 }
 
-async function scenario(pauseAt: "afterClaim" | "afterPatch") {
+async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: number) {
   const prefix = uniquePrefix("killed");
   const bullPrefix = `${prefix}:bull`;
   const bull = connect();
@@ -109,7 +109,13 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch") {
   // A fresh worker: BullMQ's stalled-job check finds the dead worker's job once its lock expires.
   workers.push(
     createActionsWorker(
-      { connection: bull, prefix: bullPrefix, lockDuration: LOCK_MS, stalledInterval: STALLED_MS },
+      {
+        connection: bull,
+        prefix: bullPrefix,
+        lockDuration: LOCK_MS,
+        stalledInterval: STALLED_MS,
+        ...(maxStalledCount !== undefined ? { maxStalledCount } : {}),
+      },
       { store: h.store, kube, audit: h.audit, now: () => new Date() },
     ),
   );
@@ -146,5 +152,12 @@ describe("a worker killed mid-execution (kube simulator, real adapter)", () => {
     expect(final.executionAttempts).toBe(2);
     expect(final.result?.message).toContain("Completed by the interrupted attempt");
     expect(patches()).toHaveLength(1);
+  });
+
+  it("stalled beyond BullMQ's limit (failed without running): the request still ends definite, one patch", async () => {
+    const { final, patches } = await scenario("afterClaim", 0);
+    expect(final.state).toBe("DONE");
+    expect(patches()).toHaveLength(1);
+    expect(patches()[0]?.status).toBe(200);
   });
 });
