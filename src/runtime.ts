@@ -176,6 +176,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     if (result.type === "watch" && result.diagnosis.verdict !== "not-found")
       await startWait(result.namespace, posted);
   };
+  // A request approvers could never see (the post failed) is cancelled, not left pending.
+  const afterPostFailed = async (result: CommandResult): Promise<void> => {
+    if (result.type === "approval-request")
+      await workflow.cancel(result.request.id, result.request.requester);
+  };
   const slack = createSlackApp({
     config,
     registry: defaultRegistry(config.command),
@@ -183,6 +188,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     log,
     now,
     afterPost,
+    afterPostFailed,
   });
   registerApprovalActions(slack, {
     workflow,

@@ -24,7 +24,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
-import { commandListener, type AfterPost } from "./command.js";
+import { commandListener, type AfterPost, type AfterPostFailed } from "./command.js";
 import { ackFirst, channelAllowList, requestScope, type ScopedArgs } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
@@ -46,6 +46,11 @@ export interface SlackAppDeps {
    * and swallowed (the answer is already in the channel).
    */
   readonly afterPost?: AfterPost;
+  /**
+   * Runs when a result that needs the channel could not be posted there. The runtime cancels an
+   * approval request nobody but its requester could see (approvers could never vote on it).
+   */
+  readonly afterPostFailed?: AfterPostFailed;
 }
 
 export interface SlackApp extends HasActionRouter {
@@ -161,6 +166,7 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
       command: config.command,
       now,
       ...(deps.afterPost !== undefined ? { afterPost: deps.afterPost } : {}),
+      ...(deps.afterPostFailed !== undefined ? { afterPostFailed: deps.afterPostFailed } : {}),
     }),
   );
 

@@ -18,6 +18,7 @@ export interface CommandListenerDeps {
   /** Clock for timing; injected like everywhere else. */
   readonly now: () => Date;
   readonly afterPost?: AfterPost;
+  readonly afterPostFailed?: AfterPostFailed;
 }
 
 /** Where a posted result landed: the channel and the message `ts` (for `chat.update` and threads). */
@@ -28,6 +29,9 @@ export interface PostedMessage {
 
 /** Called once a result is in the channel (see `SlackAppDeps.afterPost`). */
 export type AfterPost = (result: CommandResult, posted: PostedMessage) => Promise<void>;
+
+/** Called when a result that belongs in the channel could not be posted there. */
+export type AfterPostFailed = (result: CommandResult) => Promise<void>;
 
 /** Results that only the requester should see. */
 export function isPrivateResult(result: CommandResult): boolean {
@@ -72,6 +76,24 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
         { slackError: code ?? "unknown" },
         "chat.postMessage failed; answering via response_url",
       );
+      if (result.type === "approval-request") {
+        // Approvers can only vote on a message they can see: a request only its requester sees is
+        // cancelled rather than left pending (the modal path does the same).
+        try {
+          await deps.afterPostFailed?.(result);
+        } catch (failure) {
+          scope.log.warn({ err: failure }, "could not cancel the unposted request");
+        }
+        const text = `Your request could not be posted in the channel, so no approver could see it; it was cancelled and nothing was changed.`;
+        await respondEphemeral(
+          respond,
+          withHint(
+            { text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] },
+            postFailureHint(code),
+          ),
+        );
+        return;
+      }
       await respondEphemeral(respond, withHint(message, postFailureHint(code)));
       return;
     }
