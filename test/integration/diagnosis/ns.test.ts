@@ -77,6 +77,29 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
     expect(d.blockers.every((b) => b.namespace === "myapp")).toBe(true);
   });
 
+  it("reports a namespace whose content is gone but whose own finalizer remains, with upstream's condition wording", async () => {
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "custom-fin" },
+      spec: { finalizers: ["kubernetes", "example.com/ns-keep"] },
+    });
+    sim.store.delete("v1", "Namespace", undefined, "custom-fin");
+    await sim.reconcileNow();
+    const d = await diagnoseNamespace(kube, "custom-fin", { now: () => new Date(), blockedAfterSeconds: 0 });
+    expect(d.remaining).toEqual([]);
+    expect(d.namespaceFinalizers).toContain("example.com/ns-keep");
+    expect(d.verdict).toBe("blocked");
+    expect(d.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "NamespaceFinalizersRemaining",
+        status: "False",
+        reason: "ContentHasNoFinalizers",
+        message: "All content-preserving finalizers finished",
+      }),
+    );
+  });
+
   it("reports not-found and active verdicts", async () => {
     expect((await diagnoseNamespace(kube, "does-not-exist", { now: () => new Date() })).verdict).toBe(
       "not-found",

@@ -32,7 +32,7 @@ const OK_MESSAGES: Record<string, string> = {
   NamespaceDeletionGroupVersionParsingFailure: "All legacy kube types successfully parsed",
   NamespaceDeletionContentFailure: "All content successfully deleted, may be waiting on finalization",
   NamespaceContentRemaining: "All content successfully removed",
-  NamespaceFinalizersRemaining: "All content successfully removed",
+  NamespaceFinalizersRemaining: "All content-preserving finalizers finished",
 };
 
 const OK_REASONS: Record<string, string> = {
@@ -40,7 +40,7 @@ const OK_REASONS: Record<string, string> = {
   NamespaceDeletionGroupVersionParsingFailure: "ParsedGroupVersions",
   NamespaceDeletionContentFailure: "ContentDeleted",
   NamespaceContentRemaining: "ContentRemoved",
-  NamespaceFinalizersRemaining: "ContentRemoved",
+  NamespaceFinalizersRemaining: "ContentHasNoFinalizers",
 };
 
 /** What a real client-go says for a group-version whose aggregated discovery is unavailable (1.30+). */
@@ -125,7 +125,7 @@ export class NamespaceController {
       }
       if (!left.some((o) => (o.metadata?.finalizers ?? []).length > 0)) {
         errors.push(
-          `unexpected items still remain in namespace: ${name} for gvr: ${apiVersionOf(d)}, Resource=${d.resource}`,
+          `unexpected items still remain in namespace: ${name} for gvr: ${d.group}/${d.version}, Resource=${d.resource}`,
         );
       }
     }
