@@ -25,6 +25,7 @@ import { createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
 import { createServices } from "./services.js";
 import { createSlackApp, type SlackApp } from "./slack/app.js";
+import { boltLogger } from "./slack/bolt-logger.js";
 import {
   createSlackApprovalNotifier,
   createSlackAuditMirror,
@@ -84,6 +85,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
 
   const client = new WebClient(slackConfig.botToken, {
+    // Through pino, with the token and secrets scrubbed, like Bolt's own client.
+    logger: boltLogger(log.child({ component: "web-api" }), [
+      slackConfig.botToken,
+      slackConfig.signingSecret,
+      slackConfig.appToken ?? "",
+    ]),
     ...(slackConfig.apiUrl !== undefined ? { slackApiUrl: slackConfig.apiUrl } : {}),
   });
   const prefix = config.redisPrefix;

@@ -34,6 +34,10 @@ export interface DiagnoseOptions {
   readonly aws?: { readonly port: AwsPort; readonly cluster?: string };
 }
 
+/** Bounds on per-blocker reads, so a namespace with thousands of blockers still answers in time. */
+const MAX_AWS_BLOCKERS = 5;
+const MAX_EVENT_BLOCKERS = 25;
+
 /** Groups whose objects are the same as another group's (listing both would double-count). */
 const DUPLICATE_GROUPS = new Set(["events.k8s.io"]);
 
@@ -117,9 +121,15 @@ async function gatherAws(
   warnings: string[],
 ): Promise<Map<string, AwsFindings>> {
   const out = new Map<string, AwsFindings>();
-  const targets = blockers
-    .filter((b) => b.finalizers.some((f) => lookupFinalizer(f)?.awsLoadBalancer === true))
-    .slice(0, 5);
+  const eligible = blockers.filter((b) =>
+    b.finalizers.some((f) => lookupFinalizer(f)?.awsLoadBalancer === true),
+  );
+  const targets = eligible.slice(0, MAX_AWS_BLOCKERS);
+  if (eligible.length > targets.length) {
+    warnings.push(
+      `AWS was checked for the first ${targets.length} of ${eligible.length} load-balancer blockers; diagnose them one namespace at a time for the rest.`,
+    );
+  }
   await Promise.all(
     targets.map(async (b) => {
       const owners = b.finalizers.flatMap((f) => {
@@ -171,7 +181,10 @@ async function gatherEvidence(
   }
 
   const logJobs = [...controllers.values()].slice(0, 8);
-  const eventTargets = blockers.slice(0, 25);
+  const eventTargets = blockers.slice(0, MAX_EVENT_BLOCKERS);
+  if (blockers.length > eventTargets.length) {
+    warnings.push(`Events were read for the first ${eventTargets.length} of ${blockers.length} blockers.`);
+  }
   await Promise.all([
     mapLimit(logJobs, 4, async ({ deployment, blockers: owned }) => {
       try {

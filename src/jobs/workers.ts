@@ -92,6 +92,9 @@ export function createActionsWorker(
   // been applied, the one patch otherwise, or FAILED), never applying the patch twice.
   worker.on("failed", (job) => {
     if (job?.name !== JobName.RemoveFinalizer) return;
+    // 'failed' also fires for an attempt that will be retried: act only when no retry follows.
+    const finalAttempt = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(job.failedReason);
+    if (!finalAttempt) return;
     const requestId = job.data.requestId;
     void (async () => {
       const request = await deps.store.get(requestId);

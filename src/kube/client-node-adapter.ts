@@ -300,7 +300,11 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         const obj = await call(ctx, () => raw.jsonPatch(resourcePath(type, namespace, name), ops));
         return toObjectSnapshot(obj, type);
       } catch (err) {
-        if (err instanceof UnstuckError && (err.details.status === 422 || err.details.status === 409)) {
+        // 409, or a 422 from a failed `test` operation, means the object moved on since approval.
+        // Any other refusal (an admission webhook, validation) is reported as what it is.
+        const failedTest =
+          err instanceof UnstuckError && err.details.status === 422 && /\btest\b/i.test(err.message);
+        if (err instanceof UnstuckError && (err.details.status === 409 || failedTest)) {
           throw new UnstuckError(
             ErrorCode.Stale,
             `${type.kind} ${namespace}/${name} changed after approval; the API server refused the patch: ${err.message}`,
@@ -326,7 +330,18 @@ function bodyMessage(body: unknown): string | undefined {
       return body.length > 0 ? body.slice(0, 500) : undefined;
     }
   }
-  if (body && typeof body === "object" && "message" in body) return String((body as Json).message);
+  if (body && typeof body === "object" && "message" in body) {
+    const status = body as Json;
+    const message = typeof status.message === "string" ? status.message : JSON.stringify(status.message);
+    // A generic 422 ("the server rejected our request…") carries the real reason in its causes,
+    // e.g. a JSON-patch `test` that failed.
+    const causes = (
+      Array.isArray(obj(status.details).causes) ? (obj(status.details).causes as unknown[]) : []
+    )
+      .map((c) => obj(c).message)
+      .filter((m): m is string => typeof m === "string" && m !== message);
+    return causes.length > 0 ? `${message}: ${causes.join("; ")}` : message;
+  }
   return undefined;
 }
 
