@@ -89,6 +89,9 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
       );
     }
     const approvals = requireApprovals(ctx.services, "finalize");
+    const requester = { userId: ctx.actor.userId, teamId: ctx.actor.teamId };
+    // Refuse by policy (channel, approvers) before any cluster or AWS read.
+    await approvals.workflow.precheck(requester, ctx.actor.channelId ?? "");
     const type = resolveResourceType((await ctx.services.kube.discover()).resources, input.kind);
     const request = await requestRemovalWithPlan(ctx.services, approvals, {
       type,
@@ -96,7 +99,7 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
       name: input.name,
       ...(input.finalizer ? { finalizer: input.finalizer } : {}),
       reason: input.reason,
-      requester: { userId: ctx.actor.userId, teamId: ctx.actor.teamId },
+      requester,
       channelId: ctx.actor.channelId ?? "",
     });
     return { type: "approval-request", request };
@@ -112,6 +115,7 @@ export async function requestRemovalWithPlan(
   approvals: NonNullable<CommandServices["approvals"]>,
   input: Omit<FinalizerRemovalInput, "evidence" | "cleanupPlan">,
 ): Promise<ApprovalRequest> {
+  await approvals.workflow.precheck(input.requester, input.channelId);
   const plan = await planFinalizerRemoval(
     services.kube,
     {

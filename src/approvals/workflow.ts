@@ -67,6 +67,16 @@ export class ApprovalWorkflow {
   public constructor(private readonly deps: ApprovalWorkflowDeps) {}
 
   /**
+   * The policy checks a request must pass, without touching the cluster: call it before gathering
+   * evidence, so a request that will be refused costs no diagnosis. `requestFinalizerRemoval`
+   * checks again (the policy may change in between).
+   */
+  public async precheck(requester: Identity, channelId: string): Promise<void> {
+    this.deps.policy.assertMayRequest(channelId);
+    await this.deps.policy.assertApprovable(requester, this.deps.approvalsRequired);
+  }
+
+  /**
    * Create a request to remove finalizers from one object. The object must exist and carry the
    * finalizer; its resourceVersion and finalizer list are frozen into the request.
    */

@@ -97,4 +97,33 @@ describe("registry", () => {
     );
     expect(finalized.type === "error" && finalized.error.message).toMatch(/in Slack/);
   });
+
+  it("refuses a finalize request by policy before reading the cluster", async () => {
+    const calls: string[] = [];
+    const kube = new Proxy(
+      {},
+      { get: (_t, name) => () => (calls.push(String(name)), Promise.reject(new Error("no"))) },
+    );
+    const ctx = {
+      actor: { userId: "U1", teamId: "T1", channelId: "C0OTHER", surface: "slack" as const },
+      services: {
+        kube: kube as never,
+        now: () => new Date(),
+        log: { error: () => undefined } as never,
+        approvals: {
+          audit: {} as never,
+          workflow: {
+            precheck: () =>
+              Promise.reject(new UnstuckError(ErrorCode.ChannelNotAllowed, "not in this channel")),
+          } as never,
+        },
+      },
+    };
+    const result = await registry.dispatch(
+      'finalize ingress/x -n myapp --reason "cause confirmed here"',
+      ctx,
+    );
+    expect(result.type === "error" && result.error.code).toBe(ErrorCode.ChannelNotAllowed);
+    expect(calls).toEqual([]);
+  });
 });
