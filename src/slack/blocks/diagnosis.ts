@@ -105,7 +105,11 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       },
     });
   }
-  const shown = d.blockers.slice(0, 20);
+  // Slack allows 50 blocks: keep room for the tail (more-blockers note, next steps, warnings), so
+  // a namespace with many blockers never loses its next steps to truncation.
+  const perBlocker = d.verdict === "blocked" ? 2 : 1;
+  const room = Math.max(1, Math.floor((50 - blocks.length - 1 - 3) / perBlocker));
+  const shown = d.blockers.slice(0, Math.min(20, room));
   if (shown.length > 0) blocks.push({ type: "divider" });
   for (const b of shown) {
     blocks.push(blockerSection(b));
