@@ -37,9 +37,13 @@ const RUNS = 3;
  *   CloudTrail  1 LookupEvents(EventName=DeleteSecurityGroup, window) per 50 events: the seed's
  *           window holds 50 DeleteSecurityGroup events (49 failures, 1 success) → 1 page. The
  *           5,000 unrelated events cost nothing because the lookup attribute filters server-side.
- * Total: 1 + 2 + 3 + 1 = 7. Anything above that is a listing the question did not need.
+ *   Tagging 1 GetResources(TagFilters=cluster AND stack, types loadbalancer + targetgroup): the
+ *           stack's load balancers and target groups, including ones left behind after the ALB is
+ *           gone, at 100 a page — the seed's stack has fewer than 100, so 1 page, instead of
+ *           listing 6,000 target groups (15 pages of 400) plus DescribeTags for each.
+ * Total: 1 + 2 + 3 + 1 + 1 = 8. Anything above that is a listing the question did not need.
  */
-const MINIMUM_CALLS = 7;
+const MINIMUM_CALLS = 8;
 
 function pad(n: number, width: number): string {
   return String(n).padStart(width, "0");

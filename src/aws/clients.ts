@@ -7,6 +7,7 @@ import { CloudFrontClient } from "@aws-sdk/client-cloudfront";
 import { CloudTrailClient } from "@aws-sdk/client-cloudtrail";
 import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
+import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import { Route53Client } from "@aws-sdk/client-route-53";
 
 /** Static credentials; omit to use the SDK's default chain (IRSA / Pod Identity in the cluster). */
@@ -38,6 +39,8 @@ export interface AwsClients {
   readonly route53: Route53Client;
   readonly cloudfront: CloudFrontClient;
   readonly cloudtrail: CloudTrailClient;
+  /** Resource Groups Tagging API (regional): the stack's ELB resources by tag in one paged call. */
+  readonly tagging: ResourceGroupsTaggingAPIClient;
 }
 
 /** Route 53 and CloudFront are global services signed for us-east-1 whatever the cluster region. */
@@ -63,6 +66,7 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
     route53: new Route53Client(global),
     cloudfront: new CloudFrontClient(global),
     cloudtrail: new CloudTrailClient(regional),
+    tagging: new ResourceGroupsTaggingAPIClient(regional),
   };
 }
 
@@ -73,4 +77,5 @@ export function destroyAwsClients(clients: AwsClients): void {
   clients.route53.destroy();
   clients.cloudfront.destroy();
   clients.cloudtrail.destroy();
+  clients.tagging.destroy();
 }

@@ -5,6 +5,7 @@ import type {
   NetworkInterfaceSnapshot,
   SecurityGroupRuleSnapshot,
   SecurityGroupSnapshot,
+  Tags,
   TargetGroupSnapshot,
 } from "./types.js";
 
@@ -37,4 +38,14 @@ export interface AwsPort {
     end: Date;
     max: number;
   }): Promise<CloudTrailEventSnapshot[]>;
+  /**
+   * Resources carrying every tag given (Resource Groups Tagging API `GetResources`, all pages), of
+   * these resource types (`service[:resourceType]`, e.g. `elasticloadbalancing:targetgroup`; empty
+   * means any type). Finds what remains of a stack even after its load balancer is gone, without
+   * listing the account. IAM action `tag:GetResources`.
+   */
+  resourcesByTags(
+    tags: Readonly<Record<string, string>>,
+    types: readonly string[],
+  ): Promise<{ arn: string; tags: Tags }[]>;
 }

@@ -18,6 +18,10 @@ import {
   DescribeTargetGroupsCommand,
   type ElasticLoadBalancingV2Client,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
+import {
+  GetResourcesCommand,
+  type ResourceGroupsTaggingAPIClient,
+} from "@aws-sdk/client-resource-groups-tagging-api";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { AwsPort } from "./port.js";
 import type {
@@ -28,10 +32,13 @@ import type {
   Tags,
 } from "./types.js";
 
+/** The SDK clients {@link createAwsAdapter} reads through (a subset of `AwsClients`). */
 export interface AwsDiagnosisClients {
   readonly elbv2: ElasticLoadBalancingV2Client;
   readonly ec2: EC2Client;
   readonly cloudtrail: CloudTrailClient;
+  /** Resource Groups Tagging API, for `resourcesByTags`. */
+  readonly tagging: ResourceGroupsTaggingAPIClient;
 }
 
 const ACCESS_DENIED = new Set([
@@ -122,7 +129,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
-  const { elbv2, ec2, cloudtrail } = clients;
+  const { elbv2, ec2, cloudtrail, tagging } = clients;
 
   async function elbTags(arns: readonly string[]): Promise<Map<string, Tags>> {
     const out = new Map<string, Tags>();
@@ -365,6 +372,32 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         }
         token = res.NextToken;
       } while (token && out.length < query.max);
+      return out;
+    },
+
+    async resourcesByTags(tags, types) {
+      const out: { arn: string; tags: Tags }[] = [];
+      const seen = new Set<string>();
+      let token: string | undefined;
+      do {
+        const res = await aws("tag:GetResources", () =>
+          tagging.send(
+            new GetResourcesCommand({
+              TagFilters: Object.entries(tags).map(([Key, Value]) => ({ Key, Values: [Value] })),
+              ...(types.length > 0 ? { ResourceTypeFilters: [...types] } : {}),
+              ResourcesPerPage: 100,
+              ...(token ? { PaginationToken: token } : {}),
+            }),
+          ),
+        );
+        for (const m of res.ResourceTagMappingList ?? []) {
+          if (!m.ResourceARN || seen.has(m.ResourceARN)) continue;
+          seen.add(m.ResourceARN);
+          out.push({ arn: m.ResourceARN, tags: tagMap(m.Tags) });
+        }
+        // The last page carries an empty token, not none.
+        token = res.PaginationToken;
+      } while (token);
       return out;
     },
   };

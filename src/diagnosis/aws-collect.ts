@@ -1,8 +1,10 @@
 /**
  * Collects the AWS state behind one Load Balancer Controller finalizer through the injected
  * `AwsPort`, with the fewest calls that answer the question: the load balancer by its exact name,
- * security groups by server-side tag filters, dependents by `group-id` filters. A call that fails
- * (missing IAM permission, throttling) becomes a named problem; the rest still appears.
+ * security groups by server-side tag filters, dependents by `group-id` filters, and the stack's
+ * load balancers and target groups by the controller's tags (one paged `GetResources`), which also
+ * finds target groups left behind after their load balancer is gone. A call that fails (missing IAM
+ * permission, throttling) becomes a named problem; the rest still appears.
  */
 import type { AwsPort } from "../aws/port.js";
 import type {
@@ -11,6 +13,7 @@ import type {
   NetworkInterfaceSnapshot,
   SecurityGroupRuleSnapshot,
   SecurityGroupSnapshot,
+  Tags,
   TargetGroupSnapshot,
 } from "../aws/types.js";
 import { toUserError } from "../errors.js";
@@ -21,6 +24,7 @@ import {
   stackGroupQueries,
   type AwsCollected,
   type AwsFindings,
+  type AwsResourceFinding,
   type SecurityGroupDependents,
 } from "./aws.js";
 import { LBC_TAGS, ingressStack, lbcLoadBalancerName, loadBalancerNameFromHostname } from "./lbc-names.js";
@@ -31,6 +35,9 @@ export interface AwsCollectOptions {
   readonly since: Date;
   readonly until: Date;
 }
+
+/** What `resourcesByTags` asks for: the stack's load balancers and target groups. */
+const STACK_RESOURCE_TYPES = ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"];
 
 export async function collectAwsForBlocker(
   aws: AwsPort,
@@ -55,7 +62,7 @@ export async function collectAwsForBlocker(
     lbcLoadBalancerName(options.cluster, stack);
   const queries = stackGroupQueries(options.cluster, stack.stack);
 
-  const [loadBalancers, managed, backend, events] = await Promise.all([
+  const [loadBalancers, managed, backend, events, tagged] = await Promise.all([
     attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName([lbName])),
     attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.managed })),
     attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.backend })),
@@ -66,6 +73,12 @@ export async function collectAwsForBlocker(
         end: options.until,
         max: 200,
       }),
+    ),
+    attempt<{ arn: string; tags: Tags }[]>([], () =>
+      aws.resourcesByTags(
+        { [LBC_TAGS.cluster]: options.cluster, [LBC_TAGS.ingressStack]: stack.stack },
+        STACK_RESOURCE_TYPES,
+      ),
     ),
   ]);
 
@@ -143,7 +156,25 @@ export async function collectAwsForBlocker(
     deleteSecurityGroupEvents: events,
     problems,
   };
-  return analyzeAws(collected);
+  const findings = analyzeAws(collected);
+  // The load balancer found by name counts as listed even when it is a newer namesake: its entry
+  // already names it, and listing it again as this stack's would contradict "deleted".
+  const listed = new Set([...findings.resources.map((r) => r.id), ...loadBalancers.map((l) => l.arn)]);
+  const byTag = tagged.map(taggedFinding).filter((r): r is AwsResourceFinding => !!r && !listed.has(r.id));
+  return byTag.length > 0 ? { ...findings, resources: [...findings.resources, ...byTag] } : findings;
+}
+
+/**
+ * A finding for an ELB resource found by its tags, named from its ARN
+ * (`…:targetgroup/<name>/<id>`, `…:loadbalancer/app/<name>/<id>`); undefined for any other ARN.
+ */
+function taggedFinding(r: { arn: string }): AwsResourceFinding | undefined {
+  const resource = r.arn.split(":").slice(5).join(":");
+  const tg = /^targetgroup\/([^/]+)\//.exec(resource);
+  if (tg) return { type: "TargetGroup", id: r.arn, name: tg[1] ?? "", exists: true, detail: "found by tag" };
+  const lb = /^loadbalancer\/(?:app|net|gwy)\/([^/]+)\//.exec(resource);
+  if (lb) return { type: "LoadBalancer", id: r.arn, name: lb[1] ?? "", exists: true, detail: "found by tag" };
+  return undefined;
 }
 
 function belongsToStack(g: SecurityGroupSnapshot, cluster: string, stack: string): boolean {

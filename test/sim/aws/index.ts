@@ -1,7 +1,8 @@
 /**
  * The AWS account simulator: one local HTTP endpoint speaking ELBv2 (query), EC2 (ec2),
- * Route 53 and CloudFront (rest-xml) and CloudTrail (JSON 1.1) exactly enough for the real
- * `aws` CLI and the SDK v3 clients, over an {@link AwsWorld} that scenarios load.
+ * Route 53 and CloudFront (rest-xml), CloudTrail and the Resource Groups Tagging API (JSON 1.1)
+ * exactly enough for the real `aws` CLI and the SDK v3 clients, over an {@link AwsWorld} that
+ * scenarios load.
  */
 import type { AddressInfo } from "node:net";
 import { loadAwsScenario } from "./scenario.js";

@@ -16,6 +16,7 @@ import { cloudTrailErrorBody, handleCloudTrail } from "./protocols/cloudtrail.js
 import { ec2ErrorBody, ec2Trail, handleEc2 } from "./protocols/ec2.js";
 import { elbErrorBody, elbTrail, handleElbv2 } from "./protocols/elbv2.js";
 import { handleRoute53, route53Action, route53ErrorBody, route53Trail } from "./protocols/route53.js";
+import { handleTagging, taggingErrorBody } from "./protocols/tagging.js";
 import type { AwsWorld } from "./world.js";
 
 /** Short service names used in `calls()` and in fault settings. */
@@ -25,6 +26,7 @@ export const AwsService = {
   Route53: "route53",
   CloudFront: "cloudfront",
   CloudTrail: "cloudtrail",
+  Tagging: "tagging",
 } as const;
 export type AwsService = (typeof AwsService)[keyof typeof AwsService];
 
@@ -159,6 +161,21 @@ const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
     internal: new AwsApiError("InternalFailure", "An internal error occurred.", 500),
     trailCode: plainCode,
   },
+  tagging: {
+    iamPrefix: "tag",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "AccessDeniedException",
+        `User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        400,
+      ),
+    handle: handleTagging,
+    errorBody: (err) => taggingErrorBody(err),
+    contentType: "application/x-amz-json-1.1",
+    throttle: new AwsApiError("ThrottledException", "Rate exceeded", 400),
+    internal: new AwsApiError("InternalServiceException", "An internal error occurred.", 500),
+    trailCode: plainCode,
+  },
 };
 
 const SERVICE_ALIASES: Readonly<Record<string, AwsService>> = {
@@ -168,6 +185,9 @@ const SERVICE_ALIASES: Readonly<Record<string, AwsService>> = {
   route53: "route53",
   cloudfront: "cloudfront",
   cloudtrail: "cloudtrail",
+  tagging: "tagging",
+  tag: "tagging",
+  resourcegroupstaggingapi: "tagging",
 };
 
 function credentialScope(req: IncomingMessage): { accessKeyId: string; region?: string; service?: string } {
@@ -203,9 +223,9 @@ function route(
       target.split(".").length > 1
         ? [target.slice(0, target.lastIndexOf(".")), target.slice(target.lastIndexOf(".") + 1)]
         : ["", ""];
-    return prefix.includes("CloudTrail_20131101")
-      ? { service: "cloudtrail", action: action ?? "" }
-      : undefined;
+    if (prefix.includes("CloudTrail_20131101")) return { service: "cloudtrail", action: action ?? "" };
+    if (prefix === "ResourceGroupsTaggingAPI_20170126") return { service: "tagging", action: action ?? "" };
+    return undefined;
   }
   const action = form.get("Action") ?? query.get("Action") ?? undefined;
   if (action === undefined) return undefined;
