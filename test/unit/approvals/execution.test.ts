@@ -4,6 +4,7 @@ import { isRequestId, newRequestId, type RemoveFinalizerAction } from "../../../
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 import { jobId } from "../../../src/jobs/queues.js";
+import { WORKER_INGRESS } from "./fixtures.js";
 
 const precondition = {
   resourceVersion: "1234",
@@ -12,15 +13,7 @@ const precondition = {
 const remove = ["ingress.k8s.aws/resources"];
 const action: RemoveFinalizerAction = {
   type: "remove-finalizer",
-  target: {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "Ingress",
-    resource: "ingresses",
-    group: "networking.k8s.io",
-    version: "v1",
-    namespace: "myapp",
-    name: "myapp-worker-ingress",
-  },
+  target: WORKER_INGRESS,
   precondition,
   remove,
   patch: buildFinalizerPatch(precondition, remove),

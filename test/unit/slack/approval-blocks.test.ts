@@ -14,6 +14,7 @@ import {
   renderApprovalRequest,
   renderAuditEntries,
 } from "../../../src/slack/blocks/approval.js";
+import { WORKER_INGRESS } from "../approvals/fixtures.js";
 
 const NOW = new Date("2026-02-12T08:50:00Z");
 const ID = "abcdefghijklmnopqrstuvwxyz";
@@ -24,15 +25,7 @@ function request(overrides: Partial<ApprovalRequest> = {}): ApprovalRequest {
     id: ID,
     action: {
       type: "remove-finalizer",
-      target: {
-        apiVersion: "networking.k8s.io/v1",
-        kind: "Ingress",
-        resource: "ingresses",
-        group: "networking.k8s.io",
-        version: "v1",
-        namespace: "myapp",
-        name: "myapp-worker-ingress",
-      },
+      target: WORKER_INGRESS,
       precondition,
       remove: ["ingress.k8s.aws/resources"],
       patch: buildFinalizerPatch(precondition, ["ingress.k8s.aws/resources"]),

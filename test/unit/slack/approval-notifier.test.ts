@@ -17,6 +17,7 @@ import {
   parseRemovalTarget,
 } from "../../../src/slack/approvals.js";
 import { startFakeSlack, type FakeSlack } from "../../sim/slack/index.js";
+import { WORKER_INGRESS } from "../approvals/fixtures.js";
 
 const NOW = new Date("2026-02-12T08:50:00Z");
 const log = pino({ level: "silent" });
@@ -38,15 +39,7 @@ function request(overrides: Partial<ApprovalRequest> = {}): ApprovalRequest {
     id: "abcdefghijklmnopqrstuvwxyz",
     action: {
       type: "remove-finalizer",
-      target: {
-        apiVersion: "networking.k8s.io/v1",
-        kind: "Ingress",
-        resource: "ingresses",
-        group: "networking.k8s.io",
-        version: "v1",
-        namespace: "myapp",
-        name: "myapp-worker-ingress",
-      },
+      target: WORKER_INGRESS,
       precondition,
       remove: ["ingress.k8s.aws/resources"],
       patch: buildFinalizerPatch(precondition, ["ingress.k8s.aws/resources"]),
