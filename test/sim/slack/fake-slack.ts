@@ -2,11 +2,14 @@
  * A fake Slack Web API over real HTTP. Bolt's WebClient is pointed at `url` (`clientOptions.slackApiUrl`), so
  * the bot under test speaks the same wire format it speaks to Slack: form-encoded or JSON bodies, a bearer token,
  * and `{"ok": false, "error": "..."}` answers with HTTP 200 for platform errors. It also serves `response_url`s
- * so that `respond()` posts are recorded next to the Web API calls.
+ * so that `respond()` posts are recorded next to the Web API calls. For Socket Mode, `apps.connections.open`
+ * (with the app-level token) hands out a WebSocket URL on the same server; see `socket.ts`.
  */
 import { once, EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { createSocketHub, type SocketAck } from "./socket.js";
 
 /** One recorded Web API call: the method name and the decoded body (JSON-valued form fields parsed). */
 export interface SlackCall {
@@ -29,6 +32,9 @@ export interface FakeSlackOptions {
   readonly botId?: string;
   readonly teamId?: string;
   readonly teamName?: string;
+  /** The app-level token (`xapp-…`) `apps.connections.open` must carry; others get `invalid_auth`. */
+  readonly appToken?: string;
+  readonly appId?: string;
 }
 
 /** A message as it stands now: the last `chat.postMessage`/`chat.update` body for its ts. */
@@ -52,6 +58,7 @@ export interface FakeSlack {
   /** Base URL of the Web API; ends with `/api/`. */
   readonly url: string;
   readonly token: string;
+  readonly appToken: string;
   readonly botUserId: string;
   readonly teamId: string;
   calls(): SlackCall[];
@@ -75,6 +82,18 @@ export interface FakeSlack {
   thread(channel: string, ts: string): FakeMessage[];
   /** Modals opened with `views.open`, oldest first (the `view` as sent, plus its trigger id). */
   views(): { readonly triggerId: string; readonly view: Record<string, unknown> }[];
+  /** Push a message (usually an envelope, see `slashCommandEnvelope`) to every open Socket Mode connection. */
+  socketSend(message: unknown): void;
+  /** Socket Mode connections open now (hello sent, not closed). */
+  socketConnections(): number;
+  /** Resolves once at least `count` Socket Mode connections are open; rejects after the deadline. */
+  waitForSocket(count?: number, timeoutMs?: number): Promise<void>;
+  /** Send `{"type":"disconnect"}` on every open connection, as Slack does before recycling a host. */
+  socketDisconnect(reason?: string): void;
+  /** Acknowledgements received over Socket Mode, oldest first. */
+  socketAcks(): SocketAck[];
+  /** Resolves with the ack (past or future) of this envelope; rejects after the deadline. */
+  waitForAck(envelopeId: string, timeoutMs?: number): Promise<SocketAck>;
   /** Forget recorded calls and responses (state such as user groups is kept). */
   clear(): void;
   stop(): Promise<void>;
@@ -91,6 +110,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const botId = options.botId ?? "BBOT00001";
   const teamId = options.teamId ?? "T00000001";
   const teamName = options.teamName ?? "unstuck-test";
+  const appToken = options.appToken ?? "xapp-1-A0UNSTUCK-1-fakeapptoken";
+  const appId = options.appId ?? "A0UNSTUCK";
 
   const calls: SlackCall[] = [];
   const responses: SlackResponsePost[] = [];
@@ -103,6 +124,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   let viewCounter = 0;
   const events = new EventEmitter();
   events.setMaxListeners(0);
+  const hub = createSocketHub(appId, events);
   let tsCounter = 0;
   const tsBase = Math.floor(Date.now() / 1000);
 
@@ -262,6 +284,19 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       send(res, 200, { ok: false, error: "not_authed" });
       return;
     }
+    if (method === "apps.connections.open") {
+      // Only an app-level token opens a connection; Slack names a bot token's mistake precisely.
+      if (presented !== appToken) {
+        const error = presented === token ? "not_allowed_token_type" : "invalid_auth";
+        send(res, 200, { ok: false, error });
+        return;
+      }
+      const failure = failures.get(method);
+      call.response =
+        failure !== undefined ? { ok: false, error: failure } : { ok: true, url: hub.issueUrl(origin) };
+      send(res, 200, call.response);
+      return;
+    }
     if (presented !== token) {
       send(res, 200, { ok: false, error: "invalid_auth" });
       return;
@@ -280,13 +315,16 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     send(res, 200, call.response);
   };
 
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+    hub.upgrade(req, socket, head),
+  );
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
 
   const waitOn = <T>(
-    kind: "call" | "response",
+    kind: "call" | "response" | "ack",
     existing: () => readonly T[],
     predicate: (item: T) => boolean,
     timeoutMs: number,
@@ -312,6 +350,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   return {
     url: `${origin}/api/`,
     token,
+    appToken,
     botUserId,
     teamId,
     calls: () => [...calls],
@@ -342,11 +381,43 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     message: (channel, ts) => messages.get(channel)?.get(ts),
     thread: (channel, ts) => [...(messages.get(channel)?.values() ?? [])].filter((m) => m.threadTs === ts),
     views: () => views.map((v) => ({ ...v })),
+    socketSend: (message) => hub.send(message),
+    socketConnections: () => hub.open(),
+    waitForSocket: (count = 1, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      hub.open() >= count
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            const listener = (): void => {
+              if (hub.open() < count) return;
+              clearTimeout(timer);
+              events.off("socket-open", listener);
+              resolve();
+            };
+            const timer = setTimeout(() => {
+              events.off("socket-open", listener);
+              reject(
+                new Error(`fake Slack: fewer than ${count} Socket Mode connections within ${timeoutMs} ms`),
+              );
+            }, timeoutMs);
+            events.on("socket-open", listener);
+          }),
+    socketDisconnect: (reason = "refresh_requested") => hub.disconnectAll(reason),
+    socketAcks: () => hub.acks(),
+    waitForAck: (envelopeId, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      waitOn<SocketAck>(
+        "ack",
+        () => hub.acks(),
+        (a) => a.envelopeId === envelopeId,
+        timeoutMs,
+        `Socket Mode ack of envelope ${envelopeId}`,
+      ),
     clear: () => {
       calls.length = 0;
       responses.length = 0;
+      hub.clearAcks();
     },
     stop: async () => {
+      hub.destroyAll();
       server.closeAllConnections();
       server.close();
       await once(server, "close");

@@ -7,6 +7,8 @@ export type {
   SlackCall,
   SlackResponsePost,
 } from "./fake-slack.js";
+export { slashCommandEnvelope } from "./socket.js";
+export type { SocketAck, SocketEnvelope } from "./socket.js";
 export {
   blockActionsBody,
   postSigned,

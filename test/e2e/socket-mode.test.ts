@@ -1,0 +1,213 @@
+/**
+ * Socket Mode, end to end: with `SLACK_APP_TOKEN` set (and no signing secret) the real Bolt app opens a
+ * connection with `apps.connections.open` on the fake Slack, is greeted with `hello` over the WebSocket, and
+ * answers slash-command envelopes: it acks each over the socket at once, posts `/unstuck ns myapp` (diagnosed
+ * by the real Kubernetes adapter against the seed incident) in the channel, and answers `/unstuck help`
+ * ephemerally through the envelope's `response_url`.
+ *
+ * Known product gap: `createSlackApp` passes `SLACK_API_URL` to Bolt's Web API client only, not to the
+ * SocketModeReceiver's client, so `apps.connections.open` goes to https://slack.com/api/ whatever
+ * `SLACK_API_URL` says. Until that is fixed, {@link routeSlackComTo} routes those calls to the fake (and records
+ * them), and the `it.fails` test below pins the gap; it fails loudly once the product is fixed.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultRegistry, type Registry } from "../../commands/index.js";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import type { KubePort } from "../../src/kube/port.js";
+import { silentLogger } from "../../src/log.js";
+import { createSlackApp, type SlackApp } from "../../src/slack/app.js";
+import { startKubeSim } from "../sim/kube/index.js";
+import { slashCommandEnvelope, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { messageText } from "./slack-harness.js";
+
+const CHANNEL = "C0SOCKET1";
+const SCENARIO = "test/fixtures/scenarios/seed-incident.yaml";
+const SLACK_COM_API = "https://slack.com/api/";
+
+let envelopeCounter = 0;
+const nextEnvelopeId = (): string => `env-${++envelopeCounter}-${randomBytes(4).toString("hex")}`;
+
+/**
+ * Replace `globalThis.fetch` while `build` runs (the Web API clients capture it when constructed), so that calls
+ * to slack.com go to `apiUrl` instead; each such call's method is pushed to `routed`.
+ */
+function routeSlackComTo<T>(apiUrl: string, routed: string[], build: () => T): T {
+  const original = globalThis.fetch;
+  const routing: typeof fetch = (input, init) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (!url.startsWith(SLACK_COM_API)) return original(input, init);
+    routed.push(url.slice(SLACK_COM_API.length));
+    return original(`${apiUrl}${url.slice(SLACK_COM_API.length)}`, init);
+  };
+  globalThis.fetch = routing;
+  try {
+    return build();
+  } finally {
+    globalThis.fetch = original;
+  }
+}
+
+/** Cluster access where a test never reaches a command is a bug. */
+const noKube = new Proxy({} as KubePort, {
+  get: (_target, property) => () => Promise.reject(new Error(`unexpected kube call ${String(property)}`)),
+});
+
+/** The product's app in Socket Mode: bot token + app token, no signing secret, Web API on the fake. */
+function socketApp(fake: FakeSlack, appToken: string, kube: KubePort, routed: string[]) {
+  const log = silentLogger();
+  const config = loadConfig({
+    SLACK_BOT_TOKEN: fake.token,
+    SLACK_APP_TOKEN: appToken,
+    SLACK_API_URL: fake.url,
+    PORT: "0",
+    UNSTUCK_CHANNELS: CHANNEL,
+  });
+  const registry = defaultRegistry(config.command);
+  const services = { kube, now: () => new Date(), log };
+  const slack = routeSlackComTo(fake.url, routed, () => createSlackApp({ config, registry, services, log }));
+  return { slack, registry };
+}
+
+describe("Socket Mode against the fake Slack and the seed incident", () => {
+  let sim: Awaited<ReturnType<typeof startKubeSim>>;
+  let fake: FakeSlack;
+  let slack: SlackApp;
+  let registry: Registry;
+  const routed: string[] = [];
+
+  beforeAll(async () => {
+    sim = await startKubeSim({ scenario: SCENARIO });
+    fake = await startFakeSlack({
+      token: `xoxb-${randomBytes(6).toString("hex")}-${randomBytes(12).toString("hex")}`,
+      appToken: `xapp-1-A0UNSTUCK-${randomBytes(6).toString("hex")}-${randomBytes(16).toString("hex")}`,
+    });
+    ({ slack, registry } = socketApp(fake, fake.appToken, createKubeAdapter(sim.kubeconfig()), routed));
+    expect(slack.mode).toBe("socket");
+    // Resolves only once the client saw `hello` on the socket.
+    await slack.start();
+  });
+
+  afterAll(async () => {
+    await slack.stop();
+    // Bolt's stop() does not wait for the close handshake; wait for the fake to see the socket go.
+    await pollUntil(() => fake.socketConnections() === 0, 5_000, "the Socket Mode connection to close");
+    await fake.stop();
+    await sim.stop();
+  });
+
+  it("opens one connection with the app-level token and checks the bot token once", () => {
+    const methods = fake.calls().map((c) => c.method);
+    expect(methods.filter((m) => m === "apps.connections.open")).toHaveLength(1);
+    expect(methods.filter((m) => m === "auth.test")).toHaveLength(1);
+    expect(fake.calls().find((c) => c.method === "apps.connections.open")?.response).toMatchObject({
+      ok: true,
+    });
+    expect(fake.socketConnections()).toBe(1);
+  });
+
+  it("acks a `/unstuck ns myapp` envelope at once and posts the blocking Ingress in the channel", async () => {
+    const envelope = slashCommandEnvelope(nextEnvelopeId(), {
+      text: "ns myapp",
+      channelId: CHANNEL,
+      responseUrl: fake.responseUrl("ns-myapp"),
+    });
+    const sentAt = Date.now();
+    fake.socketSend(envelope);
+
+    const ack = await fake.waitForAck(envelope.envelope_id, 3_000);
+    expect(Date.now() - sentAt).toBeLessThan(3_000);
+    // A bare ack: the answer goes to the channel, not into the ack.
+    expect(ack.payload).toEqual({});
+
+    const post = await fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL, 20_000);
+    expect(messageText(post.body)).toContain("myapp-worker-ingress");
+    expect(messageText(post.body)).toContain("myapp");
+    // A read is answered in the channel only; the requester gets no duplicate through the response_url.
+    expect(fake.responses().filter((r) => r.id === "ns-myapp")).toEqual([]);
+    // Exactly one ack per envelope.
+    expect(fake.socketAcks().filter((a) => a.envelopeId === envelope.envelope_id)).toHaveLength(1);
+  });
+
+  it("acks a `/unstuck help` envelope and answers ephemerally through its response_url", async () => {
+    const envelope = slashCommandEnvelope(nextEnvelopeId(), {
+      text: "help",
+      channelId: CHANNEL,
+      responseUrl: fake.responseUrl("help-1"),
+    });
+    const postsBefore = fake.calls().filter((c) => c.method === "chat.postMessage").length;
+    fake.socketSend(envelope);
+
+    await fake.waitForAck(envelope.envelope_id, 3_000);
+    const answer = await fake.waitForResponse((r) => r.id === "help-1");
+    expect(answer.body["response_type"]).toBe("ephemeral");
+    const text = messageText(answer.body);
+    const help = registry.help();
+    expect(text).toContain(`${help.prefix} ns`);
+    for (const entry of help.entries) {
+      expect(text).toContain(`${help.prefix} ${entry.usage.split(" ")[0] ?? ""}`);
+    }
+    // Nothing was posted in the channel for help.
+    expect(fake.calls().filter((c) => c.method === "chat.postMessage")).toHaveLength(postsBefore);
+  });
+
+  it("reconnects when Slack asks it to, and keeps acking on the new connection", async () => {
+    const opensBefore = fake.calls().filter((c) => c.method === "apps.connections.open").length;
+    fake.socketDisconnect("refresh_requested");
+    await pollUntil(
+      () =>
+        fake.calls().filter((c) => c.method === "apps.connections.open").length > opensBefore &&
+        fake.socketConnections() === 1,
+      15_000,
+      "a new Socket Mode connection",
+    );
+    const envelope = slashCommandEnvelope(nextEnvelopeId(), {
+      text: "help",
+      channelId: CHANNEL,
+      responseUrl: fake.responseUrl("help-2"),
+    });
+    fake.socketSend(envelope);
+    await fake.waitForAck(envelope.envelope_id, 3_000);
+    await fake.waitForResponse((r) => r.id === "help-2");
+  });
+
+  // Remove `.fails` once createSlackApp hands SLACK_API_URL to the SocketModeReceiver
+  // (`installerOptions.clientOptions.slackApiUrl`); until then this pins the product gap.
+  it.fails("opens the connection on SLACK_API_URL, never on slack.com", () => {
+    expect(routed).toEqual([]);
+  });
+});
+
+describe("Socket Mode with an app-level token Slack rejects", () => {
+  it("fails to start with invalid_auth, opens no connection, and leaks no token", async () => {
+    const fake = await startFakeSlack();
+    const routed: string[] = [];
+    const wrong = `xapp-1-A0UNSTUCK-1-${randomBytes(16).toString("hex")}`;
+    const { slack } = socketApp(fake, wrong, noKube, routed);
+    try {
+      const failure = await slack.start().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(failure).toBeInstanceOf(Error);
+      expect(String(failure)).toContain("invalid_auth");
+      expect(String(failure)).not.toContain(wrong);
+      expect(fake.calls().filter((c) => c.method === "apps.connections.open")).toHaveLength(1);
+      expect(fake.socketConnections()).toBe(0);
+    } finally {
+      // start() failed, so slack.stop() is a no-op; stop Bolt itself to close the health-check server.
+      await slack.app.stop();
+      await fake.stop();
+    }
+  });
+});
+
+/** Poll `done` every few milliseconds until it holds; fail once the deadline passes. */
+async function pollUntil(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise<void>((resolve) => setTimeout(resolve, 10));
+  }
+}
