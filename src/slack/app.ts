@@ -97,7 +97,12 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
           appToken: slack.appToken,
           logger,
           customRoutes: [healthRoute],
-          installerOptions: { port: config.port },
+          // The receiver builds its own Web API client for `apps.connections.open`: it must use the
+          // same SLACK_API_URL as the app's client, or Socket Mode bypasses a configured endpoint.
+          installerOptions: {
+            port: config.port,
+            ...(slack.apiUrl !== undefined ? { clientOptions: { slackApiUrl: slack.apiUrl } } : {}),
+          },
         })
       : new HTTPReceiver({
           signingSecret: slack.signingSecret,
@@ -173,6 +178,9 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());
 
   let running = false;
+  // A start that failed half-way (Socket Mode opens its health server before connecting) must
+  // still be stoppable.
+  let attempted = false;
   return {
     app,
     actions,
@@ -180,11 +188,13 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
     async start() {
       const who = await verifyToken();
       if (mode === "socket") {
+        attempted = true;
         await app.start();
         running = true;
         log.info({ mode, botUserId: who.botUserId, teamId: who.teamId }, "slack app connected");
         return config.port !== 0 ? { port: config.port } : {};
       }
+      attempted = true;
       const server = (await app.start(config.port)) as Server;
       running = true;
       const port = (server.address() as AddressInfo).port;
@@ -193,9 +203,13 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
     },
     async stop() {
       // Shutdown paths (signal handlers, test teardown) may call this twice or before start.
-      if (!running) return;
+      if (!running && !attempted) return;
+      const wasRunning = running;
       running = false;
-      await app.stop();
+      attempted = false;
+      await app.stop().catch((err: unknown) => {
+        if (wasRunning) throw err;
+      });
     },
   };
 }

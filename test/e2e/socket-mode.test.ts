@@ -5,10 +5,8 @@
  * by the real Kubernetes adapter against the seed incident) in the channel, and answers `/unstuck help`
  * ephemerally through the envelope's `response_url`.
  *
- * Known product gap: `createSlackApp` passes `SLACK_API_URL` to Bolt's Web API client only, not to the
- * SocketModeReceiver's client, so `apps.connections.open` goes to https://slack.com/api/ whatever
- * `SLACK_API_URL` says. Until that is fixed, {@link routeSlackComTo} routes those calls to the fake (and records
- * them), and the `it.fails` test below pins the gap; it fails loudly once the product is fixed.
+ * `SLACK_API_URL` must reach the SocketModeReceiver's own client too: {@link routeSlackComTo} records (and
+ * reroutes) any call that still goes to https://slack.com/api/, and a test asserts there is none.
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -172,9 +170,7 @@ describe("Socket Mode against the fake Slack and the seed incident", () => {
     await fake.waitForResponse((r) => r.id === "help-2");
   });
 
-  // Remove `.fails` once createSlackApp hands SLACK_API_URL to the SocketModeReceiver
-  // (`installerOptions.clientOptions.slackApiUrl`); until then this pins the product gap.
-  it.fails("opens the connection on SLACK_API_URL, never on slack.com", () => {
+  it("opens the connection on SLACK_API_URL, never on slack.com", () => {
     expect(routed).toEqual([]);
   });
 });
