@@ -5,8 +5,13 @@
  */
 import { userInfo } from "node:os";
 import { defaultRegistry } from "../commands/index.js";
-import type { CommandResult, CommandServices } from "../commands/types.js";
-import { loadConfig } from "./config.js";
+import type { ApprovalServices, CommandResult, CommandServices } from "../commands/types.js";
+import { Redis } from "ioredis";
+import { ApprovalPolicy } from "./approvals/policy.js";
+import { ApprovalStore } from "./approvals/store.js";
+import { ApprovalWorkflow } from "./approvals/workflow.js";
+import { AuditLog } from "./audit/log.js";
+import { loadConfig, type Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { delay } from "./util/concurrency.js";
@@ -75,7 +80,7 @@ export async function runCli(
   };
   try {
     // Parse first: bad input is answered without touching configuration or the network.
-    registry.parse(toCommandLine(rest));
+    const { command } = registry.parse(toCommandLine(rest));
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
       throw new UnstuckError(
         ErrorCode.BadInput,
@@ -89,15 +94,25 @@ export async function runCli(
       name: "unstuck-cli",
       fd: 2,
     });
-    const services = createServices(config, log);
-    const result = await registry.dispatch(
-      toCommandLine(rest),
-      {
-        actor: { userId: `cli:${userInfo().username}`, teamId: "local", surface: "cli" },
-        services,
-      },
-      "unstuck",
-    );
+    const base = createServices(config, log);
+    // `approvals` and `audit` read the bot's Redis; nothing else in the terminal needs it.
+    const reader = READS_REDIS.has(command.syntax.path[0] ?? "")
+      ? await approvalReader(config, base)
+      : undefined;
+    const services: CommandServices = reader ? { ...base, approvals: reader.approvals } : base;
+    let result: CommandResult;
+    try {
+      result = await registry.dispatch(
+        toCommandLine(rest),
+        {
+          actor: { userId: `cli:${userInfo().username}`, teamId: "local", surface: "cli" },
+          services,
+        },
+        "unstuck",
+      );
+    } finally {
+      await reader?.close();
+    }
     if (result.type === "watch" && result.diagnosis.verdict !== "not-found") {
       if (!json) io.out(renderText(result));
       return await watchInTerminal(services, result.namespace, io, {
@@ -119,6 +134,61 @@ export async function runCli(
         : { type: "error", error },
     );
   }
+}
+
+const READS_REDIS = new Set(["approvals", "audit"]);
+
+/**
+ * The approval engine over the bot's Redis, for the terminal's reads (`approvals`, `audit`). It is
+ * the real store and audit log; requesting or executing a change from here is refused (identities
+ * are verified only in Slack).
+ */
+async function approvalReader(
+  config: Config,
+  base: Omit<CommandServices, "approvals">,
+): Promise<{ approvals: ApprovalServices; close: () => Promise<void> }> {
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
+  redis.on("error", () => undefined);
+  try {
+    await redis.connect();
+  } catch (err) {
+    redis.disconnect();
+    throw new UnstuckError(
+      ErrorCode.Unreachable,
+      `Cannot reach the bot's Redis at REDIS_URL (${err instanceof Error ? err.message : String(err)}).`,
+      { variable: "REDIS_URL" },
+    );
+  }
+  const store = new ApprovalStore(redis, { prefix: `${config.redisPrefix}:approvals` });
+  const audit = new AuditLog(redis, { key: `${config.redisPrefix}:audit` });
+  const workflow = new ApprovalWorkflow({
+    store,
+    audit,
+    kube: base.kube,
+    policy: new ApprovalPolicy({ channels: config.channels, approvers: config.approvers, now: base.now }),
+    enqueueExecution: () =>
+      Promise.reject(
+        new UnstuckError(
+          ErrorCode.Forbidden,
+          "Changes are approved and executed by the bot, not the terminal.",
+        ),
+      ),
+    now: base.now,
+    approvalsRequired: config.approvalsRequired,
+    requestTtlSeconds: config.requestTtlSeconds,
+  });
+  return {
+    approvals: { workflow, audit },
+    close: () =>
+      redis.quit().then(
+        () => undefined,
+        () => undefined,
+      ),
+  };
 }
 
 function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {

@@ -7,6 +7,7 @@ import { createAwsClients } from "./aws/clients.js";
 import { createAwsAdapter } from "./aws/sdk-adapter.js";
 import type { Config } from "./config.js";
 import { createKubeAdapter, loadKubeConfig } from "./kube/client-node-adapter.js";
+import type { KubePort } from "./kube/port.js";
 import type { Logger } from "./log.js";
 
 export function createServices(
@@ -14,7 +15,14 @@ export function createServices(
   log: Logger,
   now: () => Date = () => new Date(),
 ): Omit<CommandServices, "approvals"> {
-  const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+  // Built on first use: commands that never touch the cluster (`approvals`, `audit`, `help`) work
+  // without a kubeconfig, and a bad one is reported by the command that needs it.
+  let adapter: KubePort | undefined;
+  const kube = (): KubePort =>
+    (adapter ??= createKubeAdapter(
+      loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
+      { log },
+    ));
   const aws = config.aws
     ? createAwsAdapter(
         createAwsClients({
@@ -28,7 +36,18 @@ export function createServices(
       )
     : undefined;
   return {
-    kube: createKubeAdapter(kc, { log }),
+    kube: {
+      getNamespace: (name) => kube().getNamespace(name),
+      discover: () => kube().discover(),
+      listObjects: (type, namespace) => kube().listObjects(type, namespace),
+      getObject: (type, namespace, name) => kube().getObject(type, namespace, name),
+      listDeployments: (options) => kube().listDeployments(options),
+      listPods: (namespace, labelSelector) => kube().listPods(namespace, labelSelector),
+      podLog: (namespace, pod, container, tailLines) => kube().podLog(namespace, pod, container, tailLines),
+      listEvents: (namespace, involved) => kube().listEvents(namespace, involved),
+      removeFinalizers: (type, namespace, name, precondition, remove) =>
+        kube().removeFinalizers(type, namespace, name, precondition, remove),
+    },
     now,
     log,
     blockedAfterSeconds: config.blockedAfterSeconds,
