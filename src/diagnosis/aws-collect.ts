@@ -27,7 +27,13 @@ import {
   type AwsResourceFinding,
   type SecurityGroupDependents,
 } from "./aws.js";
-import { LBC_TAGS, ingressStack, lbcLoadBalancerName, loadBalancerNameFromHostname } from "./lbc-names.js";
+import {
+  LBC_TAGS,
+  ingressStack,
+  lbcLoadBalancerName,
+  loadBalancerNameFromHostname,
+  type IngressStack,
+} from "./lbc-names.js";
 
 export interface AwsCollectOptions {
   readonly cluster: string;
@@ -60,7 +66,7 @@ export async function collectAwsForBlocker(
   const lbName =
     (hostname ? loadBalancerNameFromHostname(hostname) : undefined) ??
     lbcLoadBalancerName(options.cluster, stack);
-  const queries = stackGroupQueries(options.cluster, stack.stack);
+  const queries = stackGroupQueries(options.cluster, stack.stack, stack.tagKey);
 
   const [loadBalancers, managed, backend, events, tagged] = await Promise.all([
     attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName([lbName])),
@@ -76,7 +82,7 @@ export async function collectAwsForBlocker(
     ),
     attempt<{ arn: string; tags: Tags }[]>([], () =>
       aws.resourcesByTags(
-        { [LBC_TAGS.cluster]: options.cluster, [LBC_TAGS.ingressStack]: stack.stack },
+        { [LBC_TAGS.cluster]: options.cluster, [stack.tagKey]: stack.stack },
         STACK_RESOURCE_TYPES,
       ),
     ),
@@ -111,8 +117,7 @@ export async function collectAwsForBlocker(
     if (lbGroups.has(g.id)) groups.set(g.id, { group: g, role: "load-balancer" });
     // CloudTrail names every failed DeleteSecurityGroup in the account: keep only the groups the
     // controller tagged as this stack's or this cluster's backend group, never another team's.
-    else if (belongsToStack(g, options.cluster, stack.stack))
-      groups.set(g.id, { group: g, role: "cloudtrail" });
+    else if (belongsToStack(g, options.cluster, stack)) groups.set(g.id, { group: g, role: "cloudtrail" });
   }
   // A group CloudTrail names that no longer exists cannot be attributed to this stack: not listed.
   const missingGroupIds: string[] = [];
@@ -177,9 +182,9 @@ function taggedFinding(r: { arn: string }): AwsResourceFinding | undefined {
   return undefined;
 }
 
-function belongsToStack(g: SecurityGroupSnapshot, cluster: string, stack: string): boolean {
+function belongsToStack(g: SecurityGroupSnapshot, cluster: string, stack: IngressStack): boolean {
   if (g.tags[LBC_TAGS.cluster] !== cluster) return false;
-  return g.tags[LBC_TAGS.ingressStack] === stack || g.tags[LBC_TAGS.resource] === "backend-sg";
+  return g.tags[stack.tagKey] === stack.stack || g.tags[LBC_TAGS.resource] === "backend-sg";
 }
 
 /** Describe groups by id; one missing id fails the batch call, so fall back to one by one. */

@@ -233,12 +233,13 @@ function summarize(blocked: readonly SecurityGroupDependents[], c: AwsCollected)
 export function stackGroupQueries(
   cluster: string,
   stack: string,
+  tagKey: string = LBC_TAGS.ingressStack,
 ): {
   managed: Record<string, string>;
   backend: Record<string, string>;
 } {
   return {
-    managed: { [LBC_TAGS.cluster]: cluster, [LBC_TAGS.ingressStack]: stack },
+    managed: { [LBC_TAGS.cluster]: cluster, [tagKey]: stack },
     backend: { [LBC_TAGS.cluster]: cluster, [LBC_TAGS.resource]: "backend-sg" },
   };
 }

@@ -17,24 +17,42 @@ export const LBC_TAGS = {
 } as const;
 
 export interface IngressStack {
-  /** `ingress.k8s.aws/stack` tag value: the group name, or `namespace/name`. */
+  /** The stack tag's value: the IngressGroup name, or `namespace/name`. */
   readonly stack: string;
+  /** Which tag carries it: `ingress.k8s.aws/stack` for Ingresses, `service.k8s.aws/stack` for Services (NLB). */
+  readonly tagKey: string;
   readonly explicitGroup: boolean;
   readonly scheme: "internet-facing" | "internal";
 }
 
-/** The stack an Ingress belongs to (IngressGroup annotation, else the implicit one-Ingress group). */
-export function ingressStack(o: Pick<ObjectSnapshot, "namespace" | "name" | "annotations">): IngressStack {
+/**
+ * The stack an object belongs to: a Service (NLB) is its own stack under `service.k8s.aws/stack`;
+ * an Ingress belongs to its IngressGroup, else to the implicit one-Ingress group.
+ */
+export function ingressStack(
+  o: Pick<ObjectSnapshot, "namespace" | "name" | "annotations"> & { kind?: string },
+): IngressStack {
+  const own = `${o.namespace ?? "default"}/${o.name}`;
+  if (o.kind === "Service") {
+    const scheme =
+      o.annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"] === "internet-facing"
+        ? "internet-facing"
+        : "internal";
+    return { stack: own, tagKey: LBC_TAGS.serviceStack, explicitGroup: false, scheme };
+  }
   const group = o.annotations["alb.ingress.kubernetes.io/group.name"];
   const scheme =
     o.annotations["alb.ingress.kubernetes.io/scheme"] === "internet-facing" ? "internet-facing" : "internal";
   return group
-    ? { stack: group, explicitGroup: true, scheme }
-    : { stack: `${o.namespace ?? "default"}/${o.name}`, explicitGroup: false, scheme };
+    ? { stack: group, tagKey: LBC_TAGS.ingressStack, explicitGroup: true, scheme }
+    : { stack: own, tagKey: LBC_TAGS.ingressStack, explicitGroup: false, scheme };
 }
 
 /** The load balancer name the controller derives: `k8s-<ns:8>-<name:8>-<hash:10>` or `k8s-<group:17>-<hash:10>`. */
-export function lbcLoadBalancerName(cluster: string, stack: IngressStack): string {
+export function lbcLoadBalancerName(
+  cluster: string,
+  stack: Pick<IngressStack, "stack" | "explicitGroup" | "scheme">,
+): string {
   const hash = createHash("sha256").update(cluster).update(stack.stack).update(stack.scheme).digest("hex");
   if (stack.explicitGroup)
     return `k8s-${stack.stack.replace(INVALID_NAME_CHARS, "").slice(0, 17)}-${hash.slice(0, 10)}`;

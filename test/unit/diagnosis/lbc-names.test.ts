@@ -10,7 +10,12 @@ import {
 describe("Load Balancer Controller naming", () => {
   it("derives the implicit-group name k8s-<ns:8>-<name:8>-<hash:10> from cluster, stack and scheme", () => {
     const stack = ingressStack({ namespace: "myapp", name: "myapp-worker-ingress", annotations: {} });
-    expect(stack).toEqual({ stack: "myapp/myapp-worker-ingress", explicitGroup: false, scheme: "internal" });
+    expect(stack).toEqual({
+      stack: "myapp/myapp-worker-ingress",
+      tagKey: "ingress.k8s.aws/stack",
+      explicitGroup: false,
+      scheme: "internal",
+    });
     const hash = createHash("sha256")
       .update("prod-eks")
       .update("myapp/myapp-worker-ingress")
@@ -53,5 +58,12 @@ describe("Load Balancer Controller naming", () => {
     expect(clusterNameFromArgs(["--ingress-class=alb", "--cluster-name=prod-eks"])).toBe("prod-eks");
     expect(clusterNameFromArgs(["--cluster-name", "stage"])).toBe("stage");
     expect(clusterNameFromArgs([])).toBeUndefined();
+  });
+
+  it("puts a Service (NLB) in its own stack under service.k8s.aws/stack", () => {
+    expect(ingressStack({ kind: "Service", namespace: "shop", name: "web", annotations: {} })).toMatchObject({
+      stack: "shop/web",
+      tagKey: "service.k8s.aws/stack",
+    });
   });
 });
