@@ -13,6 +13,8 @@ import {
   KubernetesObjectApi,
   type RequestContext,
 } from "@kubernetes/client-node";
+import { existsSync } from "node:fs";
+import { delimiter } from "node:path";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { delay, mapLimit } from "../util/concurrency.js";
@@ -65,7 +67,7 @@ export function loadKubeConfig(source?: { path?: string; text?: string }): KubeC
     source?.path ?? (source?.text !== undefined ? "the given kubeconfig" : "KUBECONFIG / ~/.kube/config");
   try {
     if (source?.text !== undefined) kc.loadFromString(source.text);
-    else if (source?.path !== undefined) kc.loadFromFile(source.path);
+    else if (source?.path !== undefined) loadFiles(kc, source.path);
     else kc.loadFromDefault();
   } catch (err) {
     throw new UnstuckError(
@@ -79,11 +81,29 @@ export function loadKubeConfig(source?: { path?: string; text?: string }): KubeC
   if (!cluster || (cluster.name === "cluster" && /^https?:\/\/localhost(:8080)?\/?$/.test(cluster.server))) {
     throw new UnstuckError(
       ErrorCode.Config,
-      "No Kubernetes configuration found: set KUBECONFIG (or --kubeconfig), or run the bot in a cluster with a service account.",
+      source?.path !== undefined || source?.text !== undefined
+        ? `The Kubernetes configuration from ${from} has no usable current context (check current-context and its cluster).`
+        : "No Kubernetes configuration found: set KUBECONFIG (or --kubeconfig), or run the bot in a cluster with a service account.",
       { variable: "KUBECONFIG" },
     );
   }
   return kc;
+}
+
+/**
+ * A KUBECONFIG value may list several files (`a:b`), merged in order as kubectl does; files in the
+ * list that do not exist are skipped, unless none exists.
+ */
+function loadFiles(kc: KubeConfig, value: string): void {
+  const files = value.split(delimiter).filter((f) => f.length > 0);
+  const present = files.length > 1 ? files.filter((f) => existsSync(f)) : files;
+  const [first, ...rest] = present.length > 0 ? present : files;
+  kc.loadFromFile(first ?? value);
+  for (const f of rest) {
+    const more = new KubeConfig();
+    more.loadFromFile(f);
+    kc.mergeConfig(more, true);
+  }
 }
 
 /** Generic object access through the library's own request pipeline, by resource path. */
@@ -303,7 +323,9 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         // 409, or a 422 from a failed `test` operation, means the object moved on since approval.
         // Any other refusal (an admission webhook, validation) is reported as what it is.
         const failedTest =
-          err instanceof UnstuckError && err.details.status === 422 && /\btest\b/i.test(err.message);
+          err instanceof UnstuckError &&
+          err.details.status === 422 &&
+          /testing value .* failed|test failed|test operation/i.test(err.message);
         if (err instanceof UnstuckError && (err.details.status === 409 || failedTest)) {
           throw new UnstuckError(
             ErrorCode.Stale,

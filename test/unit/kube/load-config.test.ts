@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../../../src/errors.js";
 import { loadKubeConfig } from "../../../src/kube/client-node-adapter.js";
@@ -18,9 +21,28 @@ describe("loadKubeConfig", () => {
     );
   });
 
-  it("refuses a kubeconfig without a current cluster instead of guessing localhost", () => {
+  it("refuses a given kubeconfig without a usable current context instead of guessing localhost", () => {
     expect(() =>
       loadKubeConfig({ text: "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n" }),
-    ).toThrow(/No Kubernetes configuration found/);
+    ).toThrow(/has no usable current context/);
+  });
+
+  it("merges a KUBECONFIG list in order and skips missing files, as kubectl does", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-kc-"));
+    const config = (name: string, server: string) =>
+      `apiVersion: v1\nkind: Config\ncurrent-context: ${name}\nclusters: [{name: ${name}, cluster: {server: "${server}"}}]\n` +
+      `contexts: [{name: ${name}, context: {cluster: ${name}, user: ${name}}}]\nusers: [{name: ${name}, user: {token: t}}]\n`;
+    await writeFile(join(dir, "a"), config("a", "https://a.example:6443"));
+    await writeFile(join(dir, "b"), config("b", "https://b.example:6443"));
+    const kc = loadKubeConfig({
+      path: [join(dir, "missing"), join(dir, "a"), join(dir, "b")].join(delimiter),
+    });
+    expect(kc.getCurrentCluster()?.server).toBe("https://a.example:6443");
+    expect(
+      kc
+        .getContexts()
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual(["a", "b"]);
   });
 });
