@@ -132,9 +132,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     async requestUpdated(request: ApprovalRequest) {
       await slackNotifier.requestUpdated(request);
       if (request.state === "DONE" && request.message) {
-        await startWait(request.action.target.namespace, request.message).catch((err: unknown) => {
-          log.error({ err, requestId: request.id }, "could not start the namespace wait");
-        });
+        const thread = request.message;
+        const namespace = request.action.target.namespace;
+        // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
+        // (the wait then reports the result in the thread at its first check).
+        await base.kube
+          .getNamespace(namespace)
+          .then((ns) => (ns === null || ns.deletionTimestamp ? startWait(namespace, thread) : undefined))
+          .catch((err: unknown) => {
+            log.error({ err, requestId: request.id }, "could not start the namespace wait");
+          });
       }
     },
     threadReply: (request, text) => slackNotifier.threadReply(request, text),

@@ -79,6 +79,15 @@ export async function planFinalizerRemoval(
       },
     );
   }
+  if (!object.deletionTimestamp) {
+    // A finalizer only blocks an object that is being deleted; removing it from a live object
+    // would just skip its controller's clean-up later.
+    throw new UnstuckError(
+      ErrorCode.InvalidState,
+      `${type.kind} ${namespace}/${name} is not being deleted (no deletionTimestamp), so its finalizers block nothing. Delete it first if that is the intent.`,
+      { namespace, name, resource: type.resource },
+    );
+  }
   const removing = target.finalizer !== undefined ? [target.finalizer] : object.finalizers;
   const evidence: string[] = [];
   const cleanupPlan: string[] = [];

@@ -79,12 +79,16 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       if (result.type === "approval-request") {
         // Approvers can only vote on a message they can see: a request only its requester sees is
         // cancelled rather than left pending (the modal path does the same).
+        let cancelled = deps.afterPostFailed !== undefined;
         try {
           await deps.afterPostFailed?.(result);
         } catch (failure) {
+          cancelled = false;
           scope.log.warn({ err: failure }, "could not cancel the unposted request");
         }
-        const text = `Your request could not be posted in the channel, so no approver could see it; it was cancelled and nothing was changed.`;
+        const text = cancelled
+          ? "Your request could not be posted in the channel, so no approver could see it; it was cancelled and nothing was changed."
+          : `Your request could not be posted in the channel, and cancelling it failed: it stays pending (nothing was changed) until it expires at ${result.request.expiresAt}. Invite the bot and ask again; approvers can see it with \`/unstuck approvals\`.`;
         await respondEphemeral(
           respond,
           withHint(

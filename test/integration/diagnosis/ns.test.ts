@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../src/cli.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
+import { planFinalizerRemoval } from "../../../src/diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
@@ -98,6 +99,23 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
         message: "All content-preserving finalizers finished",
       }),
     );
+  });
+
+  it("refuses to plan a finalizer removal for an object that is not being deleted", async () => {
+    const type = (await kube.discover()).resources.find((t) => t.resource === "ingresses")!;
+    const live = await kube.getObject(type, "payments", "payments-api-ingress");
+    expect(live?.finalizers.length).toBeGreaterThan(0);
+    expect(live?.deletionTimestamp).toBeUndefined();
+    await expect(
+      planFinalizerRemoval(
+        kube,
+        { type, namespace: "payments", name: "payments-api-ingress" },
+        { now: () => new Date() },
+      ),
+    ).rejects.toMatchObject({
+      code: ErrorCode.InvalidState,
+      message: expect.stringContaining("not being deleted"),
+    });
   });
 
   it("reports not-found and active verdicts", async () => {
