@@ -93,7 +93,9 @@ export function createActionsWorker(
   worker.on("failed", (job) => {
     if (job?.name !== JobName.RemoveFinalizer) return;
     // 'failed' also fires for an attempt that will be retried: act only when no retry follows.
-    const finalAttempt = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(job.failedReason);
+    const finalAttempt =
+      job.attemptsMade >= (job.opts.attempts ?? 1) ||
+      /stalled more than allowable limit/i.test(job.failedReason);
     if (!finalAttempt) return;
     const requestId = job.data.requestId;
     void (async () => {
