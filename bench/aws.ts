@@ -13,6 +13,7 @@ import { collectAwsForBlocker } from "../src/diagnosis/aws-collect.js";
 import type { ObjectSnapshot } from "../src/kube/types.js";
 import { loadAwsScenario, startAwsSim, type AwsWorld } from "../test/sim/aws/index.js";
 import { loadScenario } from "../test/sim/scenario.js";
+import { SEED_STUCK_INGRESS } from "../test/fixtures/seed-ingress.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 const ALBS = 2000;
@@ -145,17 +146,8 @@ function buildWorld(): { world: AwsWorld; ingress: ObjectSnapshot; since: Date; 
   }
 
   const ingress: ObjectSnapshot = {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "Ingress",
-    resource: "ingresses",
-    namespace: "myapp",
-    name: "myapp-worker-ingress",
-    finalizers: ["ingress.k8s.aws/resources"],
+    ...SEED_STUCK_INGRESS,
     deletionTimestamp: new Date(deletedAt.getTime() + 13_000).toISOString(),
-    labels: {},
-    annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
-    ownerReferences: [],
-    loadBalancerHostnames: ["k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com"],
   };
   return {
     world,

@@ -4,27 +4,11 @@ import { parse } from "yaml";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { collectAwsForBlocker } from "../../../src/diagnosis/aws-collect.js";
-import type { ObjectSnapshot } from "../../../src/kube/types.js";
+import { SEED_AWS_WINDOW, SEED_STUCK_INGRESS } from "../../fixtures/seed-ingress.js";
 import { startAwsSim, type AwsSim } from "../../sim/aws/index.js";
 
-const ingress: ObjectSnapshot = {
-  apiVersion: "networking.k8s.io/v1",
-  kind: "Ingress",
-  resource: "ingresses",
-  namespace: "myapp",
-  name: "myapp-worker-ingress",
-  finalizers: ["ingress.k8s.aws/resources"],
-  deletionTimestamp: "2026-02-12T08:39:00Z",
-  labels: {},
-  annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
-  ownerReferences: [],
-  loadBalancerHostnames: ["k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com"],
-};
-const window = {
-  cluster: "prod-eks",
-  since: new Date("2026-02-12T08:24:00Z"),
-  until: new Date("2026-02-12T10:00:00Z"),
-};
+const ingress = SEED_STUCK_INGRESS;
+const window = SEED_AWS_WINDOW;
 
 let sim: AwsSim | undefined;
 let clients: AwsClients | undefined;
