@@ -582,6 +582,9 @@ export function toObjectSnapshot(o: Json, type: ResourceType): ObjectSnapshot {
     }),
     ...(ingressClassName ? { ingressClassName } : {}),
     ...(hostnames.length > 0 ? { loadBalancerHostnames: hostnames } : {}),
+    ...(optStr(spec.type) && type.kind === "Service" ? { serviceType: optStr(spec.type) } : {}),
+    ...(optStr(spec.loadBalancerClass) ? { loadBalancerClass: optStr(spec.loadBalancerClass) } : {}),
+    ...(optStr(spec.targetGroupARN) ? { targetGroupArn: optStr(spec.targetGroupARN) } : {}),
   };
 }
 

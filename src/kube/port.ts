@@ -21,8 +21,8 @@ export interface KubePort {
   getNamespace(name: string): Promise<NamespaceSnapshot | null>;
   /** All resource types (namespaced and not) with their verbs; failures per group-version. */
   discover(): Promise<DiscoverySnapshot>;
-  /** Every object of one type in one namespace (follows `continue`). */
-  listObjects(type: ResourceType, namespace: string): Promise<ObjectSnapshot[]>;
+  /** Every object of one type in one namespace, or in all namespaces when `namespace` is undefined (follows `continue`). */
+  listObjects(type: ResourceType, namespace?: string): Promise<ObjectSnapshot[]>;
   /** `null` when absent. */
   getObject(type: ResourceType, namespace: string, name: string): Promise<ObjectSnapshot | null>;
   /** Deployments in all namespaces (or one), optionally filtered by a label selector. */

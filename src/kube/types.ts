@@ -77,6 +77,12 @@ export interface ObjectSnapshot {
   readonly ingressClassName?: string;
   /** Load-balancer hostnames from `status.loadBalancer.ingress[].hostname`. */
   readonly loadBalancerHostnames?: readonly string[];
+  /** A Service's `spec.type` (e.g. `LoadBalancer`). */
+  readonly serviceType?: string;
+  /** A Service's `spec.loadBalancerClass` (e.g. `service.k8s.aws/nlb`). */
+  readonly loadBalancerClass?: string;
+  /** A TargetGroupBinding's `spec.targetGroupARN`. */
+  readonly targetGroupArn?: string;
 }
 
 export interface DeploymentSnapshot {
