@@ -1,12 +1,20 @@
 /**
  * Well-known finalizers: who owns each, what it guards, what removing it by hand leaves behind,
  * and how to find the owning controller in a cluster. Pure data plus matching; no I/O.
+ *
+ * Every string here was checked against the owning project's source or documentation; matchers use
+ * the labels the project's own Helm chart (or operator) puts on its Deployment, so a chart install
+ * is recognised without configuration.
  */
 import type { DeploymentSnapshot } from "../kube/types.js";
 
 export interface ControllerMatcher {
-  /** Label key/value pairs; a Deployment matches if any pair matches. */
+  /** Label key/value pairs; a Deployment matches if any pair matches (its labels or selector). */
   readonly labels?: readonly (readonly [string, string])[];
+  /** Label keys whose mere presence identifies the controller (e.g. `pkg.crossplane.io/provider`). */
+  readonly labelKeys?: readonly string[];
+  /** Exact Deployment names. */
+  readonly names?: readonly string[];
   /** Substrings of the Deployment name. */
   readonly nameIncludes?: readonly string[];
   /** Substrings of a container image. */
@@ -17,12 +25,23 @@ export interface FinalizerInfo {
   /** Exact finalizer, or a prefix when `prefix` is true. */
   readonly pattern: string;
   readonly prefix?: boolean;
+  /** A family of finalizers no single prefix describes (e.g. `finalizers.<service>.services.k8s.aws/<Kind>`). */
+  readonly regex?: RegExp;
   readonly controller: string;
   readonly purpose: string;
   readonly cleanup: string;
   /** `builtin` = part of Kubernetes itself (kube-controller-manager / API server). */
   readonly builtin?: boolean;
   readonly matcher?: ControllerMatcher;
+  /** A matcher narrowed by the finalizer itself (e.g. the ACK service it names). */
+  readonly matcherFor?: (finalizer: string) => ControllerMatcher;
+  /**
+   * The controller often runs as something this check cannot see (a StatefulSet, a sidecar of a
+   * vendor's driver): when no Deployment matches, say "unknown", never "not installed".
+   */
+  readonly notOnlyDeployment?: string;
+  /** Several Deployments share this finalizer by design (one per kind), so several are no conflict. */
+  readonly shared?: boolean;
   /** `true` when the controller talks to AWS load balancers (diagnosis looks there). */
   readonly awsLoadBalancer?: boolean;
 }
@@ -38,14 +57,73 @@ const LBC_CLEANUP =
   "security group (k8s-traffic-<cluster>-*, when no other LBC finalizer remains) and the node security-group rules " +
   "that reference it; check them for orphans after a forced removal";
 
-const ARGO: ControllerMatcher = {
+// The argo-cd chart labels each component with its own app.kubernetes.io/name; the application
+// controller is a StatefulSet by default (a Deployment only with `controller.dynamicClusterDistribution`).
+// No image matcher: every Argo CD component runs the same quay.io/argoproj/argocd image.
+const ARGO_APP: ControllerMatcher = {
   labels: [
     ["app.kubernetes.io/name", "argocd-application-controller"],
     ["app.kubernetes.io/component", "application-controller"],
   ],
   nameIncludes: ["argocd-application-controller"],
-  imageIncludes: ["argoproj/argocd"],
 };
+const ARGO_STS =
+  "the Argo CD application controller runs as a StatefulSet by default, which is not listed here";
+
+// cert-manager chart: the controller Deployment is app.kubernetes.io/name=cert-manager; webhook
+// and cainjector carry their own names and run other images.
+const CERT_MANAGER: ControllerMatcher = {
+  labels: [["app.kubernetes.io/name", "cert-manager"]],
+  names: ["cert-manager"],
+  imageIncludes: ["cert-manager-controller"],
+};
+
+// Crossplane core (chart app.kubernetes.io/name=crossplane) reconciles claims and composites;
+// providers are Deployments the package manager creates, labelled pkg.crossplane.io/provider.
+const CROSSPLANE_CORE: ControllerMatcher = {
+  labels: [
+    ["app.kubernetes.io/name", "crossplane"],
+    ["app", "crossplane"],
+  ],
+  names: ["crossplane"],
+  imageIncludes: ["crossplane/crossplane:"],
+};
+const CROSSPLANE_PROVIDER: ControllerMatcher = {
+  labelKeys: ["pkg.crossplane.io/provider"],
+  imageIncludes: ["/provider-"],
+};
+
+const KARPENTER: ControllerMatcher = {
+  labels: [["app.kubernetes.io/name", "karpenter"]],
+  names: ["karpenter"],
+  imageIncludes: ["karpenter/controller"],
+};
+
+const SNAPSHOT_CONTROLLER: ControllerMatcher = {
+  labels: [["app.kubernetes.io/name", "snapshot-controller"]],
+  nameIncludes: ["snapshot-controller"],
+  imageIncludes: ["sig-storage/snapshot-controller"],
+};
+const CSI_SIDECAR = "CSI sidecars run inside the storage driver's controller (a Deployment or StatefulSet)";
+
+const FLEET: ControllerMatcher = {
+  labels: [
+    ["app", "fleet-controller"],
+    ["app", "fleet-agent"],
+  ],
+  names: ["fleet-controller", "fleet-agent"],
+  imageIncludes: ["rancher/fleet:", "rancher/fleet-agent:"],
+};
+const RANCHER: ControllerMatcher = {
+  labels: [["app", "rancher"]],
+  names: ["rancher"],
+  imageIncludes: ["rancher/rancher:"],
+};
+
+/** `finalizers.<service>.services.k8s.aws/<Kind>`: the AWS service the ACK controller manages. */
+function ackService(finalizer: string): string | undefined {
+  return /^finalizers\.([a-z0-9-]+)\.services\.k8s\.aws(?:\/|$)/.exec(finalizer)?.[1];
+}
 
 export const FINALIZERS: readonly FinalizerInfo[] = [
   {
@@ -105,22 +183,288 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
     builtin: true,
     awsLoadBalancer: true,
   },
+
+  // Argo CD (argoproj/argo-cd common/common.go, controller/appcontroller.go)
   {
     pattern: "resources-finalizer.argocd.argoproj.io",
     prefix: true,
     controller: "Argo CD application controller",
-    purpose: "cascades deletion of every resource the Application manages",
+    purpose:
+      "cascades deletion of every resource the Application manages (`/background` and `/foreground` choose the propagation)",
     cleanup: "the Application's managed resources (they stay in the cluster, no longer tracked)",
-    matcher: ARGO,
+    matcher: ARGO_APP,
+    notOnlyDeployment: ARGO_STS,
   },
   {
     pattern: "post-delete-finalizer.argocd.argoproj.io",
     prefix: true,
     controller: "Argo CD application controller",
-    purpose: "runs the Application's post-delete hooks",
-    cleanup: "the post-delete hooks never run",
-    matcher: ARGO,
+    purpose: "runs the Application's PostDelete hooks (`/cleanup` then removes the hook resources)",
+    cleanup: "the PostDelete hooks never run, and hook Jobs already created stay behind",
+    matcher: ARGO_APP,
+    notOnlyDeployment: ARGO_STS,
   },
+  {
+    pattern: "pre-delete-finalizer.argocd.argoproj.io",
+    prefix: true,
+    controller: "Argo CD application controller",
+    purpose: "runs the Application's PreDelete hooks before its resources are deleted (Argo CD 3.x)",
+    cleanup: "the PreDelete hooks never run, and hook Jobs already created stay behind",
+    matcher: ARGO_APP,
+    notOnlyDeployment: ARGO_STS,
+  },
+
+  // cert-manager (internal/apis/acme: the UseDomainQualifiedFinalizer gate, GA in v1.18, switched
+  // Challenges from the old spelling to the domain-qualified one; both are still met).
+  {
+    pattern: "acme.cert-manager.io/finalizer",
+    controller: "cert-manager",
+    purpose:
+      "cleans up an ACME Challenge: removes the HTTP-01 solver pod/Service/Ingress or the DNS-01 TXT record",
+    cleanup:
+      "the solver pod, Service and Ingress of an HTTP-01 challenge, or the _acme-challenge TXT record in DNS",
+    matcher: CERT_MANAGER,
+  },
+  {
+    pattern: "finalizer.acme.cert-manager.io",
+    controller: "cert-manager",
+    purpose:
+      "cleans up an ACME Challenge (spelling used before cert-manager 1.18): removes the HTTP-01 solver or DNS-01 record",
+    cleanup:
+      "the solver pod, Service and Ingress of an HTTP-01 challenge, or the _acme-challenge TXT record in DNS",
+    matcher: CERT_MANAGER,
+  },
+  {
+    pattern: "cert-manager.io/",
+    prefix: true,
+    controller: "cert-manager",
+    purpose: "a cert-manager clean-up step",
+    cleanup: "whatever cert-manager created for this object (check its Orders and Challenges)",
+    matcher: CERT_MANAGER,
+  },
+
+  // Crossplane (crossplane-runtime managed reconciler; crossplane internal/controller/apiextensions)
+  {
+    pattern: "finalizer.managedresource.crossplane.io",
+    controller: "Crossplane provider",
+    purpose: "deletes the external cloud resource a managed resource represents (deletionPolicy Delete)",
+    cleanup: "the external cloud resource (named by the crossplane.io/external-name annotation)",
+    matcher: CROSSPLANE_PROVIDER,
+    shared: true,
+  },
+  {
+    pattern: "composite.apiextensions.crossplane.io",
+    controller: "Crossplane",
+    purpose: "deletes the composed resources of a composite resource (XR)",
+    cleanup: "the composed managed resources, and through them the cloud resources",
+    matcher: CROSSPLANE_CORE,
+  },
+  {
+    pattern: "finalizer.apiextensions.crossplane.io",
+    controller: "Crossplane",
+    purpose:
+      "deletes the composite resource bound to a claim (also used on XRDs to remove the CRDs they define)",
+    cleanup: "the bound composite resource and everything it composed",
+    matcher: CROSSPLANE_CORE,
+  },
+  {
+    pattern: "defined.apiextensions.crossplane.io",
+    controller: "Crossplane",
+    purpose: "removes the composite CRD a CompositeResourceDefinition defines",
+    cleanup: "the composite CRD and its controller",
+    matcher: CROSSPLANE_CORE,
+  },
+  {
+    pattern: "offered.apiextensions.crossplane.io",
+    controller: "Crossplane",
+    purpose: "removes the claim CRD a CompositeResourceDefinition offers",
+    cleanup: "the claim CRD and its controller",
+    matcher: CROSSPLANE_CORE,
+  },
+  {
+    pattern: "in-use.crossplane.io",
+    controller: "Crossplane provider",
+    purpose: "keeps a ProviderConfig while managed resources still use it",
+    cleanup: "managed resources left without credentials (they can no longer be reconciled or deleted)",
+    matcher: CROSSPLANE_PROVIDER,
+    shared: true,
+  },
+
+  // Karpenter (kubernetes-sigs/karpenter, aws/karpenter-provider-aws)
+  {
+    pattern: "karpenter.sh/termination",
+    controller: "Karpenter",
+    purpose:
+      "drains a Node/NodeClaim and terminates the instance behind it (on a NodePool: its NodeClaims first)",
+    cleanup: "the EC2 instance, which keeps running and billing",
+    matcher: KARPENTER,
+  },
+  {
+    pattern: "karpenter.k8s.aws/termination",
+    controller: "Karpenter",
+    purpose: "deletes an EC2NodeClass's instance profile once no NodeClaim uses it",
+    cleanup: "the IAM instance profile Karpenter created for the EC2NodeClass",
+    matcher: KARPENTER,
+  },
+
+  // Velero (vmware-tanzu/velero pkg/controller)
+  {
+    pattern: "restores.velero.io/external-resources-finalizer",
+    controller: "Velero",
+    purpose: "deletes a Restore's data in object storage (restore logs and results) before the Restore goes",
+    cleanup: "the restore's log and result files in the backup storage location",
+    matcher: {
+      labels: [["app.kubernetes.io/name", "velero"]],
+      names: ["velero"],
+      imageIncludes: ["velero/velero:"],
+    },
+  },
+
+  // Istio (istio/istio operator; istio-ecosystem/sail-operator)
+  {
+    pattern: "istio-finalizer.install.istio.io",
+    controller: "Istio operator",
+    purpose: "uninstalls the Istio components an IstioOperator installed",
+    cleanup: "Istio control-plane components and cluster-wide resources the operator installed",
+    matcher: {
+      names: ["istio-operator"],
+      nameIncludes: ["istio-operator"],
+      imageIncludes: ["istio/operator:"],
+    },
+  },
+  {
+    pattern: "istio-finalizer.sailoperator.io",
+    controller: "Sail operator (Istio)",
+    purpose: "uninstalls the Istio control plane an Istio resource installed",
+    cleanup: "the Istio control-plane components the operator installed",
+    matcher: { nameIncludes: ["sail-operator"], imageIncludes: ["sail-operator"] },
+  },
+
+  // KEDA (kedacore/keda controllers/keda): ScaledObject, ScaledJob, TriggerAuthentication, CloudEventSource
+  {
+    pattern: "finalizer.keda.sh",
+    controller: "KEDA operator",
+    purpose: "stops the scale loop and deletes the HPA KEDA created for a ScaledObject/ScaledJob",
+    cleanup: "the keda-hpa-<name> HorizontalPodAutoscaler, which keeps scaling the workload",
+    matcher: {
+      labels: [["app.kubernetes.io/name", "keda-operator"]],
+      names: ["keda-operator"],
+      imageIncludes: ["kedacore/keda:"],
+    },
+  },
+
+  // Strimzi (topic operator: BatchingTopicController)
+  {
+    pattern: "strimzi.io/topic-operator",
+    controller: "Strimzi topic operator (entity operator)",
+    purpose: "deletes the Kafka topic a KafkaTopic represents",
+    cleanup: "the topic in the Kafka cluster (and its data)",
+    matcher: {
+      labels: [["app.kubernetes.io/name", "entity-operator"]],
+      nameIncludes: ["entity-operator"],
+    },
+  },
+
+  // Flux (fluxcd/pkg: every Flux controller uses the same finalizer)
+  {
+    pattern: "finalizers.fluxcd.io",
+    controller: "Flux",
+    purpose: "garbage-collects what a Flux object applied or fetched (the controller depends on the kind)",
+    cleanup: "the resources a Kustomization/HelmRelease applied, or a source's cached artifact",
+    matcher: {
+      labels: [["app.kubernetes.io/part-of", "flux"]],
+      names: ["kustomize-controller", "helm-controller", "source-controller", "notification-controller"],
+      imageIncludes: ["fluxcd/kustomize-controller", "fluxcd/helm-controller", "fluxcd/source-controller"],
+    },
+    shared: true,
+  },
+
+  // External Secrets Operator
+  {
+    pattern: "externalsecrets.external-secrets.io/externalsecret-cleanup",
+    controller: "External Secrets Operator",
+    purpose: "deletes (or releases) the Secret an ExternalSecret created, by its deletionPolicy",
+    cleanup: "the generated Kubernetes Secret",
+    matcher: { labels: [["app.kubernetes.io/name", "external-secrets"]], names: ["external-secrets"] },
+  },
+  {
+    pattern: "externalsecrets.external-secrets.io/",
+    prefix: true,
+    controller: "External Secrets Operator",
+    purpose: "an External Secrets clean-up step",
+    cleanup: "the Secret or provider-side secret the operator manages for this object",
+    matcher: { labels: [["app.kubernetes.io/name", "external-secrets"]], names: ["external-secrets"] },
+  },
+
+  // Prometheus operator (pkg/k8sutil StatusCleanupFinalizerName)
+  {
+    pattern: "monitoring.coreos.com/status-cleanup",
+    controller: "Prometheus operator",
+    purpose:
+      "removes the status bindings a Prometheus/Alertmanager/ThanosRuler wrote to its config resources",
+    cleanup: "stale status bindings on ServiceMonitors, PodMonitors and rules (harmless)",
+    matcher: {
+      labels: [["app.kubernetes.io/name", "prometheus-operator"]],
+      nameIncludes: ["prometheus-operator"],
+      imageIncludes: ["prometheus-operator/prometheus-operator"],
+    },
+  },
+
+  // Rancher and Fleet
+  {
+    pattern: "fleet.cattle.io/",
+    prefix: true,
+    controller: "Fleet",
+    purpose: "removes what a GitRepo/Bundle/BundleDeployment deployed to downstream clusters",
+    cleanup: "the bundles and the Helm releases Fleet deployed from them",
+    matcher: FLEET,
+    shared: true,
+  },
+  {
+    pattern: "controller.cattle.io/",
+    prefix: true,
+    controller: "Rancher",
+    purpose: "a Rancher lifecycle handler's clean-up (RBAC, projects, cluster agents)",
+    cleanup: "the RBAC bindings and Rancher objects the handler created",
+    matcher: RANCHER,
+  },
+  {
+    pattern: "clusterscoped.controller.cattle.io/",
+    prefix: true,
+    controller: "Rancher",
+    purpose: "a Rancher per-cluster lifecycle handler's clean-up",
+    cleanup: "the RBAC bindings and Rancher objects the handler created in that cluster",
+    matcher: RANCHER,
+  },
+  {
+    pattern: "wrangler.cattle.io/",
+    prefix: true,
+    controller: "Rancher",
+    purpose: "a Rancher (wrangler) handler's clean-up",
+    cleanup: "the objects the handler created",
+    matcher: RANCHER,
+  },
+
+  // AWS Controllers for Kubernetes: finalizers.<service>.services.k8s.aws/<Kind>
+  {
+    pattern: "finalizers.",
+    regex: /^finalizers\.[a-z0-9-]+\.services\.k8s\.aws(?:\/|$)/,
+    controller: "ACK service controller",
+    purpose:
+      "deletes the AWS resource an ACK custom resource represents (unless its deletion policy is retain)",
+    cleanup: "the AWS resource itself (bucket, queue, table, …), which keeps existing and billing",
+    matcher: { imageIncludes: ["aws-controllers-k8s/"], nameIncludes: ["ack-"] },
+    matcherFor: (f) => {
+      const svc = ackService(f) ?? "";
+      return {
+        labels: [["app.kubernetes.io/name", `${svc}-chart`]],
+        nameIncludes: [`ack-${svc}-controller`],
+        imageIncludes: [`aws-controllers-k8s/${svc}-controller`],
+      };
+    },
+  },
+
+  // Kubernetes storage: built-in protections and the CSI sidecars / snapshot controller
   {
     pattern: "kubernetes.io/pvc-protection",
     controller: "kube-controller-manager (pvc-protection)",
@@ -140,7 +484,38 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
     controller: "CSI external-provisioner",
     purpose: "deletes the backing volume before the PersistentVolume goes",
     cleanup: "the EBS/EFS volume",
+    matcher: { imageIncludes: ["sig-storage/csi-provisioner"] },
+    notOnlyDeployment: CSI_SIDECAR,
   },
+  {
+    pattern: "provisioner.storage.kubernetes.io/",
+    prefix: true,
+    controller: "CSI external-provisioner",
+    purpose: "keeps a PVC or VolumeSnapshot while a new volume is being cloned or restored from it",
+    cleanup: "a half-provisioned volume in the storage backend",
+    matcher: { imageIncludes: ["sig-storage/csi-provisioner"] },
+    notOnlyDeployment: CSI_SIDECAR,
+  },
+  {
+    pattern: "external-attacher/",
+    prefix: true,
+    controller: "CSI external-attacher",
+    purpose: "detaches the volume from its node (ControllerUnpublish) before the VolumeAttachment or PV goes",
+    cleanup: "a volume still attached to an instance (an EBS volume stays in-use)",
+    matcher: { imageIncludes: ["sig-storage/csi-attacher"] },
+    notOnlyDeployment: CSI_SIDECAR,
+  },
+  {
+    pattern: "snapshot.storage.kubernetes.io/",
+    prefix: true,
+    controller: "CSI snapshot-controller",
+    purpose:
+      "protects a VolumeSnapshot/VolumeSnapshotContent while it is bound or a restore source, and a PVC while it is being snapshotted",
+    cleanup: "the snapshot in the storage backend (e.g. an EBS snapshot)",
+    matcher: SNAPSHOT_CONTROLLER,
+  },
+
+  // Kubernetes itself
   {
     pattern: "foregroundDeletion",
     controller: "kube-controller-manager (garbage collector)",
@@ -170,81 +545,41 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
     builtin: true,
   },
   {
-    pattern: "snapshot.storage.kubernetes.io/",
-    prefix: true,
-    controller: "CSI snapshot-controller",
-    purpose: "protects a VolumeSnapshot while it is bound or used as a source",
-    cleanup: "the snapshot in the storage backend",
-    matcher: { nameIncludes: ["snapshot-controller"], imageIncludes: ["snapshot-controller"] },
-  },
-  {
-    pattern: "karpenter.sh/termination",
-    controller: "Karpenter",
-    purpose: "drains and terminates the EC2 instance behind a node",
-    cleanup: "the EC2 instance",
-    matcher: { labels: [["app.kubernetes.io/name", "karpenter"]], nameIncludes: ["karpenter"] },
-  },
-  {
-    pattern: "externalsecrets.external-secrets.io/",
-    prefix: true,
-    controller: "External Secrets Operator",
-    purpose: "cleans up the Secret an ExternalSecret created",
-    cleanup: "the generated Kubernetes Secret",
-    matcher: { labels: [["app.kubernetes.io/name", "external-secrets"]], nameIncludes: ["external-secrets"] },
-  },
-  {
-    pattern: "finalizers.fluxcd.io",
-    controller: "Flux",
-    purpose: "garbage-collects what a Flux object applied",
-    cleanup: "the resources Flux applied for this object",
-    matcher: {
-      labels: [["app.kubernetes.io/part-of", "flux"]],
-      nameIncludes: ["kustomize-controller", "helm-controller"],
-    },
-  },
-  {
-    pattern: "finalizer.managedresource.crossplane.io",
-    controller: "Crossplane provider",
-    purpose: "deletes the external cloud resource a managed resource represents",
-    cleanup: "the external cloud resource",
-    matcher: { nameIncludes: ["crossplane", "provider-"] },
-  },
-  {
-    pattern: "cert-manager.io/",
-    prefix: true,
-    controller: "cert-manager",
-    purpose: "cleans up ACME orders and challenges",
-    cleanup: "pending ACME challenges (DNS records or solver pods)",
-    matcher: { labels: [["app.kubernetes.io/name", "cert-manager"]], nameIncludes: ["cert-manager"] },
-  },
-  {
-    pattern: "istio-finalizer.install.istio.io",
-    controller: "Istio operator",
-    purpose: "uninstalls Istio components",
-    cleanup: "Istio components the operator installed",
-    matcher: { nameIncludes: ["istio-operator"] },
+    pattern: "customresourcecleanup.apiextensions.k8s.io",
+    controller: "kube-apiserver (apiextensions CRD finalizer)",
+    purpose: "deletes every custom resource of a CRD before the CRD goes",
+    cleanup: "custom resources that still exist (and their own finalizers) are lost with the CRD",
+    builtin: true,
   },
 ];
 
-/** The table entry for a finalizer, exact match first, then the longest prefix. */
+/** The table entry for a finalizer: exact match first, then a pattern family, then the longest prefix. */
 export function lookupFinalizer(finalizer: string): FinalizerInfo | undefined {
-  const exact = FINALIZERS.find((f) => !f.prefix && f.pattern === finalizer);
+  const exact = FINALIZERS.find((f) => !f.prefix && !f.regex && f.pattern === finalizer);
   if (exact) return exact;
+  const family = FINALIZERS.find((f) => f.regex?.test(finalizer) === true);
+  if (family) return family;
   return FINALIZERS.filter((f) => f.prefix && finalizer.startsWith(f.pattern)).sort(
     (a, b) => b.pattern.length - a.pattern.length,
   )[0];
 }
 
-/** Deployments in the cluster that look like the controller that owns a finalizer. */
+/**
+ * Deployments in the cluster that look like the controller that owns a finalizer. With the
+ * finalizer itself, a family entry (ACK) narrows the match to the controller it names.
+ */
 export function matchControllers(
   info: FinalizerInfo,
   deployments: readonly DeploymentSnapshot[],
+  finalizer?: string,
 ): DeploymentSnapshot[] {
-  const m = info.matcher;
+  const m = finalizer !== undefined && info.matcherFor ? info.matcherFor(finalizer) : info.matcher;
   if (!m) return [];
   return deployments.filter(
     (d) =>
       (m.labels ?? []).some(([k, v]) => d.labels[k] === v || d.selector[k] === v) ||
+      (m.labelKeys ?? []).some((k) => k in d.labels || k in d.selector) ||
+      (m.names ?? []).includes(d.name) ||
       (m.nameIncludes ?? []).some((s) => d.name.includes(s)) ||
       (m.imageIncludes ?? []).some((s) => d.images.some((img) => img.includes(s))),
   );
