@@ -5,6 +5,7 @@
  * fault test exercises the bot's handling of API calls, not kubectl's discovery retries).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { posix } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parse as parseYaml } from "yaml";
 
@@ -172,26 +173,65 @@ function matchRule(rule: ForbidRule, user: string, verb: string, route: Resource
   );
 }
 
-/** An opaque continue token: the last key served and the list's resourceVersion. */
-function encodeContinue(rv: string, lastKey: string): string {
-  return Buffer.from(JSON.stringify({ v: "sim/1", rv, start: lastKey })).toString("base64url");
+/**
+ * Continue tokens as kube-apiserver's storage layer writes them: unpadded base64url of
+ * `{"v":"meta.k8s.io/v1","rv":<revision>,"start":"<last key served>\u0000"}`, the key relative to
+ * the listed collection's etcd prefix (`name` in one namespace, `namespace/name` across them).
+ * Clients must treat it as opaque; the simulator only needs the same shape and the same errors.
+ */
+const CONTINUE_VERSION = "meta.k8s.io/v1";
+
+/** The real 410 message for a continue token whose revision has been compacted. */
+const INCONSISTENT_CONTINUE =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new " +
+  "list without the continue parameter, or use the continue token in this response to retrieve the " +
+  "remainder of the results. Continuing with the provided token results in an inconsistent list - " +
+  "objects that were created, modified, or deleted between the time the first chunk was returned and " +
+  "now may show up in the list.";
+
+function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: CONTINUE_VERSION, rv, start }), "utf8").toString("base64url");
 }
 
-function decodeContinue(token: string): { rv: string; start: string } {
-  try {
-    const v = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as {
-      v?: string;
-      rv?: string;
-      start?: string;
-    };
-    if (v.v !== "sim/1" || typeof v.start !== "string") throw new Error("bad version");
-    return { rv: v.rv ?? "", start: v.start };
-  } catch {
-    throw badRequest("continue key is not valid: illegal base64 data at input byte 0");
+/** Decode as `storage.DecodeContinue` does; every failure is the real 400 "invalid continue token". */
+function decodeContinue(token: string): { rv: number; start: string } {
+  const invalid = (why: string) => badRequest(`invalid continue token: continue key is not valid${why}`);
+  // Go's RawURLEncoding refuses padding and any byte outside the URL alphabet (Node ignores them).
+  const bad = token.search(/[^A-Za-z0-9_-]/);
+  if (bad >= 0 || token.length % 4 === 1) {
+    throw invalid(`: illegal base64 data at input byte ${bad >= 0 ? bad : token.length - 1}`);
   }
+  const text = Buffer.from(token, "base64url").toString("utf8");
+  let c: unknown;
+  try {
+    c = JSON.parse(text);
+  } catch {
+    const first = text.trimStart()[0];
+    throw invalid(
+      first === undefined || first === "{"
+        ? ": unexpected end of JSON input"
+        : `: invalid character '${first}' looking for beginning of value`,
+    );
+  }
+  const v = isRecord(c) ? c : {};
+  if (v.v !== CONTINUE_VERSION) {
+    throw invalid(`: server does not recognize this encoded version ${typeof v.v === "string" ? v.v : ""}`);
+  }
+  const rv = typeof v.rv === "number" && Number.isInteger(v.rv) ? v.rv : 0;
+  if (rv === 0) throw invalid(`: incorrect encoded start resourceVersion (version ${CONTINUE_VERSION})`);
+  const start = typeof v.start === "string" ? v.start : "";
+  if (start === "") throw invalid(`: encoded start key empty (version ${CONTINUE_VERSION})`);
+  // The API server refuses a start key that would leave the listed prefix (path traversal).
+  const key = start.startsWith("/") ? start : `/${start}`;
+  if (posix.normalize(key).replace(/(.)\/$/, "$1") !== key) throw invalid(`: ${start}`);
+  return { rv, start: key.slice(1) };
 }
 
-const keyOf = (o: KubeObject) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+/** An object's key relative to the listed collection, in the store's (etcd's) key order. */
+function listKey(def: ResourceDef, namespace: string | undefined, o: KubeObject): string {
+  const name = o.metadata?.name ?? "";
+  return namespace !== undefined || !def.namespaced ? name : `${o.metadata?.namespace ?? ""}/${name}`;
+}
 
 /** List items of built-in types carry no kind/apiVersion on the wire; custom ones do. */
 function listItem(d: ResourceDef, o: KubeObject): KubeObject {
@@ -526,26 +566,67 @@ function sendList(
   namespace: string | undefined,
   q: URLSearchParams,
 ): void {
+  const labelSelector = q.get("labelSelector") ?? "";
+  const fieldSelector = q.get("fieldSelector") ?? "";
   const match = compileSelectors(
-    q.get("labelSelector") ?? undefined,
-    q.get("fieldSelector") ?? undefined,
+    labelSelector,
+    fieldSelector,
     supportedFieldSelectors(def.group, def.resource),
   );
-  let items = ctx.store.listIn(def, namespace).filter(match);
-  const token = q.get("continue");
-  let rv = ctx.store.resourceVersion;
-  if (token !== null && token !== "") {
+  const ns = def.namespaced && namespace !== undefined && namespace !== "" ? namespace : undefined;
+  const limitParam = Number(q.get("limit") ?? "0");
+  const limit = Number.isInteger(limitParam) && limitParam > 0 ? limitParam : 0;
+  const token = q.get("continue") ?? "";
+  let all: KubeObject[];
+  let rv: string;
+  let fresh = true;
+  let from = 0;
+  if (token === "") {
+    all = ctx.store.listIn(def, ns);
+    rv = ctx.store.resourceVersion;
+  } else {
+    const rvParam = q.get("resourceVersion");
+    if (rvParam !== null && rvParam !== "" && rvParam !== "0") {
+      throw badRequest("specifying resource version is not allowed when using continue");
+    }
     const c = decodeContinue(token);
-    rv = c.rv;
-    items = items.filter((o) => keyOf(o) > c.start);
+    const kept = c.rv > 0 ? ctx.store.listAt(def, ns, String(c.rv)) : undefined;
+    if (c.rv > 0 && kept === undefined) {
+      // The revision is gone (compacted): the real Status, with a token that continues at the
+      // latest revision for a client that accepts an inconsistent list.
+      const body = statusBody(410, "Expired", INCONSISTENT_CONTINUE);
+      body.metadata = { continue: encodeContinue(-1, c.start) };
+      return send(res, 410, body);
+    }
+    // rv -1 (the token a 410 offers) continues at the latest revision.
+    fresh = kept === undefined;
+    all = kept ?? ctx.store.listIn(def, ns);
+    rv = kept !== undefined ? String(c.rv) : ctx.store.resourceVersion;
+    // First key at or after the token's start key (keys are unique and sorted).
+    let lo = 0;
+    let hi = all.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const o = all[mid];
+      if (o !== undefined && listKey(def, ns, o) < c.start) lo = mid + 1;
+      else hi = mid;
+    }
+    from = lo;
   }
-  const limit = Number(q.get("limit") ?? "0");
+  const items: KubeObject[] = [];
+  let next = from;
+  for (; next < all.length && (limit === 0 || items.length < limit); next++) {
+    const o = all[next];
+    if (o !== undefined && match(o)) items.push(o);
+  }
   const meta: Record<string, unknown> = { resourceVersion: rv };
-  if (Number.isInteger(limit) && limit > 0 && items.length > limit) {
-    const page = items.slice(0, limit);
-    meta.continue = encodeContinue(rv, keyOf(page[page.length - 1] ?? {}));
-    meta.remainingItemCount = items.length - limit;
-    items = page;
+  const last = items[items.length - 1];
+  if (limit > 0 && next < all.length && last !== undefined) {
+    meta.continue = encodeContinue(Number(rv), `${listKey(def, ns, last)}\u0000`);
+    // Like etcd's count, only meaningful when nothing is filtered out.
+    if (labelSelector === "" && fieldSelector === "") meta.remainingItemCount = all.length - next;
+    // Later pages are served from this revision, as etcd serves them from the first page's.
+    if (fresh) ctx.store.keepListAt(def, ns, rv, all);
   }
   if (wantsTable(req))
     return send(res, 200, toTable(def, items, meta, q.get("includeObject") ?? undefined, ctx.now()));

@@ -57,6 +57,9 @@ const FINALIZER_FOREGROUND = "foregroundDeletion";
 const FINALIZER_ORPHAN = "orphan";
 const FINALIZER_CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io";
 const NAMESPACE_FINALIZER = "kubernetes";
+/** kube-apiserver compacts etcd every 5 minutes by default (`--etcd-compaction-interval`). */
+const LIST_SNAPSHOT_TTL_MS = 5 * 60_000;
+const MAX_LIST_SNAPSHOTS = 64;
 const GENERATE_CHARS = "bcdfghjklmnpqrstvwxz2456789";
 
 const RFC1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -108,6 +111,8 @@ export class SimStore {
   private readonly data = new Map<string, Map<string, KubeObject>>();
   private readonly events = new EventEmitter();
   private readonly history: StoreEvent[] = [];
+  /** Lists served in pages, by type, namespace and resourceVersion (see {@link listAt}). */
+  private readonly listSnapshots = new Map<string, { readonly at: number; readonly items: KubeObject[] }>();
   private rv = 1000;
   private gcNeeded = false;
   private collecting = false;
@@ -245,6 +250,52 @@ export class SimStore {
 
   public count(d: ResourceDef): number {
     return this.bucket(d).size;
+  }
+
+  /**
+   * The list of one type (and namespace) as it was at `resourceVersion`, for the later pages of a
+   * chunked list: etcd serves every page from the revision of the first one until compaction
+   * removes that revision. Instead of a full MVCC history the simulator keeps the lists it served
+   * in pages (see {@link keepListAt}); `undefined` once forgotten, like a compacted revision.
+   */
+  public listAt(
+    d: ResourceDef,
+    namespace: string | undefined,
+    resourceVersion: string,
+  ): KubeObject[] | undefined {
+    const key = `${typeKey(d)}|${namespace ?? ""}|${resourceVersion}`;
+    const kept = this.listSnapshots.get(key);
+    if (kept === undefined) return undefined;
+    if (this.now().getTime() - kept.at > LIST_SNAPSHOT_TTL_MS) {
+      this.listSnapshots.delete(key);
+      return undefined;
+    }
+    return kept.items;
+  }
+
+  /** Remember a list served with a continue token (`items` as {@link listIn} returned them). */
+  public keepListAt(
+    d: ResourceDef,
+    namespace: string | undefined,
+    resourceVersion: string,
+    items: KubeObject[],
+  ): void {
+    const key = `${typeKey(d)}|${namespace ?? ""}|${resourceVersion}`;
+    this.listSnapshots.delete(key);
+    this.listSnapshots.set(key, { at: this.now().getTime(), items });
+    // Bounded like etcd's retained revisions: the oldest lists go first.
+    for (const k of this.listSnapshots.keys()) {
+      if (this.listSnapshots.size <= MAX_LIST_SNAPSHOTS) break;
+      this.listSnapshots.delete(k);
+    }
+  }
+
+  /**
+   * Forget every past list, as an etcd compaction does: an outstanding continue token is then
+   * answered 410 Expired.
+   */
+  public compact(): void {
+    this.listSnapshots.clear();
   }
 
   public createIn(
