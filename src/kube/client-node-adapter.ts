@@ -10,8 +10,10 @@ import {
   CustomObjectsApi,
   HttpMethod,
   KubeConfig,
+  type KubernetesObject,
   KubernetesObjectApi,
   type RequestContext,
+  type ResponseContext,
 } from "@kubernetes/client-node";
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
@@ -55,6 +57,9 @@ interface CallContext {
 }
 
 type Json = Record<string, unknown>;
+
+/** Paged attempts at one list before the unpaged fallback (see `listAll`). */
+const PAGED_LIST_ATTEMPTS = 2;
 
 /**
  * Standard loading: an explicit kubeconfig path, else `KUBECONFIG`/`~/.kube/config`/in-cluster
@@ -106,13 +111,39 @@ function loadFiles(kc: KubeConfig, value: string): void {
   }
 }
 
+/** `requestPromise` type that asks {@link ResourceApi.processResponse} for the body untouched. */
+const RAW_JSON = "unstuck:raw-json";
+
 /** Generic object access through the library's own request pipeline, by resource path. */
 class ResourceApi extends KubernetesObjectApi {
+  /** The response body exactly as the server sent it (lists keep `metadata.continue`). */
   public async getJson(path: string, query: Record<string, string | undefined> = {}): Promise<Json> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
     ctx.setHeaderParam("Accept", "application/json");
     setQuery(ctx, query);
-    return (await this.requestPromise(ctx, "any")) as unknown as Json;
+    return (await this.requestPromise(ctx, RAW_JSON)) as unknown as Json;
+  }
+
+  /**
+   * The library's own processing hands any body with `apiVersion` and `kind` to its
+   * `KubernetesObject` model, which re-reads `metadata` as an ObjectMeta: a list's
+   * `metadata.continue` and `remainingItemCount` are dropped and every list ends after its first
+   * page. Raw requests parse the JSON themselves; errors stay the library's `ApiException`.
+   */
+  protected override async processResponse<T extends KubernetesObject>(
+    response: ResponseContext,
+    type?: string,
+  ): Promise<T> {
+    if (type !== RAW_JSON) return super.processResponse<T>(response, type);
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
+      return JSON.parse(await response.body.text()) as T;
+    }
+    throw new ApiException(
+      response.httpStatusCode,
+      "Unsuccessful HTTP Request",
+      await response.getBodyAsAny(),
+      response.headers,
+    );
   }
 
   public async jsonPatch(path: string, ops: readonly Json[]): Promise<Json> {
@@ -182,18 +213,52 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
     return `${base}${ns}/${type.resource}${item}`;
   }
 
+  /**
+   * Every page of a list (`limit` = the page size, then each `continue` token until none).
+   * A token that expires between pages (410 Expired: etcd compacted the list's revision) restarts
+   * the list from the beginning, as the API server's message says — the 410 also offers a token
+   * that continues at a newer revision, but that list would be inconsistent. A second expiry falls
+   * back to one unpaged list, as client-go's pager does, so a busy cluster cannot keep us looping.
+   */
   async function listAll(
     ctx: CallContext,
-    page: (cont: string | undefined) => Promise<{ items: unknown[]; cont: string | undefined }>,
+    page: (
+      cont: string | undefined,
+      limit: number | undefined,
+    ) => Promise<{ items: unknown[]; cont: string | undefined }>,
   ): Promise<unknown[]> {
-    const items: unknown[] = [];
-    let cont: string | undefined;
-    do {
-      const res = await call(ctx, () => page(cont));
-      items.push(...res.items);
-      cont = res.cont;
-    } while (cont);
-    return items;
+    for (let attempt = 1; ; attempt++) {
+      const limit = attempt <= PAGED_LIST_ATTEMPTS ? pageSize : undefined;
+      const items: unknown[] = [];
+      const tokens = new Set<string>();
+      let cont: string | undefined;
+      try {
+        do {
+          const res = await call(ctx, () => page(cont, limit));
+          items.push(...res.items);
+          cont = res.cont;
+          if (cont !== undefined) {
+            // A server that hands back a token twice would otherwise be followed forever.
+            if (tokens.has(cont)) {
+              throw new UnstuckError(
+                ErrorCode.Upstream,
+                `The Kubernetes API repeated a continue token while the bot tried to ${describeTarget(ctx)}; the list is incomplete.`,
+                { verb: ctx.verb, resource: ctx.group ? `${ctx.resource}.${ctx.group}` : ctx.resource },
+              );
+            }
+            tokens.add(cont);
+          }
+        } while (cont !== undefined);
+        return items;
+      } catch (err) {
+        const expired = err instanceof UnstuckError && err.details.status === 410 && cont !== undefined;
+        if (!expired || limit === undefined) throw err;
+        options.log?.debug(
+          { ...ctx, attempt, items: items.length },
+          "list continue token expired; restarting",
+        );
+      }
+    }
   }
 
   const port: KubePort = {
@@ -237,13 +302,16 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
 
     async listObjects(type, namespace) {
       const ctx: CallContext = { verb: "list", resource: type.resource, group: type.group, namespace };
-      const items = await listAll(ctx, async (cont) => {
+      const items = await listAll(ctx, async (cont, limit) => {
         const list = await raw.getJson(resourcePath(type, namespace), {
-          limit: String(pageSize),
+          limit: limit !== undefined ? String(limit) : undefined,
           continue: cont,
         });
-        const meta = (list.metadata ?? {}) as Json;
-        return { items: (list.items as unknown[] | undefined) ?? [], cont: str(meta.continue) || undefined };
+        const meta = obj(list.metadata);
+        return {
+          items: Array.isArray(list.items) ? (list.items as unknown[]) : [],
+          cont: optStr(meta.continue),
+        };
       });
       return items.map((o) => toObjectSnapshot(o as Json, type));
     },
@@ -261,8 +329,8 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         group: "apps",
         ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       };
-      const items = await listAll(ctx, async (cont) => {
-        const base = { labelSelector: opts.labelSelector, limit: pageSize, _continue: cont };
+      const items = await listAll(ctx, async (cont, limit) => {
+        const base = { labelSelector: opts.labelSelector, limit, _continue: cont };
         const list =
           opts.namespace !== undefined
             ? await apps.listNamespacedDeployment({ ...base, namespace: opts.namespace })
@@ -274,13 +342,8 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
 
     async listPods(namespace, labelSelector) {
       const ctx: CallContext = { verb: "list", resource: "pods", namespace };
-      const items = await listAll(ctx, async (cont) => {
-        const list = await core.listNamespacedPod({
-          namespace,
-          labelSelector,
-          limit: pageSize,
-          _continue: cont,
-        });
+      const items = await listAll(ctx, async (cont, limit) => {
+        const list = await core.listNamespacedPod({ namespace, labelSelector, limit, _continue: cont });
         return { items: list.items, cont: list.metadata?._continue || undefined };
       });
       return items.map((p) => toPodSnapshot(p as Json));
@@ -299,13 +362,8 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       const fieldSelector = involved
         ? `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`
         : undefined;
-      const items = await listAll(ctx, async (cont) => {
-        const list = await core.listNamespacedEvent({
-          namespace,
-          fieldSelector,
-          limit: pageSize,
-          _continue: cont,
-        });
+      const items = await listAll(ctx, async (cont, limit) => {
+        const list = await core.listNamespacedEvent({ namespace, fieldSelector, limit, _continue: cont });
         return { items: list.items, cont: list.metadata?._continue || undefined };
       });
       return items.map((e) => toEventSnapshot(e as Json));
