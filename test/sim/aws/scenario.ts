@@ -106,9 +106,57 @@ const eniSchema = z.object({
   availabilityZone: z.string().optional(),
   vpcId: z.string().optional(),
   privateIpAddress: z.string().optional(),
+  /** Attached to this instance (an instance's own interface: not requester-managed, `eni-attach-…`). */
   instanceId: z.string().optional(),
+  /** The attachment's device index; 1 (a secondary interface) unless given. */
+  deviceIndex: z.number().int().min(0).optional(),
+  /**
+   * AWS's `InterfaceType` (`interface`, `lambda`, `vpc_endpoint`, `network_load_balancer`,
+   * `nat_gateway`, …). Unset, it follows the description as AWS's would (`ELB net/…` → `network_load_balancer`).
+   */
+  interfaceType: z.string().optional(),
   retainOnLoadBalancerDelete: z.boolean().optional(),
   tags,
+});
+
+const subnetSchema = z.object({ subnetId: z.string(), availabilityZone: z.string() });
+
+/** An EC2 instance; its primary interface (device index 0) is created with it. */
+const instanceSchema = z.object({
+  id: z.string().regex(/^i-[0-9a-f]{8,17}$/),
+  subnetId: z.string().optional(),
+  availabilityZone: z.string().optional(),
+  vpcId: z.string().optional(),
+  securityGroups: z.array(z.string()).default([]),
+  primaryNetworkInterfaceId: z
+    .string()
+    .regex(/^eni-[0-9a-f]{8,17}$/)
+    .optional(),
+});
+
+/** An interface VPC endpoint: PrivateLink makes one `vpc_endpoint` ENI per subnet with the endpoint's groups. */
+const vpcEndpointSchema = z.object({
+  id: z
+    .string()
+    .regex(/^vpce-[0-9a-f]{8,17}$/)
+    .optional(),
+  serviceName: z.string(),
+  vpcId: z.string().optional(),
+  securityGroups: z.array(z.string()).default([]),
+  subnets: z.array(subnetSchema).optional(),
+  privateDnsEnabled: z.boolean().default(true),
+  requesterId: z.string().optional(),
+  tags,
+  creationTimestamp: z.coerce.date().optional(),
+});
+
+/** A VPC-attached Lambda function, only as the Hyperplane `lambda` ENIs it leaves in the VPC. */
+const lambdaFunctionSchema = z.object({
+  name: z.string(),
+  securityGroups: z.array(z.string()).min(1),
+  vpcId: z.string().optional(),
+  subnets: z.array(subnetSchema).optional(),
+  requesterId: z.string().optional(),
 });
 
 const recordSchema = z.object({
@@ -198,6 +246,9 @@ export const awsScenarioSchema = z.object({
   targetGroups: z.array(targetGroupSchema).default([]),
   loadBalancers: z.array(loadBalancerSchema).default([]),
   networkInterfaces: z.array(eniSchema).default([]),
+  instances: z.array(instanceSchema).default([]),
+  vpcEndpoints: z.array(vpcEndpointSchema).default([]),
+  lambdaFunctions: z.array(lambdaFunctionSchema).default([]),
   hostedZones: z.array(zoneSchema).default([]),
   distributions: z.array(distributionSchema).default([]),
   cloudTrailEvents: z.array(trailEventSchema).default([]),
@@ -217,7 +268,10 @@ export function readAwsScenario(path: string): AwsScenario {
   return parseAwsScenario(parseYaml(readFileSync(path, "utf8")));
 }
 
-/** Builds a world from a scenario. Creation order follows dependencies: groups, TGs, ALBs, ENIs, DNS, CDN, history. */
+/**
+ * Builds a world from a scenario. Creation order follows dependencies: groups, TGs, load balancers,
+ * instances, VPC endpoints, Lambda ENIs, other ENIs, DNS, CDN, history.
+ */
 export function loadAwsScenario(
   input: unknown,
   options: Omit<AwsWorldOptions, "accountId" | "region"> = {},
@@ -322,16 +376,54 @@ export function loadAwsScenario(
     return lb;
   };
 
+  for (const i of s.instances) {
+    world.createInstance({
+      id: i.id,
+      groups: i.securityGroups,
+      ...(i.subnetId !== undefined ? { subnetId: i.subnetId } : {}),
+      ...(i.availabilityZone !== undefined ? { availabilityZone: i.availabilityZone } : {}),
+      ...(i.vpcId !== undefined ? { vpcId: i.vpcId } : {}),
+      ...(i.primaryNetworkInterfaceId !== undefined
+        ? { primaryNetworkInterfaceId: i.primaryNetworkInterfaceId }
+        : {}),
+    });
+  }
+  for (const v of s.vpcEndpoints) {
+    world.createVpcEndpoint({
+      serviceName: v.serviceName,
+      groups: v.securityGroups,
+      privateDnsEnabled: v.privateDnsEnabled,
+      tags: v.tags,
+      ...(v.id !== undefined ? { id: v.id } : {}),
+      ...(v.vpcId !== undefined ? { vpcId: v.vpcId } : {}),
+      ...(v.subnets !== undefined ? { subnets: v.subnets } : {}),
+      ...(v.requesterId !== undefined ? { requesterId: v.requesterId } : {}),
+      ...(v.creationTimestamp !== undefined ? { creationTimestamp: v.creationTimestamp } : {}),
+    });
+  }
+  for (const fn of s.lambdaFunctions) {
+    world.createLambdaFunctionEnis({
+      functionName: fn.name,
+      groups: fn.securityGroups,
+      ...(fn.vpcId !== undefined ? { vpcId: fn.vpcId } : {}),
+      ...(fn.subnets !== undefined ? { subnets: fn.subnets } : {}),
+      ...(fn.requesterId !== undefined ? { requesterId: fn.requesterId } : {}),
+    });
+  }
+
   for (const e of s.networkInterfaces) {
     let description = e.description;
     let groups = e.groups;
     if (e.loadBalancer !== undefined) {
       const lb = lbByName(e.loadBalancer);
-      description = `ELB app/${e.loadBalancer}/${lb.arn.split("/").pop() ?? ""}`;
+      const kind = world.loadBalancers.get(lb.arn)?.type === "network" ? "net" : "app";
+      description = `ELB ${kind}/${e.loadBalancer}/${lb.arn.split("/").pop() ?? ""}`;
       if (groups.length === 0) groups = world.loadBalancers.get(lb.arn)?.securityGroups ?? [];
     }
     const elb = description.startsWith("ELB ");
     world.createNetworkInterface({
+      ...(e.interfaceType !== undefined ? { interfaceType: e.interfaceType } : {}),
+      ...(e.deviceIndex !== undefined ? { deviceIndex: e.deviceIndex } : {}),
       ...(e.id !== undefined ? { id: e.id } : {}),
       description,
       groups,

@@ -130,10 +130,57 @@ export interface NetworkInterface {
     deviceIndex: number;
     status: "attaching" | "attached" | "detaching" | "detached";
     attachTime: Date;
+    deleteOnTermination?: boolean;
   };
   tags: Tags;
   /** When true the ENI survives its ALB's deletion: the "ELB left an ENI behind" failure. */
   retainOnLoadBalancerDelete?: boolean;
+}
+
+/**
+ * The `InterfaceType` AWS gives the interfaces its services create, read off their descriptions
+ * (`ELB net/…` → `network_load_balancer`, …). An ALB's interfaces are plain `interface`, as on AWS.
+ */
+export function interfaceTypeFor(description: string): string {
+  if (description.startsWith("ELB net/")) return "network_load_balancer";
+  if (description.startsWith("ELB gwy/")) return "gateway_load_balancer";
+  if (description.startsWith("VPC Endpoint Interface ")) return "vpc_endpoint";
+  if (description.startsWith("AWS Lambda VPC ENI-")) return "lambda";
+  if (description.startsWith("Interface for NAT Gateway ")) return "nat_gateway";
+  return "interface";
+}
+
+/** The account id AWS PrivateLink shows as `RequesterId` on interface-endpoint ENIs (AWS docs' example). */
+export const VPC_ENDPOINT_REQUESTER_ID = "727180483921";
+
+/**
+ * Who a service-made attachment belongs to: AWS shows `amazon-aws` as `InstanceOwnerId` on the
+ * `ela-attach-…` attachments of ELB, Lambda and endpoint interfaces, and refuses to detach them.
+ */
+export const SERVICE_ATTACHMENT_OWNER = "amazon-aws";
+
+/** An EC2 instance, only as far as network interfaces need one (attach targets, device indexes). */
+export interface Ec2Instance {
+  id: string;
+  vpcId: string;
+  subnetId: string;
+  availabilityZone: string;
+}
+
+/** An interface VPC endpoint: one requester-managed ENI per subnet, all carrying the endpoint's groups. */
+export interface VpcEndpoint {
+  id: string;
+  type: "Interface";
+  vpcId: string;
+  serviceName: string;
+  state: "available" | "pending" | "deleting" | "failed";
+  subnetIds: string[];
+  groups: string[];
+  networkInterfaceIds: string[];
+  privateDnsEnabled: boolean;
+  creationTimestamp: Date;
+  ownerId: string;
+  tags: Tags;
 }
 
 export interface AliasTarget {
@@ -272,6 +319,8 @@ export class AwsWorld {
   public readonly securityGroups = new Map<string, SecurityGroup>();
   public readonly securityGroupRules = new Map<string, SecurityGroupRule>();
   public readonly networkInterfaces = new Map<string, NetworkInterface>();
+  public readonly instances = new Map<string, Ec2Instance>();
+  public readonly vpcEndpoints = new Map<string, VpcEndpoint>();
   public readonly hostedZones = new Map<string, HostedZone>();
   public readonly changes = new Map<string, Route53Change>();
   public readonly distributions = new Map<string, Distribution>();
@@ -740,38 +789,55 @@ export class AwsWorld {
     status?: NetworkInterface["status"];
     attached?: boolean;
     instanceId?: string;
+    /** Defaults from the description (`ELB net/…` → `network_load_balancer`, …), else `interface`. */
+    interfaceType?: string;
+    /** The attachment's device index (default 1: a secondary interface). */
+    deviceIndex?: number;
+    deleteOnTermination?: boolean;
     tags?: Tags;
     retainOnLoadBalancerDelete?: boolean;
     privateIpAddress?: string;
   }): NetworkInterface {
     for (const g of input.groups ?? []) this.requireGroup(g);
     const attached = input.attached ?? input.status === "in-use";
+    const requesterManaged = input.requesterManaged ?? input.requesterId !== undefined;
+    const description = input.description ?? "";
     const ip =
       input.privateIpAddress ??
       `10.0.${Math.floor(Number.parseInt(this.ids.hex(2), 16) / 2)}.${(Number.parseInt(this.ids.hex(2), 16) % 250) + 4}`;
     const eni: NetworkInterface = {
       id: input.id ?? this.ids.eniId(),
-      description: input.description ?? "",
+      description,
       subnetId: input.subnetId ?? "subnet-0a11aa11aa11aa11a",
       vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
       availabilityZone: input.availabilityZone ?? `${this.region}a`,
       groups: [...(input.groups ?? [])],
       ownerId: this.accountId,
       ...(input.requesterId !== undefined ? { requesterId: input.requesterId } : {}),
-      requesterManaged: input.requesterManaged ?? input.requesterId !== undefined,
+      requesterManaged,
       status: input.status ?? (attached ? "in-use" : "available"),
-      interfaceType: "interface",
+      interfaceType: input.interfaceType ?? interfaceTypeFor(description),
       privateIpAddress: ip,
       macAddress: `02:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}:${this.ids.hex(2)}`,
       ...(attached
         ? {
             attachment: {
-              id: this.ids.attachmentId(),
+              // A service's attachment is `ela-attach-…` owned by amazon-aws; an instance's is `eni-attach-…`.
+              id:
+                requesterManaged && input.instanceId === undefined
+                  ? this.ids.attachmentId()
+                  : `eni-attach-0${this.ids.hex(16)}`,
               ...(input.instanceId !== undefined ? { instanceId: input.instanceId } : {}),
-              instanceOwnerId: input.requesterId ?? this.accountId,
-              deviceIndex: 1,
+              instanceOwnerId:
+                input.instanceId === undefined && requesterManaged
+                  ? SERVICE_ATTACHMENT_OWNER
+                  : this.accountId,
+              deviceIndex: input.deviceIndex ?? 1,
               status: "attached" as const,
               attachTime: this.now(),
+              ...(input.deleteOnTermination !== undefined
+                ? { deleteOnTermination: input.deleteOnTermination }
+                : {}),
             },
           }
         : {}),
@@ -781,23 +847,193 @@ export class AwsWorld {
         : {}),
     };
     this.networkInterfaces.set(eni.id, eni);
+    if (input.instanceId !== undefined && !this.instances.has(input.instanceId)) {
+      // An interface attached to an instance the scenario never declared still implies that instance.
+      this.instances.set(input.instanceId, {
+        id: input.instanceId,
+        vpcId: eni.vpcId,
+        subnetId: eni.subnetId,
+        availabilityZone: eni.availabilityZone,
+      });
+    }
     return eni;
   }
 
-  public deleteNetworkInterface(id: string): void {
+  public requireNetworkInterface(id: string): NetworkInterface {
+    if (!/^eni-[0-9a-f]{8,17}$/.test(id)) {
+      throw new AwsApiError(
+        "InvalidNetworkInterfaceID.Malformed",
+        `Invalid id: "${id}" (expecting "eni-...")`,
+      );
+    }
     const eni = this.networkInterfaces.get(id);
     if (!eni)
       throw new AwsApiError(
         "InvalidNetworkInterfaceID.NotFound",
         `The networkInterface ID '${id}' does not exist`,
       );
+    return eni;
+  }
+
+  /** DeleteNetworkInterface: only a detached interface goes; AWS answers an attached one with InvalidParameterValue. */
+  public deleteNetworkInterface(id: string): void {
+    const eni = this.requireNetworkInterface(id);
     if (eni.attachment && eni.attachment.status !== "detached") {
-      throw new AwsApiError(
-        "InvalidNetworkInterface.InUse",
-        `The network interface at '${id}' is currently in use.`,
-      );
+      throw new AwsApiError("InvalidParameterValue", `Network interface '${id}' is currently in use.`);
     }
     this.networkInterfaces.delete(id);
+    for (const vpce of this.vpcEndpoints.values()) {
+      vpce.networkInterfaceIds = vpce.networkInterfaceIds.filter((e) => e !== id);
+    }
+  }
+
+  /**
+   * ModifyNetworkInterfaceAttribute with `SecurityGroupId.N`: the new set replaces the old one.
+   * A requester-managed interface belongs to the service that made it; AWS refuses with AuthFailure
+   * (change the groups through that service instead, e.g. ModifyVpcEndpoint).
+   */
+  public modifyNetworkInterfaceGroups(id: string, groups: string[]): NetworkInterface {
+    const eni = this.requireNetworkInterface(id);
+    if (groups.length === 0) throw new AwsApiError("InvalidParameterCombination", "No attributes specified.");
+    for (const g of groups) this.requireGroup(g);
+    if (eni.requesterManaged) {
+      throw new AwsApiError("AuthFailure", "You do not have permission to access the specified resource.");
+    }
+    const unique = [...new Set(groups)];
+    if (unique.length > 5) {
+      throw new AwsApiError(
+        "SecurityGroupsPerInterfaceLimitExceeded",
+        "The maximum number of security groups per interface has been reached.",
+      );
+    }
+    eni.groups = unique;
+    return eni;
+  }
+
+  /** ModifyNetworkInterfaceAttribute with `Description.Value`. */
+  public modifyNetworkInterfaceDescription(id: string, description: string): NetworkInterface {
+    const eni = this.requireNetworkInterface(id);
+    if (eni.requesterManaged) {
+      throw new AwsApiError("AuthFailure", "You do not have permission to access the specified resource.");
+    }
+    eni.description = description;
+    return eni;
+  }
+
+  /** An instance for interfaces to attach to; its primary interface (device index 0) comes with it. */
+  public createInstance(input: {
+    id?: string;
+    subnetId?: string;
+    vpcId?: string;
+    availabilityZone?: string;
+    groups?: string[];
+    primaryNetworkInterfaceId?: string;
+  }): Ec2Instance {
+    const instance: Ec2Instance = {
+      id: input.id ?? `i-0${this.ids.hex(16)}`,
+      vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
+      subnetId: input.subnetId ?? "subnet-0a11aa11aa11aa11a",
+      availabilityZone: input.availabilityZone ?? `${this.region}a`,
+    };
+    this.instances.set(instance.id, instance);
+    this.createNetworkInterface({
+      ...(input.primaryNetworkInterfaceId !== undefined ? { id: input.primaryNetworkInterfaceId } : {}),
+      subnetId: instance.subnetId,
+      vpcId: instance.vpcId,
+      availabilityZone: instance.availabilityZone,
+      groups: input.groups ?? [],
+      status: "in-use",
+      attached: true,
+      instanceId: instance.id,
+      deviceIndex: 0,
+      deleteOnTermination: true,
+    });
+    return instance;
+  }
+
+  public requireInstance(id: string): Ec2Instance {
+    if (!/^i-[0-9a-f]{8,17}$/.test(id)) {
+      throw new AwsApiError("InvalidInstanceID.Malformed", `Invalid id: "${id}" (expecting "i-...")`);
+    }
+    const instance = this.instances.get(id);
+    if (!instance)
+      throw new AwsApiError("InvalidInstanceID.NotFound", `The instance ID '${id}' does not exist`);
+    return instance;
+  }
+
+  /** AttachNetworkInterface: an `available` interface onto a free device index; returns the `eni-attach-…` id. */
+  public attachNetworkInterface(id: string, instanceId: string, deviceIndex: number): string {
+    const eni = this.requireNetworkInterface(id);
+    const instance = this.requireInstance(instanceId);
+    if (eni.attachment !== undefined || eni.status !== "available") {
+      throw new AwsApiError("InvalidNetworkInterface.InUse", `Interface: [${id}] in use.`);
+    }
+    if (eni.availabilityZone !== instance.availabilityZone) {
+      throw new AwsApiError(
+        "InvalidParameterCombination",
+        `You may not attach a network interface to an instance if they are not in the same availability zone`,
+      );
+    }
+    const taken = [...this.networkInterfaces.values()].some(
+      (e) => e.attachment?.instanceId === instanceId && e.attachment.deviceIndex === deviceIndex,
+    );
+    if (taken) {
+      throw new AwsApiError(
+        "InvalidParameterValue",
+        `Instance '${instanceId}' already has an interface attached at device index '${deviceIndex}'.`,
+      );
+    }
+    eni.attachment = {
+      id: `eni-attach-0${this.ids.hex(16)}`,
+      instanceId,
+      instanceOwnerId: this.accountId,
+      deviceIndex,
+      status: "attached",
+      attachTime: this.now(),
+      deleteOnTermination: false,
+    };
+    eni.status = "in-use";
+    return eni.attachment.id;
+  }
+
+  /** The interface an attachment id belongs to. */
+  public networkInterfaceOfAttachment(attachmentId: string): NetworkInterface | undefined {
+    return [...this.networkInterfaces.values()].find((e) => e.attachment?.id === attachmentId);
+  }
+
+  /**
+   * DetachNetworkInterface by attachment id, as a customer may: a service's `ela-attach-…`
+   * attachment and an instance's primary interface are refused with OperationNotPermitted.
+   */
+  public detachNetworkInterfaceAttachment(attachmentId: string): NetworkInterface {
+    if (!/^(eni|ela)-attach-[0-9a-f]{8,17}$/.test(attachmentId)) {
+      throw new AwsApiError(
+        "InvalidAttachmentID.Malformed",
+        `Invalid id: "${attachmentId}" (expecting "eni-attach-...")`,
+      );
+    }
+    const eni = this.networkInterfaceOfAttachment(attachmentId);
+    if (!eni?.attachment) {
+      throw new AwsApiError(
+        "InvalidAttachmentID.NotFound",
+        `The attachment ID '${attachmentId}' does not exist`,
+      );
+    }
+    if (attachmentId.startsWith("ela-attach-")) {
+      throw new AwsApiError(
+        "OperationNotPermitted",
+        "You are not allowed to manage 'ela-attach' attachments.",
+      );
+    }
+    if (eni.attachment.deviceIndex === 0) {
+      throw new AwsApiError(
+        "OperationNotPermitted",
+        `The network interface at device index 0 cannot be detached.`,
+      );
+    }
+    delete eni.attachment;
+    eni.status = "available";
+    return eni;
   }
 
   /** Detaches an ENI (what ELB eventually does after an ALB is deleted), leaving it `available`. */
@@ -810,6 +1046,130 @@ export class AwsWorld {
       );
     delete eni.attachment;
     eni.status = "available";
+  }
+
+  // ---------------------------------------------------------------- VPC endpoints and Lambda (their ENIs)
+
+  /**
+   * An interface VPC endpoint and its ENIs (one per subnet), as PrivateLink creates them:
+   * `VPC Endpoint Interface vpce-…`, interface type `vpc_endpoint`, requester-managed.
+   */
+  public createVpcEndpoint(input: {
+    id?: string;
+    serviceName: string;
+    vpcId?: string;
+    groups?: string[];
+    subnets?: { subnetId: string; availabilityZone: string }[];
+    privateDnsEnabled?: boolean;
+    requesterId?: string;
+    tags?: Tags;
+    creationTimestamp?: Date;
+  }): VpcEndpoint {
+    const id = input.id ?? `vpce-0${this.ids.hex(16)}`;
+    if (this.vpcEndpoints.has(id)) throw new Error(`VPC endpoint ${id} already exists`);
+    const subnets = input.subnets ?? [
+      { subnetId: "subnet-0a11aa11aa11aa11a", availabilityZone: `${this.region}a` },
+      { subnetId: "subnet-0c33cc33cc33cc33c", availabilityZone: `${this.region}c` },
+    ];
+    const vpcId = input.vpcId ?? "vpc-0a1b2c3d4e5f60718";
+    const groups = [...(input.groups ?? [])];
+    for (const g of groups) this.requireGroup(g);
+    const enis = subnets.map((s) =>
+      this.createNetworkInterface({
+        description: `VPC Endpoint Interface ${id}`,
+        subnetId: s.subnetId,
+        availabilityZone: s.availabilityZone,
+        vpcId,
+        groups,
+        requesterId: input.requesterId ?? VPC_ENDPOINT_REQUESTER_ID,
+        requesterManaged: true,
+        interfaceType: "vpc_endpoint",
+        status: "in-use",
+        attached: true,
+      }),
+    );
+    const vpce: VpcEndpoint = {
+      id,
+      type: "Interface",
+      vpcId,
+      serviceName: input.serviceName,
+      state: "available",
+      subnetIds: subnets.map((s) => s.subnetId),
+      groups,
+      networkInterfaceIds: enis.map((e) => e.id),
+      privateDnsEnabled: input.privateDnsEnabled ?? true,
+      creationTimestamp: input.creationTimestamp ?? this.now(),
+      ownerId: this.accountId,
+      tags: { ...(input.tags ?? {}) },
+    };
+    this.vpcEndpoints.set(id, vpce);
+    return vpce;
+  }
+
+  public requireVpcEndpoint(id: string): VpcEndpoint {
+    if (!/^vpce-[0-9a-f]{8,17}$/.test(id)) {
+      throw new AwsApiError("InvalidVpcEndpointId.Malformed", `Invalid Id: '${id}' (expecting 'vpce-...')`);
+    }
+    const vpce = this.vpcEndpoints.get(id);
+    if (!vpce) {
+      throw new AwsApiError("InvalidVpcEndpointId.NotFound", `The Vpc Endpoint Id '${id}' does not exist`);
+    }
+    return vpce;
+  }
+
+  /**
+   * ModifyVpcEndpoint's security-group part: removes then adds groups on the endpoint and on every
+   * one of its ENIs, which is how a group held by an endpoint's ENIs is freed.
+   */
+  public modifyVpcEndpointGroups(id: string, change: { add?: string[]; remove?: string[] }): VpcEndpoint {
+    const vpce = this.requireVpcEndpoint(id);
+    for (const g of [...(change.add ?? []), ...(change.remove ?? [])]) this.requireGroup(g);
+    const remove = new Set(change.remove ?? []);
+    const next = [...new Set([...vpce.groups.filter((g) => !remove.has(g)), ...(change.add ?? [])])];
+    if (next.length === 0) {
+      // An interface endpoint always has a group; with none left it keeps the VPC's default one, as at creation.
+      const fallback = [...this.securityGroups.values()].find(
+        (g) => g.vpcId === vpce.vpcId && g.name === "default",
+      );
+      if (fallback) next.push(fallback.id);
+    }
+    vpce.groups = next;
+    for (const eniId of vpce.networkInterfaceIds) {
+      const eni = this.networkInterfaces.get(eniId);
+      if (eni) eni.groups = [...next];
+    }
+    return vpce;
+  }
+
+  /**
+   * The Hyperplane ENIs of a VPC-attached Lambda function (one per subnet and group set):
+   * `AWS Lambda VPC ENI-<function>-<uuid>`, interface type `lambda`, requester-managed, in use.
+   */
+  public createLambdaFunctionEnis(input: {
+    functionName: string;
+    groups: string[];
+    vpcId?: string;
+    subnets?: { subnetId: string; availabilityZone: string }[];
+    requesterId?: string;
+  }): NetworkInterface[] {
+    const subnets = input.subnets ?? [
+      { subnetId: "subnet-0a11aa11aa11aa11a", availabilityZone: `${this.region}a` },
+      { subnetId: "subnet-0c33cc33cc33cc33c", availabilityZone: `${this.region}c` },
+    ];
+    return subnets.map((s) =>
+      this.createNetworkInterface({
+        description: `AWS Lambda VPC ENI-${input.functionName}-${this.ids.uuid()}`,
+        subnetId: s.subnetId,
+        availabilityZone: s.availabilityZone,
+        ...(input.vpcId !== undefined ? { vpcId: input.vpcId } : {}),
+        groups: input.groups,
+        requesterId: input.requesterId ?? `AROA${this.ids.upper(17)}:${input.functionName}`,
+        requesterManaged: true,
+        interfaceType: "lambda",
+        status: "in-use",
+        attached: true,
+      }),
+    );
   }
 
   // ---------------------------------------------------------------- Route 53

@@ -3,7 +3,14 @@
  * wrapper out, lower-camel names, lists as `<item>` under `…Set`, errors in `<Response><Errors>`.
  */
 import { AwsApiError } from "../errors.js";
-import type { AwsWorld, NetworkInterface, SecurityGroup, SecurityGroupRule, Tags } from "../world.js";
+import type {
+  AwsWorld,
+  NetworkInterface,
+  SecurityGroup,
+  SecurityGroupRule,
+  Tags,
+  VpcEndpoint,
+} from "../world.js";
 import { escapeXml, writeXml, type XmlValue } from "../xml.js";
 import {
   decodeToken,
@@ -240,7 +247,8 @@ function eniXml(eni: NetworkInterface, world: AwsWorld): XmlValue {
             deviceIndex: eni.attachment.deviceIndex,
             status: eni.attachment.status,
             attachTime: eni.attachment.attachTime,
-            deleteOnTermination: false,
+            deleteOnTermination: eni.attachment.deleteOnTermination ?? false,
+            networkCardIndex: eni.attachment.instanceId !== undefined ? 0 : undefined,
           }
         : undefined,
     tagSet: tagSet(eni.tags),
@@ -270,6 +278,10 @@ function eniFilterValues(world: AwsWorld, eni: NetworkInterface, name: string): 
       return eni.attachment?.instanceId !== undefined ? [eni.attachment.instanceId] : [];
     case "attachment.instance-owner-id":
       return eni.attachment ? [eni.attachment.instanceOwnerId] : [];
+    case "attachment.attachment-id":
+      return eni.attachment ? [eni.attachment.id] : [];
+    case "attachment.device-index":
+      return eni.attachment ? [String(eni.attachment.deviceIndex)] : [];
     case "network-interface-id":
       return [eni.id];
     case "vpc-id":
@@ -289,6 +301,77 @@ function eniFilterValues(world: AwsWorld, eni: NetworkInterface, name: string): 
       return tagValues(eni.tags, name);
   }
 }
+
+function vpcEndpointXml(world: AwsWorld, v: VpcEndpoint): XmlValue {
+  return {
+    vpcEndpointId: v.id,
+    vpcEndpointType: v.type,
+    vpcId: v.vpcId,
+    serviceName: v.serviceName,
+    state: v.state,
+    routeTableIdSet: [],
+    subnetIdSet: v.subnetIds,
+    groupSet: v.groups.map((g) => ({ groupId: g, groupName: world.securityGroups.get(g)?.name })),
+    ipAddressType: "ipv4",
+    dnsOptions: { dnsRecordIpType: "ipv4" },
+    privateDnsEnabled: v.privateDnsEnabled,
+    requesterManaged: false,
+    networkInterfaceIdSet: v.networkInterfaceIds,
+    dnsEntrySet: [
+      {
+        dnsName: `${v.id}-${v.creationTimestamp.getTime().toString(36)}.${v.serviceName.split(".").pop() ?? ""}.${world.region}.vpce.amazonaws.com`,
+        hostedZoneId: "Z0VPCENDPOINT0000000",
+      },
+    ],
+    creationTimestamp: v.creationTimestamp,
+    tagSet: tagSet(v.tags),
+    ownerId: v.ownerId,
+  };
+}
+
+function vpcEndpointFilterValues(v: VpcEndpoint, name: string): string[] | undefined {
+  switch (name) {
+    case "vpc-endpoint-id":
+      return [v.id];
+    case "vpc-id":
+      return [v.vpcId];
+    case "service-name":
+      return [v.serviceName];
+    case "vpc-endpoint-state":
+      return [v.state];
+    case "vpc-endpoint-type":
+      return [v.type];
+    case "ip-address-type":
+      return ["ipv4"];
+    default:
+      return tagValues(v.tags, name);
+  }
+}
+
+/** A required scalar parameter, refused the way EC2 refuses a missing one. */
+function required(form: Map<string, string>, key: string, wireName: string): string {
+  const v = form.get(key);
+  if (v === undefined || v === "") {
+    throw new AwsApiError("MissingParameter", `The request must contain the parameter ${wireName}`);
+  }
+  return v;
+}
+
+function tagsOf(form: Map<string, string>, resourceType: string): Tags {
+  return Object.fromEntries(
+    formStructs(form, "TagSpecification")
+      .filter((s) => (s.get("ResourceType") ?? resourceType) === resourceType)
+      .flatMap((s) => formStructs(s, "Tag"))
+      .map((t) => [t.get("Key") ?? "", t.get("Value") ?? ""]),
+  );
+}
+
+/**
+ * Resources a call touched that its request does not name (the ENI a DetachNetworkInterface's
+ * attachment id belonged to, the ENI CreateNetworkInterface made). The handler notes them here
+ * and {@link ec2Trail}, which the server calls after the handler with the same request, reads them.
+ */
+const touched = new WeakMap<ServiceRequest, { ResourceType: string; ResourceName: string }[]>();
 
 const PROTOCOLS: Readonly<Record<string, string>> = { "6": "tcp", "17": "udp", "1": "icmp", all: "-1" };
 
@@ -379,6 +462,92 @@ export function ec2Trail(req: ServiceRequest): TrailInfo {
       return {
         requestParameters: { networkInterfaceId: eni },
         resources: [{ ResourceType: "AWS::EC2::NetworkInterface", ResourceName: eni }],
+      };
+    }
+    case "ModifyNetworkInterfaceAttribute": {
+      const eni = f.get("NetworkInterfaceId") ?? "";
+      const groups = formList(f, "SecurityGroupId");
+      const description = f.get("Description.Value");
+      const check = f.get("SourceDestCheck.Value");
+      return {
+        requestParameters: {
+          networkInterfaceId: eni,
+          ...(groups.length > 0 ? { groupSet: { items: groups.map((groupId) => ({ groupId })) } } : {}),
+          ...(description !== undefined ? { description: { value: description } } : {}),
+          ...(check !== undefined ? { sourceDestCheck: { value: check === "true" } } : {}),
+        },
+        resources: [
+          { ResourceType: "AWS::EC2::NetworkInterface", ResourceName: eni },
+          ...groups.map((g) => ({ ResourceType: "AWS::EC2::SecurityGroup", ResourceName: g })),
+          ...(touched.get(req) ?? []),
+        ],
+      };
+    }
+    case "CreateNetworkInterface": {
+      const groups = formList(f, "SecurityGroupId");
+      const subnetId = f.get("SubnetId");
+      const description = f.get("Description");
+      return {
+        requestParameters: {
+          subnetId,
+          ...(description !== undefined ? { description } : {}),
+          ...(groups.length > 0 ? { groupSet: { items: groups.map((groupId) => ({ groupId })) } } : {}),
+        },
+        resources: [
+          ...(subnetId !== undefined ? [{ ResourceType: "AWS::EC2::Subnet", ResourceName: subnetId }] : []),
+          ...groups.map((g) => ({ ResourceType: "AWS::EC2::SecurityGroup", ResourceName: g })),
+          ...(touched.get(req) ?? []),
+        ],
+      };
+    }
+    case "AttachNetworkInterface": {
+      const eni = f.get("NetworkInterfaceId") ?? "";
+      const instanceId = f.get("InstanceId") ?? "";
+      return {
+        requestParameters: {
+          networkInterfaceId: eni,
+          instanceId,
+          deviceIndex: f.has("DeviceIndex") ? Number(f.get("DeviceIndex")) : undefined,
+        },
+        resources: [
+          { ResourceType: "AWS::EC2::NetworkInterface", ResourceName: eni },
+          { ResourceType: "AWS::EC2::Instance", ResourceName: instanceId },
+          ...(touched.get(req) ?? []),
+        ],
+      };
+    }
+    case "DetachNetworkInterface": {
+      const force = f.get("Force");
+      return {
+        requestParameters: {
+          attachmentId: f.get("AttachmentId"),
+          ...(force !== undefined ? { force: force === "true" } : {}),
+        },
+        resources: touched.get(req) ?? [],
+      };
+    }
+    case "ModifyVpcEndpoint": {
+      // CloudTrail records the newer VPC APIs with the request's own member names, items as {tag, content}.
+      const id = f.get("VpcEndpointId") ?? "";
+      const add = formList(f, "AddSecurityGroupId");
+      const remove = formList(f, "RemoveSecurityGroupId");
+      const items = (xs: string[]): unknown => {
+        const list = xs.map((content, i) => ({ tag: i + 1, content }));
+        return list.length === 1 ? list[0] : list;
+      };
+      return {
+        requestParameters: {
+          ModifyVpcEndpointRequest: {
+            VpcEndpointId: id,
+            ...(add.length > 0 ? { AddSecurityGroupId: items(add) } : {}),
+            ...(remove.length > 0 ? { RemoveSecurityGroupId: items(remove) } : {}),
+          },
+        },
+        resources: [
+          { ResourceType: "AWS::EC2::VPCEndpoint", ResourceName: id },
+          ...[...add, ...remove].map((g) => ({ ResourceType: "AWS::EC2::SecurityGroup", ResourceName: g })),
+          ...(touched.get(req) ?? []),
+        ],
       };
     }
     case "AuthorizeSecurityGroupIngress":
@@ -516,7 +685,141 @@ export function handleEc2(world: AwsWorld, req: ServiceRequest): ServiceResult {
       return respond(req.action, { return: true, groupId }, id);
     }
     case "DeleteNetworkInterface": {
-      world.deleteNetworkInterface(f.get("NetworkInterfaceId") ?? "");
+      world.deleteNetworkInterface(required(f, "NetworkInterfaceId", "networkInterfaceId"));
+      return respond(req.action, { return: true }, id);
+    }
+    case "ModifyNetworkInterfaceAttribute": {
+      const eniId = required(f, "NetworkInterfaceId", "networkInterfaceId");
+      const groups = formList(f, "SecurityGroupId");
+      const description = f.get("Description.Value");
+      const sourceDestCheck = f.get("SourceDestCheck.Value");
+      const deleteOnTermination = f.get("Attachment.DeleteOnTermination");
+      // One attribute per call, as EC2 insists; none at all (an empty group list) is refused the same way.
+      const given = [
+        groups.length > 0 ? "groupSet" : undefined,
+        description !== undefined ? "description" : undefined,
+        sourceDestCheck !== undefined ? "sourceDestCheck" : undefined,
+        deleteOnTermination !== undefined ? "attachment" : undefined,
+      ].filter((x) => x !== undefined);
+      if (given.length === 0)
+        throw new AwsApiError("InvalidParameterCombination", "No attributes specified.");
+      if (given.length > 1) {
+        throw new AwsApiError(
+          "InvalidParameterCombination",
+          `Fields for multiple attribute types specified: ${given.join(", ")}`,
+        );
+      }
+      if (groups.length > 0) world.modifyNetworkInterfaceGroups(eniId, groups);
+      else if (description !== undefined) world.modifyNetworkInterfaceDescription(eniId, description);
+      else {
+        const eni = world.requireNetworkInterface(eniId);
+        if (eni.requesterManaged) {
+          throw new AwsApiError(
+            "AuthFailure",
+            "You do not have permission to access the specified resource.",
+          );
+        }
+        if (deleteOnTermination !== undefined) {
+          const attachmentId = f.get("Attachment.AttachmentId");
+          if (eni.attachment === undefined || attachmentId !== eni.attachment.id) {
+            throw new AwsApiError(
+              "InvalidAttachmentID.NotFound",
+              `The attachment ID '${attachmentId ?? ""}' does not exist`,
+            );
+          }
+          eni.attachment.deleteOnTermination = deleteOnTermination === "true";
+        }
+      }
+      return respond(req.action, { return: true }, id);
+    }
+    case "CreateNetworkInterface": {
+      const subnetId = required(f, "SubnetId", "subnetId");
+      const sibling = [...world.networkInterfaces.values()].find((e) => e.subnetId === subnetId);
+      const instance = [...world.instances.values()].find((i) => i.subnetId === subnetId);
+      const where = sibling ?? instance;
+      if (where === undefined && !/^subnet-[0-9a-f]{8,17}$/.test(subnetId)) {
+        throw new AwsApiError("InvalidSubnetID.NotFound", `The subnet ID '${subnetId}' does not exist`);
+      }
+      const type = f.get("InterfaceType");
+      if (type !== undefined && !["efa", "efa-only", "branch", "trunk"].includes(type)) {
+        throw new AwsApiError(
+          "InvalidParameterValue",
+          `Value (${type}) for parameter interfaceType is invalid. Allowed values are (efa, efa-only, branch, trunk)`,
+        );
+      }
+      const groups = formList(f, "SecurityGroupId");
+      const description = f.get("Description");
+      const ip = f.get("PrivateIpAddress");
+      const eni = world.createNetworkInterface({
+        subnetId,
+        ...(where !== undefined ? { vpcId: where.vpcId, availabilityZone: where.availabilityZone } : {}),
+        ...(description !== undefined ? { description } : {}),
+        // Without groups AWS gives the interface the VPC's default group, when the world has one.
+        groups:
+          groups.length > 0
+            ? groups
+            : [...world.securityGroups.values()]
+                .filter((g) => g.name === "default" && g.vpcId === (where?.vpcId ?? "vpc-0a1b2c3d4e5f60718"))
+                .map((g) => g.id),
+        requesterManaged: false,
+        status: "available",
+        attached: false,
+        ...(type !== undefined ? { interfaceType: type } : {}),
+        ...(ip !== undefined ? { privateIpAddress: ip } : {}),
+        tags: tagsOf(f, "network-interface"),
+      });
+      touched.set(req, [{ ResourceType: "AWS::EC2::NetworkInterface", ResourceName: eni.id }]);
+      const token = f.get("ClientToken");
+      return respond(
+        req.action,
+        { networkInterface: eniXml(eni, world), ...(token !== undefined ? { clientToken: token } : {}) },
+        id,
+      );
+    }
+    case "AttachNetworkInterface": {
+      const eniId = required(f, "NetworkInterfaceId", "networkInterfaceId");
+      const instanceId = required(f, "InstanceId", "instanceId");
+      const deviceIndex = formInt(f, "DeviceIndex");
+      if (deviceIndex === undefined) {
+        throw new AwsApiError("MissingParameter", "The request must contain the parameter deviceIndex");
+      }
+      const attachmentId = world.attachNetworkInterface(eniId, instanceId, deviceIndex);
+      return respond(req.action, { attachmentId, networkCardIndex: 0 }, id);
+    }
+    case "DetachNetworkInterface": {
+      const attachmentId = required(f, "AttachmentId", "attachmentId");
+      const owner = world.networkInterfaceOfAttachment(attachmentId);
+      if (owner) touched.set(req, [{ ResourceType: "AWS::EC2::NetworkInterface", ResourceName: owner.id }]);
+      world.detachNetworkInterfaceAttachment(attachmentId);
+      return respond(req.action, { return: true }, id);
+    }
+    case "DescribeVpcEndpoints": {
+      const ids = formList(f, "VpcEndpointId");
+      for (const v of ids) world.requireVpcEndpoint(v);
+      const fs = filters(f);
+      const endpoints = [...world.vpcEndpoints.values()].filter(
+        (v) => (ids.length === 0 || ids.includes(v.id)) && matches(fs, (n) => vpcEndpointFilterValues(v, n)),
+      );
+      const p = pageEc2(endpoints, f, "vpce");
+      return respond(
+        req.action,
+        { vpcEndpointSet: p.items.map((v) => vpcEndpointXml(world, v)), nextToken: p.nextToken },
+        id,
+      );
+    }
+    case "ModifyVpcEndpoint": {
+      const vpceId = required(f, "VpcEndpointId", "VpcEndpointId");
+      const add = formList(f, "AddSecurityGroupId");
+      const remove = formList(f, "RemoveSecurityGroupId");
+      const vpce = world.requireVpcEndpoint(vpceId);
+      touched.set(
+        req,
+        vpce.networkInterfaceIds.map((e) => ({
+          ResourceType: "AWS::EC2::NetworkInterface",
+          ResourceName: e,
+        })),
+      );
+      if (add.length > 0 || remove.length > 0) world.modifyVpcEndpointGroups(vpceId, { add, remove });
       return respond(req.action, { return: true }, id);
     }
     case "AuthorizeSecurityGroupIngress":
