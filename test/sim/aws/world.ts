@@ -26,6 +26,24 @@ export const ALB_HOSTED_ZONE_IDS: Readonly<Record<string, string>> = {
   "sa-east-1": "Z2P70J7HTTTPLU",
 };
 
+/** NLB canonical hosted zone ids per region (they differ from the ALB ones), from the ELB endpoints table. */
+export const NLB_HOSTED_ZONE_IDS: Readonly<Record<string, string>> = {
+  "us-east-1": "Z26RNL4JYFTOTI",
+  "us-east-2": "ZLMOA37VPKANP",
+  "us-west-1": "Z24FKFUX50B4VW",
+  "us-west-2": "Z18D5FSROUN65G",
+  "ca-central-1": "Z2EPGBW3API2WT",
+  "eu-west-1": "Z2IFOLAFXWLO4F",
+  "eu-west-2": "ZD4D7Y8KGAS4G",
+  "eu-central-1": "Z3F0SRJ5LGBH90",
+  "ap-northeast-1": "Z31USIVHYNEOWT",
+  "ap-northeast-2": "ZIBE1TIR4HY56",
+  "ap-south-1": "ZVDDRBQ08TROA",
+  "ap-southeast-1": "ZKVM4W9LS7TM",
+  "ap-southeast-2": "ZCT6FZBF4DROD",
+  "sa-east-1": "ZTK26PT1VY4CU",
+};
+
 /** The hosted zone id every CloudFront alias target uses. */
 export const CLOUDFRONT_HOSTED_ZONE_ID = "Z2FDTNDATAQYW2";
 
@@ -86,6 +104,8 @@ export interface Listener {
   protocol: string;
   defaultTargetGroupArn?: string;
   rules: ListenerRule[];
+  /** ACM certificate ARNs (HTTPS/TLS listeners); the first is the default certificate. */
+  certificates?: string[];
 }
 
 export interface SecurityGroup {
@@ -438,9 +458,14 @@ export class AwsWorld {
     return `arn:aws:elasticloadbalancing:${this.region}:${this.accountId}:${kind}/${rest}`;
   }
 
-  /** Creates an ALB with a real-looking ARN and DNS name (a new DNS suffix every time, as on AWS). */
+  /**
+   * Creates an ALB (or, with `type: "network"`, an NLB) with a real-looking ARN and DNS name and a
+   * new DNS suffix every time, as on AWS: `[internal-]<name>-<digits>.<region>.elb.amazonaws.com`
+   * for an ALB, `<name>-<16 hex>.elb.<region>.amazonaws.com` for an NLB (internal or not).
+   */
   public createLoadBalancer(input: {
     name: string;
+    type?: LoadBalancer["type"];
     scheme?: LoadBalancer["scheme"];
     securityGroups?: string[];
     vpcId?: string;
@@ -462,17 +487,26 @@ export class AwsWorld {
     }
     for (const sg of input.securityGroups ?? []) this.requireGroup(sg, "InvalidSecurityGroup");
     const scheme = input.scheme ?? "internet-facing";
+    const type = input.type ?? "application";
     const prefix = scheme === "internal" ? "internal-" : "";
+    const dnsName =
+      type === "network"
+        ? `${input.name}-${input.dnsSuffix ?? this.ids.hex(16)}.elb.${this.region}.amazonaws.com`
+        : `${prefix}${input.name}-${input.dnsSuffix ?? this.ids.digits(10)}.${this.region}.elb.amazonaws.com`;
+    const zones = type === "network" ? NLB_HOSTED_ZONE_IDS : ALB_HOSTED_ZONE_IDS;
     const lb: LoadBalancer = {
-      arn: this.elbArn("loadbalancer", `app/${input.name}/${input.arnId ?? this.ids.hex(16)}`),
+      arn: this.elbArn(
+        "loadbalancer",
+        `${type === "network" ? "net" : "app"}/${input.name}/${input.arnId ?? this.ids.hex(16)}`,
+      ),
       name: input.name,
-      dnsName: `${prefix}${input.name}-${input.dnsSuffix ?? this.ids.digits(10)}.${this.region}.elb.amazonaws.com`,
-      canonicalHostedZoneId: ALB_HOSTED_ZONE_IDS[this.region] ?? "Z00000000000000000000",
+      dnsName,
+      canonicalHostedZoneId: zones[this.region] ?? "Z00000000000000000000",
       createdTime: input.createdTime ?? this.now(),
       scheme,
       vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
       state: input.state ?? "active",
-      type: "application",
+      type,
       securityGroups: [...(input.securityGroups ?? [])],
       availabilityZones: input.subnets ?? [
         { zoneName: `${this.region}a`, subnetId: "subnet-0a11aa11aa11aa11a" },
@@ -485,13 +519,17 @@ export class AwsWorld {
     return lb;
   }
 
+  /** What ELB writes into its ENIs' descriptions: `ELB app/<name>/<id>` or `ELB net/<name>/<id>`. */
+  public loadBalancerEniDescription(lb: LoadBalancer): string {
+    return `ELB ${lb.type === "network" ? "net" : "app"}/${lb.name}/${lb.arn.split("/").pop() ?? ""}`;
+  }
+
   /** The ELB-owned ENIs of a load balancer, as ELB creates them (one per AZ, using the LB's groups). */
   public createLoadBalancerEnis(lbArn: string): NetworkInterface[] {
     const lb = this.requireLoadBalancer(lbArn);
-    const lbId = lb.arn.split("/").pop() ?? "";
     return lb.availabilityZones.map((az) =>
       this.createNetworkInterface({
-        description: `ELB app/${lb.name}/${lbId}`,
+        description: this.loadBalancerEniDescription(lb),
         subnetId: az.subnetId,
         availabilityZone: az.zoneName,
         vpcId: lb.vpcId,
@@ -515,9 +553,9 @@ export class AwsWorld {
     const lb = this.loadBalancers.get(arn);
     if (!lb) return;
     for (const l of [...this.listeners.values()]) if (l.loadBalancerArn === arn) this.listeners.delete(l.arn);
-    const lbId = arn.split("/").pop() ?? "";
+    const description = this.loadBalancerEniDescription(lb);
     for (const eni of [...this.networkInterfaces.values()]) {
-      if (eni.description === `ELB app/${lb.name}/${lbId}` && eni.retainOnLoadBalancerDelete !== true) {
+      if (eni.description === description && eni.retainOnLoadBalancerDelete !== true) {
         this.networkInterfaces.delete(eni.id);
       }
     }
@@ -589,6 +627,7 @@ export class AwsWorld {
     protocol?: string;
     defaultTargetGroupArn?: string;
     rules?: { priority: string; pathPatterns?: string[]; targetGroupArns: string[] }[];
+    certificates?: string[];
   }): Listener {
     const lb = this.requireLoadBalancer(input.loadBalancerArn);
     if (input.defaultTargetGroupArn !== undefined) this.requireTargetGroup(input.defaultTargetGroupArn);
@@ -608,9 +647,52 @@ export class AwsWorld {
         pathPatterns: r.pathPatterns ?? ["/*"],
         targetGroupArns: r.targetGroupArns,
       })),
+      ...(input.certificates !== undefined ? { certificates: [...input.certificates] } : {}),
     };
     this.listeners.set(listener.arn, listener);
     return listener;
+  }
+
+  /** ModifyListener: the default action (a target group, or none = fixed 404) and the certificates. */
+  public modifyListener(
+    arn: string,
+    input: { defaultTargetGroupArn?: string | undefined; certificates?: string[] },
+  ): Listener {
+    const l = this.listeners.get(arn);
+    if (!l) throw new AwsApiError("ListenerNotFound", `Listener '${arn}' not found`);
+    if (input.defaultTargetGroupArn !== undefined) this.requireTargetGroup(input.defaultTargetGroupArn);
+    if ("defaultTargetGroupArn" in input) {
+      if (input.defaultTargetGroupArn === undefined) delete l.defaultTargetGroupArn;
+      else l.defaultTargetGroupArn = input.defaultTargetGroupArn;
+    }
+    if (input.certificates !== undefined) l.certificates = [...input.certificates];
+    return l;
+  }
+
+  /** Replaces a listener's rules (what CreateRule/ModifyRule/DeleteRule converge to). */
+  public setListenerRules(
+    arn: string,
+    rules: { priority: string; pathPatterns?: string[]; targetGroupArns: string[] }[],
+  ): Listener {
+    const l = this.listeners.get(arn);
+    if (!l) throw new AwsApiError("ListenerNotFound", `Listener '${arn}' not found`);
+    for (const r of rules) for (const tg of r.targetGroupArns) this.requireTargetGroup(tg);
+    const lbPath = l.arn.split(":listener/")[1] ?? "";
+    l.rules = rules.map((r) => {
+      const kept = l.rules.find((x) => x.priority === r.priority);
+      return {
+        arn: kept?.arn ?? this.elbArn("listener-rule", `${lbPath}/${this.ids.hex(16)}`),
+        priority: r.priority,
+        pathPatterns: r.pathPatterns ?? ["/*"],
+        targetGroupArns: [...r.targetGroupArns],
+      };
+    });
+    return l;
+  }
+
+  public deleteListener(arn: string): void {
+    if (!this.listeners.has(arn)) throw new AwsApiError("ListenerNotFound", `Listener '${arn}' not found`);
+    this.listeners.delete(arn);
   }
 
   public addTags(arn: string, tags: Tags): void {

@@ -1,35 +1,60 @@
 /**
  * The AWS Load Balancer Controller (v2.x), simulated in-process over the kube simulator's store
- * and the AWS world: what it does to Ingresses of class `alb` and to the AWS account, with the
- * rules that made the seed incident possible (kubernetes-sigs/aws-load-balancer-controller,
- * `pkg/ingress`, `pkg/networking/backend_sg_provider.go`):
+ * and the AWS world (kubernetes-sigs/aws-load-balancer-controller: `controllers/ingress`,
+ * `controllers/service`, `pkg/ingress`, `pkg/service`, `pkg/networking`). It imports nothing from
+ * the product: names come from `names.ts`, models from `model.ts`.
  *
- * - a deleting Ingress with `ingress.k8s.aws/resources`: delete its stack (ALB, target groups,
- *   managed SG, found by the `ingress.k8s.aws/stack` tag), then release the shared backend SG
- *   unless another live Ingress still uses it; `DeleteSecurityGroup` is retried every 2 s on
- *   `DependencyViolation` only, and on timeout the reconcile fails with
- *   `failed to delete securityGroup: timed out waiting for the condition` — logged as a
- *   "Reconciler error", finalizer kept, retried later;
- * - a live Ingress: add the finalizer, create the stack with the controller's names and tags and a
- *   fresh DNS name, and publish the hostname in `status.loadBalancer.ingress[0].hostname`.
+ * - IngressGroups: every Ingress of the class belongs to its explicit group
+ *   (`alb.ingress.kubernetes.io/group.name`, finalizer `group.ingress.k8s.aws/<group>`) or to its
+ *   own implicit one (`ingress.k8s.aws/resources`). A group is reconciled as a whole: its live
+ *   members are the model; its deleting members (and any that left it) are "inactive". The model
+ *   is deployed, then the inactive members' finalizers go. A model that fails (one member's
+ *   unknown certificate, a conflict) fails the whole group: nothing changes, every finalizer stays,
+ *   and the "Reconciler error" is keyed by the group's reconcile request — for an explicit group
+ *   `{namespace: "", name: <group>}`.
+ * - Services of type LoadBalancer with class `service.k8s.aws/nlb` (or the `external` type
+ *   annotation): an NLB with a managed SG and the backend SG, finalizer `service.k8s.aws/resources`.
+ * - The shared backend SG (`k8s-traffic-<cluster>-<hash>`): its users are tracked per controller
+ *   process as upstream's `objectsMap`; it is deleted (2 s retries on DependencyViolation, then
+ *   `failed to delete securityGroup: timed out waiting for the condition`) only when no Ingress or
+ *   Service holding an LBC finalizer still requires it or is unknown to the process.
+ * - Node rules: while target groups behind load balancers that carry the backend SG exist, the node
+ *   security group allows the backend SG on their ports (one tcp rule, min–max port, description
+ *   `elbv2.k8s.aws/targetGroupBinding=shared`, as upstream's restricted rules); the rule is revoked
+ *   when none needs it.
  *
  * Each configured Deployment reconciles independently with its own access key, so CloudTrail shows
  * the controller's role as the caller, as in INCIDENT.md step 6.
+ *
+ * Departures from upstream, on purpose: a model is validated (certificates) before anything is
+ * changed, where upstream fails at the listener after earlier resources were synced; a live stack
+ * that never used the backend SG is remembered as "not requiring it" (upstream forgets it right
+ * after, which would keep the backend SG alive whenever any unrelated Ingress has a finalizer);
+ * node rules the process did not manage itself are never garbage-collected (upstream collects
+ * labelled rules on tagged node SGs once it has seen every TargetGroupBinding), so a leftover rule
+ * stays a dependent object as in the incident; TargetGroupBinding objects are not created.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { ingressStack, lbcLoadBalancerName } from "../../../src/diagnosis/lbc-names.js";
-import { AwsApiError, type AwsWorld, type Tags } from "../aws/index.js";
+import { AwsApiError, type AwsWorld, type LoadBalancer, type Tags } from "../aws/index.js";
 import type { KubeObject, KubeSim } from "../kube/index.js";
+import {
+  annotations,
+  buildIngressModel,
+  buildServiceModel,
+  groupIdOf,
+  isNlbService,
+  sortMembers,
+  TAGS,
+  type StackModel,
+} from "./model.js";
+import { backendSgName, groupFinalizer, groupIdString, isExplicit, type GroupId } from "./names.js";
 
 export const LBC_FINALIZER = "ingress.k8s.aws/resources";
-const GROUP_FINALIZER_PREFIX = "group.ingress.k8s.aws/";
-const TAG = {
-  cluster: "elbv2.k8s.aws/cluster",
-  stack: "ingress.k8s.aws/stack",
-  resource: "ingress.k8s.aws/resource",
-  backend: "elbv2.k8s.aws/resource",
-} as const;
+export const SERVICE_FINALIZER = "service.k8s.aws/resources";
+export const GROUP_FINALIZER_PREFIX = "group.ingress.k8s.aws/";
+export const SHARED_RULE_DESCRIPTION = "elbv2.k8s.aws/targetGroupBinding=shared";
 const INGRESS = { apiVersion: "networking.k8s.io/v1", kind: "Ingress" } as const;
+const SERVICE = { apiVersion: "v1", kind: "Service" } as const;
 const USER_AGENT = "elbv2.k8s.aws/v2.7.1 aws-sdk-go/1.50.0 (go1.21.6; linux; amd64)";
 const TIMEOUT_ERROR = "failed to delete securityGroup: timed out waiting for the condition";
 
@@ -43,9 +68,18 @@ export interface LbcDeployment {
 export interface LbcOptions {
   readonly cluster: string;
   readonly vpcId: string;
+  /** The VPC's CIDR: the source an internal NLB's managed SG allows. */
+  readonly vpcCidr: string;
   readonly deployments: readonly LbcDeployment[];
   /** The class it serves (`--ingress-class`, default `alb`). */
   readonly ingressClass: string;
+  /** ACM certificate ARNs that exist in the account; undefined: every ARN does. */
+  readonly certificates?: readonly string[];
+  /**
+   * The node security group that gets the backend SG's rules; default: the one group in the VPC
+   * tagged `kubernetes.io/cluster/<cluster>` (what upstream resolves from the targets' ENIs).
+   */
+  readonly nodeSecurityGroupId?: string;
   /** `DeleteSecurityGroup` retry period on DependencyViolation (real: 2 s). */
   readonly retryIntervalMs: number;
   /** Give up on the shared backend SG after this long (real: 2 min). */
@@ -59,7 +93,7 @@ export interface LbcOptions {
 /** A running controller. */
 export interface LbcController {
   readonly options: LbcOptions;
-  /** Reconciles every Ingress once with every Deployment and resolves when all are done. */
+  /** Reconciles every IngressGroup and Service once with every Deployment and resolves when all are done. */
   reconcileNow(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -67,6 +101,7 @@ export interface LbcController {
 const DEFAULTS = {
   cluster: "prod-eks",
   vpcId: "vpc-0a1b2c3d4e5f60718",
+  vpcCidr: "10.0.0.0/16",
   ingressClass: "alb",
   retryIntervalMs: 2000,
   backendSgTimeoutMs: 120_000,
@@ -86,14 +121,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", done);
   });
 
-function sha10(...parts: string[]): string {
-  const h = createHash("sha256");
-  for (const p of parts) h.update(p);
-  return h.digest("hex").slice(0, 10);
-}
-
-const alnum = (s: string, n: number): string => s.replace(/[^a-zA-Z0-9]/g, "").slice(0, n);
-
 function meta(o: KubeObject): { name: string; namespace: string; finalizers: string[]; deleting: boolean } {
   const m = o.metadata ?? {};
   return {
@@ -104,24 +131,13 @@ function meta(o: KubeObject): { name: string; namespace: string; finalizers: str
   };
 }
 
-function annotations(o: KubeObject): Record<string, string> {
-  return o.metadata?.annotations ?? {};
-}
+const key = (o: KubeObject): string => `${meta(o).namespace}/${meta(o).name}`;
 
-/** Whether an Ingress's load balancer uses the shared backend SG (no user-given groups, or rules managed). */
-function usesBackendSg(o: KubeObject): boolean {
-  const a = annotations(o);
-  return (
-    a["alb.ingress.kubernetes.io/security-groups"] === undefined ||
-    a["alb.ingress.kubernetes.io/manage-backend-security-group-rules"] === "true"
-  );
-}
-
-function hasLbcFinalizer(o: KubeObject): boolean {
+function hasIngressFinalizer(o: KubeObject): boolean {
   return meta(o).finalizers.some((f) => f === LBC_FINALIZER || f.startsWith(GROUP_FINALIZER_PREFIX));
 }
 
-/** Starts the controller; it reconciles at once, after every kube change, and every `requeueMs`. */
+/** Starts the controller; it reconciles at once, after every Ingress/Service change, and every `requeueMs`. */
 export function startLbc(
   input: { kube: KubeSim; aws: AwsWorld; now?: () => Date } & Partial<LbcOptions>,
 ): LbcController {
@@ -130,27 +146,29 @@ export function startLbc(
   const options: LbcOptions = {
     cluster: input.cluster ?? DEFAULTS.cluster,
     vpcId: input.vpcId ?? DEFAULTS.vpcId,
+    vpcCidr: input.vpcCidr ?? DEFAULTS.vpcCidr,
     deployments:
       input.deployments && input.deployments.length > 0
         ? input.deployments
         : [{ name: "kube-system/aws-load-balancer-controller" }],
     ingressClass: input.ingressClass ?? DEFAULTS.ingressClass,
+    ...(input.certificates !== undefined ? { certificates: input.certificates } : {}),
+    ...(input.nodeSecurityGroupId !== undefined ? { nodeSecurityGroupId: input.nodeSecurityGroupId } : {}),
     retryIntervalMs: input.retryIntervalMs ?? DEFAULTS.retryIntervalMs,
     backendSgTimeoutMs: input.backendSgTimeoutMs ?? DEFAULTS.backendSgTimeoutMs,
     managedSgTimeoutMs: input.managedSgTimeoutMs ?? DEFAULTS.managedSgTimeoutMs,
     requeueMs: input.requeueMs ?? DEFAULTS.requeueMs,
   };
   let stopped = false;
-  const workers = options.deployments.map((d) => new Worker(kube, aws, options, d, now));
+  const abort = new AbortController();
+  const workers = options.deployments.map((d) => new Worker(kube, aws, options, d, now, abort.signal));
   const wakeAll = (): void => {
     for (const w of workers) w.wake();
   };
   const unsubscribe = kube.store.onChange((e) => {
-    if (e.def.kind === "Ingress") wakeAll();
+    if (e.def.kind === "Ingress" || e.def.kind === "Service") wakeAll();
   });
   const loops = workers.map((w) => w.run(() => stopped));
-  const abort = new AbortController();
-  for (const w of workers) w.signal = abort.signal;
   return {
     options,
     reconcileNow: async () => {
@@ -166,7 +184,14 @@ export function startLbc(
   };
 }
 
-/** One Deployment's leader: its reconcile loop, identity and pod log. */
+/** A reconcile request as controller-runtime logs it. */
+interface Request {
+  readonly controller: "ingress" | "service";
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** One Deployment's leader: its reconcile loop, identity, pod log and in-memory state. */
 class Worker {
   private wakeUp: (() => void) | undefined;
   private pending = true;
@@ -174,8 +199,10 @@ class Worker {
   private readonly pod: { namespace: string; name: string } | undefined;
   private readonly container = "aws-load-balancer-controller";
   private running: Promise<void> = Promise.resolve();
-  /** Aborted when the controller stops. */
-  public signal: AbortSignal = new AbortController().signal;
+  /** upstream `objectsMap`: `ingress/ns/name` or `service/ns/name` → requires the backend SG. */
+  private readonly backendUsers = new Map<string, boolean>();
+  /** Whether this process has put the shared rule on the node SG (upstream's tracked endpoint SGs). */
+  private nodeSgTracked = false;
 
   public constructor(
     private readonly kube: KubeSim,
@@ -183,9 +210,11 @@ class Worker {
     private readonly options: LbcOptions,
     deployment: LbcDeployment,
     private readonly now: () => Date,
+    private readonly signal: AbortSignal,
   ) {
     this.accessKeyId =
-      deployment.accessKeyId ?? `ASIALBC${sha10(deployment.name).toUpperCase().padEnd(13, "0")}`;
+      deployment.accessKeyId ??
+      `ASIALBC${createHash("sha256").update(deployment.name).digest("hex").slice(0, 10).toUpperCase().padEnd(13, "0")}`;
     const [ns = "kube-system", name = deployment.name] = deployment.name.split("/");
     const leader = kube.store
       .list("v1", "Pod", ns)
@@ -218,31 +247,64 @@ class Worker {
     await this.running;
   }
 
-  /** One pass over every Ingress of the class; a failure is logged and leaves the object as it is. */
+  /**
+   * One pass: every IngressGroup, then every Service. Groups with live members go first, so the
+   * process knows who uses the backend SG before a deletion asks whether it is still required
+   * (a long-running controller knows that from earlier reconciles).
+   */
   public async reconcileAll(): Promise<void> {
-    const ingresses = this.kube.store.list(INGRESS.apiVersion, INGRESS.kind).filter((o) => this.ownsClass(o));
+    const ingresses = this.kube.store.list(INGRESS.apiVersion, INGRESS.kind);
+    const groups = new Map<string, { id: GroupId; live: boolean }>();
+    const note = (id: GroupId, live: boolean): void => {
+      const k = `${id.namespace}/${id.name}`;
+      groups.set(k, { id, live: live || (groups.get(k)?.live ?? false) });
+    };
     for (const ing of ingresses) {
-      if (this.signal.aborted) return;
       const m = meta(ing);
-      try {
-        if (m.deleting) {
-          if (m.finalizers.includes(LBC_FINALIZER)) await this.finalize(ing);
-        } else {
-          this.deploy(ing);
-        }
-      } catch (err) {
-        if (this.signal.aborted) return;
-        this.log({
-          level: "error",
-          msg: "Reconciler error",
-          controller: "ingress",
-          object: { name: m.name, namespace: m.namespace },
-          namespace: m.namespace,
-          name: m.name,
-          reconcileID: randomUUID(),
-          error: err instanceof Error ? err.message : String(err),
-        });
+      if (!m.deleting && this.ownsClass(ing)) note(groupIdOf(ing), true);
+      for (const f of m.finalizers) {
+        if (f === LBC_FINALIZER) note({ namespace: m.namespace, name: m.name }, false);
+        else if (f.startsWith(GROUP_FINALIZER_PREFIX))
+          note({ namespace: "", name: f.slice(GROUP_FINALIZER_PREFIX.length) }, false);
       }
+    }
+    const ordered = [...groups.values()].sort((a, b) => Number(b.live) - Number(a.live));
+    for (const g of ordered) {
+      if (this.signal.aborted) return;
+      await this.guard({ controller: "ingress", namespace: g.id.namespace, name: g.id.name }, () =>
+        this.reconcileGroup(g.id),
+      );
+    }
+    const services = this.kube.store
+      .list(SERVICE.apiVersion, SERVICE.kind)
+      .filter((s) => (!meta(s).deleting && isNlbService(s)) || meta(s).finalizers.includes(SERVICE_FINALIZER))
+      .sort((a, b) => Number(meta(a).deleting) - Number(meta(b).deleting));
+    for (const svc of services) {
+      if (this.signal.aborted) return;
+      const m = meta(svc);
+      await this.guard({ controller: "service", namespace: m.namespace, name: m.name }, () =>
+        this.reconcileService(m.namespace, m.name),
+      );
+    }
+  }
+
+  /** Runs one reconcile; a failure is logged as controller-runtime does and changes nothing else. */
+  private async guard(req: Request, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      if (this.signal.aborted) return;
+      this.log({
+        level: "error",
+        msg: "Reconciler error",
+        controller: req.controller,
+        // types.NamespacedName.MarshalLog: `namespace` is omitempty, so an explicit group shows only its name.
+        object: req.namespace === "" ? { name: req.name } : { name: req.name, namespace: req.namespace },
+        namespace: req.namespace,
+        name: req.name,
+        reconcileID: randomUUID(),
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   }
 
@@ -258,6 +320,10 @@ class Worker {
     this.kube.appendLog(this.pod.namespace, this.pod.name, this.container, [
       JSON.stringify({ level, ts: this.now().toISOString(), ...rest }),
     ]);
+  }
+
+  private info(logger: string, msg: string, fields: Record<string, unknown> = {}): void {
+    this.log({ level: "info", logger, msg, ...fields });
   }
 
   /** Records one call in CloudTrail under this controller's identity. */
@@ -287,80 +353,517 @@ class Worker {
     });
   }
 
-  private stackOf(ing: KubeObject): string {
-    const m = meta(ing);
-    return ingressStack({ namespace: m.namespace, name: m.name, annotations: annotations(ing) }).stack;
+  private modelContext(): Parameters<typeof buildIngressModel>[2] {
+    return {
+      cluster: this.options.cluster,
+      vpcCidr: this.options.vpcCidr,
+      service: (namespace, name) => this.kube.store.get(SERVICE.apiVersion, SERVICE.kind, namespace, name),
+    };
   }
 
-  private tagged(arnOrTags: Tags | undefined, stack: string): boolean {
-    return arnOrTags?.[TAG.cluster] === this.options.cluster && arnOrTags[TAG.stack] === stack;
+  // ---------------------------------------------------------------- IngressGroups
+
+  /** `groupReconciler.reconcile`: load, add finalizers, build and deploy, status, release, remove finalizers. */
+  private async reconcileGroup(id: GroupId): Promise<void> {
+    const finalizer = groupFinalizer(id);
+    const all = this.kube.store.list(INGRESS.apiVersion, INGRESS.kind);
+    const sameGroup = (o: KubeObject): boolean => {
+      const g = groupIdOf(o);
+      return g.namespace === id.namespace && g.name === id.name;
+    };
+    const active = sortMembers(all.filter((o) => !meta(o).deleting && this.ownsClass(o) && sameGroup(o)));
+    const inactive = all.filter(
+      (o) =>
+        !active.includes(o) &&
+        meta(o).finalizers.includes(finalizer) &&
+        (isExplicit(id) || (meta(o).namespace === id.namespace && meta(o).name === id.name)),
+    );
+    const members = active.map((m) => this.addFinalizer(m, finalizer));
+
+    const model = buildIngressModel(id, members, this.modelContext());
+    const logger = "controllers.ingress";
+    const lb = model.lb !== undefined ? this.deploy(model, logger) : await this.deleteStack(model, logger);
+    this.reconcileNodeRules();
+
+    if (lb !== undefined) {
+      for (const m of members) this.publishHostname(INGRESS, m, lb.dnsName);
+      this.info(logger, "successfully deployed model", { ingressGroup: groupIdString(id) });
+    }
+    const activeKeys = members.map((m) => `ingress/${key(m)}`);
+    if (model.usesBackendSg) for (const k of activeKeys) this.backendUsers.set(k, true);
+    else await this.releaseBackendSg(activeKeys, false, logger);
+    if (inactive.length > 0) {
+      await this.releaseBackendSg(
+        inactive.map((m) => `ingress/${key(m)}`),
+        true,
+        logger,
+      );
+      for (const m of inactive) this.removeFinalizer(INGRESS, m, finalizer, logger);
+    }
   }
 
-  // ---------------------------------------------------------------- deletion
+  // ---------------------------------------------------------------- Services
 
-  private async finalize(ing: KubeObject): Promise<void> {
-    const stack = this.stackOf(ing);
+  private async reconcileService(namespace: string, name: string): Promise<void> {
+    const cur = this.kube.store.get(SERVICE.apiVersion, SERVICE.kind, namespace, name);
+    if (cur === undefined) return;
+    const deleting = meta(cur).deleting || !isNlbService(cur);
+    const logger = "controllers.service";
+    const svc = deleting ? cur : this.addFinalizer(cur, SERVICE_FINALIZER);
+    const model = buildServiceModel(svc, deleting, this.modelContext());
+    const lb = model.lb !== undefined ? this.deploy(model, logger) : await this.deleteStack(model, logger);
+    this.reconcileNodeRules();
+    const k = `service/${namespace}/${name}`;
+    if (lb !== undefined) {
+      this.publishHostname(SERVICE, svc, lb.dnsName);
+      this.info(logger, "successfully deployed model", { service: { name, namespace } });
+      if (model.usesBackendSg) this.backendUsers.set(k, true);
+      else await this.releaseBackendSg([k], false, logger);
+      return;
+    }
+    await this.releaseBackendSg([k], true, logger);
+    this.removeFinalizer(SERVICE, svc, SERVICE_FINALIZER, logger);
+  }
+
+  // ---------------------------------------------------------------- kube writes
+
+  private addFinalizer(o: KubeObject, finalizer: string): KubeObject {
+    const m = meta(o);
+    if (m.finalizers.includes(finalizer)) return o;
+    return this.kube.store.update({
+      ...o,
+      metadata: { ...o.metadata, name: m.name, finalizers: [...m.finalizers, finalizer] },
+    });
+  }
+
+  private removeFinalizer(
+    type: { apiVersion: string; kind: string },
+    o: KubeObject,
+    finalizer: string,
+    logger: string,
+  ): void {
+    const m = meta(o);
+    const cur = this.kube.store.get(type.apiVersion, type.kind, m.namespace, m.name);
+    if (cur === undefined || !meta(cur).finalizers.includes(finalizer)) return;
+    const finalizers = meta(cur).finalizers.filter((f) => f !== finalizer);
+    this.kube.store.update({ ...cur, metadata: { ...cur.metadata, name: m.name, finalizers } });
+    this.info(logger, `successfully cleaned up ${type.kind.toLowerCase()}`, {
+      [type.kind.toLowerCase()]: `${m.namespace}/${m.name}`,
+    });
+  }
+
+  private publishHostname(type: { apiVersion: string; kind: string }, o: KubeObject, hostname: string): void {
+    const m = meta(o);
+    const cur = this.kube.store.get(type.apiVersion, type.kind, m.namespace, m.name);
+    if (cur === undefined) return;
+    const status = (cur as { status?: { loadBalancer?: { ingress?: { hostname?: string }[] } } }).status;
+    if (status?.loadBalancer?.ingress?.[0]?.hostname === hostname) return;
+    this.kube.store.update(
+      { ...cur, status: { ...(cur.status ?? {}), loadBalancer: { ingress: [{ hostname }] } } },
+      { subresource: "status" },
+    );
+  }
+
+  // ---------------------------------------------------------------- AWS: the stack
+
+  private tagged(tags: Tags | undefined, model: StackModel): boolean {
+    return tags?.[TAGS.cluster] === this.options.cluster && tags[model.stackTag] === model.stack;
+  }
+
+  private stackLoadBalancer(model: StackModel): LoadBalancer | undefined {
+    return [...this.aws.loadBalancers.values()].find((x) => {
+      const t = this.aws.tags.get(x.arn);
+      return this.tagged(t, model) && t?.[model.resourceTag] === "LoadBalancer";
+    });
+  }
+
+  private stackTargetGroups(model: StackModel): { arn: string; resId: string }[] {
+    return [...this.aws.targetGroups.values()]
+      .filter((tg) => this.tagged(this.aws.tags.get(tg.arn), model))
+      .map((tg) => ({ arn: tg.arn, resId: this.aws.tags.get(tg.arn)?.[model.resourceTag] ?? "" }));
+  }
+
+  private stackManagedSg(model: StackModel): string | undefined {
+    return [...this.aws.securityGroups.values()].find(
+      (g) => this.tagged(g.tags, model) && g.tags[model.resourceTag] === "ManagedLBSecurityGroup",
+    )?.id;
+  }
+
+  /**
+   * Deploys a live stack. Synchronous on purpose: two Deployments never interleave between
+   * "exists?" and "create". Certificates are checked first, so a failing model changes nothing.
+   */
+  private deploy(model: StackModel, logger: string): LoadBalancer {
     const aws = this.aws;
-    for (const lb of [...aws.loadBalancers.values()]) {
-      if (!this.tagged(aws.tags.get(lb.arn), stack)) continue;
-      this.log({ level: "info", logger: "controllers.ingress", msg: "deleting loadBalancer", arn: lb.arn });
-      aws.deleteLoadBalancer(lb.arn);
+    const lbSpec = model.lb;
+    if (lbSpec === undefined) throw new Error("deploy needs a load balancer");
+    const existingLb = this.stackLoadBalancer(model);
+    const existingListeners = existingLb
+      ? [...aws.listeners.values()].filter((l) => l.loadBalancerArn === existingLb.arn)
+      : [];
+    this.checkCertificates(model, existingListeners);
+
+    const base: Tags = { [TAGS.cluster]: this.options.cluster, [model.stackTag]: model.stack };
+    const groups: string[] = [...model.userSgs];
+    if (model.managedSg !== undefined) groups.unshift(this.ensureManagedSg(model, base));
+    if (model.usesBackendSg) groups.push(this.backendGroup() ?? this.createBackendGroup());
+
+    const tgArns = new Map<string, string>();
+    const existingTgs = this.stackTargetGroups(model);
+    for (const t of model.targetGroups) {
+      const found = existingTgs.find((x) => x.resId === t.resId);
+      if (found !== undefined) {
+        tgArns.set(t.resId, found.arn);
+        continue;
+      }
+      const tg = aws.createTargetGroup({
+        name: t.name,
+        protocol: t.protocol,
+        port: t.port,
+        vpcId: this.options.vpcId,
+        targetType: t.targetType,
+        tags: { ...base, [model.resourceTag]: t.resId },
+      });
+      this.trail(
+        "elasticloadbalancing",
+        "CreateTargetGroup",
+        {
+          name: t.name,
+          protocol: t.protocol,
+          port: t.port,
+          vpcId: this.options.vpcId,
+          targetType: t.targetType,
+        },
+        { type: "AWS::ElasticLoadBalancingV2::TargetGroup", name: tg.arn },
+      );
+      this.info(logger, "created targetGroup", { stackID: model.stack, resourceID: t.resId, arn: tg.arn });
+      tgArns.set(t.resId, tg.arn);
+    }
+
+    let lb = existingLb;
+    if (lb === undefined) {
+      // A new load balancer always gets a new DNS suffix, even under an old name (INCIDENT.md step 8).
+      lb = aws.createLoadBalancer({
+        name: lbSpec.name,
+        type: lbSpec.type,
+        scheme: lbSpec.scheme,
+        securityGroups: groups,
+        vpcId: this.options.vpcId,
+        tags: { ...base, [model.resourceTag]: "LoadBalancer" },
+      });
+      this.trail(
+        "elasticloadbalancing",
+        "CreateLoadBalancer",
+        { name: lbSpec.name, type: lbSpec.type, scheme: lbSpec.scheme, securityGroups: groups },
+        { type: "AWS::ElasticLoadBalancingV2::LoadBalancer", name: lb.arn },
+      );
+      aws.createLoadBalancerEnis(lb.arn);
+      this.info(logger, "created loadBalancer", {
+        stackID: model.stack,
+        resourceID: "LoadBalancer",
+        arn: lb.arn,
+      });
+    } else if ([...lb.securityGroups].sort().join() !== [...groups].sort().join()) {
+      lb.securityGroups = [...groups];
+      // ELB moves its own network interfaces to the new groups.
+      const description = aws.loadBalancerEniDescription(lb);
+      for (const eni of aws.networkInterfaces.values())
+        if (eni.description === description) eni.groups = [...groups];
+      this.trail(
+        "elasticloadbalancing",
+        "SetSecurityGroups",
+        { loadBalancerArn: lb.arn, securityGroups: groups },
+        { type: "AWS::ElasticLoadBalancingV2::LoadBalancer", name: lb.arn },
+      );
+    }
+
+    this.syncListeners(model, lb, tgArns);
+
+    // Target groups no longer in the model go last, once no listener or rule forwards to them.
+    for (const tg of this.stackTargetGroups(model)) {
+      if (model.targetGroups.some((t) => t.resId === tg.resId)) continue;
+      this.deleteTargetGroup(tg.arn, logger);
+    }
+    return lb;
+  }
+
+  /** The account's certificates: an unknown ARN fails the listener call as ELB does (SDK v1 error text). */
+  private checkCertificates(model: StackModel, existing: { port: number; arn: string }[]): void {
+    const known = this.options.certificates;
+    if (known === undefined) return;
+    for (const l of model.listeners) {
+      const missing = l.certificates.find((c) => !known.includes(c));
+      if (missing === undefined) continue;
+      const listener = existing.find((x) => x.port === l.port);
+      const requestId = this.aws.ids.uuid();
+      const err = new AwsApiError("CertificateNotFound", `Certificate '${missing}' not found`);
+      this.trail(
+        "elasticloadbalancing",
+        listener !== undefined ? "ModifyListener" : "CreateListener",
+        listener !== undefined
+          ? { listenerArn: listener.arn, certificates: l.certificates.map((c) => ({ certificateArn: c })) }
+          : {
+              port: l.port,
+              protocol: l.protocol,
+              certificates: l.certificates.map((c) => ({ certificateArn: c })),
+            },
+        listener !== undefined
+          ? { type: "AWS::ElasticLoadBalancingV2::Listener", name: listener.arn }
+          : {
+              type: "AWS::ElasticLoadBalancingV2::LoadBalancer",
+              name: this.stackLoadBalancer(model)?.arn ?? "",
+            },
+        err,
+      );
+      throw new Error(
+        `CertificateNotFound: Certificate '${missing}' not found\n\tstatus code: 400, request id: ${requestId}`,
+      );
+    }
+  }
+
+  private ensureManagedSg(model: StackModel, base: Tags): string {
+    const spec = model.managedSg;
+    if (spec === undefined) throw new Error("no managed security group in the model");
+    let id = this.stackManagedSg(model);
+    if (id === undefined) {
+      const sg = this.aws.createSecurityGroup({
+        name: spec.name,
+        description: "[k8s] Managed SecurityGroup for LoadBalancer",
+        vpcId: this.options.vpcId,
+        tags: { ...base, [model.resourceTag]: "ManagedLBSecurityGroup" },
+      });
+      id = sg.id;
+      this.trail(
+        "ec2",
+        "CreateSecurityGroup",
+        { groupName: spec.name, groupDescription: sg.description, vpcId: this.options.vpcId },
+        { type: "AWS::EC2::SecurityGroup", name: sg.id },
+      );
+      this.info("controllers." + model.controller, "created securityGroup", {
+        stackID: model.stack,
+        resourceID: "ManagedLBSecurityGroup",
+        securityGroupID: sg.id,
+      });
+    }
+    const groupId = id;
+    const rules = [...this.aws.securityGroupRules.values()].filter(
+      (r) => r.groupId === groupId && !r.isEgress,
+    );
+    for (const p of spec.permissions) {
+      if (rules.some((r) => r.ipProtocol === p.protocol && r.fromPort === p.port && r.cidrIpv4 === p.cidr))
+        continue;
+      this.aws.authorize(groupId, false, [
+        { ipProtocol: p.protocol, fromPort: p.port, toPort: p.port, cidrIpv4: p.cidr },
+      ]);
+      this.trail(
+        "ec2",
+        "AuthorizeSecurityGroupIngress",
+        {
+          groupId,
+          ipPermissions: {
+            items: [
+              {
+                ipProtocol: p.protocol,
+                fromPort: p.port,
+                toPort: p.port,
+                ipRanges: { items: [{ cidrIp: p.cidr }] },
+              },
+            ],
+          },
+        },
+        { type: "AWS::EC2::SecurityGroup", name: groupId },
+      );
+    }
+    return groupId;
+  }
+
+  /** Listeners and rules to the model; a listener is only touched when what it forwards to or its certificates change. */
+  private syncListeners(model: StackModel, lb: LoadBalancer, tgArns: Map<string, string>): void {
+    const aws = this.aws;
+    const arnOf = (resId: string): string => tgArns.get(resId) ?? "";
+    const existing = [...aws.listeners.values()].filter((l) => l.loadBalancerArn === lb.arn);
+    for (const l of model.listeners) {
+      const rules = l.rules.map((r, i) => ({
+        priority: String(i + 1),
+        pathPatterns: [...r.paths],
+        targetGroupArns: [arnOf(r.tgResId)],
+      }));
+      const defaultTg = l.defaultTgResId !== undefined ? arnOf(l.defaultTgResId) : undefined;
+      const cur = existing.find((x) => x.port === l.port);
+      if (cur === undefined) {
+        const created = aws.createListener({
+          loadBalancerArn: lb.arn,
+          port: l.port,
+          protocol: l.protocol,
+          ...(defaultTg !== undefined ? { defaultTargetGroupArn: defaultTg } : {}),
+          rules,
+          ...(l.certificates.length > 0 ? { certificates: [...l.certificates] } : {}),
+        });
+        this.trail(
+          "elasticloadbalancing",
+          "CreateListener",
+          { loadBalancerArn: lb.arn, port: l.port, protocol: l.protocol },
+          { type: "AWS::ElasticLoadBalancingV2::Listener", name: created.arn },
+        );
+        continue;
+      }
+      const forwards = (x: {
+        defaultTargetGroupArn?: string;
+        rules: { targetGroupArns: string[] }[];
+      }): string =>
+        [...new Set([x.defaultTargetGroupArn ?? "", ...x.rules.flatMap((r) => r.targetGroupArns)])]
+          .filter((s) => s !== "")
+          .sort()
+          .join();
+      const wanted = forwards({
+        ...(defaultTg !== undefined ? { defaultTargetGroupArn: defaultTg } : {}),
+        rules,
+      });
+      const certsChanged =
+        [...(cur.certificates ?? [])].join() !== [...l.certificates].join() && l.certificates.length > 0;
+      if (forwards(cur) === wanted && !certsChanged) continue;
+      aws.modifyListener(cur.arn, {
+        defaultTargetGroupArn: defaultTg,
+        ...(l.certificates.length > 0 ? { certificates: [...l.certificates] } : {}),
+      });
+      this.trail(
+        "elasticloadbalancing",
+        "ModifyListener",
+        { listenerArn: cur.arn, port: l.port, protocol: l.protocol },
+        { type: "AWS::ElasticLoadBalancingV2::Listener", name: cur.arn },
+      );
+      const before = cur.rules.map((r) => r.arn);
+      aws.setListenerRules(cur.arn, rules);
+      for (const r of cur.rules) {
+        if (before.includes(r.arn)) continue;
+        this.trail(
+          "elasticloadbalancing",
+          "CreateRule",
+          { listenerArn: cur.arn, priority: Number(r.priority) },
+          { type: "AWS::ElasticLoadBalancingV2::ListenerRule", name: r.arn },
+        );
+      }
+      for (const arn of before) {
+        if (cur.rules.some((r) => r.arn === arn)) continue;
+        this.trail(
+          "elasticloadbalancing",
+          "DeleteRule",
+          { ruleArn: arn },
+          { type: "AWS::ElasticLoadBalancingV2::ListenerRule", name: arn },
+        );
+      }
+    }
+    for (const cur of existing) {
+      if (model.listeners.some((l) => l.port === cur.port)) continue;
+      aws.deleteListener(cur.arn);
+      this.trail(
+        "elasticloadbalancing",
+        "DeleteListener",
+        { listenerArn: cur.arn },
+        { type: "AWS::ElasticLoadBalancingV2::Listener", name: cur.arn },
+      );
+    }
+  }
+
+  private deleteTargetGroup(arn: string, logger: string): void {
+    this.info(logger, "deleting targetGroup", { arn });
+    this.aws.deleteTargetGroup(arn);
+    this.trail(
+      "elasticloadbalancing",
+      "DeleteTargetGroup",
+      { targetGroupArn: arn },
+      { type: "AWS::ElasticLoadBalancingV2::TargetGroup", name: arn },
+    );
+    this.info(logger, "deleted targetGroup", { arn });
+  }
+
+  /** The deletion model: load balancer, target groups, node rules, then the managed SG (with retries). */
+  private async deleteStack(model: StackModel, logger: string): Promise<undefined> {
+    const lb = this.stackLoadBalancer(model);
+    if (lb !== undefined) {
+      this.info(logger, "deleting loadBalancer", { arn: lb.arn });
+      this.aws.deleteLoadBalancer(lb.arn);
       this.trail(
         "elasticloadbalancing",
         "DeleteLoadBalancer",
         { loadBalancerArn: lb.arn },
         { type: "AWS::ElasticLoadBalancingV2::LoadBalancer", name: lb.arn },
       );
-      this.log({ level: "info", logger: "controllers.ingress", msg: "deleted loadBalancer", arn: lb.arn });
+      this.info(logger, "deleted loadBalancer", { arn: lb.arn });
     }
-    for (const tg of [...aws.targetGroups.values()]) {
-      if (!this.tagged(aws.tags.get(tg.arn), stack)) continue;
-      this.log({ level: "info", logger: "controllers.ingress", msg: "deleting targetGroup", arn: tg.arn });
-      aws.deleteTargetGroup(tg.arn);
-      this.trail(
-        "elasticloadbalancing",
-        "DeleteTargetGroup",
-        { targetGroupArn: tg.arn },
-        { type: "AWS::ElasticLoadBalancingV2::TargetGroup", name: tg.arn },
-      );
-      this.log({ level: "info", logger: "controllers.ingress", msg: "deleted targetGroup", arn: tg.arn });
-    }
-    for (const sg of [...aws.securityGroups.values()]) {
-      if (this.tagged(sg.tags, stack) && sg.tags[TAG.resource] === "ManagedLBSecurityGroup") {
-        await this.deleteGroup(sg.id, this.options.managedSgTimeoutMs);
-      }
-    }
-    if (!this.backendSgRequired()) {
-      const backend = this.backendGroup();
-      if (backend !== undefined) await this.deleteGroup(backend, this.options.backendSgTimeoutMs);
-    }
-    this.removeFinalizer(ing);
+    for (const tg of this.stackTargetGroups(model)) this.deleteTargetGroup(tg.arn, logger);
+    this.reconcileNodeRules();
+    const managed = this.stackManagedSg(model);
+    if (managed !== undefined) await this.deleteGroup(managed, this.options.managedSgTimeoutMs, logger);
+    return undefined;
   }
 
-  /** `isBackendSGRequired`: a live Ingress with one of the controller's finalizers still uses it. */
-  private backendSgRequired(): boolean {
-    return this.kube.store
-      .list(INGRESS.apiVersion, INGRESS.kind)
-      .some((o) => !meta(o).deleting && hasLbcFinalizer(o) && usesBackendSg(o));
-  }
+  // ---------------------------------------------------------------- the shared backend SG
 
   private backendGroup(): string | undefined {
     return [...this.aws.securityGroups.values()].find(
       (g) =>
         g.vpcId === this.options.vpcId &&
-        g.tags[TAG.cluster] === this.options.cluster &&
-        g.tags[TAG.backend] === "backend-sg",
+        g.tags[TAGS.cluster] === this.options.cluster &&
+        g.tags[TAGS.backend] === "backend-sg",
     )?.id;
   }
 
-  /** `RetryImmediateOnError(2s, timeout, isDependencyViolation, DeleteSecurityGroup)`. */
-  private async deleteGroup(groupId: string, timeoutMs: number): Promise<void> {
-    this.log({
-      level: "info",
-      logger: "controllers.ingress",
-      msg: "deleting securityGroup",
-      securityGroupID: groupId,
+  private createBackendGroup(): string {
+    const name = backendSgName(this.options.cluster);
+    const sg = this.aws.createSecurityGroup({
+      name,
+      description: "[k8s] Shared Backend SecurityGroup for LoadBalancer",
+      vpcId: this.options.vpcId,
+      tags: { [TAGS.cluster]: this.options.cluster, [TAGS.backend]: "backend-sg" },
     });
+    this.trail(
+      "ec2",
+      "CreateSecurityGroup",
+      { groupName: name, groupDescription: sg.description, vpcId: this.options.vpcId },
+      { type: "AWS::EC2::SecurityGroup", name: sg.id },
+    );
+    this.info("backend-sg-provider", "created SecurityGroup", { name, id: sg.id });
+    return sg.id;
+  }
+
+  /**
+   * `isBackendSGRequired`: a user recorded as requiring it, or any Ingress/Service holding an LBC
+   * finalizer that this process has not classified yet.
+   */
+  private backendSgRequired(): boolean {
+    if ([...this.backendUsers.values()].some((v) => v)) return true;
+    const unknown = (prefix: string, objs: KubeObject[], holds: (o: KubeObject) => boolean): boolean =>
+      objs.some((o) => holds(o) && !this.backendUsers.has(`${prefix}/${key(o)}`));
+    return (
+      unknown("ingress", this.kube.store.list(INGRESS.apiVersion, INGRESS.kind), hasIngressFinalizer) ||
+      unknown("service", this.kube.store.list(SERVICE.apiVersion, SERVICE.kind), (o) =>
+        meta(o).finalizers.includes(SERVICE_FINALIZER),
+      )
+    );
+  }
+
+  /**
+   * `Release`: the given users no longer require the backend SG. The group is deleted when nobody
+   * requires it — attempted when a stack is finalized or stops using it, not on every resync of a
+   * stack that never used it.
+   */
+  private async releaseBackendSg(
+    keys: readonly string[],
+    finalizing: boolean,
+    logger: string,
+  ): Promise<void> {
+    const wasUsing = keys.some((k) => this.backendUsers.get(k) === true);
+    for (const k of keys) this.backendUsers.set(k, false);
+    if (!finalizing && !wasUsing) return;
+    if (this.backendSgRequired()) return;
+    const backend = this.backendGroup();
+    if (backend !== undefined) await this.deleteGroup(backend, this.options.backendSgTimeoutMs, logger);
+  }
+
+  /** `RetryImmediateOnError(2s, timeout, isDependencyViolation, DeleteSecurityGroup)`. */
+  private async deleteGroup(groupId: string, timeoutMs: number, logger: string): Promise<void> {
+    this.info(logger, "deleting securityGroup", { securityGroupID: groupId });
     const deadline = performance.now() + timeoutMs;
     const resource = { type: "AWS::EC2::SecurityGroup", name: groupId };
     for (;;) {
@@ -368,12 +871,7 @@ class Worker {
       try {
         this.aws.deleteSecurityGroup(groupId);
         this.trail("ec2", "DeleteSecurityGroup", { groupId }, resource);
-        this.log({
-          level: "info",
-          logger: "controllers.ingress",
-          msg: "deleted securityGroup",
-          securityGroupID: groupId,
-        });
+        this.info(logger, "deleted securityGroup", { securityGroupID: groupId });
         return;
       } catch (err) {
         if (!(err instanceof AwsApiError)) throw err;
@@ -387,199 +885,91 @@ class Worker {
     }
   }
 
-  private removeFinalizer(ing: KubeObject): void {
-    const m = meta(ing);
-    const cur = this.kube.store.get(INGRESS.apiVersion, INGRESS.kind, m.namespace, m.name);
-    if (cur === undefined) return;
-    const finalizers = meta(cur).finalizers.filter((f) => f !== LBC_FINALIZER);
-    this.kube.store.update({ ...cur, metadata: { ...cur.metadata, name: m.name, finalizers } });
-    this.log({
-      level: "info",
-      logger: "controllers.ingress",
-      msg: "successfully cleaned up ingress",
-      ingress: `${m.namespace}/${m.name}`,
-    });
-  }
+  // ---------------------------------------------------------------- node security group rules
 
-  // ---------------------------------------------------------------- creation
-
-  /** Synchronous on purpose: two Deployments never interleave between "exists?" and "create". */
-  private deploy(ing: KubeObject): void {
-    const m = meta(ing);
-    const aws = this.aws;
-    const stack = this.stackOf(ing);
-    let cur = ing;
-    if (!m.finalizers.includes(LBC_FINALIZER)) {
-      cur = this.kube.store.update({
-        ...cur,
-        metadata: { ...cur.metadata, name: m.name, finalizers: [...m.finalizers, LBC_FINALIZER] },
-      });
+  private nodeSecurityGroup(): string | undefined {
+    if (this.options.nodeSecurityGroupId !== undefined) {
+      return this.aws.securityGroups.has(this.options.nodeSecurityGroupId)
+        ? this.options.nodeSecurityGroupId
+        : undefined;
     }
-    let lb = [...aws.loadBalancers.values()].find(
-      (x) =>
-        this.tagged(aws.tags.get(x.arn), stack) && aws.tags.get(x.arn)?.[TAG.resource] === "LoadBalancer",
+    const tag = `kubernetes.io/cluster/${this.options.cluster}`;
+    const candidates = [...this.aws.securityGroups.values()].filter(
+      (g) => g.vpcId === this.options.vpcId && (g.tags[tag] === "owned" || g.tags[tag] === "shared"),
     );
-    if (lb === undefined) lb = this.createStack(cur, stack);
-    const status = (cur as { status?: { loadBalancer?: { ingress?: { hostname?: string }[] } } }).status;
-    if (status?.loadBalancer?.ingress?.[0]?.hostname !== lb.dnsName) {
-      this.kube.store.update(
-        { ...cur, status: { loadBalancer: { ingress: [{ hostname: lb.dnsName }] } } },
-        { subresource: "status" },
-      );
-    }
+    return candidates.length === 1 ? candidates[0]?.id : undefined;
   }
 
-  private createStack(ing: KubeObject, stack: string): ReturnType<AwsWorld["createLoadBalancer"]> {
+  /**
+   * The node SG lets the backend SG reach every target port of the cluster's target groups whose
+   * load balancer carries the backend SG: one tcp rule over the min–max port (restricted rules).
+   */
+  private reconcileNodeRules(): void {
+    const nodeSg = this.nodeSecurityGroup();
+    const backend = this.backendGroup();
+    if (nodeSg === undefined) return;
     const aws = this.aws;
-    const m = meta(ing);
-    const a = annotations(ing);
-    const scheme =
-      a["alb.ingress.kubernetes.io/scheme"] === "internet-facing" ? "internet-facing" : "internal";
-    const lbName = lbcLoadBalancerName(this.options.cluster, {
-      stack,
-      explicitGroup: a["alb.ingress.kubernetes.io/group.name"] !== undefined,
-      scheme,
+    const ports: number[] = [];
+    if (backend !== undefined) {
+      for (const tg of aws.targetGroups.values()) {
+        if (aws.tags.get(tg.arn)?.[TAGS.cluster] !== this.options.cluster) continue;
+        const lbs = aws.loadBalancersOfTargetGroup(tg.arn).map((arn) => aws.loadBalancers.get(arn));
+        if (lbs.some((lb) => lb?.securityGroups.includes(backend) === true)) ports.push(tg.port);
+      }
+    }
+    const labelled = [...aws.securityGroupRules.values()].filter(
+      (r) => r.groupId === nodeSg && !r.isEgress && r.description === SHARED_RULE_DESCRIPTION,
+    );
+    if (ports.length === 0 && !this.nodeSgTracked) return;
+    const want =
+      ports.length > 0 && backend !== undefined
+        ? {
+            ipProtocol: "tcp",
+            fromPort: Math.min(...ports),
+            toPort: Math.max(...ports),
+            referencedGroupId: backend,
+          }
+        : undefined;
+    if (want !== undefined) this.nodeSgTracked = true;
+    const matches = (r: (typeof labelled)[number]): boolean =>
+      want !== undefined &&
+      r.ipProtocol === want.ipProtocol &&
+      r.fromPort === want.fromPort &&
+      r.toPort === want.toPort &&
+      r.referencedGroupId === want.referencedGroupId;
+    const permission = (r: {
+      ipProtocol: string;
+      fromPort: number;
+      toPort: number;
+      referencedGroupId?: string;
+    }) => ({
+      items: [
+        {
+          ipProtocol: r.ipProtocol,
+          fromPort: r.fromPort,
+          toPort: r.toPort,
+          groups: { items: [{ groupId: r.referencedGroupId, description: SHARED_RULE_DESCRIPTION }] },
+        },
+      ],
     });
-    const hash = lbName.slice(-10);
-    const base = { [TAG.cluster]: this.options.cluster, [TAG.stack]: stack };
-    const groups: string[] = [];
-    const userGroups = a["alb.ingress.kubernetes.io/security-groups"];
-    if (userGroups !== undefined) {
-      groups.push(
-        ...userGroups
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s !== ""),
-      );
-    } else {
-      const name = `k8s-${alnum(m.namespace, 8)}-${alnum(m.name, 8)}-${hash}`;
-      const managed =
-        [...aws.securityGroups.values()].find((g) => g.name === name && g.vpcId === this.options.vpcId) ??
-        aws.createSecurityGroup({
-          name,
-          description: "[k8s] Managed SecurityGroup for LoadBalancer",
-          vpcId: this.options.vpcId,
-          tags: { ...base, [TAG.resource]: "ManagedLBSecurityGroup" },
-        });
+    for (const r of labelled) {
+      if (matches(r)) continue;
+      aws.revoke(nodeSg, false, { ruleIds: [r.id] });
       this.trail(
         "ec2",
-        "CreateSecurityGroup",
-        { groupName: name, vpcId: this.options.vpcId },
-        {
-          type: "AWS::EC2::SecurityGroup",
-          name: managed.id,
-        },
+        "RevokeSecurityGroupIngress",
+        { groupId: nodeSg, ipPermissions: permission(r) },
+        { type: "AWS::EC2::SecurityGroup", name: nodeSg },
       );
-      for (const port of this.listenPorts(ing)) {
-        aws.authorize(managed.id, false, [
-          { ipProtocol: "tcp", fromPort: port.port, toPort: port.port, cidrIpv4: "0.0.0.0/0" },
-        ]);
-      }
-      groups.push(managed.id);
     }
-    if (usesBackendSg(ing)) groups.push(this.backendGroup() ?? this.createBackendGroup());
-
-    const backend = this.firstBackend(ing);
-    const tgName = `k8s-${alnum(m.namespace, 8)}-${alnum(backend.service, 8)}-${sha10(stack, backend.service, String(backend.port))}`;
-    const tg = aws.createTargetGroup({
-      name: tgName,
-      port: backend.port,
-      vpcId: this.options.vpcId,
-      targetType: a["alb.ingress.kubernetes.io/target-type"] === "instance" ? "instance" : "ip",
-      tags: { ...base, [TAG.resource]: `${stack}-${backend.service}:${backend.port}` },
-    });
-    this.trail(
-      "elasticloadbalancing",
-      "CreateTargetGroup",
-      { name: tgName },
-      {
-        type: "AWS::ElasticLoadBalancingV2::TargetGroup",
-        name: tg.arn,
-      },
-    );
-    // A new ALB always gets a new DNS suffix, even under the same name (INCIDENT.md step 8).
-    const lb = aws.createLoadBalancer({
-      name: lbName,
-      scheme,
-      securityGroups: groups,
-      vpcId: this.options.vpcId,
-      tags: { ...base, [TAG.resource]: "LoadBalancer" },
-    });
-    this.trail(
-      "elasticloadbalancing",
-      "CreateLoadBalancer",
-      { name: lbName, scheme },
-      {
-        type: "AWS::ElasticLoadBalancingV2::LoadBalancer",
-        name: lb.arn,
-      },
-    );
-    aws.createLoadBalancerEnis(lb.arn);
-    for (const port of this.listenPorts(ing)) {
-      const l = aws.createListener({
-        loadBalancerArn: lb.arn,
-        port: port.port,
-        protocol: port.protocol,
-        defaultTargetGroupArn: tg.arn,
-      });
+    if (want !== undefined && !labelled.some(matches)) {
+      aws.authorize(nodeSg, false, [{ ...want, description: SHARED_RULE_DESCRIPTION }]);
       this.trail(
-        "elasticloadbalancing",
-        "CreateListener",
-        { loadBalancerArn: lb.arn, port: port.port },
-        {
-          type: "AWS::ElasticLoadBalancingV2::Listener",
-          name: l.arn,
-        },
+        "ec2",
+        "AuthorizeSecurityGroupIngress",
+        { groupId: nodeSg, ipPermissions: permission(want) },
+        { type: "AWS::EC2::SecurityGroup", name: nodeSg },
       );
     }
-    this.log({
-      level: "info",
-      logger: "controllers.ingress",
-      msg: "successfully deployed model",
-      ingressGroup: stack,
-    });
-    return lb;
-  }
-
-  private createBackendGroup(): string {
-    const name = `k8s-traffic-${alnum(this.options.cluster, 232)}-${sha10(this.options.cluster)}`;
-    const sg = this.aws.createSecurityGroup({
-      name,
-      description: "[k8s] Shared Backend SecurityGroup for LoadBalancer",
-      vpcId: this.options.vpcId,
-      tags: { [TAG.cluster]: this.options.cluster, [TAG.backend]: "backend-sg" },
-    });
-    this.trail(
-      "ec2",
-      "CreateSecurityGroup",
-      { groupName: name, vpcId: this.options.vpcId },
-      {
-        type: "AWS::EC2::SecurityGroup",
-        name: sg.id,
-      },
-    );
-    return sg.id;
-  }
-
-  private listenPorts(ing: KubeObject): { protocol: string; port: number }[] {
-    const raw = annotations(ing)["alb.ingress.kubernetes.io/listen-ports"];
-    if (raw === undefined) return [{ protocol: "HTTP", port: 80 }];
-    try {
-      const parsed = JSON.parse(raw) as Record<string, number>[];
-      return parsed.flatMap((e) => Object.entries(e).map(([protocol, port]) => ({ protocol, port })));
-    } catch {
-      return [{ protocol: "HTTP", port: 80 }];
-    }
-  }
-
-  private firstBackend(ing: KubeObject): { service: string; port: number } {
-    type Backend = { service?: { name?: string; port?: { number?: number } } };
-    const spec = (
-      ing as {
-        spec?: { defaultBackend?: Backend; rules?: { http?: { paths?: { backend?: Backend }[] } }[] };
-      }
-    ).spec;
-    const b = spec?.rules?.[0]?.http?.paths?.[0]?.backend ?? spec?.defaultBackend;
-    return { service: b?.service?.name ?? "default", port: b?.service?.port?.number ?? 80 };
   }
 }

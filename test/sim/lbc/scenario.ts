@@ -14,8 +14,13 @@ export const lbcSectionSchema = z.object({
   enabled: z.boolean().default(false),
   cluster: z.string().optional(),
   vpcId: z.string().optional(),
+  vpcCidr: z.string().optional(),
   /** `namespace/name` of each controller Deployment; its first Pod (the leader) gets the log lines. */
   deployments: z.array(deploymentSchema).default([]),
+  /** ACM certificate ARNs the account has; absent: every ARN exists. */
+  certificates: z.array(z.string()).optional(),
+  /** The node security group that gets the backend SG's rules (default: the cluster-tagged one). */
+  nodeSecurityGroupId: z.string().optional(),
 });
 
 /** A validated `lbc:` section. */
@@ -23,7 +28,10 @@ export interface LbcSection {
   readonly enabled: boolean;
   readonly cluster?: string;
   readonly vpcId?: string;
+  readonly vpcCidr?: string;
   readonly deployments: readonly { readonly name: string; readonly accessKeyId?: string }[];
+  readonly certificates?: readonly string[];
+  readonly nodeSecurityGroupId?: string;
 }
 
 /** Parses the `lbc:` section (absent means disabled). */
@@ -33,6 +41,9 @@ export function parseLbcSection(raw: unknown): LbcSection {
     enabled: s.enabled,
     ...(s.cluster !== undefined ? { cluster: s.cluster } : {}),
     ...(s.vpcId !== undefined ? { vpcId: s.vpcId } : {}),
+    ...(s.vpcCidr !== undefined ? { vpcCidr: s.vpcCidr } : {}),
+    ...(s.certificates !== undefined ? { certificates: s.certificates } : {}),
+    ...(s.nodeSecurityGroupId !== undefined ? { nodeSecurityGroupId: s.nodeSecurityGroupId } : {}),
     deployments: s.deployments.map((d) => ({
       name: d.name,
       ...(d.accessKeyId !== undefined ? { accessKeyId: d.accessKeyId } : {}),
