@@ -13,7 +13,7 @@ import { collectAwsForBlocker } from "../src/diagnosis/aws-collect.js";
 import type { ObjectSnapshot } from "../src/kube/types.js";
 import { loadAwsScenario, startAwsSim, type AwsWorld } from "../test/sim/aws/index.js";
 import { loadScenario } from "../test/sim/scenario.js";
-import { SEED_STUCK_INGRESS } from "../test/fixtures/seed-ingress.js";
+import { SEED_OWNERS, SEED_STUCK_INGRESS } from "../test/fixtures/seed-ingress.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 const ALBS = 2000;
@@ -176,7 +176,13 @@ export async function benchAws(): Promise<{ name: string; lines: string[]; ok: b
     for (let r = 0; r < RUNS; r++) {
       sim.resetCalls();
       const start = performance.now();
-      const f = await collectAwsForBlocker(aws, ingress, { cluster: "prod-eks", since, until });
+      const f = await collectAwsForBlocker(aws, ingress, {
+        cluster: "prod-eks",
+        since,
+        until,
+        owners: SEED_OWNERS,
+        ownersComplete: true,
+      });
       times.push(performance.now() - start);
       const calls = sim.calls();
       counts.push(calls.length);

@@ -16,6 +16,7 @@ import type {
   Tags,
   TargetGroupSnapshot,
 } from "../aws/types.js";
+import { parseElbInterfaceDescription, type EdgeOwner } from "../edge/model.js";
 import { toUserError } from "../errors.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import {
@@ -37,6 +38,13 @@ import {
 
 export interface AwsCollectOptions {
   readonly cluster: string;
+  /**
+   * The controller's owners across the whole cluster (Ingresses, Services, TargetGroupBindings),
+   * to tell what the controller is deleting from what live objects still use.
+   */
+  readonly owners: readonly EdgeOwner[];
+  /** False when the cluster-wide owners could not all be read. */
+  readonly ownersComplete: boolean;
   /** CloudTrail window. */
   readonly since: Date;
   readonly until: Date;
@@ -146,6 +154,25 @@ export async function collectAwsForBlocker(
     }),
   );
 
+  // Load balancers named by the interfaces that use these groups (`ELB app/<name>/<id>`): whether
+  // each still exists and whose it is decides whether its interface is a blocker or a live user.
+  const known = new Set(loadBalancers.map((l) => l.name));
+  const named = [
+    ...new Set(
+      [...networkInterfaces.values()]
+        .flat()
+        .map((n) => parseElbInterfaceDescription(n.description)?.name)
+        .filter((n): n is string => n !== undefined && !known.has(n)),
+    ),
+  ];
+  const otherLoadBalancers: LoadBalancerSnapshot[] = [];
+  for (let i = 0; i < named.length; i += 20) {
+    const batch = named.slice(i, i + 20);
+    otherLoadBalancers.push(
+      ...(await attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName(batch))),
+    );
+  }
+
   const collected: AwsCollected = {
     cluster: options.cluster,
     stack: stack.stack,
@@ -160,6 +187,10 @@ export async function collectAwsForBlocker(
     referencing,
     deleteSecurityGroupEvents: events,
     problems,
+    owners: options.owners,
+    ownersComplete: options.ownersComplete,
+    otherLoadBalancers,
+    blocker: { namespace: blocker.namespace ?? "default", name: blocker.name, kind: blocker.kind },
   };
   const findings = analyzeAws(collected);
   // The load balancer found by name counts as listed even when it is a newer namesake: its entry

@@ -12,6 +12,15 @@ import type {
   SecurityGroupSnapshot,
   TargetGroupSnapshot,
 } from "../aws/types.js";
+import {
+  buildEdgeModel,
+  ownerRef,
+  type EdgeModel,
+  type EdgeOwner,
+  type EdgeResourceKind,
+  type Liveness,
+} from "../edge/model.js";
+import { remedyForInterface, remedyForRule, type Remedy } from "../edge/remedies.js";
 import { LBC_TAGS } from "./lbc-names.js";
 
 export interface AwsResourceFinding {
@@ -20,6 +29,8 @@ export interface AwsResourceFinding {
   readonly name?: string;
   readonly exists: boolean;
   readonly detail?: string;
+  /** For an existing resource: is the controller deleting it, or does something live still use it? */
+  readonly liveness?: Liveness;
 }
 
 export interface ReferencingRule {
@@ -39,6 +50,31 @@ export interface SecurityGroupDependents {
   readonly networkInterfaces: readonly NetworkInterfaceSnapshot[];
   readonly referencingRules: readonly ReferencingRule[];
   readonly deleteFailures: readonly CloudTrailFailure[];
+  /** Why the group is dying (only dying groups are ever listed as blocked). */
+  readonly why?: string;
+  /** The least destructive fix for each dependent, in the order of `networkInterfaces` then `referencingRules`. */
+  readonly remedies: readonly Remedy[];
+}
+
+/** An AWS resource the stack touches that something live still uses: never to delete. */
+export interface StayingResource {
+  readonly type: EdgeResourceKind;
+  readonly id: string;
+  readonly name?: string;
+  readonly usedBy: readonly string[];
+  /** One sentence: "load balancer k8s-… stays: Ingress team-b/partner-api is still a member of group `…`". */
+  readonly why: string;
+}
+
+/** The IngressGroup a blocker belongs to, with every member across namespaces. */
+export interface GroupMembership {
+  readonly name: string;
+  readonly members: readonly {
+    readonly ref: string;
+    readonly namespace: string;
+    readonly name: string;
+    readonly deleting: boolean;
+  }[];
 }
 
 export interface CloudTrailFailure {
@@ -56,6 +92,15 @@ export interface AwsFindings {
   readonly resources: readonly AwsResourceFinding[];
   /** Groups that still exist and have at least one dependent, or failed deletion in CloudTrail. */
   readonly blockedGroups: readonly SecurityGroupDependents[];
+  /** Resources of the stack (or shared with it) that live owners still use: never blockers, never to delete. */
+  readonly stays: readonly StayingResource[];
+  /** The IngressGroup, when the blocker is a member of one. */
+  readonly group?: GroupMembership;
+  /**
+   * `false` when a fix the operator can apply now (revoke a rule, take a group off an interface…)
+   * lets the controller finish by itself; `true` when only waiting on AWS or forcing remains.
+   */
+  readonly forceAdvised: boolean;
   /** What could not be read (e.g. a missing IAM permission, named). */
   readonly problems: readonly string[];
   /** One line naming the exact blocking objects, or why none was found. */
@@ -83,6 +128,14 @@ export interface AwsCollected {
   >;
   readonly deleteSecurityGroupEvents: readonly CloudTrailEventSnapshot[];
   readonly problems: readonly string[];
+  /** The controller's owners across the cluster (Ingresses, Services, TargetGroupBindings). */
+  readonly owners: readonly EdgeOwner[];
+  /** False when they could not all be read: nothing shared is then called dying. */
+  readonly ownersComplete: boolean;
+  /** Other load balancers seen (e.g. named by the interfaces that use a group), to tell live users. */
+  readonly otherLoadBalancers?: readonly LoadBalancerSnapshot[];
+  /** The blocker itself, to find its IngressGroup. */
+  readonly blocker?: { readonly namespace: string; readonly name: string; readonly kind: string };
 }
 
 function ports(r: SecurityGroupRuleSnapshot): string | undefined {
@@ -105,8 +158,20 @@ export function groupIdOf(e: CloudTrailEventSnapshot): string | undefined {
 }
 
 export function analyzeAws(c: AwsCollected): AwsFindings {
-  const resources: AwsResourceFinding[] = [];
   const lb = c.loadBalancers[0];
+  const model = buildEdgeModel({
+    cluster: c.cluster,
+    owners: c.owners,
+    ownersComplete: c.ownersComplete,
+    loadBalancers: uniqueBy([...c.loadBalancers, ...(c.otherLoadBalancers ?? [])], (l) => l.arn),
+    targetGroups: c.targetGroups,
+    securityGroups: [
+      ...c.groups.map((g) => g.group),
+      ...[...c.referencing.values()].flatMap((refs) => refs.map((r) => r.group)),
+    ],
+    networkInterfaces: [...c.networkInterfaces.values()].flat(),
+  });
+  const resources: AwsResourceFinding[] = [];
   if (c.loadBalancerName) {
     const wanted = c.hostname ? normalizeHost(c.hostname) : undefined;
     if (!lb) {
@@ -133,14 +198,28 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
         name: lb.name,
         exists: true,
         detail: `${lb.state}, ${lb.dnsName}`,
+        liveness: model.liveness("LoadBalancer", lb.arn),
       });
     }
   }
   for (const tg of c.targetGroups)
-    resources.push({ type: "TargetGroup", id: tg.arn, name: tg.name, exists: true });
+    resources.push({
+      type: "TargetGroup",
+      id: tg.arn,
+      name: tg.name,
+      exists: true,
+      liveness: model.liveness("TargetGroup", tg.arn),
+    });
   for (const l of c.listenerArns) resources.push({ type: "Listener", id: l, exists: true });
   for (const { group, role } of c.groups) {
-    resources.push({ type: "SecurityGroup", id: group.id, name: group.name, exists: true, detail: role });
+    resources.push({
+      type: "SecurityGroup",
+      id: group.id,
+      name: group.name,
+      exists: true,
+      detail: role,
+      liveness: model.liveness("SecurityGroup", group.id),
+    });
   }
   for (const id of c.missingGroupIds)
     resources.push({ type: "SecurityGroup", id, exists: false, detail: "deleted" });
@@ -157,9 +236,15 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
 
   const blockedGroups: SecurityGroupDependents[] = [];
   for (const { group, role } of c.groups) {
+    const lv = model.liveness("SecurityGroup", group.id);
+    // Only what the controller is deleting can block it: a group something live still uses is
+    // never a blocker, and its interfaces and rules are never anything to remove.
+    if (lv.state !== "dying") continue;
     const enis = c.networkInterfaces.get(group.id) ?? [];
     const referencingRules: ReferencingRule[] = [];
+    const owningGroups = new Map<string, SecurityGroupSnapshot>();
     for (const ref of c.referencing.get(group.id) ?? []) {
+      owningGroups.set(ref.group.id, ref.group);
       for (const r of ref.rules.filter((x) => x.referencedGroupId === group.id)) {
         const p = ports(r);
         referencingRules.push({
@@ -181,19 +266,65 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
         networkInterfaces: enis,
         referencingRules,
         deleteFailures: groupFailures,
+        why: lv.why,
+        remedies: [
+          ...enis.map((n) => remedyForInterface(n, group.id, model)),
+          ...referencingRules.map((r) => remedyForRule(r, owningGroups.get(r.groupId), group.id)),
+        ],
       });
     }
   }
 
+  const stays: StayingResource[] = [];
+  for (const r of resources) {
+    if (!r.exists || r.liveness?.state !== "live" || r.type === "Listener") continue;
+    stays.push({
+      type: r.type,
+      id: r.id,
+      ...(r.name ? { name: r.name } : {}),
+      usedBy: r.liveness.usedBy,
+      why: r.liveness.why,
+    });
+  }
+
+  const group = groupOf(c, model);
+  const actionable = blockedGroups.some((g) => g.remedies.some((m) => m.actionable));
   return {
     cluster: c.cluster,
     stack: c.stack,
     ...(c.loadBalancerName ? { loadBalancerName: c.loadBalancerName } : {}),
     resources,
     blockedGroups,
+    stays,
+    ...(group ? { group } : {}),
+    forceAdvised: !actionable,
     problems: c.problems,
-    summary: summarize(blockedGroups, c),
+    summary: summarize(blockedGroups, stays, c),
   };
+}
+
+function groupOf(c: AwsCollected, model: EdgeModel): GroupMembership | undefined {
+  const b = c.blocker;
+  if (!b) return undefined;
+  const me = c.owners.find((o) => o.kind === b.kind && o.namespace === b.namespace && o.name === b.name);
+  const name = me?.stack?.group;
+  if (!me?.stack || name === undefined) return undefined;
+  const members = model.stacks.get(`${me.stack.tagKey}=${me.stack.value}`) ?? [];
+  return {
+    name,
+    members: members.map((m) => ({
+      ref: ownerRef(m),
+      namespace: m.namespace,
+      name: m.name,
+      deleting: m.deleting,
+    })),
+  };
+}
+
+function uniqueBy<T>(items: readonly T[], key: (t: T) => string): T[] {
+  const seen = new Map<string, T>();
+  for (const i of items) if (!seen.has(key(i))) seen.set(key(i), i);
+  return [...seen.values()];
 }
 
 export function describeDependent(g: SecurityGroupDependents): string[] {
@@ -212,8 +343,16 @@ export function describeDependent(g: SecurityGroupDependents): string[] {
   return out;
 }
 
-function summarize(blocked: readonly SecurityGroupDependents[], c: AwsCollected): string {
+function summarize(
+  blocked: readonly SecurityGroupDependents[],
+  stays: readonly StayingResource[],
+  c: AwsCollected,
+): string {
   const holding = blocked.filter((g) => g.networkInterfaces.length > 0 || g.referencingRules.length > 0);
+  const staying =
+    stays.length > 0
+      ? ` (${stays[0]?.why ?? ""}${stays.length > 1 ? `; ${stays.length - 1} more of its resources stay in use` : ""})`
+      : "";
   if (holding.length > 0) {
     return holding
       .map(
@@ -221,11 +360,17 @@ function summarize(blocked: readonly SecurityGroupDependents[], c: AwsCollected)
       )
       .join(". ");
   }
+  if (c.problems.length > 0) {
+    // A read that failed is not evidence of absence: never conclude "nothing holds it" from it.
+    return `AWS could not be fully read, so what holds the controller is unknown: ${c.problems.join("; ")}`;
+  }
   const failedOnly = blocked.filter((g) => g.deleteFailures.length > 0);
   if (failedOnly.length > 0) {
     return `CloudTrail shows DeleteSecurityGroup failing for ${failedOnly.map((g) => g.groupId).join(", ")}, but no dependent remains now: the controller's next retry should succeed.`;
   }
-  if (c.problems.length > 0) return `AWS could not be fully read: ${c.problems.join("; ")}`;
+  if (stays.length > 0) {
+    return `Nothing the controller is deleting for stack ${c.stack} is held in AWS${staying}.`;
+  }
   return `No remaining dependents found for the stack ${c.stack}'s security groups.`;
 }
 

@@ -60,14 +60,18 @@ export function lbcLoadBalancerName(
   return `k8s-${ns.replace(INVALID_NAME_CHARS, "").slice(0, 8)}-${name.replace(INVALID_NAME_CHARS, "").slice(0, 8)}-${hash.slice(0, 10)}`;
 }
 
-/** The load balancer name inside an ELB DNS name (`[internal-]<name>-<id>.<region>.elb.amazonaws.com`). */
+/**
+ * The load balancer name inside an ELB DNS name: ALB `[internal-]<name>-<digits>.<region>.elb.amazonaws.com`,
+ * NLB `[internal-]<name>-<hex>.elb.<region>.amazonaws.com`.
+ */
 export function loadBalancerNameFromHostname(hostname: string): string | undefined {
   const label = hostname
     .toLowerCase()
     .replace(/^dualstack\./, "")
     .split(".")[0];
   if (!label || !hostname.toLowerCase().includes(".elb.")) return undefined;
-  const m = /^(?:internal-)?(.+)-\d+$/.exec(label);
+  // ALB: `<name>-<decimal id>`; NLB: `<name>-<hex id>`. The id is always the last label part.
+  const m = /^(?:internal-)?(.+)-[0-9a-f]+$/.exec(label);
   return m?.[1];
 }
 

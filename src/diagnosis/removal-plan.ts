@@ -7,7 +7,6 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ResourceType } from "../kube/types.js";
 import { formatDuration } from "./analyze.js";
-import { describeDependent } from "./aws.js";
 import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
 import { lookupFinalizer } from "./finalizers.js";
 
@@ -123,17 +122,22 @@ export async function planFinalizerRemoval(
   }
   const aws = blocker?.aws;
   if (aws) {
-    const live = aws.resources.filter((r) => r.exists);
-    if (live.length > 0) {
+    // Only what the controller was deleting can be left behind by forcing; what live objects still
+    // use is named as staying, never as something to clean up.
+    const dying = aws.resources.filter(
+      (r) => r.exists && r.liveness?.state !== "live" && r.type !== "Listener",
+    );
+    if (dying.length > 0) {
       cleanupPlan.push(
-        `Still in AWS for stack ${aws.stack}: ${live.map((r) => `${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}`).join(", ")}.`,
+        `Left for clean-up in AWS (stack ${aws.stack}): ${dying.map((r) => `${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}`).join(", ")}.`,
       );
     }
+    for (const s of aws.stays) cleanupPlan.push(`Stays (in use, not to delete): ${s.why}.`);
     for (const g of aws.blockedGroups) {
-      const held = describeDependent(g);
+      const fixes = g.remedies.filter((r) => r.kind !== "live-dependent");
       cleanupPlan.push(
-        held.length > 0
-          ? `Security group ${g.groupId} (${g.groupName}) is held by ${held.join("; ")}: remove that dependent, then delete the group.`
+        fixes.length > 0
+          ? `Security group ${g.groupId} (${g.groupName}) is held by ${fixes.map((r) => `the ${r.what} (${r.action}${r.commands[0] ? `: \`${r.commands[0]}\`` : ""})`).join("; ")}; then delete the group.`
           : `Security group ${g.groupId} (${g.groupName}) failed to delete earlier (CloudTrail): check it is gone.`,
       );
     }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AwsPort } from "../../../src/aws/port.js";
 import type { SecurityGroupSnapshot } from "../../../src/aws/types.js";
 import { collectAwsForBlocker } from "../../../src/diagnosis/aws-collect.js";
+import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
 /** An AWS account in memory: just enough for the collector's queries. */
@@ -52,11 +53,18 @@ const service: ObjectSnapshot = {
   namespace: "shop",
   name: "web",
   finalizers: ["service.k8s.aws/resources"],
+  deletionTimestamp: "2026-02-12T08:39:00Z",
   labels: {},
   annotations: {},
   ownerReferences: [],
 };
-const window = { cluster: "prod-eks", since: new Date(0), until: new Date() };
+const window = {
+  cluster: "prod-eks",
+  since: new Date(0),
+  until: new Date(),
+  owners: [edgeOwnerOf(service)].filter((o): o is EdgeOwner => o !== undefined),
+  ownersComplete: true,
+};
 
 describe("collectAwsForBlocker", () => {
   it("finds a Service's (NLB) managed group by the service stack tag and names the ENI holding it", async () => {

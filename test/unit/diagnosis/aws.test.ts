@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { analyzeAws, type AwsCollected } from "../../../src/diagnosis/aws.js";
+import { SEED_OWNERS } from "../../fixtures/seed-ingress.js";
 
-const backend = { id: "sg-0backend", name: "k8s-traffic-prodeks-5d2b8f0e1c", description: "", tags: {} };
+const backend = {
+  id: "sg-0backend",
+  name: "k8s-traffic-prodeks-5d2b8f0e1c",
+  description: "[k8s] Shared Backend SecurityGroup for LoadBalancer",
+  tags: { "elbv2.k8s.aws/cluster": "prod-eks", "elbv2.k8s.aws/resource": "backend-sg" },
+};
 const node = { id: "sg-0node", name: "eks-node", description: "", tags: {} };
 
 function collected(over: Partial<AwsCollected> = {}): AwsCollected {
@@ -19,6 +25,9 @@ function collected(over: Partial<AwsCollected> = {}): AwsCollected {
     referencing: new Map(),
     deleteSecurityGroupEvents: [],
     problems: [],
+    owners: SEED_OWNERS,
+    ownersComplete: true,
+    blocker: { namespace: "myapp", name: "myapp-worker-ingress", kind: "Ingress" },
     ...over,
   };
 }
