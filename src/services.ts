@@ -45,6 +45,8 @@ export function createServices(
       listPods: (namespace, labelSelector) => kube().listPods(namespace, labelSelector),
       podLog: (namespace, pod, container, tailLines) => kube().podLog(namespace, pod, container, tailLines),
       listEvents: (namespace, involved) => kube().listEvents(namespace, involved),
+      listApiServices: () => kube().listApiServices(),
+      getServiceEndpoints: (namespace, service) => kube().getServiceEndpoints(namespace, service),
       removeFinalizers: (type, namespace, name, precondition, remove) =>
         kube().removeFinalizers(type, namespace, name, precondition, remove),
     },

@@ -32,6 +32,43 @@ export interface FinalizerOwner {
   readonly candidates: readonly ControllerRef[];
   /** `true` when the table knows this finalizer. */
   readonly known: boolean;
+  /**
+   * Whether anything will remove it: `builtin` (Kubernetes itself), `healthy` (a matching controller
+   * has all replicas ready), `degraded` (found, but none has all replicas ready), `not-installed`
+   * (a known finalizer whose controller is nowhere in the cluster: nothing will ever remove it),
+   * `unknown` (an unknown finalizer, or a controller this check cannot see).
+   */
+  readonly status: OwnerStatus;
+}
+
+export const OwnerStatus = {
+  Builtin: "builtin",
+  Healthy: "healthy",
+  Degraded: "degraded",
+  NotInstalled: "not-installed",
+  Unknown: "unknown",
+} as const;
+export type OwnerStatus = (typeof OwnerStatus)[keyof typeof OwnerStatus];
+
+/** The aggregated API behind a group-version whose discovery fails, and what backs it. */
+export interface ApiServiceFinding {
+  /** e.g. `v1beta1.metrics.k8s.io`. */
+  readonly name: string;
+  /** `namespace/name` of `spec.service`; absent for a local (built-in) APIService. */
+  readonly service?: string;
+  /** The `Available` condition's status: `True`, `False` or `Unknown` (no condition yet). */
+  readonly available: string;
+  readonly reason?: string;
+  readonly message?: string;
+  /** Ready endpoints of the backing Service; absent when they could not be read. */
+  readonly readyEndpoints?: number;
+}
+
+export interface DiscoveryFailureFinding {
+  readonly groupVersion: string;
+  readonly message: string;
+  /** The APIService serving this group-version, when one exists and could be read. */
+  readonly apiService?: ApiServiceFinding;
 }
 
 export interface Evidence {
@@ -79,7 +116,7 @@ export interface NamespaceDiagnosis {
   readonly blockers: readonly Blocker[];
   /** The namespace's own `spec.finalizers` when they are what remains. */
   readonly namespaceFinalizers: readonly string[];
-  readonly discoveryFailures: readonly { groupVersion: string; message: string }[];
+  readonly discoveryFailures: readonly DiscoveryFailureFinding[];
   /** One-line summary of the cause. */
   readonly summary: string;
   readonly nextSteps: readonly string[];

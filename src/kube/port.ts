@@ -1,11 +1,13 @@
 import type {
   DeploymentSnapshot,
   DiscoverySnapshot,
+  ApiServiceSnapshot,
   EventSnapshot,
   NamespaceSnapshot,
   ObjectSnapshot,
   PodSnapshot,
   ResourceType,
+  ServiceEndpointsSnapshot,
 } from "./types.js";
 
 /**
@@ -32,6 +34,13 @@ export interface KubePort {
   podLog(namespace: string, pod: string, container: string, tailLines: number): Promise<string[]>;
   /** Events in a namespace, optionally those about one object. */
   listEvents(namespace: string, involved?: { kind: string; name: string }): Promise<EventSnapshot[]>;
+  /** Every APIService (`apiregistration.k8s.io/v1`, cluster-scoped), with its status conditions. */
+  listApiServices(): Promise<ApiServiceSnapshot[]>;
+  /**
+   * Ready and not-ready endpoints of one Service: its EndpointSlices (`kubernetes.io/service-name`),
+   * or the core Endpoints object when slices cannot be read. No endpoints at all counts as 0 ready.
+   */
+  getServiceEndpoints(namespace: string, service: string): Promise<ServiceEndpointsSnapshot>;
   /**
    * Remove finalizers from one object with a JSON patch whose `test` operations pin the
    * approved state: the object's `resourceVersion` and its exact finalizer list. If anything

@@ -126,3 +126,25 @@ export interface LogLine {
   readonly container: string;
   readonly line: string;
 }
+
+/** An `apiregistration.k8s.io/v1` APIService: which Service serves a group-version, and whether it is up. */
+export interface ApiServiceSnapshot {
+  /** `<version>.<group>`, e.g. `v1beta1.metrics.k8s.io`. */
+  readonly name: string;
+  readonly group: string;
+  readonly version: string;
+  /** `spec.service`; absent for a local APIService (served by kube-apiserver itself). */
+  readonly service?: { readonly namespace: string; readonly name: string; readonly port?: number };
+  readonly conditions: readonly Condition[];
+}
+
+/** Endpoints of one Service, from its EndpointSlices (or core Endpoints when slices cannot be read). */
+export interface ServiceEndpointsSnapshot {
+  readonly namespace: string;
+  readonly service: string;
+  /** Distinct addresses whose endpoint is ready. */
+  readonly ready: number;
+  /** Distinct addresses that exist but are not ready. */
+  readonly notReady: number;
+  readonly source: "endpointslices" | "endpoints";
+}

@@ -27,6 +27,8 @@ function stubKube(getNamespace: { current: (name: string) => Promise<NamespaceSn
     listPods: unexpected("listPods"),
     podLog: unexpected("podLog"),
     listEvents: unexpected("listEvents"),
+    listApiServices: unexpected("listApiServices"),
+    getServiceEndpoints: unexpected("getServiceEndpoints"),
     removeFinalizers: unexpected("removeFinalizers"),
   };
 }

@@ -113,7 +113,9 @@ describe("analyzeNamespace", () => {
     );
     expect(d.verdict).toBe("blocked");
     expect(d.blockers[0]?.owners[0]?.candidates).toEqual([]);
-    expect(d.nextSteps[0]).toMatch(/No AWS Load Balancer Controller was found/);
+    expect(d.blockers[0]?.owners[0]?.status).toBe("not-installed");
+    expect(d.nextSteps[0]).toMatch(/AWS Load Balancer Controller is not installed/);
+    expect(d.nextSteps[0]).toMatch(/nothing will ever remove `ingress\.k8s\.aws\/resources`/);
   });
 
   it("flags unhealthy controllers", () => {

@@ -176,4 +176,6 @@ export class FakeKube implements KubePort {
   public listPods = () => this.unsupported();
   public podLog = () => this.unsupported();
   public listEvents = () => this.unsupported();
+  public listApiServices = () => this.unsupported();
+  public getServiceEndpoints = () => this.unsupported();
 }
