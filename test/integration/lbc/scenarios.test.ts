@@ -176,3 +176,39 @@ describe("scenario nlb-service-blocked", () => {
     expect(backendDeletes).toEqual([]);
   });
 });
+
+describe("scenario lambda-and-endpoint", () => {
+  it("the managed SG is held by a Lambda ENI and a VPC endpoint ENI; the Ingress keeps its finalizer until both let go", async () => {
+    world = await startWorld({
+      scenario: "test/fixtures/scenarios/lambda-and-endpoint.yaml",
+      lbc: FAST,
+      controllerIntervalMs: 50,
+    });
+    const w = world;
+    const managed = "sg-0a7b8c9d0e1f2a3b4";
+    const holders = w.aws.world
+      .dependentsOf(managed)
+      .networkInterfaces.map((id) => w.aws.world.networkInterfaces.get(id)?.interfaceType)
+      .sort();
+    expect(new Set(holders)).toEqual(new Set(["lambda", "vpc_endpoint"]));
+    const before = await logLength(w);
+    const [error] = await until(
+      async () => {
+        const e = await errors(w, before);
+        return e.length > 0 ? e : undefined;
+      },
+      5000,
+      "ingress error logged",
+    );
+    expect(error).toMatchObject({ controller: "ingress", name: "reports-ingress", namespace: "reports" });
+    expect(
+      w.kube.store.get("networking.k8s.io/v1", "Ingress", "reports", "reports-ingress")?.metadata?.finalizers,
+    ).toEqual(["ingress.k8s.aws/resources"]);
+    // What the services would do once the function and the endpoint stop using the group.
+    for (const id of w.aws.world.dependentsOf(managed).networkInterfaces)
+      w.aws.world.networkInterfaces.delete(id);
+    await until(gone(w, "reports"), 10_000, "namespace reports gone");
+    expect(w.aws.world.securityGroups.has(managed)).toBe(false);
+    expect(w.aws.world.securityGroups.has(BACKEND_SG)).toBe(false);
+  });
+});
