@@ -375,7 +375,7 @@ describe("AWS simulator: ENI interface types and the calls that free a security 
     },
   );
 
-  it("answers bad ModifyNetworkInterfaceAttribute input with EC2's error codes (SDK)", async () => {
+  it("answers bad ModifyNetworkInterfaceAttribute input with EC2's error codes, and applies one attribute per call (SDK)", async () => {
     const modify = (input: ConstructorParameters<typeof ModifyNetworkInterfaceAttributeCommand>[0]) =>
       errorOf(ec2.send(new ModifyNetworkInterfaceAttributeCommand(input)));
     const [empty, both, unknownGroup, unknownEni, malformed] = await Promise.all([
@@ -392,6 +392,27 @@ describe("AWS simulator: ENI interface types and the calls that free a security 
     expect(malformed.name).toBe("InvalidNetworkInterfaceID.Malformed");
     // Nothing changed: the worker group still holds the interface.
     expect((await enisWith("group-id", WORKER_SG)).map((e) => e.NetworkInterfaceId)).toEqual([SECONDARY_ENI]);
+
+    // The other attributes, one per call, show in DescribeNetworkInterfaces too.
+    await ec2.send(
+      new ModifyNetworkInterfaceAttributeCommand({
+        NetworkInterfaceId: SECONDARY_ENI,
+        SourceDestCheck: { Value: false },
+      }),
+    );
+    await ec2.send(
+      new ModifyNetworkInterfaceAttributeCommand({
+        NetworkInterfaceId: SECONDARY_ENI,
+        Description: { Value: "nat appliance" },
+      }),
+    );
+    const [changed] = await enisWith("source-dest-check", "false");
+    expect(changed).toMatchObject({
+      NetworkInterfaceId: SECONDARY_ENI,
+      SourceDestCheck: false,
+      Description: "nat appliance",
+      Groups: [{ GroupId: WORKER_SG }],
+    });
   });
 
   it("creates, attaches, refuses to delete while in use, detaches and deletes an interface; CloudTrail shows who attached it (SDK)", async () => {

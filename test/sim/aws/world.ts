@@ -143,6 +143,8 @@ export interface NetworkInterface {
   interfaceType: string;
   privateIpAddress: string;
   macAddress: string;
+  /** Unset means true, AWS's default; NAT instances and appliances turn it off. */
+  sourceDestCheck?: boolean;
   attachment?: {
     id: string;
     instanceId?: string;
@@ -989,6 +991,16 @@ export class AwsWorld {
       );
     }
     eni.groups = unique;
+    return eni;
+  }
+
+  /** ModifyNetworkInterfaceAttribute with `SourceDestCheck.Value`. */
+  public modifyNetworkInterfaceSourceDestCheck(id: string, value: boolean): NetworkInterface {
+    const eni = this.requireNetworkInterface(id);
+    if (eni.requesterManaged) {
+      throw new AwsApiError("AuthFailure", "You do not have permission to access the specified resource.");
+    }
+    eni.sourceDestCheck = value;
     return eni;
   }
 

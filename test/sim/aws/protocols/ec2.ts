@@ -236,7 +236,7 @@ function eniXml(eni: NetworkInterface, world: AwsWorld): XmlValue {
     macAddress: eni.macAddress,
     privateIpAddress: eni.privateIpAddress,
     privateDnsName: `ip-${eni.privateIpAddress.replace(/\./g, "-")}.${world.region}.compute.internal`,
-    sourceDestCheck: true,
+    sourceDestCheck: eni.sourceDestCheck ?? true,
     groupSet: eni.groups.map((g) => ({ groupId: g, groupName: world.securityGroups.get(g)?.name })),
     attachment:
       eni.attachment !== undefined
@@ -292,6 +292,8 @@ function eniFilterValues(world: AwsWorld, eni: NetworkInterface, name: string): 
       return [eni.availabilityZone];
     case "interface-type":
       return [eni.interfaceType];
+    case "source-dest-check":
+      return [String(eni.sourceDestCheck ?? true)];
     case "owner-id":
       return [eni.ownerId];
     case "private-ip-address":
@@ -711,7 +713,9 @@ export function handleEc2(world: AwsWorld, req: ServiceRequest): ServiceResult {
       }
       if (groups.length > 0) world.modifyNetworkInterfaceGroups(eniId, groups);
       else if (description !== undefined) world.modifyNetworkInterfaceDescription(eniId, description);
-      else {
+      else if (sourceDestCheck !== undefined) {
+        world.modifyNetworkInterfaceSourceDestCheck(eniId, sourceDestCheck === "true");
+      } else {
         const eni = world.requireNetworkInterface(eniId);
         if (eni.requesterManaged) {
           throw new AwsApiError(
