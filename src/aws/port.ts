@@ -33,7 +33,9 @@ export interface AwsPort {
   networkInterfacesUsing(groupId: string): Promise<NetworkInterfaceSnapshot[]>;
   /** CloudTrail events by name within a window (newest first, at most `max`). */
   cloudTrailEvents(query: {
-    eventName: string;
+    /** Look up by event name, or (when `resourceName` is given instead) by the resource it touched. */
+    eventName?: string;
+    resourceName?: string;
     start: Date;
     end: Date;
     max: number;

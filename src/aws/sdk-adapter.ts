@@ -342,7 +342,10 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         const res = await aws("cloudtrail:LookupEvents", () =>
           cloudtrail.send(
             new LookupEventsCommand({
-              LookupAttributes: [{ AttributeKey: "EventName", AttributeValue: query.eventName }],
+              LookupAttributes:
+                query.resourceName !== undefined
+                  ? [{ AttributeKey: "ResourceName", AttributeValue: query.resourceName }]
+                  : [{ AttributeKey: "EventName", AttributeValue: query.eventName ?? "" }],
               StartTime: query.start,
               EndTime: query.end,
               MaxResults: Math.min(50, query.max - out.length),
@@ -362,7 +365,7 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
           out.push({
             id: e.EventId ?? "",
             time: (e.EventTime ?? new Date(0)).toISOString(),
-            name: e.EventName ?? query.eventName,
+            name: e.EventName ?? query.eventName ?? "",
             source: e.EventSource ?? "",
             ...(typeof detail.errorCode === "string" ? { errorCode: detail.errorCode } : {}),
             ...(typeof detail.errorMessage === "string" ? { errorMessage: detail.errorMessage } : {}),

@@ -50,6 +50,13 @@ export interface AwsCollectOptions {
   readonly until: Date;
 }
 
+/** CloudTrail events that say who put a security group on an interface. */
+const INTERFACE_CHANGES = [
+  "CreateNetworkInterface",
+  "AttachNetworkInterface",
+  "ModifyNetworkInterfaceAttribute",
+];
+
 /** What `resourcesByTags` asks for: the stack's load balancers and target groups. */
 const STACK_RESOURCE_TYPES = ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"];
 
@@ -156,7 +163,7 @@ export async function collectAwsForBlocker(
 
   // Load balancers named by the interfaces that use these groups (`ELB app/<name>/<id>`): whether
   // each still exists and whose it is decides whether its interface is a blocker or a live user.
-  const known = new Set(loadBalancers.map((l) => l.name));
+  const known = new Set([lbName, ...loadBalancers.map((l) => l.name)]);
   const named = [
     ...new Set(
       [...networkInterfaces.values()]
@@ -172,6 +179,30 @@ export async function collectAwsForBlocker(
       ...(await attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName(batch))),
     );
   }
+
+  // Who attached an interface nobody's service manages (an instance's, or a hand-made one): its
+  // CloudTrail history by resource name, 90 days back (CloudTrail's limit). A few at most.
+  const handMade = [
+    ...new Set(
+      [...networkInterfaces.values()]
+        .flat()
+        .filter((n) => !n.requesterManaged)
+        .map((n) => n.id),
+    ),
+  ].slice(0, 5);
+  const historyStart = new Date(options.until.getTime() - 90 * 86_400_000);
+  const interfaceHistory = new Map<string, readonly CloudTrailEventSnapshot[]>();
+  await Promise.all(
+    handMade.map(async (id) => {
+      const events = await attempt<CloudTrailEventSnapshot[]>([], () =>
+        aws.cloudTrailEvents({ resourceName: id, start: historyStart, end: options.until, max: 50 }),
+      );
+      interfaceHistory.set(
+        id,
+        events.filter((e) => e.errorCode === undefined && INTERFACE_CHANGES.includes(e.name)),
+      );
+    }),
+  );
 
   const collected: AwsCollected = {
     cluster: options.cluster,
@@ -190,6 +221,7 @@ export async function collectAwsForBlocker(
     owners: options.owners,
     ownersComplete: options.ownersComplete,
     otherLoadBalancers,
+    interfaceHistory,
     blocker: { namespace: blocker.namespace ?? "default", name: blocker.name, kind: blocker.kind },
   };
   const findings = analyzeAws(collected);

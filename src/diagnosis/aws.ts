@@ -134,6 +134,8 @@ export interface AwsCollected {
   readonly ownersComplete: boolean;
   /** Other load balancers seen (e.g. named by the interfaces that use a group), to tell live users. */
   readonly otherLoadBalancers?: readonly LoadBalancerSnapshot[];
+  /** CloudTrail history (create/attach/modify) of interfaces no AWS service manages, by interface id. */
+  readonly interfaceHistory?: ReadonlyMap<string, readonly CloudTrailEventSnapshot[]>;
   /** The blocker itself, to find its IngressGroup. */
   readonly blocker?: { readonly namespace: string; readonly name: string; readonly kind: string };
 }
@@ -268,7 +270,7 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
         deleteFailures: groupFailures,
         why: lv.why,
         remedies: [
-          ...enis.map((n) => remedyForInterface(n, group.id, model)),
+          ...enis.map((n) => remedyForInterface(n, group.id, model, c.interfaceHistory?.get(n.id))),
           ...referencingRules.map((r) => remedyForRule(r, owningGroups.get(r.groupId), group.id)),
         ],
       });

@@ -9,6 +9,11 @@ export interface LogTarget {
   readonly namespace: string;
   readonly name: string;
   readonly kind: string;
+  /**
+   * Other names the controller logs the object under: an IngressGroup member's errors are keyed
+   * by the group (`"name":"<group>"`, empty namespace), not by the Ingress.
+   */
+  readonly aliases?: readonly string[];
 }
 
 interface ParsedLine {
@@ -63,6 +68,7 @@ function parseLine(raw: string): ParsedLine {
 
 function mentions(line: ParsedLine, target: LogTarget): boolean {
   if (line.names.includes(target.name)) return true;
+  if (target.aliases?.some((a) => line.names.includes(a))) return true;
   return line.raw.includes(`${target.namespace}/${target.name}`) || line.raw.includes(`"${target.name}"`);
 }
 

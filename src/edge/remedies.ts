@@ -5,7 +5,11 @@
  * loses only the group; a Lambda function or a VPC endpoint is changed through its own
  * configuration; a rule in another group is revoked by id, naming that group.
  */
-import type { NetworkInterfaceSnapshot, SecurityGroupSnapshot } from "../aws/types.js";
+import type {
+  CloudTrailEventSnapshot,
+  NetworkInterfaceSnapshot,
+  SecurityGroupSnapshot,
+} from "../aws/types.js";
 import type { EdgeModel } from "./model.js";
 
 export type RemedyKind =
@@ -58,6 +62,7 @@ export function remedyForInterface(
   eni: NetworkInterfaceSnapshot,
   groupId: string,
   model: Pick<EdgeModel, "loadBalancerOfInterface" | "liveness">,
+  history: readonly CloudTrailEventSnapshot[] = [],
 ): Remedy {
   const elb = model.loadBalancerOfInterface(eni);
   if (elb) {
@@ -149,11 +154,14 @@ export function remedyForInterface(
   }
   const others = eni.groups.filter((g) => g !== groupId);
   const instance = eni.attachment?.instanceId;
+  // Newest first: who last created, attached or re-grouped it — the person to ask before changing it.
+  const last = [...history].sort((a, b) => b.time.localeCompare(a.time))[0];
+  const by = last ? `; ${last.name} by ${last.caller ?? "unknown caller"} at ${last.time}` : "";
   if (others.length === 0) {
     return {
       kind: "remove-group-from-interface",
       target: eni.id,
-      what: `interface ${eni.id}${instance ? ` of instance ${instance}` : ""} ("${eni.description}"), whose only group is ${groupId}`,
+      what: `interface ${eni.id}${instance ? ` of instance ${instance}` : ""} ("${eni.description}"${by}), whose only group is ${groupId}`,
       action: `give it another group in place of ${groupId} (an interface needs at least one)${instance ? "; the instance keeps running" : ""}`,
       commands: [
         `aws ec2 modify-network-interface-attribute --network-interface-id ${eni.id} --groups <replacement-sg>`,
@@ -164,7 +172,7 @@ export function remedyForInterface(
   return {
     kind: "remove-group-from-interface",
     target: eni.id,
-    what: `interface ${eni.id}${instance ? ` of instance ${instance}` : eni.status === "available" ? " (unattached)" : ""} ("${eni.description}")`,
+    what: `interface ${eni.id}${instance ? ` of instance ${instance}` : eni.status === "available" ? " (unattached)" : ""} ("${eni.description}"${by})`,
     action: `take ${groupId} off the interface and keep its other groups${instance ? "; the instance keeps running" : ""}`,
     commands: [
       `aws ec2 modify-network-interface-attribute --network-interface-id ${eni.id} --groups ${others.join(" ")}`,
