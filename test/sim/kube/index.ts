@@ -12,6 +12,7 @@ import { ResourceRegistry } from "./registry.js";
 import { SimStore } from "./store.js";
 import { LogStore } from "./logs.js";
 import { NamespaceController } from "./namespace-controller.js";
+import { ApiServiceAvailability, ensureAggregatedApi } from "./apiservices.js";
 import { createHandler, type KubeFaults, type RequestRecord } from "./server.js";
 import type { KubeObject } from "./object.js";
 
@@ -120,14 +121,21 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     const [ns, pod] = l.pod.split("/") as [string, string];
     logs.append(ns, pod, l.container, l.lines);
   }
-  for (const gv of faults.failingGroups ?? []) ensureApiService(store, gv);
+  // A failing group is an aggregated API whose pods are ready but fail the discovery check; make
+  // its EndpointSlice not ready (or load an APIService whose Service has none) and it fails the
+  // same way, as MissingEndpoints.
+  const availability = new ApiServiceAvailability(store, () => faults.failingGroups ?? []);
+  for (const gv of faults.failingGroups ?? []) ensureAggregatedApi(store, gv, { ready: true });
+  availability.reconcile();
 
-  const controller = new NamespaceController(store, () => faults.failingGroups ?? []);
+  const controller = new NamespaceController(store, () => availability.failingGroups());
   let scheduled = false;
   let stopped = false;
   const runController = () => {
     scheduled = false;
-    if (!stopped) controller.reconcileAll();
+    if (stopped) return;
+    availability.reconcile();
+    controller.reconcileAll();
   };
   const unsubscribe = store.onChange(() => {
     if (scheduled || stopped) return;
@@ -142,7 +150,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     createHandler({
       store,
       logs,
-      faults: () => faults,
+      faults: () => ({ ...faults, failingGroups: availability.failingGroups() }),
       takeThrottle: () => {
         if (throttleLeft > 0) {
           throttleLeft--;
@@ -197,7 +205,8 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     setFaults(f) {
       faults = { ...f };
       throttleLeft = f.throttle?.count ?? 0;
-      for (const gv of faults.failingGroups ?? []) ensureApiService(store, gv);
+      for (const gv of faults.failingGroups ?? []) ensureAggregatedApi(store, gv, { ready: true });
+      availability.reconcile();
     },
     store,
     appendLog(namespace, pod, container, lines) {
@@ -208,6 +217,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       records = [];
     },
     reconcileNow() {
+      availability.reconcile();
       controller.reconcileAll();
       return Promise.resolve();
     },
@@ -222,49 +232,4 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       });
     },
   };
-}
-
-/**
- * An unavailable aggregated API is backed by an APIService whose Available condition is False,
- * as `kubectl get apiservices` shows for a broken metrics-server.
- */
-function ensureApiService(store: SimStore, gv: string): void {
-  const [group, version] = gv.split("/");
-  if (
-    group === undefined ||
-    version === undefined ||
-    store.registry.groupVersions().some((x) => x.group === group && x.version === version)
-  ) {
-    return;
-  }
-  const name = `${version}.${group}`;
-  if (store.get("apiregistration.k8s.io/v1", "APIService", undefined, name) !== undefined) return;
-  store.load({
-    apiVersion: "apiregistration.k8s.io/v1",
-    kind: "APIService",
-    metadata: { name },
-    spec: {
-      group,
-      version,
-      groupPriorityMinimum: 100,
-      versionPriority: 100,
-      insecureSkipTLSVerify: true,
-      service: {
-        name: group.startsWith("metrics") ? "metrics-server" : group.split(".")[0],
-        namespace: "kube-system",
-        port: 443,
-      },
-    },
-    status: {
-      conditions: [
-        {
-          type: "Available",
-          status: "False",
-          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
-          reason: "FailedDiscoveryCheck",
-          message: `failing or missing response from https://10.100.0.10:443/apis/${gv}: Get "https://10.100.0.10:443/apis/${gv}": dial tcp 10.100.0.10:443: connect: connection refused`,
-        },
-      ],
-    },
-  });
 }

@@ -134,6 +134,33 @@ function columnsFor(d: ResourceDef): Column[] {
         },
         age,
       ];
+    case "apiregistration.k8s.io/apiservices":
+      // kube-aggregator's printer: Local or namespace/name; True, or "False (Reason)".
+      return [
+        name,
+        {
+          name: "Service",
+          type: "string",
+          cell: (o) => {
+            const s = getPath(o, "spec.service");
+            return isRecord(s) ? `${String(s.namespace)}/${String(s.name)}` : "Local";
+          },
+        },
+        {
+          name: "Available",
+          type: "string",
+          cell: (o) => {
+            const conds = getPath(o, "status.conditions");
+            const c = (Array.isArray(conds) ? conds : []).find((x) => isRecord(x) && x.type === "Available");
+            if (!isRecord(c)) return "Unknown";
+            const status = String(c.status);
+            return status !== "True" && typeof c.reason === "string" && c.reason !== ""
+              ? `${status} (${c.reason})`
+              : status;
+          },
+        },
+        age,
+      ];
     case "/services":
       return [
         name,
