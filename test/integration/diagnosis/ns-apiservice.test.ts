@@ -198,9 +198,7 @@ describe("a namespace stuck behind an unavailable aggregated API", () => {
         { addresses: ["10.0.2.7"], conditions: { ready: true, serving: true, terminating: false } },
       ],
     });
-    await until(async () =>
-      sim.store.get("v1", "Namespace", undefined, NS) === undefined ? true : undefined,
-    );
+    await until(() => (sim.store.get("v1", "Namespace", undefined, NS) === undefined ? true : undefined));
     const a = (await kube.listApiServices()).find((x) => x.name === API);
     expect(a?.conditions.find((c) => c.type === "Available")?.status).toBe("True");
   });
