@@ -3,14 +3,16 @@
  * can be tested on hundreds of cases in milliseconds.
  */
 import type { DeploymentSnapshot, NamespaceSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
-import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import { lookupFinalizer, matchControllers, type FinalizerInfo } from "./finalizers.js";
 import { describeDependent, type AwsFindings } from "./aws.js";
 import type {
   Blocker,
   ControllerRef,
+  DiscoveryFailureFinding,
   Evidence,
   FinalizerOwner,
   NamespaceDiagnosis,
+  OwnerStatus,
   RemainingResource,
   Verdict,
 } from "./types.js";
@@ -25,7 +27,7 @@ export interface AnalyzeInput {
   readonly namespace: NamespaceSnapshot | null;
   readonly listed: readonly ListedType[];
   readonly deployments: readonly DeploymentSnapshot[];
-  readonly discoveryFailures: readonly { groupVersion: string; message: string }[];
+  readonly discoveryFailures: readonly DiscoveryFailureFinding[];
   /** Evidence per blocker key (`resource/name`), gathered from logs and events. */
   readonly evidence: ReadonlyMap<string, readonly Evidence[]>;
   /** AWS findings per blocker key, for Load Balancer Controller finalizers. */
@@ -55,7 +57,11 @@ function controllerRef(d: DeploymentSnapshot): ControllerRef {
   };
 }
 
-/** The owners of each finalizer, with every candidate controller found in the cluster. */
+/**
+ * The owners of each finalizer, with every candidate controller found in the cluster, and whether
+ * anything will remove it (`status`): a known finalizer whose controller is not in the cluster is
+ * `not-installed` — nothing will ever remove it — which is a different fix from a degraded one.
+ */
 export function ownersOf(
   finalizers: readonly string[],
   deployments: readonly DeploymentSnapshot[],
@@ -71,6 +77,7 @@ export function ownersOf(
         cleanup: "unknown: find the controller that added it before removing it",
         candidates: [],
         known: false,
+        status: "unknown",
       };
     }
     const candidates: ControllerRef[] = info.builtin
@@ -85,7 +92,7 @@ export function ownersOf(
             images: [],
           },
         ]
-      : matchControllers(info, deployments).map(controllerRef);
+      : matchControllers(info, deployments, finalizer).map(controllerRef);
     return {
       finalizer,
       controller: info.controller,
@@ -93,8 +100,19 @@ export function ownersOf(
       cleanup: info.cleanup,
       candidates,
       known: true,
+      status: ownerStatus(info, candidates),
     };
   });
+}
+
+function ownerStatus(info: FinalizerInfo, candidates: readonly ControllerRef[]): OwnerStatus {
+  if (info.builtin) return "builtin";
+  if (candidates.some((c) => c.healthy)) return "healthy";
+  if (candidates.length > 0) return "degraded";
+  // No matcher, or a controller that may run as something other than a Deployment: absence of a
+  // matching Deployment proves nothing, and "not installed" would invite a forced removal.
+  if (!info.matcher || info.notOnlyDeployment !== undefined) return "unknown";
+  return "not-installed";
 }
 
 export function formatDuration(seconds: number): string {
@@ -274,7 +292,7 @@ interface ExplainInput {
   readonly remaining: readonly RemainingResource[];
   readonly blockers: readonly Blocker[];
   readonly namespaceFinalizers: readonly string[];
-  readonly discoveryFailures: readonly { groupVersion: string; message: string }[];
+  readonly discoveryFailures: readonly DiscoveryFailureFinding[];
   readonly blockedAfterSeconds: number;
 }
 
@@ -288,9 +306,14 @@ function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
     parts.push(
       `API discovery fails for ${gvs}: the namespace controller cannot list that group, so it can never confirm the namespace is empty`,
     );
-    steps.push(
-      `Check the aggregated API: \`kubectl get apiservice\` and look for ${gvs} with AVAILABLE=False; fix its backing service, or delete the APIService if that add-on was removed.`,
-    );
+    const named = x.discoveryFailures.filter((f) => f.apiService !== undefined);
+    for (const f of named) steps.push(apiServiceStep(f));
+    const unnamed = x.discoveryFailures.filter((f) => f.apiService === undefined).map((f) => f.groupVersion);
+    if (unnamed.length > 0) {
+      steps.push(
+        `Check the aggregated API: \`kubectl get apiservice\` and look for ${unnamed.join(", ")} with AVAILABLE=False; fix its backing service, or delete the APIService if that add-on was removed.`,
+      );
+    }
   }
 
   if (x.blockers.length > 0) {
@@ -310,22 +333,27 @@ function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
         if (seen.has(key)) continue;
         seen.add(key);
         const live = owner.candidates.filter((c) => c.kind !== "builtin");
+        const info = lookupFinalizer(owner.finalizer);
         if (!owner.known) {
           steps.push(
             `\`${owner.finalizer}\` is not a well-known finalizer: find the controller that adds it (search your operators for that string) before removing it.`,
           );
-        } else if (owner.candidates.length === 0) {
+        } else if (owner.status === "not-installed") {
           steps.push(
-            `No ${owner.controller} was found in the cluster, so nothing will ever remove \`${owner.finalizer}\`: reinstall the controller, or remove the finalizer with approval once you have a clean-up plan for ${owner.cleanup}.`,
+            `${owner.controller} is not installed in this cluster (no Deployment matches its chart labels, name or image), so nothing will ever remove \`${owner.finalizer}\`: reinstall ${owner.controller} to let it finish its clean-up, or remove the finalizer with approval once you have a clean-up plan for ${owner.cleanup}.`,
           );
-        } else {
+        } else if (owner.status === "unknown") {
+          steps.push(
+            `Could not tell whether ${owner.controller} runs${info?.notOnlyDeployment !== undefined ? ` (${info.notOnlyDeployment})` : ""}: check that it does before anything else — it is what removes \`${owner.finalizer}\`.`,
+          );
+        } else if (owner.status !== "builtin") {
           const unhealthy = live.filter((c) => !c.healthy);
           for (const c of unhealthy) {
             steps.push(
               `${owner.controller} \`${c.namespace}/${c.name}\` has ${c.readyReplicas}/${c.replicas} ready replicas: make it healthy first, it is the one that removes \`${owner.finalizer}\`.`,
             );
           }
-          if (live.length > 1) {
+          if (live.length > 1 && info?.shared !== true) {
             steps.push(
               `${live.length} ${owner.controller} deployments may reconcile \`${owner.finalizer}\` (${live
                 .map((c) => `${c.namespace}/${c.name}`)
@@ -334,38 +362,23 @@ function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
           }
         }
       }
-      const holding =
-        b.aws?.blockedGroups.filter((g) => g.networkInterfaces.length + g.referencingRules.length > 0) ?? [];
-      if (b.aws && holding.length > 0) {
-        const fixes = holding.flatMap((g) => [
-          ...g.networkInterfaces.map((n) =>
-            n.requesterManaged
-              ? `network interface ${n.id} is managed by ${n.requesterId ?? "an AWS service"}: find what still owns it (description "${n.description}") — an orphaned ELB interface clears once its load balancer is fully gone, otherwise AWS support or \`aws ec2 delete-network-interface --network-interface-id ${n.id}\` once detached`
-              : `\`aws ec2 delete-network-interface --network-interface-id ${n.id}\` (after detaching it)`,
-          ),
-          ...g.referencingRules.map(
-            (r) =>
-              `\`aws ec2 revoke-security-group-${r.direction} --group-id ${r.groupId} --security-group-rule-ids ${r.ruleId}\``,
-          ),
-        ]);
-        steps.push(
-          `${b.aws.summary}. Removing that dependent lets the controller finish by itself (no forced finalizer removal needed): ${fixes.join("; ")}.`,
-        );
-      }
+      if (b.aws) steps.push(...awsSteps(b, b.aws));
       const errors = b.evidence.filter((e) => e.error);
       const firstError = errors[0];
       if (firstError) {
         steps.push(
           `The controller reports an error for ${objectRef(b)}: "${truncate(firstError.text, 200)}".`,
         );
-        if (/securityGroup|DependencyViolation/i.test(firstError.text)) {
+        // The generic hint only when the exact dependent is not already named above.
+        if (/securityGroup|DependencyViolation/i.test(firstError.text) && !b.aws?.blockedGroups.length) {
           steps.push(
             "A security group cannot be deleted while something depends on it: look for ENIs that still use it (`aws ec2 describe-network-interfaces --filters Name=group-id,Values=<sg>`) and rules in other groups that reference it (`ip-permission.group-id`).",
           );
         }
       }
     }
-    const first = x.blockers[0];
+    // Forcing is the advice only when no fix the operator can apply lets the controller finish.
+    const first = x.blockers.find((b) => forceAdvisedFor(b));
     if (first && x.verdict === "blocked") {
       steps.push(
         `Recovery first, once the cause is confirmed and a clean-up plan exists: \`/unstuck finalize ${first.kind.toLowerCase()}/${first.name} -n ${first.namespace} --reason "<why>"\` asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`,
@@ -400,6 +413,89 @@ function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
     summary: parts.length > 0 ? `${verdictText}: ${parts.join("; ")}.` : `${verdictText}.`,
     nextSteps: steps,
   };
+}
+
+/**
+ * Whether forcing the blocker's finalizer is the advice: not when a fix the operator can apply now
+ * (revoke a rule, take a group off an interface, fix another member of its IngressGroup) lets the
+ * controller finish by itself.
+ */
+export function forceAdvisedFor(b: Pick<Blocker, "aws" | "evidence" | "namespace" | "name">): boolean {
+  if (!b.aws) return true;
+  if (!b.aws.forceAdvised) return false;
+  return groupCulprits(b).length === 0;
+}
+
+/** Live members of the blocker's IngressGroup that the controller's errors name. */
+function groupCulprits(b: Pick<Blocker, "aws" | "evidence" | "namespace" | "name">): string[] {
+  const group = b.aws?.group;
+  if (!group) return [];
+  const errors = b.evidence.filter((e) => e.error).map((e) => e.text);
+  return group.members
+    .filter((m) => !m.deleting && !(m.namespace === b.namespace && m.name === b.name))
+    .filter((m) =>
+      errors.some(
+        (t) => t.includes(`${m.namespace}/${m.name}`) || m.certificateArns.some((c) => t.includes(c)),
+      ),
+    )
+    .map((m) => m.ref);
+}
+
+/** Next steps from the AWS side: who stays, and the least destructive fix for each dependent. */
+function awsSteps(b: Blocker, aws: AwsFindings): string[] {
+  const steps: string[] = [];
+  const culprits = groupCulprits(b);
+  if (aws.group && culprits.length > 0) {
+    steps.push(
+      `IngressGroup \`${aws.group.name}\` fails to build because of another member, ${culprits.join(", ")} (the controller's error names what it declares): fix that member and the controller removes ${objectRef(b)} from the group by itself — forcing its finalizer is not needed, and deleting the group's load balancer or security groups would break the live members.`,
+    );
+  }
+  for (const s of aws.stays.slice(0, 4)) {
+    steps.push(`${upperFirst(s.why)}. Leave it, and what depends on it, as it is.`);
+  }
+  if (aws.stays.length > 4)
+    steps.push(`${aws.stays.length - 4} more resources of this stack stay in use (see the AWS section).`);
+  for (const g of aws.blockedGroups) {
+    for (const r of g.remedies) {
+      if (r.kind === "live-dependent") continue;
+      const cmds = r.commands.map((c) => `\`${c}\``).join(" then ");
+      steps.push(
+        r.actionable
+          ? `${g.groupId} (${g.groupName}) is held by the ${r.what}: ${r.action}${cmds ? ` — ${cmds}` : ""}. The controller's next retry then deletes the group and removes the finalizer by itself (no forced removal needed).`
+          : `${g.groupId} (${g.groupName}) is held by the ${r.what}: ${r.action}${cmds ? ` (${cmds})` : ""}.`,
+      );
+    }
+  }
+  return steps;
+}
+
+function upperFirst(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * One failing group-version, named by its APIService: whether it is Available, which Service backs
+ * it and how many ready endpoints that Service has — the three facts that decide the fix.
+ */
+function apiServiceStep(f: DiscoveryFailureFinding): string {
+  const a = f.apiService;
+  if (!a) return "";
+  const state =
+    a.available === "True"
+      ? `APIService ${a.name} reports Available, yet discovery of ${f.groupVersion} fails (${truncate(f.message, 120)})`
+      : `APIService ${a.name} is not Available${a.reason ? ` (${a.reason})` : ""}${a.message ? `: "${truncate(a.message, 200)}"` : ""}`;
+  if (!a.service) {
+    return `${state}. It is served by kube-apiserver itself (no backing Service): check the API server.`;
+  }
+  const endpoints =
+    a.readyEndpoints === undefined
+      ? `its Service ${a.service} (ready endpoints could not be read)`
+      : `its Service ${a.service} has ${a.readyEndpoints} ready endpoint${a.readyEndpoints === 1 ? "" : "s"}`;
+  const fix =
+    a.readyEndpoints === 0
+      ? `fix the pods behind ${a.service} (\`kubectl get pods -n ${a.service.split("/")[0] ?? ""}\`)`
+      : `fix ${a.service} (its pods answer, but not the API server's discovery check: network policy, security group or certificate)`;
+  return `${state}; ${endpoints} → ${fix}, or \`kubectl delete apiservice ${a.name}\` if that add-on was uninstalled.`;
 }
 
 function truncate(s: string, n: number): string {

@@ -74,6 +74,8 @@ export interface GroupMembership {
     readonly namespace: string;
     readonly name: string;
     readonly deleting: boolean;
+    /** Certificates the member names: a build error naming one is that member's. */
+    readonly certificateArns: readonly string[];
   }[];
 }
 
@@ -319,6 +321,7 @@ function groupOf(c: AwsCollected, model: EdgeModel): GroupMembership | undefined
       namespace: m.namespace,
       name: m.name,
       deleting: m.deleting,
+      certificateArns: m.certificateArns ?? [],
     })),
   };
 }

@@ -7,7 +7,9 @@
 import type { AwsPort } from "../aws/port.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
-import type { DeploymentSnapshot, ObjectSnapshot } from "../kube/types.js";
+import { edgeOwnerOf, type EdgeOwner } from "../edge/model.js";
+import type { DeploymentSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
+import type { ApiServiceSnapshot, DiscoveryFailure } from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
 import type { AwsFindings } from "./aws.js";
@@ -15,7 +17,7 @@ import { collectAwsForBlocker } from "./aws-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
 import { clusterNameFromArgs } from "./lbc-names.js";
 import { evidenceFromLogs } from "./logs.js";
-import type { Evidence, NamespaceDiagnosis } from "./types.js";
+import type { DiscoveryFailureFinding, Evidence, NamespaceDiagnosis } from "./types.js";
 
 export interface DiagnoseOptions {
   readonly now: () => Date;
@@ -93,7 +95,16 @@ export async function diagnoseNamespace(
   const [evidence, aws] = await Promise.all([
     gatherEvidence(kube, name, blockers, deployments, options, warnings),
     options.aws
-      ? gatherAws(options.aws, blockers, deployments, ns.deletionTimestamp, options.now(), warnings)
+      ? gatherAws(
+          kube,
+          discovery.resources,
+          options.aws,
+          blockers,
+          deployments,
+          ns.deletionTimestamp,
+          options.now(),
+          warnings,
+        )
       : undefined,
   ]);
 
@@ -102,7 +113,7 @@ export async function diagnoseNamespace(
     namespace: ns,
     listed,
     deployments,
-    discoveryFailures: discovery.failures,
+    discoveryFailures: await nameApiServices(kube, discovery.failures, warnings),
     evidence,
     ...(aws ? { aws } : {}),
     warnings,
@@ -113,6 +124,8 @@ export async function diagnoseNamespace(
 
 /** AWS findings for each blocker whose finalizer belongs to a load-balancer controller. */
 async function gatherAws(
+  kube: KubePort,
+  resources: readonly ResourceType[],
   aws: NonNullable<DiagnoseOptions["aws"]>,
   blockers: readonly ObjectSnapshot[],
   deployments: readonly DeploymentSnapshot[],
@@ -124,6 +137,16 @@ async function gatherAws(
   const eligible = blockers.filter((b) =>
     b.finalizers.some((f) => lookupFinalizer(f)?.awsLoadBalancer === true),
   );
+  if (eligible.length === 0) return out;
+  const listedOwners = await clusterOwners(kube, resources, warnings);
+  const ownersComplete = listedOwners.complete;
+  // The blockers themselves are known from the namespace's own lists even when a cluster-wide list failed.
+  const owners = [...listedOwners.owners];
+  for (const b of eligible) {
+    const o = edgeOwnerOf(b);
+    if (o && !owners.some((x) => x.kind === o.kind && x.namespace === o.namespace && x.name === o.name))
+      owners.push(o);
+  }
   const targets = eligible.slice(0, MAX_AWS_BLOCKERS);
   if (eligible.length > targets.length) {
     warnings.push(
@@ -132,12 +155,12 @@ async function gatherAws(
   }
   await Promise.all(
     targets.map(async (b) => {
-      const owners = b.finalizers.flatMap((f) => {
+      const controllers = b.finalizers.flatMap((f) => {
         const info = lookupFinalizer(f);
         return info ? matchControllers(info, deployments) : [];
       });
       const cluster =
-        aws.cluster ?? owners.map((d) => clusterNameFromArgs(d.args)).find((c) => c !== undefined);
+        aws.cluster ?? controllers.map((d) => clusterNameFromArgs(d.args)).find((c) => c !== undefined);
       if (!cluster) {
         warnings.push(
           `Could not look into AWS for ${b.kind} ${b.name}: the cluster name is unknown (set UNSTUCK_CLUSTER_NAME or run the controller with --cluster-name).`,
@@ -146,10 +169,58 @@ async function gatherAws(
       }
       // CloudTrail from a little before the namespace deletion: the controller's first attempts.
       const since = new Date(Date.parse(b.deletionTimestamp ?? deletionTimestamp) - 15 * 60_000);
-      out.set(blockerKey(b), await collectAwsForBlocker(aws.port, b, { cluster, since, until: now }));
+      out.set(
+        blockerKey(b),
+        await collectAwsForBlocker(aws.port, b, { cluster, since, until: now, owners, ownersComplete }),
+      );
     }),
   );
   return out;
+}
+
+/** The IngressGroup an Ingress belongs to: the controller logs the group's errors under its name. */
+function groupAliases(b: ObjectSnapshot): string[] {
+  const group = b.kind === "Ingress" ? b.annotations["alb.ingress.kubernetes.io/group.name"] : undefined;
+  return group !== undefined ? [group] : [];
+}
+
+/** The types whose objects the Load Balancer Controller turns into AWS resources. */
+const OWNER_TYPES: readonly { group: string; resource: string }[] = [
+  { group: "networking.k8s.io", resource: "ingresses" },
+  { group: "", resource: "services" },
+  { group: "elbv2.k8s.aws", resource: "targetgroupbindings" },
+];
+
+/**
+ * Every Ingress, Service and TargetGroupBinding in the cluster that the controller manages: what is
+ * live elsewhere (another namespace's member of the same IngressGroup, every other user of the
+ * shared backend group) decides what the controller is really deleting. One list per type.
+ */
+async function clusterOwners(
+  kube: KubePort,
+  resources: readonly ResourceType[],
+  warnings: string[],
+): Promise<{ owners: EdgeOwner[]; complete: boolean }> {
+  const types = OWNER_TYPES.map((w) =>
+    resources.find((t) => t.group === w.group && t.resource === w.resource && t.verbs.includes("list")),
+  ).filter((t): t is ResourceType => t !== undefined);
+  let complete = true;
+  const lists = await Promise.all(
+    types.map((t) =>
+      kube.listObjects(t, undefined).catch((err: unknown) => {
+        complete = false;
+        warnings.push(
+          `Could not list ${resourceLabel(t)} in all namespaces (${toUserError(err).message}): shared load balancers and security groups are not judged live or dying.`,
+        );
+        return [] as ObjectSnapshot[];
+      }),
+    ),
+  );
+  const owners = lists
+    .flat()
+    .map((o) => edgeOwnerOf(o))
+    .filter((o): o is EdgeOwner => o !== undefined);
+  return { owners, complete };
 }
 
 async function gatherEvidence(
@@ -192,7 +263,11 @@ async function gatherEvidence(
         for (const b of owned) {
           add(
             blockerKey(b),
-            evidenceFromLogs(lines, { namespace, name: b.name, kind: b.kind }, options.maxLogEvidence ?? 5),
+            evidenceFromLogs(
+              lines,
+              { namespace, name: b.name, kind: b.kind, aliases: groupAliases(b) },
+              options.maxLogEvidence ?? 5,
+            ),
           );
         }
       } catch (err) {
@@ -249,4 +324,57 @@ async function controllerLogs(
     else throw r.error;
   }
   return out;
+}
+
+/**
+ * A failing group-version is served by an APIService: name it, say whether it is Available and
+ * how many ready endpoints its Service has. Read only when discovery failed; what cannot be read
+ * (e.g. no RBAC for apiservices) is a warning, and the failure is still reported unnamed.
+ */
+async function nameApiServices(
+  kube: KubePort,
+  failures: readonly DiscoveryFailure[],
+  warnings: string[],
+): Promise<DiscoveryFailureFinding[]> {
+  if (failures.length === 0) return [];
+  let apiServices: ApiServiceSnapshot[];
+  try {
+    apiServices = await kube.listApiServices();
+  } catch (err) {
+    warnings.push(`Could not read APIServices to explain the discovery failure: ${toUserError(err).message}`);
+    return [...failures];
+  }
+  return Promise.all(
+    failures.map(async (f): Promise<DiscoveryFailureFinding> => {
+      const slash = f.groupVersion.lastIndexOf("/");
+      const group = f.groupVersion.slice(0, slash);
+      const version = f.groupVersion.slice(slash + 1);
+      const a = apiServices.find(
+        (x) => (x.group === group && x.version === version) || x.name === `${version}.${group}`,
+      );
+      if (!a) return { ...f };
+      const available = a.conditions.find((c) => c.type === "Available");
+      let readyEndpoints: number | undefined;
+      if (a.service) {
+        try {
+          readyEndpoints = (await kube.getServiceEndpoints(a.service.namespace, a.service.name)).ready;
+        } catch (err) {
+          warnings.push(
+            `Could not read the endpoints of Service ${a.service.namespace}/${a.service.name}: ${toUserError(err).message}`,
+          );
+        }
+      }
+      return {
+        ...f,
+        apiService: {
+          name: a.name,
+          ...(a.service ? { service: `${a.service.namespace}/${a.service.name}` } : {}),
+          available: available?.status ?? "Unknown",
+          ...(available?.reason !== undefined ? { reason: available.reason } : {}),
+          ...(available?.message !== undefined ? { message: available.message } : {}),
+          ...(readyEndpoints !== undefined ? { readyEndpoints } : {}),
+        },
+      };
+    }),
+  );
 }

@@ -7,6 +7,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ResourceType } from "../kube/types.js";
 import { formatDuration } from "./analyze.js";
+import { describeDependent } from "./aws.js";
 import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
 import { lookupFinalizer } from "./finalizers.js";
 
@@ -135,9 +136,12 @@ export async function planFinalizerRemoval(
     for (const s of aws.stays) cleanupPlan.push(`Stays (in use, not to delete): ${s.why}.`);
     for (const g of aws.blockedGroups) {
       const fixes = g.remedies.filter((r) => r.kind !== "live-dependent");
+      const held = describeDependent(g);
       cleanupPlan.push(
-        fixes.length > 0
-          ? `Security group ${g.groupId} (${g.groupName}) is held by ${fixes.map((r) => `the ${r.what} (${r.action}${r.commands[0] ? `: \`${r.commands[0]}\`` : ""})`).join("; ")}; then delete the group.`
+        held.length > 0
+          ? `Security group ${g.groupId} (${g.groupName}) is held by ${held.join("; ")}. Fix: ${fixes
+              .map((r) => `${r.action}${r.commands[0] ? ` (\`${r.commands[0]}\`)` : ""}`)
+              .join("; ")}; then delete the group.`
           : `Security group ${g.groupId} (${g.groupName}) failed to delete earlier (CloudTrail): check it is gone.`,
       );
     }

@@ -55,6 +55,11 @@ export interface EdgeOwner {
   readonly usesBackendSg: boolean;
   /** A TargetGroupBinding's target group. */
   readonly targetGroupArn?: string;
+  /**
+   * Certificates an Ingress names (`alb.ingress.kubernetes.io/certificate-arn`): a group build that
+   * fails on one of them is that member's fault, although the controller's error names only the ARN.
+   */
+  readonly certificateArns?: readonly string[];
 }
 
 /** `Kind ns/name`, how a person names an owner. */
@@ -85,8 +90,13 @@ export function edgeOwnerOf(
     );
     if (!lbc && !albClasses.includes(o.ingressClassName ?? "")) return undefined;
     const group = a[GROUP_ANNOTATION];
+    const certificateArns = (a["alb.ingress.kubernetes.io/certificate-arn"] ?? "")
+      .split(",")
+      .map((c) => c.trim())
+      .filter((c) => c !== "");
     return {
       kind: "Ingress",
+      ...(certificateArns.length > 0 ? { certificateArns } : {}),
       namespace,
       name: o.name,
       deleting,

@@ -92,7 +92,19 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
   }
   if (d.discoveryFailures.length > 0) {
     out.push("", "Discovery failures:");
-    for (const f of d.discoveryFailures) out.push(`  ${f.groupVersion}: ${f.message}`);
+    for (const f of d.discoveryFailures) {
+      out.push(`  ${f.groupVersion}: ${f.message}`);
+      const a = f.apiService;
+      if (!a) continue;
+      out.push(
+        `    APIService ${a.name}: Available=${a.available}${a.reason ? ` (${a.reason})` : ""}${a.message ? `: ${a.message}` : ""}`,
+      );
+      out.push(
+        a.service === undefined
+          ? "    served by kube-apiserver itself (no backing Service)"
+          : `    Service ${a.service}: ${a.readyEndpoints === undefined ? "ready endpoints unknown" : `${a.readyEndpoints} ready endpoint${a.readyEndpoints === 1 ? "" : "s"}`}`,
+      );
+    }
   }
   if (d.namespaceFinalizers.length > 0)
     out.push("", `Namespace finalizers left: ${d.namespaceFinalizers.join(", ")}`);
@@ -103,7 +115,12 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
     if (b.loadBalancerHostnames) out.push(`  load balancer: ${b.loadBalancerHostnames.join(", ")}`);
     for (const o of b.owners) {
       out.push(`  ${o.finalizer} → ${o.controller}: ${o.purpose}`);
-      if (o.candidates.length === 0) out.push(`    no such controller found in the cluster`);
+      if (o.candidates.length === 0)
+        out.push(
+          o.status === "not-installed"
+            ? "    NOT INSTALLED: no such controller in the cluster, so nothing will ever remove this finalizer"
+            : "    no such controller found in the cluster",
+        );
       for (const c of o.candidates) {
         out.push(
           c.kind === "builtin"
@@ -117,11 +134,14 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
       out.push(`  AWS (cluster ${b.aws.cluster}, stack ${b.aws.stack}):`);
       for (const r of b.aws.resources) {
         out.push(
-          `    ${r.exists ? "exists " : "gone   "} ${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}${r.detail ? ` — ${r.detail}` : ""}`,
+          `    ${!r.exists ? "gone   " : r.liveness?.state === "live" ? "in use " : r.liveness?.state === "dying" ? "dying  " : "exists "} ${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}${r.detail ? ` — ${r.detail}` : ""}`,
         );
       }
+      for (const st of b.aws.stays) out.push(`    stays: ${st.why}`);
       for (const g of b.aws.blockedGroups) {
-        out.push(`    security group ${g.groupId} (${g.groupName}, ${g.role}):`);
+        out.push(
+          `    security group ${g.groupId} (${g.groupName}, ${g.role}) — ${g.why ?? "being deleted"}:`,
+        );
         for (const d of describeDependent(g)) out.push(`      held by ${d}`);
         for (const f of g.deleteFailures.slice(0, 3)) {
           out.push(
@@ -129,6 +149,12 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
           );
         }
         if (g.deleteFailures.length > 3) out.push(`      … ${g.deleteFailures.length - 3} more failures`);
+        for (const r of g.remedies) {
+          out.push(
+            `      fix (${r.actionable ? "no forcing needed" : "not yours to change"}): ${r.what}: ${r.action}`,
+          );
+          for (const c of r.commands) out.push(`        $ ${c}`);
+        }
       }
       for (const p of b.aws.problems) out.push(`    could not read: ${p}`);
       out.push(`    => ${b.aws.summary}`);

@@ -1,5 +1,5 @@
 import type { KnownBlock } from "@slack/types";
-import { formatDuration } from "../../diagnosis/analyze.js";
+import { forceAdvisedFor, formatDuration } from "../../diagnosis/analyze.js";
 import type { Blocker, NamespaceDiagnosis } from "../../diagnosis/types.js";
 import type { SlackMessage } from "./index.js";
 import { clip, esc } from "./text.js";
@@ -14,6 +14,19 @@ const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
 /** Action id of the "Request finalizer removal" button (handled by the approvals layer). */
 export const REQUEST_FINALIZE_ACTION = "finalize:request";
 
+/** A failing group-version, with the APIService that serves it and its Service's ready endpoints. */
+function discoveryLine(f: NamespaceDiagnosis["discoveryFailures"][number]): string {
+  const head = `\`${esc(f.groupVersion)}\`: ${esc(f.message)}`;
+  const a = f.apiService;
+  if (!a) return head;
+  const available = `${esc(a.available)}${a.reason ? ` (${esc(a.reason)})` : ""}`;
+  const backing =
+    a.service === undefined
+      ? "served by kube-apiserver itself"
+      : `Service \`${esc(a.service)}\`: ${a.readyEndpoints === undefined ? "ready endpoints unknown" : `*${a.readyEndpoints}* ready endpoint${a.readyEndpoints === 1 ? "" : "s"}`}`;
+  return `${head}\n   APIService \`${esc(a.name)}\` Available=${available}${a.message ? `: ${esc(a.message)}` : ""}  ·  ${backing}`;
+}
+
 function blockerSection(b: Blocker): KnownBlock {
   const lines = [
     `*${esc(b.kind)} \`${esc(b.namespace)}/${esc(b.name)}\`* (${esc(b.apiVersion)})`,
@@ -25,7 +38,9 @@ function blockerSection(b: Blocker): KnownBlock {
   for (const o of b.owners) {
     const who =
       o.candidates.length === 0
-        ? "*no such controller found in the cluster*"
+        ? o.status === "not-installed"
+          ? "*not installed: nothing will ever remove this finalizer*"
+          : "*no such controller found in the cluster*"
         : o.candidates
             .map((c) =>
               c.kind === "builtin"
@@ -37,12 +52,22 @@ function blockerSection(b: Blocker): KnownBlock {
     lines.push(`   _removing it by hand leaves:_ ${esc(o.cleanup)}`);
   }
   if (b.aws) {
-    const gone = b.aws.resources.filter((r) => !r.exists).map((r) => `${r.type} \`${esc(r.name ?? r.id)}\``);
-    const live = b.aws.resources.filter((r) => r.exists).map((r) => `${r.type} \`${esc(r.name ?? r.id)}\``);
+    const name = (r: { type: string; name?: string; id: string }): string =>
+      `${r.type} \`${esc(r.name ?? r.id)}\``;
+    const gone = b.aws.resources.filter((r) => !r.exists).map(name);
+    const dying = b.aws.resources.filter((r) => r.exists && r.liveness?.state !== "live").map(name);
     lines.push(`*AWS* (cluster \`${esc(b.aws.cluster)}\`, stack \`${esc(b.aws.stack)}\`)`);
-    if (live.length > 0) lines.push(`   still exists: ${live.join(", ")}`);
+    if (dying.length > 0) lines.push(`   being deleted / left over: ${dying.join(", ")}`);
+    for (const st of b.aws.stays.slice(0, 3))
+      lines.push(`   :large_green_circle: in use, not to touch: ${esc(st.why)}`);
     if (gone.length > 0) lines.push(`   already gone: ${gone.join(", ")}`);
     lines.push(`   :mag: ${esc(b.aws.summary)}`);
+    const fix = b.aws.blockedGroups.flatMap((g) => g.remedies).find((r) => r.actionable);
+    if (fix && !forceAdvisedFor(b)) {
+      lines.push(
+        `   :white_check_mark: *Fix without forcing:* ${esc(fix.what)}: ${esc(fix.action)}${fix.commands[0] ? ` — \`${esc(fix.commands[0])}\`` : ""}`,
+      );
+    }
     for (const p of b.aws.problems) lines.push(`   :grey_question: ${esc(p)}`);
   }
   for (const e of b.evidence.filter((x) => x.source !== "aws").slice(0, 6)) {
@@ -91,7 +116,7 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       text: {
         type: "mrkdwn",
         text: clip(
-          `:rotating_light: *Discovery failures*\n${d.discoveryFailures.map((f) => `\`${esc(f.groupVersion)}\`: ${esc(f.message)}`).join("\n")}`,
+          `:rotating_light: *Discovery failures*\n${d.discoveryFailures.map(discoveryLine).join("\n")}`,
         ),
       },
     });
@@ -113,7 +138,9 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
   if (shown.length > 0) blocks.push({ type: "divider" });
   for (const b of shown) {
     blocks.push(blockerSection(b));
-    if (d.verdict === "blocked") {
+    // Offered only when forcing is the advice: when a fix the operator can apply exists, the card
+    // leads with that fix instead.
+    if (d.verdict === "blocked" && forceAdvisedFor(b)) {
       blocks.push({
         type: "actions",
         elements: [

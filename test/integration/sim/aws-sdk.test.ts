@@ -170,7 +170,7 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
         const inUse = await errorOf(
           aws.ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni.NetworkInterfaceId })),
         );
-        expect(inUse.name).toBe("InvalidNetworkInterface.InUse");
+        expect(inUse.name).toBe("InvalidParameterValue"); // what EC2 answers for an attached interface
         sim.world.detachNetworkInterface(eni.NetworkInterfaceId!);
         await aws.ec2.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni.NetworkInterfaceId }));
         const gone = await errorOf(
