@@ -23,6 +23,7 @@ import { delay, mapLimit } from "../util/concurrency.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
 import type { KubePort } from "./port.js";
 import type {
+  ApiServiceSnapshot,
   Condition,
   DeploymentSnapshot,
   DiscoveryFailure,
@@ -369,6 +370,63 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       return items.map((e) => toEventSnapshot(e as Json));
     },
 
+    async listApiServices() {
+      const ctx: CallContext = { verb: "list", resource: "apiservices", group: "apiregistration.k8s.io" };
+      const items = await listAll(ctx, async (cont) => {
+        const list = await raw.getJson("/apis/apiregistration.k8s.io/v1/apiservices", {
+          limit: String(pageSize),
+          continue: cont,
+        });
+        return {
+          items: (list.items as unknown[] | undefined) ?? [],
+          cont: str(obj(list.metadata).continue) || undefined,
+        };
+      });
+      return items.map((a) => toApiServiceSnapshot(a as Json));
+    },
+
+    async getServiceEndpoints(namespace, service) {
+      const sliceCtx: CallContext = {
+        verb: "list",
+        resource: "endpointslices",
+        group: "discovery.k8s.io",
+        namespace,
+      };
+      try {
+        const slices = await listAll(sliceCtx, async (cont) => {
+          const list = await raw.getJson(
+            `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`,
+            {
+              labelSelector: `kubernetes.io/service-name=${service}`,
+              limit: String(pageSize),
+              continue: cont,
+            },
+          );
+          return {
+            items: (list.items as unknown[] | undefined) ?? [],
+            cont: str(obj(list.metadata).continue) || undefined,
+          };
+        });
+        return { namespace, service, ...countSliceEndpoints(slices as Json[]), source: "endpointslices" };
+      } catch (err) {
+        // Without EndpointSlice access (RBAC, or a server without discovery.k8s.io) the core
+        // Endpoints object tells the same story; any other failure is reported as it is.
+        const fallback =
+          err instanceof UnstuckError &&
+          (err.code === ErrorCode.Forbidden || err.code === ErrorCode.NotFound);
+        if (!fallback) throw err;
+      }
+      const ctx: CallContext = { verb: "get", resource: "endpoints", namespace, name: service };
+      const ep = await orNull(
+        call(ctx, () =>
+          raw.getJson(
+            `/api/v1/namespaces/${encodeURIComponent(namespace)}/endpoints/${encodeURIComponent(service)}`,
+          ),
+        ),
+      );
+      return { namespace, service, ...countEndpoints(ep), source: "endpoints" };
+    },
+
     async removeFinalizers(type, namespace, name, precondition, remove) {
       const ctx: CallContext = { verb: "patch", resource: type.resource, group: type.group, namespace, name };
       // The same patch the approval request showed; its `test` operations make the API server
@@ -700,5 +758,54 @@ function toEventSnapshot(e: Json): EventSnapshot {
     ...(involvedNamespace ? { involvedNamespace } : {}),
     ...(lastTimestamp ? { lastTimestamp } : {}),
     ...(src ? { source: src } : {}),
+  };
+}
+
+function toApiServiceSnapshot(a: Json): ApiServiceSnapshot {
+  const meta = obj(a.metadata);
+  const spec = obj(a.spec);
+  const svc = spec.service === null || spec.service === undefined ? undefined : obj(spec.service);
+  const port = svc?.port === undefined ? undefined : Number(svc.port);
+  return {
+    name: str(meta.name),
+    group: str(spec.group),
+    version: str(spec.version),
+    ...(svc
+      ? {
+          service: {
+            namespace: str(svc.namespace),
+            name: str(svc.name),
+            ...(port !== undefined && Number.isFinite(port) ? { port } : {}),
+          },
+        }
+      : {}),
+    conditions: toConditions(obj(a.status).conditions),
+  };
+}
+
+/**
+ * Distinct addresses across a Service's EndpointSlices (an address may appear in two slices while
+ * they are rebalanced). `conditions.ready` unset means ready, as the EndpointSlice API defines it.
+ */
+function countSliceEndpoints(slices: readonly Json[]): { ready: number; notReady: number } {
+  const ready = new Set<string>();
+  const notReady = new Set<string>();
+  for (const s of slices) {
+    const endpoints = Array.isArray(s.endpoints) ? s.endpoints.map(obj) : [];
+    for (const e of endpoints) {
+      const isReady = obj(e.conditions).ready !== false;
+      for (const addr of strList(e.addresses)) (isReady ? ready : notReady).add(addr);
+    }
+  }
+  for (const a of ready) notReady.delete(a);
+  return { ready: ready.size, notReady: notReady.size };
+}
+
+function countEndpoints(ep: Json | null): { ready: number; notReady: number } {
+  const subsets = Array.isArray(ep?.subsets) ? ep.subsets.map(obj) : [];
+  const ips = (list: unknown) => (Array.isArray(list) ? list.map((a) => str(obj(a).ip)) : []);
+  return {
+    ready: new Set(subsets.flatMap((s) => ips(s.addresses))).size,
+    notReady: new Set(subsets.flatMap((s) => ips(s.notReadyAddresses))).size,
   };
 }
