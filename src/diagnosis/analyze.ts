@@ -202,9 +202,9 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
   const slow = terminatingSeconds >= input.blockedAfterSeconds;
   const failing = blockers.some((b) => b.evidence.some((e) => e.error));
   const orphanedFinalizer = blockers.some((b) =>
-    b.owners.some(
-      (o) => o.known && o.candidates.length === 0 && !o.candidates.some((c) => c.kind === "builtin"),
-    ),
+    // Only a controller known to be absent makes a finalizer orphaned; `unknown` (it may run as
+    // something other than a Deployment) is not proof that nothing will remove it.
+    b.owners.some((o) => o.status === "not-installed"),
   );
   const unknownFinalizer = blockers.some((b) => b.owners.some((o) => !o.known));
 
@@ -431,14 +431,16 @@ function groupCulprits(b: Pick<Blocker, "aws" | "evidence" | "namespace" | "name
   const group = b.aws?.group;
   if (!group) return [];
   const errors = b.evidence.filter((e) => e.error).map((e) => e.text);
-  return group.members
-    .filter((m) => !m.deleting && !(m.namespace === b.namespace && m.name === b.name))
-    .filter((m) =>
-      errors.some(
-        (t) => t.includes(`${m.namespace}/${m.name}`) || m.certificateArns.some((c) => t.includes(c)),
-      ),
-    )
-    .map((m) => m.ref);
+  const out: string[] = [];
+  for (const m of group.members) {
+    if (m.deleting || (m.namespace === b.namespace && m.name === b.name)) continue;
+    const cert = m.certificateArns.find((c) => errors.some((t) => t.includes(c)));
+    if (cert !== undefined)
+      out.push(`${m.ref} (its certificate ${cert} is what the controller's error names)`);
+    else if (errors.some((t) => t.includes(`${m.namespace}/${m.name}`)))
+      out.push(`${m.ref} (named in the controller's error)`);
+  }
+  return out;
 }
 
 /** Next steps from the AWS side: who stays, and the least destructive fix for each dependent. */
@@ -447,14 +449,20 @@ function awsSteps(b: Blocker, aws: AwsFindings): string[] {
   const culprits = groupCulprits(b);
   if (aws.group && culprits.length > 0) {
     steps.push(
-      `IngressGroup \`${aws.group.name}\` fails to build because of another member, ${culprits.join(", ")} (the controller's error names what it declares): fix that member and the controller removes ${objectRef(b)} from the group by itself — forcing its finalizer is not needed, and deleting the group's load balancer or security groups would break the live members.`,
+      `IngressGroup \`${aws.group.name}\` fails to build because of another member, ${culprits.join(", ")}: fix that member and the controller removes ${objectRef(b)} from the group by itself — forcing its finalizer is not needed, and deleting the group's load balancer or security groups would break the live members.`,
     );
   }
-  for (const s of aws.stays.slice(0, 4)) {
-    steps.push(`${upperFirst(s.why)}. Leave it, and what depends on it, as it is.`);
+  if (aws.stays.length > 0) {
+    // One step for everything that stays: who uses it is what the operator needs, not a list of ids.
+    const users = [...new Set(aws.stays.flatMap((x) => x.usedBy))];
+    const names = aws.stays.map(
+      (x) =>
+        `${x.type === "SecurityGroup" ? "security group" : x.type === "TargetGroup" ? "target group" : "load balancer"} ${x.name ?? x.id}`,
+    );
+    steps.push(
+      `Leave in place — still in use by ${users.slice(0, 3).join(", ")}${users.length > 3 ? ` and ${users.length - 3} more` : ""}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ` and ${names.length - 5} more` : ""}. Deleting any of them, or their interfaces and rules, would break live traffic.`,
+    );
   }
-  if (aws.stays.length > 4)
-    steps.push(`${aws.stays.length - 4} more resources of this stack stay in use (see the AWS section).`);
   for (const g of aws.blockedGroups) {
     for (const r of g.remedies) {
       if (r.kind === "live-dependent") continue;
@@ -467,10 +475,6 @@ function awsSteps(b: Blocker, aws: AwsFindings): string[] {
     }
   }
   return steps;
-}
-
-function upperFirst(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /**

@@ -157,7 +157,7 @@ async function gatherAws(
     targets.map(async (b) => {
       const controllers = b.finalizers.flatMap((f) => {
         const info = lookupFinalizer(f);
-        return info ? matchControllers(info, deployments) : [];
+        return info ? matchControllers(info, deployments, f) : [];
       });
       const cluster =
         aws.cluster ?? controllers.map((d) => clusterNameFromArgs(d.args)).find((c) => c !== undefined);
@@ -242,7 +242,7 @@ async function gatherEvidence(
     for (const f of b.finalizers) {
       const info = lookupFinalizer(f);
       if (!info) continue;
-      for (const d of matchControllers(info, deployments)) {
+      for (const d of matchControllers(info, deployments, f)) {
         const key = `${d.namespace}/${d.name}`;
         const entry = controllers.get(key) ?? { deployment: d, blockers: [] };
         if (!entry.blockers.includes(b)) entry.blockers.push(b);
