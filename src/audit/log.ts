@@ -34,9 +34,15 @@ export interface StoredAuditEntry extends AuditEntry {
   readonly streamId: string;
 }
 
-/** Where the Slack layer mirrors entries (`UNSTUCK_AUDIT_CHANNEL`). */
+/**
+ * Where the Slack layer mirrors entries (`UNSTUCK_AUDIT_CHANNEL`). Entries carry what users and
+ * clusters wrote (reasons, names, error messages), so a mirror that posts to Slack should take the
+ * entry (`postEntry`) and render it with escaping; `postToChannel` gets the terminal line and must
+ * treat all of it as untrusted text.
+ */
 export interface AuditMirror {
   postToChannel(text: string): Promise<void>;
+  postEntry?(entry: AuditEntry): Promise<void>;
 }
 
 export interface AuditLogOptions {
@@ -76,7 +82,10 @@ export class AuditLog {
     const mirror = this.options.mirror;
     if (mirror) {
       // Not awaited: a slow or failing Slack call must not hold up the transition it reports.
-      mirror.postToChannel(formatAuditEntry(entry)).catch((err: unknown) => {
+      const posted = mirror.postEntry
+        ? mirror.postEntry(entry)
+        : mirror.postToChannel(formatAuditEntry(entry));
+      posted.catch((err: unknown) => {
         this.options.log?.warn(
           { err, requestId: entry.requestId },
           "audit mirror failed; the stream has the entry",

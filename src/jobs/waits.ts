@@ -105,9 +105,18 @@ function clock(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 19)}Z`;
 }
 
+/** An API error can quote a whole response body; the status line needs its first sentence or so. */
+function bounded(message: string): string {
+  return message.length > 500 ? `${message.slice(0, 499)}…` : message;
+}
+
 function blockersText(blockers: readonly string[]): string {
   if (blockers.length === 0) return "no blocking objects found yet (content may still be deleting)";
-  const shown = blockers.slice(0, 5).join(", ");
+  // Names come from the cluster; each is bounded so five of them always fit one status line.
+  const shown = blockers
+    .slice(0, 5)
+    .map((b) => (b.length > 300 ? `${b.slice(0, 299)}…` : b))
+    .join(", ");
   const more = blockers.length > 5 ? `, and ${blockers.length - 5} more` : "";
   return `${blockers.length} blocker${blockers.length === 1 ? "" : "s"} left: ${shown}${more}`;
 }
@@ -149,10 +158,10 @@ export async function checkNamespaceGone(
     // A flaky read is not an answer: say so and keep waiting until the deadline.
     const { message } = toUserError(err);
     if (now >= data.deadline) {
-      text = `⌛ Namespace ${ns}: could not confirm deletion by the deadline (${clock(data.deadline)}); last check failed: ${message}`;
+      text = `⌛ Namespace ${ns}: could not confirm deletion by the deadline (${clock(data.deadline)}); last check failed: ${bounded(message)}`;
       result = { outcome: "timed-out", checks, text };
     } else {
-      text = `⏳ Namespace ${ns}: check ${checks} could not read the cluster (${message}); retrying at ${clock(now + data.intervalMs)}.`;
+      text = `⏳ Namespace ${ns}: check ${checks} could not read the cluster (${bounded(message)}); retrying at ${clock(now + data.intervalMs)}.`;
     }
   }
 

@@ -22,9 +22,9 @@ import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
 import type { SlackApp } from "./app.js";
-import { ApprovalActionId, renderApprovalRequest } from "./blocks/approval.js";
+import { ApprovalActionId, renderApprovalRequest, renderAuditLine } from "./blocks/approval.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
-import { clip, esc } from "./blocks/text.js";
+import { clip, esc, safe, safeLine, SlackLimit } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
@@ -137,7 +137,13 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
     async threadReply(request, text) {
       const message = request.message;
       if (message === undefined) return;
-      await deps.client.chat.postMessage({ channel: message.channel, thread_ts: message.ts, text });
+      // Replies carry outcomes with cluster text; only a leading mention of a participant is the bot's own.
+      const people = new Set([request.requester.userId, ...request.votes.map((v) => v.voter.userId)]);
+      await deps.client.chat.postMessage({
+        channel: message.channel,
+        thread_ts: message.ts,
+        text: safeLine(text, people),
+      });
     },
   };
 }
@@ -145,15 +151,20 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
 /** Wait status messages in an incident thread: posted once, then edited in place. */
 export function createSlackThreadReporter(client: WebClient): ThreadReporter {
   return {
+    // Status lines quote object names, finalizers and API errors: all of it is foreign text.
     async post(channel, threadTs, text) {
-      const res = await client.chat.postMessage({ channel, thread_ts: threadTs, text });
+      const res = await client.chat.postMessage({
+        channel,
+        thread_ts: threadTs,
+        text: safe(text, SlackLimit.Section),
+      });
       if (res.ts === undefined) {
         throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a thread message but returned no ts.");
       }
       return { ts: res.ts };
     },
     async update(channel, ts, text) {
-      await client.chat.update({ channel, ts, text });
+      await client.chat.update({ channel, ts, text: safe(text, SlackLimit.Section) });
     },
   };
 }
@@ -163,7 +174,21 @@ export function createSlackAuditMirror(client: WebClient, channel: string): Audi
   return {
     async postToChannel(text) {
       // Audit lines name users and objects; unfurling or pinging everyone would only add noise.
-      await client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false });
+      await client.chat.postMessage({
+        channel,
+        text: safe(text, SlackLimit.Section),
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+    },
+    async postEntry(entry) {
+      // A reason like `<!channel> …` must reach the audit channel as text, never as a ping.
+      await client.chat.postMessage({
+        channel,
+        text: clip(renderAuditLine(entry), SlackLimit.Section),
+        unfurl_links: false,
+        unfurl_media: false,
+      });
     },
   };
 }
@@ -364,7 +389,8 @@ function identityOfActor(ctx: ActionContext): Identity | undefined {
 
 async function answerPrivately(ctx: ActionContext, text: string): Promise<void> {
   // replace_original: false keeps the shared request message exactly as it is for everyone else.
-  await ctx.respond({ response_type: "ephemeral", replace_original: false, text });
+  // Refusals quote error messages that may echo client-supplied values.
+  await ctx.respond({ response_type: "ephemeral", replace_original: false, text: safe(text, 1000) });
 }
 
 async function refuse(ctx: ActionContext, err: unknown, what: string): Promise<void> {
@@ -599,7 +625,7 @@ async function postRequest(
 
 async function tellRequester(client: WebClient, channel: string, user: string, text: string, log: Logger) {
   try {
-    await client.chat.postEphemeral({ channel, user, text });
+    await client.chat.postEphemeral({ channel, user, text: safe(text, 1000) });
   } catch (err) {
     log.warn({ slackError: slackErrorCode(err) ?? "unknown" }, "could not tell the requester");
   }

@@ -7,6 +7,7 @@ import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/b
 import type { CommandServices, CommandResult } from "../../commands/types.js";
 import type { Registry } from "../../commands/index.js";
 import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
+import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
@@ -88,7 +89,7 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
         }
         const text = cancelled
           ? "Your request could not be posted in the channel, so no approver could see it; it was cancelled and nothing was changed."
-          : `Your request could not be posted in the channel, and cancelling it failed: it stays pending (nothing was changed) until it expires at ${result.request.expiresAt}. Invite the bot and ask again; approvers can see it with \`/unstuck approvals\`.`;
+          : `Your request could not be posted in the channel, and cancelling it failed: it stays pending (nothing was changed) until it expires at ${safe(result.request.expiresAt, 40)}. Invite the bot and ask again; approvers can see it with \`/unstuck approvals\`.`;
         await respondEphemeral(
           respond,
           withHint(
@@ -120,7 +121,7 @@ export function postFailureHint(code: string | undefined): string {
     case "is_archived":
       return ":information_source: This channel is archived, so only you see this answer.";
     default:
-      return `:warning: Posting to the channel failed (${code ?? "unknown error"}); only you see this answer.`;
+      return `:warning: Posting to the channel failed (${safe(code ?? "unknown error", 60)}); only you see this answer.`;
   }
 }
 
@@ -132,5 +133,10 @@ function withHint(message: SlackMessage, hint: string): SlackMessage {
 }
 
 async function respondEphemeral(respond: RespondFn, message: SlackMessage): Promise<void> {
-  await respond({ response_type: "ephemeral", text: message.text, blocks: message.blocks });
+  // The renderers bound every piece; this bounds the whole, so no input can make the reply huge.
+  await respond({
+    response_type: "ephemeral",
+    text: clip(message.text, SlackLimit.Fallback),
+    blocks: message.blocks,
+  });
 }

@@ -4,11 +4,11 @@
  * sees whether it is still waiting, who voted, and how it ended, without reading the thread.
  */
 import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
-import type { StoredAuditEntry } from "../../audit/log.js";
+import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
 import { describeTarget } from "../../approvals/types.js";
 import type { SlackMessage } from "./index.js";
-import { clip, esc } from "./text.js";
+import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
 /** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */
 export const ApprovalActionId = {
@@ -30,12 +30,16 @@ const STATE_LINE: Record<RequestState, string> = {
   STALE: ":warning: *STALE* — the object changed after the request, so the approved change was not applied.",
 };
 
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/;
+
 /** Slack renders `<!date^…>` in each reader's own time zone; the ISO text is the fallback. */
 function when(iso: string): string {
   const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) return esc(iso);
+  if (Number.isNaN(ms)) return safe(iso, 40);
   const seconds = Math.floor(ms / 1000);
-  return `<!date^${seconds}^{date_short_pretty} {time_secs}|${iso}>`;
+  // The fallback is the stored string only when it is plainly ISO: a parseable date may carry markup.
+  const fallback = ISO.test(iso) ? iso : new Date(ms).toISOString();
+  return `<!date^${seconds}^{date_short_pretty} {time_secs}|${fallback}>`;
 }
 
 /** "in 29 min" / "3 min ago": the relative part readers actually care about during an incident. */
@@ -48,11 +52,16 @@ function relative(iso: string, now: Date): string {
   return ms >= 0 ? `in ${span}` : `${span} ago`;
 }
 
+/** A channel link the bot writes for a channel id Slack returned; anything else stays text. */
+function channelRef(channel: string): string {
+  return /^[CGD][A-Z0-9]{2,20}$/.test(channel) ? `<#${channel}>` : safe(channel, 40);
+}
+
 function approvals(req: ApprovalRequest): number {
   return req.votes.filter((v) => v.decision === "approve").length;
 }
 
-/** The one-line summary of what would change, shared by the request message, lists and fallbacks. */
+/** The one-line summary of what would change, shared by the request message, lists and fallbacks (raw: escape at use). */
 export function describeChange(req: ApprovalRequest): string {
   const a = req.action;
   return `remove finalizer${a.remove.length === 1 ? "" : "s"} ${a.remove.join(", ")} from ${describeTarget(a.target)}`;
@@ -82,19 +91,19 @@ function button(
 }
 
 function buttons(req: ApprovalRequest): ActionsBlock {
-  const target = esc(describeTarget(req.action.target));
+  const target = safe(describeTarget(req.action.target));
   return {
     type: "actions",
     block_id: `approval-actions:${req.id}`,
     elements: [
       button(ApprovalActionId.Approve, "Approve", req.id, "primary", {
         title: "Approve this change?",
-        text: `You approve: *${esc(describeChange(req))}*. It runs only if ${target} is still exactly as it was when requested.`,
+        text: `You approve: *${safe(describeChange(req))}*. It runs only if ${target} is still exactly as it was when requested.`,
         confirm: "Approve",
       }),
       button(ApprovalActionId.Deny, "Deny", req.id, "danger", {
         title: "Deny this change?",
-        text: `The request to ${esc(describeChange(req))} will be closed; nothing will change.`,
+        text: `The request to ${safe(describeChange(req))} will be closed; nothing will change.`,
         confirm: "Deny",
       }),
       button(ApprovalActionId.Cancel, "Cancel", req.id, undefined, {
@@ -112,7 +121,7 @@ function votesText(req: ApprovalRequest): string {
   if (req.votes.length === 0) return `${head}\n_no votes yet_`;
   const lines = req.votes.map(
     (v) =>
-      `${v.decision === "approve" ? ":white_check_mark:" : ":no_entry:"} <@${v.voter.userId}> ${v.decision === "approve" ? "approved" : "denied"} ${when(v.at)}`,
+      `${v.decision === "approve" ? ":white_check_mark:" : ":no_entry:"} ${mention(v.voter.userId)} ${v.decision === "approve" ? "approved" : "denied"} ${when(v.at)}`,
   );
   return `${head}\n${lines.join("\n")}`;
 }
@@ -120,26 +129,26 @@ function votesText(req: ApprovalRequest): string {
 /** How the request ended, in one paragraph; `undefined` while there is nothing to report. */
 function outcomeText(req: ApprovalRequest): string | undefined {
   if (req.result) {
-    const parts = [`*Outcome* (${when(req.result.at)}): ${esc(req.result.message)}`];
+    const parts = [`*Outcome* (${when(req.result.at)}): ${safe(req.result.message, 1000)}`];
     if (req.result.finalizersAfter) {
       parts.push(
-        `finalizers now: ${req.result.finalizersAfter.length === 0 ? "none" : req.result.finalizersAfter.map((f) => `\`${esc(f)}\``).join(", ")}`,
+        `finalizers now: ${req.result.finalizersAfter.length === 0 ? "none" : req.result.finalizersAfter.map((f) => `\`${code(f)}\``).join(", ")}`,
       );
     }
     if (req.result.resourceVersionAfter !== undefined) {
-      parts.push(`resourceVersion now: \`${esc(req.result.resourceVersionAfter)}\``);
+      parts.push(`resourceVersion now: \`${code(req.result.resourceVersionAfter, 40)}\``);
     }
     return parts.join("\n");
   }
   switch (req.state) {
     case "DENIED": {
-      const by = req.votes.filter((v) => v.decision === "deny").map((v) => `<@${v.voter.userId}>`);
+      const by = req.votes.filter((v) => v.decision === "deny").map((v) => mention(v.voter.userId));
       return `*Outcome*: denied${by.length > 0 ? ` by ${by.join(", ")}` : ""}; nothing was changed.`;
     }
     case "EXPIRED":
       return `*Outcome*: EXPIRED at ${when(req.expiresAt)} with ${approvals(req)}/${req.approvalsRequired} approvals; nothing was changed. Ask again if it is still needed.`;
     case "CANCELLED":
-      return `*Outcome*: cancelled by <@${req.requester.userId}>; nothing was changed.`;
+      return `*Outcome*: cancelled by ${mention(req.requester.userId)}; nothing was changed.`;
     default:
       return undefined;
   }
@@ -147,7 +156,7 @@ function outcomeText(req: ApprovalRequest): string | undefined {
 
 function bulletList(items: readonly string[], empty: string, numbered = false): string {
   if (items.length === 0) return empty;
-  return items.map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${esc(item)}`).join("\n");
+  return items.map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${safe(item, 500)}`).join("\n");
 }
 
 /**
@@ -161,16 +170,17 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   const overdue = pending && Date.parse(req.expiresAt) <= now.getTime();
 
   const change = [
-    `*Change*: remove ${a.remove.map((f) => `\`${esc(f)}\``).join(", ")} from *${esc(t.kind)} \`${esc(t.namespace)}/${esc(t.name)}\`* (${esc(t.apiVersion)})`,
-    `Bound to the object as it was when requested: resourceVersion \`${esc(a.precondition.resourceVersion)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${esc(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
-    "```" + esc(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ")) + "```",
+    `*Change*: remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from *${safe(t.kind, 63)} \`${code(`${t.namespace}/${t.name}`)}\`* (${safe(t.apiVersion, 100)})`,
+    `Bound to the object as it was when requested: resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${code(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
+    // Inside a code block a literal ``` would end it early; the look-alike keeps the patch readable.
+    "```" + safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) + "```",
   ].join("\n");
 
   const checklist = [
     "*Checklist* (the rule for forcing a finalizer off)",
     `${req.evidence.length > 0 ? ":white_check_mark:" : ":warning:"} *Cause confirmed* — evidence:`,
     bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
-    `:white_check_mark: *Why recovery comes first*:\n> ${esc(req.reason).replace(/\n/g, "\n> ")}`,
+    `:white_check_mark: *Why recovery comes first*:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
     `${req.cleanupPlan.length > 0 ? ":white_check_mark:" : ":warning:"} *Clean-up plan*:`,
     bulletList(req.cleanupPlan, "_no clean-up plan attached_", true),
   ].join("\n");
@@ -186,7 +196,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
       type: "header",
       text: {
         type: "plain_text",
-        text: `${req.state}: remove finalizer from ${t.kind} ${t.namespace}/${t.name}`.slice(0, 150),
+        text: plain(`${req.state}: remove finalizer from ${t.kind} ${t.namespace}/${t.name}`),
       },
     },
     { type: "section", text: { type: "mrkdwn", text: STATE_LINE[req.state] } },
@@ -203,7 +213,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
         {
           type: "mrkdwn",
           text: clip(
-            `Requested by <@${req.requester.userId}> ${when(req.createdAt)}  ·  ${expiry}  ·  request \`${req.id}\``,
+            `Requested by ${mention(req.requester.userId)} ${when(req.createdAt)}  ·  ${expiry}  ·  request \`${code(req.id, 64)}\``,
           ),
         },
       ],
@@ -212,9 +222,9 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   if (pending && !overdue) blocks.push(buttons(req));
 
   const text =
-    `[${req.state}] <@${req.requester.userId}> asks to ${describeChange(req)}` +
-    (outcome !== undefined && req.result ? ` — ${req.result.message}` : "");
-  return { text: clip(text, 3000), blocks };
+    `[${req.state}] ${mention(req.requester.userId)} asks to ${safe(describeChange(req), 600)}` +
+    (outcome !== undefined && req.result ? ` — ${safe(req.result.message, 600)}` : "");
+  return { text: clip(text, SlackLimit.Fallback), blocks };
 }
 
 /** `/unstuck approvals`: the open requests, soonest expiry first (as the workflow lists them). */
@@ -232,15 +242,15 @@ export function renderApprovalList(reqs: readonly ApprovalRequest[], now: Date):
     { type: "header", text: { type: "plain_text", text: `Approval requests (${reqs.length})` } },
   ];
   for (const req of shown) {
-    const where = req.message ? ` · in <#${req.message.channel}>` : "";
+    const where = req.message ? ` · in ${channelRef(req.message.channel)}` : "";
     blocks.push({
       type: "section",
       text: {
         type: "mrkdwn",
         text: clip(
-          `*${req.state}* · ${esc(describeChange(req))}\n` +
-            `by <@${req.requester.userId}> · ${approvals(req)}/${req.approvalsRequired} approvals · ` +
-            `expires ${when(req.expiresAt)} (${relative(req.expiresAt, now)}) · \`${req.id}\`${where}`,
+          `*${req.state}* · ${safe(describeChange(req), 600)}\n` +
+            `by ${mention(req.requester.userId)} · ${approvals(req)}/${req.approvalsRequired} approvals · ` +
+            `expires ${when(req.expiresAt)} (${relative(req.expiresAt, now)}) · \`${code(req.id, 64)}\`${where}`,
         ),
       },
     });
@@ -253,9 +263,9 @@ export function renderApprovalList(reqs: readonly ApprovalRequest[], now: Date):
   }
   const text = `${reqs.length} approval request${reqs.length === 1 ? "" : "s"}: ${shown
     .slice(0, 5)
-    .map((r) => `${r.state} ${describeTarget(r.action.target)}`)
+    .map((r) => `${r.state} ${safe(describeTarget(r.action.target))}`)
     .join("; ")}`;
-  return { text: clip(text, 3000), blocks };
+  return { text: clip(text, SlackLimit.Fallback), blocks };
 }
 
 /** `/unstuck audit`: entries as the audit log formats them, newest first, packed into few sections. */
@@ -277,7 +287,7 @@ export function renderAuditEntries(entries: readonly StoredAuditEntry[]): SlackM
     size = 0;
   };
   for (const entry of entries) {
-    const line = clip(auditLine(entry), 1000);
+    const line = clip(renderAuditLine(entry), 1000);
     if (size + line.length + 1 > 2900) flush();
     // 48 sections plus the header and the note stay under Slack's 50-block limit.
     if (blocks.length >= 48) {
@@ -297,10 +307,13 @@ export function renderAuditEntries(entries: readonly StoredAuditEntry[]): SlackM
   return { text: clip(`Audit log: ${entries.length} entries`, 3000), blocks };
 }
 
-/** Like `formatAuditEntry`, but with a real mention and escaping that leaves the mention intact. */
-function auditLine(e: StoredAuditEntry): string {
-  const who = e.actor.kind === "user" ? `<@${e.actor.userId}>` : `_${esc(e.actor.component)}_`;
-  const move = e.before || e.after ? ` (${esc(e.before ?? "—")} → ${esc(e.after ?? "—")})` : "";
-  const result = e.result ? `: ${esc(e.result)}` : "";
-  return `• ${when(e.at)} ${who} *${esc(e.event)}* ${esc(e.target)} \`${esc(e.requestId)}\`${move}${result}`;
+/**
+ * Like `formatAuditEntry`, but with a real mention and escaping that leaves the mention intact; also
+ * the audit channel's line, so a `--reason "<!channel>"` reaches that channel as text.
+ */
+export function renderAuditLine(e: AuditEntry): string {
+  const who = e.actor.kind === "user" ? mention(e.actor.userId) : `_${safe(e.actor.component, 40)}_`;
+  const move = e.before || e.after ? ` (${safe(e.before ?? "—", 20)} → ${safe(e.after ?? "—", 20)})` : "";
+  const result = e.result ? `: ${safe(e.result, 500)}` : "";
+  return `• ${when(e.at)} ${who} *${safe(e.event, 60)}* ${safe(e.target)} \`${code(e.requestId, 64)}\`${move}${result}`;
 }

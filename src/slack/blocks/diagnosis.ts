@@ -2,7 +2,7 @@ import type { KnownBlock } from "@slack/types";
 import { forceAdvisedFor, formatDuration } from "../../diagnosis/analyze.js";
 import type { Blocker, NamespaceDiagnosis } from "../../diagnosis/types.js";
 import type { SlackMessage } from "./index.js";
-import { clip, esc } from "./text.js";
+import { clip, code, plain, safe, SlackLimit } from "./text.js";
 
 const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
   active: ":large_green_circle:",
@@ -16,25 +16,25 @@ export const REQUEST_FINALIZE_ACTION = "finalize:request";
 
 /** A failing group-version, with the APIService that serves it and its Service's ready endpoints. */
 function discoveryLine(f: NamespaceDiagnosis["discoveryFailures"][number]): string {
-  const head = `\`${esc(f.groupVersion)}\`: ${esc(f.message)}`;
+  const head = `\`${code(f.groupVersion, 120)}\`: ${safe(f.message, 500)}`;
   const a = f.apiService;
   if (!a) return head;
-  const available = `${esc(a.available)}${a.reason ? ` (${esc(a.reason)})` : ""}`;
+  const available = `${safe(a.available, 20)}${a.reason ? ` (${safe(a.reason, 100)})` : ""}`;
   const backing =
     a.service === undefined
       ? "served by kube-apiserver itself"
-      : `Service \`${esc(a.service)}\`: ${a.readyEndpoints === undefined ? "ready endpoints unknown" : `*${a.readyEndpoints}* ready endpoint${a.readyEndpoints === 1 ? "" : "s"}`}`;
-  return `${head}\n   APIService \`${esc(a.name)}\` Available=${available}${a.message ? `: ${esc(a.message)}` : ""}  ·  ${backing}`;
+      : `Service \`${code(a.service)}\`: ${a.readyEndpoints === undefined ? "ready endpoints unknown" : `*${a.readyEndpoints}* ready endpoint${a.readyEndpoints === 1 ? "" : "s"}`}`;
+  return `${head}\n   APIService \`${code(a.name)}\` Available=${available}${a.message ? `: ${safe(a.message, 500)}` : ""}  ·  ${backing}`;
 }
 
 function blockerSection(b: Blocker): KnownBlock {
   const lines = [
-    `*${esc(b.kind)} \`${esc(b.namespace)}/${esc(b.name)}\`* (${esc(b.apiVersion)})`,
-    `finalizers: ${b.finalizers.map((f) => `\`${esc(f)}\``).join(", ")}` +
-      (b.deletionTimestamp ? `  ·  deleting since ${esc(b.deletionTimestamp)}` : ""),
+    `*${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\`* (${safe(b.apiVersion, 100)})`,
+    `finalizers: ${b.finalizers.map((f) => `\`${code(f)}\``).join(", ")}` +
+      (b.deletionTimestamp ? `  ·  deleting since ${safe(b.deletionTimestamp, 40)}` : ""),
   ];
   if (b.loadBalancerHostnames)
-    lines.push(`load balancer: \`${b.loadBalancerHostnames.map(esc).join("`, `")}\``);
+    lines.push(`load balancer: \`${b.loadBalancerHostnames.map((h) => code(h)).join("`, `")}\``);
   for (const o of b.owners) {
     const who =
       o.candidates.length === 0
@@ -45,34 +45,34 @@ function blockerSection(b: Blocker): KnownBlock {
             .map((c) =>
               c.kind === "builtin"
                 ? "built into Kubernetes"
-                : `\`${esc(c.namespace)}/${esc(c.name)}\` ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " :warning:"}`,
+                : `\`${code(`${c.namespace}/${c.name}`)}\` ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " :warning:"}`,
             )
             .join(", ");
-    lines.push(`\`${esc(o.finalizer)}\` → ${esc(o.controller)}: ${who}`);
-    lines.push(`   _removing it by hand leaves:_ ${esc(o.cleanup)}`);
+    lines.push(`\`${code(o.finalizer)}\` → ${safe(o.controller)}: ${who}`);
+    lines.push(`   _removing it by hand leaves:_ ${safe(o.cleanup, 500)}`);
   }
   if (b.aws) {
     const name = (r: { type: string; name?: string; id: string }): string =>
-      `${r.type} \`${esc(r.name ?? r.id)}\``;
+      `${safe(r.type, 60)} \`${code(r.name ?? r.id)}\``;
     const gone = b.aws.resources.filter((r) => !r.exists).map(name);
     const dying = b.aws.resources.filter((r) => r.exists && r.liveness?.state !== "live").map(name);
-    lines.push(`*AWS* (cluster \`${esc(b.aws.cluster)}\`, stack \`${esc(b.aws.stack)}\`)`);
+    lines.push(`*AWS* (cluster \`${code(b.aws.cluster)}\`, stack \`${code(b.aws.stack)}\`)`);
     if (dying.length > 0) lines.push(`   being deleted / left over: ${dying.join(", ")}`);
     for (const st of b.aws.stays.slice(0, 3))
-      lines.push(`   :large_green_circle: in use, not to touch: ${esc(st.why)}`);
+      lines.push(`   :large_green_circle: in use, not to touch: ${safe(st.why, 500)}`);
     if (gone.length > 0) lines.push(`   already gone: ${gone.join(", ")}`);
-    lines.push(`   :mag: ${esc(b.aws.summary)}`);
+    lines.push(`   :mag: ${safe(b.aws.summary, 1000)}`);
     const fix = b.aws.blockedGroups.flatMap((g) => g.remedies).find((r) => r.actionable);
     if (fix && !forceAdvisedFor(b)) {
       lines.push(
-        `   :white_check_mark: *Fix without forcing:* ${esc(fix.what)}: ${esc(fix.action)}${fix.commands[0] ? ` — \`${esc(fix.commands[0])}\`` : ""}`,
+        `   :white_check_mark: *Fix without forcing:* ${safe(fix.what)}: ${safe(fix.action, 500)}${fix.commands[0] ? ` — \`${code(fix.commands[0], 500)}\`` : ""}`,
       );
     }
-    for (const p of b.aws.problems) lines.push(`   :grey_question: ${esc(p)}`);
+    for (const p of b.aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
   }
   for (const e of b.evidence.filter((x) => x.source !== "aws").slice(0, 6)) {
     lines.push(
-      `${e.error ? ":x:" : "•"} _${esc(e.from)}_${e.time ? ` (${esc(e.time)})` : ""}: \`${esc(e.text)}\``,
+      `${e.error ? ":x:" : "•"} _${safe(e.from, 120)}_${e.time ? ` (${safe(e.time, 40)})` : ""}: \`${code(e.text, 400)}\``,
     );
   }
   return { type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } };
@@ -84,15 +84,15 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       type: "header",
       text: {
         type: "plain_text",
-        text: `Namespace ${d.namespace}: ${d.verdict.toUpperCase()}`.slice(0, 150),
+        text: plain(`Namespace ${d.namespace}: ${d.verdict.toUpperCase()}`),
       },
     },
-    { type: "section", text: { type: "mrkdwn", text: clip(`${ICON[d.verdict]} ${esc(d.summary)}`) } },
+    { type: "section", text: { type: "mrkdwn", text: clip(`${ICON[d.verdict]} ${safe(d.summary, 2000)}`) } },
   ];
   const facts: string[] = [];
   if (d.terminatingSeconds !== null) facts.push(`Terminating for *${formatDuration(d.terminatingSeconds)}*`);
   if (d.remaining.length > 0) {
-    facts.push(`remaining: ${d.remaining.map((r) => `\`${esc(r.resource)}\` ${r.count}`).join(", ")}`);
+    facts.push(`remaining: ${d.remaining.map((r) => `\`${code(r.resource, 120)}\` ${r.count}`).join(", ")}`);
   }
   if (facts.length > 0)
     blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
@@ -104,7 +104,9 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
         type: "mrkdwn",
         text: clip(
           trueConditions
-            .map((c) => `*${esc(c.type)}* (${esc(c.reason ?? "")}): ${esc(c.message ?? "")}`)
+            .map(
+              (c) => `*${safe(c.type, 100)}* (${safe(c.reason ?? "", 100)}): ${safe(c.message ?? "", 800)}`,
+            )
             .join("\n"),
         ),
       },
@@ -126,7 +128,9 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       type: "section",
       text: {
         type: "mrkdwn",
-        text: `Namespace finalizers left: ${d.namespaceFinalizers.map((f) => `\`${esc(f)}\``).join(", ")}`,
+        text: clip(
+          `Namespace finalizers left: ${d.namespaceFinalizers.map((f) => `\`${code(f)}\``).join(", ")}`,
+        ),
       },
     });
   }
@@ -176,7 +180,7 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       type: "section",
       text: {
         type: "mrkdwn",
-        text: clip(`*Next steps*\n${d.nextSteps.map((s, i) => `${i + 1}. ${esc(s)}`).join("\n")}`),
+        text: clip(`*Next steps*\n${d.nextSteps.map((s, i) => `${i + 1}. ${safe(s, 600)}`).join("\n")}`),
       },
     });
   }
@@ -186,10 +190,12 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       elements: [
         {
           type: "mrkdwn",
-          text: clip(`:grey_question: Partial result — could not read: ${d.warnings.map(esc).join("; ")}`),
+          text: clip(
+            `:grey_question: Partial result — could not read: ${d.warnings.map((w) => safe(w, 400)).join("; ")}`,
+          ),
         },
       ],
     });
   }
-  return { text: d.summary, blocks: blocks.slice(0, 50) };
+  return { text: safe(d.summary, SlackLimit.Fallback), blocks: blocks.slice(0, 50) };
 }

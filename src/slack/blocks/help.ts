@@ -2,7 +2,7 @@ import type { KnownBlock } from "@slack/types";
 import type { HelpDoc } from "../../../commands/types.js";
 import type { ErrorCode, ErrorDetails } from "../../errors.js";
 import type { SlackMessage } from "./index.js";
-import { clip, esc } from "./text.js";
+import { clip, code, esc, safe, SlackLimit } from "./text.js";
 
 export function renderHelpBlocks(help: HelpDoc): SlackMessage {
   const blocks: KnownBlock[] = [
@@ -17,19 +17,26 @@ export function renderHelpBlocks(help: HelpDoc): SlackMessage {
     blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });
   }
   return {
-    text: `${help.product}: ${help.entries.map((e) => e.usage.split(" ")[0]).join(", ")}`,
+    text: clip(
+      esc(`${help.product}: ${help.entries.map((e) => e.usage.split(" ")[0]).join(", ")}`),
+      SlackLimit.Fallback,
+    ),
     blocks: blocks.slice(0, 50),
   };
 }
+
+/** An error message echoes input; 600 characters name any real mistake and keep the reply small. */
+const ERROR_MAX = 600;
 
 export function renderErrorBlocks(
   error: { code: ErrorCode; message: string; details: ErrorDetails },
   help?: HelpDoc,
 ): SlackMessage {
   const blocks: KnownBlock[] = [
-    { type: "section", text: { type: "mrkdwn", text: clip(`:warning: ${esc(error.message)}`) } },
-    { type: "context", elements: [{ type: "mrkdwn", text: `code \`${error.code}\`` }] },
+    // Error messages often quote what the user typed (a name, a flag): bounded, then escaped.
+    { type: "section", text: { type: "mrkdwn", text: `:warning: ${safe(error.message, ERROR_MAX)}` } },
+    { type: "context", elements: [{ type: "mrkdwn", text: `code \`${code(error.code, 40)}\`` }] },
   ];
   if (help) blocks.push(...renderHelpBlocks(help).blocks);
-  return { text: error.message, blocks: blocks.slice(0, 50) };
+  return { text: safe(error.message, ERROR_MAX), blocks: blocks.slice(0, 50) };
 }

@@ -3,6 +3,7 @@ import type { CommandResult } from "../../../commands/types.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
+import { clip, code, SlackLimit } from "./text.js";
 
 /** A Slack message: `text` is the notification/fallback, `blocks` the Block Kit body. */
 export interface SlackMessage {
@@ -23,12 +24,12 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
         type: "section",
         text: {
           type: "mrkdwn",
-          text: `:eyes: Watching namespace \`${result.namespace}\` until it is gone; progress in the thread.`,
+          text: `:eyes: Watching namespace \`${code(result.namespace, 63)}\` until it is gone; progress in the thread.`,
         },
       };
       if (result.diagnosis.verdict === "not-found") return m;
       return {
-        text: `Watching namespace ${result.namespace}: ${m.text}`,
+        text: clip(`Watching namespace ${code(result.namespace, 63)}: ${m.text}`, SlackLimit.Fallback),
         blocks: [intro, ...m.blocks].slice(0, 50),
       };
     }

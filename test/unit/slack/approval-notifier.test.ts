@@ -142,11 +142,29 @@ describe("thread reporter, audit mirror, directory", () => {
     expect(replies[0]?.text).toBe("✅ Namespace myapp is gone");
   });
 
-  it("mirrors audit lines to the audit channel", async () => {
-    await createSlackAuditMirror(client, "CAUDIT").postToChannel("vote.approve by <@UBOB>");
+  it("mirrors audit entries to the audit channel: the voter is mentioned, the reason cannot ping", async () => {
+    await createSlackAuditMirror(client, "CAUDIT").postEntry?.({
+      at: "2026-02-12T08:50:00Z",
+      actor: { kind: "user", userId: "UBOB", teamId: "T1" },
+      event: "request.created",
+      requestId: "r1",
+      action: "remove-finalizer",
+      target: "Ingress myapp/x",
+      result: "<!channel> <https://evil.example|click> recovery first",
+    });
     const call = await fake.waitFor("chat.postMessage");
     expect(call.body["channel"]).toBe("CAUDIT");
-    expect(call.body["text"]).toBe("vote.approve by <@UBOB>");
+    const text = String(call.body["text"]);
+    expect(text).toContain("<@UBOB>");
+    expect(text).toContain("&lt;!channel&gt;");
+    expect(text).not.toContain("<!channel>");
+    expect(text).not.toContain("<https://");
+  });
+
+  it("treats a pre-formatted audit line as text", async () => {
+    await createSlackAuditMirror(client, "CAUDIT").postToChannel("vote.approve by <!here>");
+    const call = await fake.waitFor("chat.postMessage");
+    expect(call.body["text"]).toBe("vote.approve by &lt;!here&gt;");
   });
 
   it("lists user-group members and turns Slack errors into coded errors", async () => {

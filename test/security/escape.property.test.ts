@@ -1,0 +1,584 @@
+/**
+ * Property: whatever a user or a cluster writes, nothing the bot posts to Slack carries live markup
+ * (`<!channel>`, `<!here>`, `<!subteam^…>`, `<@U…>`, `<#C…>`, `<http…|…>`) unless the bot wrote it
+ * itself, and every text stays within its bound. Inputs come from a seeded generator (mulberry32) that
+ * mixes Slack control sequences, entities, mrkdwn characters, unicode, control characters and huge
+ * strings; a failing case names its seed so it can be replayed.
+ *
+ * The bot's own markup is allow-listed exactly: mentions of the request's requester and voters (user
+ * ids from signed payloads), `<#C…>` for the channel a request was posted in, and `<!date^…>` stamps.
+ */
+import type { webApi } from "@slack/bolt";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { defaultRegistry } from "../../commands/index.js";
+import type { CommandResult } from "../../commands/types.js";
+import type { AuditEntry, StoredAuditEntry } from "../../src/audit/log.js";
+import { RequestState, type ApprovalRequest, type Vote } from "../../src/approvals/types.js";
+import { buildFinalizerPatch } from "../../src/approvals/workflow.js";
+import { analyzeNamespace } from "../../src/diagnosis/analyze.js";
+import type { AwsFindings } from "../../src/diagnosis/aws.js";
+import type { Blocker, Evidence, NamespaceDiagnosis } from "../../src/diagnosis/types.js";
+import { ErrorCode } from "../../src/errors.js";
+import type { KubePort } from "../../src/kube/port.js";
+import {
+  createSlackApprovalNotifier,
+  createSlackAuditMirror,
+  createSlackThreadReporter,
+} from "../../src/slack/approvals.js";
+import { renderAuditLine } from "../../src/slack/blocks/approval.js";
+import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/index.js";
+import { SlackLimit } from "../../src/slack/blocks/text.js";
+import { ingressType, lbcDeployment, obj, terminatingNs } from "../unit/diagnosis/fixtures.js";
+
+/** mulberry32: small, fast, seedable; enough to make every case replayable from its seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Pieces an attacker would use: Slack control sequences, entities, mrkdwn, unicode, control characters. */
+export const HOSTILE_TOKENS: readonly string[] = [
+  "<!channel>",
+  "<!here>",
+  "<!everyone>",
+  "<!here|here>",
+  "<!subteam^S0ONCALL|@oncall>",
+  "<!subteam^S0ONCALL>",
+  "<@U0ADMIN>",
+  "<@W0ADMIN|admin>",
+  "<@U0ALICE>",
+  "<#C0SECRET>",
+  "<#C0SECRET|secret>",
+  "<http://evil.example|click here>",
+  "<https://evil.example/login>",
+  "<mailto:a@evil.example|mail>",
+  "<tel:+100|call>",
+  "<!date^1^{date}|now>",
+  "&lt;!channel&gt;",
+  "&amp;lt;!here&amp;gt;",
+  "&",
+  "&#60;!channel&#62;",
+  "<",
+  ">",
+  "<<!channel>>",
+  "`",
+  "```",
+  "*bold*",
+  "_it_",
+  "~del~",
+  ">>> quote",
+  "\n",
+  "\r\n",
+  "\t",
+  "\u0000",
+  "\u0007",
+  "\u001b[31m",
+  "\u200b",
+  "\u202e",
+  "\ufeff",
+  "é",
+  "👩‍👩‍👧",
+  "日本語",
+  "\ud800",
+  "ingress.k8s.aws/resources",
+  "myapp",
+];
+
+/** A hostile string: mostly tokens and random code points, sometimes huge. */
+export function hostile(r: () => number, maxPieces = 12): string {
+  const roll = r();
+  if (roll < 0.03) {
+    // Huge: far beyond any Slack limit, so every bound is exercised.
+    const unit = HOSTILE_TOKENS[Math.floor(r() * HOSTILE_TOKENS.length)] ?? "<!channel>";
+    return unit.repeat(Math.ceil((20_000 + r() * 60_000) / Math.max(1, unit.length)));
+  }
+  const pieces = 1 + Math.floor(r() * maxPieces);
+  let out = "";
+  for (let i = 0; i < pieces; i++) {
+    const kind = r();
+    if (kind < 0.55) out += HOSTILE_TOKENS[Math.floor(r() * HOSTILE_TOKENS.length)] ?? "";
+    else if (kind < 0.8) out += String.fromCodePoint(0x20 + Math.floor(r() * 0x5f));
+    else if (kind < 0.95) out += String.fromCodePoint(Math.floor(r() * 0xd7ff));
+    else out += " ";
+  }
+  return out;
+}
+
+const USER_ID = /^[UW][A-Z0-9]{2,20}$/;
+
+/** Every text in a Block Kit tree with the bound Slack sets for where it sits. */
+function blockTexts(node: unknown, path: string, out: { where: string; text: string; max: number }[]) {
+  if (Array.isArray(node)) {
+    node.forEach((n, i) => blockTexts(n, `${path}[${String(i)}]`, out));
+    return;
+  }
+  if (typeof node !== "object" || node === null) return;
+  const rec = node as Record<string, unknown>;
+  if ((rec["type"] === "mrkdwn" || rec["type"] === "plain_text") && typeof rec["text"] === "string") {
+    const max = path.endsWith(".confirm.text")
+      ? 300
+      : path.endsWith(".title") || path.includes(".confirm.")
+        ? 100
+        : /\.elements\[\d+\]\.text$/.test(path) && !path.includes("context")
+          ? 75
+          : SlackLimit.Section;
+    out.push({ where: path, text: rec["text"], max });
+  }
+  for (const [k, v] of Object.entries(rec)) blockTexts(v, `${path}.${k}`, out);
+}
+
+/** Header blocks carry a 150-character limit of their own. */
+function headerTexts(blocks: readonly unknown[]): string[] {
+  return blocks
+    .filter(
+      (b): b is { type: "header"; text: { text: string } } => (b as { type?: string }).type === "header",
+    )
+    .map((b) => b.text.text);
+}
+
+interface Allowed {
+  readonly users: ReadonlySet<string>;
+  readonly channels: ReadonlySet<string>;
+}
+
+const DATE_STAMP =
+  /<!date\^\d+\^\{date_short_pretty\} \{time_secs\}\|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d)>/g;
+
+/** What is left after removing exactly the markup the bot writes itself. */
+function withoutBotMarkup(text: string, allowed: Allowed): string {
+  return text
+    .replace(DATE_STAMP, "")
+    .replace(/<@([A-Z0-9]+)>/g, (m, id: string) => (allowed.users.has(id) ? "" : m))
+    .replace(/<#([A-Z0-9]+)>/g, (m, id: string) => (allowed.channels.has(id) ? "" : m));
+}
+
+/** Live Slack markup: a control sequence, a mention, a channel link, or any `<scheme:…>` link. */
+const MARKUP = /<(?:[!@#]|[a-z][a-z0-9+.-]*:)/i;
+
+function assertSafeText(text: string, max: number, allowed: Allowed, label: string): void {
+  expect(text.length, `${label}: ${String(text.length)} > ${String(max)}`).toBeLessThanOrEqual(max);
+  const rest = withoutBotMarkup(text, allowed);
+  const hit = MARKUP.exec(rest);
+  expect(
+    hit,
+    `${label}: live markup ${JSON.stringify(rest.slice(Math.max(0, (hit?.index ?? 0) - 20), (hit?.index ?? 0) + 40))}`,
+  ).toBeNull();
+  // Escaping leaves no raw bracket at all outside the bot's own markup.
+  expect(rest.includes("<"), `${label}: raw "<" in ${JSON.stringify(rest.slice(0, 200))}`).toBe(false);
+}
+
+function assertSafeMessage(m: SlackMessage, allowed: Allowed, label: string): void {
+  assertSafeText(m.text, SlackLimit.Fallback, allowed, `${label} fallback text`);
+  expect(m.blocks.length, `${label}: blocks`).toBeLessThanOrEqual(50);
+  for (const h of headerTexts(m.blocks)) expect(h.length, `${label}: header`).toBeLessThanOrEqual(150);
+  const texts: { where: string; text: string; max: number }[] = [];
+  blockTexts(m.blocks, "blocks", texts);
+  for (const t of texts) assertSafeText(t.text, t.max, allowed, `${label} ${t.where}`);
+}
+
+function userId(r: () => number): string {
+  // Mostly the ids Slack issues; sometimes junk, which must never be rendered as a mention.
+  return r() < 0.8
+    ? `U0${Math.floor(r() * 1e6)
+        .toString(36)
+        .toUpperCase()}`
+    : hostile(r, 3);
+}
+
+function allowedFor(ids: readonly string[], channels: readonly string[] = []): Allowed {
+  return {
+    users: new Set(ids.filter((id) => USER_ID.test(id))),
+    channels: new Set(channels.filter((c) => /^[CGD][A-Z0-9]{2,20}$/.test(c))),
+  };
+}
+
+function evidence(r: () => number): Evidence {
+  return {
+    source: r() < 0.5 ? "log" : "event",
+    from: hostile(r),
+    text: hostile(r),
+    ...(r() < 0.5 ? { time: hostile(r, 2) } : {}),
+    error: r() < 0.5,
+  };
+}
+
+function awsFindings(r: () => number): AwsFindings {
+  const remedy = {
+    kind: "detach-interface",
+    target: hostile(r, 2),
+    what: hostile(r),
+    action: hostile(r),
+    commands: [hostile(r)],
+    actionable: r() < 0.5,
+  };
+  return {
+    cluster: hostile(r, 3),
+    stack: hostile(r, 3),
+    resources: [
+      { type: "SecurityGroup", id: hostile(r, 2), name: hostile(r, 3), exists: true },
+      { type: "LoadBalancer", id: hostile(r, 2), exists: false },
+    ],
+    blockedGroups: [
+      {
+        groupId: hostile(r, 2),
+        groupName: hostile(r, 2),
+        role: "managed",
+        networkInterfaces: [],
+        referencingRules: [],
+        deleteFailures: [],
+        remedies: [remedy],
+      },
+    ],
+    stays: [{ type: "LoadBalancer", id: hostile(r, 2), usedBy: [hostile(r, 2)], why: hostile(r) }],
+    forceAdvised: r() < 0.5,
+    problems: [hostile(r)],
+    summary: hostile(r),
+  } as unknown as AwsFindings;
+}
+
+/** A diagnosis as a cluster full of hostile text would make it, through the real analysis. */
+function diagnosis(r: () => number): NamespaceDiagnosis {
+  const now = new Date("2026-02-12T09:10:00Z");
+  const objects = Array.from({ length: 1 + Math.floor(r() * 3) }, (_, i) =>
+    obj(ingressType, `ing-${String(i)}`, {
+      finalizers: [hostile(r, 3), "ingress.k8s.aws/resources"],
+      deletionTimestamp: now.toISOString(),
+      ...(r() < 0.5 ? { loadBalancerHostnames: [hostile(r, 3)] } : {}),
+    }),
+  );
+  const analyzed = analyzeNamespace({
+    name: "myapp",
+    namespace: terminatingNs("myapp", new Date(now.getTime() - 3_600_000), {
+      conditions: [
+        {
+          type: hostile(r, 3),
+          status: "True",
+          reason: hostile(r, 3),
+          message: hostile(r),
+        },
+      ],
+      specFinalizers: [hostile(r, 2)],
+    }),
+    listed: [{ type: ingressType, objects }],
+    deployments: [lbcDeployment(hostile(r, 2))],
+    discoveryFailures: [
+      {
+        groupVersion: hostile(r, 2),
+        message: hostile(r),
+        apiService: {
+          name: hostile(r, 2),
+          service: hostile(r, 2),
+          available: hostile(r, 1),
+          reason: hostile(r, 2),
+          message: hostile(r),
+        },
+      },
+    ],
+    evidence: new Map(objects.map((o) => [`ingresses/${o.name}`, [evidence(r), evidence(r)]])),
+    aws: new Map(objects.map((o) => [`ingresses/${o.name}`, awsFindings(r)])),
+    warnings: [hostile(r)],
+    now,
+    blockedAfterSeconds: 300,
+  });
+  // Fields the analysis fills from tables are replaced too, as a hostile cluster could make them.
+  const blockers: Blocker[] = analyzed.blockers.map((b) => ({
+    ...b,
+    kind: hostile(r, 2),
+    apiVersion: hostile(r, 2),
+    namespace: hostile(r, 2),
+    name: hostile(r, 3),
+    owners: b.owners.map((o) => ({
+      ...o,
+      controller: hostile(r, 3),
+      cleanup: hostile(r),
+      candidates: [
+        {
+          namespace: hostile(r, 2),
+          name: hostile(r, 2),
+          kind: "Deployment",
+          replicas: 1,
+          readyReplicas: 0,
+          healthy: false,
+          images: [],
+        },
+      ],
+    })),
+  }));
+  return {
+    ...analyzed,
+    namespace: hostile(r, 3),
+    summary: `${analyzed.summary} ${hostile(r)}`,
+    nextSteps: [...analyzed.nextSteps, hostile(r)],
+    remaining: [{ resource: hostile(r, 2), count: 3 }],
+    blockers,
+  };
+}
+
+const STATES = Object.values(RequestState);
+
+function approvalRequest(r: () => number): ApprovalRequest {
+  const remove = [hostile(r, 3)];
+  const precondition = { resourceVersion: hostile(r, 2), finalizers: [...remove, hostile(r, 2)] };
+  const votes: Vote[] = Array.from({ length: Math.floor(r() * 3) }, () => ({
+    voter: { userId: userId(r), teamId: "T1" },
+    decision: r() < 0.7 ? "approve" : "deny",
+    at: r() < 0.8 ? "2026-02-12T08:47:00Z" : hostile(r, 2),
+  }));
+  const state = STATES[Math.floor(r() * STATES.length)] ?? "PENDING";
+  const channel = r() < 0.8 ? "C0INCIDENT" : hostile(r, 2);
+  return {
+    id: r() < 0.8 ? "abcdefghijklmnopqrstuvwxyz" : hostile(r, 2),
+    action: {
+      type: "remove-finalizer",
+      target: {
+        resource: "ingresses",
+        apiVersion: hostile(r, 2),
+        kind: hostile(r, 2),
+        namespace: hostile(r, 2),
+        name: hostile(r, 3),
+      },
+      precondition,
+      remove,
+      patch: buildFinalizerPatch(precondition, remove),
+    },
+    requester: { userId: userId(r), teamId: "T1" },
+    channelId: channel,
+    message: { channel, ts: "1.000001" },
+    reason: hostile(r),
+    evidence: [hostile(r), hostile(r)],
+    cleanupPlan: [hostile(r)],
+    createdAt: r() < 0.8 ? "2026-02-12T08:45:00Z" : hostile(r, 2),
+    expiresAt: r() < 0.8 ? "2026-02-12T09:15:00Z" : hostile(r, 2),
+    updatedAt: "2026-02-12T08:46:00Z",
+    approvalsRequired: 1,
+    state,
+    votes,
+    executionAttempts: 1,
+    ...(r() < 0.5
+      ? {
+          result: {
+            outcome: "failed" as const,
+            message: hostile(r),
+            at: "2026-02-12T08:48:00Z",
+            resourceVersionAfter: hostile(r, 2),
+            finalizersAfter: [hostile(r, 2)],
+          },
+        }
+      : {}),
+  };
+}
+
+function requestAllowed(req: ApprovalRequest): Allowed {
+  return allowedFor(
+    [req.requester.userId, ...req.votes.map((v) => v.voter.userId)],
+    req.message ? [req.message.channel] : [],
+  );
+}
+
+function auditEntry(r: () => number, i: number): StoredAuditEntry {
+  const entry: AuditEntry = {
+    at: r() < 0.8 ? "2026-02-12T08:45:00Z" : hostile(r, 2),
+    actor:
+      r() < 0.6
+        ? { kind: "user", userId: userId(r), teamId: "T1" }
+        : { kind: "system", component: hostile(r, 2) },
+    event: hostile(r, 2),
+    requestId: hostile(r, 2),
+    action: "remove-finalizer",
+    target: hostile(r, 3),
+    ...(r() < 0.5 ? { before: hostile(r, 1), after: hostile(r, 1) } : {}),
+    ...(r() < 0.8 ? { result: hostile(r) } : {}),
+  };
+  return { ...entry, streamId: `${String(i)}-0` };
+}
+
+function auditAllowed(entries: readonly AuditEntry[]): Allowed {
+  return allowedFor(entries.flatMap((e) => (e.actor.kind === "user" ? [e.actor.userId] : [])));
+}
+
+/** A WebClient stand-in that records what would be posted (the wire itself is covered by the fuzz test). */
+function recordingClient(): { client: webApi.WebClient; posted: Record<string, unknown>[] } {
+  const posted: Record<string, unknown>[] = [];
+  const record = (args: Record<string, unknown>) => {
+    posted.push(args);
+    return Promise.resolve({ ok: true, ts: "2.000001", channel: String(args["channel"]) });
+  };
+  const client = { chat: { postMessage: record, update: record, postEphemeral: record } };
+  return { client: client as unknown as webApi.WebClient, posted };
+}
+
+const CASES = 400;
+
+describe("nothing a user or a cluster writes reaches Slack as live markup", () => {
+  it("diagnosis and watch cards (blocker names, finalizers, log lines, AWS text)", () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const d = diagnosis(r);
+      const none = allowedFor([]);
+      assertSafeMessage(
+        renderSlackMessage({ type: "diagnosis", diagnosis: d }),
+        none,
+        `seed ${String(seed)} diagnosis`,
+      );
+      assertSafeMessage(
+        renderSlackMessage({ type: "watch", namespace: hostile(r, 3), diagnosis: d }),
+        none,
+        `seed ${String(seed)} watch`,
+      );
+    }
+  });
+
+  it("approval requests in every state, with reasons, outcomes and votes; lists of them", () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const req = approvalRequest(r);
+      assertSafeMessage(
+        renderSlackMessage({ type: "approval-request", request: req }),
+        requestAllowed(req),
+        `seed ${String(seed)} request ${req.state}`,
+      );
+      const reqs = [req, approvalRequest(r), approvalRequest(r)];
+      const allowed: Allowed = {
+        users: new Set(reqs.flatMap((q) => [...requestAllowed(q).users])),
+        channels: new Set(reqs.flatMap((q) => [...requestAllowed(q).channels])),
+      };
+      assertSafeMessage(
+        renderSlackMessage({ type: "approvals", requests: reqs, now: "2026-02-12T08:50:00Z" }),
+        allowed,
+        `seed ${String(seed)} approvals`,
+      );
+    }
+  });
+
+  it("audit entries: the /unstuck audit card and the audit-channel mirror", async () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const entries = Array.from({ length: 1 + Math.floor(r() * 5) }, (_, i) => auditEntry(r, i));
+      const allowed = auditAllowed(entries);
+      assertSafeMessage(
+        renderSlackMessage({ type: "audit", entries }),
+        allowed,
+        `seed ${String(seed)} audit`,
+      );
+      const { client, posted } = recordingClient();
+      const mirror = createSlackAuditMirror(client, "CAUDIT");
+      for (const e of entries) {
+        await mirror.postEntry?.(e);
+        await mirror.postToChannel(renderAuditLine(e));
+      }
+      expect(posted).toHaveLength(entries.length * 2);
+      for (const p of posted) {
+        assertSafeText(String(p["text"]), SlackLimit.Section, allowed, `seed ${String(seed)} mirror`);
+        expect(p["unfurl_links"]).toBe(false);
+      }
+    }
+  });
+
+  it("error replies and help, as the command registry produces them from hostile command text", async () => {
+    const registry = defaultRegistry("/unstuck");
+    const kube = new Proxy({} as KubePort, {
+      get: () => () => Promise.reject(new Error(`cluster says ${HOSTILE_TOKENS.join(" ")}`)),
+    });
+    const services = { kube, now: () => new Date("2026-02-12T08:50:00Z"), log: pino({ level: "silent" }) };
+    const verbs = [
+      "",
+      "ns ",
+      "diagnose namespace ",
+      "finalize ",
+      "watch ns ",
+      "audit ",
+      "approvals --limit ",
+      "help ",
+    ];
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const verb = verbs[Math.floor(r() * verbs.length)] ?? "";
+      const text =
+        verb === "finalize "
+          ? `finalize ${hostile(r, 2)} -n ${hostile(r, 2)} --reason "${hostile(r)}"`
+          : `${verb}${hostile(r)}`;
+      const result: CommandResult = await registry.dispatch(
+        text,
+        { actor: { userId: "U0ALICE", teamId: "T1", channelId: "C0INCIDENT", surface: "slack" }, services },
+        "/unstuck",
+      );
+      assertSafeMessage(
+        renderSlackMessage(result),
+        allowedFor([]),
+        `seed ${String(seed)} ${result.type} for ${JSON.stringify(text.slice(0, 60))}`,
+      );
+    }
+    // Every coded error, with a message quoting hostile input, renders safely with help attached.
+    const help = registry.help();
+    for (const code of Object.values(ErrorCode)) {
+      const r = mulberry32(code.length);
+      assertSafeMessage(
+        renderSlackMessage({ type: "error", error: { code, message: hostile(r), details: {} }, help }),
+        allowedFor([]),
+        `error ${code}`,
+      );
+    }
+    assertSafeMessage(renderSlackMessage({ type: "help", help }), allowedFor([]), "help");
+  });
+
+  it("a 3.5 MB name comes back bounded in the error reply's text and blocks", async () => {
+    const registry = defaultRegistry("/unstuck");
+    const huge = `<!channel>${"a".repeat(3_500_000)}`;
+    const kube = new Proxy({} as KubePort, { get: () => () => Promise.resolve(null) });
+    const result = await registry.dispatch(
+      `ns ${huge}`,
+      {
+        actor: { userId: "U0ALICE", teamId: "T1", surface: "slack" },
+        services: { kube, now: () => new Date(), log: pino({ level: "silent" }) },
+      },
+      "/unstuck",
+    );
+    const m = renderSlackMessage(result);
+    expect(result.type).toBe("error");
+    assertSafeMessage(m, allowedFor([]), "huge name");
+    expect(JSON.stringify(m).length).toBeLessThan(20_000);
+  });
+
+  it("thread replies (votes, outcomes) keep only a participant's leading mention; wait status lines keep none", async () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const req = approvalRequest(r);
+      const { client, posted } = recordingClient();
+      const notifier = createSlackApprovalNotifier({
+        client,
+        now: () => new Date("2026-02-12T08:50:00Z"),
+        log: pino({ level: "silent" }),
+      });
+      const voter = req.votes[0]?.voter.userId ?? req.requester.userId;
+      // The shapes the workflow and the executor write: a leading mention, or an outcome sentence.
+      await notifier.threadReply(req, `<@${voter}> approved (1/1).`);
+      await notifier.threadReply(req, `<@${voter}> cancelled the request.`);
+      await notifier.threadReply(req, hostile(r));
+      await notifier.threadReply(req, `<@U0STRANGER> ${hostile(r)}`);
+      await notifier.requestUpdated(req);
+      const reporter = createSlackThreadReporter(client);
+      await reporter.post("C0INCIDENT", "1.000001", `⏳ Namespace myapp is still Terminating, ${hostile(r)}`);
+      await reporter.update("C0INCIDENT", "2.000001", hostile(r));
+      const allowed = requestAllowed(req);
+      for (const p of posted) {
+        const label = `seed ${String(seed)} thread`;
+        assertSafeText(String(p["text"]), SlackLimit.Fallback, allowed, label);
+        if (p["blocks"] !== undefined) {
+          assertSafeMessage(
+            { text: String(p["text"]), blocks: p["blocks"] as SlackMessage["blocks"] },
+            allowed,
+            label,
+          );
+        }
+      }
+      if (USER_ID.test(voter)) expect(String(posted[0]?.["text"])).toContain(`<@${voter}>`);
+    }
+  });
+});
