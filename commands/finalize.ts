@@ -141,6 +141,7 @@ export function diagnoseOptions(services: CommandServices): Parameters<typeof pl
       ? { blockedAfterSeconds: services.blockedAfterSeconds }
       : {}),
     ...(services.aws ? { aws: services.aws } : {}),
+    ...(services.diagnosisDeadlineMs !== undefined ? { deadlineMs: services.diagnosisDeadlineMs } : {}),
   };
 }
 

@@ -32,6 +32,8 @@ export interface CommandServices {
   readonly approvals?: ApprovalServices;
   /** Terminating longer than this with finalizers left = blocked. */
   readonly blockedAfterSeconds?: number;
+  /** A diagnosis answers by then with what it has, marked partial. */
+  readonly diagnosisDeadlineMs?: number;
 }
 
 export interface CommandContext {

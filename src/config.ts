@@ -62,6 +62,21 @@ const ClustersFileSchema = z.object({
       profile: z.string().optional(),
       endpoint: z.url().optional(),
     }),
+  /** Bound on one Kubernetes request (fractions allowed, for tests). */
+  UNSTUCK_KUBE_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
+  /** Bound on one AWS call, retries included. */
+  UNSTUCK_AWS_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
+  /** A diagnosis answers by then with what it has, marked partial. */
+  UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: z.coerce.number().positive().max(600).default(20),
+  /** Bound on the start-up reachability checks (Redis, Slack, Kubernetes, AWS). */
+  UNSTUCK_STARTUP_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(20),
+  /** Bound on a graceful stop; after it the process exits anyway. */
+  UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().max(600).default(15),
+  /** Start on a Redis that may evict keys or lose them on restart (local sandbox, tests). */
+  UNSTUCK_ALLOW_VOLATILE_REDIS: z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default("false")
+    .transform((v) => v === "true" || v === "1"),
   ),
 });
 
@@ -118,6 +133,18 @@ export function loadConfig(
 ): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = EnvSchema.safeParse(cleaned);
+  /** Bound on one Kubernetes request. */
+  readonly kubeTimeoutMs: number;
+  /** Bound on one AWS call, retries included. */
+  readonly awsTimeoutMs: number;
+  /** A diagnosis returns what it has by then, marked partial. */
+  readonly diagnosisDeadlineMs: number;
+  /** Bound on the start-up reachability checks. */
+  readonly startupTimeoutMs: number;
+  /** Bound on a graceful stop. */
+  readonly shutdownTimeoutMs: number;
+  /** Start even when Redis may evict or lose keys (`UNSTUCK_ALLOW_VOLATILE_REDIS`). */
+  readonly allowVolatileRedis: boolean;
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const variable = String(issue?.path[0] ?? "environment");
@@ -171,6 +198,12 @@ function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => str
     throw new UnstuckError(
       ErrorCode.Config,
       `Invalid ${variable}: set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither.`,
+    kubeTimeoutMs: Math.round(e.UNSTUCK_KUBE_TIMEOUT_SECONDS * 1000),
+    awsTimeoutMs: Math.round(e.UNSTUCK_AWS_TIMEOUT_SECONDS * 1000),
+    diagnosisDeadlineMs: Math.round(e.UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS * 1000),
+    startupTimeoutMs: Math.round(e.UNSTUCK_STARTUP_TIMEOUT_SECONDS * 1000),
+    shutdownTimeoutMs: Math.round(e.UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS * 1000),
+    allowVolatileRedis: e.UNSTUCK_ALLOW_VOLATILE_REDIS,
       {
         variable,
       },

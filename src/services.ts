@@ -21,7 +21,7 @@ export function createServices(
   const kube = (): KubePort =>
     (adapter ??= createKubeAdapter(
       loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
-      { log },
+      { log, requestTimeoutMs: config.kubeTimeoutMs },
     ));
   const aws = config.aws
     ? createAwsAdapter(
@@ -32,6 +32,7 @@ export function createServices(
           ...(config.aws.credentials !== undefined ? { credentials: config.aws.credentials } : {}),
           retryMode: "adaptive",
           maxAttempts: 5,
+          timeoutMs: config.awsTimeoutMs,
         }),
       )
     : undefined;
@@ -53,6 +54,7 @@ export function createServices(
     now,
     log,
     blockedAfterSeconds: config.blockedAfterSeconds,
+    diagnosisDeadlineMs: config.diagnosisDeadlineMs,
     ...(aws
       ? { aws: { port: aws, ...(config.clusterName !== undefined ? { cluster: config.clusterName } : {}) } }
       : {}),

@@ -30,7 +30,15 @@ export interface AwsClientOptions {
   readonly maxAttempts?: number;
   /** `standard` retries with backoff; `adaptive` also rate-limits the client after throttling. */
   readonly retryMode?: "standard" | "adaptive";
+  /**
+   * Longest wait for one call, retries included (default 10 s). Each attempt's socket is also cut
+   * after this long, so an endpoint that accepts and never answers cannot hold a diagnosis.
+   */
+  readonly timeoutMs?: number;
 }
+
+/** Default bound on one AWS call, retries included. */
+export const DEFAULT_AWS_TIMEOUT_MS = 10_000;
 
 /** The SDK clients the adapters in `src/aws` use. */
 export interface AwsClients {
@@ -58,16 +66,66 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
     ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
     ...(options.retryMode !== undefined ? { retryMode: options.retryMode } : {}),
   };
-  const regional = { ...common, region: options.region };
-  const global = { ...common, region: GLOBAL_SIGNING_REGION };
-  return {
-    elbv2: new ElasticLoadBalancingV2Client(regional),
-    ec2: new EC2Client(regional),
-    route53: new Route53Client(global),
-    cloudfront: new CloudFrontClient(global),
-    cloudtrail: new CloudTrailClient(regional),
-    tagging: new ResourceGroupsTaggingAPIClient(regional),
+  const timeoutMs = options.timeoutMs ?? DEFAULT_AWS_TIMEOUT_MS;
+  // The SDK builds its NodeHttpHandler from these options: the socket-level bounds per attempt.
+  const withHandler = {
+    ...common,
+    requestHandler: { connectionTimeout: Math.min(timeoutMs, 5_000), requestTimeout: timeoutMs },
   };
+  const regional = { ...withHandler, region: options.region };
+  const global = { ...withHandler, region: GLOBAL_SIGNING_REGION };
+  return {
+    elbv2: withCallDeadline(new ElasticLoadBalancingV2Client(regional), timeoutMs),
+    ec2: withCallDeadline(new EC2Client(regional), timeoutMs),
+    route53: withCallDeadline(new Route53Client(global), timeoutMs),
+    cloudfront: withCallDeadline(new CloudFrontClient(global), timeoutMs),
+    cloudtrail: withCallDeadline(new CloudTrailClient(regional), timeoutMs),
+    tagging: withCallDeadline(new ResourceGroupsTaggingAPIClient(regional), timeoutMs),
+  };
+}
+
+/** What a deadline failure looks like to the adapter's error mapping (`err.name`). */
+export class AwsCallTimeoutError extends Error {
+  public constructor(
+    public readonly operation: string,
+    public readonly timeoutMs: number,
+  ) {
+    super(`no answer within ${Number((timeoutMs / 1000).toFixed(1))} s (${operation})`);
+    this.name = "TimeoutError";
+  }
+}
+
+/**
+ * The per-attempt socket timeout alone would let retries multiply the wait (5 attempts × 10 s);
+ * this middleware bounds the whole call, retries and backoff included. It sits at the outermost
+ * step, so the caller's promise settles on time even if a retry is still in flight underneath.
+ */
+function withCallDeadline<C extends { middlewareStack: { add: (...args: never[]) => void } }>(
+  client: C,
+  timeoutMs: number,
+): C {
+  const stack = client.middlewareStack as unknown as {
+    add: (
+      mw: (
+        next: (args: unknown) => Promise<unknown>,
+        context: { commandName?: string },
+      ) => (args: unknown) => Promise<unknown>,
+      options: { step: "initialize"; name: string; priority: "high" },
+    ) => void;
+  };
+  stack.add(
+    (next, context) => (args) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new AwsCallTimeoutError(context.commandName ?? "call", timeoutMs));
+        }, timeoutMs);
+      });
+      return Promise.race([next(args), deadline]).finally(() => clearTimeout(timer));
+    },
+    { step: "initialize", name: "unstuckCallDeadline", priority: "high" },
+  );
+  return client;
 }
 
 /** Releases the clients' sockets (for graceful shutdown and tests). */

@@ -15,6 +15,7 @@ import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./
 import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
 import { clusterNameFromArgs } from "./lbc-names.js";
 import { evidenceFromLogs } from "./logs.js";
 import type { DiscoveryFailureFinding, Evidence, NamespaceDiagnosis } from "./types.js";
@@ -34,6 +35,11 @@ export interface DiagnoseOptions {
    * controller tags with; when absent it is read from the controller's `--cluster-name`.
    */
   readonly aws?: { readonly port: AwsPort; readonly cluster?: string };
+  /**
+   * Overall bound (default 20 s): after it, reads still waiting are given up, named in the
+   * warnings, and the diagnosis returns what it has.
+   */
+  readonly deadlineMs?: number;
 }
 
 /** Bounds on per-blocker reads, so a namespace with thousands of blockers still answers in time. */
@@ -44,6 +50,26 @@ const MAX_EVENT_BLOCKERS = 25;
 const DUPLICATE_GROUPS = new Set(["events.k8s.io"]);
 
 export async function diagnoseNamespace(
+  kube: KubePort,
+  name: string,
+  options: DiagnoseOptions,
+): Promise<NamespaceDiagnosis> {
+  // The collectors below read only through these ports, so bounding the ports bounds the whole
+  // diagnosis; a read cut off by the deadline fails like any unreadable part (a warning).
+  const deadline = startDiagnosisDeadline(options.deadlineMs ?? DEFAULT_DIAGNOSIS_DEADLINE_MS);
+  try {
+    const d = await collectDiagnosis(deadline.kube(kube), name, {
+      ...options,
+      ...(options.aws ? { aws: { ...options.aws, port: deadline.aws(options.aws.port) } } : {}),
+    });
+    const partial = deadline.summary();
+    return partial !== undefined ? { ...d, warnings: [partial, ...d.warnings] } : d;
+  } finally {
+    deadline.dispose();
+  }
+}
+
+async function collectDiagnosis(
   kube: KubePort,
   name: string,
   options: DiagnoseOptions,

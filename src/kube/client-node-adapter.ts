@@ -7,6 +7,7 @@ import {
   AppsV1Api,
   ApisApi,
   CoreV1Api,
+  createConfiguration,
   CustomObjectsApi,
   HttpMethod,
   KubeConfig,
@@ -14,6 +15,8 @@ import {
   KubernetesObjectApi,
   type RequestContext,
   type ResponseContext,
+  ServerConfiguration,
+  VersionApi,
 } from "@kubernetes/client-node";
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
@@ -46,7 +49,15 @@ export interface KubeAdapterOptions {
   /** Longest honoured `Retry-After`, in seconds. */
   readonly maxRetryAfterSeconds?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Longest wait for one HTTP request, body included (default 10 s). An API server that accepts
+   * the connection and never answers would otherwise hold a diagnosis or an execution forever.
+   */
+  readonly requestTimeoutMs?: number;
 }
+
+/** Default per-request deadline: generous for a healthy API server, short enough to answer in Slack. */
+export const DEFAULT_KUBE_TIMEOUT_MS = 10_000;
 
 /** What a call was doing, so that a 403 can say exactly which permission is missing. */
 interface CallContext {
@@ -161,15 +172,64 @@ function setQuery(ctx: RequestContext, query: Record<string, string | undefined>
   for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
 }
 
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * `kc.makeApiClient` with one addition: every request carries an `AbortSignal` that fires after
+ * `timeoutMs`. client-node 1.x sends through node-fetch, which honours the signal for the
+ * connection, the headers and the body alike, so a server that stalls mid-body is cut off too.
+ */
+function makeClient<T>(
+  kc: KubeConfig,
+  api: new (config: ReturnType<typeof createConfiguration>) => T,
+  timeoutMs: number,
+): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
+    throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
+  return new api(
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      promiseMiddleware: [
+        {
+          pre: (ctx: RequestContext) => {
+            ctx.setSignal(AbortSignal.timeout(timeoutMs));
+            return Promise.resolve(ctx);
+          },
+          post: (res: ResponseContext) => Promise.resolve(res),
+        },
+      ],
+    }),
+  );
+}
+
+/**
+ * One cheap authenticated request (`GET /version`), for the start-up reachability check: it
+ * proves the address, the TLS trust and the credentials without needing any RBAC grant.
+ */
+export async function kubeVersion(kc: KubeConfig, timeoutMs: number): Promise<string> {
+  const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
+  try {
+    const v = await makeClient(kc, VersionApi, timeoutMs).getCode();
+    return v.gitVersion;
+  } catch (err) {
+    throw mapKubeError(err, { verb: "get", resource: "/version" }, server, timeoutMs);
+  }
+}
+
 /** Build the adapter from a kubeconfig text or a loaded `KubeConfig`. */
 export function createKubeAdapter(source: string | KubeConfig, options: KubeAdapterOptions = {}): KubePort {
   const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
   const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
-  const apis = kc.makeApiClient(ApisApi);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const raw = kc.makeApiClient(ResourceApi);
+  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
+  const core = makeClient(kc, CoreV1Api, timeoutMs);
+  const apps = makeClient(kc, AppsV1Api, timeoutMs);
+  const apis = makeClient(kc, ApisApi, timeoutMs);
+  const custom = makeClient(kc, CustomObjectsApi, timeoutMs);
+  const raw = makeClient(kc, ResourceApi, timeoutMs);
   const maxAttempts = options.maxAttempts ?? 4;
   const pageSize = options.pageSize ?? 500;
   const sleep = options.sleep ?? delay;
@@ -181,7 +241,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       try {
         return await op();
       } catch (err) {
-        const mapped = mapKubeError(err, ctx, server);
+        const mapped = mapKubeError(err, ctx, server, timeoutMs);
         const retryable =
           mapped.code === ErrorCode.Throttled ||
           mapped.details.status === 503 ||
@@ -490,12 +550,24 @@ function headerValue(headers: unknown, name: string): string | undefined {
 }
 
 function describeTarget(ctx: CallContext): string {
+/** node-fetch rejects with `AbortError` when the request's signal fires (our deadline). */
+function isAbort(err: unknown): boolean {
+  const name = (err as { name?: unknown } | null)?.name;
+  const type = (err as { type?: unknown } | null)?.type;
+  return name === "AbortError" || name === "TimeoutError" || type === "aborted";
+}
+
   const res = ctx.group ? `${ctx.resource}.${ctx.group}` : ctx.resource;
   return `${ctx.verb} ${res}${ctx.namespace ? ` in namespace "${ctx.namespace}"` : ""}`;
 }
 
 /** Map a client error to a coded, user-facing error. Exported for tests. */
-export function mapKubeError(err: unknown, ctx: CallContext, server: string): UnstuckError {
+export function mapKubeError(
+  err: unknown,
+  ctx: CallContext,
+  server: string,
+  timeoutMs: number = DEFAULT_KUBE_TIMEOUT_MS,
+): UnstuckError {
   if (err instanceof UnstuckError) return err;
   const details = {
     verb: ctx.verb,
@@ -510,6 +582,16 @@ export function mapKubeError(err: unknown, ctx: CallContext, server: string): Un
       case 401:
         return new UnstuckError(
           ErrorCode.Unauthorized,
+  if (isAbort(err)) {
+    // Not retried by `call`: for a write the outcome is unknown (the server may have applied it),
+    // and for a read the caller's own deadline is the better judge of whether to try again.
+    return new UnstuckError(
+      ErrorCode.Upstream,
+      `The Kubernetes API server at ${server} did not answer in time (${describeTarget(ctx)}: no answer within ${formatSeconds(timeoutMs)}).`,
+      { ...details, timedOut: true, timeoutMs },
+      { cause: err },
+    );
+  }
           `The Kubernetes API rejected the bot's credentials: ${message}`,
           {
             ...details,

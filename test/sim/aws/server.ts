@@ -46,6 +46,11 @@ export interface AwsFaults {
    * service's own access-denied error, so the product's "missing permission" path can be tested.
    */
   deny?: readonly string[];
+  /**
+   * Actions (same two forms as `deny`) that are accepted and never answered, until the client gives
+   * up or the simulator stops: an endpoint that hangs, for the product's timeouts.
+   */
+  hang?: readonly string[];
 }
 
 /** One counted call. */
@@ -268,6 +273,7 @@ export class AwsEndpoint {
       ...f,
       ...(f.throttle ? { throttle: { ...f.throttle } } : {}),
       ...(f.deny ? { deny: [...f.deny] } : {}),
+      ...(f.hang ? { hang: [...f.hang] } : {}),
     };
   }
 
@@ -345,6 +351,12 @@ export class AwsEndpoint {
       requestId,
     };
 
+    const hang = this.faults.hang ?? [];
+    if (hang.includes(action) || hang.includes(`${def.iamPrefix}:${action}`)) {
+      // Never answered; `stop()` closes every connection, this one included.
+      this.callLog.push({ service, action, status: 0, errorCode: "Hang" });
+      return;
+    }
     const scope = credentialScope(req);
     let result: ServiceResult | undefined;
     // IAM decides before the service does, and CloudTrail records the denied call (unlike a throttled one).

@@ -54,6 +54,20 @@ export interface KubeFaults {
   failingGroups?: string[];
   /** RBAC denials: matching requests get the real 403 Forbidden Status. */
   forbid?: ForbidRule[];
+  /**
+   * Requests accepted and never answered (until the client gives up or the server stops): an API
+   * server behind a stuck load balancer or an overloaded etcd. Every request matches when both
+   * fields are unset; discovery and `/version` hang too when their paths match.
+   */
+  hang?: { pathPrefix?: string; method?: string };
+}
+
+/** Whether a request falls under the `hang` fault. */
+function hangs(faults: KubeFaults, method: string, path: string): boolean {
+  const h = faults.hang;
+  if (h === undefined) return false;
+  if (h.method !== undefined && h.method.toUpperCase() !== method.toUpperCase()) return false;
+  return h.pathPrefix === undefined || path.startsWith(h.pathPrefix);
 }
 
 /** One served request, for tests and benchmarks that count calls. */
@@ -267,6 +281,12 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
           return;
         }
         user = who;
+        if (hangs(faults, req.method ?? "GET", url.pathname)) {
+          // Held like a watch, so that stopping the simulator ends it.
+          ctx.watches.add(res);
+          res.on("close", () => ctx.watches.delete(res));
+          return;
+        }
         await route(ctx, req, res, url, user);
       } catch (err) {
         if (res.headersSent) {
