@@ -65,7 +65,7 @@ async function startProxy(
 describe("paged lists against the Kubernetes simulator (issue 13)", () => {
   let sim: KubeSim;
   let kube: KubePort;
-  let types: ResourceType[];
+  let types: readonly ResourceType[];
   let dir: string;
   let kubeconfigPath: string;
   const proxies: Server[] = [];
