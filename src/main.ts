@@ -6,6 +6,7 @@ import { loadConfig, type Config } from "./config.js";
 import { toUserError } from "./errors.js";
 import { createLogger } from "./log.js";
 import { createRuntime } from "./runtime.js";
+import { checkStartup, StartupError } from "./startup.js";
 
 /** The message for a machine with no Slack credentials: which variables, and what each is for. */
 export function missingSlackMessage(config: Config): string {
@@ -49,24 +50,50 @@ async function main(): Promise<number> {
     });
   }
   const log = createLogger({ level: config.logLevel });
+  // Every dependency once, bounded, before anything retries in the background: a bot that cannot
+  // work exits with one line saying what is missing, not a stream of reconnect logs.
+  try {
+    const report = await checkStartup(config);
+    for (const warning of report.warnings) log.warn({ startup: true }, warning);
+  } catch (err) {
+    process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
+    return 1;
+  }
   const runtime = await createRuntime({ config, log });
   const { port } = await runtime.start();
   log.info({ mode: runtime.slack.mode, port, aws: config.aws?.region ?? "off" }, "unstuck is running");
-  await new Promise<void>((resolve) => {
+  const clean = await new Promise<boolean>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, "shutting down");
-      runtime.stop().then(resolve, (err: unknown) => {
-        log.error({ err }, "error while stopping");
-        resolve();
-      });
+      // runtime.stop() bounds itself; this is the last resort should it not.
+      const hard = setTimeout(() => {
+        log.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown did not finish in time; exiting");
+        resolve(false);
+      }, config.shutdownTimeoutMs + 2_000);
+      hard.unref();
+      runtime.stop().then(
+        () => resolve(true),
+        (err: unknown) => {
+          log.error({ err }, "error while stopping");
+          resolve(false);
+        },
+      );
     };
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
   });
-  return 0;
+  return clean ? 0 : 1;
 }
 
-process.exitCode = await main().catch((err: unknown) => {
-  process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
+/** An error as one line for stderr (no stack, no newlines). */
+function oneLine(err: unknown): string {
+  const message = err instanceof StartupError ? err.message : toUserError(err).message;
+  return message.replace(/\s*\n\s*/g, " ");
+}
+
+const code = await main().catch((err: unknown) => {
+  process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
   return 1;
 });
+// Exit explicitly: a socket a hung dependency still holds must not keep the process alive.
+process.exit(code);

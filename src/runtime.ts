@@ -7,7 +7,7 @@ import { WebClient } from "@slack/web-api";
 import type { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { requestRemovalWithPlan } from "../commands/finalize.js";
-import { defaultRegistry } from "../commands/index.js";
+import { defaultRegistry, type Registry } from "../commands/index.js";
 import type { CommandResult, CommandServices } from "../commands/types.js";
 import type { ApprovalNotifier } from "./approvals/notifier.js";
 import { ApprovalPolicy } from "./approvals/policy.js";
@@ -159,7 +159,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     notifier,
     log,
   });
-  const services: CommandServices = { ...base, approvals: { workflow, audit } };
+  const services: CommandServices = {
+    ...base,
+    diagnosisDeadlineMs: base.diagnosisDeadlineMs ?? config.diagnosisDeadlineMs,
+    approvals: { workflow, audit },
+  };
 
   const workerSetup = { connection: redis, prefix: `${prefix}:bull`, ...options.worker };
   const workers: Worker[] = [
@@ -197,7 +201,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
   const slack = createSlackApp({
     config,
-    registry: defaultRegistry(config.command),
+    // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
+    // a write), so the requester always gets an answer.
+    registry: boundedRegistry(
+      defaultRegistry(config.command),
+      config.diagnosisDeadlineMs + config.kubeTimeoutMs + 5_000,
+    ),
     services,
     log,
     now,
@@ -250,10 +259,65 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      await slack.stop();
-      await Promise.all(workers.map((w) => w.close()));
-      await queues.close();
-      await redis.quit().catch(() => undefined);
+      const graceful = (async () => {
+        await slack.stop();
+        await Promise.all(workers.map((w) => w.close()));
+        await queues.close();
+        await redis.quit().catch(() => undefined);
+      })();
+      const finished = await settlesWithin(graceful, config.shutdownTimeoutMs);
+      if (finished) return;
+      // A dependency hangs (a job stuck on the API server, Redis not answering): stop waiting for
+      // it. Jobs left active are re-run by BullMQ's stalled check on the next start.
+      log.warn({ timeoutMs: config.shutdownTimeoutMs }, "graceful stop timed out; closing connections");
+      for (const w of workers) void w.close(true).catch(() => undefined);
+      void queues.close().catch(() => undefined);
+      redis.disconnect();
+    },
+  };
+}
+
+/** Whether `p` settles (either way) within `ms`. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const done = p.then(
+    () => true as const,
+    () => true as const,
+  );
+  const result = await Promise.race([done, timedOut]);
+  clearTimeout(timer);
+  return result;
+}
+
+/**
+ * The registry with a bound on each command: past it the requester is told that the command did
+ * not finish, instead of hearing nothing. The command itself is not cancelled (its own timeouts end it).
+ */
+function boundedRegistry(registry: Registry, ms: number): Registry {
+  return {
+    ...registry,
+    dispatch: async (text, ctx, prefix) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<CommandResult>((resolve) => {
+        timer = setTimeout(() => {
+          resolve({
+            type: "error",
+            error: {
+              code: ErrorCode.Upstream,
+              message: `No answer within ${Math.round(ms / 1000)} s: a dependency (Kubernetes, AWS or Redis) is not answering; try again later.`,
+              details: { timedOut: true, timeoutMs: ms },
+            },
+          });
+        }, ms);
+      });
+      try {
+        return await Promise.race([registry.dispatch(text, ctx, prefix), late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -1,0 +1,254 @@
+/**
+ * Start-up checks: before the bot builds anything, each dependency is tried once with a bounded
+ * wait — Redis (and whether it is fit to be a system of record), Slack `auth.test`, the Kubernetes
+ * API (`/version`) and AWS (one cheap read) — so that a bot that cannot work says so in one line and
+ * exits, instead of retrying forever in a stream of JSON logs.
+ */
+import { WebClient } from "@slack/web-api";
+import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
+import { Redis } from "ioredis";
+import { createAwsClients, destroyAwsClients } from "./aws/clients.js";
+import { mapAwsError } from "./aws/sdk-adapter.js";
+import type { Config } from "./config.js";
+import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
+import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
+
+/** A dependency the bot cannot start without, and why. */
+export class StartupError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = "StartupError";
+  }
+}
+
+export interface StartupReport {
+  /** Things that work but deserve attention (logged, not fatal). */
+  readonly warnings: readonly string[];
+  /** What was checked and found fine, for the start-up log line. */
+  readonly ok: readonly string[];
+}
+
+/** `host:port` of a Redis URL, never its password. */
+export function redisAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || "127.0.0.1"}:${u.port || "6379"}`;
+  } catch {
+    return "REDIS_URL";
+  }
+}
+
+/** Why a connection failed, in the fewest words: the errno code when there is one. */
+function reason(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split("\n")[0]?.slice(0, 200) ?? "unknown error";
+}
+
+function bounded<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(onTimeout()), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
+
+/**
+ * BullMQ and the approval store keep their state only in Redis: an evicting policy silently drops
+ * jobs and requests under memory pressure, and without persistence a restart forgets pending
+ * approvals and job schedules. Returns the problems found; CONFIG may be disabled (managed Redis),
+ * in which case nothing can be verified and a warning says so.
+ */
+export async function redisDurability(
+  redis: Pick<Redis, "call">,
+): Promise<{ problems: string[]; warnings: string[] }> {
+  const get = async (key: string): Promise<string | undefined> => {
+    const reply = await redis.call("CONFIG", "GET", key);
+    return Array.isArray(reply) && typeof reply[1] === "string" ? reply[1] : undefined;
+  };
+  let policy: string | undefined;
+  let appendonly: string | undefined;
+  let save: string | undefined;
+  try {
+    [policy, appendonly, save] = [await get("maxmemory-policy"), await get("appendonly"), await get("save")];
+  } catch (err) {
+    return {
+      problems: [],
+      warnings: [
+        `Redis CONFIG is not available (${reason(err)}), as on managed Redis: cannot verify maxmemory-policy noeviction and persistence; make sure the service is configured with both.`,
+      ],
+    };
+  }
+  const problems: string[] = [];
+  if (policy !== undefined && policy !== "noeviction") {
+    problems.push(
+      `maxmemory-policy is ${policy} (BullMQ and pending approvals need noeviction, or keys are evicted under memory pressure)`,
+    );
+  }
+  const rdb = save !== undefined && save.trim() !== "";
+  if (appendonly !== "yes" && !rdb) {
+    problems.push("no persistence (appendonly no and no RDB save points: a restart loses pending approvals)");
+  }
+  const warnings =
+    problems.length === 0 && appendonly !== "yes"
+      ? [
+          `Redis persists by RDB snapshots only (save "${save ?? ""}"): a crash loses the writes since the last one; appendonly yes is safer.`,
+        ]
+      : [];
+  return { problems, warnings };
+}
+
+async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> {
+  const where = `Redis at ${redisAddress(config.redisUrl)}`;
+  // One attempt, no offline queue: an unreachable Redis fails now instead of retrying forever.
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  // The socket's own error (ECONNREFUSED, ENOTFOUND) says more than the rejection of connect().
+  let socketError: unknown;
+  redis.on("error", (err: unknown) => {
+    socketError ??= err;
+  });
+  try {
+    await bounded(
+      redis.connect(),
+      timeoutMs,
+      () => new Error(`no answer within ${seconds(timeoutMs)}`),
+    ).catch((err: unknown) => {
+      throw new StartupError(`${where} is unreachable (${reason(socketError ?? err)})`);
+    });
+    const { problems, warnings } = await bounded(
+      redisDurability(redis),
+      timeoutMs,
+      () => new StartupError(`${where} did not answer CONFIG GET within ${seconds(timeoutMs)}`),
+    );
+    if (problems.length === 0) return warnings;
+    const what = `${where} is not fit to keep approvals and jobs: ${problems.join("; ")}`;
+    if (!config.allowVolatileRedis) {
+      throw new StartupError(`${what}; fix it or set UNSTUCK_ALLOW_VOLATILE_REDIS=true to start anyway`);
+    }
+    return [...warnings, `${what} (started anyway: UNSTUCK_ALLOW_VOLATILE_REDIS=true)`];
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function checkSlack(config: Config, timeoutMs: number): Promise<void> {
+  const slack = config.slack;
+  if (!slack) return;
+  const client = new WebClient(slack.botToken, {
+    ...(slack.apiUrl !== undefined ? { slackApiUrl: slack.apiUrl } : {}),
+    retryConfig: { retries: 0 },
+    timeout: timeoutMs,
+    rejectRateLimitedCalls: true,
+  });
+  const where = `Slack (${slack.apiUrl ?? "https://slack.com/api/"})`;
+  try {
+    await bounded(client.auth.test(), timeoutMs, () => new Error(`no answer within ${seconds(timeoutMs)}`));
+  } catch (err) {
+    const slackError = (err as { data?: { error?: unknown } }).data?.error;
+    if (typeof slackError === "string") {
+      throw new StartupError(`${where} rejected SLACK_BOT_TOKEN in auth.test (${slackError})`);
+    }
+    const original = (err as { original?: unknown }).original;
+    throw new StartupError(`${where} is unreachable (${reason(original ?? err)})`);
+  }
+}
+
+async function checkKube(config: Config, timeoutMs: number): Promise<string> {
+  let kc;
+  try {
+    kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+  } catch (err) {
+    throw new StartupError(toUserError(err).message.replace(/\.$/, ""));
+  }
+  const server = kc.getCurrentCluster()?.server ?? "(unknown)";
+  try {
+    return await kubeVersion(kc, Math.min(timeoutMs, config.kubeTimeoutMs));
+  } catch (err) {
+    const e = toUserError(err);
+    if (e.code === ErrorCode.Unauthorized || e.code === ErrorCode.Forbidden) {
+      throw new StartupError(`the Kubernetes API at ${server} refused the bot's credentials (${e.message})`);
+    }
+    if (e.details.timedOut === true) {
+      throw new StartupError(`the Kubernetes API at ${server} did not answer GET /version in time`);
+    }
+    throw new StartupError(
+      `the Kubernetes API at ${server} is unreachable (${reason((err as { cause?: unknown }).cause ?? err)})`,
+    );
+  }
+}
+
+/**
+ * One EC2 read the bot's policy already grants (security groups are how it finds what holds a
+ * load balancer's group). A refusal still proves the endpoint answers, so it only warns.
+ */
+async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
+  const aws = config.aws;
+  if (!aws) return [];
+  const clients = createAwsClients({
+    region: aws.region,
+    ...(aws.endpoint !== undefined ? { endpoint: aws.endpoint } : {}),
+    ...(aws.profile !== undefined ? { profile: aws.profile } : {}),
+    ...(aws.credentials !== undefined ? { credentials: aws.credentials } : {}),
+    maxAttempts: 1,
+    timeoutMs: Math.min(timeoutMs, config.awsTimeoutMs),
+  });
+  const where = `AWS (${aws.endpoint ?? `region ${aws.region}`})`;
+  try {
+    await clients.ec2.send(new DescribeSecurityGroupsCommand({ MaxResults: 5 }));
+    return [];
+  } catch (err) {
+    const e = mapAwsError(err, "ec2:DescribeSecurityGroups");
+    if (e.code === ErrorCode.Forbidden || e.code === ErrorCode.Throttled) {
+      return [`${where} answered, but ${e.message}`];
+    }
+    if (e.code === ErrorCode.Unauthorized)
+      throw new StartupError(`${where}: ${e.message.replace(/\.$/, "")}`);
+    throw new StartupError(`${where} is unreachable (${reason(err)})`);
+  } finally {
+    destroyAwsClients(clients);
+  }
+}
+
+/**
+ * Every check at once, each within `config.startupTimeoutMs`. Throws one `StartupError` naming every
+ * dependency that failed (joined), or returns the warnings to log.
+ */
+export async function checkStartup(config: Config): Promise<StartupReport> {
+  const ms = config.startupTimeoutMs;
+  const timeout = (what: string) => () => new StartupError(`${what} did not answer within ${seconds(ms)}`);
+  const results = await Promise.allSettled([
+    bounded(checkRedis(config, ms), ms, timeout(`Redis at ${redisAddress(config.redisUrl)}`)),
+    bounded(checkSlack(config, ms), ms, timeout("Slack auth.test")),
+    bounded(checkKube(config, ms), ms, timeout("the Kubernetes API")),
+    bounded(checkAws(config, ms), ms, timeout("AWS")),
+  ]);
+  const failures: string[] = [];
+  const warnings: string[] = [];
+  const ok: string[] = [];
+  const names = ["redis", "slack", "kubernetes", "aws"];
+  results.forEach((r, i) => {
+    if (r.status === "rejected") {
+      failures.push(
+        r.reason instanceof StartupError || r.reason instanceof UnstuckError
+          ? r.reason.message
+          : `${names[i] ?? "check"}: ${reason(r.reason)}`,
+      );
+    } else {
+      ok.push(names[i] ?? "check");
+      if (Array.isArray(r.value)) warnings.push(...r.value);
+    }
+  });
+  if (failures.length > 0) throw new StartupError(failures.join("; "));
+  return { warnings, ok };
+}
