@@ -84,7 +84,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   });
 
-  const client = new WebClient(slackConfig.botToken, {
+  const clientOptions = {
     // Through pino, with the token and secrets scrubbed, like Bolt's own client.
     logger: boltLogger(log.child({ component: "web-api" }), [
       slackConfig.botToken,
@@ -102,6 +102,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { mirror: createSlackAuditMirror(client, config.auditChannel) }
       : {}),
   });
+  };
+  const client = new WebClient(slackConfig.botToken, clientOptions);
+  // The notifier retries by itself, re-reading the stored request before each attempt; this client's
+  // own retries would re-send a stale body (and wait up to 30 minutes), so it has none.
+  const notifierClient = new WebClient(slackConfig.botToken, {
+    ...clientOptions,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
   const policy = new ApprovalPolicy({
     channels: config.channels,
     approvers: config.approvers,
@@ -127,7 +135,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   // After a finalizer is removed, watch the namespace go, in the request's thread.
   // `current` lets every replica paint the stored state, never an older one it happens to hold.
-  const slackNotifier = createSlackApprovalNotifier({ client, now, log, current: (id) => store.get(id) });
+  const slackNotifier = createSlackApprovalNotifier({
+    client: notifierClient,
+    now,
+    log,
+    current: (id) => store.get(id),
+  });
   const notifier: ApprovalNotifier = {
     async requestUpdated(request: ApprovalRequest) {
       await slackNotifier.requestUpdated(request);

@@ -8,10 +8,15 @@
  * the bot issued (the workflow rejects malformed and unknown ids), and re-validate any target a button or a
  * modal carries before the workflow re-reads the object from the cluster.
  */
-import type { ViewSubmitAction, webApi } from "@slack/bolt";
+import { webApi, type ViewSubmitAction } from "@slack/bolt";
 import type { KnownBlock, View } from "@slack/types";
 import { pino } from "pino";
-import type { ApprovalNotifier } from "../approvals/notifier.js";
+import {
+  retrying,
+  type ApprovalNotifier,
+  type RetryPolicy,
+  type RetryVerdict,
+} from "../approvals/notifier.js";
 import type { SlackDirectory } from "../approvals/policy.js";
 import type { ApprovalRequest, Identity, RequestState, VoteDecision } from "../approvals/types.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
@@ -22,7 +27,12 @@ import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
 import type { SlackApp } from "./app.js";
-import { ApprovalActionId, renderApprovalRequest, renderAuditLine } from "./blocks/approval.js";
+import {
+  ApprovalActionId,
+  renderApprovalRequest,
+  renderAuditLine,
+  renderLostRequest,
+} from "./blocks/approval.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, esc, safe, safeLine, SlackLimit } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
@@ -56,6 +66,49 @@ export interface SlackApprovalNotifierDeps {
    * snapshot it was called with, so a slow vote notification can never paint APPROVED over DONE.
    */
   readonly current?: (requestId: string) => Promise<ApprovalRequest | null | undefined>;
+  /**
+   * Retries of a failed edit or reply (Slack's `Retry-After` is honoured). Give this notifier a client
+   * without retries of its own (`retryConfig: { retries: 0 }, rejectRateLimitedCalls: true`): the
+   * client would re-send the old body, while each retry here re-reads and paints the stored state.
+   */
+  readonly retry?: RetryPolicy;
+}
+
+/** Slack's platform errors that mean "try again later"; any other platform error is final. */
+const TRANSIENT_SLACK_ERRORS = new Set([
+  "ratelimited",
+  "internal_error",
+  "fatal_error",
+  "service_unavailable",
+  "request_timeout",
+]);
+
+/** Whether a failed Web API call is worth repeating, and when (Slack's `Retry-After` on a 429). */
+export function slackRetryVerdict(err: unknown): RetryVerdict {
+  if (typeof err !== "object" || err === null) return { retry: false };
+  const e = err as { code?: unknown; retryAfter?: unknown; statusCode?: unknown };
+  switch (e.code) {
+    case webApi.ErrorCode.RateLimitedError:
+      return {
+        retry: true,
+        why: "rate limited",
+        afterMs: typeof e.retryAfter === "number" ? e.retryAfter * 1000 : 1000,
+      };
+    case webApi.ErrorCode.RequestError:
+      return { retry: true, why: "request failed" };
+    case webApi.ErrorCode.HTTPError:
+      return typeof e.statusCode === "number" && e.statusCode >= 500
+        ? { retry: true, why: `HTTP ${String(e.statusCode)}` }
+        : { retry: false };
+    case webApi.ErrorCode.PlatformError: {
+      const code = slackErrorCode(err);
+      return code !== undefined && TRANSIENT_SLACK_ERRORS.has(code)
+        ? { retry: true, why: code }
+        : { retry: false };
+    }
+    default:
+      return { retry: false };
+  }
 }
 
 const STATE_RANK: Record<RequestState, number> = {
@@ -112,8 +165,16 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
     requestUpdated(request) {
       const message = request.message;
       if (message === undefined) return Promise.resolve();
-      return serial(request.id, async () => {
+      // Each attempt re-reads the stored request, so a retry after a failure (or after Slack's
+      // Retry-After) paints what is true then, never the state the first attempt saw.
+      const paint = async (): Promise<void> => {
         const stored = deps.current ? await deps.current(request.id) : undefined;
+        if (stored === null) {
+          // The record is gone (expired and cleaned up, or lost with Redis): no live buttons may remain.
+          const lost = renderLostRequest(request.id);
+          await deps.client.chat.update({ channel: message.channel, ts: message.ts, ...lost });
+          return;
+        }
         const latest = stored ?? request;
         const version = progress(latest);
         const last = rendered.get(request.id);
@@ -132,18 +193,30 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
           const oldest = rendered.keys().next().value;
           if (oldest !== undefined) rendered.delete(oldest);
         }
-      });
+      };
+      return serial(request.id, () =>
+        retrying(paint, slackRetryVerdict, deps.retry, ({ attempt, waitMs, why }) => {
+          deps.log.warn(
+            { requestId: request.id, attempt, waitMs, why },
+            "request message update failed; retrying",
+          );
+        }),
+      );
     },
     async threadReply(request, text) {
       const message = request.message;
       if (message === undefined) return;
       // Replies carry outcomes with cluster text; only a leading mention of a participant is the bot's own.
       const people = new Set([request.requester.userId, ...request.votes.map((v) => v.voter.userId)]);
-      await deps.client.chat.postMessage({
-        channel: message.channel,
-        thread_ts: message.ts,
-        text: safeLine(text, people),
-      });
+      const reply = { channel: message.channel, thread_ts: message.ts, text: safeLine(text, people) };
+      await retrying(
+        () => deps.client.chat.postMessage(reply),
+        slackRetryVerdict,
+        deps.retry,
+        ({ attempt, waitMs, why }) => {
+          deps.log.warn({ requestId: request.id, attempt, waitMs, why }, "thread reply failed; retrying");
+        },
+      );
     },
   };
 }
@@ -397,7 +470,44 @@ async function refuse(ctx: ActionContext, err: unknown, what: string): Promise<v
   const { code, message } = toUserError(err);
   if (code === ErrorCode.Internal) ctx.scope.log.error({ err }, `${what} failed`);
   else ctx.scope.log.info({ code }, `${what} refused`);
+  if (code === ErrorCode.NotFound) await repaintLost(ctx);
   await answerPrivately(ctx, `:no_entry_sign: ${message}`);
+}
+
+const APPROVAL_ACTION_IDS: ReadonlySet<string> = new Set(Object.values(ApprovalActionId));
+
+/**
+ * A click on a request the store no longer has (expired and cleaned up, or lost with Redis): the
+ * message still shows live buttons, so repaint it "expired / lost" without them. Only a button of the
+ * bot's own request block (block id `approval-actions:<the id in its value>`) is repainted.
+ */
+async function repaintLost(ctx: ActionContext): Promise<void> {
+  const requestId = ctx.action.value ?? "";
+  if (
+    ctx.message === undefined ||
+    !APPROVAL_ACTION_IDS.has(ctx.action.actionId) ||
+    ctx.action.blockId !== `approval-actions:${requestId}`
+  ) {
+    return;
+  }
+  try {
+    await retrying(
+      () =>
+        ctx.client.chat.update({
+          channel: ctx.message?.channelId ?? "",
+          ts: ctx.message?.ts ?? "",
+          ...renderLostRequest(requestId),
+        }),
+      slackRetryVerdict,
+      { attempts: 3, budgetMs: 5_000 },
+    );
+    ctx.scope.log.info({ requestId: requestId.slice(0, 64) }, "repainted a lost request's message");
+  } catch (err) {
+    ctx.scope.log.warn(
+      { slackError: slackErrorCode(err) ?? "unknown" },
+      "could not repaint a lost request's message",
+    );
+  }
 }
 
 /** Register the approval buttons, the "Request finalizer removal" button and its modal. */

@@ -227,6 +227,28 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   return { text: clip(text, SlackLimit.Fallback), blocks };
 }
 
+/**
+ * The request message once its record is gone (expired and cleaned up, or lost with Redis): no
+ * buttons, nothing that could be mistaken for a live request, and what to do instead.
+ */
+export function renderLostRequest(requestId: string): SlackMessage {
+  const text =
+    ":ghost: *EXPIRED / LOST* — this approval request no longer exists (it expired and was cleaned up, " +
+    "or its record was lost). Nothing was changed by it. If the change is still needed, request it again " +
+    "(`/unstuck finalize …`) after re-checking the diagnosis.";
+  return {
+    text: `[EXPIRED / LOST] approval request ${safe(requestId, 64)}: request it again if still needed`,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: "EXPIRED / LOST: approval request" } },
+      { type: "section", text: { type: "mrkdwn", text } },
+      {
+        type: "context",
+        elements: [{ type: "mrkdwn", text: `request \`${code(requestId, 64)}\`` }],
+      },
+    ],
+  };
+}
+
 /** `/unstuck approvals`: the open requests, soonest expiry first (as the workflow lists them). */
 export function renderApprovalList(reqs: readonly ApprovalRequest[], now: Date): SlackMessage {
   if (reqs.length === 0) {

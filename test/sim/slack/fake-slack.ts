@@ -15,9 +15,22 @@ import { createSocketHub, type SocketAck } from "./socket.js";
 export interface SlackCall {
   readonly method: string;
   readonly body: Record<string, unknown>;
+  /** When the call arrived (epoch ms), to check the pacing of retries. */
+  readonly at: number;
   /** What the fake answered (e.g. the `ts` of a posted message); set once answered. */
   response?: Record<string, unknown>;
+  /** The injected fault this call was answered with (see {@link FakeSlack.setFault}), if any. */
+  fault?: SlackFault;
 }
+
+/**
+ * A failure to inject into a Web API method, the ways Slack fails: a platform error (`ok: false`
+ * with HTTP 200), rate limiting (HTTP 429 with `Retry-After`), or a server error (HTTP 5xx).
+ */
+export type SlackFault =
+  | { readonly kind: "error"; readonly error: string; readonly times?: number }
+  | { readonly kind: "rate-limited"; readonly retryAfterSeconds: number; readonly times?: number }
+  | { readonly kind: "http"; readonly status: number; readonly times?: number };
 
 /** One post to a `response_url` handed out by {@link FakeSlack.responseUrl}. */
 export interface SlackResponsePost {
@@ -73,6 +86,11 @@ export interface FakeSlack {
   ): Promise<SlackResponsePost>;
   /** Make every later call of `method` fail with this Slack error code; `undefined` clears it. */
   setFailure(method: string, error: string | undefined): void;
+  /**
+   * Fail the next `fault.times` calls of `method` (every call when `times` is absent) with `fault`;
+   * `undefined` clears it. Failed calls are recorded with `fault` set, and change nothing.
+   */
+  setFault(method: string, fault: SlackFault | undefined): void;
   /** Members of a user group, for `usergroups.users.list`. */
   setUsergroup(id: string, users: readonly string[]): void;
   setChannel(id: string, channel: FakeChannel): void;
@@ -116,6 +134,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const calls: SlackCall[] = [];
   const responses: SlackResponsePost[] = [];
   const failures = new Map<string, string>();
+  /** Injected faults with the number of calls they still fail (`Infinity` until cleared). */
+  const faults = new Map<string, { fault: SlackFault; left: number }>();
   const usergroups = new Map<string, readonly string[]>();
   const channels = new Map<string, FakeChannel>();
   /** channel → ts → message, so `chat.update` can answer `message_not_found` like Slack. */
@@ -277,7 +297,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     }
     const presented = bearer(req.headers.authorization) ?? str(body["token"]);
     delete body["token"];
-    const call: SlackCall = { method, body };
+    const call: SlackCall = { method, body, at: Date.now() };
     calls.push(call);
     events.emit("call", call);
     if (presented === undefined) {
@@ -304,6 +324,14 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     const failure = failures.get(method);
     if (failure !== undefined) {
       send(res, 200, { ok: false, error: failure });
+      return;
+    }
+    const injected = faults.get(method);
+    if (injected !== undefined && injected.left > 0) {
+      injected.left -= 1;
+      if (injected.left <= 0) faults.delete(method);
+      call.fault = injected.fault;
+      sendFault(res, injected.fault);
       return;
     }
     const handler = handlers[method];
@@ -376,6 +404,10 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       if (error === undefined) failures.delete(method);
       else failures.set(method, error);
     },
+    setFault: (method, fault) => {
+      if (fault === undefined) faults.delete(method);
+      else faults.set(method, { fault, left: fault.times ?? Number.POSITIVE_INFINITY });
+    },
     setUsergroup: (id, users) => usergroups.set(id, [...users]),
     setChannel: (id, channel) => channels.set(id, channel),
     message: (channel, ts) => messages.get(channel)?.get(ts),
@@ -432,6 +464,26 @@ function str(value: unknown): string | undefined {
 function bearer(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? "");
   return match?.[1];
+}
+
+/** Answer as Slack does when it fails that way. */
+function sendFault(res: ServerResponse, fault: SlackFault): void {
+  switch (fault.kind) {
+    case "error":
+      send(res, 200, { ok: false, error: fault.error });
+      return;
+    case "rate-limited":
+      res
+        .writeHead(429, {
+          "content-type": "application/json; charset=utf-8",
+          "retry-after": String(fault.retryAfterSeconds),
+        })
+        .end(JSON.stringify({ ok: false, error: "ratelimited" }));
+      return;
+    case "http":
+      res.writeHead(fault.status, { "content-type": "text/html" }).end("<html>upstream error</html>");
+      return;
+  }
 }
 
 function send(res: ServerResponse, status: number, body: Record<string, unknown>): void {

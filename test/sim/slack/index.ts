@@ -5,6 +5,7 @@ export type {
   FakeSlack,
   FakeSlackOptions,
   SlackCall,
+  SlackFault,
   SlackResponsePost,
 } from "./fake-slack.js";
 export { slashCommandEnvelope } from "./socket.js";

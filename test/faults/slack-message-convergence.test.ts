@@ -1,0 +1,275 @@
+/**
+ * Messages converge after Slack failures, through the runtime's own wiring (`createRuntime`): signed
+ * commands and clicks over HTTP, real Redis and BullMQ, the kube simulator with the seed incident, and
+ * the fake Slack with injected `chat.update` faults (rate limiting with `Retry-After`, HTTP 5xx, a
+ * permanent platform error). The request message ends showing the stored outcome with no buttons, the
+ * outcome reply is posted whatever the edits did, and a click on a request whose record vanished
+ * repaints its message "expired / lost" without buttons.
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import { deleteKeysWithPrefix } from "../sim/redis.js";
+import {
+  blockActionsBody,
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  type FakeSlack,
+  type SlackCall,
+} from "../sim/slack/index.js";
+
+const SECRET = "faults-signing-secret";
+const TOKEN = "xoxb-faults-runtime-token";
+const CHANNEL = "C0INCIDENT";
+const REQUESTER = "U0ONCALL1";
+const APPROVER = "U0APPROVER1";
+const APPROVE = "approval:approve";
+
+interface Setup {
+  readonly sim: KubeSim;
+  readonly fake: FakeSlack;
+  readonly runtime: Runtime;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly events: string;
+}
+
+const running: Setup[] = [];
+afterEach(async () => {
+  while (running.length > 0) {
+    const s = running.pop();
+    if (s === undefined) continue;
+    await s.runtime.stop();
+    await deleteKeysWithPrefix(s.redis, s.prefix);
+    await s.redis.quit();
+    await s.fake.stop();
+    await s.sim.stop();
+  }
+});
+
+async function setup(): Promise<Setup> {
+  const sim = await startKubeSim({
+    scenario: "test/fixtures/scenarios/seed-incident.yaml",
+    controllerIntervalMs: 200,
+  });
+  const fake = await startFakeSlack({ token: TOKEN });
+  const prefix = `unstuck-faults-${randomBytes(4).toString("hex")}`;
+  const config = loadConfig({
+    SLACK_BOT_TOKEN: TOKEN,
+    SLACK_SIGNING_SECRET: SECRET,
+    SLACK_API_URL: fake.url,
+    PORT: "0",
+    REDIS_URL: "redis://127.0.0.1:6379",
+    UNSTUCK_REDIS_PREFIX: prefix,
+    UNSTUCK_APPROVERS: APPROVER,
+    UNSTUCK_CHANNELS: CHANNEL,
+    UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
+    UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+    UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
+  });
+  const log = pino({ level: "silent" });
+  const runtime = await createRuntime({
+    config,
+    log,
+    services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
+  });
+  const { port } = await runtime.start();
+  const s: Setup = {
+    sim,
+    fake,
+    runtime,
+    redis: new Redis("redis://127.0.0.1:6379"),
+    prefix,
+    events: `http://127.0.0.1:${String(port)}/slack/events`,
+  };
+  running.push(s);
+  return s;
+}
+
+/** The `value` of the button with `actionId` anywhere in a Block Kit structure. */
+function buttonValue(blocks: unknown, actionId: string): string | undefined {
+  if (Array.isArray(blocks)) {
+    for (const b of blocks) {
+      const v = buttonValue(b, actionId);
+      if (v !== undefined) return v;
+    }
+  } else if (blocks && typeof blocks === "object") {
+    const o = blocks as Record<string, unknown>;
+    if (o["action_id"] === actionId && typeof o["value"] === "string") return o["value"];
+    for (const v of Object.values(o)) {
+      const found = buttonValue(v, actionId);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+function hasButtons(blocks: unknown): boolean {
+  return JSON.stringify(blocks ?? []).includes('"type":"button"');
+}
+
+/** Post the request for the seed Ingress; returns its id and the message ts. */
+async function request(s: Setup): Promise<{ id: string; ts: string }> {
+  const res = await postSigned(
+    s.events,
+    SECRET,
+    slashCommandBody({
+      text: 'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by an ENI; recovery first"',
+      userId: REQUESTER,
+      channelId: CHANNEL,
+      responseUrl: s.fake.responseUrl("request"),
+    }),
+  );
+  expect(res.status).toBe(200);
+  const posted = await s.fake.waitFor(
+    "chat.postMessage",
+    (c) => JSON.stringify(c.body).includes(APPROVE),
+    15_000,
+  );
+  const ts = String(posted.response?.["ts"]);
+  const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
+  // The request is bound to its message once attached: only then can an edit reach it.
+  await poll(async () => (await s.runtime.workflow.get(id)).message !== undefined, 10_000, "attached");
+  return { id, ts };
+}
+
+async function click(s: Setup, id: string, ts: string, blockId?: string): Promise<void> {
+  const res = await postSigned(
+    s.events,
+    SECRET,
+    blockActionsBody({
+      actionId: APPROVE,
+      value: id,
+      ...(blockId !== undefined ? { blockId } : {}),
+      userId: APPROVER,
+      channelId: CHANNEL,
+      messageTs: ts,
+      responseUrl: s.fake.responseUrl(`click-${id}`),
+    }),
+  );
+  expect(res.status).toBe(200);
+}
+
+async function poll(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function updatesOf(s: Setup, ts: string): SlackCall[] {
+  return s.fake.calls().filter((c) => c.method === "chat.update" && c.body["ts"] === ts);
+}
+
+function outcomeReply(s: Setup, ts: string): string | undefined {
+  return s.fake
+    .thread(CHANNEL, ts)
+    .map((m) => m.text ?? "")
+    .find((t) => /finalizer|removed|applied/i.test(t) && !t.includes("approved ("));
+}
+
+describe("request messages converge after Slack failures", () => {
+  it("rate limited edits wait for Retry-After, the outcome reply is posted meanwhile, and the message ends DONE without buttons", async () => {
+    const s = await setup();
+    const { id, ts } = await request(s);
+    s.fake.setFault("chat.update", { kind: "rate-limited", retryAfterSeconds: 1 });
+    await click(s, id, ts);
+
+    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    // Every edit is failing, yet the outcome is already reported in the thread.
+    await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply while edits fail");
+    const limited = updatesOf(s, ts).filter((c) => c.fault?.kind === "rate-limited");
+    expect(limited.length).toBeGreaterThanOrEqual(2);
+    expect(s.fake.message(CHANNEL, ts)?.blocks).toSatisfy(hasButtons);
+
+    s.fake.setFault("chat.update", undefined);
+    await poll(() => (s.fake.message(CHANNEL, ts)?.updates ?? 0) > 0, 20_000, "an edit after the fault");
+    await poll(
+      () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
+      20_000,
+      "message shows DONE",
+    );
+    const final = s.fake.message(CHANNEL, ts);
+    expect(hasButtons(final?.blocks)).toBe(false);
+    expect(String(final?.text)).toContain("[DONE]");
+  }, 60_000);
+
+  it("honours Retry-After: no retry of a rate-limited edit comes sooner than Slack asked", async () => {
+    const s = await setup();
+    const { id, ts } = await request(s);
+    s.fake.setFault("chat.update", { kind: "rate-limited", retryAfterSeconds: 2, times: 1 });
+    const before = updatesOf(s, ts).length;
+    await click(s, id, ts);
+    await poll(() => updatesOf(s, ts).length >= before + 2, 20_000, "a retried edit");
+    // Arrival times at the fake: the retry follows the 429 by at least Retry-After.
+    const updates = updatesOf(s, ts);
+    const limited = updates.findIndex((c) => c.fault?.kind === "rate-limited");
+    expect(limited).toBeGreaterThanOrEqual(0);
+    const retried = updates[limited + 1];
+    expect(retried?.fault).toBeUndefined();
+    expect((retried?.at ?? 0) - (updates[limited]?.at ?? 0)).toBeGreaterThanOrEqual(2_000);
+    await poll(
+      () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
+      20_000,
+      "message shows DONE",
+    );
+    expect(hasButtons(s.fake.message(CHANNEL, ts)?.blocks)).toBe(false);
+  }, 60_000);
+
+  it("HTTP 5xx edits are retried until the message shows the stored state", async () => {
+    const s = await setup();
+    const { id, ts } = await request(s);
+    s.fake.setFault("chat.update", { kind: "http", status: 503, times: 3 });
+    await click(s, id, ts);
+    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await poll(
+      () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
+      30_000,
+      "message shows DONE",
+    );
+    expect(updatesOf(s, ts).filter((c) => c.fault?.kind === "http")).toHaveLength(3);
+    expect(hasButtons(s.fake.message(CHANNEL, ts)?.blocks)).toBe(false);
+    expect(outcomeReply(s, ts)).toBeDefined();
+  }, 60_000);
+
+  it("a permanent edit failure during execution never skips the outcome reply", async () => {
+    const s = await setup();
+    const { id, ts } = await request(s);
+    s.fake.setFault("chat.update", { kind: "error", error: "cant_update_message" });
+    await click(s, id, ts);
+    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply");
+    // A permanent error is not retried: one attempt per notification.
+    const failed = updatesOf(s, ts).filter((c) => c.fault !== undefined);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.length).toBeLessThanOrEqual(4);
+  }, 60_000);
+
+  it("a click on a request whose record vanished repaints the message expired / lost, without buttons", async () => {
+    const s = await setup();
+    const { id, ts } = await request(s);
+    expect(hasButtons(s.fake.message(CHANNEL, ts)?.blocks)).toBe(true);
+    // Redis lost it (restart without persistence).
+    await deleteKeysWithPrefix(s.redis, `${s.prefix}:approvals`);
+    await click(s, id, ts, `approval-actions:${id}`);
+    const answer = await s.fake.waitForResponse((p) => p.id === `click-${id}`, 10_000);
+    expect(String(answer.body["text"])).toContain("No such approval request");
+    await poll(
+      () => String(s.fake.message(CHANNEL, ts)?.text).includes("EXPIRED / LOST"),
+      10_000,
+      "message repainted lost",
+    );
+    const lost = s.fake.message(CHANNEL, ts);
+    expect(hasButtons(lost?.blocks)).toBe(false);
+    expect(JSON.stringify(lost?.blocks)).toContain("request it again");
+    // Nothing reached the cluster for a request that does not exist.
+    expect(s.sim.requests().filter((r) => r.method === "PATCH")).toEqual([]);
+  }, 60_000);
+});
