@@ -19,7 +19,7 @@ function recordingSleep(): { sleep: (ms: number) => Promise<void>; waits: number
   };
 }
 
-function failing(times: number, err: unknown): { attempt: (n: number) => Promise<string>; seen: number[] } {
+function failing(times: number, err: Error): { attempt: (n: number) => Promise<string>; seen: number[] } {
   const seen: number[] = [];
   return {
     seen,
