@@ -19,7 +19,13 @@ import type { Config } from "./config.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { resolveResourceType } from "./diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError } from "./errors.js";
-import { createQueues, executionEnqueuer, scheduleApprovalSweep, type Queues } from "./jobs/queues.js";
+import {
+  createQueues,
+  executionEnqueuer,
+  scheduleApprovalSweep,
+  type ExecutionRetry,
+  type Queues,
+} from "./jobs/queues.js";
 import { enqueueNamespaceGone } from "./jobs/waits.js";
 import { createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
@@ -44,6 +50,8 @@ export interface RuntimeOptions {
   readonly sweepEveryMs?: number;
   /** Worker lock settings (tests shorten them). */
   readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
+  /** Attempts and backoff of an execution job (tests shorten them). */
+  readonly execution?: ExecutionRetry;
 }
 
 export interface Runtime {
@@ -165,7 +173,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     policy,
     audit,
     kube: base.kube,
-    enqueueExecution: executionEnqueuer(queues.actions),
+    enqueueExecution: executionEnqueuer(queues.actions, options.execution),
     now,
     approvalsRequired: config.approvalsRequired,
     requestTtlSeconds: config.requestTtlSeconds,
