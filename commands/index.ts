@@ -10,6 +10,7 @@ import { approvalsCommand } from "./approvals.js";
 import { auditCommand } from "./audit.js";
 import { finalizeCommand } from "./finalize.js";
 import { nsCommand } from "./ns.js";
+import { traceCommand, traceNsCommand } from "./trace.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
 
@@ -73,5 +74,8 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
 
 /** The product's commands. */
 export function defaultRegistry(prefix = "/unstuck"): Registry {
-  return createRegistry([nsCommand, finalizeCommand, watchCommand, approvalsCommand, auditCommand], prefix);
+  return createRegistry(
+    [nsCommand, finalizeCommand, watchCommand, traceCommand, traceNsCommand, approvalsCommand, auditCommand],
+    prefix,
+  );
 }

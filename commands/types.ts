@@ -5,6 +5,7 @@ import type { AwsPort } from "../src/aws/port.js";
 import type { Logger } from "../src/log.js";
 import type { KubePort } from "../src/kube/port.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
+import type { TraceResult } from "../src/traffic/trace.js";
 import type { ErrorCode, ErrorDetails } from "../src/errors.js";
 import type { CommandSyntax, ParsedArgs } from "./grammar.js";
 
@@ -59,6 +60,8 @@ export interface HelpDoc {
 export type CommandResult =
   | { readonly type: "help"; readonly help: HelpDoc }
   | { readonly type: "diagnosis"; readonly diagnosis: NamespaceDiagnosis }
+  /** The traffic path of hostnames or of a namespace. */
+  | { readonly type: "trace"; readonly trace: TraceResult }
   /** A new approval request; Slack posts it and attaches the message to the request. */
   | { readonly type: "approval-request"; readonly request: ApprovalRequest }
   | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }

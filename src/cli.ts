@@ -195,6 +195,8 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
   switch (result.type) {
     case "diagnosis":
       return result.diagnosis;
+    case "trace":
+      return result.trace;
     case "help":
       return result.help;
     case "watch":

@@ -1,5 +1,8 @@
 import type {
   CloudTrailEventSnapshot,
+  DistributionSnapshot,
+  HostedZoneSnapshot,
+  RecordSetSnapshot,
   ListenerSnapshot,
   LoadBalancerSnapshot,
   NetworkInterfaceSnapshot,
@@ -50,4 +53,15 @@ export interface AwsPort {
     tags: Readonly<Record<string, string>>,
     types: readonly string[],
   ): Promise<{ arn: string; tags: Tags }[]>;
+  /** Every load balancer of the account and region (paged), with tags: to match DNS names. */
+  allLoadBalancers(): Promise<LoadBalancerSnapshot[]>;
+  /** Every hosted zone (paged). IAM `route53:ListHostedZones`. */
+  hostedZones(): Promise<HostedZoneSnapshot[]>;
+  /**
+   * Record sets of one zone (all pages), or only those named `name` (one short page starting at
+   * that name). IAM `route53:ListResourceRecordSets`.
+   */
+  recordSets(zoneId: string, name?: string): Promise<RecordSetSnapshot[]>;
+  /** Every CloudFront distribution (paged). IAM `cloudfront:ListDistributions`. */
+  distributions(): Promise<DistributionSnapshot[]>;
 }

@@ -3,7 +3,15 @@
  * fewest that answer the question (names and server-side filters rather than listing an account),
  * because ELB's Describe* bucket is 40 requests with a refill of 10/s.
  */
+import { ListDistributionsCommand, type CloudFrontClient } from "@aws-sdk/client-cloudfront";
 import { LookupEventsCommand, type CloudTrailClient } from "@aws-sdk/client-cloudtrail";
+import {
+  ListHostedZonesCommand,
+  ListResourceRecordSetsCommand,
+  type ListResourceRecordSetsCommandInput,
+  type Route53Client,
+  type RRType,
+} from "@aws-sdk/client-route-53";
 import {
   DescribeNetworkInterfacesCommand,
   DescribeSecurityGroupRulesCommand,
@@ -26,7 +34,10 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { AwsPort } from "./port.js";
 import type {
   CloudTrailEventSnapshot,
+  DistributionSnapshot,
+  HostedZoneSnapshot,
   LoadBalancerSnapshot,
+  RecordSetSnapshot,
   NetworkInterfaceSnapshot,
   SecurityGroupSnapshot,
   Tags,
@@ -39,6 +50,14 @@ export interface AwsDiagnosisClients {
   readonly cloudtrail: CloudTrailClient;
   /** Resource Groups Tagging API, for `resourcesByTags`. */
   readonly tagging: ResourceGroupsTaggingAPIClient;
+  /** For the traffic path (`trace`); absent → those reads fail with a clear error. */
+  readonly route53?: Route53Client;
+  readonly cloudfront?: CloudFrontClient;
+}
+
+/** Route 53 names: lower case, no trailing dot, `\052` (the API's escaped `*`) as `*`. */
+export function route53Name(n: string): string {
+  return n.replace(/\\052/g, "*").toLowerCase().replace(/\.$/, "");
 }
 
 const ACCESS_DENIED = new Set([
@@ -130,6 +149,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
   const { elbv2, ec2, cloudtrail, tagging } = clients;
+  const needs = <T>(client: T | undefined, what: string): T => {
+    if (client === undefined) {
+      throw new UnstuckError(ErrorCode.Upstream, `No ${what} client configured for the traffic path.`);
+    }
+    return client;
+  };
 
   async function elbTags(arns: readonly string[]): Promise<Map<string, Tags>> {
     const out = new Map<string, Tags>();
@@ -174,6 +199,146 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
   }
 
   return {
+    async allLoadBalancers() {
+      const found: LoadBalancerSnapshot[] = [];
+      let marker: string | undefined;
+      do {
+        const res = await aws("elasticloadbalancing:DescribeLoadBalancers", () =>
+          elbv2.send(new DescribeLoadBalancersCommand({ PageSize: 400, Marker: marker })),
+        );
+        for (const lb of res.LoadBalancers ?? []) {
+          found.push({
+            arn: lb.LoadBalancerArn ?? "",
+            name: lb.LoadBalancerName ?? "",
+            dnsName: lb.DNSName ?? "",
+            ...(lb.CanonicalHostedZoneId ? { canonicalHostedZoneId: lb.CanonicalHostedZoneId } : {}),
+            state: lb.State?.Code ?? "unknown",
+            type: lb.Type ?? "application",
+            ...(lb.Scheme ? { scheme: lb.Scheme } : {}),
+            ...(lb.VpcId ? { vpcId: lb.VpcId } : {}),
+            securityGroups: lb.SecurityGroups ?? [],
+            ...(lb.CreatedTime ? { createdTime: lb.CreatedTime.toISOString() } : {}),
+            tags: {},
+          });
+        }
+        marker = res.NextMarker;
+      } while (marker);
+      const tags = await elbTags(found.map((lb) => lb.arn));
+      return found.map((lb) => ({ ...lb, tags: tags.get(lb.arn) ?? {} }));
+    },
+
+    async hostedZones() {
+      const r53 = needs(clients.route53, "Route 53");
+      const out: HostedZoneSnapshot[] = [];
+      let marker: string | undefined;
+      do {
+        const res = await aws("route53:ListHostedZones", () =>
+          r53.send(new ListHostedZonesCommand({ Marker: marker })),
+        );
+        for (const z of res.HostedZones ?? []) {
+          out.push({
+            id: (z.Id ?? "").replace(/^\/hostedzone\//, ""),
+            name: route53Name(z.Name ?? ""),
+            private: z.Config?.PrivateZone === true,
+          });
+        }
+        marker = res.IsTruncated ? res.NextMarker : undefined;
+      } while (marker);
+      return out;
+    },
+
+    async recordSets(zoneId, name) {
+      const r53 = needs(clients.route53, "Route 53");
+      const out: RecordSetSnapshot[] = [];
+      let next: Pick<
+        ListResourceRecordSetsCommandInput,
+        "StartRecordName" | "StartRecordType" | "StartRecordIdentifier"
+      > = name !== undefined ? { StartRecordName: name } : {};
+      for (;;) {
+        const res = await aws("route53:ListResourceRecordSets", () =>
+          r53.send(
+            new ListResourceRecordSetsCommand({
+              HostedZoneId: zoneId,
+              ...next,
+              ...(name !== undefined ? { MaxItems: 100 } : {}),
+            }),
+          ),
+        );
+        let past = false;
+        for (const r of res.ResourceRecordSets ?? []) {
+          const n = route53Name(r.Name ?? "");
+          if (name !== undefined && n !== route53Name(name)) {
+            past = true;
+            continue;
+          }
+          out.push({
+            zoneId,
+            name: n,
+            type: r.Type ?? "",
+            ...(r.TTL !== undefined ? { ttl: r.TTL } : {}),
+            values: (r.ResourceRecords ?? []).map((v) => v.Value ?? ""),
+            ...(r.AliasTarget
+              ? {
+                  alias: {
+                    hostedZoneId: r.AliasTarget.HostedZoneId ?? "",
+                    dnsName: r.AliasTarget.DNSName ?? "",
+                    evaluateTargetHealth: r.AliasTarget.EvaluateTargetHealth === true,
+                  },
+                }
+              : {}),
+            ...(r.SetIdentifier !== undefined ? { setIdentifier: r.SetIdentifier } : {}),
+            ...(r.Weight !== undefined ? { weight: r.Weight } : {}),
+            ...(r.Failover !== undefined ? { failover: r.Failover } : {}),
+            ...(r.Region !== undefined ? { region: r.Region } : {}),
+          });
+        }
+        // One name: records are sorted by name, so the first other name ends the answer.
+        if (past || !res.IsTruncated) break;
+        next = {
+          StartRecordName: res.NextRecordName,
+          StartRecordType: res.NextRecordType,
+          StartRecordIdentifier: res.NextRecordIdentifier,
+        };
+      }
+      return out;
+    },
+
+    async distributions() {
+      const cf = needs(clients.cloudfront, "CloudFront");
+      const out: DistributionSnapshot[] = [];
+      let marker: string | undefined;
+      do {
+        const res = await aws("cloudfront:ListDistributions", () =>
+          cf.send(new ListDistributionsCommand({ Marker: marker })),
+        );
+        const list = res.DistributionList;
+        for (const d of list?.Items ?? []) {
+          out.push({
+            id: d.Id ?? "",
+            domainName: (d.DomainName ?? "").toLowerCase(),
+            status: d.Status ?? "unknown",
+            enabled: d.Enabled !== false,
+            aliases: (d.Aliases?.Items ?? []).map((a) => a.toLowerCase()),
+            origins: (d.Origins?.Items ?? []).map((o) => ({
+              id: o.Id ?? "",
+              domainName: o.DomainName ?? "",
+            })),
+            originGroups: (d.OriginGroups?.Items ?? []).map((g) => ({
+              id: g.Id ?? "",
+              members: (g.Members?.Items ?? []).map((m) => m.OriginId ?? ""),
+            })),
+            defaultTarget: d.DefaultCacheBehavior?.TargetOriginId ?? "",
+            behaviors: (d.CacheBehaviors?.Items ?? []).map((b) => ({
+              pathPattern: b.PathPattern ?? "",
+              target: b.TargetOriginId ?? "",
+            })),
+          });
+        }
+        marker = list?.IsTruncated ? list.NextMarker : undefined;
+      } while (marker);
+      return out;
+    },
+
     async loadBalancersByName(names) {
       if (names.length === 0) return [];
       const found: LoadBalancerSnapshot[] = [];

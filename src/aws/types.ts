@@ -79,3 +79,45 @@ export interface CloudTrailEventSnapshot {
   readonly caller?: string;
   readonly requestParameters: Readonly<Record<string, unknown>>;
 }
+
+export interface HostedZoneSnapshot {
+  /** Without the `/hostedzone/` prefix. */
+  readonly id: string;
+  /** Lower case, without the trailing dot. */
+  readonly name: string;
+  readonly private: boolean;
+}
+
+export interface RecordSetSnapshot {
+  readonly zoneId: string;
+  /** Lower case, without the trailing dot; `\052` decoded to `*`. */
+  readonly name: string;
+  readonly type: string;
+  readonly ttl?: number;
+  /** Plain values (CNAME target, TXT strings, addresses). */
+  readonly values: readonly string[];
+  readonly alias?: {
+    readonly hostedZoneId: string;
+    readonly dnsName: string;
+    readonly evaluateTargetHealth: boolean;
+  };
+  /** Routing policy: weighted, failover, latency, geolocation… with its identifier. */
+  readonly setIdentifier?: string;
+  readonly weight?: number;
+  readonly failover?: string;
+  readonly region?: string;
+}
+
+export interface DistributionSnapshot {
+  readonly id: string;
+  readonly domainName: string;
+  readonly status: string;
+  readonly enabled: boolean;
+  readonly aliases: readonly string[];
+  readonly origins: readonly { readonly id: string; readonly domainName: string }[];
+  readonly originGroups: readonly { readonly id: string; readonly members: readonly string[] }[];
+  /** Target origin (or origin group) id of the default cache behaviour. */
+  readonly defaultTarget: string;
+  /** Other cache behaviours: path pattern → target origin id. */
+  readonly behaviors: readonly { readonly pathPattern: string; readonly target: string }[];
+}

@@ -8,6 +8,7 @@ import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";
+import { renderTraceText } from "./trace-text.js";
 
 export function renderText(result: CommandResult): string {
   switch (result.type) {
@@ -15,6 +16,8 @@ export function renderText(result: CommandResult): string {
       return renderHelpText(result.help);
     case "diagnosis":
       return renderDiagnosisText(result.diagnosis);
+    case "trace":
+      return renderTraceText(result.trace);
     case "watch":
       return `Watching namespace ${result.namespace}.\n${renderDiagnosisText(result.diagnosis)}`;
     case "approval-request":

@@ -3,6 +3,7 @@ import type { CommandResult } from "../../../commands/types.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
+import { renderTraceBlocks } from "./trace.js";
 import { clip, code, SlackLimit } from "./text.js";
 
 /** A Slack message: `text` is the notification/fallback, `blocks` the Block Kit body. */
@@ -18,6 +19,8 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
       return renderHelpBlocks(result.help);
     case "diagnosis":
       return renderDiagnosisBlocks(result.diagnosis);
+    case "trace":
+      return renderTraceBlocks(result.trace);
     case "watch": {
       const m = renderDiagnosisBlocks(result.diagnosis);
       const intro: KnownBlock = {

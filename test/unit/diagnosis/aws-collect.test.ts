@@ -43,6 +43,10 @@ function account(
         })),
       ),
     resourcesByTags: () => Promise.resolve([]),
+    allLoadBalancers: () => Promise.resolve([]),
+    hostedZones: () => Promise.resolve([]),
+    recordSets: () => Promise.resolve([]),
+    distributions: () => Promise.resolve([]),
   };
 }
 

@@ -1,0 +1,68 @@
+import { ErrorCode, UnstuckError } from "../src/errors.js";
+import { assertNamespaceName } from "../src/kube/names.js";
+import { traceHostnames, traceNamespace } from "../src/traffic/trace.js";
+import type { CommandSyntax } from "./grammar.js";
+import type { CommandModule, CommandServices } from "./types.js";
+
+export const traceSyntax: CommandSyntax = {
+  path: ["trace"],
+  summary:
+    "Is the traffic path intact? Follows a hostname through Route 53 and CloudFront to its load balancer and the Ingress/Service that owns it, flagging every stale alias or origin.",
+  positionals: [{ name: "hostname", description: "DNS name a client asks for, e.g. test.example.com" }],
+  flags: [],
+  examples: ["trace test.example.com"],
+};
+
+export const traceNsSyntax: CommandSyntax = {
+  path: ["trace", "ns"],
+  aliases: [["trace", "namespace"]],
+  summary:
+    "Every hostname and CloudFront distribution that reaches a namespace's load balancers (or still names one that is gone), each path traced.",
+  positionals: [{ name: "namespace", description: "Namespace name" }],
+  flags: [],
+  examples: ["trace ns myapp"],
+};
+
+/** RFC 1123 host name: labels of letters, digits and '-', at most 63 each, 253 in all. */
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+export function assertHostname(text: string): string {
+  const h = text.trim().toLowerCase().replace(/\.$/, "");
+  const labels = h.split(".");
+  if (h.length === 0 || h.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l))) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `"${text.slice(0, 80)}" is not a DNS host name: use letters, digits, '-' and dots, e.g. test.example.com.`,
+      { name: text.slice(0, 80) },
+    );
+  }
+  return h;
+}
+
+function awsOf(services: CommandServices): NonNullable<CommandServices["aws"]>["port"] {
+  if (!services.aws) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      "The traffic path needs AWS: set AWS_REGION (and credentials) for the bot; without a region it only looks at the cluster.",
+    );
+  }
+  return services.aws.port;
+}
+
+export const traceCommand: CommandModule<{ hostname: string }> = {
+  syntax: traceSyntax,
+  build: (args) => ({ hostname: assertHostname(args.positionals[0] ?? "") }),
+  run: async (input, ctx) => ({
+    type: "trace",
+    trace: await traceHostnames(awsOf(ctx.services), ctx.services.kube, [input.hostname], ctx.services.now),
+  }),
+};
+
+export const traceNsCommand: CommandModule<{ namespace: string }> = {
+  syntax: traceNsSyntax,
+  build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
+  run: async (input, ctx) => ({
+    type: "trace",
+    trace: await traceNamespace(awsOf(ctx.services), ctx.services.kube, input.namespace, ctx.services.now),
+  }),
+};

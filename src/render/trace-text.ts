@@ -1,0 +1,45 @@
+/** Terminal rendering of a traffic-path trace: one line per hop, indented by depth. */
+import type { TraceResult } from "../traffic/trace.js";
+
+const MARK = {
+  ok: "ok        ",
+  stale: "STALE     ",
+  mismatched: "MISMATCHED",
+  unknown: "unknown   ",
+} as const;
+
+export function renderTraceText(t: TraceResult): string {
+  const out: string[] = [];
+  const subject =
+    "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
+  const broken = t.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
+  out.push(
+    t.paths.length === 0
+      ? `Traffic path of ${subject}: no hostname or distribution reaches it.`
+      : broken.length === 0
+        ? `Traffic path of ${subject}: ${t.paths.length === 1 ? "intact" : `all ${String(t.paths.length)} paths intact`}${t.paths.some((p) => p.verdict === "unknown") ? " (some links unknown)" : ""}.`
+        : `Traffic path of ${subject}: BROKEN — ${broken.map((p) => p.hostname).join(", ")}.`,
+  );
+  for (const p of t.paths) {
+    out.push("", `${p.hostname}: ${p.verdict.toUpperCase()}`);
+    for (const h of p.hops) {
+      const pad = "  ".repeat(h.depth + 1);
+      out.push(`${pad}${MARK[h.verdict]} ${h.label} — ${h.why}`);
+      if (h.replacement) {
+        out.push(
+          `${pad}           → should be ${h.replacement.dnsName} (${h.replacement.loadBalancer}${h.replacement.owner ? `, ${h.replacement.owner}` : ""})`,
+        );
+      }
+      if (h.candidates)
+        out.push(
+          `${pad}           → ${String(h.candidates.length)} candidates, choose one: ${h.candidates.join("; ")}`,
+        );
+      if (h.warning) out.push(`${pad}           ! ${h.warning}`);
+    }
+  }
+  if (t.warnings.length > 0) {
+    out.push("", "Could not read (links that needed it are unknown):");
+    for (const w of t.warnings) out.push(`  - ${w}`);
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,67 @@
+/** Slack card for a traffic-path trace: the first line says whether the path is healthy. */
+import type { KnownBlock } from "@slack/types";
+import type { TraceResult } from "../../traffic/trace.js";
+import type { SlackMessage } from "./index.js";
+import { clip, esc, SlackLimit } from "./text.js";
+
+const ICON = {
+  ok: ":large_green_circle:",
+  stale: ":red_circle:",
+  mismatched: ":large_orange_circle:",
+  unknown: ":white_circle:",
+} as const;
+
+export function renderTraceBlocks(t: TraceResult): SlackMessage {
+  const subject =
+    "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
+  const broken = t.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
+  const headline =
+    t.paths.length === 0
+      ? `No hostname or distribution reaches ${subject}.`
+      : broken.length === 0
+        ? `Traffic path of ${subject} is intact${t.paths.some((p) => p.verdict === "unknown") ? " (some links unknown)" : ""}.`
+        : `Traffic path of ${subject} is broken: ${broken.map((p) => p.hostname).join(", ")}.`;
+  const blocks: KnownBlock[] = [
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(`${broken.length > 0 ? ":red_circle:" : ":large_green_circle:"} *${esc(headline)}*`),
+      },
+    },
+  ];
+  for (const p of t.paths.slice(0, 40)) {
+    const lines = [`${ICON[p.verdict]} *${esc(p.hostname)}*`];
+    for (const h of p.hops) {
+      const pad = "  ".repeat(h.depth);
+      lines.push(`${pad}${ICON[h.verdict]} ${esc(h.label)} — _${esc(h.why)}_`);
+      if (h.replacement) lines.push(`${pad}   → should be \`${esc(h.replacement.dnsName)}\``);
+      if (h.candidates)
+        lines.push(
+          `${pad}   → ${String(h.candidates.length)} candidates: ${h.candidates.map(esc).join("; ")}`,
+        );
+      if (h.warning) lines.push(`${pad}   :warning: ${esc(h.warning)}`);
+    }
+    blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });
+  }
+  if (t.paths.length > 40) {
+    blocks.push({
+      type: "context",
+      elements: [
+        { type: "mrkdwn", text: `…and ${String(t.paths.length - 40)} more paths (use the CLI with --json).` },
+      ],
+    });
+  }
+  if (t.warnings.length > 0) {
+    blocks.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: clip(`:grey_question: Partial — could not read: ${t.warnings.map(esc).join("; ")}`),
+        },
+      ],
+    });
+  }
+  return { text: clip(esc(headline), SlackLimit.Fallback), blocks: blocks.slice(0, 50) };
+}

@@ -1,0 +1,163 @@
+/**
+ * Collects what the traffic path needs through the ports — hosted zones and the records of the
+ * names asked about, CloudFront distributions, the account's load balancers, the cluster's
+ * Ingresses and Services — and hands the snapshots to the pure model (`src/edge/path.ts`). A read
+ * that fails becomes a named warning and the links that depended on it are `unknown`, never `ok`.
+ */
+import type { AwsPort } from "../aws/port.js";
+import type {
+  DistributionSnapshot,
+  HostedZoneSnapshot,
+  LoadBalancerSnapshot,
+  RecordSetSnapshot,
+} from "../aws/types.js";
+import { hostnamesReaching, normalizeDns, tracePaths, elbNameOf, type TracedPath } from "../edge/path.js";
+import { toUserError } from "../errors.js";
+import type { KubePort } from "../kube/port.js";
+import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
+
+export interface TraceResult {
+  /** What was asked: hostnames, or the namespace whose paths were traced. */
+  readonly subject: { readonly hostnames: readonly string[] } | { readonly namespace: string };
+  readonly paths: readonly TracedPath[];
+  /** Reads that failed: the links that needed them are `unknown`. */
+  readonly warnings: readonly string[];
+  readonly checkedAt: string;
+}
+
+interface Reads {
+  zones: HostedZoneSnapshot[];
+  distributions: DistributionSnapshot[];
+  loadBalancers: LoadBalancerSnapshot[];
+  owners: ObjectSnapshot[];
+  warnings: string[];
+}
+
+async function attempt<T>(warnings: string[], what: string, fallback: T, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    warnings.push(`Could not read ${what}: ${toUserError(err).message}`);
+    return fallback;
+  }
+}
+
+const OWNER_TYPES = [
+  { group: "networking.k8s.io", resource: "ingresses" },
+  { group: "", resource: "services" },
+];
+
+async function commonReads(aws: AwsPort, kube: KubePort | undefined, namespace?: string): Promise<Reads> {
+  const warnings: string[] = [];
+  const ownersOf = async (): Promise<ObjectSnapshot[]> => {
+    if (!kube) return [];
+    const types = (await kube.discover()).resources.filter((t: ResourceType) =>
+      OWNER_TYPES.some((w) => w.group === t.group && w.resource === t.resource),
+    );
+    const lists = await Promise.all(types.map((t) => kube.listObjects(t, namespace)));
+    return lists.flat().filter((o) => o.kind === "Ingress" || o.serviceType === "LoadBalancer");
+  };
+  const [zones, distributions, loadBalancers, owners] = await Promise.all([
+    attempt(warnings, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
+    attempt(warnings, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
+    attempt(warnings, "load balancers", [] as LoadBalancerSnapshot[], () => aws.allLoadBalancers()),
+    attempt(warnings, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
+  ]);
+  if (!kube) warnings.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
+  return { zones, distributions, loadBalancers, owners, warnings };
+}
+
+function longestZone(zones: readonly HostedZoneSnapshot[], name: string): HostedZoneSnapshot[] {
+  // Split-horizon: a public and a private zone of the same name both answer for it.
+  const matching = zones.filter((z) => name === z.name || name.endsWith(`.${z.name}`));
+  const longest = Math.max(0, ...matching.map((z) => z.name.length));
+  return matching.filter((z) => z.name.length === longest);
+}
+
+/** `trace <hostname…>`: each name forward to its load balancer and owner. */
+export async function traceHostnames(
+  aws: AwsPort,
+  kube: KubePort | undefined,
+  hostnames: readonly string[],
+  now: () => Date,
+): Promise<TraceResult> {
+  const reads = await commonReads(aws, kube);
+  const records: RecordSetSnapshot[] = [];
+  const asked = new Set<string>();
+  // Follow names through our zones (CNAME chains, origins that are our own names), a few levels.
+  let frontier = hostnames.map(normalizeDns);
+  for (let depth = 0; depth < 5 && frontier.length > 0; depth++) {
+    const next: string[] = [];
+    for (const name of frontier) {
+      if (asked.has(name)) continue;
+      asked.add(name);
+      for (const z of longestZone(reads.zones, name)) {
+        const got = await attempt(
+          reads.warnings,
+          `records named ${name} in zone ${z.name}`,
+          [] as RecordSetSnapshot[],
+          () => aws.recordSets(z.id, name),
+        );
+        records.push(...got);
+        for (const r of got) {
+          const t = normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
+          if (t !== "") next.push(t);
+        }
+      }
+    }
+    const origins = reads.distributions
+      .filter((d) => next.includes(normalizeDns(d.domainName)))
+      .flatMap((d) => d.origins.map((o) => normalizeDns(o.domainName)));
+    frontier = [...next, ...origins].filter((n) => !asked.has(n));
+  }
+  return {
+    subject: { hostnames: hostnames.map(normalizeDns) },
+    paths: tracePaths({ ...reads, hostnames, records }),
+    warnings: reads.warnings,
+    checkedAt: now().toISOString(),
+  };
+}
+
+/**
+ * `trace ns <namespace>`: every hostname and distribution that reaches the namespace's load
+ * balancers — or names one of its stacks' load balancers that no longer exists — traced forward.
+ */
+export async function traceNamespace(
+  aws: AwsPort,
+  kube: KubePort,
+  namespace: string,
+  now: () => Date,
+): Promise<TraceResult> {
+  const reads = await commonReads(aws, kube);
+  const mine = reads.owners.filter((o) => o.namespace === namespace);
+  const dnsNames = mine.flatMap((o) => o.loadBalancerHostnames ?? []);
+  // Load balancers the controller made for this namespace, now or before: `k8s-<ns:8>-…` (implicit
+  // groups), plus the exact prefixes of the current ones (explicit groups are named by group).
+  const namePrefixes = [
+    ...new Set([
+      `k8s-${namespace.replace(/[^a-zA-Z0-9]/g, "").slice(0, 8)}-`,
+      ...dnsNames
+        .map((h) => elbNameOf(h))
+        .filter((n): n is string => n !== undefined)
+        .map((n) => n.replace(/[0-9a-f]{10}$/, "")),
+    ]),
+  ];
+  const records: RecordSetSnapshot[] = [];
+  for (const z of reads.zones) {
+    records.push(
+      ...(await attempt(reads.warnings, `records of zone ${z.name}`, [] as RecordSetSnapshot[], () =>
+        aws.recordSets(z.id),
+      )),
+    );
+  }
+  const hostnames = hostnamesReaching({ ...reads, records }, { dnsNames, namePrefixes });
+  if (mine.length === 0) {
+    reads.warnings.push(`No Ingress or Service of type LoadBalancer in namespace ${namespace}.`);
+  }
+  return {
+    subject: { namespace },
+    paths: tracePaths({ ...reads, hostnames, records, candidateOwners: mine }),
+    warnings: reads.warnings,
+    checkedAt: now().toISOString(),
+  };
+}

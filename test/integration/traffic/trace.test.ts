@@ -1,0 +1,201 @@
+/**
+ * `trace` on the seed world through the real SDK clients and the kube adapter: the stale
+ * CloudFront origin behind test.example.com (INCIDENT.md step 9) and every stale alias of the
+ * namespace; after the namespace is re-created and the simulated controller builds a new ALB, the
+ * replacement is named — and with two candidates it is offered as a choice, never guessed.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
+import { runCli } from "../../../src/cli.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { traceHostnames, traceNamespace } from "../../../src/traffic/trace.js";
+import type { KubeObject } from "../../sim/kube/index.js";
+import { until } from "../../sim/kube/testing.js";
+import { startWorld, type World } from "../../sim/world.js";
+
+const FAST = { retryIntervalMs: 20, backendSgTimeoutMs: 300, managedSgTimeoutMs: 300, requeueMs: 200 };
+let world: World | undefined;
+let clients: AwsClients | undefined;
+afterEach(async () => {
+  if (clients) destroyAwsClients(clients);
+  await world?.stop();
+  world = undefined;
+  clients = undefined;
+});
+
+async function open(): Promise<{ w: World; c: AwsClients }> {
+  world = await startWorld({
+    scenario: "test/fixtures/scenarios/seed-incident.yaml",
+    lbc: FAST,
+    controllerIntervalMs: 50,
+  });
+  clients = createAwsClients({
+    region: "ap-northeast-2",
+    endpoint: world.aws.url,
+    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+    maxAttempts: 1,
+  });
+  return { w: world, c: clients };
+}
+
+function ingress(name: string): KubeObject {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: {
+      name,
+      namespace: "myapp",
+      annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
+    },
+    spec: {
+      ingressClassName: "alb",
+      rules: [
+        {
+          http: {
+            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: 80 } } } }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** Recovery as in INCIDENT.md step 7–8: the finalizer comes off, the namespace goes, Argo re-creates it. */
+async function recover(w: World, ingresses: string[]): Promise<void> {
+  const stuck = w.kube.store.get(
+    "networking.k8s.io/v1",
+    "Ingress",
+    "myapp",
+    "myapp-worker-ingress",
+  ) as KubeObject;
+  w.kube.store.update({
+    ...stuck,
+    metadata: { ...stuck.metadata, name: "myapp-worker-ingress", finalizers: [] },
+  });
+  await until(
+    () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
+    20_000,
+  );
+  w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
+  for (const n of ingresses) w.kube.store.create(ingress(n));
+  await until(
+    () =>
+      ingresses.every(
+        (n) =>
+          (
+            w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", n) as {
+              status?: { loadBalancer?: { ingress?: unknown[] } };
+            }
+          )?.status?.loadBalancer?.ingress?.length,
+      )
+        ? true
+        : undefined,
+    20_000,
+  );
+}
+
+describe("trace", () => {
+  it("test.example.com: Route 53 → CloudFront → a deleted ALB as origin is STALE, and the origin is flagged fragile", async () => {
+    const { w, c } = await open();
+    const t = await traceHostnames(
+      createAwsAdapter(c),
+      createKubeAdapter(w.kube.kubeconfig()),
+      ["Test.Example.com."],
+      () => new Date(),
+    );
+    const [p] = t.paths;
+    expect(p?.hostname).toBe("test.example.com");
+    expect(p?.verdict).toBe("stale");
+    expect(p?.hops.map((h) => [h.kind, h.verdict])).toEqual([
+      ["record", "ok"],
+      ["distribution", "ok"],
+      ["origin", "stale"],
+    ]);
+    const origin = p?.hops[2];
+    expect(origin?.ref).toMatchObject({ distributionId: "E2MYAPPTEST0001", originId: "myapp-worker-alb" });
+    expect(origin?.warning).toMatch(/fragile/);
+    expect(t.warnings).toEqual([]);
+  });
+
+  it("trace ns finds every stale alias and origin of the namespace's old load balancers", async () => {
+    const { w, c } = await open();
+    const t = await traceNamespace(
+      createAwsAdapter(c),
+      createKubeAdapter(w.kube.kubeconfig()),
+      "myapp",
+      () => new Date(),
+    );
+    expect(t.paths.map((p) => p.hostname)).toEqual([
+      "admin-api.example.com",
+      "admin.example.com",
+      "api.example.com",
+      "cms-api.example.com",
+      "cms.example.com",
+      "test.example.com",
+      "worker.example.com",
+    ]);
+    expect(t.paths.every((p) => p.verdict === "stale")).toBe(true);
+  });
+
+  it("after recovery with one new ALB the replacement is named; with two, they are offered and none is chosen", async () => {
+    const { w, c } = await open();
+    await recover(w, ["myapp-worker-ingress"]);
+    const aws = createAwsAdapter(c);
+    const kube = createKubeAdapter(w.kube.kubeconfig());
+    const fresh = w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress") as {
+      status: { loadBalancer: { ingress: { hostname: string }[] } };
+    };
+    const newHost = fresh.status.loadBalancer.ingress[0]?.hostname ?? "";
+    const t = await traceNamespace(aws, kube, "myapp", () => new Date());
+    const test = t.paths.find((p) => p.hostname === "test.example.com");
+    const origin = test?.hops.find((h) => h.kind === "origin");
+    expect(origin?.verdict).toBe("stale");
+    expect(origin?.replacement?.dnsName).toBe(newHost);
+    expect(origin?.replacement?.owner).toBe("Ingress myapp/myapp-worker-ingress");
+
+    w.kube.store.create(ingress("myapp-api-ingress"));
+    await until(
+      () =>
+        (
+          w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-api-ingress") as {
+            status?: { loadBalancer?: { ingress?: unknown[] } };
+          }
+        )?.status?.loadBalancer?.ingress?.length
+          ? true
+          : undefined,
+      20_000,
+    );
+    const two = await traceNamespace(aws, kube, "myapp", () => new Date());
+    const o2 = two.paths
+      .find((p) => p.hostname === "test.example.com")
+      ?.hops.find((h) => h.kind === "origin");
+    expect(o2?.replacement).toBeUndefined();
+    expect(o2?.candidates).toHaveLength(2);
+  });
+
+  it("from the terminal: one line per hop, bad input refused with a clear message and no AWS call", async () => {
+    const { w } = await open();
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-trace-"));
+    try {
+      const kubeconfig = join(dir, "kubeconfig");
+      await w.kube.writeKubeconfig(kubeconfig);
+      const out: string[] = [];
+      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+      const code = await runCli(["trace", "test.example.com", "--kubeconfig", kubeconfig], w.aws.env(), io);
+      expect(code).toBe(0);
+      expect(out.join("\n")).toMatch(/STALE +origin myapp-worker-alb/);
+      const before = w.aws.calls().length;
+      out.length = 0;
+      const bad = await runCli(["trace", "not_a_host", "--kubeconfig", kubeconfig], w.aws.env(), io);
+      expect(bad).not.toBe(0);
+      expect(out.join("\n")).toMatch(/is not a DNS host name/);
+      expect(w.aws.calls().length).toBe(before);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
