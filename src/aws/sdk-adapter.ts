@@ -10,7 +10,6 @@ import {
   ListResourceRecordSetsCommand,
   type ListResourceRecordSetsCommandInput,
   type Route53Client,
-  type RRType,
 } from "@aws-sdk/client-route-53";
 import {
   DescribeNetworkInterfacesCommand,
