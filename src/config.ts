@@ -27,6 +27,16 @@ const EnvSchema = z.object({
   KUBECONFIG: z.string().optional(),
   UNSTUCK_CHANNELS: idList,
   UNSTUCK_APPROVERS: idList,
+  /**
+   * HMAC key signing every approval record, vote and transition (held outside Redis). Required to
+   * run the bot (see `requireApprovalKey`); at least 32 bytes, e.g. `openssl rand -base64 48`.
+   */
+  UNSTUCK_APPROVAL_KEY: z
+    .string()
+    .refine((v) => Buffer.byteLength(v, "utf8") >= 32, {
+      error: "must be at least 32 bytes of secret (e.g. `openssl rand -base64 48`)",
+    })
+    .optional(),
   UNSTUCK_APPROVALS_REQUIRED: z.coerce.number().int().min(1).max(10).default(1),
   UNSTUCK_REQUEST_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800),
   UNSTUCK_AUDIT_CHANNEL: z.string().optional(),
@@ -110,6 +120,8 @@ export interface Config {
   readonly channels: readonly string[];
   readonly approvers: readonly string[];
   readonly approvalsRequired: number;
+  /** `UNSTUCK_APPROVAL_KEY`: signs approval records; never logged. */
+  readonly approvalKey?: string;
   readonly requestTtlSeconds: number;
   readonly auditChannel?: string;
   readonly redisPrefix: string;
@@ -175,6 +187,7 @@ export function loadConfig(
     channels: e.UNSTUCK_CHANNELS,
     approvers: e.UNSTUCK_APPROVERS,
     approvalsRequired: e.UNSTUCK_APPROVALS_REQUIRED,
+    ...(e.UNSTUCK_APPROVAL_KEY ? { approvalKey: e.UNSTUCK_APPROVAL_KEY } : {}),
     requestTtlSeconds: e.UNSTUCK_REQUEST_TTL_SECONDS,
     ...(e.UNSTUCK_AUDIT_CHANNEL ? { auditChannel: e.UNSTUCK_AUDIT_CHANNEL } : {}),
     redisPrefix: e.UNSTUCK_REDIS_PREFIX,
@@ -186,6 +199,18 @@ export function loadConfig(
     waitTimeoutSeconds: e.UNSTUCK_WAIT_TIMEOUT_SECONDS,
     waitIntervalSeconds: e.UNSTUCK_WAIT_INTERVAL_SECONDS,
   };
+}
+
+/** The approval key the bot needs to run; throws `Config` naming `UNSTUCK_APPROVAL_KEY` when unset. */
+export function requireApprovalKey(config: Pick<Config, "approvalKey">): string {
+  if (config.approvalKey === undefined) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      "UNSTUCK_APPROVAL_KEY is not set: the bot signs every approval with it (at least 32 bytes of secret, e.g. `openssl rand -base64 48`), kept outside Redis.",
+      { variable: "UNSTUCK_APPROVAL_KEY" },
+    );
+  }
+  return config.approvalKey;
 }
 
 /** The cluster's AWS settings: from the clusters file when it names the cluster, else the AWS_* variables. */

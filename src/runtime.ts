@@ -11,11 +11,12 @@ import { defaultRegistry, type Registry } from "../commands/index.js";
 import type { CommandResult, CommandServices } from "../commands/types.js";
 import type { ApprovalNotifier } from "./approvals/notifier.js";
 import { ApprovalPolicy } from "./approvals/policy.js";
+import { ApprovalSigner } from "./approvals/integrity.js";
 import { ApprovalStore } from "./approvals/store.js";
 import type { ApprovalRequest } from "./approvals/types.js";
 import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
-import type { Config } from "./config.js";
+import { requireApprovalKey, type Config } from "./config.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { resolveResourceType } from "./diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError } from "./errors.js";
@@ -77,6 +78,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
     );
   }
+  const signer = new ApprovalSigner(requireApprovalKey(config));
   const now = options.now ?? (() => new Date());
   const base = options.services ?? createServices(config, log, now);
   const cluster = config.clusterName ?? "default";
@@ -102,7 +104,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(slackConfig.apiUrl !== undefined ? { slackApiUrl: slackConfig.apiUrl } : {}),
   });
   const prefix = config.redisPrefix;
-  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals` });
+  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer });
   const audit = new AuditLog(redis, {
     key: `${prefix}:audit`,
     log,
@@ -190,7 +192,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const workers: Worker[] = [
     createActionsWorker(
       { ...workerSetup, concurrency: 4 },
-      { store, kube: base.kube, audit, now, notifier, log },
+      { store, signer, policy, kube: base.kube, audit, now, notifier, log },
       { sweep: () => workflow.sweep() },
     ),
     createWaitsWorker(

@@ -1,16 +1,27 @@
 /**
- * Executor for an approved `remove-finalizer` request. It acts only on the exact state that was
- * approved: it re-reads the object, compares resourceVersion and finalizers with the frozen
- * precondition, and sends a JSON patch whose `test` operations make the API server itself refuse
- * the change if anything moved in between. So a patch applies at most once, whoever retries.
+ * Executor for an approved `remove-finalizer` request. It verifies, it does not trust: before any
+ * write it checks the record's MACs and re-derives the approval from the signed votes (see
+ * `approvals/verify.ts`); a record that fails is refused (FAILED, nothing written) and raised in
+ * the audit log and the request's thread. It acts only on the exact state that was approved: it
+ * re-reads the object, requires it to be the same object (uid) and being deleted, compares
+ * resourceVersion and finalizers with the frozen precondition, and sends a JSON patch whose `test`
+ * operations make the API server itself refuse the change if anything moved in between.
+ *
+ * A write is never retried blindly: after an ambiguous failure (5xx, timeout, reset) the object
+ * is re-read first. Finalizers gone (or the object gone) → DONE, confirmed by the re-read;
+ * unchanged → the same patch again (bounded); changed otherwise → STALE.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { AuditLog } from "../audit/log.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
 import type { Logger } from "../log.js";
 import { notifySafely, type ApprovalNotifier } from "../approvals/notifier.js";
+import type { ApprovalSigner } from "../approvals/integrity.js";
+import type { ApprovalPolicy } from "../approvals/policy.js";
 import type { ApprovalStore } from "../approvals/store.js";
+import { verifyApproval } from "../approvals/verify.js";
 import type {
   ExecutionResult,
   ObjectTarget,
@@ -29,6 +40,14 @@ export interface ExecutorHooks {
 
 export interface RemoveFinalizerDeps {
   readonly store: ApprovalStore;
+  /** Verifies the record's MACs (`UNSTUCK_APPROVAL_KEY`). */
+  readonly signer: ApprovalSigner;
+  /** The approver list, looked up live to re-derive eligibility from the signed votes. */
+  readonly policy: Pick<ApprovalPolicy, "approverIds">;
+  /** PATCH attempts when the API server's answer is ambiguous and a re-read shows nothing changed (default 3). */
+  readonly patchAttempts?: number;
+  /** Pause before re-sending such a patch, times the attempt number (default 250 ms). */
+  readonly patchRetryDelayMs?: number;
   readonly kube: KubePort;
   readonly audit: AuditLog;
   readonly now: () => Date;
@@ -110,6 +129,56 @@ export function judge(
   };
 }
 
+/**
+ * A failure after which the write may have been applied: a 5xx, a timeout, a reset connection or
+ * anything unrecognised. Refusals (4xx: RBAC, validation, not found) were not applied.
+ */
+export function isAmbiguous(err: unknown): boolean {
+  if (!isUnstuckError(err)) return true;
+  if (err.code === ErrorCode.Unreachable || err.code === ErrorCode.Internal) return true;
+  if (err.code === ErrorCode.Upstream) {
+    const status = err.details.status;
+    return status === undefined || status >= 500;
+  }
+  return false;
+}
+
+function errorCode(err: unknown): string {
+  return isUnstuckError(err) ? err.code : "unknown";
+}
+
+/** Decide from a re-read after an ambiguous patch failure. */
+export function afterAmbiguous(
+  action: RemoveFinalizerAction,
+  seen: ObjectSnapshot | null,
+): { kind: "done"; message: string } | { kind: "retry" } | { kind: "stale"; message: string } {
+  const target = describeTarget(action.target);
+  if (seen === null) {
+    return {
+      kind: "done",
+      message: `Removed ${list(action.remove)} from ${target}: the object is gone, so deletion finished`,
+    };
+  }
+  const { precondition, remove } = action;
+  const expectedAfter = precondition.finalizers.filter((f) => !remove.includes(f));
+  if (sameList(seen.finalizers, expectedAfter)) {
+    return {
+      kind: "done",
+      message: `Removed ${list(remove)} from ${target}; finalizers now ${list(seen.finalizers)}`,
+    };
+  }
+  if (
+    seen.resourceVersion === precondition.resourceVersion &&
+    sameList(seen.finalizers, precondition.finalizers)
+  ) {
+    return { kind: "retry" };
+  }
+  return {
+    kind: "stale",
+    message: `Not applied: after the API server's answer was lost, the object had changed (resourceVersion ${precondition.resourceVersion} → ${seen.resourceVersion ?? "(none)"}; finalizers ${list(precondition.finalizers)} → ${list(seen.finalizers)}).`,
+  };
+}
+
 /** The `ResourceType` the kube port needs, rebuilt from the frozen target. */
 export function resourceTypeOf(target: ObjectTarget): ResourceType {
   return {
@@ -145,12 +214,34 @@ export async function executeRemoveFinalizer(
       requestId,
     });
   }
-  const request = await store.get(requestId);
-  if (!request) throw new UnstuckError(ErrorCode.NotFound, "The approval request vanished.", { requestId });
-  const action = request.action;
-  const target = describeTarget(action.target);
+  const record = await store.getSigned(requestId);
   const resumed = claim.status === "RESUMED";
   const system = { kind: "system", component: "executor" } as const;
+  if (!record) {
+    // Not a record this bot could have written (unparseable): nothing to verify, nothing to act on.
+    const result: ExecutionResult = {
+      outcome: "failed",
+      message: "Refused: the approval record is unreadable, so it was not executed.",
+      at: now().toISOString(),
+    };
+    await store.finishExecution(requestId, attempt.token, "FAILED", result, now());
+    await audit.append({
+      at: result.at,
+      actor: system,
+      event: "approval.tampered",
+      requestId,
+      action: "unknown",
+      target: "unknown",
+      before: claim.prior.state,
+      after: "FAILED",
+      result: result.message,
+    });
+    deps.log?.error({ requestId }, "refused an unreadable approval record");
+    return { kind: "finished", state: "FAILED", result };
+  }
+  const request = record.request;
+  const action = request.action;
+  const target = describeTarget(action.target);
   await audit.append({
     at: now().toISOString(),
     actor: system,
@@ -162,7 +253,6 @@ export async function executeRemoveFinalizer(
     after: "EXECUTING",
     ...(resumed ? { result: `attempt ${claim.attempts} takes over from an interrupted attempt` } : {}),
   });
-  if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
 
   const finish = async (
     state: "DONE" | "STALE" | "FAILED",
@@ -201,28 +291,89 @@ export async function executeRemoveFinalizer(
   };
 
   try {
+    // Live lookup (no cache): an approver removed since the vote no longer counts.
+    const approvers = await deps.policy.approverIds({ live: true });
+    const verification = verifyApproval({
+      id: requestId,
+      record,
+      prior: claim.prior,
+      signer: deps.signer,
+      approvers,
+    });
+    if (!verification.ok) {
+      const detail = verification.problems.join("; ");
+      const message = `Refused: this approval record failed verification (${detail}). Nothing was changed; someone may have written to the bot's Redis directly.`;
+      deps.log?.error({ requestId, problems: verification.problems }, "refused a tampered approval record");
+      await audit.append({
+        at: now().toISOString(),
+        actor: system,
+        event: "approval.tampered",
+        requestId,
+        action: action.type,
+        target,
+        before: claim.prior.state,
+        after: "FAILED",
+        result: detail,
+      });
+      return await finish("FAILED", `:rotating_light: ${message}`);
+    }
+    if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
     const type = resourceTypeOf(action.target);
     const { namespace, name } = action.target;
     const current = await kube.getObject(type, namespace, name);
+    if (current !== null && action.target.uid !== undefined && current.uid !== action.target.uid) {
+      return await finish(
+        "STALE",
+        `Not applied: ${target} is a different object now (uid ${current.uid ?? "(none)"}, approved ${action.target.uid}).`,
+      );
+    }
+    if (current !== null && !current.deletionTimestamp) {
+      return await finish(
+        "STALE",
+        `Not applied: ${target} is not being deleted (no deletionTimestamp), so its finalizers still guard a live object.`,
+      );
+    }
     const verdict = judge(action, current, resumed);
     if (verdict.kind === "stale") return await finish("STALE", verdict.message);
     if (verdict.kind === "done") return await finish("DONE", verdict.message, current ?? undefined);
-    let after: ObjectSnapshot;
-    try {
-      after = await kube.removeFinalizers(type, namespace, name, action.precondition, action.remove);
-    } catch (err) {
-      if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
-        return await finish("STALE", "Not applied: the object changed between the check and the patch.");
+    const maxAttempts = Math.max(1, deps.patchAttempts ?? 3);
+    for (let patchAttempt = 1; ; patchAttempt++) {
+      let after: ObjectSnapshot;
+      try {
+        after = await kube.removeFinalizers(type, namespace, name, action.precondition, action.remove);
+      } catch (err) {
+        if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
+          return await finish("STALE", "Not applied: the object changed between the check and the patch.");
+        }
+        if (!isAmbiguous(err)) throw err;
+        // The write may or may not have been applied: look before deciding.
+        const why = toUserError(err).message;
+        deps.log?.warn(
+          { requestId, patchAttempt, code: errorCode(err) },
+          "ambiguous patch failure; re-reading",
+        );
+        const seen = await kube.getObject(type, namespace, name);
+        const check = afterAmbiguous(action, seen);
+        if (check.kind === "done") {
+          return await finish(
+            "DONE",
+            `${check.message} (confirmed by re-read after the API server's answer was lost: ${why})`,
+            seen ?? undefined,
+          );
+        }
+        if (check.kind === "stale") return await finish("STALE", check.message);
+        if (patchAttempt >= maxAttempts) throw err;
+        await delay((deps.patchRetryDelayMs ?? 250) * patchAttempt);
+        continue;
       }
-      throw err;
+      await deps.hooks?.afterPatch?.(requestId);
+      return await finish(
+        "DONE",
+        `Removed ${list(action.remove)} from ${target}; finalizers now ${list(after.finalizers)}.`,
+        after,
+      );
     }
-    await deps.hooks?.afterPatch?.(requestId);
-    return await finish(
-      "DONE",
-      `Removed ${list(action.remove)} from ${target}; finalizers now ${list(after.finalizers)}.`,
-      after,
-    );
   } catch (err) {
     if (isPermanent(err) || attempt.finalAttempt) {
       const { message } = toUserError(err);

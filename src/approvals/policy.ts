@@ -18,7 +18,10 @@ export interface ApprovalPolicyOptions {
   readonly approvers: readonly string[];
   readonly directory?: SlackDirectory;
   readonly now: () => Date;
-  /** How long a resolved user group is trusted; short, so removing someone takes effect quickly. */
+  /**
+   * How long a resolved user group is cached for display (who could approve). Votes and the
+   * executor never use the cache: they look membership up live.
+   */
   readonly groupCacheSeconds?: number;
 }
 
@@ -71,11 +74,14 @@ export class ApprovalPolicy {
     }
   }
 
-  /** Every user id that may approve, with user groups resolved (cached briefly). */
-  public async approverIds(): Promise<ReadonlySet<string>> {
+  /**
+   * Every user id that may approve, with user groups resolved: cached briefly for display, or
+   * `live` (no cache) for a decision. A failed live lookup throws `Unreachable`.
+   */
+  public async approverIds(options: { live?: boolean } = {}): Promise<ReadonlySet<string>> {
     const ids = new Set(this.users);
     for (const group of this.groups) {
-      for (const member of await this.members(group)) ids.add(member);
+      for (const member of await this.members(group, options.live ?? false)) ids.add(member);
     }
     return ids;
   }
@@ -111,7 +117,7 @@ export class ApprovalPolicy {
       );
     }
     if (this.users.has(voter.userId)) return;
-    const ids = await this.approverIds();
+    const ids = await this.approverIds({ live: true });
     if (!ids.has(voter.userId)) {
       throw new UnstuckError(
         ErrorCode.NotApprover,
@@ -120,13 +126,25 @@ export class ApprovalPolicy {
     }
   }
 
-  private async members(group: string): Promise<readonly string[]> {
+  private async members(group: string, live: boolean): Promise<readonly string[]> {
     const now = this.options.now().getTime();
     const hit = this.cache.get(group);
-    if (hit && hit.until > now) return hit.members;
+    if (!live && hit && hit.until > now) return hit.members;
     const directory = this.options.directory;
     if (!directory) return [];
-    const members = (await directory.usergroupMembers(group)).filter((id) => USER_ID.test(id));
+    let listed: readonly string[];
+    try {
+      listed = await directory.usergroupMembers(group);
+    } catch (err) {
+      if (!live) throw err;
+      throw new UnstuckError(
+        ErrorCode.Unreachable,
+        `I could not check the approver group's current members with Slack, so nothing was counted; try again in a moment.`,
+        { group },
+        { cause: err },
+      );
+    }
+    const members = listed.filter((id) => USER_ID.test(id));
     this.cache.set(group, { members, until: now + (this.options.groupCacheSeconds ?? 60) * 1000 });
     return members;
   }

@@ -8,6 +8,13 @@
  * - `<prefix>:req:<id>:votes`   list of vote JSON, in order
  * - `<prefix>:pending`          sorted set of PENDING ids by expiry (ms)
  * - `<prefix>:approved`         sorted set of APPROVED, not yet claimed ids by approval time (ms)
+ * - `<prefix>:open:<target>`    id of the PENDING request for one object (one pending request each)
+ *
+ * Integrity: the hash holds `docMac` (HMAC of id and `doc`) and `stateMac` (HMAC of the state and
+ * its time); every vote carries its own MAC. The MACs are computed here, under the bot's
+ * `UNSTUCK_APPROVAL_KEY`, and stored by the scripts; Redis never holds the key, so a record
+ * written straight into Redis does not verify (see `integrity.ts` and `verify.ts`). Reads need no
+ * key; every write does.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -24,6 +31,7 @@ import type {
   VoteDecision,
 } from "./types.js";
 import { isRequestId } from "./types.js";
+import { missingSignerError, type ApprovalSigner } from "./integrity.js";
 
 /** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
 export interface NewRequest {
@@ -60,6 +68,24 @@ export interface ClaimOutcome {
   readonly status: "CLAIMED" | "RESUMED" | "INVALID_STATE" | "NOT_FOUND";
   readonly state: RequestState | "";
   readonly attempts: number;
+  /** The state, its transition time and its MAC as found before the claim. */
+  readonly prior: SignedState;
+}
+
+/** A state as stored with its transition time and MAC. */
+export interface SignedState {
+  readonly state: string;
+  readonly at: string;
+  readonly mac: string;
+}
+
+/** A request with the raw material its MACs cover, for verification. */
+export interface SignedRecord {
+  readonly request: ApprovalRequest;
+  /** The stored document, byte for byte. */
+  readonly doc: string;
+  readonly docMac: string;
+  readonly state: SignedState;
 }
 
 export interface FinishOutcome {
@@ -72,6 +98,8 @@ export interface ApprovalStoreOptions {
   readonly prefix: string;
   /** How long a terminal request stays readable; default 30 days. */
   readonly retentionSeconds?: number;
+  /** Signs every write (`UNSTUCK_APPROVAL_KEY`); without it the store is read-only. */
+  readonly signer?: ApprovalSigner;
 }
 
 class LuaScript {
@@ -107,7 +135,7 @@ class LuaScript {
 }
 
 const SCRIPTS = {
-  create: LuaScript.load("create.lua", 2),
+  create: LuaScript.load("create.lua", 3),
   vote: LuaScript.load("vote.lua", 5),
   cancel: LuaScript.load("cancel.lua", 4),
   claim: LuaScript.load("claim.lua", 2),
@@ -172,24 +200,59 @@ export class ApprovalStore {
     return `${this.options.prefix}:approved`;
   }
 
-  /** Store a new PENDING request; throws `Conflict` if the id is taken. */
-  public async create(request: NewRequest): Promise<ApprovalRequest> {
+  private openKey(action: ApprovalAction): string {
+    const t = action.target;
+    return `${this.options.prefix}:open:${t.group}/${t.resource}/${t.namespace}/${t.name}`;
+  }
+
+  private get signer(): ApprovalSigner {
+    const signer = this.options.signer;
+    if (!signer) throw missingSignerError();
+    return signer;
+  }
+
+  /** The stored request MAC (read before a write that must bind to it). */
+  private async docMacOf(id: string): Promise<string> {
+    return (await this.redis.hget(this.requestKey(id), "docMac")) ?? "";
+  }
+
+  /**
+   * Store a new PENDING request; throws `Conflict` if the id is taken, or if a request for the same
+   * object is still pending (`details.existingRequestId` names it).
+   */
+  public async create(
+    request: NewRequest,
+    now: Date = new Date(request.createdAt),
+  ): Promise<ApprovalRequest> {
     assertRequestId(request.id);
+    const signer = this.signer;
     const doc = JSON.stringify(request);
-    const created = await SCRIPTS.create.run(
-      this.redis,
-      [this.requestKey(request.id), this.pendingKey],
-      [
-        request.id,
-        doc,
-        request.requester.userId,
-        Date.parse(request.expiresAt),
-        request.approvalsRequired,
-        request.createdAt,
-      ],
+    const docMac = signer.requestMac(request.id, doc);
+    const reply = tuple(
+      await SCRIPTS.create.run(
+        this.redis,
+        [this.requestKey(request.id), this.pendingKey, this.openKey(request.action)],
+        [
+          request.id,
+          doc,
+          request.requester.userId,
+          Date.parse(request.expiresAt),
+          request.approvalsRequired,
+          request.createdAt,
+          docMac,
+          signer.stateMac(request.id, docMac, "PENDING", request.createdAt),
+          `${this.options.prefix}:req:`,
+          now.getTime(),
+        ],
+      ),
     );
-    if (num(created) !== 1)
-      throw new UnstuckError(ErrorCode.Conflict, "An approval request with this id exists.");
+    const status = num(reply[0]);
+    if (status === 2) {
+      throw new UnstuckError(ErrorCode.Conflict, "A request for this object is already pending.", {
+        existingRequestId: str(reply[1]),
+      });
+    }
+    if (status !== 1) throw new UnstuckError(ErrorCode.Conflict, "An approval request with this id exists.");
     return { ...request, state: "PENDING", votes: [], executionAttempts: 0, updatedAt: request.createdAt };
   }
 
@@ -201,15 +264,68 @@ export class ApprovalStore {
     return parseRequest(replies?.[0]?.[1], replies?.[1]?.[1]);
   }
 
-  /** Record a vote (see `lua/vote.lua`). The caller checks the approver list first. */
-  public async vote(id: string, voter: Identity, decision: VoteDecision, now: Date): Promise<VoteOutcome> {
+  /** The request with its MACs and the raw document they cover; `null` when unknown. */
+  public async getSigned(id: string): Promise<SignedRecord | null> {
+    if (!isRequestId(id)) return null;
+    const [key, , votesKey] = this.keysFor(id);
+    const replies = await this.redis.multi().hgetall(key).lrange(votesKey, 0, -1).exec();
+    const hash = replies?.[0]?.[1] as Record<string, string | undefined> | undefined;
+    let request: ApprovalRequest | null;
+    try {
+      request = parseRequest(hash, replies?.[1]?.[1]);
+    } catch {
+      request = null; // unparseable JSON: not a record this bot wrote
+    }
+    if (!request || !hash) return null;
+    return {
+      request,
+      doc: hash.doc ?? "",
+      docMac: hash.docMac ?? "",
+      state: { state: hash.state ?? "", at: hash.updatedAt ?? "", mac: hash.stateMac ?? "" },
+    };
+  }
+
+  /**
+   * Record a vote (see `lua/vote.lua`). The caller checks the approver list first. `channelId`
+   * is where the vote was cast; it is bound into the vote's MAC.
+   */
+  public async vote(
+    id: string,
+    voter: Identity,
+    decision: VoteDecision,
+    now: Date,
+    channelId?: string,
+  ): Promise<VoteOutcome> {
     assertRequestId(id);
-    const vote: Vote = { voter, decision, at: now.toISOString() };
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const at = now.toISOString();
+    const fields = {
+      requestId: id,
+      voter: { userId: voter.userId, teamId: voter.teamId },
+      decision,
+      at,
+      ...(channelId !== undefined ? { channelId } : {}),
+    };
+    const vote: Vote = { ...fields, mac: signer.voteMac(docMac, fields) };
+    const stateMac = (state: string): string => signer.stateMac(id, docMac, state, at);
     const reply = tuple(
       await SCRIPTS.vote.run(
         this.redis,
         [...this.keysFor(id), this.pendingKey, this.approvedKey],
-        [id, voter.userId, decision, now.getTime(), JSON.stringify(vote), now.toISOString(), this.retention],
+        [
+          id,
+          voter.userId,
+          decision,
+          now.getTime(),
+          JSON.stringify(vote),
+          at,
+          this.retention,
+          stateMac("PENDING"),
+          stateMac("APPROVED"),
+          stateMac("DENIED"),
+          stateMac("EXPIRED"),
+        ],
       ),
     );
     return {
@@ -223,11 +339,22 @@ export class ApprovalStore {
   /** Cancel a PENDING request on behalf of `actor` (see `lua/cancel.lua`). */
   public async cancel(id: string, actor: Identity, now: Date): Promise<CancelOutcome> {
     assertRequestId(id);
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const at = now.toISOString();
     const reply = tuple(
       await SCRIPTS.cancel.run(
         this.redis,
         [...this.keysFor(id), this.pendingKey],
-        [id, actor.userId, now.getTime(), now.toISOString(), this.retention],
+        [
+          id,
+          actor.userId,
+          now.getTime(),
+          at,
+          this.retention,
+          signer.stateMac(id, docMac, "CANCELLED", at),
+          signer.stateMac(id, docMac, "EXPIRED", at),
+        ],
       ),
     );
     return { status: str(reply[0]) as CancelOutcome["status"], state: str(reply[1]) as RequestState | "" };
@@ -236,17 +363,21 @@ export class ApprovalStore {
   /** APPROVED → EXECUTING (or take over a dead attempt's EXECUTING) under `token`. */
   public async claimExecution(id: string, token: string, now: Date): Promise<ClaimOutcome> {
     assertRequestId(id);
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const at = now.toISOString();
     const reply = tuple(
       await SCRIPTS.claim.run(
         this.redis,
         [this.requestKey(id), this.approvedKey],
-        [token, now.toISOString(), id],
+        [token, at, id, signer.stateMac(id, docMac, "EXECUTING", at)],
       ),
     );
     return {
       status: str(reply[0]) as ClaimOutcome["status"],
       state: str(reply[1]) as RequestState | "",
       attempts: num(reply[2]),
+      prior: { state: str(reply[3]), at: str(reply[4]), mac: str(reply[5]) },
     };
   }
 
@@ -259,13 +390,17 @@ export class ApprovalStore {
     now: Date,
   ): Promise<FinishOutcome> {
     assertRequestId(id);
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const at = now.toISOString();
     const reply = tuple(
       await SCRIPTS.finish.run(this.redis, this.keysFor(id), [
         token,
         state,
         JSON.stringify(result),
-        now.toISOString(),
+        at,
         this.retention,
+        signer.stateMac(id, docMac, state, at),
       ]),
     );
     return { status: str(reply[0]) as FinishOutcome["status"], state: str(reply[1]) as RequestState | "" };
@@ -273,11 +408,21 @@ export class ApprovalStore {
 
   /** Mark every PENDING request past its expiry EXPIRED; returns the ids this call expired. */
   public async expireDue(now: Date, limit = 500): Promise<string[]> {
+    const signer = this.signer;
+    const due = (
+      await this.redis.zrangebyscore(this.pendingKey, "-inf", now.getTime(), "LIMIT", 0, limit)
+    ).filter(isRequestId);
+    if (due.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of due) pipeline.hget(this.requestKey(id), "docMac");
+    const macs = (await pipeline.exec()) ?? [];
+    const at = now.toISOString();
+    const pairs = due.flatMap((id, i) => [id, signer.stateMac(id, str(macs[i]?.[1]), "EXPIRED", at)]);
     const reply = tuple(
       await SCRIPTS.expire.run(
         this.redis,
         [this.pendingKey],
-        [now.getTime(), `${this.options.prefix}:req:`, now.toISOString(), this.retention, limit],
+        [now.getTime(), `${this.options.prefix}:req:`, at, this.retention, ...pairs],
       ),
     );
     return reply.map(str);

@@ -54,6 +54,8 @@ export interface ObjectTarget {
   readonly version: string;
   readonly namespace: string;
   readonly name: string;
+  /** The object's uid when the request was made; the executor refuses a different object of the same name. */
+  readonly uid?: string;
 }
 
 export type { JsonPatchOp } from "../kube/finalizer-patch.js";
@@ -85,6 +87,12 @@ export interface Vote {
   readonly decision: VoteDecision;
   /** ISO-8601. */
   readonly at: string;
+  /** The request this vote was cast on (bound by `mac`). */
+  readonly requestId?: string;
+  /** The channel the vote was cast from, when known (bound by `mac`). */
+  readonly channelId?: string;
+  /** HMAC of the fields above under `UNSTUCK_APPROVAL_KEY` (see `integrity.ts`). */
+  readonly mac?: string;
 }
 
 /** How an executed (or refused-at-execution) request ended. */

@@ -56,6 +56,15 @@ export interface VoteResult {
   readonly transitioned: boolean;
 }
 
+/** A reason is a sentence, not a word: the same minimum the slash command and the modal ask for. */
+export const MIN_REASON_CHARS = 10;
+
+/** Where a vote was cast, as the signed Slack payload says. */
+export interface VoteContext {
+  /** The channel of the message whose button was clicked. */
+  readonly channelId?: string;
+}
+
 /** Re-exported: the patch the request shows is the patch the adapter sends. */
 export { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
@@ -86,10 +95,10 @@ export class ApprovalWorkflow {
     assertNamespaceName(input.namespace);
     assertObjectName(input.name);
     const reason = input.reason.trim();
-    if (reason.length === 0) {
+    if (reason.length < MIN_REASON_CHARS) {
       throw new UnstuckError(
         ErrorCode.BadInput,
-        'Say why: add --reason "…" (cause confirmed, recovery first).',
+        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (cause confirmed, recovery first).`,
       );
     }
     await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
@@ -130,24 +139,32 @@ export class ApprovalWorkflow {
         version: input.type.version,
         namespace: input.namespace,
         name: input.name,
+        ...(object.uid ? { uid: object.uid } : {}),
       },
       precondition,
       remove,
       patch: buildFinalizerPatch(precondition, remove),
     };
     const created = now();
-    const request = await store.create({
-      id: (this.deps.newId ?? newRequestId)(),
-      action,
-      requester: { userId: input.requester.userId, teamId: input.requester.teamId },
-      channelId: input.channelId,
-      reason,
-      evidence: [...(input.evidence ?? [])],
-      cleanupPlan: [...(input.cleanupPlan ?? [])],
-      createdAt: created.toISOString(),
-      expiresAt: new Date(created.getTime() + this.deps.requestTtlSeconds * 1000).toISOString(),
-      approvalsRequired: this.deps.approvalsRequired,
-    });
+    const request = await store
+      .create(
+        {
+          id: (this.deps.newId ?? newRequestId)(),
+          action,
+          requester: { userId: input.requester.userId, teamId: input.requester.teamId },
+          channelId: input.channelId,
+          reason,
+          evidence: [...(input.evidence ?? [])],
+          cleanupPlan: [...(input.cleanupPlan ?? [])],
+          createdAt: created.toISOString(),
+          expiresAt: new Date(created.getTime() + this.deps.requestTtlSeconds * 1000).toISOString(),
+          approvalsRequired: this.deps.approvalsRequired,
+        },
+        created,
+      )
+      .catch(async (err: unknown) => {
+        throw await this.duplicate(err, action);
+      });
     await this.audit(request, userActor(input.requester), "request.created", undefined, "PENDING", reason);
     return request;
   }
@@ -157,14 +174,41 @@ export class ApprovalWorkflow {
     if (!(await this.deps.store.setMessage(requestId, message))) throw this.unknown(requestId);
   }
 
-  /** Approve or deny. Throws a coded error (NotApprover, SelfApproval, AlreadyVoted, …) when refused. */
-  public async vote(requestId: string, voter: Identity, decision: VoteDecision): Promise<VoteResult> {
+  /**
+   * Approve or deny. Throws a coded error (NotApprover, SelfApproval, AlreadyVoted, …) when refused.
+   * The voter must belong to the requester's team and, when the context names it, vote from the
+   * request's channel; group membership is looked up live (a failed lookup refuses the vote).
+   */
+  public async vote(
+    requestId: string,
+    voter: Identity,
+    decision: VoteDecision,
+    context: VoteContext = {},
+  ): Promise<VoteResult> {
     const { store, policy, now } = this.deps;
     assertRequestId(requestId);
     const before = await store.get(requestId);
     if (!before) throw this.unknown(requestId);
     await policy.assertMayVote(voter, before);
-    const outcome = await store.vote(requestId, voter, decision, now());
+    if (voter.teamId !== before.requester.teamId) {
+      throw new UnstuckError(
+        ErrorCode.Forbidden,
+        "This request belongs to another Slack workspace, so your vote was not counted.",
+        { action: "vote" },
+      );
+    }
+    if (
+      context.channelId !== undefined &&
+      context.channelId !== before.channelId &&
+      context.channelId !== before.message?.channel
+    ) {
+      throw new UnstuckError(
+        ErrorCode.Forbidden,
+        "Votes count only on the request's own message, in the channel where it was asked.",
+        { action: "vote" },
+      );
+    }
+    const outcome = await store.vote(requestId, voter, decision, now(), context.channelId);
     const after = (await store.get(requestId)) ?? before;
     switch (outcome.status) {
       case "NOT_FOUND":
@@ -328,6 +372,23 @@ export class ApprovalWorkflow {
       this.deps.log,
       request,
       "The request expired without enough approvals.",
+    );
+  }
+
+  /** A `Conflict` naming the pending request for the same object, or `err` unchanged. */
+  private async duplicate(err: unknown, action: RemoveFinalizerAction): Promise<unknown> {
+    const existingId =
+      err instanceof UnstuckError && err.code === ErrorCode.Conflict
+        ? err.details.existingRequestId
+        : undefined;
+    if (typeof existingId !== "string") return err;
+    const existing = await this.deps.store.get(existingId);
+    const by = existing ? ` by <@${existing.requester.userId}>` : "";
+    return new UnstuckError(
+      ErrorCode.Conflict,
+      `A request to remove finalizers from ${describeTarget(action.target)} is already pending (request ${existingId}${by}); ` +
+        "vote on that one, or cancel it before asking again.",
+      { requestId: existingId, existingRequestId: existingId },
     );
   }
 

@@ -493,7 +493,14 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       // itself refuse it if the object moved on since that state: no read-check-write race.
       const ops = buildFinalizerPatch(precondition, remove) as unknown as Json[];
       try {
-        const obj = await call(ctx, () => raw.jsonPatch(resourcePath(type, namespace, name), ops));
+        // One attempt, never `call`'s retries: after a 5xx or a reset the write may have been
+        // applied, and only the executor, re-reading the object, may decide what to do next.
+        let obj: Json;
+        try {
+          obj = await raw.jsonPatch(resourcePath(type, namespace, name), ops);
+        } catch (err) {
+          throw mapKubeError(err, ctx, server);
+        }
         return toObjectSnapshot(obj, type);
       } catch (err) {
         // 409, or a 422 from a failed `test` operation, means the object moved on since approval.

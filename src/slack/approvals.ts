@@ -524,7 +524,12 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
         return;
       }
       try {
-        const { request, transitioned } = await deps.workflow.vote(ctx.action.value ?? "", who, decision);
+        // The channel of the clicked message (signed payload): bound into the vote and checked
+        // against the request's own channel.
+        const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+        const { request, transitioned } = await deps.workflow.vote(ctx.action.value ?? "", who, decision, {
+          ...(channelId !== undefined ? { channelId } : {}),
+        });
         ctx.scope.log.info(
           { requestId: request.id, decision, state: request.state, transitioned },
           "vote recorded",
@@ -641,11 +646,12 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
         });
         return;
       }
-      if (reason.length === 0) {
+      // Enforced here, not only by the modal's `min_length`: a crafted submission skips the client.
+      if (reason.length < MIN_REASON_LENGTH) {
         await ack({
           response_action: "errors",
           errors: {
-            [FinalizeModalField.Reason]: "Say why recovery comes first (cause confirmed, clean-up plan).",
+            [FinalizeModalField.Reason]: `Say why recovery comes first in at least ${MIN_REASON_LENGTH} characters (cause confirmed, clean-up plan).`,
           },
         });
         return;

@@ -8,6 +8,7 @@ import { webApi } from "@slack/bolt";
 import type { Redis } from "ioredis";
 import { ApprovalPolicy } from "../../src/approvals/policy.js";
 import { ApprovalStore } from "../../src/approvals/store.js";
+import type { ApprovalSigner } from "../../src/approvals/integrity.js";
 import type { ApprovalRequest, Identity } from "../../src/approvals/types.js";
 import { ApprovalWorkflow } from "../../src/approvals/workflow.js";
 import { AuditLog } from "../../src/audit/log.js";
@@ -24,6 +25,7 @@ import {
 } from "../../src/slack/approvals.js";
 import { ApprovalActionId, renderApprovalRequest } from "../../src/slack/blocks/approval.js";
 import { connect, deleteKeys, eventually, uniquePrefix } from "../integration/approvals/helpers/redis.js";
+import { testSigner } from "../integration/approvals/helpers/harness.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import type { FakeMessage, SlackResponsePost } from "../sim/slack/index.js";
 import { startHarness, type Harness, type SentRequest } from "./slack-harness.js";
@@ -66,6 +68,8 @@ export interface FixtureOptions {
   /** Runs before each modal-driven request is created (to hold it past the submit budget). */
   readonly beforeCreate?: () => Promise<void>;
   readonly submitBudgetMs?: number;
+  /** Wraps the Kubernetes port the actions worker uses (fault tests). */
+  readonly executorKube?: (kube: KubePort) => KubePort;
 }
 
 export interface Fixture {
@@ -74,6 +78,10 @@ export interface Fixture {
   readonly h: Harness;
   readonly redis: Redis;
   readonly store: ApprovalStore;
+  /** The approval store's Redis key prefix (`<prefix>:req:<id>`, `<prefix>:approved`, …). */
+  readonly storePrefix: string;
+  readonly signer: ApprovalSigner;
+  readonly policy: ApprovalPolicy;
   readonly audit: AuditLog;
   readonly workflow: ApprovalWorkflow;
   readonly queues: Queues;
@@ -114,7 +122,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
   for (const [group, users] of Object.entries(options.usergroups ?? {})) h.fake.setUsergroup(group, users);
 
   const client = new webApi.WebClient(h.botToken, { slackApiUrl: h.fake.url });
-  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals` });
+  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer: testSigner });
   const audit = new AuditLog(redis, { key: `${prefix}:audit` });
   const policy = new ApprovalPolicy({
     channels: [CHANNEL],
@@ -147,7 +155,17 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
       ? undefined
       : createActionsWorker(
           { connection: bull, prefix: `${prefix}:bull` },
-          { store, kube, audit, now: () => new Date(), notifier, log: h.log },
+          {
+            store,
+            signer: testSigner,
+            policy,
+            kube: options.executorKube?.(kube) ?? kube,
+            audit,
+            now: () => new Date(),
+            notifier,
+            log: h.log,
+            patchRetryDelayMs: 10,
+          },
         );
 
   const createRemovalRequest = async (input: RemovalRequestInput): Promise<ApprovalRequest> => {
@@ -203,6 +221,9 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
     h,
     redis,
     store,
+    storePrefix: `${prefix}:approvals`,
+    signer: testSigner,
+    policy,
     audit,
     workflow,
     queues,

@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { TEST_APPROVAL_KEY } from "../integration/approvals/helpers/harness.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
@@ -81,6 +82,7 @@ describe("seed incident recovery through the runtime", () => {
       REDIS_URL: "redis://127.0.0.1:6379",
       UNSTUCK_REDIS_PREFIX: prefix,
       UNSTUCK_APPROVERS: APPROVER,
+      UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
       UNSTUCK_CHANNELS: CHANNEL,
       UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
       UNSTUCK_CLUSTER_NAME: "prod-eks",

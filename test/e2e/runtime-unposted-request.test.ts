@@ -8,6 +8,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { TEST_APPROVAL_KEY } from "../integration/approvals/helpers/harness.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { deleteKeysWithPrefix } from "../sim/redis.js";
@@ -37,6 +38,7 @@ describe("an approval request the channel never saw", () => {
         PORT: "0",
         UNSTUCK_REDIS_PREFIX: prefix,
         UNSTUCK_APPROVERS: "U0APPROVER1",
+        UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
       }),
       log,
       services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },

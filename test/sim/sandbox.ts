@@ -20,6 +20,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createAwsClients, destroyAwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { randomApprovalKey } from "../../src/approvals/integrity.js";
 import { loadConfig } from "../../src/config.js";
 import { toUserError } from "../../src/errors.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
@@ -157,6 +158,8 @@ export async function runSandbox(io: {
     UNSTUCK_APPROVERS: "U0APPROVER1,U0APPROVER2",
     UNSTUCK_CHANNELS: CHANNEL,
     UNSTUCK_WAIT_INTERVAL_SECONDS: "2",
+    // A fresh signing key per sandbox process: nothing it signs outlives it.
+    UNSTUCK_APPROVAL_KEY: randomApprovalKey(),
   });
   const log = pino({ level: "silent" });
   const clients = createAwsClients({

@@ -11,6 +11,8 @@
   ARGV[3]  now, epoch ms
   ARGV[4]  now, ISO-8601
   ARGV[5]  retention in seconds for a request once it is terminal
+  ARGV[6]  state MAC of CANCELLED at ARGV[4]
+  ARGV[7]  state MAC of EXPIRED   at ARGV[4]
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "NOT_REQUESTER" | "INVALID_STATE" | "EXPIRED"
@@ -18,7 +20,11 @@
 ]]
 local function finish(state)
   local ttl = tonumber(ARGV[5])
-  redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[4])
+  local mac = ARGV[6]
+  if state == "EXPIRED" then
+    mac = ARGV[7]
+  end
+  redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[4], "stateMac", mac)
   redis.call("ZREM", KEYS[4], ARGV[1])
   redis.call("EXPIRE", KEYS[1], ttl)
   redis.call("EXPIRE", KEYS[2], ttl)

@@ -2,7 +2,8 @@
   Claim the execution of an approved request: APPROVED -> EXECUTING with a fresh attempt token.
   A request already EXECUTING belongs to an attempt that died (BullMQ re-delivers a job only
   after its lock expired), so the new attempt takes it over: the token changes, which fences
-  the old attempt out of `finish`.
+  the old attempt out of `finish`. The state the request was claimed from is returned with its
+  MAC so the executor can verify that the transition into it was signed by the bot.
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  approved sorted set     <prefix>:approved  (the id leaves it once claimed)
@@ -10,24 +11,28 @@
   ARGV[1]  attempt token
   ARGV[2]  now, ISO-8601
   ARGV[3]  id
+  ARGV[4]  state MAC of EXECUTING at ARGV[2]
 
-  Returns  { status, state, attempts }
+  Returns  { status, state, attempts, priorState, priorUpdatedAt, priorStateMac }
            status: "CLAIMED" (was APPROVED) | "RESUMED" (was EXECUTING) | "INVALID_STATE" | "NOT_FOUND"
            state: the state after this call; attempts: how many attempts claimed it so far
+           prior*: the state, transition time and state MAC found before this call ("" when absent)
 ]]
-local fields = redis.call("HMGET", KEYS[1], "state", "execAttempts")
+local fields = redis.call("HMGET", KEYS[1], "state", "execAttempts", "updatedAt", "stateMac")
 local state = fields[1]
 if not state then
-  return { "NOT_FOUND", "", 0 }
+  return { "NOT_FOUND", "", 0, "", "", "" }
 end
+local priorAt = fields[3] or ""
+local priorMac = fields[4] or ""
 if state ~= "APPROVED" and state ~= "EXECUTING" then
   redis.call("ZREM", KEYS[2], ARGV[3])
-  return { "INVALID_STATE", state, tonumber(fields[2]) }
+  return { "INVALID_STATE", state, tonumber(fields[2]) or 0, state, priorAt, priorMac }
 end
 local attempts = redis.call("HINCRBY", KEYS[1], "execAttempts", 1)
-redis.call("HSET", KEYS[1], "state", "EXECUTING", "execToken", ARGV[1], "updatedAt", ARGV[2])
+redis.call("HSET", KEYS[1], "state", "EXECUTING", "execToken", ARGV[1], "updatedAt", ARGV[2], "stateMac", ARGV[4])
 redis.call("ZREM", KEYS[2], ARGV[3])
 if state == "APPROVED" then
-  return { "CLAIMED", "EXECUTING", attempts }
+  return { "CLAIMED", "EXECUTING", attempts, state, priorAt, priorMac }
 end
-return { "RESUMED", "EXECUTING", attempts }
+return { "RESUMED", "EXECUTING", attempts, state, priorAt, priorMac }

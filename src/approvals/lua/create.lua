@@ -1,8 +1,9 @@
 --[[
-  Create a PENDING approval request.
+  Create a PENDING approval request, unless one is already pending for the same object.
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  pending sorted set      <prefix>:pending   (member id, score expiresAtMs)
+  KEYS[3]  open-request pointer    <prefix>:open:<target>  (id of the pending request for this object)
 
   ARGV[1]  id
   ARGV[2]  doc: JSON of the immutable part of the request (plan, requester, reason, ...)
@@ -10,15 +11,30 @@
   ARGV[4]  expiresAt in epoch ms
   ARGV[5]  approvals required (besides the requester)
   ARGV[6]  now, ISO-8601
+  ARGV[7]  request MAC (HMAC of id and doc, computed by the bot)
+  ARGV[8]  state MAC of PENDING at ARGV[6]
+  ARGV[9]  request key prefix      "<prefix>:req:"
+  ARGV[10] now, epoch ms
 
-  Returns  1 when created, 0 when a request with this id already exists (nothing changed).
+  Returns  { status, id }
+           status 1: created (id = ARGV[1]); 0: a request with this id exists (nothing changed);
+           2: another request for this object is still PENDING and unexpired (id = that request)
 ]]
 if redis.call("EXISTS", KEYS[1]) == 1 then
-  return 0
+  return { 0, "" }
+end
+local open = redis.call("GET", KEYS[3])
+if open then
+  local fields = redis.call("HMGET", ARGV[9] .. open, "state", "expiresAtMs")
+  if fields[1] == "PENDING" and tonumber(fields[2]) > tonumber(ARGV[10]) then
+    return { 2, open }
+  end
 end
 redis.call("HSET", KEYS[1],
   "doc", ARGV[2],
+  "docMac", ARGV[7],
   "state", "PENDING",
+  "stateMac", ARGV[8],
   "requester", ARGV[3],
   "expiresAtMs", ARGV[4],
   "approvalsRequired", ARGV[5],
@@ -26,4 +42,5 @@ redis.call("HSET", KEYS[1],
   "execAttempts", 0,
   "updatedAt", ARGV[6])
 redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
-return 1
+redis.call("SET", KEYS[3], ARGV[1], "PXAT", ARGV[4])
+return { 1, ARGV[1] }

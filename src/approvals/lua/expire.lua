@@ -1,7 +1,9 @@
 --[[
-  Sweep: every PENDING request whose expiry has passed becomes EXPIRED.
-  Request keys are derived from the ids in the pending set (single-instance Redis; the keys
-  share the prefix, so they would share a slot only with a hash-tagged prefix on a cluster).
+  Sweep: PENDING requests whose expiry has passed become EXPIRED. The bot lists the due ids first
+  and signs each transition (Redis never holds the key); this script re-checks each one, so a
+  request voted on meanwhile is left alone. Request keys are derived from the ids (single-instance
+  Redis; the keys share the prefix, so they would share a slot only with a hash-tagged prefix on a
+  cluster).
 
   KEYS[1]  pending sorted set      <prefix>:pending
 
@@ -9,22 +11,26 @@
   ARGV[2]  request key prefix      "<prefix>:req:"
   ARGV[3]  now, ISO-8601
   ARGV[4]  retention in seconds for a request once it is terminal
-  ARGV[5]  at most this many requests per call
+  ARGV[5], ARGV[6], ...  pairs: id, state MAC of EXPIRED at ARGV[3] for that id
 
-  Returns  the ids this call moved to EXPIRED (ids found in any other state are only unlisted)
+  Returns  the ids this call moved to EXPIRED (due ids found in any other state are only unlisted)
 ]]
-local due = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", ARGV[1], "LIMIT", 0, tonumber(ARGV[5]))
 local ttl = tonumber(ARGV[4])
+local now = tonumber(ARGV[1])
 local expired = {}
-for _, id in ipairs(due) do
-  local key = ARGV[2] .. id
-  redis.call("ZREM", KEYS[1], id)
-  if redis.call("HGET", key, "state") == "PENDING" then
-    redis.call("HSET", key, "state", "EXPIRED", "updatedAt", ARGV[3])
-    redis.call("EXPIRE", key, ttl)
-    redis.call("EXPIRE", key .. ":voters", ttl)
-    redis.call("EXPIRE", key .. ":votes", ttl)
-    expired[#expired + 1] = id
+for i = 5, #ARGV - 1, 2 do
+  local id = ARGV[i]
+  local score = redis.call("ZSCORE", KEYS[1], id)
+  if score and tonumber(score) <= now then
+    local key = ARGV[2] .. id
+    redis.call("ZREM", KEYS[1], id)
+    if redis.call("HGET", key, "state") == "PENDING" then
+      redis.call("HSET", key, "state", "EXPIRED", "updatedAt", ARGV[3], "stateMac", ARGV[i + 1])
+      redis.call("EXPIRE", key, ttl)
+      redis.call("EXPIRE", key .. ":voters", ttl)
+      redis.call("EXPIRE", key .. ":votes", ttl)
+      expired[#expired + 1] = id
+    end
   end
 end
 return expired

@@ -12,6 +12,7 @@
   ARGV[3]  result JSON
   ARGV[4]  now, ISO-8601
   ARGV[5]  retention in seconds for a request once it is terminal
+  ARGV[6]  state MAC of ARGV[2] at ARGV[4]
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH"; state: the state after this call
@@ -28,7 +29,7 @@ if fields[2] ~= ARGV[1] then
   return { "TOKEN_MISMATCH", state }
 end
 local ttl = tonumber(ARGV[5])
-redis.call("HSET", KEYS[1], "state", ARGV[2], "result", ARGV[3], "updatedAt", ARGV[4])
+redis.call("HSET", KEYS[1], "state", ARGV[2], "result", ARGV[3], "updatedAt", ARGV[4], "stateMac", ARGV[6])
 redis.call("HDEL", KEYS[1], "execToken")
 redis.call("EXPIRE", KEYS[1], ttl)
 redis.call("EXPIRE", KEYS[2], ttl)

@@ -17,6 +17,10 @@
   ARGV[5]  vote JSON to append
   ARGV[6]  now, ISO-8601
   ARGV[7]  retention in seconds for a request once it is terminal
+  ARGV[8]  state MAC of PENDING  at ARGV[6]   (computed by the bot: Redis never holds the key)
+  ARGV[9]  state MAC of APPROVED at ARGV[6]
+  ARGV[10] state MAC of DENIED   at ARGV[6]
+  ARGV[11] state MAC of EXPIRED  at ARGV[6]
 
   Returns  { status, state, approvals, transitioned }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED"
@@ -24,8 +28,10 @@
            approvals: approvals recorded so far
            transitioned: 1 when THIS call changed the state (to APPROVED, DENIED or EXPIRED), else 0
 ]]
+local STATE_MAC = { PENDING = ARGV[8], APPROVED = ARGV[9], DENIED = ARGV[10], EXPIRED = ARGV[11] }
+
 local function finish(state)
-  redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[6])
+  redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[6], "stateMac", STATE_MAC[state])
   redis.call("ZREM", KEYS[4], ARGV[1])
   if state == "APPROVED" then
     redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
@@ -66,5 +72,5 @@ if approvals >= tonumber(fields[4]) then
   finish("APPROVED")
   return { "OK", "APPROVED", approvals, 1 }
 end
-redis.call("HSET", KEYS[1], "updatedAt", ARGV[6])
+redis.call("HSET", KEYS[1], "updatedAt", ARGV[6], "stateMac", STATE_MAC.PENDING)
 return { "OK", "PENDING", approvals, 0 }

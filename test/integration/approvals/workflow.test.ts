@@ -233,7 +233,12 @@ describe("cancel and expiry", () => {
     seedIngress(h);
     const early = await requestRemoval(h);
     h.clock.advance(300_000);
-    const later = await requestRemoval(h, carol);
+    // Another object: one object has at most one pending request.
+    h.fake.putObject(INGRESS, "myapp", "myapp-api-ingress", {
+      finalizers: ["ingress.k8s.aws/resources"],
+      deleting: true,
+    });
+    const later = await requestRemoval(h, carol, { name: "myapp-api-ingress" });
     expect((await h.workflow.listPending()).map((r) => r.id)).toEqual([early.id, later.id]);
 
     h.clock.advance(300_000); // `early` is now exactly at its expiry

@@ -74,7 +74,15 @@ function rig(options: { approvalsRequired?: number; attempts?: number; failEnque
     startWorker(kube?: KubePort, extras?: ActionsWorkerExtras) {
       const worker = createActionsWorker(
         { connection: bullConnection, prefix: `${prefix}:bull` },
-        { store: h.store, kube: kube ?? h.fake, audit: h.audit, now: () => new Date(), notifier: h.notifier },
+        {
+          store: h.store,
+          signer: h.signer,
+          policy: h.policy,
+          kube: kube ?? h.fake,
+          audit: h.audit,
+          now: () => new Date(),
+          notifier: h.notifier,
+        },
         extras,
       );
       workers.push(worker);
@@ -194,7 +202,7 @@ describe("remove-finalizer execution", () => {
     expect(fake.applied).toHaveLength(0);
   });
 
-  it("retries throttling with backoff and then succeeds", async () => {
+  it("retries throttling with backoff, re-reads after a reset patch and then succeeds", async () => {
     const r = rig({ attempts: 4 });
     seedIngress(r.h);
     const req = await requestRemoval(r.h);
@@ -204,7 +212,10 @@ describe("remove-finalizer execution", () => {
     await r.h.workflow.vote(req.id, bob, "approve");
     const done = await settled(r.h, req.id);
     expect(done.state).toBe("DONE");
-    expect(done.executionAttempts).toBe(3);
+    // The throttled read costs one job attempt; the reset patch is resolved within the next one:
+    // a re-read shows the object unchanged, so the same patch is sent again.
+    expect(done.executionAttempts).toBe(2);
+    expect(r.h.fake.patchRequests).toBe(2);
     expect(r.h.fake.applied).toHaveLength(1);
   });
 
@@ -270,7 +281,14 @@ describe("remove-finalizer execution", () => {
     await r.h.workflow.vote(req.id, bob, "approve");
     await settled(r.h, req.id);
     const again = await executeRemoveFinalizer(
-      { store: r.h.store, kube: r.h.fake, audit: r.h.audit, now: () => new Date() },
+      {
+        store: r.h.store,
+        signer: r.h.signer,
+        policy: r.h.policy,
+        kube: r.h.fake,
+        audit: r.h.audit,
+        now: () => new Date(),
+      },
       req.id,
       { token: randomUUID(), finalAttempt: true },
     );
@@ -284,7 +302,14 @@ describe("remove-finalizer execution", () => {
     const req = await requestRemoval(r.h);
     await expect(
       executeRemoveFinalizer(
-        { store: r.h.store, kube: r.h.fake, audit: r.h.audit, now: () => new Date() },
+        {
+          store: r.h.store,
+          signer: r.h.signer,
+          policy: r.h.policy,
+          kube: r.h.fake,
+          audit: r.h.audit,
+          now: () => new Date(),
+        },
         req.id,
         { token: randomUUID(), finalAttempt: true },
       ),

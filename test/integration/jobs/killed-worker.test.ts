@@ -10,7 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim } from "../../sim/kube/index.js";
-import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
+import {
+  bob,
+  createHarness,
+  requestRemoval,
+  TEST_APPROVAL_KEY,
+  type Harness,
+} from "../approvals/helpers/harness.js";
 import { connect, eventually, REDIS_URL, uniquePrefix } from "../approvals/helpers/redis.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/actions-worker.ts", import.meta.url));
@@ -79,6 +85,8 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: 
       BULL_PREFIX: bullPrefix,
       STORE_PREFIX: `${prefix}:approvals`,
       AUDIT_KEY: `${prefix}:audit`,
+      APPROVAL_KEY: TEST_APPROVAL_KEY,
+      APPROVERS: bob.userId,
       KUBECONFIG_PATH: kubeconfigPath,
       LOCK_MS: String(LOCK_MS),
       STALLED_MS: String(STALLED_MS),
@@ -116,7 +124,7 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: 
         stalledInterval: STALLED_MS,
         ...(maxStalledCount !== undefined ? { maxStalledCount } : {}),
       },
-      { store: h.store, kube, audit: h.audit, now: () => new Date() },
+      { store: h.store, signer: h.signer, policy: h.policy, kube, audit: h.audit, now: () => new Date() },
     ),
   );
   const final = await eventually(

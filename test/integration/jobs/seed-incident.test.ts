@@ -43,7 +43,15 @@ async function setup() {
     workers.push(
       createActionsWorker(
         { connection: bull, prefix: `${prefix}:bull` },
-        { store: h.store, kube: port, audit: h.audit, now: () => new Date(), notifier: h.notifier },
+        {
+          store: h.store,
+          signer: h.signer,
+          policy: h.policy,
+          kube: port,
+          audit: h.audit,
+          now: () => new Date(),
+          notifier: h.notifier,
+        },
       ),
     );
   };

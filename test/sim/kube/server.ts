@@ -55,11 +55,41 @@ export interface KubeFaults {
   /** RBAC denials: matching requests get the real 403 Forbidden Status. */
   forbid?: ForbidRule[];
   /**
+   * Lost response after apply: the next `count` (default 1) matching requests (default method
+   * PATCH) are applied as usual, then the answer is replaced by a 500 InternalError (`mode`
+   * "500", the default) or the connection is dropped (`mode` "reset"). A request the server
+   * refuses (4xx) is answered normally: only applied writes lose their answer. With `apply`
+   * false the request is answered 500 without being applied (an ambiguous failure whose write
+   * did not happen).
+   */
+  lostResponse?: {
+    method?: string;
+    pathPrefix?: string;
+    count?: number;
+    mode?: "500" | "reset";
+    apply?: boolean;
+  };
+  /**
    * Requests accepted and never answered (until the client gives up or the server stops): an API
    * server behind a stuck load balancer or an overloaded etcd. Every request matches when both
    * fields are unset; discovery and `/version` hang too when their paths match.
    */
   hang?: { pathPrefix?: string; method?: string };
+}
+
+/** How many requests each `lostResponse` fault (by identity) has taken so far. */
+const lostResponsesTaken = new WeakMap<object, number>();
+
+/** Whether this request's answer is to be lost (consumes one unit of the fault's budget). */
+function takeLostResponse(faults: KubeFaults, method: string, path: string): "500" | "reset" | undefined {
+  const f = faults.lostResponse;
+  if (f === undefined) return undefined;
+  if ((f.method ?? "PATCH").toUpperCase() !== method.toUpperCase()) return undefined;
+  if (f.pathPrefix !== undefined && !path.startsWith(f.pathPrefix)) return undefined;
+  const taken = lostResponsesTaken.get(f) ?? 0;
+  if (taken >= (f.count ?? 1)) return undefined;
+  lostResponsesTaken.set(f, taken + 1);
+  return f.mode ?? "500";
 }
 
 /** Whether a request falls under the `hang` fault. */
@@ -286,6 +316,42 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
           ctx.watches.add(res);
           res.on("close", () => ctx.watches.delete(res));
           return;
+        }
+        const lost = takeLostResponse(faults, req.method ?? "GET", url.pathname);
+        if (lost !== undefined && faults.lostResponse?.apply === false) {
+          sendError(res, internalError("etcdserver: request timed out (injected: not applied)"));
+          return;
+        }
+        if (lost !== undefined) {
+          // Let the write happen, then lose its answer: a 2xx becomes a 500 or a dropped connection.
+          const writeHead = res.writeHead.bind(res) as (
+            code: number,
+            headers?: Record<string, string>,
+          ) => unknown;
+          const end = res.end.bind(res) as (chunk?: unknown) => unknown;
+          let swallowed = false;
+          res.writeHead = ((code: number, headers?: Record<string, string>) => {
+            if (code < 200 || code >= 300) return writeHead(code, headers);
+            swallowed = true;
+            if (lost === "reset") {
+              ctx.record({ ...started, status: 0, user });
+              res.socket?.destroy();
+              return res;
+            }
+            return writeHead(500, {
+              "Content-Type": "application/json",
+              "Cache-Control": "no-cache, private",
+            });
+          }) as typeof res.writeHead;
+          res.end = ((chunk?: unknown) => {
+            if (!swallowed) return end(chunk);
+            if (lost === "reset") return res;
+            return end(
+              JSON.stringify(
+                internalError("etcdserver: leader changed (injected: applied, answer lost)").toStatus(),
+              ),
+            );
+          }) as typeof res.end;
         }
         await route(ctx, req, res, url, user);
       } catch (err) {

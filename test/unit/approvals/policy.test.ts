@@ -56,7 +56,7 @@ describe("ApprovalPolicy", () => {
     expect(await codeOf(p.assertMayVote(carol, { requester: alice }))).toBe(ErrorCode.NotApprover);
   });
 
-  it("resolves user groups and caches them briefly", async () => {
+  it("resolves user groups, caching them briefly for display only", async () => {
     let now = new Date("2026-02-12T09:00:00Z");
     const { dir, calls } = directory({ SONCALL: [bob.userId, carol.userId, "not-a-user"] });
     const p = new ApprovalPolicy({
@@ -67,11 +67,51 @@ describe("ApprovalPolicy", () => {
       groupCacheSeconds: 60,
     });
     expect([...(await p.approverIds())].sort()).toEqual([bob.userId, carol.userId]);
-    expect(await codeOf(p.assertMayVote(carol, { requester: alice }))).toBe("none");
+    await p.approverIds();
     expect(calls).toEqual(["SONCALL"]);
+    // A vote looks the group up live, whatever the cache holds.
+    expect(await codeOf(p.assertMayVote(carol, { requester: alice }))).toBe("none");
+    expect(calls).toEqual(["SONCALL", "SONCALL"]);
     now = new Date(now.getTime() + 61_000);
     await p.approverIds();
-    expect(calls).toEqual(["SONCALL", "SONCALL"]);
+    expect(calls).toEqual(["SONCALL", "SONCALL", "SONCALL"]);
+  });
+
+  it("refuses a vote from someone removed from the group since the cache was filled", async () => {
+    const groups: Record<string, string[]> = { SONCALL: [bob.userId, carol.userId] };
+    const p = new ApprovalPolicy({
+      channels: [],
+      approvers: ["SONCALL"],
+      directory: { usergroupMembers: (g) => Promise.resolve(groups[g] ?? []) },
+      now: () => new Date(),
+      groupCacheSeconds: 600,
+    });
+    expect((await p.approverIds()).has(carol.userId)).toBe(true);
+    groups["SONCALL"] = [bob.userId];
+    expect(await codeOf(p.assertMayVote(carol, { requester: alice }))).toBe(ErrorCode.NotApprover);
+    // The live answer also refreshes what is displayed.
+    expect((await p.approverIds()).has(carol.userId)).toBe(false);
+  });
+
+  it("refuses a vote with a clear message when the live membership lookup fails", async () => {
+    let failing = false;
+    const p = new ApprovalPolicy({
+      channels: [],
+      approvers: ["SONCALL"],
+      directory: {
+        usergroupMembers: () =>
+          failing ? Promise.reject(new Error("ratelimited")) : Promise.resolve([bob.userId]),
+      },
+      now: () => new Date(),
+    });
+    await p.approverIds(); // fills the display cache
+    failing = true;
+    const err = await p.assertMayVote(bob, { requester: alice }).then(
+      () => undefined,
+      (e: unknown) => e as UnstuckError,
+    );
+    expect(err?.code).toBe(ErrorCode.Unreachable);
+    expect(err?.message).toMatch(/could not check the approver group/);
   });
 
   it("counts eligible approvers without the requester", async () => {

@@ -2,6 +2,7 @@
 import type { Redis } from "ioredis";
 import { ApprovalPolicy, type SlackDirectory } from "../../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../../src/approvals/store.js";
+import { ApprovalSigner, randomApprovalKey } from "../../../../src/approvals/integrity.js";
 import type { ApprovalNotifier } from "../../../../src/approvals/notifier.js";
 import type { ApprovalRequest, Identity } from "../../../../src/approvals/types.js";
 import { ApprovalWorkflow, type EnqueueExecution } from "../../../../src/approvals/workflow.js";
@@ -17,6 +18,10 @@ export const carol: Identity = { userId: "UCAROL", teamId: TEAM };
 export const dave: Identity = { userId: "UDAVE", teamId: TEAM };
 export const mallory: Identity = { userId: "UMALLORY", teamId: TEAM };
 export const CHANNEL = "COPS";
+
+/** This test process's approval key (`UNSTUCK_APPROVAL_KEY`): random, never shared between runs. */
+export const TEST_APPROVAL_KEY = randomApprovalKey();
+export const testSigner = new ApprovalSigner(TEST_APPROVAL_KEY);
 
 export class RecordingNotifier implements ApprovalNotifier {
   public readonly updates: ApprovalRequest[] = [];
@@ -56,6 +61,7 @@ export interface HarnessOptions {
 export interface Harness {
   readonly redis: Redis;
   readonly prefix: string;
+  readonly signer: ApprovalSigner;
   readonly store: ApprovalStore;
   readonly audit: AuditLog;
   readonly fake: FakeKube;
@@ -73,7 +79,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   const prefix = options.prefix ?? uniquePrefix("approvals");
   const clock = options.clock ?? new TestClock();
   const fake = new FakeKube();
-  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals` });
+  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer: testSigner });
   const audit = new AuditLog(redis, { key: `${prefix}:audit` });
   const policy = new ApprovalPolicy({
     channels: options.channels ?? [CHANNEL],
@@ -102,6 +108,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   return {
     redis,
     prefix,
+    signer: testSigner,
     store,
     audit,
     fake,
@@ -122,7 +129,11 @@ export function seedIngress(h: Harness, finalizers: readonly string[] = ["ingres
   return h.fake.putObject(INGRESS, "myapp", "myapp-worker-ingress", { finalizers, deleting: true });
 }
 
-export function requestRemoval(h: Harness, requester: Identity = alice, extra: { finalizer?: string } = {}) {
+export function requestRemoval(
+  h: Harness,
+  requester: Identity = alice,
+  extra: { finalizer?: string; name?: string } = {},
+) {
   return h.workflow.requestFinalizerRemoval({
     type: INGRESS,
     namespace: "myapp",

@@ -1,0 +1,91 @@
+/**
+ * The executor's check of an approval record before any write: it trusts nothing the store says
+ * about state or votes, and re-derives the approval from what the bot itself signed.
+ *
+ * A record passes only when
+ * - the request document's MAC verifies and names this id (so an edited plan, target or
+ *   requester fails);
+ * - the state it was claimed from (APPROVED, or EXECUTING when resuming) carries a valid MAC;
+ * - its votes include at least `approvalsRequired` approvals, each with a valid MAC bound to this
+ *   request (a vote copied from another request, or its MAC, fails), cast within the request's
+ *   lifetime, by distinct approvers on the current approver list, none of them the requester,
+ *   from the requester's team and the request's channel; and no valid deny;
+ * - the stored patch is exactly the one the precondition and the finalizers to remove imply.
+ */
+import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
+import type { ApprovalSigner } from "./integrity.js";
+import type { SignedRecord, SignedState } from "./store.js";
+import type { ApprovalRequest } from "./types.js";
+
+export type Verification =
+  | { readonly ok: true; readonly approvers: readonly string[] }
+  | { readonly ok: false; readonly problems: readonly string[] };
+
+export interface VerifyInput {
+  readonly id: string;
+  readonly record: SignedRecord;
+  /** The state the executor claimed the request from, as stored before the claim. */
+  readonly prior: SignedState;
+  readonly signer: ApprovalSigner;
+  /** User ids on the approver list now (user groups resolved live). */
+  readonly approvers: ReadonlySet<string>;
+}
+
+function samePatch(request: ApprovalRequest): boolean {
+  const action = request.action;
+  if (!action.remove.every((f) => action.precondition.finalizers.includes(f))) return false;
+  return (
+    JSON.stringify(action.patch) === JSON.stringify(buildFinalizerPatch(action.precondition, action.remove))
+  );
+}
+
+export function verifyApproval(input: VerifyInput): Verification {
+  const { id, record, prior, signer, approvers } = input;
+  const { request, doc, docMac } = record;
+  const problems: string[] = [];
+  if (!signer.verifyRequest(id, doc, docMac) || request.id !== id) {
+    // Nothing else in the record can be trusted once the document does not verify.
+    return { ok: false, problems: ["the request document's MAC does not verify (plan or target edited)"] };
+  }
+  if (prior.state !== "APPROVED" && prior.state !== "EXECUTING") {
+    problems.push(`it was claimed from state ${prior.state || "(none)"}`);
+  } else if (!signer.verifyState(id, docMac, prior.state, prior.at, prior.mac)) {
+    problems.push(`its ${prior.state} state was not recorded by the bot (state MAC does not verify)`);
+  }
+  if (!samePatch(request)) problems.push("its patch is not the one its precondition implies");
+
+  const created = Date.parse(request.createdAt);
+  const expires = Date.parse(request.expiresAt);
+  const counted = new Set<string>();
+  let forged = 0;
+  let denied = false;
+  for (const vote of request.votes) {
+    if (vote.requestId !== id || !signer.verifyVote(docMac, vote)) {
+      forged++;
+      continue;
+    }
+    if (vote.decision === "deny") {
+      denied = true;
+      continue;
+    }
+    const at = Date.parse(vote.at);
+    const eligible =
+      vote.decision === "approve" &&
+      vote.voter.userId !== request.requester.userId &&
+      vote.voter.teamId === request.requester.teamId &&
+      (vote.channelId === undefined || vote.channelId === request.channelId) &&
+      approvers.has(vote.voter.userId) &&
+      Number.isFinite(at) &&
+      at >= created &&
+      at < expires;
+    if (eligible) counted.add(vote.voter.userId);
+  }
+  if (forged > 0) problems.push(`${forged} vote(s) carry no valid MAC for this request`);
+  if (denied) problems.push("it carries a deny vote");
+  if (counted.size < request.approvalsRequired) {
+    problems.push(
+      `only ${counted.size} of the ${request.approvalsRequired} required approval(s) verify as signed votes by eligible approvers`,
+    );
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, approvers: [...counted].sort() };
+}
