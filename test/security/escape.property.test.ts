@@ -29,6 +29,8 @@ import {
 import { renderAuditLine } from "../../src/slack/blocks/approval.js";
 import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/index.js";
 import { SlackLimit } from "../../src/slack/blocks/text.js";
+import { tracePaths } from "../../src/edge/path.js";
+import type { TraceResult } from "../../src/traffic/trace.js";
 import {
   allowedFor,
   assertSafeMessage,
@@ -432,6 +434,70 @@ describe("nothing a user or a cluster writes reaches Slack as live markup", () =
         }
       }
       if (USER_ID.test(voter)) expect(String(posted[0]?.["text"])).toContain(`<@${voter}>`);
+    }
+  });
+  it("traffic-path cards (record names, origins, load balancers, owners, warnings from the world)", () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const host = `${hostile(r, 2)}.example.com`;
+      const lbDns = `${hostile(r, 2)}-1.ap-northeast-2.elb.amazonaws.com`;
+      const paths = tracePaths({
+        hostnames: [host],
+        zones: [{ id: "Z1", name: "example.com", private: r() < 0.5 }],
+        records: [
+          {
+            zoneId: "Z1",
+            name: host.toLowerCase(),
+            type: "A",
+            values: [],
+            alias: {
+              hostedZoneId: "Z2",
+              dnsName: r() < 0.5 ? "d1.cloudfront.net" : lbDns,
+              evaluateTargetHealth: false,
+            },
+            ...(r() < 0.5 ? { setIdentifier: hostile(r, 2), weight: 10 } : {}),
+          },
+        ],
+        distributions: [
+          {
+            id: hostile(r, 1),
+            domainName: "d1.cloudfront.net",
+            status: hostile(r, 1),
+            enabled: true,
+            aliases: [hostile(r, 2)],
+            origins: [{ id: hostile(r, 2), domainName: r() < 0.5 ? lbDns : hostile(r, 3) }],
+            originGroups: [],
+            defaultTarget: hostile(r, 1),
+            behaviors: [{ pathPattern: hostile(r, 2), target: hostile(r, 1) }],
+          },
+        ],
+        loadBalancers:
+          r() < 0.5
+            ? [
+                {
+                  arn: hostile(r, 1),
+                  name: hostile(r, 2),
+                  dnsName: lbDns,
+                  state: hostile(r, 1),
+                  type: "application",
+                  securityGroups: [],
+                  tags: { "ingress.k8s.aws/stack": hostile(r, 2) },
+                },
+              ]
+            : [],
+        owners: [],
+      });
+      const trace: TraceResult = {
+        subject: r() < 0.5 ? { hostnames: [host] } : { namespace: hostile(r, 2) },
+        paths,
+        warnings: [hostile(r, 4)],
+        checkedAt: new Date(0).toISOString(),
+      };
+      assertSafeMessage(
+        renderSlackMessage({ type: "trace", trace }),
+        allowedFor([]),
+        `seed ${String(seed)} trace`,
+      );
     }
   });
 });
