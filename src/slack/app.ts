@@ -25,7 +25,13 @@ import type { Logger } from "../log.js";
 import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
 import { commandListener, type AfterPost, type AfterPostFailed } from "./command.js";
-import { ackFirst, channelAllowList, requestScope, type ScopedArgs } from "./middleware.js";
+import {
+  ackFirst,
+  channelAllowList,
+  refuseFutureTimestamps,
+  requestScope,
+  type ScopedArgs,
+} from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
 /** Where Slack sends commands, events and interactions in HTTP mode. */
@@ -113,6 +119,11 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
           // Ack answers the HTTP request at once; the listener keeps running after it.
           processBeforeResponse: false,
         });
+
+  // Bolt refuses stale timestamps but not future ones: refuse those before Bolt sees the request.
+  if (receiver instanceof HTTPReceiver) {
+    receiver.requestListener = refuseFutureTimestamps(receiver.requestListener, log);
+  }
 
   // One auth.test for the life of the process (Bolt's lazy mode would repeat it on every request).
   let identity: Promise<{ botId: string; botUserId: string; teamId: string }> | undefined;

@@ -10,10 +10,56 @@
  * legacy verification `token`) and Bolt's `context` (which carries the bot token) are never logged.
  */
 import { randomUUID } from "node:crypto";
+import type { RequestListener } from "node:http";
 import type { Middleware, RespondFn } from "@slack/bolt";
 import type { Actor } from "../../commands/types.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
+
+/**
+ * How far ahead of our clock a Slack request timestamp may be. Bolt's receiver refuses timestamps more
+ * than 5 minutes old but accepts any future one, so a signed request captured with a forged future
+ * timestamp (or from a skewed clock) would stay replayable until then; beyond this skew it is refused.
+ */
+export const MAX_FUTURE_SKEW_SECONDS = 60;
+
+/**
+ * Why a request's `x-slack-request-timestamp` is refused before Bolt sees it, or `undefined` when it
+ * passes this check (a missing or malformed header is left to Bolt's signature verification).
+ */
+export function futureTimestampRefusal(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  nowMs: number,
+  maxSkewSeconds = MAX_FUTURE_SKEW_SECONDS,
+): string | undefined {
+  const raw = headers["x-slack-request-timestamp"];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+  const seconds = Number(value);
+  return seconds > Math.floor(nowMs / 1000) + maxSkewSeconds
+    ? `x-slack-request-timestamp is more than ${maxSkewSeconds} s in the future`
+    : undefined;
+}
+
+/**
+ * Wrap an HTTP request listener so requests dated in the future (beyond the skew) get 401 and never
+ * reach Bolt. Bolt's `HTTPReceiver` reads its `requestListener` property on every request.
+ */
+export function refuseFutureTimestamps(
+  listener: RequestListener,
+  log: Logger,
+  now: () => number = Date.now,
+): RequestListener {
+  return (req, res) => {
+    const refusal = futureTimestampRefusal(req.headers, now());
+    if (refusal !== undefined) {
+      log.warn({ path: req.url?.split("?")[0] }, `refused a Slack request: ${refusal}`);
+      res.writeHead(401).end();
+      return;
+    }
+    listener(req, res);
+  };
+}
 
 /** What every listener may rely on once the middleware ran; lives in Bolt's per-request `context`. */
 export interface RequestScope {

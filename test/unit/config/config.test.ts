@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../../src/config.js";
+import { randomApprovalKey } from "../../../src/approvals/integrity.js";
+import { loadConfig, requireApprovalKey } from "../../../src/config.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 
 function configError(fn: () => unknown): UnstuckError {
@@ -38,6 +39,7 @@ describe("loadConfig", () => {
     ["UNSTUCK_APPROVALS_REQUIRED", "0"],
     ["UNSTUCK_REQUEST_TTL_SECONDS", "5"],
     ["UNSTUCK_CLUSTER_NAME", "bad name!"],
+    ["UNSTUCK_APPROVAL_KEY", "x".repeat(31)],
   ])("names %s when its value is invalid", (variable, value) => {
     const err = configError(() => loadConfig({ [variable]: value }));
     expect(err.code).toBe(ErrorCode.Config);
@@ -77,5 +79,18 @@ describe("loadConfig", () => {
     expect(c.aws?.credentials).toEqual({ accessKeyId: "AKIA1", secretAccessKey: "s" });
     const err = configError(() => loadConfig({ AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIA1" }));
     expect(err.details.variable).toBe("AWS_SECRET_ACCESS_KEY");
+  });
+
+  it("UNSTUCK_APPROVAL_KEY: at least 32 bytes, required to run the bot, never part of an error message", () => {
+    const key = randomApprovalKey();
+    const c = loadConfig({ UNSTUCK_APPROVAL_KEY: key });
+    expect(requireApprovalKey(c)).toBe(key);
+    const short = configError(() => loadConfig({ UNSTUCK_APPROVAL_KEY: "short-secret" }));
+    expect(short.message).toMatch(/UNSTUCK_APPROVAL_KEY.*32 bytes/);
+    expect(short.message).not.toContain("short-secret");
+    const missing = configError(() => requireApprovalKey(loadConfig({})));
+    expect(missing.code).toBe(ErrorCode.Config);
+    expect(missing.details.variable).toBe("UNSTUCK_APPROVAL_KEY");
+    expect(missing.message).toMatch(/UNSTUCK_APPROVAL_KEY is not set/);
   });
 });
