@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
 import { pino } from "pino";
+import { ApprovalSigner, randomApprovalKey } from "../src/approvals/integrity.js";
 import { ApprovalStore } from "../src/approvals/store.js";
 import { newRequestId, type ApprovalRequest } from "../src/approvals/types.js";
 import { loadConfig } from "../src/config.js";
@@ -44,6 +45,8 @@ export async function benchApprovals(): Promise<{ name: string; lines: string[];
   });
   const fake = await startFakeSlack({ token: TOKEN });
   const log = pino({ level: "silent" });
+  const approvalKey = randomApprovalKey();
+  const signer = new ApprovalSigner(approvalKey);
   const config = loadConfig({
     SLACK_BOT_TOKEN: TOKEN,
     SLACK_SIGNING_SECRET: SECRET,
@@ -51,6 +54,7 @@ export async function benchApprovals(): Promise<{ name: string; lines: string[];
     PORT: "0",
     UNSTUCK_REDIS_PREFIX: prefix,
     UNSTUCK_APPROVERS: approvers.join(","),
+    UNSTUCK_APPROVAL_KEY: approvalKey,
   });
   const kube = createKubeAdapter(sim.kubeconfig());
   const runtime = await createRuntime({ config, log, services: { kube, now: () => new Date(), log } });
@@ -101,7 +105,7 @@ export async function benchApprovals(): Promise<{ name: string; lines: string[];
     const patches = sim.requests().filter((r) => r.method === "PATCH").length;
 
     // 10,000 pending requests of the same size in a separate prefix.
-    const store = new ApprovalStore(redis, { prefix: `${prefix}:mass` });
+    const store = new ApprovalStore(redis, { prefix: `${prefix}:mass`, signer });
     const template = await runtime.workflow.get(request.id);
     const before = await usedMemory(redis);
     const now = Date.now();
@@ -125,7 +129,7 @@ export async function benchApprovals(): Promise<{ name: string; lines: string[];
     reads.sort((a, b) => a - b);
 
     // The whole command over HTTP, against the runtime's own store (10,000 more pending there).
-    const own = new ApprovalStore(redis, { prefix: `${prefix}:approvals` });
+    const own = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer });
     for (let i = 0; i < PENDING; i += batch) {
       await Promise.all(
         Array.from({ length: Math.min(batch, PENDING - i) }, (_, j) =>
@@ -171,7 +175,10 @@ export async function benchApprovals(): Promise<{ name: string; lines: string[];
   }
 }
 
-/** A pending copy of a real request, with its own id and expiry (the same size in Redis). */
+/**
+ * A pending copy of a real request, with its own id and expiry and its own object (one pending request
+ * per object), so about the same size in Redis.
+ */
 function pendingCopy(
   r: ApprovalRequest,
   id: string,
@@ -179,7 +186,10 @@ function pendingCopy(
 ): Parameters<ApprovalStore["create"]>[0] {
   return {
     id,
-    action: r.action,
+    action: {
+      ...r.action,
+      target: { ...r.action.target, name: `${r.action.target.name}-${id.slice(0, 8)}` },
+    },
     requester: r.requester,
     channelId: r.channelId,
     reason: r.reason,
