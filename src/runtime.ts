@@ -291,11 +291,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const finished = await settlesWithin(graceful, config.shutdownTimeoutMs);
       if (finished) return;
       // A dependency hangs (a job stuck on the API server, Redis not answering): stop waiting for
-      // it. Jobs left active are re-run by BullMQ's stalled check on the next start.
-      log.warn({ timeoutMs: config.shutdownTimeoutMs }, "graceful stop timed out; closing connections");
+      // it; the caller exits the process. Jobs left active are re-run by BullMQ's stalled check on
+      // the next start. The Redis connection is left to the graceful path, which still finishes
+      // if Redis comes back: cutting it under BullMQ's workers makes their loops spin on the
+      // closed connection instead of ending.
+      log.warn({ timeoutMs: config.shutdownTimeoutMs }, "graceful stop timed out; not waiting any longer");
       for (const w of workers) void w.close(true).catch(() => undefined);
-      void queues.close().catch(() => undefined);
-      redis.disconnect();
     },
   };
 }
