@@ -10,6 +10,7 @@ import { approvalsCommand } from "./approvals.js";
 import { auditCommand } from "./audit.js";
 import { finalizeCommand } from "./finalize.js";
 import { nsCommand } from "./ns.js";
+import { orphansCommand } from "./orphans.js";
 import { traceCommand, traceNsCommand } from "./trace.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
@@ -75,7 +76,16 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
 /** The product's commands. */
 export function defaultRegistry(prefix = "/unstuck"): Registry {
   return createRegistry(
-    [nsCommand, finalizeCommand, watchCommand, traceCommand, traceNsCommand, approvalsCommand, auditCommand],
+    [
+      nsCommand,
+      finalizeCommand,
+      watchCommand,
+      traceCommand,
+      traceNsCommand,
+      orphansCommand,
+      approvalsCommand,
+      auditCommand,
+    ],
     prefix,
   );
 }

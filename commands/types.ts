@@ -6,6 +6,7 @@ import type { Logger } from "../src/log.js";
 import type { KubePort } from "../src/kube/port.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
 import type { TraceResult } from "../src/traffic/trace.js";
+import type { OrphanReport } from "../src/edge/orphans.js";
 import type { ErrorCode, ErrorDetails } from "../src/errors.js";
 import type { CommandSyntax, ParsedArgs } from "./grammar.js";
 
@@ -62,6 +63,8 @@ export type CommandResult =
   | { readonly type: "diagnosis"; readonly diagnosis: NamespaceDiagnosis }
   /** The traffic path of hostnames or of a namespace. */
   | { readonly type: "trace"; readonly trace: TraceResult }
+  /** AWS resources nothing owns any more. */
+  | { readonly type: "orphans"; readonly report: OrphanReport }
   /** A new approval request; Slack posts it and attaches the message to the request. */
   | { readonly type: "approval-request"; readonly request: ApprovalRequest }
   | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }

@@ -197,6 +197,8 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
       return result.diagnosis;
     case "trace":
       return result.trace;
+    case "orphans":
+      return result.report;
     case "help":
       return result.help;
     case "watch":

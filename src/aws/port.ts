@@ -64,4 +64,8 @@ export interface AwsPort {
   recordSets(zoneId: string, name?: string): Promise<RecordSetSnapshot[]>;
   /** Every CloudFront distribution (paged). IAM `cloudfront:ListDistributions`. */
   distributions(): Promise<DistributionSnapshot[]>;
+  /** Every target group of the account (paged), with tags and attachments. */
+  allTargetGroups(): Promise<TargetGroupSnapshot[]>;
+  /** Every network interface Elastic Load Balancing manages (`requester-id` = `amazon-elb`). */
+  elbInterfaces(): Promise<NetworkInterfaceSnapshot[]>;
 }

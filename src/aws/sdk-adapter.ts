@@ -166,6 +166,42 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
     return out;
   }
 
+  async function describeInterfaces(filters: Filter[]): Promise<NetworkInterfaceSnapshot[]> {
+    const out: NetworkInterfaceSnapshot[] = [];
+    let token: string | undefined;
+    do {
+      const res = await aws("ec2:DescribeNetworkInterfaces", () =>
+        ec2.send(
+          new DescribeNetworkInterfacesCommand({ Filters: filters, MaxResults: 1000, NextToken: token }),
+        ),
+      );
+      for (const n of res.NetworkInterfaces ?? []) {
+        const a = n.Attachment;
+        out.push({
+          id: n.NetworkInterfaceId ?? "",
+          description: n.Description ?? "",
+          status: n.Status ?? "unknown",
+          ...(n.InterfaceType ? { interfaceType: n.InterfaceType } : {}),
+          ...(n.RequesterId ? { requesterId: n.RequesterId } : {}),
+          requesterManaged: n.RequesterManaged === true,
+          groups: (n.Groups ?? []).map((g) => g.GroupId ?? ""),
+          ...(a
+            ? {
+                attachment: {
+                  ...(a.AttachmentId ? { id: a.AttachmentId } : {}),
+                  ...(a.Status ? { status: a.Status } : {}),
+                  ...(a.InstanceId ? { instanceId: a.InstanceId } : {}),
+                  ...(a.InstanceOwnerId ? { instanceOwnerId: a.InstanceOwnerId } : {}),
+                },
+              }
+            : {}),
+        });
+      }
+      token = res.NextToken;
+    } while (token);
+    return out;
+  }
+
   async function describeGroups(
     filters: Filter[],
     ids?: readonly string[],
@@ -459,44 +495,28 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
       return out;
     },
 
-    async networkInterfacesUsing(groupId) {
-      const out: NetworkInterfaceSnapshot[] = [];
-      let token: string | undefined;
+    networkInterfacesUsing: (groupId) => describeInterfaces([{ Name: "group-id", Values: [groupId] }]),
+
+    elbInterfaces: () => describeInterfaces([{ Name: "requester-id", Values: ["amazon-elb"] }]),
+
+    async allTargetGroups() {
+      const groups: { arn: string; name: string; loadBalancerArns: string[] }[] = [];
+      let marker: string | undefined;
       do {
-        const res = await aws("ec2:DescribeNetworkInterfaces", () =>
-          ec2.send(
-            new DescribeNetworkInterfacesCommand({
-              Filters: [{ Name: "group-id", Values: [groupId] }],
-              MaxResults: 1000,
-              NextToken: token,
-            }),
-          ),
+        const res = await aws("elasticloadbalancing:DescribeTargetGroups", () =>
+          elbv2.send(new DescribeTargetGroupsCommand({ PageSize: 400, Marker: marker })),
         );
-        for (const n of res.NetworkInterfaces ?? []) {
-          const a = n.Attachment;
-          out.push({
-            id: n.NetworkInterfaceId ?? "",
-            description: n.Description ?? "",
-            status: n.Status ?? "unknown",
-            ...(n.InterfaceType ? { interfaceType: n.InterfaceType } : {}),
-            ...(n.RequesterId ? { requesterId: n.RequesterId } : {}),
-            requesterManaged: n.RequesterManaged === true,
-            groups: (n.Groups ?? []).map((g) => g.GroupId ?? ""),
-            ...(a
-              ? {
-                  attachment: {
-                    ...(a.AttachmentId ? { id: a.AttachmentId } : {}),
-                    ...(a.Status ? { status: a.Status } : {}),
-                    ...(a.InstanceId ? { instanceId: a.InstanceId } : {}),
-                    ...(a.InstanceOwnerId ? { instanceOwnerId: a.InstanceOwnerId } : {}),
-                  },
-                }
-              : {}),
+        for (const g of res.TargetGroups ?? []) {
+          groups.push({
+            arn: g.TargetGroupArn ?? "",
+            name: g.TargetGroupName ?? "",
+            loadBalancerArns: g.LoadBalancerArns ?? [],
           });
         }
-        token = res.NextToken;
-      } while (token);
-      return out;
+        marker = res.NextMarker;
+      } while (marker);
+      const tags = await elbTags(groups.map((g) => g.arn));
+      return groups.map((g) => ({ ...g, tags: tags.get(g.arn) ?? {} }));
     },
 
     async cloudTrailEvents(query) {

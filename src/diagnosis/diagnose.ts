@@ -222,7 +222,7 @@ const OWNER_TYPES: readonly { group: string; resource: string }[] = [
  * live elsewhere (another namespace's member of the same IngressGroup, every other user of the
  * shared backend group) decides what the controller is really deleting. One list per type.
  */
-async function clusterOwners(
+export async function clusterOwners(
   kube: KubePort,
   resources: readonly ResourceType[],
   warnings: string[],

@@ -408,7 +408,7 @@ export function buildEdgeModel(input: EdgeInput): EdgeModel {
       if (deleting.length === 0) {
         return {
           state: "unowned",
-          why: `${what}: no owner with a controller finalizer remains, and nothing is deleting it`,
+          why: `${what}: no live Ingress, Service or TargetGroupBinding uses the shared backend group any more, and nothing is deleting it`,
         };
       }
       return {

@@ -8,6 +8,7 @@ import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";
+import { renderOrphansText } from "./orphans-text.js";
 import { renderTraceText } from "./trace-text.js";
 
 export function renderText(result: CommandResult): string {
@@ -18,6 +19,8 @@ export function renderText(result: CommandResult): string {
       return renderDiagnosisText(result.diagnosis);
     case "trace":
       return renderTraceText(result.trace);
+    case "orphans":
+      return renderOrphansText(result.report);
     case "watch":
       return `Watching namespace ${result.namespace}.\n${renderDiagnosisText(result.diagnosis)}`;
     case "approval-request":

@@ -31,6 +31,7 @@ import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/in
 import { SlackLimit } from "../../src/slack/blocks/text.js";
 import { tracePaths } from "../../src/edge/path.js";
 import type { TraceResult } from "../../src/traffic/trace.js";
+import type { OrphanReport } from "../../src/edge/orphans.js";
 import {
   allowedFor,
   assertSafeMessage,
@@ -497,6 +498,34 @@ describe("nothing a user or a cluster writes reaches Slack as live markup", () =
         renderSlackMessage({ type: "trace", trace }),
         allowedFor([]),
         `seed ${String(seed)} trace`,
+      );
+    }
+  });
+  it("orphan cards (names, descriptions and reasons from the account)", () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const report: OrphanReport = {
+        cluster: hostile(r, 2),
+        ...(r() < 0.5 ? { namespace: hostile(r, 2) } : {}),
+        orphans: [
+          {
+            type: "NetworkInterface",
+            id: hostile(r, 1),
+            name: hostile(r, 3),
+            why: hostile(r, 5),
+            ...(r() < 0.5 ? { cost: hostile(r, 2) } : {}),
+            remove: [hostile(r, 3)],
+            removableNow: r() < 0.5,
+          },
+        ],
+        inProgress: [{ type: "SecurityGroup", id: hostile(r, 2), why: hostile(r, 3) }],
+        liveCount: 3,
+        warnings: [hostile(r, 4)],
+      };
+      assertSafeMessage(
+        renderSlackMessage({ type: "orphans", report }),
+        allowedFor([]),
+        `seed ${String(seed)} orphans`,
       );
     }
   });

@@ -3,6 +3,7 @@ import type { CommandResult } from "../../../commands/types.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
+import { renderOrphansBlocks } from "./orphans.js";
 import { renderTraceBlocks } from "./trace.js";
 import { clip, code, SlackLimit } from "./text.js";
 
@@ -21,6 +22,8 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
       return renderDiagnosisBlocks(result.diagnosis);
     case "trace":
       return renderTraceBlocks(result.trace);
+    case "orphans":
+      return renderOrphansBlocks(result.report);
     case "watch": {
       const m = renderDiagnosisBlocks(result.diagnosis);
       const intro: KnownBlock = {

@@ -47,6 +47,8 @@ function account(
     hostedZones: () => Promise.resolve([]),
     recordSets: () => Promise.resolve([]),
     distributions: () => Promise.resolve([]),
+    allTargetGroups: () => Promise.resolve([]),
+    elbInterfaces: () => Promise.resolve([]),
   };
 }
 

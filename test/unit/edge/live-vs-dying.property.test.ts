@@ -15,6 +15,7 @@ import type {
 } from "../../../src/aws/types.js";
 import { analyzeAws, type AwsCollected } from "../../../src/diagnosis/aws.js";
 import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
+import { findOrphans } from "../../../src/edge/orphans.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
 const CLUSTER = "prod-eks";
@@ -364,5 +365,39 @@ describe("live vs dying over generated worlds", () => {
     // The generator must exercise both sides, or the property proves nothing.
     expect(checked).toBeGreaterThan(500);
     expect(blockedSeen).toBeGreaterThan(100);
+  });
+
+  it("orphans never include a live resource, nor one the controller is still deleting", () => {
+    let orphansSeen = 0;
+    for (let seed = 1; seed <= 600; seed++) {
+      const w = generate(seed);
+      const owners = w.objects.map((o) => edgeOwnerOf(o)).filter((o): o is EdgeOwner => o !== undefined);
+      const live = liveGroups(w);
+      const deleting = controllerDeleting(w);
+      const report = findOrphans({
+        cluster: CLUSTER,
+        owners,
+        ownersComplete: true,
+        loadBalancers: w.lbs,
+        targetGroups: w.tgs,
+        securityGroups: w.sgs,
+        elbInterfaces: w.enis.filter((e) => e.requesterId === "amazon-elb"),
+        interfacesByGroup: new Map(w.sgs.map((g) => [g.id, w.enis.filter((e) => e.groups.includes(g.id))])),
+      });
+      for (const o of report.orphans) {
+        orphansSeen++;
+        expect(live.has(o.id), `seed ${String(seed)}: live ${o.id} called an orphan`).toBe(false);
+        expect(deleting.has(o.id), `seed ${String(seed)}: ${o.id} is being deleted, not orphaned`).toBe(
+          false,
+        );
+        if (o.type === "LoadBalancer") {
+          const lb = w.lbs.find((l) => l.arn === o.id);
+          expect(lb?.securityGroups.some((g) => live.has(g) && !g.startsWith("sg-foreign"))).not.toBe(true);
+        }
+        if (o.type === "NetworkInterface")
+          expect(w.lbs.some((l) => o.name?.includes(`/${l.name}/`))).toBe(false);
+      }
+    }
+    expect(orphansSeen).toBeGreaterThan(50);
   });
 });

@@ -1,0 +1,86 @@
+/**
+ * `orphans` on the seed world with the simulated controller: while the controller is still trying,
+ * the backend group is "being deleted", not an orphan; after the forced finalizer removal (INCIDENT
+ * step 7) the group and the ELB interface of the deleted ALB are orphans, with the interface named
+ * as what must go first — and payments' live ALB, its target group and group are never listed.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { collectOrphans } from "../../../src/orphans/collect.js";
+import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
+import type { KubeObject } from "../../sim/kube/index.js";
+import { until } from "../../sim/kube/testing.js";
+import { startWorld, type World } from "../../sim/world.js";
+
+const FAST = { retryIntervalMs: 20, backendSgTimeoutMs: 300, managedSgTimeoutMs: 300, requeueMs: 200 };
+const BACKEND = "sg-0f1e2d3c4b5a69788";
+const ENI = "eni-0c9d8e7f6a5b4c3d2";
+let world: World | undefined;
+let clients: AwsClients | undefined;
+afterEach(async () => {
+  if (clients) destroyAwsClients(clients);
+  await world?.stop();
+  world = undefined;
+  clients = undefined;
+});
+
+describe("orphans", () => {
+  it("before and after the forced removal of the seed's finalizer", async () => {
+    world = await startWorld({
+      scenario: "test/fixtures/scenarios/seed-incident.yaml",
+      lbc: FAST,
+      controllerIntervalMs: 50,
+    });
+    const w = world;
+    clients = createAwsClients({
+      region: "ap-northeast-2",
+      endpoint: w.aws.url,
+      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+      maxAttempts: 1,
+    });
+    const aws = createAwsAdapter(clients);
+    const kube = createKubeAdapter(w.kube.kubeconfig());
+
+    const before = await collectOrphans(aws, kube, {});
+    expect(before.cluster).toBe("prod-eks");
+    expect(before.inProgress.map((p) => p.id)).toContain(BACKEND);
+    expect(before.orphans.map((o) => o.id)).not.toContain(BACKEND);
+    expect(before.orphans.map((o) => o.id)).toEqual([ENI]);
+
+    const stuck = w.kube.store.get(
+      "networking.k8s.io/v1",
+      "Ingress",
+      "myapp",
+      "myapp-worker-ingress",
+    ) as KubeObject;
+    w.kube.store.update({
+      ...stuck,
+      metadata: { ...stuck.metadata, name: "myapp-worker-ingress", finalizers: [] },
+    });
+    await until(
+      () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
+      20_000,
+    );
+
+    const after = await collectOrphans(aws, kube, {});
+    const sg = after.orphans.find((o) => o.id === BACKEND);
+    expect(sg?.removableNow).toBe(false);
+    expect(sg?.why).toContain(ENI);
+    expect(after.orphans.find((o) => o.id === ENI)?.remove.at(-1)).toBe(
+      `aws ec2 delete-network-interface --network-interface-id ${ENI}`,
+    );
+    // Payments' live stack is in use: never an orphan.
+    const listed = JSON.stringify(after.orphans);
+    expect(listed).not.toMatch(/payments/);
+    expect(after.liveCount).toBeGreaterThanOrEqual(2);
+    expect(renderSlackMessage({ type: "orphans", report: after }).text).toMatch(
+      /^2 orphans for cluster prod-eks/,
+    );
+
+    // Scoped to another namespace: nothing of myapp's.
+    const payments = await collectOrphans(aws, kube, { namespace: "payments" });
+    expect(payments.orphans).toEqual([]);
+  });
+});
