@@ -102,6 +102,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       slackConfig.appToken ?? "",
     ]),
     ...(slackConfig.apiUrl !== undefined ? { slackApiUrl: slackConfig.apiUrl } : {}),
+  };
+  const client = new WebClient(slackConfig.botToken, clientOptions);
+  // The notifier retries by itself, re-reading the stored request before each attempt; this client's
+  // own retries would re-send a stale body (and wait up to 30 minutes), so it has none.
+  const notifierClient = new WebClient(slackConfig.botToken, {
+    ...clientOptions,
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
   });
   const prefix = config.redisPrefix;
   const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer });
@@ -112,14 +120,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { mirror: createSlackAuditMirror(client, config.auditChannel) }
       : {}),
   });
-  };
-  const client = new WebClient(slackConfig.botToken, clientOptions);
-  // The notifier retries by itself, re-reading the stored request before each attempt; this client's
-  // own retries would re-send a stale body (and wait up to 30 minutes), so it has none.
-  const notifierClient = new WebClient(slackConfig.botToken, {
-    ...clientOptions,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
   const policy = new ApprovalPolicy({
     channels: config.channels,
     approvers: config.approvers,
