@@ -62,16 +62,6 @@ const EnvSchema = z.object({
   /** How long a "namespace gone" wait runs before it reports what still blocks. */
   UNSTUCK_WAIT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(86_400).default(1800),
   UNSTUCK_WAIT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
-});
-
-const ClustersFileSchema = z.object({
-  clusters: z.record(
-    z.string(),
-    z.object({
-      region: z.string().min(1),
-      profile: z.string().optional(),
-      endpoint: z.url().optional(),
-    }),
   /** Bound on one Kubernetes request (fractions allowed, for tests). */
   UNSTUCK_KUBE_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
   /** Bound on one AWS call, retries included. */
@@ -87,6 +77,16 @@ const ClustersFileSchema = z.object({
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .default("false")
     .transform((v) => v === "true" || v === "1"),
+});
+
+const ClustersFileSchema = z.object({
+  clusters: z.record(
+    z.string(),
+    z.object({
+      region: z.string().min(1),
+      profile: z.string().optional(),
+      endpoint: z.url().optional(),
+    }),
   ),
 });
 
@@ -133,18 +133,6 @@ export interface Config {
   readonly aws?: AwsTarget;
   readonly waitTimeoutSeconds: number;
   readonly waitIntervalSeconds: number;
-}
-
-/**
- * Parse an environment; throws `UnstuckError(Config)` naming the variable at fault.
- * `readFile` reads `UNSTUCK_CLUSTERS_FILE` (injected so tests need no files).
- */
-export function loadConfig(
-  env: Readonly<Record<string, string | undefined>>,
-  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
-): Config {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = EnvSchema.safeParse(cleaned);
   /** Bound on one Kubernetes request. */
   readonly kubeTimeoutMs: number;
   /** Bound on one AWS call, retries included. */
@@ -157,6 +145,18 @@ export function loadConfig(
   readonly shutdownTimeoutMs: number;
   /** Start even when Redis may evict or lose keys (`UNSTUCK_ALLOW_VOLATILE_REDIS`). */
   readonly allowVolatileRedis: boolean;
+}
+
+/**
+ * Parse an environment; throws `UnstuckError(Config)` naming the variable at fault.
+ * `readFile` reads `UNSTUCK_CLUSTERS_FILE` (injected so tests need no files).
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  readFile: (path: string) => string = (path) => readFileSync(path, "utf8"),
+): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const variable = String(issue?.path[0] ?? "environment");
@@ -198,6 +198,12 @@ export function loadConfig(
     ...(aws ? { aws } : {}),
     waitTimeoutSeconds: e.UNSTUCK_WAIT_TIMEOUT_SECONDS,
     waitIntervalSeconds: e.UNSTUCK_WAIT_INTERVAL_SECONDS,
+    kubeTimeoutMs: Math.round(e.UNSTUCK_KUBE_TIMEOUT_SECONDS * 1000),
+    awsTimeoutMs: Math.round(e.UNSTUCK_AWS_TIMEOUT_SECONDS * 1000),
+    diagnosisDeadlineMs: Math.round(e.UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS * 1000),
+    startupTimeoutMs: Math.round(e.UNSTUCK_STARTUP_TIMEOUT_SECONDS * 1000),
+    shutdownTimeoutMs: Math.round(e.UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS * 1000),
+    allowVolatileRedis: e.UNSTUCK_ALLOW_VOLATILE_REDIS,
   };
 }
 
@@ -223,12 +229,6 @@ function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => str
     throw new UnstuckError(
       ErrorCode.Config,
       `Invalid ${variable}: set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither.`,
-    kubeTimeoutMs: Math.round(e.UNSTUCK_KUBE_TIMEOUT_SECONDS * 1000),
-    awsTimeoutMs: Math.round(e.UNSTUCK_AWS_TIMEOUT_SECONDS * 1000),
-    diagnosisDeadlineMs: Math.round(e.UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS * 1000),
-    startupTimeoutMs: Math.round(e.UNSTUCK_STARTUP_TIMEOUT_SECONDS * 1000),
-    shutdownTimeoutMs: Math.round(e.UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS * 1000),
-    allowVolatileRedis: e.UNSTUCK_ALLOW_VOLATILE_REDIS,
       {
         variable,
       },

@@ -550,13 +550,6 @@ function bodyMessage(body: unknown): string | undefined {
   return undefined;
 }
 
-function headerValue(headers: unknown, name: string): string | undefined {
-  if (!headers || typeof headers !== "object") return undefined;
-  for (const [k, v] of Object.entries(headers as Json)) if (k.toLowerCase() === name) return String(v);
-  return undefined;
-}
-
-function describeTarget(ctx: CallContext): string {
 /** node-fetch rejects with `AbortError` when the request's signal fires (our deadline). */
 function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
@@ -564,6 +557,13 @@ function isAbort(err: unknown): boolean {
   return name === "AbortError" || name === "TimeoutError" || type === "aborted";
 }
 
+function headerValue(headers: unknown, name: string): string | undefined {
+  if (!headers || typeof headers !== "object") return undefined;
+  for (const [k, v] of Object.entries(headers as Json)) if (k.toLowerCase() === name) return String(v);
+  return undefined;
+}
+
+function describeTarget(ctx: CallContext): string {
   const res = ctx.group ? `${ctx.resource}.${ctx.group}` : ctx.resource;
   return `${ctx.verb} ${res}${ctx.namespace ? ` in namespace "${ctx.namespace}"` : ""}`;
 }
@@ -582,13 +582,6 @@ export function mapKubeError(
     ...(ctx.namespace !== undefined ? { namespace: ctx.namespace } : {}),
     ...(ctx.name !== undefined ? { name: ctx.name } : {}),
   };
-  if (err instanceof ApiException) {
-    const status = err.code;
-    const message = bodyMessage(err.body) ?? `HTTP ${status}`;
-    switch (status) {
-      case 401:
-        return new UnstuckError(
-          ErrorCode.Unauthorized,
   if (isAbort(err)) {
     // Not retried by `call`: for a write the outcome is unknown (the server may have applied it),
     // and for a read the caller's own deadline is the better judge of whether to try again.
@@ -599,6 +592,13 @@ export function mapKubeError(
       { cause: err },
     );
   }
+  if (err instanceof ApiException) {
+    const status = err.code;
+    const message = bodyMessage(err.body) ?? `HTTP ${status}`;
+    switch (status) {
+      case 401:
+        return new UnstuckError(
+          ErrorCode.Unauthorized,
           `The Kubernetes API rejected the bot's credentials: ${message}`,
           {
             ...details,
