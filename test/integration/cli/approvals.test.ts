@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testSigner } from "../approvals/helpers/harness.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
 import { newRequestId } from "../../../src/approvals/types.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
@@ -28,7 +29,8 @@ beforeAll(async () => {
   redis = new Redis("redis://127.0.0.1:6379");
   const precondition = { resourceVersion: "1009", finalizers: ["ingress.k8s.aws/resources"] };
   const now = new Date();
-  await new ApprovalStore(redis, { prefix: `${prefix}:approvals` }).create({
+  // The bot signs what it writes; the terminal only reads, with no key.
+  await new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer: testSigner }).create({
     id,
     action: {
       type: "remove-finalizer",
