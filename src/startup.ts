@@ -182,9 +182,9 @@ async function checkKube(config: Config, timeoutMs: number): Promise<string> {
     if (e.details.timedOut === true) {
       throw new StartupError(`the Kubernetes API at ${server} did not answer GET /version in time`);
     }
-    throw new StartupError(
-      `the Kubernetes API at ${server} is unreachable (${reason((err as { cause?: unknown }).cause ?? err)})`,
-    );
+    // The adapter's message repeats the server; the errno code alone is the reason.
+    const errno = /\b(E[A-Z]{4,})\b/.exec(e.message)?.[1];
+    throw new StartupError(`the Kubernetes API at ${server} is unreachable (${errno ?? e.message})`);
   }
 }
 

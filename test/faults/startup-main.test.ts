@@ -63,14 +63,38 @@ describe("start-up checks of the real entry point", () => {
     const { writeFile, readFile } = await import("node:fs/promises");
     const text = await readFile(kubeconfig, "utf8");
     await writeFile(dead, text.replace(/server: \S+/, `server: http://127.0.0.1:${String(port)}`));
-    const run = runMain({ ...base, KUBECONFIG: dead, REDIS_URL: "redis://127.0.0.1:6379" });
+    const run = runMain({
+      ...base,
+      KUBECONFIG: dead,
+      // The shared Redis persists nothing: allowed here, so that only the fault under test fails.
+      REDIS_URL: "redis://127.0.0.1:6379",
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+    });
     const { code } = await run.exited;
     expect(code).not.toBe(0);
     const lines = run.stderr().trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^unstuck: cannot start: .*Kubernetes API at http:\/\/127\.0\.0\.1:\d+ is unreachable/,
+      /^unstuck: cannot start: the Kubernetes API at http:\/\/127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\)$/,
     );
+  });
+
+  it("names Slack when auth.test rejects the token, without printing the token", async () => {
+    const run = runMain({
+      ...base,
+      SLACK_BOT_TOKEN: "xoxb-revoked-startup-token",
+      // The shared Redis persists nothing: allowed here, so that only the fault under test fails.
+      REDIS_URL: "redis://127.0.0.1:6379",
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+    });
+    const { code } = await run.exited;
+    expect(code).not.toBe(0);
+    const lines = run.stderr().trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^unstuck: cannot start: Slack .* rejected SLACK_BOT_TOKEN in auth\.test \(invalid_auth\)/,
+    );
+    expect(run.stderr()).not.toContain("xoxb-revoked-startup-token");
   });
 
   describe("a Redis that evicts keys and persists nothing", () => {
