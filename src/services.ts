@@ -47,6 +47,7 @@ export function createServices(
       podLog: (namespace, pod, container, tailLines) => kube().podLog(namespace, pod, container, tailLines),
       listEvents: (namespace, involved) => kube().listEvents(namespace, involved),
       listApiServices: () => kube().listApiServices(),
+      listArgoApplications: () => kube().listArgoApplications(),
       getServiceEndpoints: (namespace, service) => kube().getServiceEndpoints(namespace, service),
       removeFinalizers: (type, namespace, name, precondition, remove) =>
         kube().removeFinalizers(type, namespace, name, precondition, remove),

@@ -2,8 +2,15 @@
  * Why is a namespace stuck? Pure function from collected snapshots to a diagnosis: no I/O, so it
  * can be tested on hundreds of cases in milliseconds.
  */
-import type { DeploymentSnapshot, NamespaceSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
+import type {
+  ArgoApplicationSnapshot,
+  DeploymentSnapshot,
+  NamespaceSnapshot,
+  ObjectSnapshot,
+  ResourceType,
+} from "../kube/types.js";
 import { lookupFinalizer, matchControllers, type FinalizerInfo } from "./finalizers.js";
+import { analyzeArgoOwnership } from "./argo.js";
 import { describeDependent, type AwsFindings } from "./aws.js";
 import type {
   Blocker,
@@ -35,6 +42,8 @@ export interface AnalyzeInput {
   readonly warnings: readonly string[];
   readonly now: Date;
   readonly blockedAfterSeconds: number;
+  /** Argo CD Applications of the cluster, when Argo CD is installed and readable. */
+  readonly argoApplications?: readonly ArgoApplicationSnapshot[];
 }
 
 export function blockerKey(o: { resource: string; name: string }): string {
@@ -214,6 +223,7 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
   else if (contentGone && namespaceFinalizers.length > 0 && slow) verdict = "blocked";
   else if (!contentGone && slow && unknownFinalizer) verdict = "blocked";
 
+  const argo = input.argoApplications ? analyzeArgoOwnership(ns.name, input.argoApplications) : undefined;
   const { summary, nextSteps } = explain({
     ns,
     verdict,
@@ -236,8 +246,12 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     blockers,
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
+    ...(argo ? { argo } : {}),
     summary,
-    nextSteps,
+    // The root cause comes after recovery: "never again" is the last step, not the first.
+    nextSteps: argo?.redFlag
+      ? [...nextSteps, `Root cause to fix after recovery: ${argo.redFlag}`]
+      : nextSteps,
   };
 }
 

@@ -118,7 +118,10 @@ async function collectDiagnosis(
   }
 
   const blockers = listed.flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0));
-  const [evidence, aws] = await Promise.all([
+  const argoInstalled = discovery.resources.some(
+    (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),
+  );
+  const [evidence, aws, argoApplications] = await Promise.all([
     gatherEvidence(kube, name, blockers, deployments, options, warnings),
     options.aws
       ? gatherAws(
@@ -132,6 +135,13 @@ async function collectDiagnosis(
           warnings,
         )
       : undefined,
+    // Who owns the namespace in Argo CD: two owners is the seed's root cause.
+    argoInstalled
+      ? kube.listArgoApplications().catch((err: unknown) => {
+          warnings.push(`Could not list Argo CD Applications: ${toUserError(err).message}`);
+          return undefined;
+        })
+      : undefined,
   ]);
 
   return analyzeNamespace({
@@ -142,6 +152,7 @@ async function collectDiagnosis(
     discoveryFailures: await nameApiServices(kube, discovery.failures, warnings),
     evidence,
     ...(aws ? { aws } : {}),
+    ...(argoApplications ? { argoApplications } : {}),
     warnings,
     now: options.now(),
     blockedAfterSeconds,

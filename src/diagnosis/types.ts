@@ -1,3 +1,4 @@
+import type { ArgoOwnership } from "./argo.js";
 import type { Condition } from "../kube/types.js";
 import type { AwsFindings } from "./aws.js";
 
@@ -117,6 +118,8 @@ export interface NamespaceDiagnosis {
   /** The namespace's own `spec.finalizers` when they are what remains. */
   readonly namespaceFinalizers: readonly string[];
   readonly discoveryFailures: readonly DiscoveryFailureFinding[];
+  /** Argo CD Applications that manage the namespace or its objects; `redFlag` when ownership is doubled. */
+  readonly argo?: ArgoOwnership;
   /** One-line summary of the cause. */
   readonly summary: string;
   readonly nextSteps: readonly string[];

@@ -27,6 +27,7 @@ import { buildFinalizerPatch } from "./finalizer-patch.js";
 import type { KubePort } from "./port.js";
 import type {
   ApiServiceSnapshot,
+  ArgoApplicationSnapshot,
   Condition,
   DeploymentSnapshot,
   DiscoveryFailure,
@@ -443,6 +444,21 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         };
       });
       return items.map((a) => toApiServiceSnapshot(a as Json));
+    },
+
+    async listArgoApplications() {
+      const ctx: CallContext = { verb: "list", resource: "applications", group: "argoproj.io" };
+      const items = await listAll(ctx, async (cont) => {
+        const list = await raw.getJson("/apis/argoproj.io/v1alpha1/applications", {
+          limit: String(pageSize),
+          continue: cont,
+        });
+        return {
+          items: (list.items as unknown[] | undefined) ?? [],
+          cont: str(obj(list.metadata).continue) || undefined,
+        };
+      });
+      return items.map((a) => toArgoApplicationSnapshot(a as Json));
     },
 
     async getServiceEndpoints(namespace, service) {
@@ -896,5 +912,32 @@ function countEndpoints(ep: Json | null): { ready: number; notReady: number } {
   return {
     ready: new Set(subsets.flatMap((s) => ips(s.addresses))).size,
     notReady: new Set(subsets.flatMap((s) => ips(s.notReadyAddresses))).size,
+  };
+}
+
+/** An Argo CD Application as the ownership check reads it. */
+export function toArgoApplicationSnapshot(a: Json): ArgoApplicationSnapshot {
+  const meta = obj(a.metadata);
+  const spec = obj(a.spec);
+  const status = obj(a.status);
+  const automated = spec.syncPolicy !== undefined ? obj(obj(spec.syncPolicy).automated) : undefined;
+  const destNs = optStr(obj(spec.destination).namespace);
+  return {
+    namespace: str(meta.namespace),
+    name: str(meta.name),
+    ...(destNs ? { destinationNamespace: destNs } : {}),
+    resources: (Array.isArray(status.resources) ? status.resources : []).map((r) => {
+      const x = obj(r);
+      const ns = optStr(x.namespace);
+      return { group: str(x.group), kind: str(x.kind), ...(ns ? { namespace: ns } : {}), name: str(x.name) };
+    }),
+    conditions: (Array.isArray(status.conditions) ? status.conditions : []).map((c) => {
+      const x = obj(c);
+      const message = optStr(x.message);
+      return { type: str(x.type), ...(message ? { message } : {}) };
+    }),
+    automated: automated !== undefined && obj(obj(spec.syncPolicy)).automated !== undefined,
+    prune: automated?.prune === true,
+    selfHeal: automated?.selfHeal === true,
   };
 }

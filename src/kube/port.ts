@@ -2,6 +2,7 @@ import type {
   DeploymentSnapshot,
   DiscoverySnapshot,
   ApiServiceSnapshot,
+  ArgoApplicationSnapshot,
   EventSnapshot,
   NamespaceSnapshot,
   ObjectSnapshot,
@@ -36,6 +37,8 @@ export interface KubePort {
   listEvents(namespace: string, involved?: { kind: string; name: string }): Promise<EventSnapshot[]>;
   /** Every APIService (`apiregistration.k8s.io/v1`, cluster-scoped), with its status conditions. */
   listApiServices(): Promise<ApiServiceSnapshot[]>;
+  /** Argo CD Applications in all namespaces (`argoproj.io/v1alpha1`), with what each manages. */
+  listArgoApplications(): Promise<ArgoApplicationSnapshot[]>;
   /**
    * Ready and not-ready endpoints of one Service: its EndpointSlices (`kubernetes.io/service-name`),
    * or the core Endpoints object when slices cannot be read. No endpoints at all counts as 0 ready.

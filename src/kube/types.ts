@@ -148,3 +148,22 @@ export interface ServiceEndpointsSnapshot {
   readonly notReady: number;
   readonly source: "endpointslices" | "endpoints";
 }
+
+/** An Argo CD Application (`argoproj.io/v1alpha1`): what it manages and how it syncs. */
+export interface ArgoApplicationSnapshot {
+  readonly namespace: string;
+  readonly name: string;
+  readonly destinationNamespace?: string;
+  /** `status.resources`: every object the app manages. */
+  readonly resources: readonly {
+    readonly group: string;
+    readonly kind: string;
+    readonly namespace?: string;
+    readonly name: string;
+  }[];
+  /** `status.conditions` (e.g. `SharedResourceWarning`). */
+  readonly conditions: readonly { readonly type: string; readonly message?: string }[];
+  readonly automated: boolean;
+  readonly prune: boolean;
+  readonly selfHeal: boolean;
+}

@@ -4,6 +4,7 @@
  */
 import type { CommandResult, HelpDoc } from "../../commands/types.js";
 import { formatDuration } from "../diagnosis/analyze.js";
+import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
@@ -171,6 +172,15 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
         out.push(`    [${e.error ? "ERROR" : e.source}] ${e.from}${e.time ? ` @ ${e.time}` : ""}: ${e.text}`);
       }
     }
+  }
+  if (d.argo) {
+    out.push("", "Argo CD:");
+    for (const a of d.argo.apps) {
+      const ownsNs = d.argo.namespaceOwners.some((o) => o.app === a.app);
+      out.push(`  ${a.app}: ${describeSync(a)}${ownsNs ? " — manages the Namespace itself" : ""}`);
+    }
+    for (const w of d.argo.warnings) out.push(`  SharedResourceWarning (${w.app}): ${w.message}`);
+    if (d.argo.redFlag) out.push(`  !! ${d.argo.redFlag}`);
   }
   if (d.nextSteps.length > 0) {
     out.push("", "Next steps:");

@@ -28,6 +28,7 @@ function stubKube(getNamespace: { current: (name: string) => Promise<NamespaceSn
     podLog: unexpected("podLog"),
     listEvents: unexpected("listEvents"),
     listApiServices: unexpected("listApiServices"),
+    listArgoApplications: unexpected("listArgoApplications"),
     getServiceEndpoints: unexpected("getServiceEndpoints"),
     removeFinalizers: unexpected("removeFinalizers"),
   };

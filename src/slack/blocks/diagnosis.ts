@@ -175,6 +175,12 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       ],
     });
   }
+  if (d.argo?.redFlag) {
+    blocks.push({
+      type: "section",
+      text: { type: "mrkdwn", text: clip(`:warning: *Argo CD ownership*: ${safe(d.argo.redFlag, 1000)}`) },
+    });
+  }
   if (d.nextSteps.length > 0) {
     blocks.push({
       type: "section",

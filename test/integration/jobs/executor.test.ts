@@ -186,6 +186,7 @@ describe("remove-finalizer execution", () => {
       podLog: () => fake.podLog(),
       listEvents: () => fake.listEvents(),
       listApiServices: () => fake.listApiServices(),
+      listArgoApplications: () => fake.listArgoApplications(),
       getServiceEndpoints: () => fake.getServiceEndpoints(),
       removeFinalizers: (...args) => fake.removeFinalizers(...args),
       getObject: async (...args) => {

@@ -177,5 +177,6 @@ export class FakeKube implements KubePort {
   public podLog = () => this.unsupported();
   public listEvents = () => this.unsupported();
   public listApiServices = () => this.unsupported();
+  public listArgoApplications = () => this.unsupported();
   public getServiceEndpoints = () => this.unsupported();
 }
