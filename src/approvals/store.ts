@@ -409,9 +409,12 @@ export class ApprovalStore {
   /** Mark every PENDING request past its expiry EXPIRED; returns the ids this call expired. */
   public async expireDue(now: Date, limit = 500): Promise<string[]> {
     const signer = this.signer;
-    const due = (
-      await this.redis.zrangebyscore(this.pendingKey, "-inf", now.getTime(), "LIMIT", 0, limit)
-    ).filter(isRequestId);
+    const listed = await this.redis.zrangebyscore(this.pendingKey, "-inf", now.getTime(), "LIMIT", 0, limit);
+    // Members that are not ids this bot issues were not written by it: unlist them, or they would
+    // fill every page of this sweep.
+    const foreign = listed.filter((id) => !isRequestId(id));
+    if (foreign.length > 0) await this.redis.zrem(this.pendingKey, ...foreign);
+    const due = listed.filter(isRequestId);
     if (due.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of due) pipeline.hget(this.requestKey(id), "docMac");

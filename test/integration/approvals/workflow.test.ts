@@ -257,6 +257,19 @@ describe("cancel and expiry", () => {
   });
 });
 
+describe("sweep hygiene", () => {
+  it("unlists pending-set members that are not request ids, and still expires the real ones", async () => {
+    const h = setup({ ttlSeconds: 600 });
+    seedIngress(h);
+    const req = await requestRemoval(h);
+    const pendingKey = `${h.prefix}:approvals:pending`;
+    await h.redis.zadd(pendingKey, 0, "not-an-id", 0, "../../etc");
+    h.clock.advance(600_000);
+    expect((await h.workflow.expireDue()).map((r) => r.id)).toEqual([req.id]);
+    expect(await h.redis.zrange(pendingKey, 0, -1)).toEqual([]);
+  });
+});
+
 describe("audit", () => {
   it("records every transition with who, what and before/after", async () => {
     const h = setup({ approvalsRequired: 2 });
