@@ -4,6 +4,8 @@
  * `lbc:` section enables it — the simulated AWS Load Balancer Controller joining the two.
  */
 import { startAwsSim, type AwsFaults, type AwsSim } from "./aws/index.js";
+import { startDnsServer, type DnsServer } from "./dns/index.js";
+import { startHttpFront, type HttpFront } from "./http-front/index.js";
 import { startKubeSim, type KubeSim } from "./kube/index.js";
 import { startLbc, type LbcController, type LbcOptions } from "./lbc/index.js";
 import { parseLbcSection } from "./lbc/scenario.js";
@@ -20,6 +22,14 @@ export interface WorldOptions {
   /** Namespace controller period in the kube simulator (default 1000 ms). */
   readonly controllerIntervalMs?: number;
   readonly awsFaults?: AwsFaults;
+  /** How long a distribution stays `InProgress` after UpdateDistribution (default 0). */
+  readonly cloudFrontDeployMs?: number;
+  /** How long a Route 53 change stays `PENDING` (default 0). */
+  readonly route53SyncMs?: number;
+  /** Port of the DNS server (UDP and TCP; 0 or unset picks a free one). */
+  readonly dnsPort?: number;
+  /** Port of the HTTP front (0 or unset picks a free one). */
+  readonly httpFrontPort?: number;
   /**
    * The simulated controller: `false` keeps it off even when the scenario enables it; an object
    * overrides the scenario's settings (tests compress its retry period and timeouts this way).
@@ -32,6 +42,10 @@ export interface World {
   readonly scenario: Scenario | undefined;
   readonly kube: KubeSim;
   readonly aws: AwsSim;
+  /** DNS on 127.0.0.1 answering from the world's zones and load balancers (`dig @127.0.0.1 -p <port>`). */
+  readonly dns: DnsServer;
+  /** HTTP on 127.0.0.1 answering per `Host` as the traffic path (Route 53 → CloudFront → ALB) would. */
+  readonly httpFront: HttpFront;
   /** Present when the scenario (or the options) enable the controller. */
   readonly lbc?: LbcController;
   stop(): Promise<void>;
@@ -56,10 +70,29 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       ...(scenario?.aws !== undefined ? { scenario: scenario.aws } : {}),
       ...(options.awsPort !== undefined ? { port: options.awsPort } : {}),
       ...(options.awsFaults !== undefined ? { faults: options.awsFaults } : {}),
+      ...(options.cloudFrontDeployMs !== undefined ? { cloudFrontDeployMs: options.cloudFrontDeployMs } : {}),
+      ...(options.route53SyncMs !== undefined ? { route53SyncMs: options.route53SyncMs } : {}),
       now,
     });
   } catch (err) {
     await kube.stop();
+    throw err;
+  }
+  let dns: DnsServer;
+  let httpFront: HttpFront;
+  try {
+    dns = await startDnsServer(aws.world, options.dnsPort !== undefined ? { port: options.dnsPort } : {});
+    try {
+      httpFront = await startHttpFront(
+        aws.world,
+        options.httpFrontPort !== undefined ? { port: options.httpFrontPort } : {},
+      );
+    } catch (err) {
+      await dns.stop();
+      throw err;
+    }
+  } catch (err) {
+    await Promise.all([kube.stop(), aws.stop()]);
     throw err;
   }
 
@@ -82,10 +115,12 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     scenario,
     kube,
     aws,
+    dns,
+    httpFront,
     ...(lbc !== undefined ? { lbc } : {}),
     async stop() {
       await lbc?.stop();
-      await Promise.all([kube.stop(), aws.stop()]);
+      await Promise.all([kube.stop(), aws.stop(), dns.stop(), httpFront.stop()]);
     },
   };
 }

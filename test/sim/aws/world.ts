@@ -246,6 +246,11 @@ export interface Distribution {
   config: XmlNode;
   /** When set, the distribution reports `Deployed` only once the clock passes this instant. */
   deployedAt: Date;
+  /**
+   * The config the edge locations still serve while an update is `InProgress`: CloudFront keeps
+   * answering with the last deployed config until the new one has propagated.
+   */
+  liveConfig?: XmlNode;
 }
 
 export interface TrailEvent {
@@ -1544,6 +1549,11 @@ export class AwsWorld {
     return this.now().getTime() >= d.deployedAt.getTime() ? "Deployed" : "InProgress";
   }
 
+  /** The config viewers are served from now: the new one once Deployed, the previous one before. */
+  public servingConfig(d: Distribution): XmlNode {
+    return this.distributionStatus(d) === "Deployed" ? d.config : (d.liveConfig ?? d.config);
+  }
+
   /** The origins of a distribution as plain data (the traffic tracer's view). */
   public distributionOrigins(d: Distribution): { id: string; domainName: string }[] {
     return (child(child(d.config, "Origins"), "Items")?.children ?? []).map((o) => ({
@@ -1582,6 +1592,8 @@ export class AwsWorld {
         404,
       );
     }
+    // Two updates in a row while InProgress: the edges still serve the last *deployed* config.
+    d.liveConfig = this.distributionStatus(d) === "Deployed" ? d.config : (d.liveConfig ?? d.config);
     d.config = config;
     d.etag = this.ids.etag();
     d.lastModifiedTime = this.now();
