@@ -5,7 +5,6 @@
 import {
   ApiException,
   AppsV1Api,
-  ApisApi,
   CoreV1Api,
   createConfiguration,
   CustomObjectsApi,
@@ -127,12 +126,51 @@ function loadFiles(kc: KubeConfig, value: string): void {
 /** `requestPromise` type that asks {@link ResourceApi.processResponse} for the body untouched. */
 const RAW_JSON = "unstuck:raw-json";
 
+const ACCEPT_JSON = "application/json";
+
+/**
+ * Metadata-only lists, as the namespace controller asks for them: finalizers, owner references
+ * and deletion timestamps without spec, data or status, so the bot never holds a Secret's data
+ * or a ConfigMap's payload. Plain JSON follows as the fallback for a server without it.
+ */
+const ACCEPT_METADATA_LIST =
+  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/**
+ * Aggregated discovery (kube-apiserver ≥ 1.26), in kubectl's order: every group-version's
+ * resources in one document from `/api` and one from `/apis`; an older server answers the
+ * plain APIVersions / APIGroupList and the bot discovers group by group.
+ */
+const ACCEPT_DISCOVERY =
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," +
+  "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList," +
+  "application/json";
+
+/**
+ * Types whose snapshot reads more than metadata (see `toObjectSnapshot`): an Ingress's class and
+ * load-balancer status, a Service's type, class and status, a TargetGroupBinding's ARN. Keyed
+ * `group/resource`; every other type is listed metadata-only.
+ */
+const FULL_OBJECT_TYPES: ReadonlySet<string> = new Set([
+  "networking.k8s.io/ingresses",
+  "/services",
+  "elbv2.k8s.aws/targetgroupbindings",
+]);
+
 /** Generic object access through the library's own request pipeline, by resource path. */
 class ResourceApi extends KubernetesObjectApi {
-  /** The response body exactly as the server sent it (lists keep `metadata.continue`). */
-  public async getJson(path: string, query: Record<string, string | undefined> = {}): Promise<Json> {
+  /**
+   * The response body exactly as the server sent it (lists keep `metadata.continue`). `accept`
+   * asks for another representation (metadata-only lists, aggregated discovery); callers read
+   * the body's `kind` to see which one the server chose.
+   */
+  public async getJson(
+    path: string,
+    query: Record<string, string | undefined> = {},
+    accept: string = ACCEPT_JSON,
+  ): Promise<Json> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
-    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Accept", accept);
     setQuery(ctx, query);
     return (await this.requestPromise(ctx, RAW_JSON)) as unknown as Json;
   }
@@ -228,7 +266,6 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
   const core = makeClient(kc, CoreV1Api, timeoutMs);
   const apps = makeClient(kc, AppsV1Api, timeoutMs);
-  const apis = makeClient(kc, ApisApi, timeoutMs);
   const custom = makeClient(kc, CustomObjectsApi, timeoutMs);
   const raw = makeClient(kc, ResourceApi, timeoutMs);
   const maxAttempts = options.maxAttempts ?? 4;
@@ -334,15 +371,36 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
     async discover() {
       const resources: ResourceType[] = [];
       const failures: DiscoveryFailure[] = [];
-      const coreList = await call({ verb: "get", resource: "/api/v1 (discovery)" }, () =>
-        core.getAPIResources(),
+      // Both documents at once: with aggregated discovery they are the whole of discovery.
+      const [coreDoc, groupsDoc] = await Promise.all(
+        ["/api", "/apis"].map((path) =>
+          call({ verb: "get", resource: `${path} (discovery)` }, () =>
+            raw.getJson(path, {}, ACCEPT_DISCOVERY),
+          ),
+        ),
       );
-      resources.push(...toResourceTypes("", "v1", coreList.resources as unknown as Json[]));
-      const groups = await call({ verb: "get", resource: "/apis (discovery)" }, () => apis.getAPIVersions());
-      const targets = groups.groups.map((g) => ({
-        group: g.name,
-        version: g.preferredVersion?.version ?? g.versions[0]?.version ?? "v1",
-      }));
+      if (coreDoc !== undefined && isAggregatedDiscovery(coreDoc)) {
+        readAggregatedDiscovery(coreDoc, resources, failures);
+      } else {
+        // An APIVersions answer: the server predates aggregated discovery (or turned it off).
+        const coreList = await call({ verb: "get", resource: "/api/v1 (discovery)" }, () =>
+          core.getAPIResources(),
+        );
+        resources.push(...toResourceTypes("", "v1", coreList.resources as unknown as Json[]));
+      }
+      if (groupsDoc !== undefined && isAggregatedDiscovery(groupsDoc)) {
+        readAggregatedDiscovery(groupsDoc, resources, failures);
+        return { resources, failures } satisfies DiscoverySnapshot;
+      }
+      // An APIGroupList: one request per group for its preferred version's resources.
+      const targets = (Array.isArray(groupsDoc?.groups) ? groupsDoc.groups : []).map((x) => {
+        const g = obj(x);
+        const first = Array.isArray(g.versions) ? obj(g.versions[0]).version : undefined;
+        return {
+          group: str(g.name),
+          version: optStr(obj(g.preferredVersion).version) ?? optStr(first) ?? "v1",
+        };
+      });
       const results = await mapLimit(targets, options.discoveryConcurrency ?? 16, (t) =>
         call({ verb: "get", resource: `/apis/${t.group}/${t.version} (discovery)` }, () =>
           custom.getAPIResources({ group: t.group, version: t.version }),
@@ -364,17 +422,23 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
 
     async listObjects(type, namespace) {
       const ctx: CallContext = { verb: "list", resource: type.resource, group: type.group, namespace };
+      const full = FULL_OBJECT_TYPES.has(`${type.group}/${type.resource}`);
       const items = await listAll(ctx, async (cont, limit) => {
-        const list = await raw.getJson(resourcePath(type, namespace), {
-          limit: limit !== undefined ? String(limit) : undefined,
-          continue: cont,
-        });
+        const list = await raw.getJson(
+          resourcePath(type, namespace),
+          { limit: limit !== undefined ? String(limit) : undefined, continue: cont },
+          full ? ACCEPT_JSON : ACCEPT_METADATA_LIST,
+        );
         const meta = obj(list.metadata);
+        const page = Array.isArray(list.items) ? (list.items as unknown[]) : [];
         return {
-          items: Array.isArray(list.items) ? (list.items as unknown[]) : [],
+          // Metadata is all the snapshot takes from these types, whichever form the server chose;
+          // a server that ignored the request still leaves no spec or data held past this page.
+          items: full ? page : page.map((o) => ({ metadata: obj(obj(o).metadata) })),
           cont: optStr(meta.continue),
         };
       });
+      // A PartialObjectMetadata item says `meta.k8s.io/v1`; the snapshot names the listed type.
       return items.map((o) => toObjectSnapshot(o as Json, type));
     },
 
@@ -760,6 +824,53 @@ function toResourceTypes(group: string, version: string, list: readonly Json[]):
       namespaced: r.namespaced === true,
       verbs: strList(r.verbs),
     }));
+}
+
+/** An `apidiscovery.k8s.io` `APIGroupDiscoveryList` (v2, or v2beta1 from a 1.26–1.29 server). */
+function isAggregatedDiscovery(doc: Json): boolean {
+  return (
+    doc.kind === "APIGroupDiscoveryList" &&
+    typeof doc.apiVersion === "string" &&
+    doc.apiVersion.startsWith("apidiscovery.k8s.io/")
+  );
+}
+
+/**
+ * Resources of each group's preferred version (the first one listed that is not stale, as
+ * client-go reads it), and every `Stale` group-version as a failure: kube-aggregator marks an
+ * aggregated API stale when its APIService is not available, where legacy discovery answers 503.
+ */
+function readAggregatedDiscovery(doc: Json, resources: ResourceType[], failures: DiscoveryFailure[]): void {
+  for (const item of Array.isArray(doc.items) ? doc.items.map(obj) : []) {
+    const group = str(obj(item.metadata).name);
+    let preferred = false;
+    for (const v of Array.isArray(item.versions) ? item.versions.map(obj) : []) {
+      const version = str(v.version);
+      const groupVersion = group === "" ? version : `${group}/${version}`;
+      if (v.freshness === "Stale") {
+        failures.push({
+          groupVersion,
+          message: `The API server reports discovery of ${groupVersion} as stale: the aggregated API serving it is not available.`,
+        });
+        continue;
+      }
+      if (preferred) continue;
+      preferred = true;
+      for (const r of Array.isArray(v.resources) ? v.resources.map(obj) : []) {
+        const kind = optStr(obj(r.responseKind).kind);
+        if (kind === undefined) continue;
+        resources.push({
+          group,
+          version,
+          apiVersion: groupVersion,
+          kind,
+          resource: str(r.resource),
+          namespaced: r.scope === "Namespaced",
+          verbs: strList(r.verbs),
+        });
+      }
+    }
+  }
 }
 
 /** Exported for the pure tests of other modules that need realistic snapshots. */

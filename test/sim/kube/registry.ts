@@ -274,3 +274,76 @@ export function storageHash(text: string): string {
     .toString("base64")
     .slice(0, 11);
 }
+
+/**
+ * Aggregated discovery (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`), the form kube-apiserver
+ * ≥ 1.26 serves on `/api` (`core` true: the core group only) and `/apis` (every other group) to a
+ * client that asks for it: every group-version's resources in one document, preferred version
+ * first. A group-version in `stale` (an aggregated API whose APIService is not Available) is listed
+ * with `freshness: "Stale"` and no resources, as kube-aggregator reports it; clients treat it as a
+ * discovery failure of that group-version.
+ */
+export function aggregatedDiscovery(
+  defs: readonly ResourceDef[],
+  groupVersions: readonly { group: string; version: string }[],
+  stale: ReadonlySet<string>,
+  core: boolean,
+): Record<string, unknown> {
+  const groups = new Map<string, string[]>();
+  for (const { group, version } of groupVersions) {
+    if ((group === "") !== core) continue;
+    groups.set(group, [...(groups.get(group) ?? []), version]);
+  }
+  if (!core) {
+    // A broken APIService still appears, as a broken metrics-server does in /apis.
+    for (const gv of stale) {
+      const i = gv.indexOf("/");
+      if (i < 0) continue;
+      const [g, v] = [gv.slice(0, i), gv.slice(i + 1)];
+      if (!(groups.get(g) ?? []).includes(v)) groups.set(g, [...(groups.get(g) ?? []), v]);
+    }
+  }
+  return {
+    kind: "APIGroupDiscoveryList",
+    apiVersion: "apidiscovery.k8s.io/v2",
+    metadata: {},
+    items: [...groups].map(([group, versions]) => ({
+      metadata: { name: group, creationTimestamp: null },
+      versions: versions.map((version) => {
+        if (stale.has(group === "" ? version : `${group}/${version}`)) return { version, freshness: "Stale" };
+        const resources = defs
+          .filter((d) => d.group === group && d.version === version)
+          .map((d) => discoveredResource(d));
+        return { version, ...(resources.length > 0 ? { resources } : {}), freshness: "Current" };
+      }),
+    })),
+  };
+}
+
+/** One `APIResourceDiscovery` (fields Go marks `omitempty` are left out when empty). */
+function discoveredResource(d: ResourceDef): Record<string, unknown> {
+  const responseKind = { group: d.group, version: d.version, kind: d.kind };
+  return {
+    resource: d.resource,
+    responseKind,
+    scope: d.namespaced ? "Namespaced" : "Cluster",
+    singularResource: d.singular,
+    verbs: d.verbs,
+    ...(d.shortNames.length > 0 ? { shortNames: d.shortNames } : {}),
+    ...(d.categories.length > 0 ? { categories: d.categories } : {}),
+    ...(d.subresources.length > 0
+      ? {
+          subresources: d.subresources.map((sub) => ({
+            subresource: sub,
+            responseKind:
+              sub === "log"
+                ? { group: "", version: "v1", kind: "Pod" }
+                : sub === "scale"
+                  ? { group: "autoscaling", version: "v1", kind: "Scale" }
+                  : responseKind,
+            verbs: sub === "log" ? ["get"] : sub === "finalize" ? ["update"] : ["get", "patch", "update"],
+          })),
+        }
+      : {}),
+  };
+}

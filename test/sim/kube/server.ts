@@ -9,7 +9,7 @@ import { posix } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { parse as parseYaml } from "yaml";
 
-import { apiVersionOf, resourceList, typeKey, type ResourceDef } from "./registry.js";
+import { aggregatedDiscovery, apiVersionOf, resourceList, typeKey, type ResourceDef } from "./registry.js";
 import { isRecord, type KubeObject } from "./object.js";
 import { compileSelectors, supportedFieldSelectors } from "./selectors.js";
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js";
@@ -107,6 +107,10 @@ export interface RequestRecord {
   query: string;
   status: number;
   user: string;
+  /** The request's `Accept` header ("" when none): which representation the client asked for. */
+  accept: string;
+  /** The answer's `Content-Type` ("" when none was sent): which representation it got. */
+  contentType: string;
 }
 
 export interface ServerContext {
@@ -286,18 +290,109 @@ function listItem(d: ResourceDef, o: KubeObject): KubeObject {
   return c;
 }
 
-function wantsTable(req: IncomingMessage): boolean {
-  const accept = req.headers.accept ?? "";
-  return /as=Table/.test(accept) && /g=meta\.k8s\.io/.test(accept);
+/**
+ * The representations a path can answer with besides plain JSON: `meta.k8s.io` transforms of
+ * resources (Table, PartialObjectMetadata[List]) and aggregated discovery documents.
+ */
+type Transform =
+  | "Table"
+  | "PartialObjectMetadata"
+  | "PartialObjectMetadataList"
+  | "APIGroupDiscoveryList/v2"
+  | "APIGroupDiscoveryList/v2beta1";
+
+const RESOURCE_TRANSFORMS: readonly Transform[] = [
+  "Table",
+  "PartialObjectMetadata",
+  "PartialObjectMetadataList",
+];
+const DISCOVERY_TRANSFORMS: readonly Transform[] = [
+  "APIGroupDiscoveryList/v2",
+  "APIGroupDiscoveryList/v2beta1",
+];
+
+/** The media types the real server names in a 406 (JSON is all the simulator writes). */
+const NOT_ACCEPTABLE =
+  "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf";
+
+/**
+ * Content negotiation as kube-apiserver does it: the first `Accept` clause the endpoint can serve
+ * wins (clauses are tried in order; `q=0` refuses). A clause without `as=` is plain JSON; one with
+ * an `as=`/`g=`/`v=` the endpoint does not serve is skipped, and when nothing is left the answer is
+ * 406 NotAcceptable. `undefined` = plain JSON.
+ */
+function negotiate(req: IncomingMessage, offered: readonly Transform[]): Transform | undefined {
+  const header = req.headers.accept ?? "";
+  if (header.trim() === "") return undefined;
+  for (const clause of header.split(",")) {
+    const [type = "", ...rest] = clause.split(";").map((x) => x.trim());
+    const params = new Map<string, string>();
+    for (const kv of rest) {
+      const i = kv.indexOf("=");
+      if (i > 0) params.set(kv.slice(0, i).trim().toLowerCase(), kv.slice(i + 1).trim());
+    }
+    if (params.get("q") === "0" || type === "") continue;
+    const as = params.get("as");
+    if (as === undefined) return undefined;
+    if (!["application/json", "application/*", "*/*"].includes(type.toLowerCase())) continue;
+    const g = params.get("g");
+    const v = params.get("v");
+    const t: Transform | undefined =
+      g === "meta.k8s.io" && (v === "v1" || v === "v1beta1") && RESOURCE_TRANSFORMS.includes(as as Transform)
+        ? (as as Transform)
+        : g === "apidiscovery.k8s.io" && as === "APIGroupDiscoveryList" && (v === "v2" || v === "v2beta1")
+          ? (`APIGroupDiscoveryList/${v}` as const)
+          : undefined;
+    if (t !== undefined && offered.includes(t)) return t;
+  }
+  throw new KubeApiError(406, "NotAcceptable", NOT_ACCEPTABLE);
+}
+
+/** The `Content-Type` the real server writes for a transformed answer. */
+function transformContentType(t: Transform): string {
+  if (t.startsWith("APIGroupDiscoveryList/")) {
+    return `application/json;g=apidiscovery.k8s.io;v=${t.slice(t.indexOf("/") + 1)};as=APIGroupDiscoveryList`;
+  }
+  return `application/json;as=${t};v=v1;g=meta.k8s.io`;
+}
+
+/** What the real server's `meta.IsListType` check answers for a transform of the wrong arity. */
+function wrongArity(t: Transform, def: ResourceDef, list: boolean): KubeApiError {
+  const go = def.custom
+    ? `*unstructured.Unstructured${list ? "List" : ""}`
+    : `*${def.group === "" ? "core" : (def.group.split(".")[0] ?? def.group)}.${def.kind}${list ? "List" : ""}`;
+  return new KubeApiError(
+    406,
+    "NotAcceptable",
+    list
+      ? `you requested ${t}, but the requested object is a list (${go})`
+      : `you requested ${t}, but the requested object is not a list (${go})`,
+  );
+}
+
+/** An object's metadata alone, as `PartialObjectMetadata` (nothing of spec, data or status). */
+function partialObject(o: KubeObject): Record<string, unknown> {
+  return { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: o.metadata };
 }
 
 export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const url = new URL(req.url ?? "/", "http://sim");
     let user = "system:anonymous";
-    const started = { path: url.pathname, query: url.search, method: req.method ?? "GET" };
+    const started = {
+      path: url.pathname,
+      query: url.search,
+      method: req.method ?? "GET",
+      accept: req.headers.accept ?? "",
+    };
     res.on("finish", () => {
-      ctx.record({ ...started, status: res.statusCode, user });
+      const contentType = res.getHeader("content-type");
+      ctx.record({
+        ...started,
+        status: res.statusCode,
+        user,
+        contentType: typeof contentType === "string" ? contentType : "",
+      });
     });
     void (async () => {
       try {
@@ -334,7 +429,7 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
             if (code < 200 || code >= 300) return writeHead(code, headers);
             swallowed = true;
             if (lost === "reset") {
-              ctx.record({ ...started, status: 0, user });
+              ctx.record({ ...started, status: 0, user, contentType: "" });
               res.socket?.destroy();
               return res;
             }
@@ -384,6 +479,14 @@ async function route(
 
   if (path === "/version") return send(res, 200, VERSION_INFO);
   if (path === "/healthz" || path === "/livez" || path === "/readyz") return send(res, 200, "ok");
+  if (path === "/api" || path === "/apis") {
+    const t = negotiate(req, DISCOVERY_TRANSFORMS);
+    if (t !== undefined) {
+      const doc = aggregatedDiscovery(registry.all(), registry.groupVersions(), failing, path === "/api");
+      doc.apiVersion = `apidiscovery.k8s.io/${t.slice(t.indexOf("/") + 1)}`;
+      return send(res, 200, doc, { "Content-Type": transformContentType(t) });
+    }
+  }
   if (path === "/api") {
     return send(res, 200, {
       kind: "APIVersions",
@@ -481,8 +584,13 @@ async function route(
 
   switch (verb) {
     case "get": {
+      const t = negotiate(req, RESOURCE_TRANSFORMS);
       const o = ctx.store.getIn(def, namespace, name ?? "");
-      if (wantsTable(req)) {
+      if (t === "PartialObjectMetadataList") throw wrongArity(t, def, false);
+      if (t === "PartialObjectMetadata") {
+        return send(res, 200, partialObject(o), { "Content-Type": transformContentType(t) });
+      }
+      if (t === "Table") {
         return send(
           res,
           200,
@@ -652,6 +760,9 @@ function sendList(
   namespace: string | undefined,
   q: URLSearchParams,
 ): void {
+  // Negotiated before any work, as the real server refuses an unservable Accept up front.
+  const transform = negotiate(req, RESOURCE_TRANSFORMS);
+  if (transform === "PartialObjectMetadata") throw wrongArity(transform, def, true);
   const labelSelector = q.get("labelSelector") ?? "";
   const fieldSelector = q.get("fieldSelector") ?? "";
   const match = compileSelectors(
@@ -714,8 +825,22 @@ function sendList(
     // Later pages are served from this revision, as etcd serves them from the first page's.
     if (fresh) ctx.store.keepListAt(def, ns, rv, all);
   }
-  if (wantsTable(req))
+  if (transform === "Table")
     return send(res, 200, toTable(def, items, meta, q.get("includeObject") ?? undefined, ctx.now()));
+  if (transform === "PartialObjectMetadataList") {
+    // Metadata only, paging intact: what the namespace controller and `kubectl get -o name` read.
+    return send(
+      res,
+      200,
+      {
+        kind: "PartialObjectMetadataList",
+        apiVersion: "meta.k8s.io/v1",
+        metadata: meta,
+        items: items.map(partialObject),
+      },
+      { "Content-Type": transformContentType(transform) },
+    );
+  }
   send(res, 200, {
     kind: def.listKind,
     apiVersion: apiVersionOf(def),
