@@ -145,11 +145,14 @@ const VERSION_INFO = {
 
 function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(code, {
+  // Set, not passed to writeHead, so that the request log can read the Content-Type back.
+  const all: Record<string, string> = {
     "Content-Type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
     "Cache-Control": "no-cache, private",
     ...headers,
-  });
+  };
+  for (const [k, v] of Object.entries(all)) res.setHeader(k, v);
+  res.writeHead(code);
   res.end(text);
 }
 
