@@ -19,7 +19,7 @@ import { AuditLog } from "./audit/log.js";
 import { requireApprovalKey, type Config } from "./config.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { resolveResourceType } from "./diagnosis/removal-plan.js";
-import { ErrorCode, UnstuckError } from "./errors.js";
+import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import {
   createQueues,
   executionEnqueuer,
@@ -30,6 +30,10 @@ import {
 import { enqueueNamespaceGone } from "./jobs/waits.js";
 import { createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
+import { collectOrphans } from "./orphans/collect.js";
+import { renderOrphansText } from "./render/orphans-text.js";
+import { renderTraceText } from "./render/trace-text.js";
+import { traceNamespace } from "./traffic/trace.js";
 import { createServices } from "./services.js";
 import { createSlackApp, type SlackApp } from "./slack/app.js";
 import { boltLogger } from "./slack/bolt-logger.js";
@@ -204,6 +208,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           (await diagnoseNamespace(base.kube, namespace, { now })).blockers.map(
             (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
           ),
+        ...(base.aws ? { afterGone: afterNamespaceGone(base.kube, base.aws, now) } : {}),
         now,
         log,
       },
@@ -349,4 +354,37 @@ function boundedRegistry(registry: Registry, ms: number): Registry {
 function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+/**
+ * After a namespace is gone: the orphans its stacks left in AWS and the traffic path of every
+ * hostname that reached it, as thread replies (plain text, bounded; the reporter escapes it).
+ */
+function afterNamespaceGone(
+  kube: CommandServices["kube"],
+  aws: NonNullable<CommandServices["aws"]>,
+  now: () => Date,
+): (namespace: string) => Promise<readonly string[]> {
+  const cap = (s: string): string => (s.length > 3500 ? `${s.slice(0, 3499)}…` : s);
+  return async (namespace) => {
+    const [orphans, trace] = await Promise.allSettled([
+      collectOrphans(aws.port, kube, {
+        namespace,
+        ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
+      }),
+      traceNamespace(aws.port, kube, namespace, now),
+    ]);
+    const out: string[] = [];
+    out.push(
+      orphans.status === "fulfilled"
+        ? cap(`🧹 ${renderOrphansText(orphans.value)}`)
+        : `🧹 Could not check orphans: ${toUserError(orphans.reason).message}`,
+    );
+    out.push(
+      trace.status === "fulfilled"
+        ? cap(`🛣️ ${renderTraceText(trace.value)}`)
+        : `🛣️ Could not trace the traffic path: ${toUserError(trace.reason).message}`,
+    );
+    return out;
+  };
 }

@@ -7,6 +7,7 @@
 import { DelayedError, type Job, type Queue } from "bullmq";
 import { isPermanent, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
+import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
 import { JobName, jobId } from "./queues.js";
 
@@ -30,6 +31,27 @@ export interface NamespaceGoneData {
   /** The status message, once posted. */
   readonly statusTs?: string;
   readonly checks: number;
+  /** What still blocks, as last described, and the namespace state it was described for. */
+  readonly blockers?: { readonly text: string; readonly state: string; readonly at: number };
+}
+
+/**
+ * A description of the blockers (a whole diagnosis: discovery plus one list per type) is reused
+ * while the namespace's own status says nothing changed, for at most this long; a check is
+ * otherwise one GET of the namespace, so a thousand waits stay a thousand light requests.
+ */
+export const BLOCKERS_REFRESH_MS = 5 * 60_000;
+
+/**
+ * What the namespace controller reports about the content left: its conditions (which name the
+ * remaining resources and finalizers with counts) and phase. Transition times are left out, so
+ * only a change in what remains counts.
+ */
+function contentState(snapshot: NamespaceSnapshot): string {
+  return JSON.stringify([
+    snapshot.phase,
+    snapshot.conditions.map((c) => [c.type, c.status, c.reason ?? "", c.message ?? ""]),
+  ]);
 }
 
 export interface NamespaceGoneResult {
@@ -44,6 +66,11 @@ export interface WaitDeps {
   readonly describeBlockers: DescribeBlockers;
   readonly now: () => Date;
   readonly log?: Logger;
+  /**
+   * What to check once the namespace is gone (orphans left in AWS, the traffic path): each text is
+   * posted as its own reply in the same thread. Failures are reported there, never thrown.
+   */
+  readonly afterGone?: (namespace: string) => Promise<readonly string[]>;
 }
 
 /**
@@ -137,6 +164,7 @@ export async function checkNamespaceGone(
 
   let text: string;
   let result: NamespaceGoneResult | undefined;
+  let described = data.blockers;
   try {
     const snapshot = await deps.kube.getNamespace(ns);
     if (snapshot === null) {
@@ -145,8 +173,20 @@ export async function checkNamespaceGone(
     } else {
       const phase =
         snapshot.phase === "Terminating" ? "still Terminating" : `${snapshot.phase}, not being deleted`;
-      const blockers = blockersText(await deps.describeBlockers(ns));
-      if (now >= data.deadline) {
+      const state = contentState(snapshot);
+      const atDeadline = now >= data.deadline;
+      // Described afresh only when the report could differ: the first check, a change in what
+      // the namespace says remains, an old description, and the final report at the deadline.
+      if (
+        described === undefined ||
+        described.state !== state ||
+        now - described.at >= BLOCKERS_REFRESH_MS ||
+        atDeadline
+      ) {
+        described = { text: blockersText(await deps.describeBlockers(ns)), state, at: now };
+      }
+      const blockers = described.text;
+      if (atDeadline) {
         text = `⌛ Namespace ${ns} is ${phase} at the deadline (${clock(data.deadline)}); ${blockers}.`;
         result = { outcome: "timed-out", checks, text };
       } else {
@@ -166,8 +206,30 @@ export async function checkNamespaceGone(
   }
 
   const statusTs = await report(deps.reporter, data, text);
+  if (result?.outcome === "gone" && deps.afterGone) {
+    // The namespace is gone, so what the forced removal may have left behind and whether the
+    // traffic still reaches a live load balancer are the next questions (INCIDENT.md steps 9–11).
+    let followUps: readonly string[];
+    try {
+      followUps = await deps.afterGone(ns);
+    } catch (err) {
+      followUps = [
+        `Could not check orphans and the traffic path after ${ns} was deleted: ${bounded(toUserError(err).message)}`,
+      ];
+    }
+    for (const f of followUps) {
+      try {
+        await deps.reporter.post(data.channel, data.threadTs, f);
+      } catch (err) {
+        deps.log?.warn(
+          { err: { message: toUserError(err).message } },
+          "could not post a follow-up in the thread",
+        );
+      }
+    }
+  }
   if (result) return result;
-  await job.updateData({ ...data, checks, statusTs });
+  await job.updateData({ ...data, checks, statusTs, ...(described ? { blockers: described } : {}) });
   await job.moveToDelayed(now + data.intervalMs, token);
   throw new DelayedError();
 }

@@ -205,6 +205,23 @@ describe("seed incident recovery through the runtime", () => {
         ),
       20_000,
     );
+    // Then, by itself, in the same thread: what the forced removal left in AWS (the backend group
+    // and the interface of the deleted ALB) and the traffic path that still names deleted ALBs —
+    // test.example.com's CloudFront origin (INCIDENT.md steps 9–11).
+    const orphans = await until(
+      () => Promise.resolve(fake.thread(CHANNEL, ts).find((m) => /orphan/i.test(m.text ?? ""))),
+      20_000,
+    );
+    expect(orphans.text).toMatch(/eni-0c9d8e7f6a5b4c3d2/);
+    const path = await until(
+      () =>
+        Promise.resolve(
+          fake.thread(CHANNEL, ts).find((m) => /Traffic path of namespace myapp/.test(m.text ?? "")),
+        ),
+      20_000,
+    );
+    expect(path.text).toMatch(/BROKEN/);
+    expect(path.text).toMatch(/test\.example\.com/);
     // The original message shows the final state, without buttons.
     const message = fake.message(CHANNEL, ts);
     expect(JSON.stringify(message?.blocks)).not.toContain("approval:approve");
