@@ -11,6 +11,11 @@ import { startLbc, type LbcController, type LbcOptions } from "./lbc/index.js";
 import { parseLbcSection } from "./lbc/scenario.js";
 import { loadScenario, type Scenario } from "./scenario.js";
 
+/** A world's CloudFront deploy time unless the options say otherwise (AWS: minutes). */
+export const DEFAULT_CLOUDFRONT_DEPLOY_MS = 3000;
+/** A world's Route 53 PENDING → INSYNC time unless the options say otherwise (AWS: ~60 s). */
+export const DEFAULT_ROUTE53_SYNC_MS = 1000;
+
 /** Options for {@link startWorld}. */
 export interface WorldOptions {
   /** A scenario file path, YAML text, or an already loaded scenario. */
@@ -22,9 +27,12 @@ export interface WorldOptions {
   /** Namespace controller period in the kube simulator (default 1000 ms). */
   readonly controllerIntervalMs?: number;
   readonly awsFaults?: AwsFaults;
-  /** How long a distribution stays `InProgress` after UpdateDistribution (default 0). */
+  /**
+   * How long a distribution stays `InProgress` after UpdateDistribution (default
+   * {@link DEFAULT_CLOUDFRONT_DEPLOY_MS}: long enough that code must really wait, short for tests).
+   */
   readonly cloudFrontDeployMs?: number;
-  /** How long a Route 53 change stays `PENDING` (default 0). */
+  /** How long a Route 53 change stays `PENDING` (default {@link DEFAULT_ROUTE53_SYNC_MS}). */
   readonly route53SyncMs?: number;
   /** Port of the DNS server (UDP and TCP; 0 or unset picks a free one). */
   readonly dnsPort?: number;
@@ -70,8 +78,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       ...(scenario?.aws !== undefined ? { scenario: scenario.aws } : {}),
       ...(options.awsPort !== undefined ? { port: options.awsPort } : {}),
       ...(options.awsFaults !== undefined ? { faults: options.awsFaults } : {}),
-      ...(options.cloudFrontDeployMs !== undefined ? { cloudFrontDeployMs: options.cloudFrontDeployMs } : {}),
-      ...(options.route53SyncMs !== undefined ? { route53SyncMs: options.route53SyncMs } : {}),
+      cloudFrontDeployMs: options.cloudFrontDeployMs ?? DEFAULT_CLOUDFRONT_DEPLOY_MS,
+      route53SyncMs: options.route53SyncMs ?? DEFAULT_ROUTE53_SYNC_MS,
       now,
     });
   } catch (err) {

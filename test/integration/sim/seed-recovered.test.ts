@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadScenario } from "../../sim/scenario.js";
-import { startWorld, type World } from "../../sim/world.js";
+import { DEFAULT_ROUTE53_SYNC_MS, startWorld, type World } from "../../sim/world.js";
 
 const fixture = (name: string): string =>
   fileURLToPath(new URL(`../../fixtures/scenarios/${name}`, import.meta.url));
@@ -109,6 +109,21 @@ describe("seed-recovered scenario", () => {
     expect(oldNames).toHaveLength(6);
     for (const n of oldNames) expect(await code(resolver.resolve4(n))).toBe("ENOTFOUND");
     for (const h of HOSTS) expect((await resolver.resolve4(h)).length).toBeGreaterThan(0);
+  });
+
+  it("a Route 53 change is PENDING, then INSYNC once the world's default sync time has passed", async () => {
+    const aws = world.aws.world;
+    const started = Date.now();
+    const change = aws.changeRecords(ZONE, [
+      { action: "CREATE", record: { name: "probe.example.com", type: "TXT", ttl: 60, values: ['"probe"'] } },
+    ]);
+    expect(aws.changeStatus(change)).toBe("PENDING");
+    const deadline = started + DEFAULT_ROUTE53_SYNC_MS + 5000;
+    while (aws.changeStatus(change) === "PENDING" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(aws.changeStatus(change)).toBe("INSYNC");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_ROUTE53_SYNC_MS);
   });
 
   it("the six hosts answer /readyz and /livez 200; test.example.com answers 502 until the origin is repointed and Deployed", async () => {
