@@ -320,7 +320,8 @@ function sameRecord(a: ResourceRecordSet, b: ResourceRecordSet): boolean {
   return (
     a.ttl === b.ttl &&
     a.weight === b.weight &&
-    JSON.stringify(a.values ?? []) === JSON.stringify(b.values ?? []) &&
+    // Route 53 compares a DELETE's values as a set: the order they are listed in does not matter.
+    JSON.stringify([...(a.values ?? [])].sort()) === JSON.stringify([...(b.values ?? [])].sort()) &&
     sameAlias(a.aliasTarget, b.aliasTarget)
   );
 }
