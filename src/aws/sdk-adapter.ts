@@ -23,6 +23,7 @@ import {
   DescribeLoadBalancersCommand,
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
+  type LoadBalancer,
   type ElasticLoadBalancingV2Client,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import {
@@ -140,6 +141,23 @@ function tagMap(tags: readonly { Key?: string | undefined; Value?: string | unde
   return out;
 }
 
+/** A load balancer as the pure core reads it (tags are added by the caller, from DescribeTags). */
+function toLoadBalancerSnapshot(lb: LoadBalancer): LoadBalancerSnapshot {
+  return {
+    arn: lb.LoadBalancerArn ?? "",
+    name: lb.LoadBalancerName ?? "",
+    dnsName: lb.DNSName ?? "",
+    ...(lb.CanonicalHostedZoneId ? { canonicalHostedZoneId: lb.CanonicalHostedZoneId } : {}),
+    state: lb.State?.Code ?? "unknown",
+    type: lb.Type ?? "application",
+    ...(lb.Scheme ? { scheme: lb.Scheme } : {}),
+    ...(lb.VpcId ? { vpcId: lb.VpcId } : {}),
+    securityGroups: lb.SecurityGroups ?? [],
+    ...(lb.CreatedTime ? { createdTime: lb.CreatedTime.toISOString() } : {}),
+    tags: {},
+  };
+}
+
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -241,21 +259,7 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         const res = await aws("elasticloadbalancing:DescribeLoadBalancers", () =>
           elbv2.send(new DescribeLoadBalancersCommand({ PageSize: 400, Marker: marker })),
         );
-        for (const lb of res.LoadBalancers ?? []) {
-          found.push({
-            arn: lb.LoadBalancerArn ?? "",
-            name: lb.LoadBalancerName ?? "",
-            dnsName: lb.DNSName ?? "",
-            ...(lb.CanonicalHostedZoneId ? { canonicalHostedZoneId: lb.CanonicalHostedZoneId } : {}),
-            state: lb.State?.Code ?? "unknown",
-            type: lb.Type ?? "application",
-            ...(lb.Scheme ? { scheme: lb.Scheme } : {}),
-            ...(lb.VpcId ? { vpcId: lb.VpcId } : {}),
-            securityGroups: lb.SecurityGroups ?? [],
-            ...(lb.CreatedTime ? { createdTime: lb.CreatedTime.toISOString() } : {}),
-            tags: {},
-          });
-        }
+        for (const lb of res.LoadBalancers ?? []) found.push(toLoadBalancerSnapshot(lb));
         marker = res.NextMarker;
       } while (marker);
       const tags = await elbTags(found.map((lb) => lb.arn));
@@ -384,21 +388,7 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
           const res = await aws("elasticloadbalancing:DescribeLoadBalancers", () =>
             elbv2.send(new DescribeLoadBalancersCommand({ Names: [...batch] })),
           );
-          for (const lb of res.LoadBalancers ?? []) {
-            found.push({
-              arn: lb.LoadBalancerArn ?? "",
-              name: lb.LoadBalancerName ?? "",
-              dnsName: lb.DNSName ?? "",
-              ...(lb.CanonicalHostedZoneId ? { canonicalHostedZoneId: lb.CanonicalHostedZoneId } : {}),
-              state: lb.State?.Code ?? "unknown",
-              type: lb.Type ?? "application",
-              ...(lb.Scheme ? { scheme: lb.Scheme } : {}),
-              ...(lb.VpcId ? { vpcId: lb.VpcId } : {}),
-              securityGroups: lb.SecurityGroups ?? [],
-              ...(lb.CreatedTime ? { createdTime: lb.CreatedTime.toISOString() } : {}),
-              tags: {},
-            });
-          }
+          for (const lb of res.LoadBalancers ?? []) found.push(toLoadBalancerSnapshot(lb));
         } catch (err) {
           if (
             err instanceof UnstuckError &&

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DescribeLoadBalancersCommand, type LoadBalancer } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { DescribeSecurityGroupsCommand, ModifyNetworkInterfaceAttributeCommand } from "@aws-sdk/client-ec2";
-import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import type { AwsClients } from "../../../src/aws/clients.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { planFinalizerRemoval, resolveResourceType } from "../../../src/diagnosis/removal-plan.js";
@@ -16,32 +16,18 @@ import type { NamespaceDiagnosis } from "../../../src/diagnosis/types.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { renderDiagnosisBlocks, REQUEST_FINALIZE_ACTION } from "../../../src/slack/blocks/diagnosis.js";
 import { until } from "../../sim/kube/testing.js";
-import { startWorld, type World } from "../../sim/world.js";
+import type { World } from "../../sim/world.js";
+import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
-const FAST = { retryIntervalMs: 20, backendSgTimeoutMs: 300, managedSgTimeoutMs: 300, requeueMs: 200 };
-
-let world: World | undefined;
-let clients: AwsClients | undefined;
+let opened: AwsWorld | undefined;
 afterEach(async () => {
-  if (clients) destroyAwsClients(clients);
-  await world?.stop();
-  world = undefined;
-  clients = undefined;
+  await opened?.close();
+  opened = undefined;
 });
 
 async function open(scenario: string): Promise<{ w: World; c: AwsClients }> {
-  world = await startWorld({
-    scenario: `test/fixtures/scenarios/${scenario}`,
-    lbc: FAST,
-    controllerIntervalMs: 50,
-  });
-  clients = createAwsClients({
-    region: "ap-northeast-2",
-    endpoint: world.aws.url,
-    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-    maxAttempts: 1,
-  });
-  return { w: world, c: clients };
+  opened = await openAwsWorld(scenario);
+  return opened;
 }
 
 function diagnose(w: World, c: AwsClients, ns: string): Promise<NamespaceDiagnosis> {

@@ -5,42 +5,27 @@
  * as what must go first — and payments' live ALB, its target group and group are never listed.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { collectOrphans } from "../../../src/orphans/collect.js";
 import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
 import type { KubeObject } from "../../sim/kube/index.js";
 import { until } from "../../sim/kube/testing.js";
-import { startWorld, type World } from "../../sim/world.js";
+import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
-const FAST = { retryIntervalMs: 20, backendSgTimeoutMs: 300, managedSgTimeoutMs: 300, requeueMs: 200 };
 const BACKEND = "sg-0f1e2d3c4b5a69788";
 const ENI = "eni-0c9d8e7f6a5b4c3d2";
-let world: World | undefined;
-let clients: AwsClients | undefined;
+let opened: AwsWorld | undefined;
 afterEach(async () => {
-  if (clients) destroyAwsClients(clients);
-  await world?.stop();
-  world = undefined;
-  clients = undefined;
+  await opened?.close();
+  opened = undefined;
 });
 
 describe("orphans", () => {
   it("before and after the forced removal of the seed's finalizer", async () => {
-    world = await startWorld({
-      scenario: "test/fixtures/scenarios/seed-incident.yaml",
-      lbc: FAST,
-      controllerIntervalMs: 50,
-    });
-    const w = world;
-    clients = createAwsClients({
-      region: "ap-northeast-2",
-      endpoint: w.aws.url,
-      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-      maxAttempts: 1,
-    });
-    const aws = createAwsAdapter(clients);
+    opened = await openAwsWorld("seed-incident.yaml");
+    const { w } = opened;
+    const aws = createAwsAdapter(opened.c);
     const kube = createKubeAdapter(w.kube.kubeconfig());
 
     const before = await collectOrphans(aws, kube, {});

@@ -8,38 +8,25 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import type { AwsClients } from "../../../src/aws/clients.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { runCli } from "../../../src/cli.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { traceHostnames, traceNamespace } from "../../../src/traffic/trace.js";
 import type { KubeObject } from "../../sim/kube/index.js";
 import { until } from "../../sim/kube/testing.js";
-import { startWorld, type World } from "../../sim/world.js";
+import type { World } from "../../sim/world.js";
+import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
-const FAST = { retryIntervalMs: 20, backendSgTimeoutMs: 300, managedSgTimeoutMs: 300, requeueMs: 200 };
-let world: World | undefined;
-let clients: AwsClients | undefined;
+let opened: AwsWorld | undefined;
 afterEach(async () => {
-  if (clients) destroyAwsClients(clients);
-  await world?.stop();
-  world = undefined;
-  clients = undefined;
+  await opened?.close();
+  opened = undefined;
 });
 
 async function open(): Promise<{ w: World; c: AwsClients }> {
-  world = await startWorld({
-    scenario: "test/fixtures/scenarios/seed-incident.yaml",
-    lbc: FAST,
-    controllerIntervalMs: 50,
-  });
-  clients = createAwsClients({
-    region: "ap-northeast-2",
-    endpoint: world.aws.url,
-    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-    maxAttempts: 1,
-  });
-  return { w: world, c: clients };
+  opened = await openAwsWorld("seed-incident.yaml");
+  return opened;
 }
 
 function ingress(name: string): KubeObject {

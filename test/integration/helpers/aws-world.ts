@@ -1,0 +1,43 @@
+/**
+ * One scenario world (kube + AWS + the simulated Load Balancer Controller on one clock) with SDK
+ * clients pointed at it, for the tests that run the product's AWS reads against it.
+ */
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import { startWorld, type World } from "../../sim/world.js";
+
+/** Controller periods compressed for tests (real: 2 s retry, 2 min timeouts, 10 s requeue). */
+export const FAST_LBC = {
+  retryIntervalMs: 20,
+  backendSgTimeoutMs: 300,
+  managedSgTimeoutMs: 300,
+  requeueMs: 200,
+};
+
+export interface AwsWorld {
+  readonly w: World;
+  readonly c: AwsClients;
+  close(): Promise<void>;
+}
+
+/** Starts `test/fixtures/scenarios/<file>` with the controller running and clients for its AWS. */
+export async function openAwsWorld(file: string): Promise<AwsWorld> {
+  const w = await startWorld({
+    scenario: `test/fixtures/scenarios/${file}`,
+    lbc: FAST_LBC,
+    controllerIntervalMs: 50,
+  });
+  const c = createAwsClients({
+    region: "ap-northeast-2",
+    endpoint: w.aws.url,
+    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+    maxAttempts: 1,
+  });
+  return {
+    w,
+    c,
+    close: async () => {
+      destroyAwsClients(c);
+      await w.stop();
+    },
+  };
+}
