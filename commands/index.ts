@@ -44,7 +44,18 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
         }
       }
       if (!best) {
-        throw new UnstuckError(ErrorCode.UnknownCommand, `Unknown command "${words[0] ?? ""}".`);
+        const word = (words[0] ?? "").toLowerCase();
+        const verbs = [
+          ...new Set(all.flatMap((c) => [c.syntax.path, ...(c.syntax.aliases ?? [])].map((p) => p[0] ?? ""))),
+        ];
+        const near = verbs
+          .map((v) => ({ v, d: editDistance(word, v) }))
+          .filter((x) => x.d <= Math.max(1, Math.floor(x.v.length / 3)))
+          .sort((a, b) => a.d - b.d)[0];
+        throw new UnstuckError(
+          ErrorCode.UnknownCommand,
+          `Unknown command "${word.slice(0, 40)}".${near ? ` Did you mean \`${near.v}\`?` : ""}`,
+        );
       }
       const args = parseArgs(best.command.syntax, words.slice(best.length));
       return { command: best.command, input: best.command.build(args) };
@@ -88,4 +99,22 @@ export function defaultRegistry(prefix = "/unstuck"): Registry {
     ],
     prefix,
   );
+}
+
+/** Levenshtein distance, for "did you mean" on a mistyped verb. */
+function editDistance(a: string, b: string): number {
+  if (a.length > 64) return a.length;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
 }

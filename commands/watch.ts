@@ -7,7 +7,8 @@ import type { CommandModule } from "./types.js";
 
 export const watchSyntax: CommandSyntax = {
   path: ["watch", "ns"],
-  aliases: [["watch", "namespace"]],
+  // `watch myapp` is what people type first: it means the same.
+  aliases: [["watch", "namespace"], ["watch"]],
   summary:
     "Watch a Terminating namespace until it is gone: one status message in the thread, edited as blockers go, with the result at the end.",
   positionals: [{ name: "namespace", description: "Namespace name" }],

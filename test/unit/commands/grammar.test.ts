@@ -24,6 +24,16 @@ describe("tokenize", () => {
 describe("registry", () => {
   const registry = defaultRegistry();
 
+  it("suggests the nearest verb for a typo, and nothing for a far-off word", () => {
+    expect(() => registry.parse("nss myapp")).toThrow(/Did you mean `ns`\?/);
+    expect(() => registry.parse("orphan")).toThrow(/Did you mean `orphans`\?/);
+    expect(() => registry.parse("rollback everything")).toThrow(/^Unknown command "rollback"\.$/);
+  });
+
+  it("`watch myapp` means `watch ns myapp`", () => {
+    expect(registry.parse("watch myapp").input).toEqual(registry.parse("watch ns myapp").input);
+  });
+
   it("routes the long form and the short form to the same command", () => {
     expect(registry.parse("ns myapp")).toEqual(registry.parse("diagnose namespace myapp"));
     expect(registry.parse("ns myapp").input).toEqual({ namespace: "myapp" });
