@@ -6,6 +6,8 @@
  * against the same simulator in the same run, and prints both times and the ratio.
  */
 import { execFile } from "node:child_process";
+import { createServer, request, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +23,55 @@ export interface NsBenchResult {
   readonly name: string;
   readonly lines: string[];
   readonly ok: boolean;
+}
+
+/** Requests and response bytes of one diagnosis, counted by a proxy in front of the simulator. */
+interface Traffic {
+  readonly discovery: number;
+  readonly lists: number;
+  readonly other: number;
+  readonly bytes: number;
+  readonly ms: number;
+}
+
+/**
+ * One diagnosis through a counting proxy. With `accept` set, every request's Accept header is
+ * replaced by it: `application/json` plays a server without aggregated discovery or metadata-only
+ * lists, which is what the bot asked of every server before issue 13 (per-group discovery, full
+ * objects; the fallback costs one request more than that did, the `/api` probe).
+ */
+async function countedDiagnosis(target: string, kubeconfig: string, accept?: string): Promise<Traffic> {
+  const counts = { discovery: 0, lists: 0, other: 0, bytes: 0 };
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", target);
+    const path = url.pathname;
+    if (/^\/apis?$|^\/api\/v1$|^\/apis\/[^/]+\/[^/]+$/.test(path)) counts.discovery++;
+    else if (req.method === "GET" && !/\/namespaces\/[^/]+$/.test(path)) counts.lists++;
+    else counts.other++;
+    const headers: IncomingHttpHeaders = { ...req.headers, ...(accept !== undefined ? { accept } : {}) };
+    const up = request(url, { method: req.method, headers }, (r) => {
+      r.on("data", (c: Buffer) => (counts.bytes += c.length));
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const t0 = performance.now();
+    await diagnoseNamespace(createKubeAdapter(kubeconfig.replace(target, url)), NS, {
+      now: () => new Date(),
+    });
+    return { ...counts, ms: performance.now() - t0 };
+  } finally {
+    server.close();
+  }
+}
+
+function describeTraffic(t: Traffic): string {
+  const total = t.discovery + t.lists + t.other;
+  return `${total} requests (${t.discovery} discovery, ${t.lists} lists, ${t.other} other), ${(t.bytes / 1024).toFixed(0)} KiB received, ${t.ms.toFixed(0)} ms`;
 }
 
 const CRDS = 140;
@@ -94,6 +145,10 @@ export async function benchNs(): Promise<NsBenchResult> {
     times.sort((a, b) => a - b);
     const bot = times[1] ?? 0;
 
+    // Where the requests and bytes go: as the bot asks now, and as it asked before issue 13.
+    const lean = await countedDiagnosis(sim.url, sim.kubeconfig());
+    const plain = await countedDiagnosis(sim.url, sim.kubeconfig(), "application/json");
+
     // The manual recipe, once, with a fresh discovery cache as an operator's first run has.
     const env = { ...process.env, KUBECONFIG: kubeconfig };
     const cache = join(dir, "kube-cache");
@@ -115,6 +170,8 @@ export async function benchNs(): Promise<NsBenchResult> {
       lines: [
         `world: ${types.length} namespaced listable resource types, ${OBJECTS} objects in namespace ${NS}, ${LATENCY_MS} ms latency per request`,
         `unstuck ns ${NS}:      ${bot.toFixed(0)} ms (median of 3: ${times.map((t) => t.toFixed(0)).join(", ")} ms), ${requests} API requests, ${blockers} blockers found   target ≤ 1500 ms`,
+        `  aggregated discovery, metadata-only lists: ${describeTraffic(lean)}`,
+        `  per-group discovery, full objects (a server without them; the bot before issue 13): ${describeTraffic(plain)}`,
         `manual kubectl recipe: ${manual.toFixed(0)} ms`,
         `speed-up:              ${ratio.toFixed(1)}×   target ≥ 10×`,
       ],
