@@ -36,6 +36,8 @@ export type AfterPostFailed = (result: CommandResult) => Promise<void>;
 
 /** Results that only the requester should see. */
 export function isPrivateResult(result: CommandResult): boolean {
+  // A namespace that does not exist is most often a typo: tell the one who asked, not the channel.
+  if (result.type === "diagnosis" && result.diagnosis.verdict === "not-found") return true;
   return result.type === "help" || result.type === "error";
 }
 

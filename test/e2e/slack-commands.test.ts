@@ -34,6 +34,17 @@ function stubKube(getNamespace: { current: (name: string) => Promise<NamespaceSn
   };
 }
 
+/** An Active namespace: a diagnosis the channel sees (a missing one is answered privately). */
+const ACTIVE: NamespaceSnapshot = {
+  name: "myapp",
+  phase: "Active",
+  specFinalizers: ["kubernetes"],
+  finalizers: [],
+  conditions: [],
+  labels: {},
+  annotations: {},
+};
+
 /** Calls to the Web API other than the start-up token check. */
 function apiCalls(h: Harness): string[] {
   return h.fake
@@ -45,7 +56,7 @@ function apiCalls(h: Harness): string[] {
 describe("slash command over HTTP (all channels allowed)", () => {
   let h: Harness;
   const getNamespace: { current: (name: string) => Promise<NamespaceSnapshot | null> } = {
-    current: () => Promise.resolve(null),
+    current: () => Promise.resolve(ACTIVE),
   };
 
   beforeAll(async () => {
@@ -55,7 +66,7 @@ describe("slash command over HTTP (all channels allowed)", () => {
     await h.stop();
   });
   beforeEach(() => {
-    getNamespace.current = () => Promise.resolve(null);
+    getNamespace.current = () => Promise.resolve(ACTIVE);
     h.fake.clear();
   });
 
@@ -141,7 +152,7 @@ describe("slash command over HTTP (all channels allowed)", () => {
     getNamespace.current = async () => {
       entered.resolve();
       await gate.promise;
-      return null;
+      return ACTIVE;
     };
     const sent = await h.command("ns myapp", { channelId: CHANNEL });
     // The HTTP answer came back while the cluster read is still held open.
@@ -227,7 +238,10 @@ describe("slash command over HTTP (channel allow-list)", () => {
   let h: Harness;
 
   beforeAll(async () => {
-    h = await startHarness({ kube: stubKube({ current: () => Promise.resolve(null) }), channels: [CHANNEL] });
+    h = await startHarness({
+      kube: stubKube({ current: () => Promise.resolve(ACTIVE) }),
+      channels: [CHANNEL],
+    });
   });
   afterAll(async () => {
     await h.stop();

@@ -47,6 +47,16 @@ describe("/unstuck ns myapp against the seed incident", () => {
     expect(h.kubeCalls()).not.toContain("removeFinalizers");
   });
 
+  it("a namespace that does not exist (a typo) is answered to the requester only, not the channel", async () => {
+    const before = h.fake.calls().filter((c) => c.method === "chat.postMessage").length;
+    const sent = await h.command("ns myap", { channelId: CHANNEL });
+    expect(sent.status).toBe(200);
+    const reply = await h.fake.waitForResponse((r) => r.id === sent.responseId, 20_000);
+    expect(reply.body["response_type"]).toBe("ephemeral");
+    expect(JSON.stringify(reply.body)).toContain("myap");
+    expect(h.fake.calls().filter((c) => c.method === "chat.postMessage").length).toBe(before);
+  });
+
   it("acks a click on the message's own button at once and changes nothing in the cluster by itself", async () => {
     const post = await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL, 20_000);
     const blocks = post.body["blocks"] as unknown[];
