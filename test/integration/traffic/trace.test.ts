@@ -185,4 +185,26 @@ describe("trace", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it("after the incident's recovery (six new ALBs, Route 53 fixed) only test.example.com is broken: its origin, with the new worker ALB as replacement", async () => {
+    opened = await openAwsWorld("seed-recovered.yaml");
+    const { w, c } = opened;
+    const t = await traceNamespace(
+      createAwsAdapter(c),
+      createKubeAdapter(w.kube.kubeconfig()),
+      "myapp",
+      () => new Date(),
+    );
+    const broken = t.paths.filter((p) => p.verdict !== "ok").map((p) => p.hostname);
+    expect(broken).toEqual(["test.example.com"]);
+    expect(t.paths.filter((p) => p.verdict === "ok")).toHaveLength(6);
+    const origin = t.paths
+      .find((p) => p.hostname === "test.example.com")
+      ?.hops.find((h) => h.kind === "origin");
+    const worker = w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress") as {
+      status: { loadBalancer: { ingress: { hostname: string }[] } };
+    };
+    expect(origin?.replacement?.dnsName).toBe(worker.status.loadBalancer.ingress[0]?.hostname);
+    expect(origin?.replacement?.owner).toBe("Ingress myapp/myapp-worker-ingress");
+  });
 });
