@@ -28,7 +28,7 @@ import {
   type Queues,
 } from "./jobs/queues.js";
 import { enqueueNamespaceGone } from "./jobs/waits.js";
-import { createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
+import { closeWorker, createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
 import { collectOrphans } from "./orphans/collect.js";
 import { renderOrphansText } from "./render/orphans-text.js";
@@ -289,7 +289,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       stopped = true;
       const graceful = (async () => {
         await slack.stop();
-        await Promise.all(workers.map((w) => w.close()));
+        await Promise.all(workers.map((w) => closeWorker(w)));
         await queues.close();
         await redis.quit().catch(() => undefined);
       })();

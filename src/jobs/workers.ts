@@ -113,6 +113,19 @@ export function createActionsWorker(
   return worker;
 }
 
+/**
+ * Close a worker after its Redis connections have finished connecting. BullMQ's close() of a
+ * connection still initializing (the worker's own blocking connection, its INFO version check in
+ * flight) disconnects it and removes its listeners; the pending init then rejects with "Connection
+ * is closed." into an 'error' emit nobody listens to any more: an unhandled rejection. A worker
+ * stopped soon after it was created (a quick restart, a short test) hits this. Waiting for ready
+ * makes close() quit cleanly instead. `force` does not wait (the caller has given up on Redis).
+ */
+export async function closeWorker(worker: Worker, force = false): Promise<void> {
+  if (!force) await worker.waitUntilReady().catch(() => undefined);
+  await worker.close(force);
+}
+
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
 export function createWaitsWorker(
   setup: WorkerSetup,

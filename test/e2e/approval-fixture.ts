@@ -16,7 +16,7 @@ import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../src/kube/port.js";
 import type { ResourceType } from "../../src/kube/types.js";
 import { createQueues, executionEnqueuer, type Queues } from "../../src/jobs/queues.js";
-import { createActionsWorker } from "../../src/jobs/workers.js";
+import { closeWorker, createActionsWorker } from "../../src/jobs/workers.js";
 import {
   createSlackApprovalNotifier,
   createSlackDirectory,
@@ -274,7 +274,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
       );
     },
     async stop() {
-      await worker?.close();
+      if (worker) await closeWorker(worker);
       await queues.close();
       await h.stop();
       await sim.stop();
