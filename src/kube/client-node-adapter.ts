@@ -319,6 +319,26 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
    * that continues at a newer revision, but that list would be inconsistent. A second expiry falls
    * back to one unpaged list, as client-go's pager does, so a busy cluster cannot keep us looping.
    */
+  /** Every item of a list path read as raw JSON (every page; unpaged after repeated 410s). */
+  async function listPath(
+    ctx: CallContext,
+    path: string,
+    query: Record<string, string | undefined> = {},
+  ): Promise<Json[]> {
+    const items = await listAll(ctx, async (cont, limit) => {
+      const list = await raw.getJson(path, {
+        ...query,
+        limit: limit !== undefined ? String(limit) : undefined,
+        continue: cont,
+      });
+      return {
+        items: (list.items as unknown[] | undefined) ?? [],
+        cont: str(obj(list.metadata).continue) || undefined,
+      };
+    });
+    return items as Json[];
+  }
+
   async function listAll(
     ctx: CallContext,
     page: (
@@ -497,32 +517,14 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
 
     async listApiServices() {
       const ctx: CallContext = { verb: "list", resource: "apiservices", group: "apiregistration.k8s.io" };
-      const items = await listAll(ctx, async (cont) => {
-        const list = await raw.getJson("/apis/apiregistration.k8s.io/v1/apiservices", {
-          limit: String(pageSize),
-          continue: cont,
-        });
-        return {
-          items: (list.items as unknown[] | undefined) ?? [],
-          cont: str(obj(list.metadata).continue) || undefined,
-        };
-      });
-      return items.map((a) => toApiServiceSnapshot(a as Json));
+      const items = await listPath(ctx, "/apis/apiregistration.k8s.io/v1/apiservices");
+      return items.map(toApiServiceSnapshot);
     },
 
     async listArgoApplications() {
       const ctx: CallContext = { verb: "list", resource: "applications", group: "argoproj.io" };
-      const items = await listAll(ctx, async (cont) => {
-        const list = await raw.getJson("/apis/argoproj.io/v1alpha1/applications", {
-          limit: String(pageSize),
-          continue: cont,
-        });
-        return {
-          items: (list.items as unknown[] | undefined) ?? [],
-          cont: str(obj(list.metadata).continue) || undefined,
-        };
-      });
-      return items.map((a) => toArgoApplicationSnapshot(a as Json));
+      const items = await listPath(ctx, "/apis/argoproj.io/v1alpha1/applications");
+      return items.map(toArgoApplicationSnapshot);
     },
 
     async getServiceEndpoints(namespace, service) {
@@ -533,21 +535,12 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         namespace,
       };
       try {
-        const slices = await listAll(sliceCtx, async (cont) => {
-          const list = await raw.getJson(
-            `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`,
-            {
-              labelSelector: `kubernetes.io/service-name=${service}`,
-              limit: String(pageSize),
-              continue: cont,
-            },
-          );
-          return {
-            items: (list.items as unknown[] | undefined) ?? [],
-            cont: str(obj(list.metadata).continue) || undefined,
-          };
-        });
-        return { namespace, service, ...countSliceEndpoints(slices as Json[]), source: "endpointslices" };
+        const slices = await listPath(
+          sliceCtx,
+          `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/endpointslices`,
+          { labelSelector: `kubernetes.io/service-name=${service}` },
+        );
+        return { namespace, service, ...countSliceEndpoints(slices), source: "endpointslices" };
       } catch (err) {
         // Without EndpointSlice access (RBAC, or a server without discovery.k8s.io) the core
         // Endpoints object tells the same story; any other failure is reported as it is.
