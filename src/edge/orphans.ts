@@ -136,8 +136,10 @@ export function findOrphans(input: OrphanInput): OrphanReport {
     if (!ours(g.tags)) continue;
     const backend = isBackendSg(g, input.cluster);
     if (!backend && !inNamespace(stackOf(g.tags), input.namespace, input.owners)) continue;
-    if (backend && input.namespace !== undefined) continue;
     const lv = model.liveness("SecurityGroup", g.id);
+    // The shared backend group belongs to no namespace: a namespace-scoped check mentions it only
+    // when it has become an orphan (e.g. this namespace held its last user).
+    if (backend && input.namespace !== undefined && lv.state !== "unowned") continue;
     if (lv.state === "live") {
       liveCount++;
       continue;

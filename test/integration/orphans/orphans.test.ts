@@ -64,8 +64,12 @@ describe("orphans", () => {
       /^2 orphans for cluster prod-eks/,
     );
 
-    // Scoped to another namespace: nothing of myapp's.
+    // Scoped to the deleted namespace: its interface, and the shared group its removal orphaned.
+    const mine = await collectOrphans(aws, kube, { namespace: "myapp" });
+    expect(mine.orphans.map((o) => o.id).sort()).toEqual([ENI, BACKEND].sort());
+    // Scoped to another namespace: nothing of myapp's interface, nothing of payments' live stack.
     const payments = await collectOrphans(aws, kube, { namespace: "payments" });
-    expect(payments.orphans).toEqual([]);
+    expect(payments.orphans.map((o) => o.id)).not.toContain(ENI);
+    expect(JSON.stringify(payments.orphans)).not.toMatch(/payments-/);
   });
 });
