@@ -11,6 +11,7 @@ import { auditCommand } from "./audit.js";
 import { finalizeCommand } from "./finalize.js";
 import { nsCommand } from "./ns.js";
 import { orphansCommand } from "./orphans.js";
+import { preflightCommand } from "./preflight.js";
 import { traceCommand, traceNsCommand } from "./trace.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
@@ -94,6 +95,7 @@ export function defaultRegistry(prefix = "/unstuck"): Registry {
       traceCommand,
       traceNsCommand,
       orphansCommand,
+      preflightCommand,
       approvalsCommand,
       auditCommand,
     ],

@@ -7,6 +7,7 @@ import type { KubePort } from "../src/kube/port.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
 import type { TraceResult } from "../src/traffic/trace.js";
 import type { OrphanReport } from "../src/edge/orphans.js";
+import type { PreflightReport } from "../src/preflight/analyze.js";
 import type { ErrorCode, ErrorDetails } from "../src/errors.js";
 import type { CommandSyntax, ParsedArgs } from "./grammar.js";
 
@@ -65,6 +66,8 @@ export type CommandResult =
   | { readonly type: "trace"; readonly trace: TraceResult }
   /** AWS resources nothing owns any more. */
   | { readonly type: "orphans"; readonly report: OrphanReport }
+  /** The blast radius of deleting a namespace. */
+  | { readonly type: "preflight"; readonly report: PreflightReport }
   /** A new approval request; Slack posts it and attaches the message to the request. */
   | { readonly type: "approval-request"; readonly request: ApprovalRequest }
   | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }

@@ -198,6 +198,7 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
     case "trace":
       return result.trace;
     case "orphans":
+    case "preflight":
       return result.report;
     case "help":
       return result.help;

@@ -237,7 +237,7 @@ export async function clusterOwners(
   kube: KubePort,
   resources: readonly ResourceType[],
   warnings: string[],
-): Promise<{ owners: EdgeOwner[]; complete: boolean }> {
+): Promise<{ owners: EdgeOwner[]; objects: ObjectSnapshot[]; complete: boolean }> {
   const types = OWNER_TYPES.map((w) =>
     resources.find((t) => t.group === w.group && t.resource === w.resource && t.verbs.includes("list")),
   ).filter((t): t is ResourceType => t !== undefined);
@@ -253,11 +253,9 @@ export async function clusterOwners(
       }),
     ),
   );
-  const owners = lists
-    .flat()
-    .map((o) => edgeOwnerOf(o))
-    .filter((o): o is EdgeOwner => o !== undefined);
-  return { owners, complete };
+  const objects = lists.flat();
+  const owners = objects.map((o) => edgeOwnerOf(o)).filter((o): o is EdgeOwner => o !== undefined);
+  return { owners, objects, complete };
 }
 
 async function gatherEvidence(

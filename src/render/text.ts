@@ -10,6 +10,7 @@ import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";
 import { renderOrphansText } from "./orphans-text.js";
+import { renderPreflightText } from "./preflight-text.js";
 import { renderTraceText } from "./trace-text.js";
 
 export function renderText(result: CommandResult): string {
@@ -22,6 +23,8 @@ export function renderText(result: CommandResult): string {
       return renderTraceText(result.trace);
     case "orphans":
       return renderOrphansText(result.report);
+    case "preflight":
+      return renderPreflightText(result.report);
     case "watch":
       return `Watching namespace ${result.namespace}.\n${renderDiagnosisText(result.diagnosis)}`;
     case "approval-request":

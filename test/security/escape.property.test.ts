@@ -32,6 +32,7 @@ import { SlackLimit } from "../../src/slack/blocks/text.js";
 import { tracePaths } from "../../src/edge/path.js";
 import type { TraceResult } from "../../src/traffic/trace.js";
 import type { OrphanReport } from "../../src/edge/orphans.js";
+import type { PreflightReport } from "../../src/preflight/analyze.js";
 import {
   allowedFor,
   assertSafeMessage,
@@ -526,6 +527,25 @@ describe("nothing a user or a cluster writes reaches Slack as live markup", () =
         renderSlackMessage({ type: "orphans", report }),
         allowedFor([]),
         `seed ${String(seed)} orphans`,
+      );
+    }
+  });
+  it("preflight cards (reasons, names and hostnames from the cluster and the account)", () => {
+    for (let seed = 1; seed <= CASES; seed++) {
+      const r = mulberry32(seed);
+      const report: PreflightReport = {
+        namespace: hostile(r, 2),
+        verdict: r() < 0.5 ? "risky" : "blocked",
+        reasons: [hostile(r, 5), hostile(r, 3)],
+        finalizerObjects: [],
+        awsDeleted: [{ type: "LoadBalancer", id: hostile(r, 1), name: hostile(r, 2) }],
+        hostnames: [{ hostname: hostile(r, 2), effect: hostile(r, 4) }],
+        warnings: [hostile(r, 3)],
+      };
+      assertSafeMessage(
+        renderSlackMessage({ type: "preflight", report }),
+        allowedFor([]),
+        `seed ${String(seed)} preflight`,
       );
     }
   });

@@ -4,6 +4,7 @@ import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from ".
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
 import { renderOrphansBlocks } from "./orphans.js";
+import { renderPreflightBlocks } from "./preflight.js";
 import { renderTraceBlocks } from "./trace.js";
 import { clip, code, SlackLimit } from "./text.js";
 
@@ -24,6 +25,8 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
       return renderTraceBlocks(result.trace);
     case "orphans":
       return renderOrphansBlocks(result.report);
+    case "preflight":
+      return renderPreflightBlocks(result.report);
     case "watch": {
       const m = renderDiagnosisBlocks(result.diagnosis);
       const intro: KnownBlock = {

@@ -1,0 +1,34 @@
+/** Slack card for a pre-deletion check: the verdict first, then the reasons. */
+import type { KnownBlock } from "@slack/types";
+import type { PreflightReport } from "../../preflight/analyze.js";
+import type { SlackMessage } from "./index.js";
+import { clip, esc, SlackLimit } from "./text.js";
+
+const ICON = {
+  safe: ":large_green_circle:",
+  risky: ":large_orange_circle:",
+  blocked: ":red_circle:",
+} as const;
+
+export function renderPreflightBlocks(r: PreflightReport): SlackMessage {
+  const headline = `Delete namespace ${r.namespace}: ${r.verdict.toUpperCase()}`;
+  const blocks: KnownBlock[] = [
+    { type: "section", text: { type: "mrkdwn", text: clip(`${ICON[r.verdict]} *${esc(headline)}*`) } },
+  ];
+  if (r.reasons.length > 0) {
+    blocks.push({
+      type: "section",
+      text: { type: "mrkdwn", text: clip(r.reasons.map((x, i) => `${String(i + 1)}. ${esc(x)}`).join("\n")) },
+    });
+  }
+  const facts = [
+    `${String(r.finalizerObjects.length)} object(s) with finalizers`,
+    `${String(r.awsDeleted.length)} AWS resource(s) deleted with it`,
+    `${String(r.hostnames.length)} hostname(s) break`,
+  ];
+  blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: esc(facts.join("  ·  ")) }] });
+  return {
+    text: clip(esc(`${headline}${r.reasons[0] ? ` — ${r.reasons[0]}` : ""}`), SlackLimit.Fallback),
+    blocks,
+  };
+}
