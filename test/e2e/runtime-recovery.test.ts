@@ -25,30 +25,13 @@ import {
   type FakeSlack,
 } from "../sim/slack/index.js";
 import { deleteKeysWithPrefix } from "../sim/redis.js";
+import { buttonValue } from "./block-kit.js";
 
 const SECRET = "e2e-signing-secret";
 const TOKEN = "xoxb-e2e-runtime-token";
 const CHANNEL = "C0INCIDENT";
 const REQUESTER = "U0ONCALL1";
 const APPROVER = "U0APPROVER1";
-
-/** The `value` of the button with `actionId` anywhere in a Block Kit structure. */
-function buttonValue(blocks: unknown, actionId: string): string | undefined {
-  if (Array.isArray(blocks)) {
-    for (const b of blocks) {
-      const v = buttonValue(b, actionId);
-      if (v !== undefined) return v;
-    }
-  } else if (blocks && typeof blocks === "object") {
-    const o = blocks as Record<string, unknown>;
-    if (o.action_id === actionId && typeof o.value === "string") return o.value;
-    for (const v of Object.values(o)) {
-      const found = buttonValue(v, actionId);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
-}
 
 describe("seed incident recovery through the runtime", () => {
   let world: World;

@@ -23,6 +23,7 @@ import {
   type FakeSlack,
   type SlackCall,
 } from "../sim/slack/index.js";
+import { buttonValue } from "../e2e/block-kit.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -32,23 +33,6 @@ const APPROVER = "U0APPROVER1";
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 const INGRESSES = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses";
 const REASON = '--reason "cause confirmed: SG held by an ENI; recovery first"';
-
-function buttonValue(blocks: unknown, actionId: string): string | undefined {
-  if (Array.isArray(blocks)) {
-    for (const b of blocks) {
-      const v = buttonValue(b, actionId);
-      if (v !== undefined) return v;
-    }
-  } else if (blocks && typeof blocks === "object") {
-    const o = blocks as Record<string, unknown>;
-    if (o.action_id === actionId && typeof o.value === "string") return o.value;
-    for (const v of Object.values(o)) {
-      const found = buttonValue(v, actionId);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
-}
 
 const text = (c: SlackCall): string => JSON.stringify(c.body);
 

@@ -23,6 +23,7 @@ import {
   type FakeSlack,
   type SlackCall,
 } from "../sim/slack/index.js";
+import { buttonValue } from "../e2e/block-kit.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -90,24 +91,6 @@ async function setup(): Promise<Setup> {
   };
   running.push(s);
   return s;
-}
-
-/** The `value` of the button with `actionId` anywhere in a Block Kit structure. */
-function buttonValue(blocks: unknown, actionId: string): string | undefined {
-  if (Array.isArray(blocks)) {
-    for (const b of blocks) {
-      const v = buttonValue(b, actionId);
-      if (v !== undefined) return v;
-    }
-  } else if (blocks && typeof blocks === "object") {
-    const o = blocks as Record<string, unknown>;
-    if (o["action_id"] === actionId && typeof o["value"] === "string") return o["value"];
-    for (const v of Object.values(o)) {
-      const found = buttonValue(v, actionId);
-      if (found !== undefined) return found;
-    }
-  }
-  return undefined;
 }
 
 function hasButtons(blocks: unknown): boolean {

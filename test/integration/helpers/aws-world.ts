@@ -3,6 +3,8 @@
  * clients pointed at it, for the tests that run the product's AWS reads against it.
  */
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import type { KubeObject } from "../../sim/kube/index.js";
+import { until } from "../../sim/kube/testing.js";
 import { startWorld, type World } from "../../sim/world.js";
 
 /** Controller periods compressed for tests (real: 2 s retry, 2 min timeouts, 10 s requeue). */
@@ -40,4 +42,22 @@ export async function openAwsWorld(file: string): Promise<AwsWorld> {
       await w.stop();
     },
   };
+}
+
+/** INCIDENT.md step 7 by hand: the seed Ingress's finalizer comes off; resolves once myapp is gone. */
+export async function forceRemoveSeedFinalizer(w: World): Promise<void> {
+  const stuck = w.kube.store.get(
+    "networking.k8s.io/v1",
+    "Ingress",
+    "myapp",
+    "myapp-worker-ingress",
+  ) as KubeObject;
+  w.kube.store.update({
+    ...stuck,
+    metadata: { ...stuck.metadata, name: "myapp-worker-ingress", finalizers: [] },
+  });
+  await until(
+    () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
+    20_000,
+  );
 }

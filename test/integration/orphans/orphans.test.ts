@@ -9,9 +9,7 @@ import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { collectOrphans } from "../../../src/orphans/collect.js";
 import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
-import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
-import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
+import { forceRemoveSeedFinalizer, openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
 const BACKEND = "sg-0f1e2d3c4b5a69788";
 const ENI = "eni-0c9d8e7f6a5b4c3d2";
@@ -34,20 +32,7 @@ describe("orphans", () => {
     expect(before.orphans.map((o) => o.id)).not.toContain(BACKEND);
     expect(before.orphans.map((o) => o.id)).toEqual([ENI]);
 
-    const stuck = w.kube.store.get(
-      "networking.k8s.io/v1",
-      "Ingress",
-      "myapp",
-      "myapp-worker-ingress",
-    ) as KubeObject;
-    w.kube.store.update({
-      ...stuck,
-      metadata: { ...stuck.metadata, name: "myapp-worker-ingress", finalizers: [] },
-    });
-    await until(
-      () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
-      20_000,
-    );
+    await forceRemoveSeedFinalizer(w);
 
     const after = await collectOrphans(aws, kube, {});
     const sg = after.orphans.find((o) => o.id === BACKEND);

@@ -16,7 +16,7 @@ import { traceHostnames, traceNamespace } from "../../../src/traffic/trace.js";
 import type { KubeObject } from "../../sim/kube/index.js";
 import { until } from "../../sim/kube/testing.js";
 import type { World } from "../../sim/world.js";
-import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
+import { forceRemoveSeedFinalizer, openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
 let opened: AwsWorld | undefined;
 afterEach(async () => {
@@ -53,20 +53,7 @@ function ingress(name: string): KubeObject {
 
 /** Recovery as in INCIDENT.md step 7–8: the finalizer comes off, the namespace goes, Argo re-creates it. */
 async function recover(w: World, ingresses: string[]): Promise<void> {
-  const stuck = w.kube.store.get(
-    "networking.k8s.io/v1",
-    "Ingress",
-    "myapp",
-    "myapp-worker-ingress",
-  ) as KubeObject;
-  w.kube.store.update({
-    ...stuck,
-    metadata: { ...stuck.metadata, name: "myapp-worker-ingress", finalizers: [] },
-  });
-  await until(
-    () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
-    20_000,
-  );
+  await forceRemoveSeedFinalizer(w);
   w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
   for (const n of ingresses) w.kube.store.create(ingress(n));
   await until(
