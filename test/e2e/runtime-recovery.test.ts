@@ -10,7 +10,6 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { TEST_APPROVAL_KEY } from "../integration/approvals/helpers/harness.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
@@ -26,6 +25,7 @@ import {
 } from "../sim/slack/index.js";
 import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { buttonValue } from "./block-kit.js";
+import { botEnv } from "./bot-env.js";
 
 const SECRET = "e2e-signing-secret";
 const TOKEN = "xoxb-e2e-runtime-token";
@@ -57,19 +57,17 @@ describe("seed incident recovery through the runtime", () => {
       maxAttempts: 2,
     });
     fake = await startFakeSlack({ token: TOKEN });
-    const config = loadConfig({
-      SLACK_BOT_TOKEN: TOKEN,
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: fake.url,
-      PORT: "0",
-      REDIS_URL: "redis://127.0.0.1:6379",
-      UNSTUCK_REDIS_PREFIX: prefix,
-      UNSTUCK_APPROVERS: APPROVER,
-      UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
-      UNSTUCK_CHANNELS: CHANNEL,
-      UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
-      UNSTUCK_CLUSTER_NAME: "prod-eks",
-    });
+    const config = loadConfig(
+      botEnv(
+        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+        {
+          UNSTUCK_APPROVERS: APPROVER,
+          UNSTUCK_CHANNELS: CHANNEL,
+          UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+          UNSTUCK_CLUSTER_NAME: "prod-eks",
+        },
+      ),
+    );
     const log = pino({ level: "silent" });
     runtime = await createRuntime({
       config,

@@ -24,6 +24,7 @@ import {
   type SlackCall,
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
+import { botEnv } from "../e2e/bot-env.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -65,18 +66,17 @@ describe("deadlines through the runtime", () => {
 
   async function startBot(env: Record<string, string>, kubeTimeoutMs: number): Promise<Bot> {
     const prefix = `unstuck-faults-${randomBytes(4).toString("hex")}`;
-    const config = loadConfig({
-      SLACK_BOT_TOKEN: TOKEN,
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: fake.url,
-      PORT: "0",
-      REDIS_URL: "redis://127.0.0.1:6379",
-      UNSTUCK_REDIS_PREFIX: prefix,
-      UNSTUCK_APPROVERS: APPROVER,
-      UNSTUCK_CHANNELS: CHANNEL,
-      UNSTUCK_APPROVAL_KEY: "faults-runtime-test-approval-key-0123456789abcdef",
-      ...env,
-    });
+    const config = loadConfig(
+      botEnv(
+        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+        {
+          UNSTUCK_APPROVERS: APPROVER,
+          UNSTUCK_CHANNELS: CHANNEL,
+          UNSTUCK_APPROVAL_KEY: "faults-runtime-test-approval-key-0123456789abcdef",
+          ...env,
+        },
+      ),
+    );
     const log = pino({ level: "silent" });
     const runtime = await createRuntime({
       config,

@@ -24,6 +24,7 @@ import {
   type SlackCall,
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
+import { botEnv } from "../e2e/bot-env.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -61,19 +62,18 @@ async function setup(): Promise<Setup> {
   });
   const fake = await startFakeSlack({ token: TOKEN });
   const prefix = `unstuck-faults-${randomBytes(4).toString("hex")}`;
-  const config = loadConfig({
-    SLACK_BOT_TOKEN: TOKEN,
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_API_URL: fake.url,
-    PORT: "0",
-    REDIS_URL: "redis://127.0.0.1:6379",
-    UNSTUCK_REDIS_PREFIX: prefix,
-    UNSTUCK_APPROVERS: APPROVER,
-    UNSTUCK_CHANNELS: CHANNEL,
-    UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
-    UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-    UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
-  });
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+      {
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
+      },
+    ),
+  );
   const log = pino({ level: "silent" });
   const runtime = await createRuntime({
     config,

@@ -20,6 +20,7 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { allowedFor, assertSafeMessage, assertSafeText, hostile, mulberry32 } from "./hostile.js";
+import { botEnv } from "../e2e/bot-env.js";
 
 const SEED = 20_260_212;
 const COUNT = 2_000;
@@ -148,20 +149,19 @@ describe(`fuzzed slash commands over signed HTTP (seed ${String(SEED)}, ${String
       controllerIntervalMs: 1_000,
     });
     fake = await startFakeSlack({ token: TOKEN });
-    const config = loadConfig({
-      SLACK_BOT_TOKEN: TOKEN,
-      SLACK_SIGNING_SECRET: SECRET,
-      SLACK_API_URL: fake.url,
-      PORT: "0",
-      REDIS_URL: "redis://127.0.0.1:6379",
-      UNSTUCK_REDIS_PREFIX: prefix,
-      UNSTUCK_APPROVERS: APPROVER,
-      UNSTUCK_CHANNELS: CHANNEL,
-      UNSTUCK_AUDIT_CHANNEL: AUDIT_CHANNEL,
-      UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
-      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-      UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
-    });
+    const config = loadConfig(
+      botEnv(
+        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+        {
+          UNSTUCK_APPROVERS: APPROVER,
+          UNSTUCK_CHANNELS: CHANNEL,
+          UNSTUCK_AUDIT_CHANNEL: AUDIT_CHANNEL,
+          UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
+          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+          UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
+        },
+      ),
+    );
     const log = pino({ level: "silent" });
     runtime = await createRuntime({
       config,
