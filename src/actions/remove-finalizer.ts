@@ -66,7 +66,7 @@ export interface ExecutionAttempt {
 export type ExecutionOutcome =
   | {
       readonly kind: "finished";
-      readonly state: "DONE" | "STALE" | "FAILED";
+      readonly state: "DONE" | "STALE" | "FAILED" | "TAMPERED";
       readonly result: ExecutionResult;
     }
   /** Nothing to do: the request already ended (a duplicate job) or another attempt took over. */
@@ -77,6 +77,13 @@ export type Verdict =
   | { readonly kind: "apply" }
   | { readonly kind: "stale"; readonly message: string }
   | { readonly kind: "done"; readonly message: string };
+
+const OUTCOME_OF = {
+  DONE: "done",
+  STALE: "stale",
+  FAILED: "failed",
+  TAMPERED: "tampered",
+} as const satisfies Record<string, ExecutionResult["outcome"]>;
 
 function list(values: readonly string[]): string {
   return `[${values.join(", ")}]`;
@@ -255,12 +262,12 @@ export async function executeRemoveFinalizer(
   });
 
   const finish = async (
-    state: "DONE" | "STALE" | "FAILED",
+    state: "DONE" | "STALE" | "FAILED" | "TAMPERED",
     message: string,
     after?: ObjectSnapshot,
   ): Promise<ExecutionOutcome> => {
     const result: ExecutionResult = {
-      outcome: state === "DONE" ? "done" : state === "STALE" ? "stale" : "failed",
+      outcome: OUTCOME_OF[state],
       message,
       at: now().toISOString(),
       ...(after?.resourceVersion ? { resourceVersionAfter: after.resourceVersion } : {}),
@@ -312,10 +319,10 @@ export async function executeRemoveFinalizer(
         action: action.type,
         target,
         before: claim.prior.state,
-        after: "FAILED",
+        after: "TAMPERED",
         result: detail,
       });
-      return await finish("FAILED", `:rotating_light: ${message}`);
+      return await finish("TAMPERED", `:rotating_light: ${message}`);
     }
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);

@@ -385,7 +385,7 @@ export class ApprovalStore {
   public async finishExecution(
     id: string,
     token: string,
-    state: "DONE" | "FAILED" | "STALE",
+    state: "DONE" | "FAILED" | "STALE" | "TAMPERED",
     result: ExecutionResult,
     now: Date,
   ): Promise<FinishOutcome> {

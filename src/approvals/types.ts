@@ -16,6 +16,8 @@ export const RequestState = {
   Expired: "EXPIRED",
   Cancelled: "CANCELLED",
   Stale: "STALE",
+  /** The record failed verification (its MACs or votes do not hold): refused, nothing changed. */
+  Tampered: "TAMPERED",
 } as const;
 export type RequestState = (typeof RequestState)[keyof typeof RequestState];
 
@@ -27,6 +29,7 @@ export const TERMINAL_STATES: readonly RequestState[] = [
   RequestState.Expired,
   RequestState.Cancelled,
   RequestState.Stale,
+  RequestState.Tampered,
 ];
 
 export function isTerminal(state: RequestState): boolean {
@@ -97,7 +100,7 @@ export interface Vote {
 
 /** How an executed (or refused-at-execution) request ended. */
 export interface ExecutionResult {
-  readonly outcome: "done" | "failed" | "stale";
+  readonly outcome: "done" | "failed" | "stale" | "tampered";
   /** One human sentence: what happened, or what changed since approval. */
   readonly message: string;
   /** ISO-8601. */

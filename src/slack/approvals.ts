@@ -121,6 +121,7 @@ const STATE_RANK: Record<RequestState, number> = {
   EXPIRED: 3,
   CANCELLED: 3,
   STALE: 3,
+  TAMPERED: 3,
 };
 
 /** How far a request has progressed; states only move forward, votes only accumulate. */
@@ -208,7 +209,13 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
       if (message === undefined) return;
       // Replies carry outcomes with cluster text; only a leading mention of a participant is the bot's own.
       const people = new Set([request.requester.userId, ...request.votes.map((v) => v.voter.userId)]);
-      const reply = { channel: message.channel, thread_ts: message.ts, text: safeLine(text, people) };
+      const reply = {
+        channel: message.channel,
+        thread_ts: message.ts,
+        text: safeLine(text, people),
+        // A refused forgery is raised loudly: the reply is also sent to the channel itself.
+        reply_broadcast: request.state === "TAMPERED",
+      };
       await retrying(
         () => deps.client.chat.postMessage(reply),
         slackRetryVerdict,

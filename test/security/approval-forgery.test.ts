@@ -2,8 +2,9 @@
  * Approvals forged through Redis, against the approval runtime on the simulators (real Redis, the Kubernetes
  * simulator through the real adapter, BullMQ and the actions worker, the Bolt app over HTTP against the fake
  * Slack). Whoever can write to Redis can set any field; none of that must reach the cluster. Each attack
- * ends refused (FAILED, "failed verification"), with no PATCH reaching the simulator for the victim object,
- * an `approval.tampered` audit entry and, when the request has a message, a line in its thread.
+ * ends refused (TAMPERED, "failed verification"), with no PATCH reaching the simulator for the victim object,
+ * an `approval.tampered` audit entry and, when the request has a message, a line in its thread that is also
+ * broadcast to the channel, and the request message repainted TAMPERED with no buttons.
  */
 import { webApi } from "@slack/bolt";
 import { afterEach, describe, expect, it } from "vitest";
@@ -88,8 +89,8 @@ async function expectRefused(
   ts?: string,
   realVotes = false,
 ): Promise<ApprovalRequest> {
-  const final = await f.settled(id, ["DONE", "FAILED", "STALE"]);
-  expect(final.state).toBe("FAILED");
+  const final = await f.settled(id, ["DONE", "FAILED", "STALE", "TAMPERED"]);
+  expect(final.state).toBe("TAMPERED");
   expect(final.result?.message).toMatch(/failed verification/);
   expect(victimPatches(f)).toHaveLength(0);
   expect(
@@ -99,13 +100,24 @@ async function expectRefused(
   expect(audit.map((e) => e.event)).toContain("approval.tampered");
   // The audit log shows exactly the votes that were really cast.
   expect(audit.some((e) => e.event.startsWith("vote."))).toBe(realVotes);
+  expect(audit.find((e) => e.event === "approval.tampered")?.after).toBe("TAMPERED");
   if (ts !== undefined) {
-    await eventually(
-      () =>
-        f.h.fake.thread(CHANNEL, ts).some((m) => /failed verification/.test(m.text ?? "")) ? true : undefined,
+    const reply = await eventually(
+      () => f.h.fake.thread(CHANNEL, ts).find((m) => /failed verification/.test(m.text ?? "")),
       10_000,
       "the refusal in the request's thread",
     );
+    // Raised loudly: the thread reply is broadcast to the channel as well.
+    expect(reply.replyBroadcast).toBe(true);
+    const painted = await eventually(
+      () => {
+        const m = f.h.fake.message(CHANNEL, ts);
+        return m && /TAMPERED/.test(JSON.stringify(m.blocks ?? [])) ? m : undefined;
+      },
+      10_000,
+      "the request message repainted TAMPERED",
+    );
+    expect(JSON.stringify(painted.blocks ?? [])).not.toMatch(/"type":"button"/);
   }
   return final;
 }

@@ -1,5 +1,5 @@
 --[[
-  End an execution: EXECUTING -> DONE | FAILED | STALE, recording the result. Only the attempt
+  End an execution: EXECUTING -> DONE | FAILED | STALE | TAMPERED, recording the result. Only the attempt
   holding the current token may finish, so an attempt that was taken over cannot overwrite the
   outcome of the one that replaced it.
 
@@ -8,7 +8,7 @@
   KEYS[3]  votes list              <prefix>:req:<id>:votes
 
   ARGV[1]  attempt token
-  ARGV[2]  final state: "DONE" | "FAILED" | "STALE"
+  ARGV[2]  final state: "DONE" | "FAILED" | "STALE" | "TAMPERED"
   ARGV[3]  result JSON
   ARGV[4]  now, ISO-8601
   ARGV[5]  retention in seconds for a request once it is terminal

@@ -28,6 +28,8 @@ const STATE_LINE: Record<RequestState, string> = {
   EXPIRED: ":alarm_clock: *EXPIRED* — not approved in time; nothing was changed.",
   CANCELLED: ":heavy_multiplication_x: *CANCELLED* by the requester — nothing was changed.",
   STALE: ":warning: *STALE* — the object changed after the request, so the approved change was not applied.",
+  TAMPERED:
+    ":rotating_light: *TAMPERED* — this approval record failed verification, so nothing was changed. Someone may have written to the bot's Redis directly: treat it as a security incident.",
 };
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/;

@@ -57,6 +57,8 @@ export interface FakeMessage {
   readonly threadTs?: string;
   readonly text?: string;
   readonly blocks?: unknown;
+  /** A thread reply also sent to the channel (`reply_broadcast`). */
+  readonly replyBroadcast?: boolean;
   /** How many times `chat.update` replaced it. */
   readonly updates: number;
 }
@@ -180,6 +182,9 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
         ...(threadTs !== undefined ? { threadTs } : {}),
         ...(typeof body["text"] === "string" ? { text: body["text"] } : {}),
         ...(body["blocks"] !== undefined ? { blocks: body["blocks"] } : {}),
+        ...(threadTs !== undefined && (body["reply_broadcast"] === true || body["reply_broadcast"] === "true")
+          ? { replyBroadcast: true }
+          : {}),
         updates: 0,
       });
       messages.set(channel, known);

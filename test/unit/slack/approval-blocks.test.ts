@@ -93,9 +93,9 @@ describe("renderApprovalRequest", () => {
 
   it.each(TERMINAL_STATES)("%s: no buttons, the state named, an outcome shown", (state: State) => {
     const result =
-      state === "DONE" || state === "FAILED" || state === "STALE"
+      state === "DONE" || state === "FAILED" || state === "STALE" || state === "TAMPERED"
         ? {
-            outcome: state.toLowerCase() as "done" | "failed" | "stale",
+            outcome: state.toLowerCase() as "done" | "failed" | "stale" | "tampered",
             message: `outcome for ${state}: resourceVersion 4711 → 4712`,
             at: "2026-02-12T08:52:00Z",
           }
