@@ -27,6 +27,7 @@ import {
   type ExecutionRetry,
   type Queues,
 } from "./jobs/queues.js";
+import { createNotifyQueue, createNotifyWorker, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
 import { enqueueNamespaceGone } from "./jobs/waits.js";
 import { closeWorker, createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
@@ -43,7 +44,9 @@ import {
   createSlackDirectory,
   createSlackThreadReporter,
   registerApprovalActions,
+  slackRetryVerdict,
 } from "./slack/approvals.js";
+import type { RetryPolicy } from "./approvals/notifier.js";
 
 export interface RuntimeOptions {
   readonly config: Config;
@@ -57,6 +60,8 @@ export interface RuntimeOptions {
   readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
   /** Attempts and backoff of an execution job (tests shorten them). */
   readonly execution?: ExecutionRetry;
+  /** Retries of a message edit or reply: the in-process loop, then the durable job's (tests shorten them). */
+  readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
 }
 
 export interface Runtime {
@@ -154,10 +159,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
     log,
     current: (id) => store.get(id),
+    ...(options.notify?.retry !== undefined ? { retry: options.notify.retry } : {}),
   });
+  // Each edit and reply is a job in Redis: a process that dies or a Slack outage loses none of them.
+  const notifyQueue = createNotifyQueue(redis, `${prefix}:bull`);
+  const durable = queuedNotifier(notifyQueue, options.notify?.job);
   const notifier: ApprovalNotifier = {
     async requestUpdated(request: ApprovalRequest) {
-      await slackNotifier.requestUpdated(request);
+      await durable.requestUpdated(request);
       if (request.state === "DONE" && request.message) {
         const thread = request.message;
         const namespace = request.action.target.namespace;
@@ -171,7 +180,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           });
       }
     },
-    threadReply: (request, text) => slackNotifier.threadReply(request, text),
+    threadReply: (request, text) => durable.threadReply(request, text),
   };
 
   const workflow = new ApprovalWorkflow({
@@ -214,6 +223,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
     ),
   ];
+  workers.push(
+    createNotifyWorker(workerSetup, {
+      current: (id) => store.get(id),
+      slack: slackNotifier,
+      isPermanent: (err) => !slackRetryVerdict(err).retry,
+      log,
+    }),
+  );
   for (const w of workers)
     w.on("error", (err) => log.error({ err: { message: err.message } }, "worker error"));
 
@@ -290,7 +307,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const graceful = (async () => {
         await slack.stop();
         await Promise.all(workers.map((w) => closeWorker(w)));
-        await queues.close();
+        await Promise.all([queues.close(), notifyQueue.close()]);
         await redis.quit().catch(() => undefined);
       })();
       const finished = await settlesWithin(graceful, config.shutdownTimeoutMs);

@@ -5,7 +5,8 @@
  *
  * Messages converge: an implementation retries a failed edit (honouring the platform's `Retry-After`)
  * and paints the state stored at each attempt, never the snapshot it was handed; `retrying` below is
- * the loop it uses.
+ * the loop it uses. In the runtime each notification is first a job in Redis (`jobs/notify.ts`), so one
+ * that outlives its process's retries, or its process, is still made.
  */
 import type { Logger } from "../log.js";
 import type { ApprovalRequest } from "./types.js";

@@ -12,7 +12,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { createRuntime, type Runtime, type RuntimeOptions } from "../../src/runtime.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { deleteKeysWithPrefix } from "../sim/redis.js";
 import {
@@ -37,13 +37,17 @@ interface Setup {
   readonly sim: KubeSim;
   readonly fake: FakeSlack;
   readonly runtime: Runtime;
+  /** Another runtime on the same Redis prefix and configuration (a restarted or second process). */
+  readonly another: () => Promise<Runtime>;
   readonly redis: Redis;
   readonly prefix: string;
   readonly events: string;
 }
 
 const running: Setup[] = [];
+const others: Runtime[] = [];
 afterEach(async () => {
+  while (others.length > 0) await others.pop()?.stop();
   while (running.length > 0) {
     const s = running.pop();
     if (s === undefined) continue;
@@ -55,7 +59,7 @@ afterEach(async () => {
   }
 });
 
-async function setup(): Promise<Setup> {
+async function setup(extra: Pick<RuntimeOptions, "notify"> = {}): Promise<Setup> {
   const sim = await startKubeSim({
     scenario: "test/fixtures/scenarios/seed-incident.yaml",
     controllerIntervalMs: 200,
@@ -75,16 +79,24 @@ async function setup(): Promise<Setup> {
     ),
   );
   const log = pino({ level: "silent" });
-  const runtime = await createRuntime({
-    config,
-    log,
-    services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-  });
+  const make = () =>
+    createRuntime({
+      config,
+      log,
+      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
+      ...extra,
+    });
+  const runtime = await make();
   const { port } = await runtime.start();
   const s: Setup = {
     sim,
     fake,
     runtime,
+    another: async () => {
+      const r = await make();
+      others.push(r);
+      return r;
+    },
     redis: new Redis("redis://127.0.0.1:6379"),
     prefix,
     events: `http://127.0.0.1:${String(port)}/slack/events`,
@@ -168,8 +180,12 @@ describe("request messages converge after Slack failures", () => {
     await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
     // Every edit is failing, yet the outcome is already reported in the thread.
     await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply while edits fail");
-    const limited = updatesOf(s, ts).filter((c) => c.fault?.kind === "rate-limited");
-    expect(limited.length).toBeGreaterThanOrEqual(2);
+    // The edits keep being retried (each after its Retry-After) and none got through.
+    await poll(
+      () => updatesOf(s, ts).filter((c) => c.fault?.kind === "rate-limited").length >= 2,
+      10_000,
+      "edits retried while rate limited",
+    );
     expect(s.fake.message(CHANNEL, ts)?.blocks).toSatisfy(hasButtons);
 
     s.fake.setFault("chat.update", undefined);
@@ -233,6 +249,37 @@ describe("request messages converge after Slack failures", () => {
     const failed = updatesOf(s, ts).filter((c) => c.fault !== undefined);
     expect(failed.length).toBeGreaterThan(0);
     expect(failed.length).toBeLessThanOrEqual(4);
+  }, 60_000);
+
+  it("an edit still failing when its process stops is made by the next process: the notification is a job in Redis", async () => {
+    // One in-process attempt per job run, then BullMQ's backoff: the job waits in Redis, not in memory.
+    const s = await setup({ notify: { retry: { attempts: 1 }, job: { attempts: 20, backoffMs: 500 } } });
+    const { id, ts } = await request(s);
+    s.fake.setFault("chat.update", { kind: "http", status: 503 });
+    await click(s, id, ts);
+    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply");
+    await poll(
+      () => updatesOf(s, ts).filter((c) => c.fault?.kind === "http").length >= 2,
+      10_000,
+      "failed edits",
+    );
+    await s.runtime.stop();
+    s.fake.setFault("chat.update", undefined);
+    // The process that owed the edit is gone; the message still shows live buttons.
+    expect(hasButtons(s.fake.message(CHANNEL, ts)?.blocks)).toBe(true);
+
+    const next = await s.another();
+    await next.start();
+    await poll(
+      () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
+      20_000,
+      "the next process paints DONE",
+    );
+    expect(hasButtons(s.fake.message(CHANNEL, ts)?.blocks)).toBe(false);
+    // The outcome reply was posted once, not again by the next process.
+    const replies = s.fake.thread(CHANNEL, ts).filter((m) => m.text === outcomeReply(s, ts));
+    expect(replies).toHaveLength(1);
   }, 60_000);
 
   it("a click on a request whose record vanished repaints the message expired / lost, without buttons", async () => {

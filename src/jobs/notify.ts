@@ -1,0 +1,132 @@
+/**
+ * Durable notifications: every edit of a request message and every thread reply is a BullMQ job on
+ * the `notify` queue, so a Slack outage, a rate limit longer than a process's patience or a process
+ * that dies mid-retry loses nothing: the job stays in Redis and any replica's worker finishes it.
+ *
+ * A job carries only the request id (and a reply's text); it paints the state stored when it runs,
+ * never a snapshot taken when it was queued, so jobs finishing in any order converge on the truth.
+ * Repaints are deduplicated by the request's progress (state, votes, attempts); a reply by its text,
+ * so a notification repeated by a retried executor posts once.
+ */
+import { createHash } from "node:crypto";
+import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
+import type { ApprovalNotifier } from "../approvals/notifier.js";
+import type { ApprovalRequest } from "../approvals/types.js";
+import type { Logger } from "../log.js";
+import { jobId } from "./queues.js";
+
+export const NotifyQueueName = "notify";
+
+export const NotifyJobName = { Repaint: "repaint", Reply: "reply" } as const;
+
+export interface RepaintJobData {
+  readonly requestId: string;
+  /** The request as it was when queued: where its message is, if the record is gone by then. */
+  readonly snapshot: ApprovalRequest;
+}
+export interface ReplyJobData extends RepaintJobData {
+  readonly text: string;
+}
+type NotifyJobData = RepaintJobData | ReplyJobData;
+
+export interface NotifyRetry {
+  /** BullMQ attempts of one notification, each with the notifier's own retry loop (default 12). */
+  readonly attempts?: number;
+  /** First BullMQ backoff, doubled per attempt (default 5 s; 12 attempts span about 3 hours). */
+  readonly backoffMs?: number;
+}
+
+/** An `ApprovalNotifier` that queues each notification as a job; the notify worker performs it. */
+export function queuedNotifier(queue: Queue, retry: NotifyRetry = {}): ApprovalNotifier {
+  const opts = {
+    attempts: retry.attempts ?? 12,
+    backoff: { type: "exponential", delay: retry.backoffMs ?? 5_000 },
+    removeOnFail: { age: 7 * 86_400 },
+  };
+  return {
+    async requestUpdated(request: ApprovalRequest) {
+      if (request.message === undefined) return;
+      const data: RepaintJobData = { requestId: request.id, snapshot: request };
+      await queue.add(NotifyJobName.Repaint, data, {
+        ...opts,
+        // One repaint per step of progress; a completed one is removed so a later repaint of the same
+        // step (a lost message found by a click) can run again.
+        jobId: jobId(
+          NotifyJobName.Repaint,
+          request.id,
+          request.state,
+          String(request.votes.length),
+          String(request.executionAttempts),
+        ),
+        removeOnComplete: true,
+      });
+    },
+    async threadReply(request: ApprovalRequest, text: string) {
+      if (request.message === undefined) return;
+      const data: ReplyJobData = { requestId: request.id, snapshot: request, text };
+      const digest = createHash("sha256").update(text).digest("hex").slice(0, 24);
+      await queue.add(NotifyJobName.Reply, data, {
+        ...opts,
+        jobId: jobId(NotifyJobName.Reply, request.id, digest),
+        // Kept a day: the same reply queued again within it collapses into this one.
+        removeOnComplete: { age: 86_400 },
+      });
+    },
+  };
+}
+
+export interface NotifyWorkerDeps {
+  /** The request as stored now; `null` when its record is gone. */
+  readonly current: (requestId: string) => Promise<ApprovalRequest | null>;
+  /** Performs the edit and the reply (with its own short retry loop, honouring Retry-After). */
+  readonly slack: ApprovalNotifier;
+  /** Whether a failure will never go away by retrying (e.g. `cant_update_message`). */
+  readonly isPermanent: (err: unknown) => boolean;
+  readonly log?: Logger;
+}
+
+export interface NotifyWorkerSetup {
+  readonly connection: ConnectionOptions;
+  readonly prefix: string;
+  readonly concurrency?: number;
+}
+
+export function createNotifyQueue(connection: ConnectionOptions, prefix: string): Queue {
+  return new Queue(NotifyQueueName, { connection, prefix });
+}
+
+/**
+ * Edits run concurrently across requests (a rate-limited edit never holds back another request's
+ * reply); the Slack notifier keeps the edits of one request in order within a process.
+ */
+export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerDeps): Worker<NotifyJobData> {
+  return new Worker<NotifyJobData>(
+    NotifyQueueName,
+    async (job: Job<NotifyJobData>) => {
+      // The Slack notifier re-reads the record itself before each attempt (a vanished one is
+      // repainted "expired / lost"); the snapshot only says where the message is.
+      const request = (await deps.current(job.data.requestId)) ?? job.data.snapshot;
+      try {
+        if (job.name === NotifyJobName.Repaint) {
+          await deps.slack.requestUpdated(request);
+          return;
+        }
+        if (job.name === NotifyJobName.Reply) {
+          await deps.slack.threadReply(request, (job.data as ReplyJobData).text);
+          return;
+        }
+      } catch (err) {
+        if (deps.isPermanent(err)) {
+          deps.log?.warn(
+            { requestId: job.data.requestId, job: job.name, err: { message: (err as Error).message } },
+            "notification refused by Slack; not retrying",
+          );
+          throw new UnrecoverableError((err as Error).message);
+        }
+        throw err;
+      }
+      throw new UnrecoverableError(`unknown notify job "${job.name}"`);
+    },
+    { connection: setup.connection, prefix: setup.prefix, concurrency: setup.concurrency ?? 8 },
+  );
+}
