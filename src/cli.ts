@@ -11,7 +11,7 @@ import { ApprovalPolicy } from "./approvals/policy.js";
 import { ApprovalStore } from "./approvals/store.js";
 import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
-import { loadConfig, type Config } from "./config.js";
+import { loadConfig, redisTlsOptions, type Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { delay } from "./util/concurrency.js";
@@ -148,6 +148,7 @@ async function approvalReader(
   base: Omit<CommandServices, "approvals">,
 ): Promise<{ approvals: ApprovalServices; close: () => Promise<void> }> {
   const redis = new Redis(config.redisUrl, {
+    ...redisTlsOptions(config),
     lazyConnect: true,
     maxRetriesPerRequest: 1,
     retryStrategy: () => null,

@@ -23,7 +23,12 @@ const EnvSchema = z.object({
   SLACK_APP_TOKEN: z.string().optional(),
   SLACK_API_URL: z.url().optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  REDIS_URL: z.string().default("redis://127.0.0.1:6379"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must start with redis:// or rediss:// (TLS)")
+    .default("redis://127.0.0.1:6379"),
+  /** PEM bundle of the CA that signed a TLS Redis's certificate, when it is not a public one. */
+  REDIS_TLS_CA_FILE: z.string().optional(),
   KUBECONFIG: z.string().optional(),
   UNSTUCK_CHANNELS: idList,
   UNSTUCK_APPROVERS: idList,
@@ -116,6 +121,8 @@ export interface Config {
   readonly missingSlack: readonly string[];
   readonly port: number;
   readonly redisUrl: string;
+  /** CA certificates (PEM) to trust for a `rediss://` Redis, from `REDIS_TLS_CA_FILE`. */
+  readonly redisTlsCa?: string;
   readonly kubeconfig?: string;
   readonly channels: readonly string[];
   readonly approvers: readonly string[];
@@ -178,11 +185,13 @@ export function loadConfig(
         }
       : undefined;
   const aws = awsTarget(e, readFile);
+  const redisTlsCa = redisCa(e, readFile);
   return {
     ...(slack ? { slack } : {}),
     missingSlack,
     port: e.PORT,
     redisUrl: e.REDIS_URL,
+    ...(redisTlsCa !== undefined ? { redisTlsCa } : {}),
     ...(e.KUBECONFIG ? { kubeconfig: e.KUBECONFIG } : {}),
     channels: e.UNSTUCK_CHANNELS,
     approvers: e.UNSTUCK_APPROVERS,
@@ -220,6 +229,46 @@ export function requireApprovalKey(config: Pick<Config, "approvalKey">): string 
 }
 
 /** The cluster's AWS settings: from the clusters file when it names the cluster, else the AWS_* variables. */
+function redisCa(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): string | undefined {
+  const file = e.REDIS_TLS_CA_FILE;
+  if (file === undefined) return undefined;
+  if (!e.REDIS_URL.startsWith("rediss://")) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      "REDIS_TLS_CA_FILE is set but REDIS_URL is not rediss://: the CA would never be used; use rediss:// for TLS.",
+      { variable: "REDIS_TLS_CA_FILE" },
+    );
+  }
+  let pem: string;
+  try {
+    pem = readFile(file);
+  } catch (err) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Invalid REDIS_TLS_CA_FILE: cannot read ${file} (${err instanceof Error ? err.message : String(err)}).`,
+      { variable: "REDIS_TLS_CA_FILE" },
+    );
+  }
+  if (!pem.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UnstuckError(ErrorCode.Config, `Invalid REDIS_TLS_CA_FILE: ${file} holds no PEM certificate.`, {
+      variable: "REDIS_TLS_CA_FILE",
+    });
+  }
+  return pem;
+}
+
+/**
+ * ioredis options every connection of the bot shares: a `rediss://` URL turns TLS on (ioredis verifies
+ * the server against the system CAs); `REDIS_TLS_CA_FILE` adds the CA a private Redis was signed by.
+ */
+export function redisTlsOptions(config: Pick<Config, "redisUrl" | "redisTlsCa">): {
+  tls?: { ca: string };
+} {
+  return config.redisTlsCa !== undefined && config.redisUrl.startsWith("rediss://")
+    ? { tls: { ca: config.redisTlsCa } }
+    : {};
+}
+
 function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): AwsTarget | undefined {
   const target = awsLocation(e, readFile);
   if (!target) return undefined;

@@ -16,7 +16,7 @@ import { ApprovalStore } from "./approvals/store.js";
 import type { ApprovalRequest } from "./approvals/types.js";
 import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
-import { requireApprovalKey, type Config } from "./config.js";
+import { redisTlsOptions, requireApprovalKey, type Config } from "./config.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { resolveResourceType } from "./diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
@@ -93,7 +93,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const cluster = config.clusterName ?? "default";
 
   // BullMQ needs maxRetriesPerRequest: null on connections its workers block on.
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  const redis = new Redis(config.redisUrl, {
+    ...redisTlsOptions(config),
+    maxRetriesPerRequest: null,
+    lazyConnect: true,
+  });
   redis.on("error", (err: Error) => log.warn({ err: { message: err.message } }, "redis connection error"));
   await redis.connect().catch((err: unknown) => {
     throw new UnstuckError(

@@ -9,7 +9,7 @@ import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import { Redis } from "ioredis";
 import { createAwsClients, destroyAwsClients } from "./aws/clients.js";
 import { mapAwsError } from "./aws/sdk-adapter.js";
-import type { Config } from "./config.js";
+import { redisTlsOptions, type Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
 
@@ -107,6 +107,7 @@ async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> 
   const where = `Redis at ${redisAddress(config.redisUrl)}`;
   // One attempt, no offline queue: an unreachable Redis fails now instead of retrying forever.
   const redis = new Redis(config.redisUrl, {
+    ...redisTlsOptions(config),
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
