@@ -5,6 +5,9 @@
 import { loadConfig, type Config } from "./config.js";
 import { toUserError } from "./errors.js";
 import { createLogger } from "./log.js";
+import { loadOpsConfig, type OpsConfig } from "./ops/config.js";
+import { runtimeTarget } from "./ops/runtime-target.js";
+import { startOpsServer, type OpsServer } from "./ops/server.js";
 import { createRuntime } from "./runtime.js";
 import { checkStartup, StartupError } from "./startup.js";
 
@@ -26,8 +29,10 @@ export function missingSlackMessage(config: Config): string {
 
 async function main(): Promise<number> {
   let config: Config;
+  let opsConfig: OpsConfig;
   try {
     config = loadConfig(process.env);
+    opsConfig = loadOpsConfig(process.env);
   } catch (err) {
     process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
     return 2;
@@ -50,6 +55,22 @@ async function main(): Promise<number> {
     });
   }
   const log = createLogger({ level: config.logLevel });
+  // /healthz, /readyz and /metrics (src/ops), from now on: liveness holds during the checks below.
+  let ops: OpsServer | undefined;
+  if (opsConfig.port !== undefined) {
+    try {
+      ops = await startOpsServer({
+        port: opsConfig.port,
+        ...(opsConfig.host ? { host: opsConfig.host } : {}),
+        log,
+      });
+    } catch (err) {
+      process.stderr.write(
+        `unstuck: cannot start: UNSTUCK_OPS_PORT ${String(opsConfig.port)}: ${oneLine(err)}\n`,
+      );
+      return 1;
+    }
+  }
   // Every dependency once, bounded, before anything retries in the background: a bot that cannot
   // work exits with one line saying what is missing, not a stream of reconnect logs.
   try {
@@ -61,10 +82,12 @@ async function main(): Promise<number> {
   }
   const runtime = await createRuntime({ config, log });
   const { port } = await runtime.start();
+  ops?.attach(runtimeTarget(config, runtime));
   log.info({ mode: runtime.slack.mode, port, aws: config.aws?.region ?? "off" }, "unstuck is running");
   const clean = await new Promise<boolean>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, "shutting down");
+      ops?.drain();
       // runtime.stop() bounds itself; this is the last resort should it not.
       const hard = setTimeout(() => {
         log.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown did not finish in time; exiting");
@@ -82,6 +105,7 @@ async function main(): Promise<number> {
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
   });
+  await ops?.close();
   return clean ? 0 : 1;
 }
 

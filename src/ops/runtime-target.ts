@@ -1,0 +1,119 @@
+/**
+ * The readiness checks and metric sources of a running bot: Redis (the bot's own connection),
+ * the Kubernetes API (`GET /version`, as at start-up) and Slack (`auth.test`), and BullMQ job
+ * counts by queue and state with the age of the oldest waiting and active job.
+ */
+import { WebClient } from "@slack/web-api";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Config } from "../config.js";
+import { kubeVersion, loadKubeConfig } from "../kube/client-node-adapter.js";
+import { slackErrorCode } from "../slack/slack-errors.js";
+import { gauge, type Family, type Sample } from "./metrics.js";
+import type { OpsTarget, ReadinessCheck } from "./server.js";
+
+export interface RuntimeParts {
+  readonly redis: Pick<Redis, "ping">;
+  readonly queues: { readonly actions: Queue; readonly waits: Queue };
+}
+
+export interface RuntimeTargetOptions {
+  /** Bound on one request of a check (default 3 s). */
+  readonly timeoutMs?: number;
+  /** A passed Slack check is trusted this long (default 60 s): `auth.test` is rate-limited per workspace. */
+  readonly slackCacheMs?: number;
+  readonly now?: () => number;
+}
+
+const JOB_STATES = [
+  "waiting",
+  "active",
+  "delayed",
+  "prioritized",
+  "waiting-children",
+  "failed",
+  "completed",
+] as const;
+
+export function runtimeTarget(
+  config: Config,
+  runtime: RuntimeParts,
+  options: RuntimeTargetOptions = {},
+): OpsTarget {
+  const timeoutMs = options.timeoutMs ?? 3_000;
+  const now = options.now ?? (() => Date.now());
+  const checks: ReadinessCheck[] = [
+    {
+      name: "redis",
+      async run() {
+        await runtime.redis.ping();
+      },
+    },
+  ];
+
+  const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+  checks.push({
+    name: "kubernetes",
+    async run() {
+      await kubeVersion(kc, timeoutMs);
+    },
+  });
+
+  const slack = config.slack;
+  if (slack !== undefined) {
+    const client = new WebClient(slack.botToken, {
+      ...(slack.apiUrl !== undefined ? { slackApiUrl: slack.apiUrl } : {}),
+      retryConfig: { retries: 0 },
+      timeout: timeoutMs,
+      rejectRateLimitedCalls: true,
+    });
+    const cacheMs = options.slackCacheMs ?? 60_000;
+    let passedAt: number | undefined;
+    checks.push({
+      name: "slack",
+      async run() {
+        if (passedAt !== undefined && now() - passedAt < cacheMs) return;
+        try {
+          await client.auth.test();
+        } catch (err) {
+          // Rate limited: Slack answered, so it is reachable; anything else is not ready.
+          const code = slackErrorCode(err);
+          if ((err as { code?: unknown }).code !== "slack_webapi_rate_limited_error") {
+            throw new Error(code !== undefined ? `auth.test: ${code}` : "Slack Web API unreachable", {
+              cause: err,
+            });
+          }
+        }
+        passedAt = now();
+      },
+    });
+  }
+
+  const queues = [runtime.queues.actions, runtime.queues.waits];
+  return {
+    checks,
+    async metrics(): Promise<Family[]> {
+      const counts: Sample[] = [];
+      const ages: Sample[] = [];
+      for (const queue of queues) {
+        const byState = await queue.getJobCounts(...JOB_STATES);
+        for (const state of JOB_STATES) {
+          counts.push({ labels: { queue: queue.name, state }, value: byState[state] ?? 0 });
+        }
+        for (const state of ["waiting", "active"] as const) {
+          const [oldest] = await queue.getJobs([state], 0, 0, true);
+          const age = oldest !== undefined ? Math.max(0, (now() - oldest.timestamp) / 1000) : 0;
+          ages.push({ labels: { queue: queue.name, state }, value: age });
+        }
+      }
+      return [
+        gauge("unstuck_jobs", "BullMQ jobs by queue and state.", counts),
+        gauge(
+          "unstuck_job_oldest_age_seconds",
+          "Age of the oldest job by queue and state (0 when there is none).",
+          ages,
+        ),
+      ];
+    },
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * The operations endpoint, on its own port so it is never exposed where Slack's requests arrive:
+ *
+ * - `GET /healthz`: liveness — the process answers (its event loop is not stuck).
+ * - `GET /readyz`: readiness — started, not stopping, and every dependency check passes (Redis,
+ *   the Kubernetes API, Slack); 503 with the failing checks otherwise. JSON either way.
+ * - `GET /metrics`: Prometheus text format.
+ *
+ * It listens from the start of the process, so liveness holds during the start-up checks; until
+ * the runtime is attached, `/readyz` answers 503 "starting".
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "../log.js";
+import { gauge, ProcessMetrics, renderMetrics, type Family } from "./metrics.js";
+
+/** One dependency the bot needs to do its work; `run` rejects when it is not usable. */
+export interface ReadinessCheck {
+  readonly name: string;
+  run(): Promise<void>;
+}
+
+/** What the runtime lends the endpoint once it is up. */
+export interface OpsTarget {
+  readonly checks: readonly ReadinessCheck[];
+  /** More metric families (job counts…); collected on each scrape, bounded like the checks. */
+  readonly metrics?: () => Promise<readonly Family[]>;
+}
+
+export interface CheckResult {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly ms: number;
+  readonly error?: string;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly state: "starting" | "running" | "stopping";
+  readonly checks: readonly CheckResult[];
+}
+
+export interface OpsServerOptions {
+  readonly port: number;
+  readonly host?: string;
+  readonly log: Logger;
+  /** Bound on each check and on each metrics source (default 3 s: under the probe's timeout). */
+  readonly checkTimeoutMs?: number;
+  /** Results younger than this are reused, so probes and scrapes do not multiply requests (default 5 s). */
+  readonly cacheMs?: number;
+  readonly now?: () => number;
+}
+
+export interface OpsServer {
+  /** The bound port (the real one when 0 was asked). */
+  readonly port: number;
+  /** Attach the running runtime: `/readyz` starts checking its dependencies. */
+  attach(target: OpsTarget): void;
+  /** Stop taking work: `/readyz` answers 503 from now on. */
+  drain(): void;
+  readiness(): Promise<Readiness>;
+  close(): Promise<void>;
+}
+
+function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${String(ms)} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function message(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split("\n")[0]?.slice(0, 300) ?? "error";
+}
+
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  const timeoutMs = options.checkTimeoutMs ?? 3_000;
+  const cacheMs = options.cacheMs ?? 5_000;
+  const now = options.now ?? (() => Date.now());
+  const processMetrics = new ProcessMetrics();
+  let target: OpsTarget | undefined;
+  let draining = false;
+  let cached: { at: number; results: Promise<CheckResult[]> } | undefined;
+
+  const runChecks = (t: OpsTarget): Promise<CheckResult[]> =>
+    Promise.all(
+      t.checks.map(async (c): Promise<CheckResult> => {
+        const started = now();
+        try {
+          await bounded(c.run(), timeoutMs, c.name);
+          return { name: c.name, ok: true, ms: now() - started };
+        } catch (err) {
+          return { name: c.name, ok: false, ms: now() - started, error: message(err) };
+        }
+      }),
+    );
+
+  const checkResults = (t: OpsTarget): Promise<CheckResult[]> => {
+    if (cached === undefined || now() - cached.at >= cacheMs) cached = { at: now(), results: runChecks(t) };
+    return cached.results;
+  };
+
+  const readiness = async (): Promise<Readiness> => {
+    if (draining) return { ready: false, state: "stopping", checks: [] };
+    if (target === undefined) return { ready: false, state: "starting", checks: [] };
+    const checks = await checkResults(target);
+    return { ready: checks.every((c) => c.ok), state: "running", checks };
+  };
+
+  const metrics = async (): Promise<string> => {
+    const r = await readiness();
+    const families: Family[] = [
+      ...processMetrics.collect(),
+      gauge("unstuck_ready", "1 when /readyz answers 200.", [{ value: r.ready ? 1 : 0 }]),
+      gauge("unstuck_dependency_up", "1 when the dependency's readiness check passed.", [
+        ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ok ? 1 : 0 })),
+      ]),
+      gauge("unstuck_dependency_check_seconds", "Duration of the dependency's last readiness check.", [
+        ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ms / 1000 })),
+      ]),
+    ];
+    let scrapeErrors = 0;
+    if (target?.metrics !== undefined && !draining) {
+      try {
+        families.push(...(await bounded(target.metrics(), timeoutMs, "metrics")));
+      } catch (err) {
+        scrapeErrors = 1;
+        options.log.warn({ err: { message: message(err) } }, "metrics source failed");
+      }
+    }
+    families.push(
+      gauge("unstuck_metrics_source_errors", "1 when a metrics source failed in this scrape.", [
+        { value: scrapeErrors },
+      ]),
+    );
+    return renderMetrics(families);
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD" }).end();
+      return;
+    }
+    if (path === "/healthz") {
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("ok");
+      return;
+    }
+    if (path === "/readyz") {
+      const r = await readiness();
+      res
+        .writeHead(r.ready ? 200 : 503, { "content-type": "application/json; charset=utf-8" })
+        .end(JSON.stringify(r));
+      return;
+    }
+    if (path === "/metrics") {
+      const body = await metrics();
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(body);
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found");
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      options.log.error({ err: { message: message(err) } }, "operations endpoint failed");
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  // Probes and scrapers keep connections alive; closing must not wait for them.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  server.on("error", (err) =>
+    options.log.error({ err: { message: err.message } }, "operations endpoint error"),
+  );
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    port,
+    attach(t) {
+      target = t;
+      cached = undefined;
+    },
+    drain() {
+      draining = true;
+    },
+    readiness,
+    async close() {
+      processMetrics.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
