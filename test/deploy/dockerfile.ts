@@ -1,0 +1,152 @@
+/**
+ * The Dockerfile, carried out without Docker (no daemon or base image is needed): each stage is a
+ * directory standing for its WORKDIR (/app), `COPY` copies from the checkout or from an earlier
+ * stage, and the few `RUN` commands the Dockerfile uses are performed with the same npm commands.
+ * A `RUN` it does not know fails the test, so the Dockerfile cannot grow a step the test skips.
+ */
+import { execFile } from "node:child_process";
+import { cp, mkdir, readFile, symlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+
+export interface Instruction {
+  readonly op: string;
+  readonly args: string;
+}
+
+export interface Stage {
+  readonly name: string;
+  readonly from: string;
+  readonly instructions: readonly Instruction[];
+}
+
+/** Stages in order; continuation lines joined, comments and the parser directive dropped. */
+export function parseDockerfile(text: string): Stage[] {
+  const lines = text
+    .replace(/\\\n/g, " ")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
+  const args = new Map<string, string>();
+  const stages: { name: string; from: string; instructions: Instruction[] }[] = [];
+  for (const line of lines) {
+    const m = /^([A-Z]+)\s+(.*)$/.exec(line);
+    if (!m) throw new Error(`cannot parse Dockerfile line: ${line}`);
+    const op = m[1] ?? "";
+    const rest = (m[2] ?? "").trim();
+    if (op === "ARG" && stages.length === 0) {
+      const [k, v] = rest.split("=", 2);
+      if (k !== undefined && v !== undefined) args.set(k, v);
+      continue;
+    }
+    if (op === "FROM") {
+      const f = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest);
+      const image = (f?.[1] ?? "").replace(/\$\{(\w+)\}/g, (_, k: string) => args.get(k) ?? "");
+      stages.push({ name: f?.[2] ?? String(stages.length), from: image, instructions: [] });
+      continue;
+    }
+    const stage = stages.at(-1);
+    if (!stage) throw new Error(`${op} before FROM`);
+    stage.instructions.push({ op, args: rest });
+  }
+  return stages;
+}
+
+function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(" ")} failed in ${cwd}: ${stderr || stdout}`));
+      else resolve();
+    });
+  });
+}
+
+export interface BuiltImage {
+  /** The final stage's /app. */
+  readonly dir: string;
+  readonly user: string;
+  readonly env: Readonly<Record<string, string>>;
+  /** CMD, exec form. */
+  readonly cmd: readonly string[];
+  readonly stages: readonly Stage[];
+}
+
+/**
+ * Carry out `dockerfile` with `context` as the build context, into `out/<stage>`. `RUN npm ci` (all
+ * dependencies) links the checkout's node_modules, installed from the same lockfile; `npm ci
+ * --omit=dev` is run for real (from the npm cache when it can).
+ */
+export async function buildWithoutDocker(
+  context: string,
+  dockerfile: string,
+  out: string,
+): Promise<BuiltImage> {
+  const stages = parseDockerfile(await readFile(dockerfile, "utf8"));
+  const dirs = new Map<string, string>();
+  let user = "root";
+  let cmd: string[] = [];
+  const env: Record<string, string> = {};
+  for (const stage of stages) {
+    const dir = join(out, stage.name);
+    await mkdir(dir, { recursive: true });
+    dirs.set(stage.name, dir);
+    user = "root";
+    for (const { op, args } of stage.instructions) {
+      switch (op) {
+        case "WORKDIR":
+          if (args !== "/app")
+            throw new Error(`WORKDIR ${args}: the test stands each stage's /app for a directory`);
+          break;
+        case "COPY": {
+          const words = args.split(/\s+/);
+          const from = words[0]?.startsWith("--from=") ? words.shift()?.slice("--from=".length) : undefined;
+          const dest = words.pop() ?? "";
+          for (const src of words) {
+            const source =
+              from !== undefined
+                ? join(dirs.get(from) ?? "", src.replace(/^\/app\/?/, ""))
+                : join(context, src);
+            const target = dest.endsWith("/")
+              ? join(dir, dest, src.split("/").at(-1) ?? "")
+              : join(dir, dest);
+            await mkdir(dirname(target), { recursive: true });
+            await cp(source, target, { recursive: true, verbatimSymlinks: true });
+          }
+          break;
+        }
+        case "RUN": {
+          if (/^npm ci\b/.test(args) && /--omit=dev\b/.test(args)) {
+            await run("npm", [...args.split(/\s+/).slice(1), "--prefer-offline"], dir, process.env);
+          } else if (/^npm ci\b/.test(args)) {
+            await symlink(join(context, "node_modules"), join(dir, "node_modules"), "dir");
+          } else if (args === "npm run build") {
+            await run("npm", ["run", "--silent", "build"], dir, process.env);
+          } else if (/^rm -rf( \/usr\/local\/\S+)+$/.test(args)) {
+            // Removes npm and corepack from the base image; nothing under /app.
+          } else {
+            throw new Error(`RUN ${args}: unknown to test/deploy/dockerfile.ts; teach it this step`);
+          }
+          break;
+        }
+        case "ENV": {
+          const [k, v] = args.split("=", 2);
+          if (k !== undefined && v !== undefined) env[k] = v;
+          break;
+        }
+        case "USER":
+          user = args;
+          break;
+        case "CMD":
+          cmd = JSON.parse(args) as string[];
+          break;
+        case "EXPOSE":
+        case "ARG":
+          break;
+        default:
+          throw new Error(`${op} ${args}: unknown to test/deploy/dockerfile.ts`);
+      }
+    }
+  }
+  const last = stages.at(-1);
+  if (!last) throw new Error("no stage");
+  return { dir: dirs.get(last.name) ?? "", user, env, cmd, stages };
+}
