@@ -29,6 +29,8 @@ RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error
 FROM ${NODE_IMAGE}
 RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
 ENV NODE_ENV=production
+# /healthz, /readyz and /metrics (src/ops); the chart's probes and ServiceMonitor use this port.
+ENV UNSTUCK_OPS_PORT=9090
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src

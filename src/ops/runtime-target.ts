@@ -4,7 +4,7 @@
  * counts by queue and state with the age of the oldest waiting and active job.
  */
 import { WebClient } from "@slack/web-api";
-import type { Queue } from "bullmq";
+import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { kubeVersion, loadKubeConfig } from "../kube/client-node-adapter.js";
@@ -14,7 +14,8 @@ import type { OpsTarget, ReadinessCheck } from "./server.js";
 
 export interface RuntimeParts {
   readonly redis: Pick<Redis, "ping">;
-  readonly queues: { readonly actions: Queue; readonly waits: Queue };
+  /** The runtime's queues; every BullMQ `Queue` among its values is counted. */
+  readonly queues: object;
 }
 
 export interface RuntimeTargetOptions {
@@ -89,7 +90,7 @@ export function runtimeTarget(
     });
   }
 
-  const queues = [runtime.queues.actions, runtime.queues.waits];
+  const queues = Object.values(runtime.queues).filter((q): q is Queue => q instanceof Queue);
   return {
     checks,
     async metrics(): Promise<Family[]> {
