@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { stringify as toYaml } from "yaml";
 
 import { loadScenario, type Scenario } from "../scenario.js";
-import { ResourceRegistry } from "./registry.js";
+import { INSTALL_RESOURCES, ResourceRegistry } from "./registry.js";
 import { SimStore } from "./store.js";
 import { LogStore } from "./logs.js";
 import { NamespaceController } from "./namespace-controller.js";
@@ -54,6 +54,8 @@ export interface KubeSimOptions {
   controllerIntervalMs?: number;
   /** The cluster's clock (timestamps, scenario `now-…` values, log `sinceSeconds`). */
   now?: () => Date;
+  /** Also serve the kinds an installation creates (RBAC, PodDisruptionBudget, admission policies). */
+  installKinds?: boolean;
 }
 
 const BASE_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -77,7 +79,7 @@ function userFromToken(token: string | undefined): string | undefined {
  */
 export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
   const now = options.now ?? (() => new Date());
-  const registry = new ResourceRegistry();
+  const registry = new ResourceRegistry(options.installKinds === true ? INSTALL_RESOURCES : []);
   const store = new SimStore(registry, now);
   const logs = new LogStore(now);
   let faults: KubeFaults = { ...(options.faults ?? {}) };

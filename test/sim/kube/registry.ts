@@ -118,6 +118,31 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   def("networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", { short: ["netpol"] }),
 ];
 
+/**
+ * Built-in kinds an installation creates but the bot never reads (RBAC, disruption budgets,
+ * admission policies): served only when a test asks (`startKubeSim({ installKinds: true })`), so
+ * the discovery and diagnosis of every other test stay as they are.
+ */
+export const INSTALL_RESOURCES: readonly ResourceDef[] = [
+  def("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", { short: ["pdb"], sub: ["status"] }),
+  def("rbac.authorization.k8s.io/v1", "clusterroles", "ClusterRole", { namespaced: false }),
+  def("rbac.authorization.k8s.io/v1", "clusterrolebindings", "ClusterRoleBinding", { namespaced: false }),
+  def("rbac.authorization.k8s.io/v1", "roles", "Role"),
+  def("rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding"),
+  def("admissionregistration.k8s.io/v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", {
+    namespaced: false,
+    sub: ["status"],
+  }),
+  def(
+    "admissionregistration.k8s.io/v1",
+    "validatingadmissionpolicybindings",
+    "ValidatingAdmissionPolicyBinding",
+    {
+      namespaced: false,
+    },
+  ),
+];
+
 /** `apps/v1`, or `v1` for the core group. */
 export function apiVersionOf(d: Pick<ResourceDef, "group" | "version">): string {
   return d.group === "" ? d.version : `${d.group}/${d.version}`;
@@ -137,7 +162,12 @@ export function typeKey(d: Pick<ResourceDef, "group" | "resource">): string {
 
 /** Registry of served types; CRDs are added and removed at run time. */
 export class ResourceRegistry {
-  private readonly builtins: ResourceDef[] = [...BUILTIN_RESOURCES];
+  private readonly builtins: ResourceDef[];
+
+  /** `extra`: more built-in kinds to serve (e.g. {@link INSTALL_RESOURCES}). */
+  public constructor(extra: readonly ResourceDef[] = []) {
+    this.builtins = [...BUILTIN_RESOURCES, ...extra];
+  }
   /** CRD name → the defs it serves (one per served version). */
   private readonly crds = new Map<string, ResourceDef[]>();
 
