@@ -110,6 +110,8 @@ describe("the Helm chart", () => {
       "Service",
       "ServiceAccount",
       "StatefulSet",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
     ]);
     const services = (rendered.get("default") ?? [])
       .filter((o) => o.kind === "Service")
@@ -135,6 +137,7 @@ describe("the Helm chart", () => {
     const names = Object.keys(env);
     expect(names.indexOf("REDIS_PASSWORD")).toBeLessThan(names.indexOf("REDIS_URL"));
     expect(env.UNSTUCK_OPS_PORT.value).toBe("9090");
+    expect(env.NODE_OPTIONS.value).toBe("--max-old-space-size=320 --max-semi-space-size=8");
   });
 
   it.each(VALUE_SETS)(
@@ -242,6 +245,8 @@ describe("the Helm chart", () => {
       "ServiceAccount",
       "ServiceMonitor",
       "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
       "ValidatingAdmissionPolicyBinding",
     ]);
     const env = envOf("http-external-redis");
