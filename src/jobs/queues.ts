@@ -13,6 +13,8 @@ export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export const JobName = {
   RemoveFinalizer: "remove-finalizer",
   NamespaceGone: "ns-gone",
+  /** CloudFront Deployed, Route 53 INSYNC, DNS NXDOMAIN or HTTP 2xx (`edge-waits.ts`). */
+  EdgeWait: "edge-wait",
   /** Periodic approvals housekeeping: expiry and repair of lost enqueues. */
   Sweep: "approvals-sweep",
 } as const;

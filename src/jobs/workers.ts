@@ -11,6 +11,7 @@ import {
   type RemoveFinalizerDeps,
 } from "../actions/remove-finalizer.js";
 import { isPermanent, toUserError } from "../errors.js";
+import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
 import { JobName, QueueName, type ExecutionJobData } from "./queues.js";
 import {
   checkNamespaceGone,
@@ -126,17 +127,38 @@ export async function closeWorker(worker: Worker, force = false): Promise<void> 
   await worker.close(force);
 }
 
+/** What the waits worker runs with: the namespace wait's deps, and the edge waits' when wired. */
+export type WaitsWorkerDeps = WaitDeps & {
+  /** CloudFront, Route 53, DNS and HTTP waits; without it an edge wait job fails, unrecoverably. */
+  readonly edge?: EdgeWaitDeps;
+};
+
+export type WaitJobData = NamespaceGoneData | EdgeWaitData;
+export type WaitJobResult = NamespaceGoneResult | EdgeWaitResult;
+
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
 export function createWaitsWorker(
   setup: WorkerSetup,
-  deps: WaitDeps,
-): Worker<NamespaceGoneData, NamespaceGoneResult> {
-  return new Worker<NamespaceGoneData, NamespaceGoneResult>(
+  deps: WaitsWorkerDeps,
+): Worker<WaitJobData, WaitJobResult> {
+  return new Worker<WaitJobData, WaitJobResult>(
     QueueName.Waits,
-    async (job: Job<NamespaceGoneData, NamespaceGoneResult>, token?: string) => {
-      if (job.name !== JobName.NamespaceGone) throw new UnrecoverableError(`unknown wait job "${job.name}"`);
+    async (job: Job<WaitJobData, WaitJobResult>, token?: string) => {
       try {
-        return await checkNamespaceGone(job, token, deps);
+        switch (job.name) {
+          case JobName.NamespaceGone:
+            return await checkNamespaceGone(job as Job<NamespaceGoneData, NamespaceGoneResult>, token, deps);
+          case JobName.EdgeWait: {
+            if (deps.edge === undefined) {
+              throw new UnrecoverableError(
+                `wait job "${job.name}" needs the edge wait dependencies (AWS, DNS/HTTP probe), which this worker was not given`,
+              );
+            }
+            return await checkEdgeWait(job as Job<EdgeWaitData, EdgeWaitResult>, token, deps.edge);
+          }
+          default:
+            throw new UnrecoverableError(`unknown wait job "${job.name}"`);
+        }
       } catch (err) {
         return unrecoverable(err);
       }

@@ -1,0 +1,387 @@
+/**
+ * Waits on the edge after a repair: a CloudFront distribution `Deployed`, a Route 53 change
+ * `INSYNC`, an old load balancer name gone from DNS (NXDOMAIN), a URL answering 2xx. Each is one
+ * job on the `waits` queue that checks once and, when not done, moves itself back to the delayed
+ * set (`job.moveToDelayed` + `DelayedError`), so no worker slot is held between checks. The pause
+ * grows from a first interval to a ceiling (CloudFront 20 s → 60 s): the early checks catch a quick
+ * finish, the later ones cost little over a 45-minute deadline.
+ *
+ * Each wait owns one status message in the incident thread: posted on the first check, edited on
+ * every later one, and edited to the result at the end. A wait that took more than one check also
+ * posts the result as a reply of its own, since an edit notifies nobody.
+ */
+import { DelayedError, type Job, type Queue } from "bullmq";
+import type { AwsPort } from "../aws/port.js";
+import type { EdgeProbe, ResolveResult } from "../edge/probe.js";
+import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { JobName, jobId } from "./queues.js";
+import type { ThreadReporter } from "./waits.js";
+
+/** What an edge wait waits for. */
+export type EdgeWaitTarget =
+  | { readonly kind: "cloudfront-deployed"; readonly distributionId: string }
+  | { readonly kind: "route53-insync"; readonly changeId: string; readonly zoneName?: string }
+  /** An old load balancer name that must stop resolving. */
+  | { readonly kind: "dns-nxdomain"; readonly name: string }
+  /** A URL that must answer 2xx, e.g. `https://test.example.com/readyz`. */
+  | { readonly kind: "http-ok"; readonly url: string };
+
+export type EdgeWaitKind = EdgeWaitTarget["kind"];
+
+/** First pause, largest pause and total time of each kind, unless the request says otherwise. */
+export const EDGE_WAIT_DEFAULTS: Readonly<
+  Record<
+    EdgeWaitKind,
+    { readonly intervalMs: number; readonly maxIntervalMs: number; readonly timeoutMs: number }
+  >
+> = {
+  // A CloudFront deployment takes minutes (AWS: typically under 15).
+  "cloudfront-deployed": { intervalMs: 20_000, maxIntervalMs: 60_000, timeoutMs: 45 * 60_000 },
+  // Route 53 propagates to its name servers within about 60 s.
+  "route53-insync": { intervalMs: 5_000, maxIntervalMs: 30_000, timeoutMs: 10 * 60_000 },
+  // Resolvers may keep a positive answer for its TTL (60 s for ELB names) after the deletion.
+  "dns-nxdomain": { intervalMs: 10_000, maxIntervalMs: 60_000, timeoutMs: 15 * 60_000 },
+  "http-ok": { intervalMs: 10_000, maxIntervalMs: 60_000, timeoutMs: 15 * 60_000 },
+};
+
+/** Each pause is this much longer than the one before, up to the ceiling. */
+export const EDGE_BACKOFF_FACTOR = 1.5;
+
+export interface EdgeWaitRequest {
+  readonly target: EdgeWaitTarget;
+  readonly cluster: string;
+  readonly channel: string;
+  readonly threadTs: string;
+  /** How long to wait in total (default per kind, see {@link EDGE_WAIT_DEFAULTS}). */
+  readonly timeoutMs?: number;
+  /** First pause between checks (default per kind). */
+  readonly intervalMs?: number;
+  /** Largest pause between checks (default per kind; never below `intervalMs`). */
+  readonly maxIntervalMs?: number;
+}
+
+export interface EdgeWaitData {
+  readonly target: EdgeWaitTarget;
+  readonly cluster: string;
+  readonly channel: string;
+  readonly threadTs: string;
+  /** Epoch ms the wait was requested: "InProgress for 3m12s" counts from here. */
+  readonly startedAt: number;
+  /** Epoch ms after which the wait gives up and says what to check. */
+  readonly deadline: number;
+  /** The next pause. */
+  readonly intervalMs: number;
+  readonly maxIntervalMs: number;
+  /** The status message, once posted. */
+  readonly statusTs?: string;
+  readonly checks: number;
+}
+
+export interface EdgeWaitResult {
+  readonly outcome: "done" | "timed-out";
+  readonly checks: number;
+  readonly text: string;
+}
+
+export interface EdgeWaitDeps {
+  readonly aws: Pick<AwsPort, "distributionStatus" | "changeStatus">;
+  readonly reporter: ThreadReporter;
+  readonly probe: EdgeProbe;
+  readonly now: () => Date;
+  readonly log?: Logger;
+}
+
+function targetKey(target: EdgeWaitTarget): string {
+  switch (target.kind) {
+    case "cloudfront-deployed":
+      return target.distributionId;
+    case "route53-insync":
+      return target.changeId.replace(/^\/?change\//, "");
+    case "dns-nxdomain":
+      return target.name.toLowerCase().replace(/\.$/, "");
+    case "http-ok":
+      return target.url;
+  }
+}
+
+/**
+ * One wait per target and Slack thread: a repeated request (a retried click, the same fix
+ * reported twice) joins the running wait; the same target waited on from another thread gets its
+ * own status message there.
+ */
+export function edgeWaitJobId(target: EdgeWaitTarget, channel: string, threadTs: string): string {
+  return jobId(JobName.EdgeWait, target.kind, targetKey(target), channel, threadTs);
+}
+
+/** Start an edge wait; the first check runs at once. Returns the job id (the same for a duplicate). */
+export async function enqueueEdgeWait(waits: Queue, req: EdgeWaitRequest, now: Date): Promise<string> {
+  const defaults = EDGE_WAIT_DEFAULTS[req.target.kind];
+  const intervalMs = Math.max(1, req.intervalMs ?? defaults.intervalMs);
+  const id = edgeWaitJobId(req.target, req.channel, req.threadTs);
+  const data: EdgeWaitData = {
+    target: req.target,
+    cluster: req.cluster,
+    channel: req.channel,
+    threadTs: req.threadTs,
+    startedAt: now.getTime(),
+    deadline: now.getTime() + (req.timeoutMs ?? defaults.timeoutMs),
+    intervalMs,
+    maxIntervalMs: Math.max(intervalMs, req.maxIntervalMs ?? defaults.maxIntervalMs),
+    checks: 0,
+  };
+  await waits.add(JobName.EdgeWait, data, {
+    jobId: id,
+    // A finished wait is removed, so the same target can be waited on again after a later change.
+    removeOnComplete: true,
+    removeOnFail: { age: 86_400 },
+    attempts: 3,
+    backoff: { type: "exponential", delay: 5000 },
+  });
+  return id;
+}
+
+/** `40s`, `3m12s`, `1h05m00s`; under a second (tests) in ms. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const total = Math.round(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (h > 0) return `${h}h${pad(m)}m${pad(s)}s`;
+  if (m > 0) return `${m}m${pad(s)}s`;
+  return `${s}s`;
+}
+
+function clock(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
+}
+
+function bounded(message: string, max = 300): string {
+  return message.length > max ? `${message.slice(0, max - 1)}…` : message;
+}
+
+/** `k8s-myapp-worker-01f28dfae5` from `dualstack.k8s-myapp-worker-01f28dfae5-1559597038.<region>.elb.amazonaws.com`. */
+function loadBalancerName(dnsName: string): string | undefined {
+  const m = /^(?:dualstack\.)?([a-z0-9-]+)-\d+\.[a-z0-9-]+\.elb\.amazonaws\.com\.?$/i.exec(dnsName);
+  return m?.[1];
+}
+
+/** A probe that got no answer at all: retried like a failed AWS read, never taken as a result. */
+class ProbeError extends Error {
+  public override readonly name = "ProbeError";
+}
+
+/** One observation of the target: done, or the state to report while waiting. */
+type Observation =
+  | { readonly done: true; readonly text: (after: string) => string }
+  | {
+      readonly done: false;
+      /** e.g. `CloudFront E2… is InProgress`; followed by ` for 3m12s (check 4, next in 40s)`. */
+      readonly waiting: string;
+      /** The deadline message, given the deadline text `(08:12:00Z, after 45m00s)`. */
+      readonly timedOut: (when: string) => string;
+    };
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function addressesText(addresses: readonly string[]): string {
+  const shown = addresses.slice(0, 3).join(", ");
+  return addresses.length > 3 ? `${shown}, +${addresses.length - 3} more` : shown;
+}
+
+/** Looks once. Throws only when the look itself failed (an AWS read, a DNS lookup with no answer). */
+async function observe(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Observation> {
+  switch (target.kind) {
+    case "cloudfront-deployed": {
+      const id = target.distributionId;
+      const { status } = await deps.aws.distributionStatus(id);
+      if (status === "Deployed") {
+        return { done: true, text: (after) => `✅ CloudFront ${id} is Deployed after ${after}.` };
+      }
+      return {
+        done: false,
+        waiting: `CloudFront ${id} is ${status}`,
+        timedOut: (when) =>
+          `⌛ CloudFront ${id} is still ${status} at the deadline ${when}; check it in the CloudFront console / \`aws cloudfront get-distribution --id ${id} --query Distribution.Status\` (a deployment normally finishes within 15 minutes; one stuck longer is an AWS support case).`,
+      };
+    }
+    case "route53-insync": {
+      const id = target.changeId.replace(/^\/?change\//, "");
+      const zone = target.zoneName !== undefined ? ` (zone ${target.zoneName})` : "";
+      const status = await deps.aws.changeStatus(id);
+      if (status === "INSYNC") {
+        return {
+          done: true,
+          text: (after) =>
+            `✅ Route 53 change ${id}${zone} is INSYNC after ${after}: every Route 53 name server answers with it.`,
+        };
+      }
+      return {
+        done: false,
+        waiting: `Route 53 change ${id}${zone} is ${status}`,
+        timedOut: (when) =>
+          `⌛ Route 53 change ${id}${zone} is still ${status} at the deadline ${when}; check \`aws route53 get-change --id ${id}\` and the Route 53 Health Dashboard (changes normally sync within 60 s).`,
+      };
+    }
+    case "dns-nxdomain": {
+      const name = target.name.replace(/\.$/, "");
+      const answer: ResolveResult = await deps.probe.resolve(name);
+      if (answer.kind === "error") throw new ProbeError(`could not resolve ${name}: ${answer.message}`);
+      if (answer.kind === "nxdomain") {
+        return { done: true, text: (after) => `✅ ${name} no longer resolves (NXDOMAIN) after ${after}.` };
+      }
+      const seen =
+        answer.addresses.length === 0
+          ? "still exists (no addresses, NODATA)"
+          : `still resolves (${addressesText(answer.addresses)})`;
+      const lb = loadBalancerName(name);
+      const lbCheck =
+        lb !== undefined
+          ? `, whether the load balancer still exists (\`aws elbv2 describe-load-balancers --names ${lb}\`)`
+          : "";
+      return {
+        done: false,
+        waiting: `${name} ${seen}`,
+        timedOut: (when) =>
+          `⌛ ${name} ${seen} at the deadline ${when}; check \`dig ${name}\` against your resolvers${lbCheck} and any record still pointing at it (a cached answer lasts its TTL).`,
+      };
+    }
+    case "http-ok": {
+      const url = target.url;
+      const host = hostOf(url);
+      const answer = await deps.probe.http(url);
+      if ("status" in answer && answer.status >= 200 && answer.status < 300) {
+        return {
+          done: true,
+          text: (after) => `✅ ${host} answers ${answer.status} (GET ${url}) after ${after}.`,
+        };
+      }
+      const seen =
+        "status" in answer
+          ? `answers ${answer.status} (GET ${url})`
+          : `gives no answer (GET ${url}: ${bounded(answer.error, 200)})`;
+      const hint =
+        "status" in answer && answer.status === 502
+          ? " A CloudFront 502 usually means its origin names a load balancer that no longer exists, or a deployment still in progress."
+          : "";
+      return {
+        done: false,
+        waiting: `${host} ${seen}`,
+        timedOut: (when) =>
+          `⌛ ${host} still ${seen} at the deadline ${when}; check \`curl -sS -o /dev/null -w '%{http_code}' ${url}\` and each hop of the path (Route 53 record → CloudFront origin and its status → load balancer → target health).${hint}`,
+      };
+    }
+  }
+}
+
+function subject(target: EdgeWaitTarget): string {
+  switch (target.kind) {
+    case "cloudfront-deployed":
+      return `CloudFront ${target.distributionId}`;
+    case "route53-insync":
+      return `Route 53 change ${target.changeId.replace(/^\/?change\//, "")}`;
+    case "dns-nxdomain":
+      return target.name.replace(/\.$/, "");
+    case "http-ok":
+      return hostOf(target.url);
+  }
+}
+
+/**
+ * AWS says the distribution or change does not exist: waiting longer cannot help. (The adapter
+ * reports these 404s as upstream errors, which would otherwise be retried until the deadline.)
+ */
+function targetMissing(err: unknown): err is UnstuckError {
+  if (!isUnstuckError(err)) return false;
+  const name = err.details["awsError"];
+  return name === "NoSuchDistribution" || name === "NoSuchChange";
+}
+
+/**
+ * One check of an edge wait. Completes with the result, or re-schedules itself and throws
+ * `DelayedError` (which tells the BullMQ worker the job was moved, not failed). A permanent error
+ * (a distribution that does not exist, a missing permission) is reported in the status message
+ * and thrown; the worker turns it into `UnrecoverableError`.
+ */
+export async function checkEdgeWait(
+  job: Job<EdgeWaitData, EdgeWaitResult>,
+  token: string | undefined,
+  deps: EdgeWaitDeps,
+): Promise<EdgeWaitResult> {
+  const data = job.data;
+  const now = deps.now().getTime();
+  const checks = data.checks + 1;
+  const elapsed = duration(now - data.startedAt);
+  const atDeadline = now >= data.deadline;
+  const when = `(${clock(data.deadline)}, after ${elapsed})`;
+  const next = data.intervalMs;
+
+  let text: string;
+  let result: EdgeWaitResult | undefined;
+  try {
+    const seen = await observe(data.target, deps);
+    if (seen.done) {
+      text = seen.text(elapsed);
+      result = { outcome: "done", checks, text };
+    } else if (atDeadline) {
+      text = seen.timedOut(when);
+      result = { outcome: "timed-out", checks, text };
+    } else {
+      text = `⏳ ${seen.waiting} for ${elapsed} (check ${checks}, next in ${duration(next)})`;
+    }
+  } catch (err) {
+    const message = bounded(err instanceof ProbeError ? err.message : toUserError(err).message, 500);
+    const missing = targetMissing(err);
+    if (isPermanent(err) || missing) {
+      await report(deps.reporter, data, `❌ ${subject(data.target)} cannot be checked: ${message}`);
+      throw missing ? new UnstuckError(ErrorCode.NotFound, message, err.details, { cause: err }) : err;
+    }
+    // A flaky read is not an answer: say so and keep waiting until the deadline.
+    if (atDeadline) {
+      text = `⌛ ${subject(data.target)}: could not confirm by the deadline ${when}; last check failed: ${message}`;
+      result = { outcome: "timed-out", checks, text };
+    } else {
+      text = `⏳ ${subject(data.target)}: check ${checks} failed (${message}); retrying in ${duration(next)}.`;
+    }
+  }
+
+  const statusTs = await report(deps.reporter, data, text);
+  if (result) {
+    // The status message was edited to the result; an edit notifies nobody, so a wait that took
+    // more than one check says it once more as a reply. Its failure does not undo the result.
+    if (data.statusTs !== undefined) {
+      try {
+        await deps.reporter.post(data.channel, data.threadTs, result.text);
+      } catch (err) {
+        deps.log?.warn(
+          { err: { message: toUserError(err).message }, jobId: job.id },
+          "could not post an edge wait's result in the thread",
+        );
+      }
+    }
+    deps.log?.info({ jobId: job.id, outcome: result.outcome, checks }, "edge wait finished");
+    return result;
+  }
+  await job.updateData({
+    ...data,
+    checks,
+    statusTs,
+    intervalMs: Math.min(data.maxIntervalMs, Math.round(next * EDGE_BACKOFF_FACTOR)),
+  });
+  await job.moveToDelayed(now + next, token);
+  throw new DelayedError();
+}
+
+async function report(reporter: ThreadReporter, data: EdgeWaitData, text: string): Promise<string> {
+  if (data.statusTs === undefined) return (await reporter.post(data.channel, data.threadTs, text)).ts;
+  await reporter.update(data.channel, data.statusTs, text);
+  return data.statusTs;
+}
