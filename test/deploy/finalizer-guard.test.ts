@@ -38,7 +38,7 @@ function toCel(v: unknown): unknown {
 
 function evaluate(expression: string, bindings: Record<string, unknown>): unknown {
   const result = run(expression, bindings as Parameters<typeof run>[1]);
-  if (isCelError(result)) throw new Error(`CEL error in ${expression}: ${String(result.message)}`);
+  if (isCelError(result)) throw new Error(`CEL error in ${expression}: ${result.message}`);
   return result;
 }
 
@@ -100,7 +100,7 @@ describe("the finalizer-only guard", () => {
   beforeAll(async () => {
     const docs = parseAllDocuments(
       await helmTemplate(["r", CHART, "-n", NAMESPACE, "-f", `${CHART}/ci/default-values.yaml`]),
-    ).map((d) => d.toJS() as Loose);
+    ).map((d) => d.toJS());
     const vap = docs.find(
       (d) =>
         d?.kind === "ValidatingAdmissionPolicy" && String(d.metadata.name).endsWith("-finalizer-only-writes"),
