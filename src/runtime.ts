@@ -169,22 +169,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const notifyQueue = createNotifyQueue(redis, `${prefix}:bull`);
   const durable = queuedNotifier(notifyQueue, options.notify?.job);
   const notifier: ApprovalNotifier = {
-    async requestUpdated(request: ApprovalRequest) {
-      await durable.requestUpdated(request);
-      if (request.state === "DONE" && request.message) {
-        const thread = request.message;
-        const namespace = request.action.target.namespace;
-        // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
-        // (the wait then reports the result in the thread at its first check).
-        await base.kube
-          .getNamespace(namespace)
-          .then((ns) => (ns === null || ns.deletionTimestamp ? startWait(namespace, thread) : undefined))
-          .catch((err: unknown) => {
-            log.error({ err, requestId: request.id }, "could not start the namespace wait");
-          });
-      }
-    },
+    requestUpdated: (request) => durable.requestUpdated(request),
     threadReply: (request, text) => durable.threadReply(request, text),
+  };
+  /** Started from the executor's outcome: what to watch once an approved change is made. */
+  const afterDone = async (request: ApprovalRequest): Promise<void> => {
+    const thread = request.message;
+    if (thread === undefined) return;
+    const action = request.action;
+    if (action.type === "remove-finalizer") {
+      const namespace = action.target.namespace;
+      // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
+      // (the wait then reports the result in the thread at its first check).
+      const ns = await base.kube.getNamespace(namespace);
+      if (ns === null || ns.deletionTimestamp) await startWait(namespace, thread);
+    }
   };
 
   const workflow = new ApprovalWorkflow({
@@ -209,7 +208,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const workers: Worker[] = [
     createActionsWorker(
       { ...workerSetup, concurrency: 4 },
-      { store, signer, policy, kube: base.kube, audit, now, notifier, log },
+      {
+        store,
+        signer,
+        policy,
+        kube: base.kube,
+        audit,
+        now,
+        notifier,
+        log,
+        afterDone,
+        ...(base.aws ? { aws: base.aws.port } : {}),
+      },
       { sweep: () => workflow.sweep() },
     ),
     createWaitsWorker(

@@ -28,7 +28,10 @@ import type {
   RemoveFinalizerAction,
   RequestState,
 } from "../approvals/types.js";
-import { describeTarget, isTerminal } from "../approvals/types.js";
+import { describeAction, describeTarget, isTerminal } from "../approvals/types.js";
+import type { ApprovalRequest } from "../approvals/types.js";
+import type { AwsPort } from "../aws/port.js";
+import { applyRepoint, type RepointApplied } from "./repoint-path.js";
 
 /** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
 export interface ExecutorHooks {
@@ -54,6 +57,13 @@ export interface RemoveFinalizerDeps {
   readonly notifier?: ApprovalNotifier;
   readonly log?: Logger;
   readonly hooks?: ExecutorHooks;
+  /** AWS, for `repoint-path` requests (absent: those fail with a clear message). */
+  readonly aws?: AwsPort;
+  /**
+   * Follow-up work started from the executor's outcome (not from a message edit): the namespace
+   * wait after a finalizer removal, the Route 53 / CloudFront waits after a repoint. Failures are logged.
+   */
+  readonly afterDone?: (request: ApprovalRequest, applied?: RepointApplied) => Promise<void>;
 }
 
 export interface ExecutionAttempt {
@@ -248,7 +258,7 @@ export async function executeRemoveFinalizer(
   }
   const request = record.request;
   const action = request.action;
-  const target = describeTarget(action.target);
+  const target = describeAction(action);
   await audit.append({
     at: now().toISOString(),
     actor: system,
@@ -265,6 +275,7 @@ export async function executeRemoveFinalizer(
     state: "DONE" | "STALE" | "FAILED" | "TAMPERED",
     message: string,
     after?: ObjectSnapshot,
+    applied?: RepointApplied,
   ): Promise<ExecutionOutcome> => {
     const result: ExecutionResult = {
       outcome: OUTCOME_OF[state],
@@ -294,6 +305,13 @@ export async function executeRemoveFinalizer(
     });
     const latest = await store.get(requestId);
     await notifySafely(deps.notifier, deps.log, latest ?? { ...request, state, result }, message);
+    // A STALE repoint may still have applied its first steps: their waits run too.
+    const wrote = applied !== undefined && applied.route53Changes.length + applied.distributions.length > 0;
+    if (deps.afterDone && (state === "DONE" || wrote)) {
+      await deps.afterDone(latest ?? { ...request, state, result }, applied).catch((err: unknown) => {
+        deps.log?.error({ err, requestId }, "could not start the follow-up of an executed request");
+      });
+    }
     return { kind: "finished", state, result };
   };
 
@@ -326,6 +344,20 @@ export async function executeRemoveFinalizer(
     }
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
+    if (action.type === "repoint-path") {
+      if (deps.aws === undefined) {
+        return await finish(
+          "FAILED",
+          "Failed: AWS is not configured for the bot (no region), so nothing was changed.",
+        );
+      }
+      const outcome = await applyRepoint(
+        { aws: deps.aws, ...(deps.log ? { log: deps.log } : {}) },
+        requestId,
+        action,
+      );
+      return await finish(outcome.state, outcome.message, undefined, outcome.applied);
+    }
     const type = resourceTypeOf(action.target);
     const { namespace, name } = action.target;
     const current = await kube.getObject(type, namespace, name);

@@ -30,7 +30,7 @@ import type {
   Vote,
   VoteDecision,
 } from "./types.js";
-import { isRequestId } from "./types.js";
+import { actionSubject, isRequestId } from "./types.js";
 import { missingSignerError, type ApprovalSigner } from "./integrity.js";
 
 /** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
@@ -201,8 +201,10 @@ export class ApprovalStore {
   }
 
   private openKey(action: ApprovalAction): string {
-    const t = action.target;
-    return `${this.options.prefix}:open:${t.group}/${t.resource}/${t.namespace}/${t.name}`;
+    const subject = actionSubject(action);
+    // A long repoint subject is hashed; a finalizer removal keeps its readable key.
+    const key = subject.length > 200 ? createHash("sha256").update(subject).digest("hex") : subject;
+    return `${this.options.prefix}:open:${key}`;
   }
 
   private get signer(): ApprovalSigner {

@@ -4,6 +4,7 @@
  * CLI and the audit log can all render it.
  */
 import { randomBytes } from "node:crypto";
+import type { RecordChange } from "../aws/port.js";
 
 /** Every state a request can be in. Only the store's Lua scripts move a request between them. */
 export const RequestState = {
@@ -80,8 +81,84 @@ export interface RemoveFinalizerAction {
   readonly patch: readonly JsonPatchOp[];
 }
 
+/**
+ * One Route 53 change batch of a repoint plan: for each stale record, DELETE with its exact current
+ * values and CREATE of the same record naming the new target. Route 53 applies a batch atomically and
+ * fails it whole when a DELETE no longer matches, so a concurrent edit is refused, never overwritten.
+ */
+export interface Route53RepointStep {
+  readonly kind: "route53";
+  readonly zoneId: string;
+  readonly zoneName: string;
+  readonly changes: readonly RecordChange[];
+  /** One line per record: name, type, old → new target (for the request and the audit log). */
+  readonly edits: readonly {
+    readonly name: string;
+    readonly type: string;
+    readonly from: string;
+    readonly to: string;
+  }[];
+}
+
+/**
+ * A CloudFront origin's `DomainName` changed from `from` to `to`, sent with `If-Match: etag` (the ETag
+ * read when the plan was made): a distribution edited since then is refused by CloudFront (412).
+ */
+export interface CloudFrontOriginStep {
+  readonly kind: "cloudfront-origin";
+  readonly distributionId: string;
+  readonly originId: string;
+  readonly from: string;
+  readonly to: string;
+  readonly etag: string;
+  /** Hostnames served through this origin. */
+  readonly hostnames: readonly string[];
+}
+
+export type RepointStep = Route53RepointStep | CloudFrontOriginStep;
+
+/** Repair of the traffic path: every stale link of the traced hostnames, as exact API calls. */
+export interface RepointPathAction {
+  readonly type: "repoint-path";
+  /** The hostnames traced when planning (what the repair is for). */
+  readonly hostnames: readonly string[];
+  readonly steps: readonly RepointStep[];
+}
+
 /** Every change the bot can be approved to make. A union so new actions extend it. */
-export type ApprovalAction = RemoveFinalizerAction;
+export type ApprovalAction = RemoveFinalizerAction | RepointPathAction;
+
+/** The action as a finalizer removal; throws for another kind (callers that only handle that one). */
+export function finalizerRemoval(action: ApprovalAction): RemoveFinalizerAction {
+  if (action.type !== "remove-finalizer")
+    throw new Error(`expected a remove-finalizer action, got ${action.type}`);
+  return action;
+}
+
+/** A short description of what an action changes, for messages and the audit log. */
+export function describeAction(action: ApprovalAction): string {
+  if (action.type === "remove-finalizer") return describeTarget(action.target);
+  return `traffic path of ${action.hostnames.join(", ")}`;
+}
+
+/**
+ * What an action is "about": at most one request per key may be pending. A finalizer removal is
+ * about its object; a repoint about every record and distribution it writes.
+ */
+export function actionSubject(action: ApprovalAction): string {
+  if (action.type === "remove-finalizer") {
+    const t = action.target;
+    return `${t.group}/${t.resource}/${t.namespace}/${t.name}`;
+  }
+  const parts = action.steps
+    .map((s) =>
+      s.kind === "route53"
+        ? `r53/${s.zoneId}/${s.edits.map((e) => `${e.name}/${e.type}`).join(",")}`
+        : `cf/${s.distributionId}/${s.originId}`,
+    )
+    .sort();
+  return `repoint/${parts.join("+")}`;
+}
 
 export type VoteDecision = "approve" | "deny";
 

@@ -15,7 +15,7 @@
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import type { ApprovalSigner } from "./integrity.js";
 import type { SignedRecord, SignedState } from "./store.js";
-import type { ApprovalRequest } from "./types.js";
+import type { ApprovalRequest, RepointPathAction } from "./types.js";
 
 export type Verification =
   | { readonly ok: true; readonly approvers: readonly string[] }
@@ -31,8 +31,25 @@ export interface VerifyInput {
   readonly approvers: ReadonlySet<string>;
 }
 
+/** A repoint plan whose Route 53 batches are DELETE/CREATE pairs of one record and whose origins change. */
+function wellFormedRepoint(action: RepointPathAction): boolean {
+  return action.steps.every((step) => {
+    if (step.kind === "cloudfront-origin") return step.from !== step.to && step.etag !== "";
+    if (step.changes.length === 0 || step.changes.length % 2 !== 0) return false;
+    for (let i = 0; i < step.changes.length; i += 2) {
+      const del = step.changes[i];
+      const create = step.changes[i + 1];
+      if (del?.action !== "DELETE" || create?.action !== "CREATE") return false;
+      if (del.record.name !== create.record.name || del.record.type !== create.record.type) return false;
+      if ((del.record.setIdentifier ?? "") !== (create.record.setIdentifier ?? "")) return false;
+    }
+    return true;
+  });
+}
+
 function samePatch(request: ApprovalRequest): boolean {
   const action = request.action;
+  if (action.type === "repoint-path") return wellFormedRepoint(action);
   if (!action.remove.every((f) => action.precondition.finalizers.includes(f))) return false;
   return (
     JSON.stringify(action.patch) === JSON.stringify(buildFinalizerPatch(action.precondition, action.remove))

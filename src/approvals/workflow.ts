@@ -13,8 +13,16 @@ import type { Logger } from "../log.js";
 import { notifySafely, type ApprovalNotifier } from "./notifier.js";
 import type { ApprovalPolicy } from "./policy.js";
 import { assertRequestId, type ApprovalStore } from "./store.js";
-import type { ApprovalRequest, Identity, MessageRef, RemoveFinalizerAction, VoteDecision } from "./types.js";
-import { describeTarget, newRequestId } from "./types.js";
+import type {
+  ApprovalAction,
+  ApprovalRequest,
+  Identity,
+  MessageRef,
+  RemoveFinalizerAction,
+  RepointPathAction,
+  VoteDecision,
+} from "./types.js";
+import { describeAction, newRequestId } from "./types.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
 /** Puts the execution of an approved request on the actions queue (idempotent per request). */
@@ -43,6 +51,16 @@ export interface FinalizerRemovalInput {
   readonly name: string;
   /** Remove only this finalizer; all of them when absent. */
   readonly finalizer?: string;
+  readonly reason: string;
+  readonly evidence?: readonly string[];
+  readonly cleanupPlan?: readonly string[];
+  readonly requester: Identity;
+  readonly channelId: string;
+}
+
+export interface RepointInput {
+  /** The plan, made from a fresh trace (`edge/repoint.ts`); at least one step. */
+  readonly action: RepointPathAction;
   readonly reason: string;
   readonly evidence?: readonly string[];
   readonly cleanupPlan?: readonly string[];
@@ -164,6 +182,51 @@ export class ApprovalWorkflow {
       )
       .catch(async (err: unknown) => {
         throw await this.duplicate(err, action);
+      });
+    await this.audit(request, userActor(input.requester), "request.created", undefined, "PENDING", reason);
+    return request;
+  }
+
+  /**
+   * Create a request to repair the traffic path: the plan's exact Route 53 batches and CloudFront
+   * updates, each bound to what was read when planning (exact record values, the distribution's ETag).
+   */
+  public async requestRepoint(input: RepointInput): Promise<ApprovalRequest> {
+    const { policy, store, now } = this.deps;
+    policy.assertMayRequest(input.channelId);
+    const reason = input.reason.trim();
+    if (reason.length < MIN_REASON_CHARS) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (what is stale, why this target).`,
+      );
+    }
+    if (input.action.steps.length === 0) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "The plan has no change to make: the path has nothing stale to repoint.",
+      );
+    }
+    await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
+    const created = now();
+    const request = await store
+      .create(
+        {
+          id: (this.deps.newId ?? newRequestId)(),
+          action: input.action,
+          requester: { userId: input.requester.userId, teamId: input.requester.teamId },
+          channelId: input.channelId,
+          reason,
+          evidence: [...(input.evidence ?? [])],
+          cleanupPlan: [...(input.cleanupPlan ?? [])],
+          createdAt: created.toISOString(),
+          expiresAt: new Date(created.getTime() + this.deps.requestTtlSeconds * 1000).toISOString(),
+          approvalsRequired: this.deps.approvalsRequired,
+        },
+        created,
+      )
+      .catch(async (err: unknown) => {
+        throw await this.duplicate(err, input.action);
       });
     await this.audit(request, userActor(input.requester), "request.created", undefined, "PENDING", reason);
     return request;
@@ -376,7 +439,7 @@ export class ApprovalWorkflow {
   }
 
   /** A `Conflict` naming the pending request for the same object, or `err` unchanged. */
-  private async duplicate(err: unknown, action: RemoveFinalizerAction): Promise<unknown> {
+  private async duplicate(err: unknown, action: ApprovalAction): Promise<unknown> {
     const existingId =
       err instanceof UnstuckError && err.code === ErrorCode.Conflict
         ? err.details.existingRequestId
@@ -386,7 +449,7 @@ export class ApprovalWorkflow {
     const by = existing ? ` by <@${existing.requester.userId}>` : "";
     return new UnstuckError(
       ErrorCode.Conflict,
-      `A request to remove finalizers from ${describeTarget(action.target)} is already pending (request ${existingId}${by}); ` +
+      `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : "repoint"} ${describeAction(action)} is already pending (request ${existingId}${by}); ` +
         "vote on that one, or cancel it before asking again.",
       { requestId: existingId, existingRequestId: existingId },
     );
@@ -412,7 +475,7 @@ export class ApprovalWorkflow {
       event,
       requestId: request.id,
       action: request.action.type,
-      target: describeTarget(request.action.target),
+      target: describeAction(request.action),
       ...(before ? { before } : {}),
       ...(after ? { after } : {}),
       ...(result ? { result } : {}),

@@ -1,3 +1,4 @@
+import type { DistributionConfig } from "@aws-sdk/client-cloudfront";
 import type {
   CloudTrailEventSnapshot,
   DistributionSnapshot,
@@ -68,4 +69,39 @@ export interface AwsPort {
   allTargetGroups(): Promise<TargetGroupSnapshot[]>;
   /** Every network interface Elastic Load Balancing manages (`requester-id` = `amazon-elb`). */
   elbInterfaces(): Promise<NetworkInterfaceSnapshot[]>;
+
+  // --- Traffic-path repairs and their waits (only the approved executor writes) ---
+
+  /** A distribution's whole config and its ETag. IAM `cloudfront:GetDistributionConfig`. */
+  distributionConfig(id: string): Promise<{ etag: string; config: DistributionConfig }>;
+  /**
+   * Replace a distribution's config, guarded by `ifMatch` (the ETag read when the change was
+   * planned): a config changed since then is `UnstuckError(Stale)` (CloudFront's 412
+   * PreconditionFailed), nothing written. IAM `cloudfront:UpdateDistribution`.
+   */
+  updateDistribution(
+    id: string,
+    config: DistributionConfig,
+    ifMatch: string,
+  ): Promise<{ etag: string; status: string }>;
+  /** `InProgress` until the change reached every edge location, then `Deployed`. IAM `cloudfront:GetDistribution`. */
+  distributionStatus(id: string): Promise<{ status: string; etag: string }>;
+  /**
+   * One atomic change batch in a zone. A DELETE whose values no longer match exactly fails the whole
+   * batch: `UnstuckError(Stale)` (Route 53's InvalidChangeBatch), nothing written. IAM
+   * `route53:ChangeResourceRecordSets`.
+   */
+  changeRecordSets(
+    zoneId: string,
+    changes: readonly RecordChange[],
+    comment: string,
+  ): Promise<{ changeId: string; status: string }>;
+  /** `PENDING` until every Route 53 name server has the change, then `INSYNC`. IAM `route53:GetChange`. */
+  changeStatus(changeId: string): Promise<string>;
+}
+
+/** One change of a Route 53 change batch, on a record as `recordSets` reads it. */
+export interface RecordChange {
+  readonly action: "CREATE" | "DELETE" | "UPSERT";
+  readonly record: RecordSetSnapshot;
 }

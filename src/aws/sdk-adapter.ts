@@ -3,11 +3,21 @@
  * fewest that answer the question (names and server-side filters rather than listing an account),
  * because ELB's Describe* bucket is 40 requests with a refill of 10/s.
  */
-import { ListDistributionsCommand, type CloudFrontClient } from "@aws-sdk/client-cloudfront";
+import {
+  GetDistributionCommand,
+  GetDistributionConfigCommand,
+  ListDistributionsCommand,
+  UpdateDistributionCommand,
+  type CloudFrontClient,
+  type DistributionConfig,
+} from "@aws-sdk/client-cloudfront";
 import { LookupEventsCommand, type CloudTrailClient } from "@aws-sdk/client-cloudtrail";
 import {
+  ChangeResourceRecordSetsCommand,
+  GetChangeCommand,
   ListHostedZonesCommand,
   ListResourceRecordSetsCommand,
+  type ResourceRecordSet,
   type ListResourceRecordSetsCommandInput,
   type Route53Client,
 } from "@aws-sdk/client-route-53";
@@ -31,7 +41,7 @@ import {
   type ResourceGroupsTaggingAPIClient,
 } from "@aws-sdk/client-resource-groups-tagging-api";
 import { ErrorCode, UnstuckError } from "../errors.js";
-import type { AwsPort } from "./port.js";
+import type { AwsPort, RecordChange } from "./port.js";
 import type {
   CloudTrailEventSnapshot,
   DistributionSnapshot,
@@ -125,6 +135,40 @@ export function mapAwsError(err: unknown, action: string): UnstuckError {
     awsError: name,
     ...(e.$metadata?.httpStatusCode !== undefined ? { status: e.$metadata.httpStatusCode } : {}),
   });
+}
+
+/** A record as the Route 53 API takes it in a change batch. */
+export function toResourceRecordSet(r: RecordSetSnapshot): ResourceRecordSet {
+  return {
+    Name: r.name,
+    Type: r.type as ResourceRecordSet["Type"],
+    ...(r.alias
+      ? {
+          AliasTarget: {
+            HostedZoneId: r.alias.hostedZoneId,
+            DNSName: r.alias.dnsName,
+            EvaluateTargetHealth: r.alias.evaluateTargetHealth,
+          },
+        }
+      : { TTL: r.ttl ?? 300, ResourceRecords: r.values.map((Value) => ({ Value })) }),
+    ...(r.setIdentifier !== undefined ? { SetIdentifier: r.setIdentifier } : {}),
+    ...(r.weight !== undefined ? { Weight: r.weight } : {}),
+    ...(r.failover !== undefined ? { Failover: r.failover as ResourceRecordSet["Failover"] } : {}),
+    ...(r.region !== undefined ? { Region: r.region as ResourceRecordSet["Region"] } : {}),
+  };
+}
+
+/** A conditional write refused because what it was conditioned on changed: STALE, nothing written. */
+function staleWrite(err: unknown, action: string, names: readonly string[], what: string): never {
+  const name = (err as { name?: string } | null)?.name ?? "";
+  if (names.includes(name)) {
+    throw new UnstuckError(
+      ErrorCode.Stale,
+      `${what} (${name}: ${err instanceof Error ? err.message : String(err)}).`,
+      { action, awsError: name },
+    );
+  }
+  throw mapAwsError(err, action);
 }
 
 async function aws<T>(action: string, op: () => Promise<T>): Promise<T> {
@@ -340,6 +384,77 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         };
       }
       return out;
+    },
+
+    async distributionConfig(id) {
+      const cf = needs(clients.cloudfront, "CloudFront");
+      const res = await aws("cloudfront:GetDistributionConfig", () =>
+        cf.send(new GetDistributionConfigCommand({ Id: id })),
+      );
+      if (res.DistributionConfig === undefined || res.ETag === undefined) {
+        throw new UnstuckError(ErrorCode.Upstream, `CloudFront returned no config or ETag for ${id}.`);
+      }
+      return { etag: res.ETag, config: res.DistributionConfig };
+    },
+
+    async updateDistribution(id, config: DistributionConfig, ifMatch) {
+      const cf = needs(clients.cloudfront, "CloudFront");
+      try {
+        const res = await cf.send(
+          new UpdateDistributionCommand({ Id: id, DistributionConfig: config, IfMatch: ifMatch }),
+        );
+        return { etag: res.ETag ?? "", status: res.Distribution?.Status ?? "InProgress" };
+      } catch (err) {
+        return staleWrite(
+          err,
+          "cloudfront:UpdateDistribution",
+          ["PreconditionFailed", "InvalidIfMatchVersion"],
+          `Distribution ${id} changed since the plan was made`,
+        );
+      }
+    },
+
+    async distributionStatus(id) {
+      const cf = needs(clients.cloudfront, "CloudFront");
+      const res = await aws("cloudfront:GetDistribution", () =>
+        cf.send(new GetDistributionCommand({ Id: id })),
+      );
+      return { status: res.Distribution?.Status ?? "unknown", etag: res.ETag ?? "" };
+    },
+
+    async changeRecordSets(zoneId, changes: readonly RecordChange[], comment) {
+      const r53 = needs(clients.route53, "Route 53");
+      try {
+        const res = await r53.send(
+          new ChangeResourceRecordSetsCommand({
+            HostedZoneId: zoneId,
+            ChangeBatch: {
+              Comment: comment,
+              Changes: changes.map((c) => ({
+                Action: c.action,
+                ResourceRecordSet: toResourceRecordSet(c.record),
+              })),
+            },
+          }),
+        );
+        return {
+          changeId: (res.ChangeInfo?.Id ?? "").replace(/^\/change\//, ""),
+          status: res.ChangeInfo?.Status ?? "PENDING",
+        };
+      } catch (err) {
+        return staleWrite(
+          err,
+          "route53:ChangeResourceRecordSets",
+          ["InvalidChangeBatch"],
+          `The records in zone ${zoneId} changed since the plan was made`,
+        );
+      }
+    },
+
+    async changeStatus(changeId) {
+      const r53 = needs(clients.route53, "Route 53");
+      const res = await aws("route53:GetChange", () => r53.send(new GetChangeCommand({ Id: changeId })));
+      return res.ChangeInfo?.Status ?? "unknown";
     },
 
     async distributions() {

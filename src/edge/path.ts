@@ -130,8 +130,36 @@ export function tracePaths(input: TraceInput): TracedPath[] {
   };
   const ref = (o: ObjectSnapshot): string => `${o.kind} ${o.namespace ?? ""}/${o.name}`;
 
-  /** The load balancer a link should name instead of `target`. */
-  function replacementFor(target: string): Pick<PathHop, "replacement" | "candidates"> {
+  /** A live Ingress that declares it serves one of `names` (a rule host), with its load balancer. */
+  function servingOwner(
+    names: readonly string[],
+  ): { l: LoadBalancerSnapshot; o: ObjectSnapshot } | undefined {
+    const wanted = new Set(names.map(normalizeDns));
+    const found = input.owners
+      .concat(input.candidateOwners ?? [])
+      .filter(
+        (o) =>
+          o.deletionTimestamp === undefined && (o.ruleHosts ?? []).some((h) => wanted.has(normalizeDns(h))),
+      )
+      .flatMap((o) =>
+        (o.loadBalancerHostnames ?? [])
+          .map((h) => lbByDns.get(normalizeDns(h)))
+          .filter((l): l is LoadBalancerSnapshot => l !== undefined)
+          .map((l) => ({ l, o })),
+      );
+    const unique = [...new Map(found.map((x) => [x.l.arn, x])).values()];
+    return unique.length === 1 ? unique[0] : undefined;
+  }
+
+  /**
+   * The load balancer a link should name instead of `target`: the one of the same controller stack
+   * (same name prefix), else the one whose Ingress declares it serves `servedNames` (a rule host);
+   * otherwise the namespace's load balancers are only candidates — never a guess.
+   */
+  function replacementFor(
+    target: string,
+    servedNames: readonly string[] = [],
+  ): Pick<PathHop, "replacement" | "candidates"> {
     const name = elbNameOf(target);
     if (name === undefined) return {};
     const same = input.loadBalancers.filter((l) => l.name === name);
@@ -154,6 +182,23 @@ export function tracePaths(input: TraceInput): TracedPath[] {
       };
     }
     if (byPrefix.length > 1) return { candidates: byPrefix.map((l) => `${l.name} (${l.dnsName})`) };
+    // The same stack (same name prefix) as a record whose name a live Ingress serves: that Ingress's
+    // load balancer replaces the whole stack's old ones (an origin named after an older ALB of it).
+    const siblings =
+      prefix === undefined
+        ? []
+        : input.records
+            .filter((r) => {
+              const t = elbNameOf(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
+              return t !== undefined && controllerNamePrefix(t) === prefix;
+            })
+            .map((r) => r.name);
+    const serving = servingOwner([...servedNames, ...siblings]);
+    if (serving) {
+      return {
+        replacement: { dnsName: serving.l.dnsName, loadBalancer: serving.l.name, owner: ref(serving.o) },
+      };
+    }
     const scoped = (input.candidateOwners ?? [])
       .filter((o) => o.deletionTimestamp === undefined)
       .flatMap((o) =>
@@ -162,17 +207,21 @@ export function tracePaths(input: TraceInput): TracedPath[] {
           .filter((l): l is LoadBalancerSnapshot => l !== undefined)
           .map((l) => ({ l, o })),
       );
+    // Another stack's load balancer (a different name prefix) is only a candidate, even when it is
+    // the only one: pointing api.example.com at the worker's new ALB because it is the namespace's
+    // only one would be a guess.
     const unique = [...new Map(scoped.map((x) => [x.l.arn, x])).values()];
-    if (unique.length === 1 && unique[0]) {
-      const { l, o } = unique[0];
-      return { replacement: { dnsName: l.dnsName, loadBalancer: l.name, owner: ref(o) } };
-    }
-    if (unique.length > 1) return { candidates: unique.map(({ l, o }) => `${l.name} (${ref(o)})`) };
+    if (unique.length > 0) return { candidates: unique.map(({ l, o }) => `${l.name} (${ref(o)})`) };
     return {};
   }
 
   /** The hops from a DNS name that is an ELB name. */
-  function lbHops(target: string, depth: number, label: string): (PathHop & { depth: number })[] {
+  function lbHops(
+    target: string,
+    depth: number,
+    label: string,
+    servedNames: readonly string[] = [],
+  ): (PathHop & { depth: number })[] {
     const lb = lbByDns.get(normalizeDns(target));
     if (!lb) {
       return [
@@ -182,7 +231,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
           label,
           verdict: "stale",
           why: `names ${normalizeDns(target)}, a load balancer that does not exist (its name no longer resolves: NXDOMAIN)`,
-          ...replacementFor(target),
+          ...replacementFor(target, servedNames),
         },
       ];
     }
@@ -260,7 +309,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
       const behaviours = used.get(o.id) ?? [];
       const label = `origin ${o.id} → ${o.domainName}${behaviours.length > 0 ? ` (${behaviours.join(", ")})` : " (no behaviour uses it)"}`;
       if (isElbDns(o.domainName)) {
-        const sub = lbHops(o.domainName, depth + 1, label).map((h, i) =>
+        const sub = lbHops(o.domainName, depth + 1, label, d.aliases).map((h, i) =>
           i === 0
             ? {
                 ...h,
@@ -293,11 +342,16 @@ export function tracePaths(input: TraceInput): TracedPath[] {
   }
 
   /** Follow a DNS name through our zones, CloudFront and ELB. */
-  function followName(name: string, depth: number, seen: Set<string>): (PathHop & { depth: number })[] {
+  function followName(
+    name: string,
+    depth: number,
+    seen: Set<string>,
+    servedNames: readonly string[] = [],
+  ): (PathHop & { depth: number })[] {
     const n = normalizeDns(name);
     if (seen.has(n) || depth > 12) return [];
     seen.add(n);
-    if (isElbDns(n)) return lbHops(n, depth, `load balancer ${n}`);
+    if (isElbDns(n)) return lbHops(n, depth, `load balancer ${n}`, servedNames);
     const dist = distByDomain.get(n);
     if (dist) return distributionHops(dist, depth);
     const records = input.records.filter((r) => r.name === n && ["A", "AAAA", "CNAME"].includes(r.type));
@@ -326,7 +380,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
         ? ` [${r.weight !== undefined ? `weight ${String(r.weight)}` : r.failover ? `failover ${r.failover}` : r.region ? `latency ${r.region}` : "set"} ${r.setIdentifier}]`
         : "";
       const zoneOf = input.zones.find((z) => z.id === r.zoneId);
-      const inner = followName(target, depth + 1, seen);
+      const inner = followName(target, depth + 1, seen, [r.name]);
       hops.push({
         kind: "record",
         depth,

@@ -12,6 +12,7 @@ export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
 export const JobName = {
   RemoveFinalizer: "remove-finalizer",
+  RepointPath: "repoint-path",
   NamespaceGone: "ns-gone",
   /** CloudFront Deployed, Route 53 INSYNC, DNS NXDOMAIN or HTTP 2xx (`edge-waits.ts`). */
   EdgeWait: "edge-wait",

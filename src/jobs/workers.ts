@@ -73,7 +73,8 @@ export function createActionsWorker(
         await extras.sweep?.();
         return null;
       }
-      if (job.name !== JobName.RemoveFinalizer)
+      // Job names are action types: every approved action runs through the same verifying executor.
+      if (job.name !== JobName.RemoveFinalizer && job.name !== JobName.RepointPath)
         throw new UnrecoverableError(`unknown action job "${job.name}"`);
       const attempts = job.opts.attempts ?? 1;
       try {
@@ -92,7 +93,7 @@ export function createActionsWorker(
   // executor takes over, re-reads the object and ends in a definite state (DONE if the patch had
   // been applied, the one patch otherwise, or FAILED), never applying the patch twice.
   worker.on("failed", (job) => {
-    if (job?.name !== JobName.RemoveFinalizer) return;
+    if (job?.name !== JobName.RemoveFinalizer && job?.name !== JobName.RepointPath) return;
     // 'failed' also fires for an attempt that will be retried: act only when no retry follows.
     const finalAttempt =
       job.attemptsMade >= (job.opts.attempts ?? 1) ||

@@ -882,6 +882,10 @@ export function toObjectSnapshot(o: Json, type: ResourceType): ObjectSnapshot {
   const resourceVersion = optStr(meta.resourceVersion);
   const creationTimestamp = optStr(meta.creationTimestamp);
   const deletionTimestamp = optStr(meta.deletionTimestamp);
+  const ruleHosts =
+    type.kind === "Ingress" && Array.isArray(spec.rules)
+      ? spec.rules.map((r) => optStr(obj(r).host)).filter((h): h is string => h !== undefined)
+      : [];
   return {
     apiVersion: optStr(o.apiVersion) ?? type.apiVersion,
     kind: optStr(o.kind) ?? type.kind,
@@ -907,6 +911,7 @@ export function toObjectSnapshot(o: Json, type: ResourceType): ObjectSnapshot {
     }),
     ...(ingressClassName ? { ingressClassName } : {}),
     ...(hostnames.length > 0 ? { loadBalancerHostnames: hostnames } : {}),
+    ...(ruleHosts.length > 0 ? { ruleHosts } : {}),
     ...(optStr(spec.type) && type.kind === "Service" ? { serviceType: optStr(spec.type) } : {}),
     ...(optStr(spec.loadBalancerClass) ? { loadBalancerClass: optStr(spec.loadBalancerClass) } : {}),
     ...(optStr(spec.targetGroupARN) ? { targetGroupArn: optStr(spec.targetGroupARN) } : {}),

@@ -75,6 +75,8 @@ export interface ObjectSnapshot {
   readonly ownerReferences: readonly OwnerReference[];
   /** e.g. `spec.ingressClassName` or the legacy class annotation. */
   readonly ingressClassName?: string;
+  /** An Ingress's `spec.rules[].host`: the names it says it serves. */
+  readonly ruleHosts?: readonly string[];
   /** Load-balancer hostnames from `status.loadBalancer.ingress[].hostname`. */
   readonly loadBalancerHostnames?: readonly string[];
   /** A Service's `spec.type` (e.g. `LoadBalancer`). */

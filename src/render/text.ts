@@ -2,6 +2,7 @@
  * Plain-text rendering of command results for the terminal (`npm run unstuck -- …`). The same
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
+import { repointPlanLines } from "./repoint-plan.js";
 import type { CommandResult, HelpDoc } from "../../commands/types.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
@@ -46,14 +47,22 @@ export function renderText(result: CommandResult): string {
 }
 
 export function renderApprovalText(r: ApprovalRequest, now: Date): string {
-  const t = r.action.target;
+  const a = r.action;
   const left = Math.max(0, Math.round((Date.parse(r.expiresAt) - now.getTime()) / 60_000));
   const approvals = r.votes.filter((v) => v.decision === "approve").length;
+  const what =
+    a.type === "remove-finalizer"
+      ? `remove ${a.remove.join(", ")} from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
+      : `repoint the traffic path of ${a.hostnames.join(", ")}`;
   const lines = [
-    `Request ${r.id}: ${r.state} — remove ${r.action.remove.join(", ")} from ${t.kind} ${t.namespace}/${t.name}`,
+    `Request ${r.id}: ${r.state} — ${what}`,
     `  requested by ${r.requester.userId} at ${r.createdAt}; ${approvals}/${r.approvalsRequired} approvals; expires ${r.expiresAt}${r.state === "PENDING" ? ` (in ${left}m)` : ""}`,
     `  reason: ${r.reason}`,
-    `  bound to resourceVersion ${r.action.precondition.resourceVersion}, finalizers [${r.action.precondition.finalizers.join(", ")}]`,
+    ...(a.type === "remove-finalizer"
+      ? [
+          `  bound to resourceVersion ${a.precondition.resourceVersion}, finalizers [${a.precondition.finalizers.join(", ")}]`,
+        ]
+      : repointPlanLines(a).map((l) => `  ${l}`)),
   ];
   if (r.result) lines.push(`  result: ${r.result.outcome} — ${r.result.message}`);
   return lines.join("\n");

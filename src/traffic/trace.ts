@@ -25,6 +25,15 @@ export interface TraceResult {
   readonly checkedAt: string;
 }
 
+/** A trace with the snapshots it was made from: what a repair plan is built on. */
+export interface TraceWithReads {
+  readonly trace: TraceResult;
+  readonly zones: readonly HostedZoneSnapshot[];
+  readonly records: readonly RecordSetSnapshot[];
+  readonly distributions: readonly DistributionSnapshot[];
+  readonly loadBalancers: readonly LoadBalancerSnapshot[];
+}
+
 interface Reads {
   zones: HostedZoneSnapshot[];
   distributions: DistributionSnapshot[];
@@ -81,6 +90,16 @@ export async function traceHostnames(
   hostnames: readonly string[],
   now: () => Date,
 ): Promise<TraceResult> {
+  return (await traceHostnamesWithReads(aws, kube, hostnames, now)).trace;
+}
+
+export async function traceHostnamesWithReads(
+  aws: AwsPort,
+  kube: KubePort | undefined,
+  hostnames: readonly string[],
+  now: () => Date,
+  options: { readonly candidateOwners?: readonly ObjectSnapshot[] } = {},
+): Promise<TraceWithReads> {
   const reads = await commonReads(aws, kube);
   const records: RecordSetSnapshot[] = [];
   const asked = new Set<string>();
@@ -111,10 +130,19 @@ export async function traceHostnames(
     frontier = [...next, ...origins].filter((n) => !asked.has(n));
   }
   return {
-    subject: { hostnames: hostnames.map(normalizeDns) },
-    paths: tracePaths({ ...reads, hostnames, records }),
-    warnings: reads.warnings,
-    checkedAt: now().toISOString(),
+    trace: {
+      subject: { hostnames: hostnames.map(normalizeDns) },
+      paths: tracePaths({
+        ...reads,
+        hostnames,
+        records,
+        ...(options.candidateOwners ? { candidateOwners: options.candidateOwners } : {}),
+      }),
+      warnings: reads.warnings,
+      checkedAt: now().toISOString(),
+    },
+    ...reads,
+    records,
   };
 }
 
@@ -128,6 +156,15 @@ export async function traceNamespace(
   namespace: string,
   now: () => Date,
 ): Promise<TraceResult> {
+  return (await traceNamespaceWithReads(aws, kube, namespace, now)).trace;
+}
+
+export async function traceNamespaceWithReads(
+  aws: AwsPort,
+  kube: KubePort,
+  namespace: string,
+  now: () => Date,
+): Promise<TraceWithReads> {
   const reads = await commonReads(aws, kube);
   const mine = reads.owners.filter((o) => o.namespace === namespace);
   const dnsNames = mine.flatMap((o) => o.loadBalancerHostnames ?? []);
@@ -155,9 +192,13 @@ export async function traceNamespace(
     reads.warnings.push(`No Ingress or Service of type LoadBalancer in namespace ${namespace}.`);
   }
   return {
-    subject: { namespace },
-    paths: tracePaths({ ...reads, hostnames, records, candidateOwners: mine }),
-    warnings: reads.warnings,
-    checkedAt: now().toISOString(),
+    trace: {
+      subject: { namespace },
+      paths: tracePaths({ ...reads, hostnames, records, candidateOwners: mine }),
+      warnings: reads.warnings,
+      checkedAt: now().toISOString(),
+    },
+    ...reads,
+    records,
   };
 }

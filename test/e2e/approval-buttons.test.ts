@@ -3,6 +3,7 @@
  * the Kubernetes simulator, and the request message in the fake Slack. Refusals answer only the clicker and
  * leave the message and the request as they were.
  */
+import { finalizerRemoval } from "../../src/approvals/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { postSigned } from "../sim/slack/index.js";
 import {
@@ -46,7 +47,7 @@ describe("approval request message and buttons", () => {
     const all = `${m.text ?? ""}\n${JSON.stringify(m.blocks)}`;
     expect(all).toContain("PENDING");
     expect(all).toContain("myapp/myapp-worker-ingress");
-    expect(all).toContain(request.action.precondition.resourceVersion);
+    expect(all).toContain(finalizerRemoval(request.action).precondition.resourceVersion);
     expect(all).toContain("/metadata/finalizers");
     for (const line of [...request.evidence, ...request.cleanupPlan]) expect(all).toContain(line);
     expect(all).toContain(`<@${REQUESTER.userId}>`);
@@ -146,7 +147,7 @@ describe("approval request message and buttons", () => {
     expect(stale.state).toBe("STALE");
     const newVersion = edited.metadata?.resourceVersion ?? "?";
     const m = await waitForMessage(f, ts, (text) => text.includes("STALE") && text.includes(newVersion));
-    expect(JSON.stringify(m.blocks)).toContain(request.action.precondition.resourceVersion);
+    expect(JSON.stringify(m.blocks)).toContain(finalizerRemoval(request.action).precondition.resourceVersion);
     expect(buttonIds(m.blocks)).toEqual([]);
     expect(f.patches().filter((p) => p.status < 300)).toHaveLength(0);
     expect(

@@ -3,6 +3,7 @@
  * removal" on the diagnosis → a modal asking why → the request message with evidence and clean-up plan →
  * another engineer approves → one guarded patch → the namespace disappears from the simulator.
  */
+import { finalizerRemoval } from "../../src/approvals/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/approvals.js";
@@ -118,7 +119,7 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     const request = await f.workflow.get(requestId);
     expect(request.requester).toEqual(REQUESTER);
     expect(request.reason).toBe(REASON);
-    expect(request.action.remove).toEqual(["ingress.k8s.aws/resources"]);
+    expect(finalizerRemoval(request.action).remove).toEqual(["ingress.k8s.aws/resources"]);
 
     await f.click(APPROVE, requestId, BOB, ts);
     const done = await f.settled(requestId);

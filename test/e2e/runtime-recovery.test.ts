@@ -4,6 +4,7 @@
  * simulator. Diagnose → request removal → the requester cannot approve → a second person approves
  * → executed once → the namespace-gone wait reports in the thread → audit shows every step.
  */
+import { finalizerRemoval } from "../../src/approvals/types.js";
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { pino } from "pino";
@@ -154,7 +155,7 @@ describe("seed incident recovery through the runtime", () => {
       return r.message ? r : undefined;
     });
     expect(request.state).toBe("PENDING");
-    expect(request.action.precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
+    expect(finalizerRemoval(request.action).precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
     const ts = request.message!.ts;
 
     // The requester cannot approve their own request; nothing changes.

@@ -6,6 +6,7 @@
  * an `approval.tampered` audit entry and, when the request has a message, a line in its thread that is also
  * broadcast to the channel, and the request message repainted TAMPERED with no buttons.
  */
+import { finalizerRemoval } from "../../src/approvals/types.js";
 import { webApi } from "@slack/bolt";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRequest, Vote } from "../../src/approvals/types.js";
@@ -181,7 +182,7 @@ describe("approvals forged through Redis are refused before any write", () => {
       ...doc,
       action: {
         ...doc.action,
-        target: { ...doc.action.target, namespace: VICTIM.namespace, name: VICTIM.name },
+        target: { ...finalizerRemoval(doc.action).target, namespace: VICTIM.namespace, name: VICTIM.name },
       },
     };
     await f.redis.hset(key, "doc", JSON.stringify(edited));

@@ -6,7 +6,8 @@
 import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
-import { describeTarget } from "../../approvals/types.js";
+import { describeAction, describeTarget } from "../../approvals/types.js";
+import { repointPlanLines } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
@@ -66,6 +67,9 @@ function approvals(req: ApprovalRequest): number {
 /** The one-line summary of what would change, shared by the request message, lists and fallbacks (raw: escape at use). */
 export function describeChange(req: ApprovalRequest): string {
   const a = req.action;
+  if (a.type === "repoint-path") {
+    return `repoint the traffic path of ${a.hostnames.join(", ")} (${a.steps.length} change${a.steps.length === 1 ? "" : "s"})`;
+  }
   return `remove finalizer${a.remove.length === 1 ? "" : "s"} ${a.remove.join(", ")} from ${describeTarget(a.target)}`;
 }
 
@@ -93,7 +97,10 @@ function button(
 }
 
 function buttons(req: ApprovalRequest): ActionsBlock {
-  const target = safe(describeTarget(req.action.target));
+  const target =
+    req.action.type === "remove-finalizer"
+      ? safe(describeTarget(req.action.target))
+      : "every record and distribution it changes";
   return {
     type: "actions",
     block_id: `approval-actions:${req.id}`,
@@ -167,19 +174,29 @@ function bulletList(items: readonly string[], empty: string, numbered = false): 
  */
 export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMessage {
   const a = req.action;
-  const t = a.target;
   const pending = req.state === "PENDING";
   const overdue = pending && Date.parse(req.expiresAt) <= now.getTime();
 
-  const change = [
-    `*Change*: remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from *${safe(t.kind, 63)} \`${code(`${t.namespace}/${t.name}`)}\`* (${safe(t.apiVersion, 100)})`,
-    `Bound to the object as it was when requested: resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${code(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
-    // Inside a code block a literal ``` would end it early; the look-alike keeps the patch readable.
-    "```" + safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) + "```",
-  ].join("\n");
+  const change =
+    a.type === "remove-finalizer"
+      ? [
+          `*Change*: remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from *${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`* (${safe(a.target.apiVersion, 100)})`,
+          `Bound to the object as it was when requested: resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${code(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
+          // Inside a code block a literal ``` would end it early; the look-alike keeps the patch readable.
+          "```" +
+            safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) +
+            "```",
+        ].join("\n")
+      : [
+          `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
+          "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+          "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
+        ].join("\n");
 
   const checklist = [
-    "*Checklist* (the rule for forcing a finalizer off)",
+    a.type === "remove-finalizer"
+      ? "*Checklist* (the rule for forcing a finalizer off)"
+      : "*Checklist* (the rule for changing a live path)",
     `${req.evidence.length > 0 ? ":white_check_mark:" : ":warning:"} *Cause confirmed* — evidence:`,
     bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
     `:white_check_mark: *Why recovery comes first*:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
@@ -198,7 +215,11 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
       type: "header",
       text: {
         type: "plain_text",
-        text: plain(`${req.state}: remove finalizer from ${t.kind} ${t.namespace}/${t.name}`),
+        text: plain(
+          a.type === "remove-finalizer"
+            ? `${req.state}: remove finalizer from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
+            : `${req.state}: repoint ${a.hostnames.join(", ")}`,
+        ),
       },
     },
     { type: "section", text: { type: "mrkdwn", text: STATE_LINE[req.state] } },
@@ -287,7 +308,7 @@ export function renderApprovalList(reqs: readonly ApprovalRequest[], now: Date):
   }
   const text = `${reqs.length} approval request${reqs.length === 1 ? "" : "s"}: ${shown
     .slice(0, 5)
-    .map((r) => `${r.state} ${safe(describeTarget(r.action.target))}`)
+    .map((r) => `${r.state} ${safe(describeAction(r.action))}`)
     .join("; ")}`;
   return { text: clip(text, SlackLimit.Fallback), blocks };
 }

@@ -1,3 +1,4 @@
+import { finalizerRemoval } from "../../../src/approvals/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SlackDirectory } from "../../../src/approvals/policy.js";
 import { newRequestId } from "../../../src/approvals/types.js";
@@ -42,12 +43,12 @@ describe("creating a request", () => {
     const obj = seedIngress(h, ["ingress.k8s.aws/resources", "example.com/other"]);
     const req = await requestRemoval(h, alice, { finalizer: "ingress.k8s.aws/resources" });
     expect(req.state).toBe("PENDING");
-    expect(req.action.precondition).toEqual({
+    expect(finalizerRemoval(req.action).precondition).toEqual({
       resourceVersion: obj.resourceVersion,
       finalizers: obj.finalizers,
     });
-    expect(req.action.remove).toEqual(["ingress.k8s.aws/resources"]);
-    expect(req.action.patch).toEqual([
+    expect(finalizerRemoval(req.action).remove).toEqual(["ingress.k8s.aws/resources"]);
+    expect(finalizerRemoval(req.action).patch).toEqual([
       { op: "test", path: "/metadata/resourceVersion", value: obj.resourceVersion },
       { op: "test", path: "/metadata/finalizers", value: obj.finalizers },
       { op: "replace", path: "/metadata/finalizers", value: ["example.com/other"] },

@@ -61,3 +61,60 @@ export async function forceRemoveSeedFinalizer(w: World): Promise<void> {
     20_000,
   );
 }
+
+/** The host each of the seed's Ingresses serves (its rule), as its manifest in Git says. */
+const SEED_HOSTS: Readonly<Record<string, string>> = {
+  "myapp-worker-ingress": "worker.example.com",
+  "myapp-api-ingress": "api.example.com",
+};
+
+/** An internet-facing ALB Ingress in myapp, as Argo CD re-creates them after the incident. */
+export function seedIngress(name: string): KubeObject {
+  const host = SEED_HOSTS[name];
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: {
+      name,
+      namespace: "myapp",
+      annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
+    },
+    spec: {
+      ingressClassName: "alb",
+      rules: [
+        {
+          ...(host !== undefined ? { host } : {}),
+          http: {
+            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: 80 } } } }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** Until the controller has given each named Ingress of myapp a load balancer. */
+export async function untilProvisioned(w: World, ingresses: readonly string[]): Promise<void> {
+  await until(
+    () =>
+      ingresses.every(
+        (n) =>
+          (
+            w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", n) as {
+              status?: { loadBalancer?: { ingress?: unknown[] } };
+            }
+          )?.status?.loadBalancer?.ingress?.length,
+      )
+        ? true
+        : undefined,
+    20_000,
+  );
+}
+
+/** Recovery as in INCIDENT.md steps 7–8: the finalizer comes off, the namespace goes, Argo re-creates it. */
+export async function recoverSeed(w: World, ingresses: readonly string[]): Promise<void> {
+  await forceRemoveSeedFinalizer(w);
+  w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
+  for (const n of ingresses) w.kube.store.create(seedIngress(n));
+  await untilProvisioned(w, ingresses);
+}

@@ -3,6 +3,7 @@
  * real client-node adapter: request → second-person approval → one guarded JSON patch → the
  * Ingress goes, the namespace controller finishes, and the "namespace gone" wait reports it.
  */
+import { finalizerRemoval } from "../../../src/approvals/types.js";
 import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../../src/approvals/types.js";
@@ -95,7 +96,7 @@ describe("seed incident: forced finalizer removal with two-person approval", () 
     s.startActions();
 
     const req = await requestRemoval(s.h, undefined, { finalizer: "ingress.k8s.aws/resources" });
-    expect(req.action.precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
+    expect(finalizerRemoval(req.action).precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
     await enqueueNamespaceGone(
       s.queues.waits,
       {
@@ -140,7 +141,7 @@ describe("seed incident: forced finalizer removal with two-person approval", () 
     const done = await s.settled(req.id);
     expect(done.state).toBe("STALE");
     expect(done.result?.message).toContain(
-      `resourceVersion ${req.action.precondition.resourceVersion} → ${edited.metadata?.resourceVersion ?? "?"}`,
+      `resourceVersion ${finalizerRemoval(req.action).precondition.resourceVersion} → ${edited.metadata?.resourceVersion ?? "?"}`,
     );
     expect(s.patches()).toHaveLength(0);
     expect(

@@ -49,6 +49,12 @@ function account(
     distributions: () => Promise.resolve([]),
     allTargetGroups: () => Promise.resolve([]),
     elbInterfaces: () => Promise.resolve([]),
+    // The collector only reads: any write would be a bug.
+    distributionConfig: () => Promise.reject(new Error("not read by the collector")),
+    updateDistribution: () => Promise.reject(new Error("the collector never writes")),
+    distributionStatus: () => Promise.reject(new Error("not read by the collector")),
+    changeRecordSets: () => Promise.reject(new Error("the collector never writes")),
+    changeStatus: () => Promise.reject(new Error("not read by the collector")),
   };
 }
 

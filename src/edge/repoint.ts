@@ -1,0 +1,196 @@
+/**
+ * The repair plan of a traced path (pure; no I/O): every stale or mismatched link that has exactly
+ * one replacement becomes an exact API call — Route 53 DELETE (the record as read) + CREATE (the same
+ * record naming the replacement) in one batch per zone, a CloudFront origin `DomainName` change bound
+ * to the ETag read when planning. A link with several candidate load balancers is never guessed: it
+ * becomes a question naming them. A record ExternalDNS owns is left to ExternalDNS (it would undo a
+ * hand edit and repairs the record itself); CloudFront origins nobody repairs, so they are planned.
+ */
+import type { RecordChange } from "../aws/port.js";
+import type {
+  DistributionSnapshot,
+  HostedZoneSnapshot,
+  LoadBalancerSnapshot,
+  RecordSetSnapshot,
+} from "../aws/types.js";
+import type { CloudFrontOriginStep, RepointPathAction, Route53RepointStep } from "../approvals/types.js";
+import { normalizeDns, type PathHop, type TracedPath } from "./path.js";
+
+export interface RepointPlanInput {
+  readonly paths: readonly TracedPath[];
+  readonly zones: readonly HostedZoneSnapshot[];
+  readonly records: readonly RecordSetSnapshot[];
+  readonly distributions: readonly DistributionSnapshot[];
+  readonly loadBalancers: readonly LoadBalancerSnapshot[];
+  /** ETag of each distribution the plan changes, read when planning (`GetDistributionConfig`). */
+  readonly etags: ReadonlyMap<string, string>;
+  /**
+   * The operator's choice for links with several candidates (`repoint <host> --to <lb>`): the load
+   * balancer name to use instead of the stale one, for every link of the traced hostnames.
+   */
+  readonly choose?: string;
+}
+
+export interface RepointPlan {
+  /** The action to approve; `undefined` when there is nothing to change. */
+  readonly action?: RepointPathAction;
+  /** Links that need a person: several candidates, no replacement yet, a record ExternalDNS owns. */
+  readonly questions: readonly string[];
+  /** Links that are fine or not ours to change, for the record. */
+  readonly notes: readonly string[];
+}
+
+type Hop = PathHop & { readonly depth: number };
+
+function keyOf(r: RecordSetSnapshot): string {
+  return `${r.zoneId}|${r.name}|${r.type}|${r.setIdentifier ?? ""}`;
+}
+
+/** The new alias/CNAME target, keeping the `dualstack.` form when the record used it. */
+function retarget(old: string, replacement: string): string {
+  const dual = /^dualstack\./i.test(old) && !/^dualstack\./i.test(replacement);
+  return `${dual ? "dualstack." : ""}${replacement}`;
+}
+
+export function planRepoint(input: RepointPlanInput): RepointPlan {
+  const questions: string[] = [];
+  const notes: string[] = [];
+  const byName = new Map(input.loadBalancers.map((l) => [l.name, l]));
+  const chosen = input.choose !== undefined ? byName.get(input.choose) : undefined;
+  if (input.choose !== undefined && chosen === undefined) {
+    questions.push(
+      `No load balancer is named ${input.choose} in this account and region; nothing was planned.`,
+    );
+    return { questions, notes };
+  }
+  const replacementOf = (hop: Hop): { dnsName: string; loadBalancer: string } | undefined => {
+    if (chosen) return { dnsName: chosen.dnsName, loadBalancer: chosen.name };
+    return hop.replacement;
+  };
+
+  const recordEdits = new Map<string, { zoneId: string; from: RecordSetSnapshot; to: RecordSetSnapshot }>();
+  const originEdits = new Map<string, CloudFrontOriginStep>();
+  const seen = new Set<string>();
+  const touched = new Set<string>();
+
+  for (const path of input.paths) {
+    for (const hop of path.hops) {
+      if (hop.verdict !== "stale" && hop.verdict !== "mismatched") continue;
+      if (hop.kind !== "record" && hop.kind !== "origin") continue;
+      const where = `${path.hostname}: ${hop.label}`;
+      if (seen.has(where)) continue;
+      seen.add(where);
+      const replacement = replacementOf(hop);
+      if (!replacement) {
+        if (hop.candidates && hop.candidates.length > 0) {
+          const n = hop.candidates.length;
+          questions.push(
+            `${where} — ${n === 1 ? "1 candidate load balancer of another stack" : `${String(n)} candidate load balancers`}: ${hop.candidates.join("; ")}. Not guessed: name one with \`repoint ${path.hostname} --to <load-balancer-name>\`.`,
+          );
+        } else {
+          questions.push(
+            `${where} — no load balancer replaces it yet (has the controller re-created the stack?). Trace again once it has.`,
+          );
+        }
+        continue;
+      }
+      if (hop.kind === "record") {
+        if (hop.externalDns && !chosen) {
+          notes.push(`${where} — owned by ExternalDNS, which repairs it by itself; not planned.`);
+          continue;
+        }
+        const ref = hop.ref ?? {};
+        const from = input.records.find(
+          (r) =>
+            r.zoneId === ref["zoneId"] &&
+            r.name === ref["name"] &&
+            r.type === ref["type"] &&
+            (r.setIdentifier ?? "") === (ref["setIdentifier"] ?? ""),
+        );
+        if (!from) {
+          questions.push(`${where} — the record was not read, so no exact change can be planned.`);
+          continue;
+        }
+        const lb = byName.get(replacement.loadBalancer);
+        const to: RecordSetSnapshot = from.alias
+          ? {
+              ...from,
+              alias: {
+                ...from.alias,
+                dnsName: retarget(from.alias.dnsName, replacement.dnsName),
+                hostedZoneId: lb?.canonicalHostedZoneId ?? from.alias.hostedZoneId,
+              },
+            }
+          : { ...from, values: [retarget(from.values[0] ?? "", replacement.dnsName)] };
+        recordEdits.set(keyOf(from), { zoneId: from.zoneId, from, to });
+        touched.add(path.hostname);
+        continue;
+      }
+      // A CloudFront origin naming a load balancer directly.
+      const distributionId = hop.ref?.["distributionId"];
+      const originId = hop.ref?.["originId"];
+      const d = input.distributions.find((x) => x.id === distributionId);
+      const origin = d?.origins.find((o) => o.id === originId);
+      if (!d || !origin || originId === undefined) {
+        questions.push(`${where} — the distribution was not read, so no exact change can be planned.`);
+        continue;
+      }
+      const etag = input.etags.get(d.id);
+      if (etag === undefined) {
+        questions.push(
+          `${where} — the config of ${d.id} could not be read (no ETag), so it cannot be changed safely.`,
+        );
+        continue;
+      }
+      const key = `${d.id}|${originId}`;
+      const prior = originEdits.get(key);
+      originEdits.set(key, {
+        kind: "cloudfront-origin",
+        distributionId: d.id,
+        originId,
+        from: origin.domainName,
+        to: retarget(origin.domainName, replacement.dnsName),
+        etag,
+        hostnames: [...new Set([...(prior?.hostnames ?? []), path.hostname])],
+      });
+      touched.add(path.hostname);
+    }
+  }
+
+  const zones = new Map<string, Route53RepointStep>();
+  for (const { zoneId, from, to } of recordEdits.values()) {
+    const zone = input.zones.find((z) => z.id === zoneId);
+    const step = zones.get(zoneId) ?? {
+      kind: "route53" as const,
+      zoneId,
+      zoneName: zone?.name ?? zoneId,
+      changes: [] as RecordChange[],
+      edits: [] as Route53RepointStep["edits"],
+    };
+    zones.set(zoneId, {
+      ...step,
+      changes: [...step.changes, { action: "DELETE", record: from }, { action: "CREATE", record: to }],
+      edits: [
+        ...step.edits,
+        {
+          name: from.name,
+          type: from.type,
+          from: normalizeDns(from.alias?.dnsName ?? from.values[0] ?? ""),
+          to: normalizeDns(to.alias?.dnsName ?? to.values[0] ?? ""),
+        },
+      ],
+    });
+  }
+  // Route 53 first: the names people type; then the origins CloudFront fetches from.
+  const steps = [...zones.values(), ...originEdits.values()];
+  if (steps.length === 0) return { questions, notes };
+  return {
+    action: {
+      type: "repoint-path",
+      hostnames: [...touched],
+      steps,
+    },
+    questions,
+    notes,
+  };
+}

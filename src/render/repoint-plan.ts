@@ -1,0 +1,35 @@
+/**
+ * The exact API calls of a repoint plan, one line each, as the executor will send them: what the
+ * approval request shows (Slack escapes these lines; the terminal prints them as they are).
+ */
+import type { RecordSetSnapshot } from "../aws/types.js";
+import type { RepointPathAction, RepointStep } from "../approvals/types.js";
+
+function recordTarget(r: RecordSetSnapshot): string {
+  if (r.alias)
+    return `ALIAS ${r.alias.dnsName} (zone ${r.alias.hostedZoneId}, evaluate health ${String(r.alias.evaluateTargetHealth)})`;
+  return `${r.values.join(" ")} (TTL ${String(r.ttl ?? 300)})`;
+}
+
+export function repointStepLines(step: RepointStep): string[] {
+  if (step.kind === "route53") {
+    return [
+      `Route 53 ChangeResourceRecordSets, zone ${step.zoneName} (${step.zoneId}), one atomic batch:`,
+      ...step.changes.map(
+        (c) =>
+          `  ${c.action} ${c.record.type} ${c.record.name}${c.record.setIdentifier ? ` [${c.record.setIdentifier}]` : ""} → ${recordTarget(c.record)}`,
+      ),
+    ];
+  }
+  return [
+    `CloudFront UpdateDistribution ${step.distributionId}, If-Match ${step.etag}:`,
+    `  origin ${step.originId} DomainName ${step.from} → ${step.to}${step.hostnames.length > 0 ? ` (serves ${step.hostnames.join(", ")})` : ""}`,
+  ];
+}
+
+export function repointPlanLines(action: RepointPathAction): string[] {
+  return action.steps.flatMap((s, i) => {
+    const [first, ...rest] = repointStepLines(s);
+    return [`${String(i + 1)}. ${first ?? ""}`, ...rest];
+  });
+}
