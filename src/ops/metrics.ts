@@ -3,7 +3,7 @@
  * instrumenting the request paths: process and Node.js runtime figures, the readiness checks,
  * and BullMQ job counts by queue and state.
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -47,7 +47,7 @@ export function renderMetrics(families: readonly Family[]): string {
 
 /** Process and runtime figures (the names prom-client's default metrics use). */
 export class ProcessMetrics {
-  private readonly loop: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
+  private readonly loop: ReturnType<typeof monitorEventLoopDelay> = monitorEventLoopDelay({ resolution: 20 });
   private readonly startSeconds = Math.round(Date.now() / 1000 - process.uptime());
 
   public constructor() {
