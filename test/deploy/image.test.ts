@@ -245,6 +245,23 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(run.err()).not.toMatch(/EACCES|EROFS|ERR_MODULE_NOT_FOUND|Error:/);
   });
 
+  it("runs, from the build stage's dist/ as `npm start` does, the local sandbox without Slack credentials", async () => {
+    // npm start = `node dist/src/main.js` after `npm run build`; the build stage is that checkout.
+    const child = spawn(process.execPath, [join(work, "stages", "build", "dist", "src", "main.js")], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const code = new Promise<number | null>((resolve) => child.once("close", resolve));
+    child.stdin.end("/unstuck ns myapp\nquit\n");
+    expect(await code, out).toBe(0);
+    expect(out).toContain("Starting the local sandbox instead.");
+    expect(out).toContain("== Namespace myapp: BLOCKED ==");
+  }, 90_000);
+
   it("names a bad variable in one line and exits 2", async () => {
     const run = start({
       SLACK_BOT_TOKEN: "xoxb-1",
