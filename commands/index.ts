@@ -12,6 +12,7 @@ import { finalizeCommand } from "./finalize.js";
 import { nsCommand } from "./ns.js";
 import { orphansCommand } from "./orphans.js";
 import { preflightCommand } from "./preflight.js";
+import { repointCommand, repointNsCommand } from "./repoint.js";
 import { traceCommand, traceNsCommand } from "./trace.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
@@ -94,6 +95,8 @@ export function defaultRegistry(prefix = "/unstuck"): Registry {
       watchCommand,
       traceCommand,
       traceNsCommand,
+      repointCommand,
+      repointNsCommand,
       orphansCommand,
       preflightCommand,
       approvalsCommand,

@@ -1,6 +1,6 @@
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
-import { traceHostnames, traceNamespace } from "../src/traffic/trace.js";
+import { planPathRepair } from "../src/traffic/repoint.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule, CommandServices } from "./types.js";
 
@@ -39,7 +39,7 @@ export function assertHostname(text: string): string {
   return h;
 }
 
-function awsOf(services: CommandServices): NonNullable<CommandServices["aws"]>["port"] {
+export function awsOf(services: CommandServices): NonNullable<CommandServices["aws"]>["port"] {
   if (!services.aws) {
     throw new UnstuckError(
       ErrorCode.BadInput,
@@ -54,7 +54,12 @@ export const traceCommand: CommandModule<{ hostname: string }> = {
   build: (args) => ({ hostname: assertHostname(args.positionals[0] ?? "") }),
   run: async (input, ctx) => ({
     type: "trace",
-    trace: await traceHostnames(awsOf(ctx.services), ctx.services.kube, [input.hostname], ctx.services.now),
+    ...(await planPathRepair(
+      awsOf(ctx.services),
+      ctx.services.kube,
+      { hostnames: [input.hostname] },
+      ctx.services.now,
+    ).then(({ trace, plan }) => ({ trace, repair: plan }))),
   }),
 };
 
@@ -63,6 +68,11 @@ export const traceNsCommand: CommandModule<{ namespace: string }> = {
   build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
   run: async (input, ctx) => ({
     type: "trace",
-    trace: await traceNamespace(awsOf(ctx.services), ctx.services.kube, input.namespace, ctx.services.now),
+    ...(await planPathRepair(
+      awsOf(ctx.services),
+      ctx.services.kube,
+      { namespace: input.namespace },
+      ctx.services.now,
+    ).then(({ trace, plan }) => ({ trace, repair: plan }))),
   }),
 };

@@ -6,6 +6,7 @@ import type { Logger } from "../src/log.js";
 import type { KubePort } from "../src/kube/port.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
 import type { TraceResult } from "../src/traffic/trace.js";
+import type { RepointPlan } from "../src/edge/repoint.js";
 import type { OrphanReport } from "../src/edge/orphans.js";
 import type { PreflightReport } from "../src/preflight/analyze.js";
 import type { ErrorCode, ErrorDetails } from "../src/errors.js";
@@ -63,7 +64,7 @@ export type CommandResult =
   | { readonly type: "help"; readonly help: HelpDoc }
   | { readonly type: "diagnosis"; readonly diagnosis: NamespaceDiagnosis }
   /** The traffic path of hostnames or of a namespace. */
-  | { readonly type: "trace"; readonly trace: TraceResult }
+  | { readonly type: "trace"; readonly trace: TraceResult; readonly repair?: RepointPlan }
   /** AWS resources nothing owns any more. */
   | { readonly type: "orphans"; readonly report: OrphanReport }
   /** The blast radius of deleting a namespace. */

@@ -197,7 +197,7 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
     case "diagnosis":
       return result.diagnosis;
     case "trace":
-      return result.trace;
+      return result.repair ? { ...result.trace, repair: result.repair } : result.trace;
     case "orphans":
     case "preflight":
       return result.report;

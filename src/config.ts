@@ -27,6 +27,21 @@ const EnvSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, "must start with redis:// or rediss:// (TLS)")
     .default("redis://127.0.0.1:6379"),
+  /** DNS servers (`host[:port]`, comma-separated) the path waits resolve through; default: the system's. */
+  UNSTUCK_DNS_RESOLVERS: idList,
+  /** Send the path waits' HTTP probes to this base URL with the hostname as Host (a proxy; the sandbox's front). */
+  UNSTUCK_HTTP_PROBE_VIA: z.url().optional(),
+  /** Paths probed on each repaired hostname after a repair (comma-separated, default `/`). */
+  UNSTUCK_HEALTH_PATHS: z
+    .string()
+    .default("/")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0),
+    )
+    .refine((paths) => paths.every((p) => p.startsWith("/") && !/\s/.test(p)), "each path must start with /"),
   /** PEM bundle of the CA that signed a TLS Redis's certificate, when it is not a public one. */
   REDIS_TLS_CA_FILE: z.string().optional(),
   KUBECONFIG: z.string().optional(),
@@ -121,6 +136,12 @@ export interface Config {
   readonly missingSlack: readonly string[];
   readonly port: number;
   readonly redisUrl: string;
+  /** How the path waits resolve names and probe URLs after a repair. */
+  readonly edgeProbe: {
+    readonly resolvers: readonly string[];
+    readonly httpVia?: string;
+    readonly healthPaths: readonly string[];
+  };
   /** CA certificates (PEM) to trust for a `rediss://` Redis, from `REDIS_TLS_CA_FILE`. */
   readonly redisTlsCa?: string;
   readonly kubeconfig?: string;
@@ -192,6 +213,11 @@ export function loadConfig(
     port: e.PORT,
     redisUrl: e.REDIS_URL,
     ...(redisTlsCa !== undefined ? { redisTlsCa } : {}),
+    edgeProbe: {
+      resolvers: e.UNSTUCK_DNS_RESOLVERS,
+      ...(e.UNSTUCK_HTTP_PROBE_VIA !== undefined ? { httpVia: e.UNSTUCK_HTTP_PROBE_VIA } : {}),
+      healthPaths: e.UNSTUCK_HEALTH_PATHS,
+    },
     ...(e.KUBECONFIG ? { kubeconfig: e.KUBECONFIG } : {}),
     channels: e.UNSTUCK_CHANNELS,
     approvers: e.UNSTUCK_APPROVERS,

@@ -28,13 +28,19 @@ import {
   type Queues,
 } from "./jobs/queues.js";
 import { createNotifyQueue, createNotifyWorker, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
-import { enqueueNamespaceGone } from "./jobs/waits.js";
+import { enqueueNamespaceGone, type ThreadCard } from "./jobs/waits.js";
+import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";
+import { createEdgeProbe } from "./edge/probe.js";
+import type { RepointApplied } from "./actions/repoint-path.js";
+import type { RepointPathAction } from "./approvals/types.js";
+import { registerRepairActions } from "./slack/repair.js";
+import { requestRepairWithPlan } from "../commands/repoint.js";
 import { closeWorker, createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
 import { collectOrphans } from "./orphans/collect.js";
 import { renderOrphansText } from "./render/orphans-text.js";
-import { renderTraceText } from "./render/trace-text.js";
-import { traceNamespace } from "./traffic/trace.js";
+import { renderTraceBlocks } from "./slack/blocks/trace.js";
+import { planPathRepair } from "./traffic/repoint.js";
 import { createServices } from "./services.js";
 import { createSlackApp, type SlackApp } from "./slack/app.js";
 import { boltLogger } from "./slack/bolt-logger.js";
@@ -60,6 +66,8 @@ export interface RuntimeOptions {
   readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
   /** Attempts and backoff of an execution job (tests shorten them). */
   readonly execution?: ExecutionRetry;
+  /** Pauses of the path waits after a repair (tests shorten them; production uses each kind's default). */
+  readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
   /** Retries of a message edit or reply: the in-process loop, then the durable job's (tests shorten them). */
   readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
 }
@@ -173,7 +181,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     threadReply: (request, text) => durable.threadReply(request, text),
   };
   /** Started from the executor's outcome: what to watch once an approved change is made. */
-  const afterDone = async (request: ApprovalRequest): Promise<void> => {
+  const afterDone = async (request: ApprovalRequest, applied?: RepointApplied): Promise<void> => {
     const thread = request.message;
     if (thread === undefined) return;
     const action = request.action;
@@ -183,6 +191,45 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // (the wait then reports the result in the thread at its first check).
       const ns = await base.kube.getNamespace(namespace);
       if (ns === null || ns.deletionTimestamp) await startWait(namespace, thread);
+      return;
+    }
+    // A repair: Route 53 INSYNC, CloudFront Deployed and every repaired hostname answering — each a
+    // wait with its own status message in the thread. (A mismatched target's old load balancer still
+    // exists, so its name resolving says nothing: no NXDOMAIN wait here.)
+    const targets: EdgeWaitTarget[] = [];
+    for (const c of applied?.route53Changes ?? [])
+      targets.unshift({
+        kind: "route53-insync",
+        changeId: c.changeId,
+        zoneName: zoneNameOf(action, c.zoneId),
+      });
+    for (const id of applied?.distributions ?? [])
+      targets.unshift({ kind: "cloudfront-deployed", distributionId: id });
+    for (const host of action.hostnames)
+      for (const path of config.edgeProbe.healthPaths)
+        targets.push({ kind: "http-ok", url: `https://${host}${path}` });
+    const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t])).values()];
+    for (const target of unique) {
+      await enqueueEdgeWait(
+        queues.waits,
+        {
+          target,
+          cluster,
+          channel: thread.channel,
+          threadTs: thread.ts,
+          ...(options.edgeWaits?.intervalMs !== undefined
+            ? { intervalMs: options.edgeWaits.intervalMs }
+            : {}),
+          ...(options.edgeWaits?.maxIntervalMs !== undefined
+            ? { maxIntervalMs: options.edgeWaits.maxIntervalMs }
+            : {}),
+          // The names answer only once CloudFront has deployed: give them CloudFront's deadline.
+          ...(target.kind === "http-ok" && (applied?.distributions.length ?? 0) > 0
+            ? { timeoutMs: 50 * 60_000 }
+            : {}),
+        },
+        now(),
+      );
     }
   };
 
@@ -232,6 +279,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
           ),
         ...(base.aws ? { afterGone: afterNamespaceGone(base.kube, base.aws, now) } : {}),
+        ...(base.aws
+          ? {
+              edge: {
+                aws: base.aws.port,
+                reporter: createSlackThreadReporter(client),
+                probe: createEdgeProbe({
+                  resolvers: config.edgeProbe.resolvers,
+                  ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+                }),
+                now,
+                log,
+              },
+            }
+          : {}),
         now,
         log,
       },
@@ -299,6 +360,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           requester: input.requester,
           channelId: input.channelId,
         },
+      );
+    },
+  });
+
+  registerRepairActions(slack, {
+    workflow,
+    now,
+    log,
+    async requestRepair(input) {
+      const made = await requestRepairWithPlan(services, { workflow, audit }, input);
+      if (made.request) return made.request;
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Nothing to repair on the traffic path of ${"namespace" in input.subject ? `namespace ${input.subject.namespace}` : input.subject.hostnames.join(", ")} now${made.plan.questions.length > 0 ? `: ${made.plan.questions.join(" ")}` : "."}`,
       );
     },
   });
@@ -382,6 +457,11 @@ function boundedRegistry(registry: Registry, ms: number): Registry {
   };
 }
 
+function zoneNameOf(action: RepointPathAction, zoneId: string): string {
+  const step = action.steps.find((s) => s.kind === "route53" && s.zoneId === zoneId);
+  return step?.kind === "route53" ? step.zoneName : zoneId;
+}
+
 function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash < 0 ? "" : apiVersion.slice(0, slash);
@@ -395,7 +475,7 @@ function afterNamespaceGone(
   kube: CommandServices["kube"],
   aws: NonNullable<CommandServices["aws"]>,
   now: () => Date,
-): (namespace: string) => Promise<readonly string[]> {
+): (namespace: string) => Promise<readonly (string | ThreadCard)[]> {
   const cap = (s: string): string => (s.length > 3500 ? `${s.slice(0, 3499)}…` : s);
   return async (namespace) => {
     const [orphans, trace] = await Promise.allSettled([
@@ -403,17 +483,18 @@ function afterNamespaceGone(
         namespace,
         ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
       }),
-      traceNamespace(aws.port, kube, namespace, now),
+      planPathRepair(aws.port, kube, { namespace }, now),
     ]);
-    const out: string[] = [];
+    const out: (string | ThreadCard)[] = [];
     out.push(
       orphans.status === "fulfilled"
         ? cap(`🧹 ${renderOrphansText(orphans.value)}`)
         : `🧹 Could not check orphans: ${toUserError(orphans.reason).message}`,
     );
+    // The traffic path as a card: what is stale now and, when a repair can be planned, *Fix the path*.
     out.push(
       trace.status === "fulfilled"
-        ? cap(`🛣️ ${renderTraceText(trace.value)}`)
+        ? renderTraceBlocks(trace.value.trace, trace.value.plan)
         : `🛣️ Could not trace the traffic path: ${toUserError(trace.reason).message}`,
     );
     return out;

@@ -15,6 +15,14 @@ import { JobName, jobId } from "./queues.js";
 export interface ThreadReporter {
   post(channel: string, threadTs: string, text: string): Promise<{ ts: string }>;
   update(channel: string, ts: string, text: string): Promise<void>;
+  /** A reply with Block Kit (a card with buttons); its blocks escape their own text. */
+  postCard?(channel: string, threadTs: string, card: ThreadCard): Promise<{ ts: string }>;
+}
+
+/** A rendered card for a thread: fallback text and Block Kit blocks. */
+export interface ThreadCard {
+  readonly text: string;
+  readonly blocks: readonly unknown[];
 }
 
 /** Lines naming what still blocks a namespace, e.g. `Ingress myapp/x (ingress.k8s.aws/resources)`. */
@@ -70,7 +78,7 @@ export interface WaitDeps {
    * What to check once the namespace is gone (orphans left in AWS, the traffic path): each text is
    * posted as its own reply in the same thread. Failures are reported there, never thrown.
    */
-  readonly afterGone?: (namespace: string) => Promise<readonly string[]>;
+  readonly afterGone?: (namespace: string) => Promise<readonly (string | ThreadCard)[]>;
 }
 
 /**
@@ -209,7 +217,7 @@ export async function checkNamespaceGone(
   if (result?.outcome === "gone" && deps.afterGone) {
     // The namespace is gone, so what the forced removal may have left behind and whether the
     // traffic still reaches a live load balancer are the next questions (INCIDENT.md steps 9–11).
-    let followUps: readonly string[];
+    let followUps: readonly (string | ThreadCard)[];
     try {
       followUps = await deps.afterGone(ns);
     } catch (err) {
@@ -219,7 +227,9 @@ export async function checkNamespaceGone(
     }
     for (const f of followUps) {
       try {
-        await deps.reporter.post(data.channel, data.threadTs, f);
+        if (typeof f === "string") await deps.reporter.post(data.channel, data.threadTs, f);
+        else if (deps.reporter.postCard) await deps.reporter.postCard(data.channel, data.threadTs, f);
+        else await deps.reporter.post(data.channel, data.threadTs, f.text);
       } catch (err) {
         deps.log?.warn(
           { err: { message: toUserError(err).message } },

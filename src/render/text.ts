@@ -21,7 +21,7 @@ export function renderText(result: CommandResult): string {
     case "diagnosis":
       return renderDiagnosisText(result.diagnosis);
     case "trace":
-      return renderTraceText(result.trace);
+      return renderTraceText(result.trace, result.repair);
     case "orphans":
       return renderOrphansText(result.report);
     case "preflight":

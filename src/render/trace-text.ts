@@ -1,5 +1,7 @@
 /** Terminal rendering of a traffic-path trace: one line per hop, indented by depth. */
+import type { RepointPlan } from "../edge/repoint.js";
 import type { TraceResult } from "../traffic/trace.js";
+import { repointPlanLines } from "./repoint-plan.js";
 
 const MARK = {
   ok: "ok        ",
@@ -8,7 +10,7 @@ const MARK = {
   unknown: "unknown   ",
 } as const;
 
-export function renderTraceText(t: TraceResult): string {
+export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
   const out: string[] = [];
   const subject =
     "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
@@ -37,9 +39,30 @@ export function renderTraceText(t: TraceResult): string {
       if (h.warning) out.push(`${pad}           ! ${h.warning}`);
     }
   }
+  if (repair) out.push(...repairText(repair, t));
   if (t.warnings.length > 0) {
     out.push("", "Could not read (links that needed it are unknown):");
     for (const w of t.warnings) out.push(`  - ${w}`);
   }
   return out.join("\n");
+}
+
+/** The repair plan under a trace: the exact calls, what needs a person, and how to request it. */
+function repairText(repair: RepointPlan, t: TraceResult): string[] {
+  const out: string[] = [];
+  if (repair.action) {
+    const how =
+      "namespace" in t.subject
+        ? `repoint ns ${t.subject.namespace}`
+        : `repoint ${t.subject.hostnames.join(" ")}`;
+    out.push("", "Repair plan (needs a second person's approval; request it in Slack with --reason):");
+    for (const l of repointPlanLines(repair.action)) out.push(`  ${l}`);
+    out.push(`  request: /unstuck ${how} --reason "<what is stale, why this target>"`);
+  }
+  if (repair.questions.length > 0) {
+    out.push("", "Needs a person (not planned):");
+    for (const q of repair.questions) out.push(`  - ${q}`);
+  }
+  for (const n of repair.notes) out.push(`  note: ${n}`);
+  return out;
 }

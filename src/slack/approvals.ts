@@ -246,6 +246,19 @@ export function createSlackThreadReporter(client: WebClient): ThreadReporter {
     async update(channel, ts, text) {
       await client.chat.update({ channel, ts, text: safe(text, SlackLimit.Section) });
     },
+    // Cards are rendered by the Block Kit renderers, which escape everything foreign themselves.
+    async postCard(channel, threadTs, card) {
+      const res = await client.chat.postMessage({
+        channel,
+        thread_ts: threadTs,
+        text: clip(card.text, SlackLimit.Fallback),
+        blocks: card.blocks as KnownBlock[],
+      });
+      if (res.ts === undefined) {
+        throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a thread message but returned no ts.");
+      }
+      return { ts: res.ts };
+    },
   };
 }
 
@@ -706,9 +719,9 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
 }
 
 /** Post the new request in its channel and attach the message; a request nobody can see is cancelled. */
-async function postRequest(
+export async function postRequest(
   client: WebClient,
-  deps: ApprovalActionDeps,
+  deps: Pick<ApprovalActionDeps, "workflow" | "now">,
   request: ApprovalRequest,
   requester: Identity,
   log: Logger,
@@ -746,7 +759,13 @@ async function postRequest(
   }
 }
 
-async function tellRequester(client: WebClient, channel: string, user: string, text: string, log: Logger) {
+export async function tellRequester(
+  client: WebClient,
+  channel: string,
+  user: string,
+  text: string,
+  log: Logger,
+) {
   try {
     await client.chat.postEphemeral({ channel, user, text: safe(text, 1000) });
   } catch (err) {

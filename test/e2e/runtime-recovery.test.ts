@@ -202,8 +202,10 @@ describe("seed incident recovery through the runtime", () => {
         ),
       20_000,
     );
-    expect(path.text).toMatch(/BROKEN/);
-    expect(path.text).toMatch(/test\.example\.com/);
+    // A card: the broken names first, and — the controller has re-created nothing yet — how to repair later.
+    expect(path.text).toMatch(/is broken: .*test\.example\.com/);
+    expect(JSON.stringify(path.blocks)).toContain("Nothing can be repointed yet");
+    expect(JSON.stringify(path.blocks)).toContain("repoint ns myapp");
     // The original message shows the final state, without buttons.
     const message = fake.message(CHANNEL, ts);
     expect(JSON.stringify(message?.blocks)).not.toContain("approval:approve");

@@ -158,6 +158,9 @@ export async function runSandbox(io: {
     UNSTUCK_APPROVERS: "U0APPROVER1,U0APPROVER2",
     UNSTUCK_CHANNELS: CHANNEL,
     UNSTUCK_WAIT_INTERVAL_SECONDS: "2",
+    // After a repair the bot waits for the world's own DNS and HTTP front to answer.
+    UNSTUCK_DNS_RESOLVERS: world.dns.address,
+    UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
     // A fresh signing key per sandbox process: nothing it signs outlives it.
     UNSTUCK_APPROVAL_KEY: randomApprovalKey(),
   });

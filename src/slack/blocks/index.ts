@@ -22,7 +22,7 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
     case "diagnosis":
       return renderDiagnosisBlocks(result.diagnosis);
     case "trace":
-      return renderTraceBlocks(result.trace);
+      return renderTraceBlocks(result.trace, result.repair);
     case "orphans":
       return renderOrphansBlocks(result.report);
     case "preflight":

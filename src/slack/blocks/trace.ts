@@ -1,5 +1,7 @@
 /** Slack card for a traffic-path trace: the first line says whether the path is healthy. */
 import type { KnownBlock } from "@slack/types";
+import type { RepointPlan } from "../../edge/repoint.js";
+import { repointPlanLines } from "../../render/repoint-plan.js";
 import type { TraceResult } from "../../traffic/trace.js";
 import type { SlackMessage } from "./index.js";
 import { clip, esc, SlackLimit } from "./text.js";
@@ -11,7 +13,13 @@ const ICON = {
   unknown: ":white_circle:",
 } as const;
 
-export function renderTraceBlocks(t: TraceResult): SlackMessage {
+/** Action id of the *Fix the path* button; its value names what to re-trace and plan (JSON). */
+export const REPAIR_PATH_ACTION = "path:repair";
+
+/** What the button carries: the subject is traced and planned afresh when clicked. */
+export type RepairButtonValue = { readonly ns: string } | { readonly hosts: readonly string[] };
+
+export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMessage {
   const subject =
     "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
   const broken = t.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
@@ -43,6 +51,61 @@ export function renderTraceBlocks(t: TraceResult): SlackMessage {
       if (h.warning) lines.push(`${pad}   :warning: ${esc(h.warning)}`);
     }
     blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });
+  }
+  if (repair?.action) {
+    const lines = repointPlanLines(repair.action);
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `:wrench: *Repair plan* — ${String(repair.action.steps.length)} change${repair.action.steps.length === 1 ? "" : "s"}, applied only after a second person approves:\n\`\`\`${esc(lines.join("\n")).replace(/`/g, "ˋ")}\`\`\``,
+        ),
+      },
+    });
+    const value: RepairButtonValue =
+      "namespace" in t.subject ? { ns: t.subject.namespace } : { hosts: t.subject.hostnames };
+    blocks.push({
+      type: "actions",
+      block_id: "path-repair",
+      elements: [
+        {
+          type: "button",
+          action_id: REPAIR_PATH_ACTION,
+          text: { type: "plain_text", text: "Fix the path" },
+          style: "primary",
+          value: JSON.stringify(value).slice(0, 2000),
+        },
+      ],
+    });
+  }
+  if (repair && !repair.action && broken.length > 0) {
+    const how =
+      "namespace" in t.subject
+        ? `repoint ns ${t.subject.namespace}`
+        : `repoint ${t.subject.hostnames.join(" ")}`;
+    blocks.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: clip(
+            `Nothing can be repointed yet. Once the controller has re-created the load balancers: \`${esc(`/unstuck ${how} --reason "…"`)}\``,
+          ),
+        },
+      ],
+    });
+  }
+  if (repair && repair.questions.length > 0) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `:raising_hand: *Needs a person* (not planned):\n${repair.questions.map((q) => `• ${esc(q)}`).join("\n")}`,
+        ),
+      },
+    });
   }
   if (t.paths.length > 40) {
     blocks.push({

@@ -1,0 +1,175 @@
+import { ErrorCode, UnstuckError } from "../src/errors.js";
+import { assertNamespaceName } from "../src/kube/names.js";
+import type { ApprovalRequest } from "../src/approvals/types.js";
+import type { RepointPlan } from "../src/edge/repoint.js";
+import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
+import type { TraceResult } from "../src/traffic/trace.js";
+import { repointPlanLines } from "../src/render/repoint-plan.js";
+import { MIN_REASON_LENGTH, requireApprovals } from "./finalize.js";
+import type { CommandSyntax } from "./grammar.js";
+import { assertHostname, awsOf } from "./trace.js";
+import type { CommandModule, CommandResult, CommandServices, CommandContext } from "./types.js";
+
+const reasonFlag = {
+  name: "reason",
+  kind: "string",
+  valueName: "text",
+  description: "Why this repair (what is stale, why this target); without it, only the plan is shown",
+} as const;
+
+export const repointSyntax: CommandSyntax = {
+  path: ["repoint"],
+  summary:
+    "Repair a broken traffic path through the two-person approval: every stale Route 53 alias and CloudFront origin of the hostname, repointed to the load balancer that replaces it. Without --reason, shows the plan.",
+  positionals: [{ name: "hostname", description: "DNS name whose path is broken, e.g. test.example.com" }],
+  flags: [
+    {
+      name: "to",
+      kind: "string",
+      valueName: "load-balancer-name",
+      description: "The load balancer to point at, when the trace offers several candidates",
+    },
+    reasonFlag,
+  ],
+  examples: [
+    "repoint test.example.com",
+    'repoint test.example.com --to k8s-myapp-myappwor-0123456789 --reason "origin names the deleted worker ALB; 502 since 08:52"',
+  ],
+};
+
+export const repointNsSyntax: CommandSyntax = {
+  path: ["repoint", "ns"],
+  aliases: [["repoint", "namespace"]],
+  summary:
+    "Repair every stale alias and origin that reaches a namespace's load balancers (the bot's own path check after a forced removal offers the same as a button).",
+  positionals: [{ name: "namespace", description: "Namespace name" }],
+  flags: [reasonFlag],
+  examples: ['repoint ns myapp --reason "ALBs re-created after the forced removal; 502 on test.example.com"'],
+};
+
+/** ELB names: 1–32 letters, digits and '-'. */
+const LB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$/;
+
+interface RepointInput {
+  readonly subject: RepairSubject;
+  readonly to?: string;
+  readonly reason?: string;
+}
+
+function reasonOf(raw: unknown): string | undefined {
+  if (raw === undefined) return undefined;
+  const reason = typeof raw === "string" ? raw.trim() : "";
+  if (reason.length < MIN_REASON_LENGTH) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `Say why in at least ${String(MIN_REASON_LENGTH)} characters: --reason "<what is stale, why this target>".`,
+    );
+  }
+  return reason;
+}
+
+/** Plan from a fresh trace; in Slack with a reason, the plan becomes an approval request. */
+async function runRepoint(input: RepointInput, ctx: CommandContext): Promise<CommandResult> {
+  const services: CommandServices = ctx.services;
+  const aws = awsOf(services);
+  if (input.reason !== undefined && ctx.actor.surface !== "slack") {
+    throw new UnstuckError(
+      ErrorCode.Forbidden,
+      "A repair is requested and approved in Slack, where the requester's and approvers' identities are verified; here, leave out --reason to see the plan.",
+      { action: "repoint" },
+    );
+  }
+  if (input.reason === undefined) {
+    const { trace, plan } = await planPathRepair(aws, services.kube, input.subject, services.now, input.to);
+    return { type: "trace", trace, repair: plan };
+  }
+  const made = await requestRepairWithPlan(services, requireApprovals(services, "repoint"), {
+    subject: input.subject,
+    ...(input.to !== undefined ? { to: input.to } : {}),
+    reason: input.reason,
+    requester: { userId: ctx.actor.userId, teamId: ctx.actor.teamId },
+    channelId: ctx.actor.channelId ?? "",
+  });
+  return made.request
+    ? { type: "approval-request", request: made.request }
+    : { type: "trace", trace: made.trace, repair: made.plan };
+}
+
+/**
+ * Trace and plan afresh, then create the request — the one path the slash command and the *Fix the
+ * path* button share. With nothing to change, returns the trace and plan (its questions) instead.
+ */
+export async function requestRepairWithPlan(
+  services: CommandServices,
+  approvals: NonNullable<CommandServices["approvals"]>,
+  input: {
+    readonly subject: RepairSubject;
+    readonly to?: string;
+    readonly reason: string;
+    readonly requester: { readonly userId: string; readonly teamId: string };
+    readonly channelId: string;
+  },
+): Promise<{ request?: ApprovalRequest; trace: TraceResult; plan: RepointPlan }> {
+  await approvals.workflow.precheck(input.requester, input.channelId);
+  const { trace, plan } = await planPathRepair(
+    awsOf(services),
+    services.kube,
+    input.subject,
+    services.now,
+    input.to,
+  );
+  if (plan.action === undefined) return { trace, plan };
+  const request = await approvals.workflow.requestRepoint({
+    action: plan.action,
+    reason: input.reason,
+    evidence: trace.paths
+      .flatMap((p) =>
+        p.hops
+          .filter((h) => h.verdict === "stale" || h.verdict === "mismatched")
+          .map((h) => `${p.hostname}: ${h.label} — ${h.why}`),
+      )
+      .slice(0, 20),
+    cleanupPlan: [
+      ...repointPlanLines(plan.action)
+        .filter((l) => /^\d+\./.test(l))
+        .map((l) => `wait for it to take effect: ${l.replace(/^\d+\.\s*/, "")}`),
+      "the bot waits in this thread: Route 53 INSYNC, CloudFront Deployed, each hostname answering 2xx",
+      ...plan.questions.map((q) => `still open (not in this plan): ${q}`),
+    ].slice(0, 20),
+    requester: input.requester,
+    channelId: input.channelId,
+  });
+  return { request, trace, plan };
+}
+
+export const repointCommand: CommandModule<RepointInput> = {
+  syntax: repointSyntax,
+  build(args) {
+    const to = args.flags.to;
+    if (to !== undefined && (typeof to !== "string" || !LB_NAME.test(to))) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `--to takes a load balancer name (1–32 letters, digits and '-'), e.g. k8s-myapp-myappwor-0123456789.`,
+      );
+    }
+    const reason = reasonOf(args.flags.reason);
+    return {
+      subject: { hostnames: [assertHostname(args.positionals[0] ?? "")] },
+      ...(typeof to === "string" ? { to } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+    };
+  },
+  run: runRepoint,
+};
+
+export const repointNsCommand: CommandModule<RepointInput> = {
+  syntax: repointNsSyntax,
+  build(args) {
+    const reason = reasonOf(args.flags.reason);
+    return {
+      subject: { namespace: assertNamespaceName(args.positionals[0] ?? "") },
+      ...(reason !== undefined ? { reason } : {}),
+    };
+  },
+  run: runRepoint,
+};

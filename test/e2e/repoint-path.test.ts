@@ -1,0 +1,320 @@
+/**
+ * The outage half of the incident, end to end through the runtime's own wiring: signed slash commands,
+ * clicks and a modal over HTTP, real Redis and BullMQ, the fake Slack, and the simulated world after
+ * the namespace was re-created (six new ALBs, the CloudFront origin still naming the deleted one; the
+ * world's DNS server and HTTP front answer as it says: test.example.com is 502).
+ *
+ * `trace ns myapp` → the card's *Fix the path* → the form → the plan posted as an approval request →
+ * approved by a second person → UpdateDistribution with the planning ETag → the waits in the same
+ * thread: CloudFront Deployed, then test.example.com answering 200 — which the HTTP front confirms.
+ */
+import { randomBytes } from "node:crypto";
+import { request } from "node:http";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { createAwsClients, destroyAwsClients } from "../../src/aws/clients.js";
+import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
+import { deleteKeysWithPrefix } from "../sim/redis.js";
+import {
+  blockActionsBody,
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  viewSubmissionBody,
+  type FakeSlack,
+} from "../sim/slack/index.js";
+import { startWorld, type World } from "../sim/world.js";
+import { buttonValue } from "./block-kit.js";
+import { botEnv } from "./bot-env.js";
+import { FAST_LBC } from "../integration/helpers/aws-world.js";
+
+const SECRET = "repoint-signing-secret";
+const TOKEN = "xoxb-repoint-runtime-token";
+const CHANNEL = "C0INCIDENT";
+const REQUESTER = "U0ONCALL1";
+const APPROVER = "U0APPROVER1";
+const APPROVE = "approval:approve";
+
+interface Setup {
+  readonly world: World;
+  readonly fake: FakeSlack;
+  readonly runtime: Runtime;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly events: string;
+  readonly close: () => Promise<void>;
+}
+
+const running: Setup[] = [];
+afterEach(async () => {
+  while (running.length > 0) await running.pop()?.close();
+});
+
+async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
+  const world = await startWorld({
+    scenario: `test/fixtures/scenarios/${scenario}`,
+    lbc: FAST_LBC,
+    controllerIntervalMs: 50,
+    cloudFrontDeployMs: 1_500,
+    route53SyncMs: 500,
+  });
+  const fake = await startFakeSlack({ token: TOKEN });
+  const prefix = `unstuck-repoint-${randomBytes(4).toString("hex")}`;
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+      {
+        ...world.aws.env(),
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_DNS_RESOLVERS: world.dns.address,
+        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
+        UNSTUCK_HEALTH_PATHS: "/,/readyz",
+      },
+    ),
+  );
+  const log = pino({ level: "silent" });
+  const clients = createAwsClients({
+    region: "ap-northeast-2",
+    endpoint: world.aws.url,
+    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+    maxAttempts: 1,
+  });
+  const runtime = await createRuntime({
+    config,
+    log,
+    services: {
+      kube: createKubeAdapter(world.kube.kubeconfig()),
+      now: () => new Date(),
+      log,
+      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+    },
+    edgeWaits: { intervalMs: 200, maxIntervalMs: 400 },
+  });
+  const { port } = await runtime.start();
+  const redis = new Redis("redis://127.0.0.1:6379");
+  const s: Setup = {
+    world,
+    fake,
+    runtime,
+    redis,
+    prefix,
+    events: `http://127.0.0.1:${String(port)}/slack/events`,
+    close: async () => {
+      await runtime.stop();
+      await deleteKeysWithPrefix(redis, prefix);
+      await redis.quit();
+      destroyAwsClients(clients);
+      await fake.stop();
+      await world.stop();
+    },
+  };
+  running.push(s);
+  return s;
+}
+
+async function slash(s: Setup, text: string, user = REQUESTER, id = "cmd"): Promise<void> {
+  const res = await postSigned(
+    s.events,
+    SECRET,
+    slashCommandBody({ text, userId: user, channelId: CHANNEL, responseUrl: s.fake.responseUrl(id) }),
+  );
+  expect(res.status).toBe(200);
+}
+
+async function click(s: Setup, actionId: string, value: string, user: string, ts: string, trigger?: string) {
+  const res = await postSigned(
+    s.events,
+    SECRET,
+    blockActionsBody({
+      actionId,
+      value,
+      userId: user,
+      channelId: CHANNEL,
+      messageTs: ts,
+      responseUrl: s.fake.responseUrl(`click-${actionId}-${user}`),
+      ...(trigger !== undefined ? { triggerId: trigger } : {}),
+    }),
+  );
+  expect(res.status).toBe(200);
+}
+
+/** What the HTTP front answers for a host now (as a client through CloudFront would see it). */
+function front(s: Setup, host: string, path = "/"): Promise<number> {
+  // node:http, not fetch: fetch drops a Host header it is given.
+  return new Promise((resolve, reject) => {
+    const req = request(`${s.world.httpFront.url}${path}`, { headers: { host } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function until<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("repairing the traffic path through the approval", () => {
+  it("trace → Fix the path → form → approved → CloudFront Deployed → test.example.com answers 200, all in one thread", async () => {
+    const s = await setup();
+    expect(await front(s, "test.example.com")).toBe(502);
+
+    await slash(s, "trace ns myapp");
+    const card = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(REPAIR_PATH_ACTION),
+      20_000,
+    );
+    expect(JSON.stringify(card.body["blocks"])).toContain("UpdateDistribution E2MYAPPTEST0001");
+    const value = buttonValue(card.body["blocks"], REPAIR_PATH_ACTION) ?? "";
+    expect(JSON.parse(value)).toEqual({ ns: "myapp" });
+
+    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, String(card.response?.["ts"]), "1337.1.repair");
+    const opened = await s.fake.waitFor(
+      "views.open",
+      (c) => c.body["trigger_id"] === "1337.1.repair",
+      10_000,
+    );
+    const view = opened.body["view"] as Record<string, unknown>;
+
+    // A reason too short is refused in the form; nothing is requested.
+    const short = await postSigned(
+      s.events,
+      SECRET,
+      viewSubmissionBody({
+        callbackId: String(view["callback_id"]),
+        privateMetadata: String(view["private_metadata"]),
+        values: { reason: { reason: "502" } },
+        userId: REQUESTER,
+      }),
+    );
+    expect(short.status).toBe(200);
+    expect(short.text).toContain("at least");
+
+    const sent = await postSigned(
+      s.events,
+      SECRET,
+      viewSubmissionBody({
+        callbackId: String(view["callback_id"]),
+        privateMetadata: String(view["private_metadata"]),
+        values: { reason: { reason: "test.example.com answers 502: origin names the deleted worker ALB" } },
+        userId: REQUESTER,
+      }),
+    );
+    expect(sent.status).toBe(200);
+    const post = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
+      20_000,
+    );
+    const blocks = JSON.stringify(post.body["blocks"]);
+    expect(blocks).toContain("repoint test.example.com");
+    expect(blocks).toContain("If-Match");
+    const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
+    const ts = String(post.response?.["ts"]);
+    await until(
+      async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
+      10_000,
+      "attached",
+    );
+
+    // The requester cannot approve their own repair.
+    await click(s, APPROVE, id, REQUESTER, ts);
+    const self = await s.fake.waitForResponse((p) => p.id === `click-${APPROVE}-${REQUESTER}`, 10_000);
+    expect(String(self.body["text"])).toMatch(/You made this request/);
+    expect(s.world.aws.calls().filter((c) => c.action === "UpdateDistribution")).toHaveLength(0);
+
+    await click(s, APPROVE, id, APPROVER, ts);
+    const done = await until(
+      async () => {
+        const r = await s.runtime.workflow.get(id);
+        return r.state === "DONE" || r.state === "STALE" || r.state === "FAILED" ? r : undefined;
+      },
+      20_000,
+      "executed",
+    );
+    expect(done.state).toBe("DONE");
+    expect(s.world.aws.calls().filter((c) => c.action === "UpdateDistribution")).toHaveLength(1);
+
+    // The waits report in the request's thread: Deployed, then the hostname answering.
+    await until(
+      () =>
+        s.fake.thread(CHANNEL, ts).some((m) => /E2MYAPPTEST0001 is Deployed/.test(m.text ?? ""))
+          ? true
+          : undefined,
+      30_000,
+      "CloudFront Deployed in the thread",
+    );
+    await until(
+      () =>
+        s.fake
+          .thread(CHANNEL, ts)
+          .some((m) => /test\.example\.com.*answers 200/.test(m.text ?? "") && /readyz/.test(m.text ?? ""))
+          ? true
+          : undefined,
+      30_000,
+      "test.example.com/readyz answering 200 in the thread",
+    );
+    expect(await front(s, "test.example.com")).toBe(200);
+    expect(await front(s, "test.example.com", "/readyz")).toBe(200);
+
+    const audit = await s.runtime.audit.forRequest(id);
+    expect(audit.map((e) => e.event)).toEqual(
+      expect.arrayContaining(["request.created", "vote.approve", "execution.done"]),
+    );
+  }, 90_000);
+
+  it("repoint with bad input is refused with a clear message and no AWS write", async () => {
+    const s = await setup();
+    await slash(s, 'repoint not_a_host --reason "something is broken here"', REQUESTER, "bad-host");
+    const bad = await s.fake.waitForResponse((p) => p.id === "bad-host", 10_000);
+    expect(String(bad.body["text"])).toMatch(/is not a DNS host name/);
+    await slash(
+      s,
+      'repoint test.example.com --to "no such lb!" --reason "something is broken"',
+      REQUESTER,
+      "bad-to",
+    );
+    const badTo = await s.fake.waitForResponse((p) => p.id === "bad-to", 10_000);
+    expect(String(badTo.body["text"])).toMatch(/--to takes a load balancer name/);
+    await slash(
+      s,
+      'repoint test.example.com --to k8s-nope-0000000000 --reason "pointing at a named ALB"',
+      REQUESTER,
+      "no-lb",
+    );
+    // Nothing to request: the trace and the plan's question are posted instead of a request.
+    const noLb = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body["blocks"] ?? "").includes("No load balancer is named k8s-nope-0000000000"),
+      20_000,
+    );
+    expect(JSON.stringify(noLb.body["blocks"])).not.toContain(APPROVE);
+    await slash(s, 'repoint test.example.com --reason "short"', REQUESTER, "short");
+    const short = await s.fake.waitForResponse((p) => p.id === "short", 10_000);
+    expect(String(short.body["text"])).toMatch(/at least 10 characters/);
+    expect(
+      s.world.aws
+        .calls()
+        .filter((c) => c.action === "UpdateDistribution" || c.action === "ChangeResourceRecordSets"),
+    ).toEqual([]);
+  }, 60_000);
+});
