@@ -30,6 +30,7 @@ import {
 import { createNotifyQueue, createNotifyWorker, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
 import { enqueueNamespaceGone, type ThreadCard } from "./jobs/waits.js";
 import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";
+import { enqueuePathRecheck, type Replanned } from "./jobs/path-recheck.js";
 import { createEdgeProbe } from "./edge/probe.js";
 import type { RepointApplied } from "./actions/repoint-path.js";
 import type { RepointPathAction } from "./approvals/types.js";
@@ -66,6 +67,8 @@ export interface RuntimeOptions {
   readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
   /** Attempts and backoff of an execution job (tests shorten them). */
   readonly execution?: ExecutionRetry;
+  /** Pause and deadline of the path re-check after a namespace is gone (tests shorten them). */
+  readonly pathRecheck?: { readonly intervalMs?: number; readonly timeoutMs?: number };
   /** Pauses of the path waits after a repair (tests shorten them; production uses each kind's default). */
   readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
   /** Retries of a message edit or reply: the in-process loop, then the durable job's (tests shorten them). */
@@ -278,7 +281,33 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           (await diagnoseNamespace(base.kube, namespace, { now })).blockers.map(
             (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
           ),
-        ...(base.aws ? { afterGone: afterNamespaceGone(base.kube, base.aws, now) } : {}),
+        ...(base.aws
+          ? {
+              afterGone: afterNamespaceGone(base.kube, base.aws, now, async (namespace, thread) => {
+                await enqueuePathRecheck(
+                  queues.waits,
+                  {
+                    namespace,
+                    channel: thread.channel,
+                    threadTs: thread.threadTs,
+                    ...(options.pathRecheck?.intervalMs !== undefined
+                      ? { intervalMs: options.pathRecheck.intervalMs }
+                      : {}),
+                    ...(options.pathRecheck?.timeoutMs !== undefined
+                      ? { timeoutMs: options.pathRecheck.timeoutMs }
+                      : {}),
+                  },
+                  now(),
+                );
+              }),
+              pathRecheck: {
+                replan: replanNamespace(base.kube, base.aws, now),
+                reporter: createSlackThreadReporter(client),
+                now,
+                log,
+              },
+            }
+          : {}),
         ...(base.aws
           ? {
               edge: {
@@ -475,9 +504,13 @@ function afterNamespaceGone(
   kube: CommandServices["kube"],
   aws: NonNullable<CommandServices["aws"]>,
   now: () => Date,
-): (namespace: string) => Promise<readonly (string | ThreadCard)[]> {
+  recheck: (namespace: string, thread: { channel: string; threadTs: string }) => Promise<void>,
+): (
+  namespace: string,
+  thread: { readonly channel: string; readonly threadTs: string },
+) => Promise<readonly (string | ThreadCard)[]> {
   const cap = (s: string): string => (s.length > 3500 ? `${s.slice(0, 3499)}…` : s);
-  return async (namespace) => {
+  return async (namespace, thread) => {
     const [orphans, trace] = await Promise.allSettled([
       collectOrphans(aws.port, kube, {
         namespace,
@@ -491,12 +524,36 @@ function afterNamespaceGone(
         ? cap(`🧹 ${renderOrphansText(orphans.value)}`)
         : `🧹 Could not check orphans: ${toUserError(orphans.reason).message}`,
     );
+    if (trace.status === "rejected") {
+      out.push(`🛣️ Could not trace the traffic path: ${toUserError(trace.reason).message}`);
+      return out;
+    }
     // The traffic path as a card: what is stale now and, when a repair can be planned, *Fix the path*.
-    out.push(
-      trace.status === "fulfilled"
-        ? renderTraceBlocks(trace.value.trace, trace.value.plan)
-        : `🛣️ Could not trace the traffic path: ${toUserError(trace.reason).message}`,
-    );
+    out.push(renderTraceBlocks(trace.value.trace, trace.value.plan));
+    const broken = trace.value.trace.paths.some((p) => p.verdict === "stale" || p.verdict === "mismatched");
+    // Nothing to repoint to yet: watch for the controller to re-create the stack, then offer the repair.
+    if (broken && trace.value.plan.action === undefined) await recheck(namespace, thread);
     return out;
+  };
+}
+
+/** One re-trace for the path re-check wait: repairable (a plan exists), intact, or still waiting. */
+function replanNamespace(
+  kube: CommandServices["kube"],
+  aws: NonNullable<CommandServices["aws"]>,
+  now: () => Date,
+): (namespace: string) => Promise<Replanned> {
+  return async (namespace) => {
+    const { trace, plan } = await planPathRepair(aws.port, kube, { namespace }, now);
+    const broken = trace.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
+    const card = renderTraceBlocks(trace, plan);
+    if (broken.length === 0) return { state: "intact", summary: "no stale link", card };
+    if (plan.action)
+      return { state: "repairable", summary: `${String(plan.action.steps.length)} change(s) planned`, card };
+    return {
+      state: "waiting",
+      summary: `${broken.map((p) => p.hostname).join(", ")} still stale, nothing to repoint to yet.`,
+      card,
+    };
   };
 }

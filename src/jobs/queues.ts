@@ -13,6 +13,8 @@ export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export const JobName = {
   RemoveFinalizer: "remove-finalizer",
   RepointPath: "repoint-path",
+  /** After a namespace is gone: re-trace its paths until the controller re-created the stack. */
+  PathRecheck: "path-recheck",
   NamespaceGone: "ns-gone",
   /** CloudFront Deployed, Route 53 INSYNC, DNS NXDOMAIN or HTTP 2xx (`edge-waits.ts`). */
   EdgeWait: "edge-wait",

@@ -78,7 +78,10 @@ export interface WaitDeps {
    * What to check once the namespace is gone (orphans left in AWS, the traffic path): each text is
    * posted as its own reply in the same thread. Failures are reported there, never thrown.
    */
-  readonly afterGone?: (namespace: string) => Promise<readonly (string | ThreadCard)[]>;
+  readonly afterGone?: (
+    namespace: string,
+    thread: { readonly channel: string; readonly threadTs: string },
+  ) => Promise<readonly (string | ThreadCard)[]>;
 }
 
 /**
@@ -219,7 +222,7 @@ export async function checkNamespaceGone(
     // traffic still reaches a live load balancer are the next questions (INCIDENT.md steps 9–11).
     let followUps: readonly (string | ThreadCard)[];
     try {
-      followUps = await deps.afterGone(ns);
+      followUps = await deps.afterGone(ns, { channel: data.channel, threadTs: data.threadTs });
     } catch (err) {
       followUps = [
         `Could not check orphans and the traffic path after ${ns} was deleted: ${bounded(toUserError(err).message)}`,

@@ -11,6 +11,12 @@ import {
   type RemoveFinalizerDeps,
 } from "../actions/remove-finalizer.js";
 import { isPermanent, toUserError } from "../errors.js";
+import {
+  checkPathRecheck,
+  type PathRecheckData,
+  type PathRecheckDeps,
+  type PathRecheckResult,
+} from "./path-recheck.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
 import { JobName, QueueName, type ExecutionJobData } from "./queues.js";
 import {
@@ -132,10 +138,12 @@ export async function closeWorker(worker: Worker, force = false): Promise<void> 
 export type WaitsWorkerDeps = WaitDeps & {
   /** CloudFront, Route 53, DNS and HTTP waits; without it an edge wait job fails, unrecoverably. */
   readonly edge?: EdgeWaitDeps;
+  /** Re-traces after a namespace is gone; without it a path re-check job fails, unrecoverably. */
+  readonly pathRecheck?: PathRecheckDeps;
 };
 
-export type WaitJobData = NamespaceGoneData | EdgeWaitData;
-export type WaitJobResult = NamespaceGoneResult | EdgeWaitResult;
+export type WaitJobData = NamespaceGoneData | EdgeWaitData | PathRecheckData;
+export type WaitJobResult = NamespaceGoneResult | EdgeWaitResult | PathRecheckResult;
 
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
 export function createWaitsWorker(
@@ -149,6 +157,18 @@ export function createWaitsWorker(
         switch (job.name) {
           case JobName.NamespaceGone:
             return await checkNamespaceGone(job as Job<NamespaceGoneData, NamespaceGoneResult>, token, deps);
+          case JobName.PathRecheck: {
+            if (deps.pathRecheck === undefined) {
+              throw new UnrecoverableError(
+                `wait job "${job.name}" needs the path re-check dependencies (AWS), which this worker was not given`,
+              );
+            }
+            return await checkPathRecheck(
+              job as Job<PathRecheckData, PathRecheckResult>,
+              token,
+              deps.pathRecheck,
+            );
+          }
           case JobName.EdgeWait: {
             if (deps.edge === undefined) {
               throw new UnrecoverableError(

@@ -31,7 +31,7 @@ import {
 import { startWorld, type World } from "../sim/world.js";
 import { buttonValue } from "./block-kit.js";
 import { botEnv } from "./bot-env.js";
-import { FAST_LBC } from "../integration/helpers/aws-world.js";
+import { FAST_LBC, recreateSeed } from "../integration/helpers/aws-world.js";
 
 const SECRET = "repoint-signing-secret";
 const TOKEN = "xoxb-repoint-runtime-token";
@@ -96,6 +96,7 @@ async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
       aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
     },
     edgeWaits: { intervalMs: 200, maxIntervalMs: 400 },
+    pathRecheck: { intervalMs: 300 },
   });
   const { port } = await runtime.start();
   const redis = new Redis("redis://127.0.0.1:6379");
@@ -280,6 +281,68 @@ describe("repairing the traffic path through the approval", () => {
     expect(audit.map((e) => e.event)).toEqual(
       expect.arrayContaining(["request.created", "vote.approve", "execution.done"]),
     );
+  }, 90_000);
+
+  it("after the forced removal: the path card says nothing can be repointed yet; once Argo re-creates the namespace the bot offers the repair by itself", async () => {
+    const s = await setup("seed-incident.yaml");
+    await slash(
+      s,
+      'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by the ELB ENI; recovery first"',
+    );
+    const post = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
+      20_000,
+    );
+    const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
+    const ts = String(post.response?.["ts"]);
+    await until(
+      async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
+      10_000,
+      "attached",
+    );
+    await click(s, APPROVE, id, APPROVER, ts);
+    // Namespace gone → orphans and the path card in the thread; nothing replaces the ALBs yet.
+    const first = await until(
+      () =>
+        s.fake
+          .thread(CHANNEL, ts)
+          .find((m) => /Traffic path of namespace myapp is broken/.test(m.text ?? "")),
+      30_000,
+      "the path card after the namespace is gone",
+    );
+    expect(JSON.stringify(first.blocks)).toContain("Nothing can be repointed yet");
+    expect(JSON.stringify(first.blocks)).not.toContain(REPAIR_PATH_ACTION);
+    await until(
+      () =>
+        s.fake.thread(CHANNEL, ts).some((m) => /Waiting for the controller to re-create/.test(m.text ?? ""))
+          ? true
+          : undefined,
+      10_000,
+      "the re-check waiting",
+    );
+
+    // Argo CD re-creates the namespace; the controller builds a new ALB for the worker Ingress.
+    await recreateSeed(s.world, ["myapp-worker-ingress"]);
+    await until(
+      () =>
+        s.fake.thread(CHANNEL, ts).some((m) => /has re-created load balancers for myapp/.test(m.text ?? ""))
+          ? true
+          : undefined,
+      20_000,
+      "the re-check noticing the new stack",
+    );
+    const offer = await until(
+      () =>
+        s.fake.thread(CHANNEL, ts).find((m) => JSON.stringify(m.blocks ?? "").includes(REPAIR_PATH_ACTION)),
+      10_000,
+      "the card with Fix the path",
+    );
+    const blocks = JSON.stringify(offer.blocks);
+    expect(blocks).toContain("worker.example.com");
+    expect(blocks).toContain("UpdateDistribution E2MYAPPTEST0001");
+    // Only the re-check's own card: the status message was edited in place, not re-posted.
+    expect(s.fake.thread(CHANNEL, ts).filter((m) => /re-create/.test(m.text ?? ""))).toHaveLength(1);
   }, 90_000);
 
   it("repoint with bad input is refused with a clear message and no AWS write", async () => {

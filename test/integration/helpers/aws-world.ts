@@ -114,6 +114,11 @@ export async function untilProvisioned(w: World, ingresses: readonly string[]): 
 /** Recovery as in INCIDENT.md steps 7–8: the finalizer comes off, the namespace goes, Argo re-creates it. */
 export async function recoverSeed(w: World, ingresses: readonly string[]): Promise<void> {
   await forceRemoveSeedFinalizer(w);
+  await recreateSeed(w, ingresses);
+}
+
+/** INCIDENT.md step 8: Argo CD re-creates namespace myapp and its Ingresses; the controller builds ALBs. */
+export async function recreateSeed(w: World, ingresses: readonly string[]): Promise<void> {
   w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
   for (const n of ingresses) w.kube.store.create(seedIngress(n));
   await untilProvisioned(w, ingresses);

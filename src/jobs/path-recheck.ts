@@ -1,0 +1,133 @@
+/**
+ * After a forced removal the namespace is gone and its load balancers with it; the names and
+ * CloudFront origins that reached them stay stale until the namespace is re-created (Argo CD) and
+ * the controller builds new load balancers. This wait re-traces the namespace's paths until a repair
+ * can be planned (then it posts the card with *Fix the path*), the path is intact again, or the
+ * deadline passes (then it says the stack was not re-created and how to repoint by hand). Like every
+ * wait it holds no worker between checks and owns one status message in the thread.
+ */
+import { DelayedError, type Job, type Queue } from "bullmq";
+import { isPermanent, toUserError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { JobName, jobId } from "./queues.js";
+import type { ThreadCard, ThreadReporter } from "./waits.js";
+
+export interface PathRecheckData {
+  readonly namespace: string;
+  readonly channel: string;
+  readonly threadTs: string;
+  readonly startedAt: number;
+  readonly deadline: number;
+  readonly intervalMs: number;
+  readonly checks: number;
+  readonly statusTs?: string;
+}
+
+export interface PathRecheckResult {
+  readonly outcome: "repairable" | "intact" | "timed-out";
+  readonly checks: number;
+}
+
+/** What one re-trace found: a card to post, and whether a repair can be requested now. */
+export interface Replanned {
+  readonly state: "repairable" | "intact" | "waiting";
+  /** One line for the status message: what is stale, or what is missing. */
+  readonly summary: string;
+  readonly card: ThreadCard;
+}
+
+export interface PathRecheckDeps {
+  readonly replan: (namespace: string) => Promise<Replanned>;
+  readonly reporter: ThreadReporter;
+  readonly now: () => Date;
+  readonly log?: Logger;
+}
+
+export interface PathRecheckRequest {
+  readonly namespace: string;
+  readonly channel: string;
+  readonly threadTs: string;
+  /** How long to wait for the controller (default 30 min). */
+  readonly timeoutMs?: number;
+  /** Pause between re-traces (default 30 s). */
+  readonly intervalMs?: number;
+}
+
+export async function enqueuePathRecheck(waits: Queue, req: PathRecheckRequest, now: Date): Promise<string> {
+  const id = jobId(JobName.PathRecheck, req.namespace, req.channel, req.threadTs);
+  const data: PathRecheckData = {
+    namespace: req.namespace,
+    channel: req.channel,
+    threadTs: req.threadTs,
+    startedAt: now.getTime(),
+    deadline: now.getTime() + (req.timeoutMs ?? 30 * 60_000),
+    intervalMs: req.intervalMs ?? 30_000,
+    checks: 0,
+  };
+  await waits.add(JobName.PathRecheck, data, {
+    jobId: id,
+    // The first re-trace after one pause: the namespace's path was traced just now.
+    delay: data.intervalMs,
+    removeOnComplete: true,
+    removeOnFail: { age: 86_400 },
+    attempts: 3,
+    backoff: { type: "exponential", delay: 5000 },
+  });
+  return id;
+}
+
+function minutes(ms: number): string {
+  const m = Math.round(ms / 60_000);
+  return m >= 1 ? `${String(m)} min` : `${String(Math.round(ms / 1000))} s`;
+}
+
+export async function checkPathRecheck(
+  job: Job<PathRecheckData, PathRecheckResult>,
+  token: string | undefined,
+  deps: PathRecheckDeps,
+): Promise<PathRecheckResult> {
+  const data = job.data;
+  const now = deps.now().getTime();
+  const checks = data.checks + 1;
+  const ns = data.namespace;
+  let status: string;
+  let result: PathRecheckResult | undefined;
+  let card: ThreadCard | undefined;
+  try {
+    const r = await deps.replan(ns);
+    if (r.state === "repairable") {
+      status = `✅ The controller has re-created load balancers for ${ns}: a repair of the traffic path can be planned now (below).`;
+      result = { outcome: "repairable", checks };
+      card = r.card;
+    } else if (r.state === "intact") {
+      status = `✅ The traffic path of ${ns} is intact again (check ${String(checks)}).`;
+      result = { outcome: "intact", checks };
+    } else if (now >= data.deadline) {
+      status = `⌛ No load balancer replaces the stale ones of ${ns} after ${minutes(now - data.startedAt)}: has the namespace been re-created (Argo CD sync)? ${r.summary} To repoint by hand to an existing load balancer: /unstuck repoint <hostname> --to <load-balancer-name> --reason "…".`;
+      result = { outcome: "timed-out", checks };
+      card = r.card;
+    } else {
+      status = `⏳ Waiting for the controller to re-create the load balancers of ${ns} before planning the repair: ${r.summary} (check ${String(checks)}, next in ${minutes(data.intervalMs)}, gives up after ${minutes(data.deadline - data.startedAt)})`;
+    }
+  } catch (err) {
+    if (isPermanent(err)) throw err;
+    const { message } = toUserError(err);
+    if (now >= data.deadline) {
+      status = `⌛ Could not re-trace the traffic path of ${ns} by the deadline: ${message.slice(0, 300)}`;
+      result = { outcome: "timed-out", checks };
+    } else {
+      status = `⏳ Re-trace ${String(checks)} of ${ns}'s traffic path failed (${message.slice(0, 300)}); retrying in ${minutes(data.intervalMs)}.`;
+    }
+  }
+  let statusTs = data.statusTs;
+  if (statusTs === undefined) statusTs = (await deps.reporter.post(data.channel, data.threadTs, status)).ts;
+  else await deps.reporter.update(data.channel, statusTs, status);
+  if (card !== undefined) {
+    if (deps.reporter.postCard) await deps.reporter.postCard(data.channel, data.threadTs, card);
+    else await deps.reporter.post(data.channel, data.threadTs, card.text);
+  }
+  if (result) return result;
+  await job.updateData({ ...data, checks, statusTs });
+  await job.moveToDelayed(now + data.intervalMs, token);
+  throw new DelayedError();
+}
