@@ -1,0 +1,81 @@
+/**
+ * The warm side of the `ns` benchmark, as its own process (`node --import tsx bench/ns-warm.ts
+ * <namespace> <concurrency>`, with KUBECONFIG set): the services the bot builds from its
+ * configuration, held for the life of the process as the running bot holds them, and the command
+ * dispatched through the same registry. Being its own process, it does not share an event loop with
+ * the simulator in the benchmark's process. Reads commands from stdin, one per line, and answers each
+ * with one JSON line:
+ *   `diagnose` → `{ ms, summary }`   `ns <namespace>` through the command registry
+ *   `floor`    → `{ ms, types }`     one round of every namespaced type's list at `concurrency`
+ *                                     through the bot's adapter (discovery first, not timed)
+ *   `rawfloor` → `{ ms, types }`     the same round with bare `fetch` (metadata-only, paged): what
+ *                                     the server and the network cost without the adapter
+ * It prints `{"ready":true}` once loaded.
+ */
+import { createInterface } from "node:readline";
+import { performance } from "node:perf_hooks";
+import { defaultRegistry } from "../commands/index.js";
+import { loadConfig } from "../src/config.js";
+import { loadKubeConfig } from "../src/kube/client-node-adapter.js";
+import { createLogger } from "../src/log.js";
+import { createServices } from "../src/services.js";
+import { mapLimit } from "../src/util/concurrency.js";
+import { summarize } from "./ns-summary.js";
+
+const [namespace = "", concurrency = "32"] = process.argv.slice(2);
+const config = loadConfig(process.env);
+const services = createServices(config, createLogger({ level: "silent", fd: 2 }));
+const registry = defaultRegistry("unstuck");
+const actor = { userId: "bench", teamId: "local", surface: "cli" } as const;
+const write = (value: unknown): boolean => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+const listable = async () =>
+  (await services.kube.discover()).resources.filter((t) => t.namespaced && t.verbs.includes("list"));
+
+/** Every page of one list with bare fetch, as the adapter asks for it (metadata only, 500 a page). */
+async function rawList(server: string, token: string, path: string): Promise<void> {
+  let cont: string | undefined;
+  do {
+    const query = `?limit=500${cont !== undefined ? `&continue=${encodeURIComponent(cont)}` : ""}`;
+    const res = await fetch(`${server}${path}${query}`, {
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+      },
+    });
+    const list = (await res.json()) as { metadata?: { continue?: string } };
+    cont = list.metadata?.continue || undefined;
+  } while (cont !== undefined);
+}
+
+write({ ready: true });
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === "diagnose") {
+    const t0 = performance.now();
+    const result = await registry.dispatch(`ns ${namespace}`, { actor, services }, "unstuck");
+    const ms = performance.now() - t0;
+    if (result.type === "diagnosis") write({ ms, summary: summarize(result.diagnosis) });
+    else write({ error: `ns answered ${result.type}: ${JSON.stringify(result).slice(0, 500)}` });
+  } else if (line === "floor") {
+    const types = await listable();
+    const t0 = performance.now();
+    await mapLimit(types, Number(concurrency), (t) => services.kube.listObjects(t, namespace));
+    write({ ms: performance.now() - t0, types: types.length });
+  } else if (line === "rawfloor") {
+    const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+    const server = kc.getCurrentCluster()?.server ?? "";
+    const token = kc.getCurrentUser()?.token ?? "";
+    const types = await listable();
+    const t0 = performance.now();
+    await mapLimit(types, Number(concurrency), (t) =>
+      rawList(
+        server,
+        token,
+        `${t.group === "" ? "/api" : `/apis/${t.group}`}/${t.version}/namespaces/${namespace}/${t.resource}`,
+      ),
+    );
+    write({ ms: performance.now() - t0, types: types.length });
+  } else {
+    write({ error: `unknown command ${line}` });
+  }
+}
