@@ -1,16 +1,23 @@
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
-import { planPathRepair } from "../src/traffic/repoint.js";
+import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
+import { probeHosts } from "../src/traffic/trace.js";
 import type { CommandSyntax } from "./grammar.js";
-import type { CommandModule, CommandServices } from "./types.js";
+import type { CommandContext, CommandModule, CommandResult, CommandServices } from "./types.js";
+
+const PROBE_FLAG = {
+  name: "probe",
+  kind: "boolean",
+  description: "Also resolve each hostname and GET it (and the health paths) now, a few seconds at most",
+} as const;
 
 export const traceSyntax: CommandSyntax = {
   path: ["trace"],
   summary:
     "Is the traffic path intact? Follows a hostname through Route 53 and CloudFront to its load balancer and the Ingress/Service that owns it, flagging every stale alias or origin.",
   positionals: [{ name: "hostname", description: "DNS name a client asks for, e.g. test.example.com" }],
-  flags: [],
-  examples: ["trace test.example.com"],
+  flags: [PROBE_FLAG],
+  examples: ["trace test.example.com", "trace test.example.com --probe"],
 };
 
 export const traceNsSyntax: CommandSyntax = {
@@ -19,7 +26,7 @@ export const traceNsSyntax: CommandSyntax = {
   summary:
     "Every hostname and CloudFront distribution that reaches a namespace's load balancers (or still names one that is gone), each path traced.",
   positionals: [{ name: "namespace", description: "Namespace name" }],
-  flags: [],
+  flags: [PROBE_FLAG],
   examples: ["trace ns myapp"],
 };
 
@@ -49,30 +56,43 @@ export function awsOf(services: CommandServices): NonNullable<CommandServices["a
   return services.aws.port;
 }
 
-export const traceCommand: CommandModule<{ hostname: string }> = {
+/** Trace and plan; with `--probe`, what DNS and HTTP answer for each traced hostname too. */
+async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolean): Promise<CommandResult> {
+  const { trace, plan } = await planPathRepair(
+    awsOf(ctx.services),
+    ctx.services.kube,
+    subject,
+    ctx.services.now,
+  );
+  if (!probe) return { type: "trace", trace, repair: plan };
+  if (!ctx.services.probe) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      "--probe needs DNS and HTTP access, which this bot was not given.",
+    );
+  }
+  const probes = await probeHosts(
+    ctx.services.probe,
+    trace.paths.map((p) => p.hostname),
+    ctx.services.healthPaths ?? [],
+  );
+  return { type: "trace", trace: { ...trace, probes }, repair: plan };
+}
+
+export const traceCommand: CommandModule<{ hostname: string; probe: boolean }> = {
   syntax: traceSyntax,
-  build: (args) => ({ hostname: assertHostname(args.positionals[0] ?? "") }),
-  run: async (input, ctx) => ({
-    type: "trace",
-    ...(await planPathRepair(
-      awsOf(ctx.services),
-      ctx.services.kube,
-      { hostnames: [input.hostname] },
-      ctx.services.now,
-    ).then(({ trace, plan }) => ({ trace, repair: plan }))),
+  build: (args) => ({
+    hostname: assertHostname(args.positionals[0] ?? ""),
+    probe: args.flags.probe === true,
   }),
+  run: (input, ctx) => traced(ctx, { hostnames: [input.hostname] }, input.probe),
 };
 
-export const traceNsCommand: CommandModule<{ namespace: string }> = {
+export const traceNsCommand: CommandModule<{ namespace: string; probe: boolean }> = {
   syntax: traceNsSyntax,
-  build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
-  run: async (input, ctx) => ({
-    type: "trace",
-    ...(await planPathRepair(
-      awsOf(ctx.services),
-      ctx.services.kube,
-      { namespace: input.namespace },
-      ctx.services.now,
-    ).then(({ trace, plan }) => ({ trace, repair: plan }))),
+  build: (args) => ({
+    namespace: assertNamespaceName(args.positionals[0] ?? ""),
+    probe: args.flags.probe === true,
   }),
+  run: (input, ctx) => traced(ctx, { namespace: input.namespace }, input.probe),
 };

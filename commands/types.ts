@@ -7,6 +7,7 @@ import type { KubePort } from "../src/kube/port.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
 import type { TraceResult } from "../src/traffic/trace.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
+import type { EdgeProbe } from "../src/edge/probe.js";
 import type { OrphanReport } from "../src/edge/orphans.js";
 import type { PreflightReport } from "../src/preflight/analyze.js";
 import type { ErrorCode, ErrorDetails } from "../src/errors.js";
@@ -38,6 +39,10 @@ export interface CommandServices {
   readonly blockedAfterSeconds?: number;
   /** A diagnosis answers by then with what it has, marked partial. */
   readonly diagnosisDeadlineMs?: number;
+  /** DNS and HTTP probes for `trace --probe` (resolvers and front from the configuration). */
+  readonly probe?: EdgeProbe;
+  /** Paths probed on each hostname besides `/` (config `UNSTUCK_HEALTH_PATHS`). */
+  readonly healthPaths?: readonly string[];
 }
 
 export interface CommandContext {

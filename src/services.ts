@@ -2,6 +2,7 @@
  * Builds the services commands run with, from a validated `Config`. The one place that turns
  * configuration into live clients, shared by the Slack app (`runtime.ts`) and the CLI (`cli.ts`).
  */
+import { createEdgeProbe } from "./edge/probe.js";
 import type { CommandServices } from "../commands/types.js";
 import { createAwsClients } from "./aws/clients.js";
 import { createAwsAdapter } from "./aws/sdk-adapter.js";
@@ -56,6 +57,12 @@ export function createServices(
     log,
     blockedAfterSeconds: config.blockedAfterSeconds,
     diagnosisDeadlineMs: config.diagnosisDeadlineMs,
+    probe: createEdgeProbe({
+      resolvers: config.edgeProbe.resolvers,
+      timeoutMs: 3_000,
+      ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+    }),
+    healthPaths: config.edgeProbe.healthPaths,
     ...(aws
       ? { aws: { port: aws, ...(config.clusterName !== undefined ? { cluster: config.clusterName } : {}) } }
       : {}),

@@ -39,6 +39,13 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
       if (h.warning) out.push(`${pad}           ! ${h.warning}`);
     }
   }
+  if (t.probes && t.probes.length > 0) {
+    out.push("", "Probed now:");
+    for (const p of t.probes) {
+      out.push(`  ${p.hostname}: DNS ${p.dns}`);
+      for (const h of p.http) out.push(`    ${h.ok ? "ok  " : "FAIL"} GET ${h.url} → ${h.result}`);
+    }
+  }
   if (repair) out.push(...repairText(repair, t));
   if (t.warnings.length > 0) {
     out.push("", "Could not read (links that needed it are unknown):");

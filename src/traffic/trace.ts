@@ -4,6 +4,7 @@
  * Ingresses and Services — and hands the snapshots to the pure model (`src/edge/path.ts`). A read
  * that fails becomes a named warning and the links that depended on it are `unknown`, never `ok`.
  */
+import type { EdgeProbe } from "../edge/probe.js";
 import type { AwsPort } from "../aws/port.js";
 import type {
   DistributionSnapshot,
@@ -23,6 +24,51 @@ export interface TraceResult {
   /** Reads that failed: the links that needed them are `unknown`. */
   readonly warnings: readonly string[];
   readonly checkedAt: string;
+  /** `--probe`: what DNS and HTTP say for each hostname right now (time-boxed). */
+  readonly probes?: readonly HostProbe[];
+}
+
+export interface HostProbe {
+  readonly hostname: string;
+  /** `addresses 1.2.3.4, …` | `NXDOMAIN` | `no answer: …`. */
+  readonly dns: string;
+  /** One per probed URL: `https://host/readyz → 200` or the error. */
+  readonly http: readonly { readonly url: string; readonly result: string; readonly ok: boolean }[];
+}
+
+/** Resolve and fetch each hostname (in parallel, each bounded by the probe's own timeout). */
+export async function probeHosts(
+  probe: EdgeProbe,
+  hostnames: readonly string[],
+  paths: readonly string[],
+): Promise<HostProbe[]> {
+  return Promise.all(
+    hostnames.slice(0, 20).map(async (hostname) => {
+      const [dns, http] = await Promise.all([
+        probe
+          .resolve(hostname)
+          .then((r) =>
+            r.kind === "addresses"
+              ? r.addresses.length > 0
+                ? `addresses ${r.addresses.slice(0, 4).join(", ")}`
+                : "resolves, no address records"
+              : r.kind === "nxdomain"
+                ? "NXDOMAIN"
+                : `no answer: ${r.message}`,
+          ),
+        Promise.all(
+          [...new Set(["/", ...paths])].map(async (path) => {
+            const url = `https://${hostname}${path}`;
+            const r = await probe.http(url);
+            return "status" in r
+              ? { url, result: `HTTP ${String(r.status)}`, ok: r.status >= 200 && r.status < 400 }
+              : { url, result: r.error, ok: false };
+          }),
+        ),
+      ]);
+      return { hostname, dns, http };
+    }),
+  );
 }
 
 /** A trace with the snapshots it was made from: what a repair plan is built on. */

@@ -52,6 +52,16 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
     }
     blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });
   }
+  if (t.probes && t.probes.length > 0) {
+    const lines = t.probes.map(
+      (p) =>
+        `*${esc(p.hostname)}* — DNS ${esc(p.dns)}; ${p.http.map((h) => `${h.ok ? ":white_check_mark:" : ":x:"} \`${esc(new URL(h.url).pathname)}\` ${esc(h.result)}`).join(", ")}`,
+    );
+    blocks.push({
+      type: "section",
+      text: { type: "mrkdwn", text: clip(`:satellite_antenna: *Probed now*\n${lines.join("\n")}`) },
+    });
+  }
   if (repair?.action) {
     const lines = repointPlanLines(repair.action);
     blocks.push({

@@ -126,6 +126,42 @@ describe("trace", () => {
     }
   });
 
+  it("--probe: DNS through the world's resolver and GET through its front, time-boxed, beside the trace", async () => {
+    opened = await openAwsWorld("seed-recovered.yaml");
+    const { w } = opened;
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-probe-"));
+    try {
+      const kubeconfig = join(dir, "kubeconfig");
+      await w.kube.writeKubeconfig(kubeconfig);
+      const out: string[] = [];
+      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+      const env = {
+        ...w.aws.env(),
+        UNSTUCK_DNS_RESOLVERS: w.dns.address,
+        UNSTUCK_HTTP_PROBE_VIA: w.httpFront.url,
+        UNSTUCK_HEALTH_PATHS: "/readyz",
+      };
+      const code = await runCli(
+        ["trace", "test.example.com", "--probe", "--kubeconfig", kubeconfig],
+        env,
+        io,
+      );
+      expect(code).toBe(0);
+      const text = out.join("\n");
+      expect(text).toMatch(/test\.example\.com: DNS addresses \d+\.\d+\.\d+\.\d+/);
+      // The origin names the deleted ALB: CloudFront answers 502 on every path.
+      expect(text).toMatch(/FAIL GET https:\/\/test\.example\.com\/ → HTTP 502/);
+      expect(text).toMatch(/FAIL GET https:\/\/test\.example\.com\/readyz → HTTP 502/);
+      out.length = 0;
+      await runCli(["trace", "test.example.com", "--probe", "--json", "--kubeconfig", kubeconfig], env, io);
+      const json = JSON.parse(out.join("")) as { probes: { hostname: string; http: { ok: boolean }[] }[] };
+      expect(json.probes[0]?.hostname).toBe("test.example.com");
+      expect(json.probes[0]?.http.every((h) => !h.ok)).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("after the incident's recovery (six new ALBs, Route 53 fixed) only test.example.com is broken: its origin, with the new worker ALB as replacement", async () => {
     opened = await openAwsWorld("seed-recovered.yaml");
     const { w, c } = opened;
