@@ -164,7 +164,10 @@ async function approvalReader(
       { variable: "REDIS_URL" },
     );
   }
-  const store = new ApprovalStore(redis, { prefix: `${config.redisPrefix}:approvals` });
+  const store = new ApprovalStore(redis, {
+    prefix: `${config.redisPrefix}:approvals`,
+    auditKey: `${config.redisPrefix}:audit`,
+  });
   const audit = new AuditLog(redis, { key: `${config.redisPrefix}:audit` });
   const workflow = new ApprovalWorkflow({
     store,

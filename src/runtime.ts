@@ -136,7 +136,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     rejectRateLimitedCalls: true,
   });
   const prefix = config.redisPrefix;
-  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer });
+  const store = new ApprovalStore(redis, {
+    prefix: `${prefix}:approvals`,
+    signer,
+    auditKey: `${prefix}:audit`,
+  });
   const audit = new AuditLog(redis, {
     key: `${prefix}:audit`,
     log,

@@ -31,6 +31,7 @@ import type {
 import { describeAction, describeTarget, isTerminal } from "../approvals/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { AwsPort } from "../aws/port.js";
+import type { AuditEntry } from "../audit/log.js";
 import { applyRepoint, type RepointApplied } from "./repoint-path.js";
 
 /** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
@@ -219,7 +220,20 @@ export async function executeRemoveFinalizer(
   attempt: ExecutionAttempt,
 ): Promise<ExecutionOutcome> {
   const { store, kube, audit, now } = deps;
-  const claim = await store.claimExecution(requestId, attempt.token, now());
+  const system = { kind: "system", component: "executor" } as const;
+  // The claim's audit entry is written by the claim's own script (it fills in a resumed attempt).
+  const pre = await store.get(requestId);
+  const claimEntry: AuditEntry = {
+    at: now().toISOString(),
+    actor: system,
+    event: "execution.claimed",
+    requestId,
+    action: pre?.action.type ?? "unknown",
+    target: pre ? describeAction(pre.action) : "unknown",
+    before: "APPROVED",
+    after: "EXECUTING",
+  };
+  const claim = await store.claimExecution(requestId, attempt.token, now(), claimEntry);
   if (claim.status === "NOT_FOUND") {
     throw new UnstuckError(ErrorCode.NotFound, "The approval request to execute does not exist.", {
       requestId,
@@ -233,16 +247,14 @@ export async function executeRemoveFinalizer(
   }
   const record = await store.getSigned(requestId);
   const resumed = claim.status === "RESUMED";
-  const system = { kind: "system", component: "executor" } as const;
   if (!record) {
     // Not a record this bot could have written (unparseable): nothing to verify, nothing to act on.
     const result: ExecutionResult = {
-      outcome: "failed",
+      outcome: "tampered",
       message: "Refused: the approval record is unreadable, so it was not executed.",
       at: now().toISOString(),
     };
-    await store.finishExecution(requestId, attempt.token, "FAILED", result, now());
-    await audit.append({
+    const entry: AuditEntry = {
       at: result.at,
       actor: system,
       event: "approval.tampered",
@@ -250,25 +262,26 @@ export async function executeRemoveFinalizer(
       action: "unknown",
       target: "unknown",
       before: claim.prior.state,
-      after: "FAILED",
+      after: "TAMPERED",
       result: result.message,
-    });
+    };
+    await store.finishExecution(requestId, attempt.token, "TAMPERED", result, now(), entry);
+    audit.mirror(entry);
     deps.log?.error({ requestId }, "refused an unreadable approval record");
-    return { kind: "finished", state: "FAILED", result };
+    return { kind: "finished", state: "TAMPERED", result };
   }
   const request = record.request;
   const action = request.action;
   const target = describeAction(action);
-  await audit.append({
-    at: now().toISOString(),
-    actor: system,
-    event: resumed ? "execution.resumed" : "execution.claimed",
-    requestId,
-    action: action.type,
-    target,
-    before: resumed ? "EXECUTING" : "APPROVED",
-    after: "EXECUTING",
-    ...(resumed ? { result: `attempt ${claim.attempts} takes over from an interrupted attempt` } : {}),
+  audit.mirror({
+    ...claimEntry,
+    ...(resumed
+      ? {
+          event: "execution.resumed",
+          before: "EXECUTING",
+          result: `attempt ${String(claim.attempts)} takes over from an interrupted attempt`,
+        }
+      : {}),
   });
 
   const finish = async (
@@ -284,15 +297,7 @@ export async function executeRemoveFinalizer(
       ...(after?.resourceVersion ? { resourceVersionAfter: after.resourceVersion } : {}),
       ...(after ? { finalizersAfter: after.finalizers } : {}),
     };
-    const done = await store.finishExecution(requestId, attempt.token, state, result, now());
-    if (done.status !== "OK") {
-      deps.log?.warn(
-        { requestId, status: done.status },
-        "execution outcome not recorded: another attempt owns it",
-      );
-      return { kind: "skipped", state: done.state };
-    }
-    await audit.append({
+    const finishEntry: AuditEntry = {
       at: result.at,
       actor: system,
       event: `execution.${result.outcome}`,
@@ -302,7 +307,17 @@ export async function executeRemoveFinalizer(
       before: "EXECUTING",
       after: state,
       result: message,
-    });
+    };
+    // Recorded with the outcome by one script: no crash in between can lose the entry.
+    const done = await store.finishExecution(requestId, attempt.token, state, result, now(), finishEntry);
+    if (done.status !== "OK") {
+      deps.log?.warn(
+        { requestId, status: done.status },
+        "execution outcome not recorded: another attempt owns it",
+      );
+      return { kind: "skipped", state: done.state };
+    }
+    audit.mirror(finishEntry);
     const latest = await store.get(requestId);
     await notifySafely(deps.notifier, deps.log, latest ?? { ...request, state, result }, message);
     // A STALE repoint may still have applied its first steps: their waits run too.

@@ -31,6 +31,7 @@ import type {
   VoteDecision,
 } from "./types.js";
 import { actionSubject, isRequestId } from "./types.js";
+import type { AuditEntry } from "../audit/log.js";
 import { missingSignerError, type ApprovalSigner } from "./integrity.js";
 
 /** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
@@ -100,7 +101,15 @@ export interface ApprovalStoreOptions {
   readonly retentionSeconds?: number;
   /** Signs every write (`UNSTUCK_APPROVAL_KEY`); without it the store is read-only. */
   readonly signer?: ApprovalSigner;
+  /**
+   * The audit stream (`AuditLog`'s key). Each transition's entry, when the caller gives one, is
+   * written by the same script as the transition (see `lua/audit.lua`).
+   */
+  readonly auditKey?: string;
 }
+
+/** The entry a transition writes; the script fills in `after` (and the event of an expiry it finds). */
+export type AuditTemplate = AuditEntry;
 
 class LuaScript {
   private readonly sha: string;
@@ -112,8 +121,10 @@ class LuaScript {
     this.sha = createHash("sha1").update(source).digest("hex");
   }
 
+  /** `numberOfKeys` counts the audit stream, which every script takes as its last key. */
   public static load(file: string, numberOfKeys: number): LuaScript {
-    return new LuaScript(readFileSync(new URL(`./lua/${file}`, import.meta.url), "utf8"), numberOfKeys);
+    const read = (name: string): string => readFileSync(new URL(`./lua/${name}`, import.meta.url), "utf8");
+    return new LuaScript(`${read("audit.lua")}\n${read(file)}`, numberOfKeys);
   }
 
   public async run(
@@ -135,12 +146,12 @@ class LuaScript {
 }
 
 const SCRIPTS = {
-  create: LuaScript.load("create.lua", 3),
-  vote: LuaScript.load("vote.lua", 5),
-  cancel: LuaScript.load("cancel.lua", 4),
-  claim: LuaScript.load("claim.lua", 2),
-  finish: LuaScript.load("finish.lua", 3),
-  expire: LuaScript.load("expire.lua", 1),
+  create: LuaScript.load("create.lua", 4),
+  vote: LuaScript.load("vote.lua", 6),
+  cancel: LuaScript.load("cancel.lua", 5),
+  claim: LuaScript.load("claim.lua", 3),
+  finish: LuaScript.load("finish.lua", 4),
+  expire: LuaScript.load("expire.lua", 2),
   setMessage: LuaScript.load("set-message.lua", 1),
 };
 
@@ -207,6 +218,20 @@ export class ApprovalStore {
     return `${this.options.prefix}:open:${key}`;
   }
 
+  /** The audit stream this store's transitions write their entries to (`undefined`: none). */
+  public get auditKey(): string | undefined {
+    return this.options.auditKey;
+  }
+
+  /** The audit stream key scripts write to (a key of ours when no audit is configured: never written). */
+  private get auditStream(): string {
+    return this.options.auditKey ?? `${this.options.prefix}:no-audit`;
+  }
+
+  private auditArg(template: AuditTemplate | undefined): string {
+    return template !== undefined && this.options.auditKey !== undefined ? JSON.stringify(template) : "";
+  }
+
   private get signer(): ApprovalSigner {
     const signer = this.options.signer;
     if (!signer) throw missingSignerError();
@@ -225,6 +250,7 @@ export class ApprovalStore {
   public async create(
     request: NewRequest,
     now: Date = new Date(request.createdAt),
+    audit?: AuditTemplate,
   ): Promise<ApprovalRequest> {
     assertRequestId(request.id);
     const signer = this.signer;
@@ -233,7 +259,7 @@ export class ApprovalStore {
     const reply = tuple(
       await SCRIPTS.create.run(
         this.redis,
-        [this.requestKey(request.id), this.pendingKey, this.openKey(request.action)],
+        [this.requestKey(request.id), this.pendingKey, this.openKey(request.action), this.auditStream],
         [
           request.id,
           doc,
@@ -245,6 +271,7 @@ export class ApprovalStore {
           signer.stateMac(request.id, docMac, "PENDING", request.createdAt),
           `${this.options.prefix}:req:`,
           now.getTime(),
+          this.auditArg(audit),
         ],
       ),
     );
@@ -297,6 +324,7 @@ export class ApprovalStore {
     decision: VoteDecision,
     now: Date,
     channelId?: string,
+    audit?: AuditTemplate,
   ): Promise<VoteOutcome> {
     assertRequestId(id);
     const signer = this.signer;
@@ -314,7 +342,7 @@ export class ApprovalStore {
     const reply = tuple(
       await SCRIPTS.vote.run(
         this.redis,
-        [...this.keysFor(id), this.pendingKey, this.approvedKey],
+        [...this.keysFor(id), this.pendingKey, this.approvedKey, this.auditStream],
         [
           id,
           voter.userId,
@@ -327,6 +355,7 @@ export class ApprovalStore {
           stateMac("APPROVED"),
           stateMac("DENIED"),
           stateMac("EXPIRED"),
+          this.auditArg(audit),
         ],
       ),
     );
@@ -339,7 +368,7 @@ export class ApprovalStore {
   }
 
   /** Cancel a PENDING request on behalf of `actor` (see `lua/cancel.lua`). */
-  public async cancel(id: string, actor: Identity, now: Date): Promise<CancelOutcome> {
+  public async cancel(id: string, actor: Identity, now: Date, audit?: AuditTemplate): Promise<CancelOutcome> {
     assertRequestId(id);
     const signer = this.signer;
     const docMac = await this.docMacOf(id);
@@ -347,7 +376,7 @@ export class ApprovalStore {
     const reply = tuple(
       await SCRIPTS.cancel.run(
         this.redis,
-        [...this.keysFor(id), this.pendingKey],
+        [...this.keysFor(id), this.pendingKey, this.auditStream],
         [
           id,
           actor.userId,
@@ -356,6 +385,7 @@ export class ApprovalStore {
           this.retention,
           signer.stateMac(id, docMac, "CANCELLED", at),
           signer.stateMac(id, docMac, "EXPIRED", at),
+          this.auditArg(audit),
         ],
       ),
     );
@@ -363,7 +393,12 @@ export class ApprovalStore {
   }
 
   /** APPROVED → EXECUTING (or take over a dead attempt's EXECUTING) under `token`. */
-  public async claimExecution(id: string, token: string, now: Date): Promise<ClaimOutcome> {
+  public async claimExecution(
+    id: string,
+    token: string,
+    now: Date,
+    audit?: AuditTemplate,
+  ): Promise<ClaimOutcome> {
     assertRequestId(id);
     const signer = this.signer;
     const docMac = await this.docMacOf(id);
@@ -371,8 +406,8 @@ export class ApprovalStore {
     const reply = tuple(
       await SCRIPTS.claim.run(
         this.redis,
-        [this.requestKey(id), this.approvedKey],
-        [token, at, id, signer.stateMac(id, docMac, "EXECUTING", at)],
+        [this.requestKey(id), this.approvedKey, this.auditStream],
+        [token, at, id, signer.stateMac(id, docMac, "EXECUTING", at), this.auditArg(audit)],
       ),
     );
     return {
@@ -390,26 +425,36 @@ export class ApprovalStore {
     state: "DONE" | "FAILED" | "STALE" | "TAMPERED",
     result: ExecutionResult,
     now: Date,
+    audit?: AuditTemplate,
   ): Promise<FinishOutcome> {
     assertRequestId(id);
     const signer = this.signer;
     const docMac = await this.docMacOf(id);
     const at = now.toISOString();
     const reply = tuple(
-      await SCRIPTS.finish.run(this.redis, this.keysFor(id), [
-        token,
-        state,
-        JSON.stringify(result),
-        at,
-        this.retention,
-        signer.stateMac(id, docMac, state, at),
-      ]),
+      await SCRIPTS.finish.run(
+        this.redis,
+        [...this.keysFor(id), this.auditStream],
+        [
+          token,
+          state,
+          JSON.stringify(result),
+          at,
+          this.retention,
+          signer.stateMac(id, docMac, state, at),
+          this.auditArg(audit),
+        ],
+      ),
     );
     return { status: str(reply[0]) as FinishOutcome["status"], state: str(reply[1]) as RequestState | "" };
   }
 
   /** Mark every PENDING request past its expiry EXPIRED; returns the ids this call expired. */
-  public async expireDue(now: Date, limit = 500): Promise<string[]> {
+  public async expireDue(
+    now: Date,
+    limit = 500,
+    auditFor?: (request: ApprovalRequest) => AuditTemplate,
+  ): Promise<string[]> {
     const signer = this.signer;
     const listed = await this.redis.zrangebyscore(this.pendingKey, "-inf", now.getTime(), "LIMIT", 0, limit);
     // Members that are not ids this bot issues were not written by it: unlist them, or they would
@@ -422,12 +467,24 @@ export class ApprovalStore {
     for (const id of due) pipeline.hget(this.requestKey(id), "docMac");
     const macs = (await pipeline.exec()) ?? [];
     const at = now.toISOString();
-    const pairs = due.flatMap((id, i) => [id, signer.stateMac(id, str(macs[i]?.[1]), "EXPIRED", at)]);
+    // Each id's audit entry is built from its stored request; the script writes it only if it expires it.
+    const requests =
+      auditFor !== undefined && this.options.auditKey !== undefined
+        ? await Promise.all(due.map((id) => this.get(id)))
+        : [];
+    const triples = due.flatMap((id, i) => {
+      const request = requests[i];
+      return [
+        id,
+        signer.stateMac(id, str(macs[i]?.[1]), "EXPIRED", at),
+        request && auditFor ? JSON.stringify(auditFor(request)) : "",
+      ];
+    });
     const reply = tuple(
       await SCRIPTS.expire.run(
         this.redis,
-        [this.pendingKey],
-        [now.getTime(), `${this.options.prefix}:req:`, at, this.retention, ...pairs],
+        [this.pendingKey, this.auditStream],
+        [now.getTime(), `${this.options.prefix}:req:`, at, this.retention, ...triples],
       ),
     );
     return reply.map(str);

@@ -4,7 +4,7 @@
  * only the vote whose script moved the request to APPROVED enqueues it, and the job id derives
  * from the request id, so even a repeated enqueue collapses into one job.
  */
-import type { AuditActor, AuditLog } from "../audit/log.js";
+import type { AuditActor, AuditEntry, AuditLog } from "../audit/log.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import type { KubePort } from "../kube/port.js";
@@ -91,7 +91,14 @@ function userActor(identity: Identity): AuditActor {
 }
 
 export class ApprovalWorkflow {
-  public constructor(private readonly deps: ApprovalWorkflowDeps) {}
+  public constructor(private readonly deps: ApprovalWorkflowDeps) {
+    // Transitions write their audit entries from the store's scripts: into the audit log's stream.
+    if (deps.store.auditKey !== deps.audit.key) {
+      throw new Error(
+        `the approval store writes audit entries to ${deps.store.auditKey ?? "(nowhere)"}, the audit log reads ${deps.audit.key}`,
+      );
+    }
+  }
 
   /**
    * The policy checks a request must pass, without touching the cluster: call it before gathering
@@ -164,10 +171,19 @@ export class ApprovalWorkflow {
       patch: buildFinalizerPatch(precondition, remove),
     };
     const created = now();
+    const id = (this.deps.newId ?? newRequestId)();
+    const createdEntry = this.entry(
+      { id, action },
+      userActor(input.requester),
+      "request.created",
+      undefined,
+      "PENDING",
+      reason,
+    );
     const request = await store
       .create(
         {
-          id: (this.deps.newId ?? newRequestId)(),
+          id,
           action,
           requester: { userId: input.requester.userId, teamId: input.requester.teamId },
           channelId: input.channelId,
@@ -179,11 +195,12 @@ export class ApprovalWorkflow {
           approvalsRequired: this.deps.approvalsRequired,
         },
         created,
+        createdEntry,
       )
       .catch(async (err: unknown) => {
         throw await this.duplicate(err, action);
       });
-    await this.audit(request, userActor(input.requester), "request.created", undefined, "PENDING", reason);
+    this.deps.audit.mirror(createdEntry);
     return request;
   }
 
@@ -209,10 +226,19 @@ export class ApprovalWorkflow {
     }
     await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
     const created = now();
+    const id = (this.deps.newId ?? newRequestId)();
+    const createdEntry = this.entry(
+      { id, action: input.action },
+      userActor(input.requester),
+      "request.created",
+      undefined,
+      "PENDING",
+      reason,
+    );
     const request = await store
       .create(
         {
-          id: (this.deps.newId ?? newRequestId)(),
+          id,
           action: input.action,
           requester: { userId: input.requester.userId, teamId: input.requester.teamId },
           channelId: input.channelId,
@@ -224,11 +250,12 @@ export class ApprovalWorkflow {
           approvalsRequired: this.deps.approvalsRequired,
         },
         created,
+        createdEntry,
       )
       .catch(async (err: unknown) => {
         throw await this.duplicate(err, input.action);
       });
-    await this.audit(request, userActor(input.requester), "request.created", undefined, "PENDING", reason);
+    this.deps.audit.mirror(createdEntry);
     return request;
   }
 
@@ -271,7 +298,8 @@ export class ApprovalWorkflow {
         { action: "vote" },
       );
     }
-    const outcome = await store.vote(requestId, voter, decision, now(), context.channelId);
+    const voteEntry = this.entry(before, userActor(voter), `vote.${decision}`, "PENDING", undefined);
+    const outcome = await store.vote(requestId, voter, decision, now(), context.channelId, voteEntry);
     const after = (await store.get(requestId)) ?? before;
     switch (outcome.status) {
       case "NOT_FOUND":
@@ -292,7 +320,16 @@ export class ApprovalWorkflow {
           },
         );
       case "EXPIRED":
-        if (outcome.transitioned) await this.expired(after);
+        // The script recorded the expiry in the audit stream; tell the mirror and the thread.
+        if (outcome.transitioned) {
+          this.deps.audit.mirror({
+            ...voteEntry,
+            event: "request.expired",
+            after: "EXPIRED",
+            result: "the expiry passed before this vote; nothing was changed",
+          });
+          await this.expired(after);
+        }
         throw new UnstuckError(
           ErrorCode.Expired,
           "This request expired before your vote; ask for a new one.",
@@ -300,15 +337,12 @@ export class ApprovalWorkflow {
       case "OK":
         break;
     }
-    const actor = userActor(voter);
-    await this.audit(
-      after,
-      actor,
-      `vote.${decision}`,
-      "PENDING",
-      outcome.state || undefined,
-      `${outcome.approvals}/${after.approvalsRequired} approvals`,
-    );
+    // Written by the vote's own script; the mirror gets the same entry.
+    this.deps.audit.mirror({
+      ...voteEntry,
+      ...(outcome.state ? { after: outcome.state } : {}),
+      result: `${String(outcome.approvals)}/${String(after.approvalsRequired)} approvals`,
+    });
     if (outcome.transitioned && outcome.state === "APPROVED") {
       const system = { kind: "system", component: "workflow" } as const;
       try {
@@ -340,7 +374,10 @@ export class ApprovalWorkflow {
   public async cancel(requestId: string, actor: Identity): Promise<ApprovalRequest> {
     const { store, now } = this.deps;
     assertRequestId(requestId);
-    const outcome = await store.cancel(requestId, actor, now());
+    const before = await store.get(requestId);
+    if (!before) throw this.unknown(requestId);
+    const cancelEntry = this.entry(before, userActor(actor), "request.cancelled", "PENDING", "CANCELLED");
+    const outcome = await store.cancel(requestId, actor, now(), cancelEntry);
     const request = await store.get(requestId);
     if (outcome.status === "NOT_FOUND" || !request) throw this.unknown(requestId);
     switch (outcome.status) {
@@ -353,12 +390,18 @@ export class ApprovalWorkflow {
           state: outcome.state,
         });
       case "EXPIRED":
+        this.deps.audit.mirror({
+          ...cancelEntry,
+          event: "request.expired",
+          after: "EXPIRED",
+          result: "the expiry passed before the cancel; nothing was changed",
+        });
         await this.expired(request);
         throw new UnstuckError(ErrorCode.Expired, "This request had already expired.");
       case "OK":
         break;
     }
-    await this.audit(request, userActor(actor), "request.cancelled", "PENDING", "CANCELLED");
+    this.deps.audit.mirror(cancelEntry);
     await notifySafely(
       this.deps.notifier,
       this.deps.log,
@@ -370,11 +413,16 @@ export class ApprovalWorkflow {
 
   /** Expire every overdue pending request; returns them so the caller can update their messages. */
   public async expireDue(): Promise<ApprovalRequest[]> {
-    const ids = await this.deps.store.expireDue(this.deps.now());
+    const system = { kind: "system", component: "expiry" } as const;
+    const entryOf = (r: ApprovalRequest): AuditEntry =>
+      this.entry(r, system, "request.expired", "PENDING", "EXPIRED");
+    // Each expiry's audit entry is written by the script that expires it.
+    const ids = await this.deps.store.expireDue(this.deps.now(), 500, entryOf);
     const out: ApprovalRequest[] = [];
     for (const id of ids) {
       const request = await this.deps.store.get(id);
       if (!request) continue;
+      this.deps.audit.mirror(entryOf(request));
       await this.expired(request);
       out.push(request);
     }
@@ -422,14 +470,8 @@ export class ApprovalWorkflow {
     return request;
   }
 
+  /** Tell the thread; the expiry's audit entry was written with the transition. */
   private async expired(request: ApprovalRequest): Promise<void> {
-    await this.audit(
-      request,
-      { kind: "system", component: "expiry" },
-      "request.expired",
-      "PENDING",
-      "EXPIRED",
-    );
     await notifySafely(
       this.deps.notifier,
       this.deps.log,
@@ -461,15 +503,16 @@ export class ApprovalWorkflow {
     });
   }
 
-  private async audit(
-    request: ApprovalRequest,
+  /** An audit entry about `request` (written by a transition's script, or appended on its own). */
+  private entry(
+    request: Pick<ApprovalRequest, "id" | "action">,
     actor: AuditActor,
     event: string,
     before: string | undefined,
     after: string | undefined,
     result?: string,
-  ): Promise<void> {
-    await this.deps.audit.append({
+  ): AuditEntry {
+    return {
       at: this.deps.now().toISOString(),
       actor,
       event,
@@ -479,6 +522,18 @@ export class ApprovalWorkflow {
       ...(before ? { before } : {}),
       ...(after ? { after } : {}),
       ...(result ? { result } : {}),
-    });
+    };
+  }
+
+  /** An event that is not a state transition (enqueues): appended on its own. */
+  private async audit(
+    request: ApprovalRequest,
+    actor: AuditActor,
+    event: string,
+    before: string | undefined,
+    after: string | undefined,
+    result?: string,
+  ): Promise<void> {
+    await this.deps.audit.append(this.entry(request, actor, event, before, after, result));
   }
 }

@@ -79,20 +79,29 @@ export class AuditLog {
       "entry",
       JSON.stringify(entry),
     );
-    const mirror = this.options.mirror;
-    if (mirror) {
-      // Not awaited: a slow or failing Slack call must not hold up the transition it reports.
-      const posted = mirror.postEntry
-        ? mirror.postEntry(entry)
-        : mirror.postToChannel(formatAuditEntry(entry));
-      posted.catch((err: unknown) => {
-        this.options.log?.warn(
-          { err, requestId: entry.requestId },
-          "audit mirror failed; the stream has the entry",
-        );
-      });
-    }
+    this.mirror(entry);
     return id ?? "";
+  }
+
+  /**
+   * Copy an entry to the audit channel without appending it: for entries a transition's own script
+   * wrote to the stream. Never awaited by the transition: a slow or failing Slack call holds up nothing.
+   */
+  public mirror(entry: AuditEntry): void {
+    const mirror = this.options.mirror;
+    if (!mirror) return;
+    const posted = mirror.postEntry ? mirror.postEntry(entry) : mirror.postToChannel(formatAuditEntry(entry));
+    posted.catch((err: unknown) => {
+      this.options.log?.warn(
+        { err, requestId: entry.requestId },
+        "audit mirror failed; the stream has the entry",
+      );
+    });
+  }
+
+  /** The stream key, for the approval store's scripts that write entries with their transitions. */
+  public get key(): string {
+    return this.options.key;
   }
 
   /** The newest `n` entries, newest first. */

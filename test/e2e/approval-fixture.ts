@@ -122,7 +122,11 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
   for (const [group, users] of Object.entries(options.usergroups ?? {})) h.fake.setUsergroup(group, users);
 
   const client = new webApi.WebClient(h.botToken, { slackApiUrl: h.fake.url });
-  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer: testSigner });
+  const store = new ApprovalStore(redis, {
+    prefix: `${prefix}:approvals`,
+    signer: testSigner,
+    auditKey: `${prefix}:audit`,
+  });
   const audit = new AuditLog(redis, { key: `${prefix}:audit` });
   const policy = new ApprovalPolicy({
     channels: [CHANNEL],

@@ -5,6 +5,7 @@
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
   KEYS[4]  pending sorted set      <prefix>:pending
+  KEYS[5]  audit stream            (see audit.lua)
 
   ARGV[1]  id
   ARGV[2]  actor user id
@@ -13,6 +14,7 @@
   ARGV[5]  retention in seconds for a request once it is terminal
   ARGV[6]  state MAC of CANCELLED at ARGV[4]
   ARGV[7]  state MAC of EXPIRED   at ARGV[4]
+  ARGV[8]  audit entry template (JSON, or "")
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "NOT_REQUESTER" | "INVALID_STATE" | "EXPIRED"
@@ -44,7 +46,9 @@ if state ~= "PENDING" then
 end
 if tonumber(ARGV[3]) >= tonumber(fields[3]) then
   finish("EXPIRED")
+  audit("EXPIRED", "request.expired", "the expiry passed before the cancel; nothing was changed")
   return { "EXPIRED", "EXPIRED" }
 end
 finish("CANCELLED")
+audit("CANCELLED")
 return { "OK", "CANCELLED" }

@@ -7,11 +7,13 @@
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  approved sorted set     <prefix>:approved  (the id leaves it once claimed)
+  KEYS[3]  audit stream            (see audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  now, ISO-8601
   ARGV[3]  id
   ARGV[4]  state MAC of EXECUTING at ARGV[2]
+  ARGV[5]  audit entry template (JSON, or "")
 
   Returns  { status, state, attempts, priorState, priorUpdatedAt, priorStateMac }
            status: "CLAIMED" (was APPROVED) | "RESUMED" (was EXECUTING) | "INVALID_STATE" | "NOT_FOUND"
@@ -33,6 +35,8 @@ local attempts = redis.call("HINCRBY", KEYS[1], "execAttempts", 1)
 redis.call("HSET", KEYS[1], "state", "EXECUTING", "execToken", ARGV[1], "updatedAt", ARGV[2], "stateMac", ARGV[4])
 redis.call("ZREM", KEYS[2], ARGV[3])
 if state == "APPROVED" then
+  audit("EXECUTING", "execution.claimed", nil, "APPROVED")
   return { "CLAIMED", "EXECUTING", attempts, state, priorAt, priorMac }
 end
+audit("EXECUTING", "execution.resumed", "attempt " .. attempts .. " takes over from an interrupted attempt", "EXECUTING")
 return { "RESUMED", "EXECUTING", attempts, state, priorAt, priorMac }

@@ -4,6 +4,7 @@
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  pending sorted set      <prefix>:pending   (member id, score expiresAtMs)
   KEYS[3]  open-request pointer    <prefix>:open:<target>  (id of the pending request for this object)
+  KEYS[4]  audit stream            (see audit.lua)
 
   ARGV[1]  id
   ARGV[2]  doc: JSON of the immutable part of the request (plan, requester, reason, ...)
@@ -15,6 +16,7 @@
   ARGV[8]  state MAC of PENDING at ARGV[6]
   ARGV[9]  request key prefix      "<prefix>:req:"
   ARGV[10] now, epoch ms
+  ARGV[11] audit entry template (JSON, or "")
 
   Returns  { status, id }
            status 1: created (id = ARGV[1]); 0: a request with this id exists (nothing changed);
@@ -43,4 +45,5 @@ redis.call("HSET", KEYS[1],
   "updatedAt", ARGV[6])
 redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
 redis.call("SET", KEYS[3], ARGV[1], "PXAT", ARGV[4])
+audit("PENDING")
 return { 1, ARGV[1] }

@@ -11,14 +11,16 @@
   ARGV[2]  request key prefix      "<prefix>:req:"
   ARGV[3]  now, ISO-8601
   ARGV[4]  retention in seconds for a request once it is terminal
-  ARGV[5], ARGV[6], ...  pairs: id, state MAC of EXPIRED at ARGV[3] for that id
+  KEYS[2]  audit stream            (see audit.lua)
+  ARGV[5], ARGV[6], ARGV[7], ...  triples: id, state MAC of EXPIRED at ARGV[3] for that id, its
+           audit entry template (JSON, or "")
 
   Returns  the ids this call moved to EXPIRED (due ids found in any other state are only unlisted)
 ]]
 local ttl = tonumber(ARGV[4])
 local now = tonumber(ARGV[1])
 local expired = {}
-for i = 5, #ARGV - 1, 2 do
+for i = 5, #ARGV - 2, 3 do
   local id = ARGV[i]
   local score = redis.call("ZSCORE", KEYS[1], id)
   if score and tonumber(score) <= now then
@@ -29,6 +31,7 @@ for i = 5, #ARGV - 1, 2 do
       redis.call("EXPIRE", key, ttl)
       redis.call("EXPIRE", key .. ":voters", ttl)
       redis.call("EXPIRE", key .. ":votes", ttl)
+      audit_raw(ARGV[i + 2], "EXPIRED")
       expired[#expired + 1] = id
     end
   end

@@ -6,6 +6,7 @@
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
+  KEYS[4]  audit stream            (see audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  final state: "DONE" | "FAILED" | "STALE" | "TAMPERED"
@@ -13,6 +14,7 @@
   ARGV[4]  now, ISO-8601
   ARGV[5]  retention in seconds for a request once it is terminal
   ARGV[6]  state MAC of ARGV[2] at ARGV[4]
+  ARGV[7]  audit entry template (JSON, or "")
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH"; state: the state after this call
@@ -34,4 +36,5 @@ redis.call("HDEL", KEYS[1], "execToken")
 redis.call("EXPIRE", KEYS[1], ttl)
 redis.call("EXPIRE", KEYS[2], ttl)
 redis.call("EXPIRE", KEYS[3], ttl)
+audit(ARGV[2])
 return { "OK", ARGV[2] }

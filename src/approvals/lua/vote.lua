@@ -9,6 +9,7 @@
   KEYS[4]  pending sorted set      <prefix>:pending
   KEYS[5]  approved sorted set     <prefix>:approved  (member id, score approval time ms) — requests
            approved but not yet claimed by an executor, so a lost enqueue can be repaired
+  KEYS[6]  audit stream            (see audit.lua)
 
   ARGV[1]  id
   ARGV[2]  voter user id
@@ -21,6 +22,7 @@
   ARGV[9]  state MAC of APPROVED at ARGV[6]
   ARGV[10] state MAC of DENIED   at ARGV[6]
   ARGV[11] state MAC of EXPIRED  at ARGV[6]
+  ARGV[12] audit entry template (JSON, or "")
 
   Returns  { status, state, approvals, transitioned }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED"
@@ -54,6 +56,7 @@ if state ~= "PENDING" then
 end
 if tonumber(ARGV[4]) >= tonumber(fields[3]) then
   finish("EXPIRED")
+  audit("EXPIRED", "request.expired", "the expiry passed before this vote; nothing was changed")
   return { "EXPIRED", "EXPIRED", approvals, 1 }
 end
 if ARGV[2] == fields[2] then
@@ -65,12 +68,15 @@ end
 redis.call("RPUSH", KEYS[3], ARGV[5])
 if ARGV[3] == "deny" then
   finish("DENIED")
+  audit("DENIED", nil, approvals .. "/" .. fields[4] .. " approvals")
   return { "OK", "DENIED", approvals, 1 }
 end
 approvals = redis.call("HINCRBY", KEYS[1], "approvals", 1)
 if approvals >= tonumber(fields[4]) then
   finish("APPROVED")
+  audit("APPROVED", nil, approvals .. "/" .. fields[4] .. " approvals")
   return { "OK", "APPROVED", approvals, 1 }
 end
 redis.call("HSET", KEYS[1], "updatedAt", ARGV[6], "stateMac", STATE_MAC.PENDING)
+audit("PENDING", nil, approvals .. "/" .. fields[4] .. " approvals")
 return { "OK", "PENDING", approvals, 0 }

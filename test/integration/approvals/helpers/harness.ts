@@ -79,7 +79,11 @@ export function createHarness(options: HarnessOptions = {}): Harness {
   const prefix = options.prefix ?? uniquePrefix("approvals");
   const clock = options.clock ?? new TestClock();
   const fake = new FakeKube();
-  const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer: testSigner });
+  const store = new ApprovalStore(redis, {
+    prefix: `${prefix}:approvals`,
+    signer: testSigner,
+    auditKey: `${prefix}:audit`,
+  });
   const audit = new AuditLog(redis, { key: `${prefix}:audit` });
   const policy = new ApprovalPolicy({
     channels: options.channels ?? [CHANNEL],
