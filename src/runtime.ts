@@ -45,14 +45,14 @@ import { planPathRepair } from "./traffic/repoint.js";
 import { createServices } from "./services.js";
 import { createSlackApp, type SlackApp } from "./slack/app.js";
 import { boltLogger } from "./slack/bolt-logger.js";
+import { registerApprovalActions } from "./slack/approvals.js";
 import {
   createSlackApprovalNotifier,
   createSlackAuditMirror,
   createSlackDirectory,
   createSlackThreadReporter,
-  registerApprovalActions,
   slackRetryVerdict,
-} from "./slack/approvals.js";
+} from "./slack/notifier.js";
 import type { RetryPolicy } from "./approvals/notifier.js";
 
 export interface RuntimeOptions {

@@ -1,7 +1,6 @@
 /**
- * The Slack side of two-person approvals: the notifier that keeps the request message current, the thread
- * reporter and audit mirror the jobs and audit log write through, the user-group directory the policy reads,
- * and the button and modal listeners.
+ * The Slack side of two-person approvals: the approve/deny/cancel buttons, the "Request finalizer removal"
+ * button and its form's submission, and the one path that posts a new request in its channel.
  *
  * Trust: a click or a modal submission is signed by Slack, but everything in it except the user id is
  * client-supplied. Handlers therefore take the identity from `body.user` only, act on a request only by the id
@@ -9,42 +8,34 @@
  * modal carries before the workflow re-reads the object from the cluster.
  */
 import { webApi, type ViewSubmitAction } from "@slack/bolt";
-import type { KnownBlock, View } from "@slack/types";
 import { pino } from "pino";
-import {
-  retrying,
-  type ApprovalNotifier,
-  type RetryPolicy,
-  type RetryVerdict,
-} from "../approvals/notifier.js";
-import type { SlackDirectory } from "../approvals/policy.js";
-import type { ApprovalRequest, Identity, RequestState, VoteDecision } from "../approvals/types.js";
+import { retrying } from "../approvals/notifier.js";
+import type { ApprovalRequest, Identity, VoteDecision } from "../approvals/types.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
-import type { AuditMirror } from "../audit/log.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
-import type { ThreadReporter } from "../jobs/waits.js";
-import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
 import type { SlackApp } from "./app.js";
-import {
-  ApprovalActionId,
-  renderApprovalRequest,
-  renderAuditLine,
-  renderLostRequest,
-} from "./blocks/approval.js";
+import { ApprovalActionId, renderApprovalRequest, renderLostRequest } from "./blocks/approval.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
-import { clip, esc, safe, safeLine, SlackLimit } from "./blocks/text.js";
+import { clip, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
+import { slackRetryVerdict } from "./notifier.js";
+import {
+  badTarget,
+  CHANNEL_ID,
+  FINALIZE_SUBMIT_CALLBACK,
+  FinalizeModalField,
+  finalizeModal,
+  parseFinalizer,
+  parseModalMetadata,
+  parseRemovalTarget,
+  type ModalMetadata,
+} from "./finalize-form.js";
 
 type WebClient = webApi.WebClient;
-
-/** Callback id of the "Request finalizer removal" modal. */
-export const FINALIZE_SUBMIT_CALLBACK = "finalize:submit";
-/** Block and action ids of the modal's inputs (`view.state.values[block][action]`). */
-export const FinalizeModalField = { Reason: "reason", Finalizer: "finalizer" } as const;
 
 /**
  * Slack closes a modal with an error after 3 s without an answer. The work behind a submission (one object
@@ -52,399 +43,6 @@ export const FinalizeModalField = { Reason: "reason", Finalizer: "finalizer" } a
  * if it does not, the modal is closed and the outcome is reported ephemerally instead.
  */
 const SUBMIT_ACK_BUDGET_MS = 2_000;
-
-// ---------------------------------------------------------------------------------------------------------
-// Notifier, thread reporter, audit mirror, directory
-// ---------------------------------------------------------------------------------------------------------
-
-export interface SlackApprovalNotifierDeps {
-  readonly client: WebClient;
-  readonly now: () => Date;
-  readonly log: Logger;
-  /**
-   * Reads the request as stored now. When given, each update renders the stored state rather than the
-   * snapshot it was called with, so a slow vote notification can never paint APPROVED over DONE.
-   */
-  readonly current?: (requestId: string) => Promise<ApprovalRequest | null | undefined>;
-  /**
-   * Retries of a failed edit or reply (Slack's `Retry-After` is honoured). Give this notifier a client
-   * without retries of its own (`retryConfig: { retries: 0 }, rejectRateLimitedCalls: true`): the
-   * client would re-send the old body, while each retry here re-reads and paints the stored state.
-   */
-  readonly retry?: RetryPolicy;
-}
-
-/** Slack's platform errors that mean "try again later"; any other platform error is final. */
-const TRANSIENT_SLACK_ERRORS = new Set([
-  "ratelimited",
-  "internal_error",
-  "fatal_error",
-  "service_unavailable",
-  "request_timeout",
-]);
-
-/** Whether a failed Web API call is worth repeating, and when (Slack's `Retry-After` on a 429). */
-export function slackRetryVerdict(err: unknown): RetryVerdict {
-  if (typeof err !== "object" || err === null) return { retry: false };
-  const e = err as { code?: unknown; retryAfter?: unknown; statusCode?: unknown };
-  switch (e.code) {
-    case webApi.ErrorCode.RateLimitedError:
-      return {
-        retry: true,
-        why: "rate limited",
-        afterMs: typeof e.retryAfter === "number" ? e.retryAfter * 1000 : 1000,
-      };
-    case webApi.ErrorCode.RequestError:
-      return { retry: true, why: "request failed" };
-    case webApi.ErrorCode.HTTPError:
-      return typeof e.statusCode === "number" && e.statusCode >= 500
-        ? { retry: true, why: `HTTP ${String(e.statusCode)}` }
-        : { retry: false };
-    case webApi.ErrorCode.PlatformError: {
-      const code = slackErrorCode(err);
-      return code !== undefined && TRANSIENT_SLACK_ERRORS.has(code)
-        ? { retry: true, why: code }
-        : { retry: false };
-    }
-    default:
-      return { retry: false };
-  }
-}
-
-const STATE_RANK: Record<RequestState, number> = {
-  PENDING: 0,
-  APPROVED: 1,
-  EXECUTING: 2,
-  DONE: 3,
-  FAILED: 3,
-  DENIED: 3,
-  EXPIRED: 3,
-  CANCELLED: 3,
-  STALE: 3,
-  TAMPERED: 3,
-};
-
-/** How far a request has progressed; states only move forward, votes only accumulate. */
-function progress(req: ApprovalRequest): readonly [number, number, number, string] {
-  return [STATE_RANK[req.state], req.votes.length, req.executionAttempts, req.updatedAt];
-}
-
-function isOlder(a: readonly [number, number, number, string], b: readonly [number, number, number, string]) {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i] ?? 0;
-    if (x < y) return true;
-    if (x > y) return false;
-  }
-  return false;
-}
-
-/** Forget rendered versions beyond this many requests; a process sees few requests at once. */
-const RENDERED_CAP = 1_000;
-
-/**
- * `requestUpdated` re-renders the original request message (`chat.update`); `threadReply` posts in its
- * thread. Updates for one request run one at a time and never go backwards: the engine notifies from the
- * vote, the executor and the sweep, which finish in any order.
- */
-export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): ApprovalNotifier {
-  const queues = new Map<string, Promise<void>>();
-  const rendered = new Map<string, readonly [number, number, number, string]>();
-
-  const serial = (id: string, task: () => Promise<void>): Promise<void> => {
-    const previous = queues.get(id) ?? Promise.resolve();
-    const run = previous.then(task, task);
-    const tail = run.catch(() => undefined);
-    queues.set(id, tail);
-    void tail.then(() => {
-      if (queues.get(id) === tail) queues.delete(id);
-    });
-    return run;
-  };
-
-  return {
-    requestUpdated(request) {
-      const message = request.message;
-      if (message === undefined) return Promise.resolve();
-      // Each attempt re-reads the stored request, so a retry after a failure (or after Slack's
-      // Retry-After) paints what is true then, never the state the first attempt saw.
-      const paint = async (): Promise<void> => {
-        const stored = deps.current ? await deps.current(request.id) : undefined;
-        if (stored === null) {
-          // The record is gone (expired and cleaned up, or lost with Redis): no live buttons may remain.
-          const lost = renderLostRequest(request.id);
-          await deps.client.chat.update({ channel: message.channel, ts: message.ts, ...lost });
-          return;
-        }
-        const latest = stored ?? request;
-        const version = progress(latest);
-        const last = rendered.get(request.id);
-        if (last !== undefined && isOlder(version, last)) {
-          deps.log.debug(
-            { requestId: request.id, state: latest.state },
-            "skipped an out-of-date message update",
-          );
-          return;
-        }
-        const { text, blocks } = renderApprovalRequest(latest, deps.now());
-        await deps.client.chat.update({ channel: message.channel, ts: message.ts, text, blocks });
-        rendered.delete(request.id);
-        rendered.set(request.id, version);
-        if (rendered.size > RENDERED_CAP) {
-          const oldest = rendered.keys().next().value;
-          if (oldest !== undefined) rendered.delete(oldest);
-        }
-      };
-      return serial(request.id, () =>
-        retrying(paint, slackRetryVerdict, deps.retry, ({ attempt, waitMs, why }) => {
-          deps.log.warn(
-            { requestId: request.id, attempt, waitMs, why },
-            "request message update failed; retrying",
-          );
-        }),
-      );
-    },
-    async threadReply(request, text) {
-      const message = request.message;
-      if (message === undefined) return;
-      // Replies carry outcomes with cluster text; only a leading mention of a participant is the bot's own.
-      const people = new Set([request.requester.userId, ...request.votes.map((v) => v.voter.userId)]);
-      const reply = {
-        channel: message.channel,
-        thread_ts: message.ts,
-        text: safeLine(text, people),
-        // A refused forgery is raised loudly: the reply is also sent to the channel itself.
-        reply_broadcast: request.state === "TAMPERED",
-      };
-      await retrying(
-        () => deps.client.chat.postMessage(reply),
-        slackRetryVerdict,
-        deps.retry,
-        ({ attempt, waitMs, why }) => {
-          deps.log.warn({ requestId: request.id, attempt, waitMs, why }, "thread reply failed; retrying");
-        },
-      );
-    },
-  };
-}
-
-/** Wait status messages in an incident thread: posted once, then edited in place. */
-export function createSlackThreadReporter(client: WebClient): ThreadReporter {
-  return {
-    // Status lines quote object names, finalizers and API errors: all of it is foreign text.
-    async post(channel, threadTs, text) {
-      const res = await client.chat.postMessage({
-        channel,
-        thread_ts: threadTs,
-        text: safe(text, SlackLimit.Section),
-      });
-      if (res.ts === undefined) {
-        throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a thread message but returned no ts.");
-      }
-      return { ts: res.ts };
-    },
-    async update(channel, ts, text) {
-      await client.chat.update({ channel, ts, text: safe(text, SlackLimit.Section) });
-    },
-    // Cards are rendered by the Block Kit renderers, which escape everything foreign themselves.
-    async postCard(channel, threadTs, card) {
-      const res = await client.chat.postMessage({
-        channel,
-        thread_ts: threadTs,
-        text: clip(card.text, SlackLimit.Fallback),
-        blocks: card.blocks as KnownBlock[],
-      });
-      if (res.ts === undefined) {
-        throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a thread message but returned no ts.");
-      }
-      return { ts: res.ts };
-    },
-  };
-}
-
-/** Copies audit lines to `UNSTUCK_AUDIT_CHANNEL`; the Redis stream stays the record. */
-export function createSlackAuditMirror(client: WebClient, channel: string): AuditMirror {
-  return {
-    async postToChannel(text) {
-      // Audit lines name users and objects; unfurling or pinging everyone would only add noise.
-      await client.chat.postMessage({
-        channel,
-        text: safe(text, SlackLimit.Section),
-        unfurl_links: false,
-        unfurl_media: false,
-      });
-    },
-    async postEntry(entry) {
-      // A reason like `<!channel> …` must reach the audit channel as text, never as a ping.
-      await client.chat.postMessage({
-        channel,
-        text: clip(renderAuditLine(entry), SlackLimit.Section),
-        unfurl_links: false,
-        unfurl_media: false,
-      });
-    },
-  };
-}
-
-/** User-group membership for the approver policy (`usergroups.users.list`). */
-export function createSlackDirectory(client: WebClient): SlackDirectory {
-  return {
-    async usergroupMembers(groupId) {
-      try {
-        const res = await client.usergroups.users.list({ usergroup: groupId });
-        return res.users ?? [];
-      } catch (err) {
-        const code = slackErrorCode(err);
-        throw new UnstuckError(
-          ErrorCode.Upstream,
-          `Could not read the members of user group ${groupId} from Slack (${code ?? "unreachable"}), so approvers from that group cannot be checked right now.`,
-          { group: groupId, ...(code !== undefined ? { slackError: code } : {}) },
-          { cause: err },
-        );
-      }
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Targets carried by buttons and modals
-// ---------------------------------------------------------------------------------------------------------
-
-/** The object a "Request finalizer removal" button names. Client-supplied until validated. */
-export interface RemovalTarget {
-  readonly resource: string;
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-}
-
-const RESOURCE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+([a-z]+[0-9]+)?$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
-/** A qualified name as Kubernetes validates finalizers: optional DNS prefix, e.g. `foregroundDeletion`, `ingress.k8s.aws/resources`. */
-const FINALIZER = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
-
-function badTarget(what: string): UnstuckError {
-  return new UnstuckError(
-    ErrorCode.BadInput,
-    `This button does not name a valid object (${what}); run \`/unstuck ns <namespace>\` again and use the new message.`,
-  );
-}
-
-/** Validate a target from a button value or modal metadata; throws `BadInput`/`InvalidName`. */
-export function parseRemovalTarget(raw: unknown): RemovalTarget {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw badTarget("not an object");
-  const r = raw as Record<string, unknown>;
-  const field = (key: string, pattern: RegExp, max: number): string => {
-    const v = r[key];
-    if (typeof v !== "string" || v.length === 0 || v.length > max || !pattern.test(v)) throw badTarget(key);
-    return v;
-  };
-  const resource = field("resource", RESOURCE, 253);
-  const apiVersion = field("apiVersion", API_VERSION, 253);
-  const kind = field("kind", KIND, 63);
-  const namespace = r["namespace"];
-  const name = r["name"];
-  if (typeof namespace !== "string" || typeof name !== "string") throw badTarget("namespace/name");
-  return {
-    resource,
-    apiVersion,
-    kind,
-    namespace: assertNamespaceName(namespace),
-    name: assertObjectName(name),
-  };
-}
-
-/** Validate an optional finalizer name typed into the modal; `undefined` means "all of them". */
-export function parseFinalizer(raw: string | null | undefined): string | undefined {
-  const value = (raw ?? "").trim();
-  if (value.length === 0) return undefined;
-  if (value.length > 316 || !FINALIZER.test(value)) {
-    throw new UnstuckError(
-      ErrorCode.BadInput,
-      `"${value.slice(0, 80)}" is not a finalizer name (e.g. ingress.k8s.aws/resources). Leave it empty to remove all of them.`,
-    );
-  }
-  return value;
-}
-
-interface ModalMetadata {
-  readonly target: RemovalTarget;
-  readonly channelId: string;
-}
-
-/** Parse and re-validate the modal's `private_metadata` (it went through Slack and back). */
-export function parseModalMetadata(raw: string): ModalMetadata {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw badTarget("unreadable form metadata");
-  }
-  if (typeof parsed !== "object" || parsed === null) throw badTarget("form metadata");
-  const m = parsed as Record<string, unknown>;
-  const channelId = m["channelId"];
-  if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
-  return { target: parseRemovalTarget(m["target"]), channelId };
-}
-
-/** The modal that asks why (required) and which finalizer (optional). */
-export function finalizeModal(target: RemovalTarget, channelId: string): View {
-  const metadata: ModalMetadata = { target, channelId };
-  const blocks: KnownBlock[] = [
-    {
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `Ask for approval to remove a finalizer from *${esc(target.kind)} \`${esc(target.namespace)}/${esc(target.name)}\`* (${esc(target.apiVersion)}).\n` +
-            `Someone else on the approver list must approve it in <#${channelId}>. The change is bound to the object as it is now and is not applied if the object changes meanwhile.`,
-        ),
-      },
-    },
-    {
-      type: "input",
-      block_id: FinalizeModalField.Reason,
-      label: { type: "plain_text", text: "Why does recovery come first?" },
-      hint: {
-        type: "plain_text",
-        text: "Cause confirmed, what is down, and why the clean-up can follow. Shown to approvers and kept in the audit log.",
-      },
-      element: {
-        type: "plain_text_input",
-        action_id: FinalizeModalField.Reason,
-        multiline: true,
-        min_length: MIN_REASON_LENGTH,
-        max_length: 2000,
-      },
-    },
-    {
-      type: "input",
-      block_id: FinalizeModalField.Finalizer,
-      optional: true,
-      label: { type: "plain_text", text: "Which finalizer" },
-      hint: { type: "plain_text", text: "Leave empty to remove all finalizers the object has now." },
-      element: {
-        type: "plain_text_input",
-        action_id: FinalizeModalField.Finalizer,
-        placeholder: { type: "plain_text", text: "e.g. ingress.k8s.aws/resources" },
-        max_length: 316,
-      },
-    },
-  ];
-  return {
-    type: "modal",
-    callback_id: FINALIZE_SUBMIT_CALLBACK,
-    private_metadata: JSON.stringify(metadata),
-    title: { type: "plain_text", text: "Remove a finalizer" },
-    submit: { type: "plain_text", text: "Request approval" },
-    close: { type: "plain_text", text: "Cancel" },
-    blocks,
-  };
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Buttons and the modal
 // ---------------------------------------------------------------------------------------------------------

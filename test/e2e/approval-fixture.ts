@@ -17,12 +17,8 @@ import type { KubePort } from "../../src/kube/port.js";
 import type { ResourceType } from "../../src/kube/types.js";
 import { createQueues, executionEnqueuer, type Queues } from "../../src/jobs/queues.js";
 import { closeWorker, createActionsWorker } from "../../src/jobs/workers.js";
-import {
-  createSlackApprovalNotifier,
-  createSlackDirectory,
-  registerApprovalActions,
-  type RemovalRequestInput,
-} from "../../src/slack/approvals.js";
+import { registerApprovalActions, type RemovalRequestInput } from "../../src/slack/approvals.js";
+import { createSlackApprovalNotifier, createSlackDirectory } from "../../src/slack/notifier.js";
 import { ApprovalActionId, renderApprovalRequest } from "../../src/slack/blocks/approval.js";
 import { connect, deleteKeys, eventually, uniquePrefix } from "../integration/approvals/helpers/redis.js";
 import { testSigner } from "../integration/approvals/helpers/harness.js";

@@ -6,7 +6,7 @@
 import { finalizerRemoval } from "../../src/approvals/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
-import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/approvals.js";
+import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";
 import type { SlackCall } from "../sim/slack/index.js";
 import { deferred } from "./slack-harness.js";
 import {

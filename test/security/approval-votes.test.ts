@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { blockActionsBody, postSigned, viewSubmissionBody } from "../sim/slack/index.js";
-import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/approvals.js";
+import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";
 import { ErrorCode, UnstuckError } from "../../src/errors.js";
 import { eventually } from "../integration/approvals/helpers/redis.js";
 import {

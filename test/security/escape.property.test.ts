@@ -25,7 +25,7 @@ import {
   createSlackApprovalNotifier,
   createSlackAuditMirror,
   createSlackThreadReporter,
-} from "../../src/slack/approvals.js";
+} from "../../src/slack/notifier.js";
 import { renderAuditLine } from "../../src/slack/blocks/approval.js";
 import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/index.js";
 import { SlackLimit } from "../../src/slack/blocks/text.js";

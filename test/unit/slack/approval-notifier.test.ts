@@ -12,10 +12,8 @@ import {
   createSlackAuditMirror,
   createSlackDirectory,
   createSlackThreadReporter,
-  parseFinalizer,
-  parseModalMetadata,
-  parseRemovalTarget,
-} from "../../../src/slack/approvals.js";
+} from "../../../src/slack/notifier.js";
+import { parseFinalizer, parseModalMetadata, parseRemovalTarget } from "../../../src/slack/finalize-form.js";
 import { startFakeSlack, type FakeSlack } from "../../sim/slack/index.js";
 import { WORKER_INGRESS } from "../approvals/fixtures.js";
 

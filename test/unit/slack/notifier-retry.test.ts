@@ -5,7 +5,7 @@
 import { webApi } from "@slack/bolt";
 import { describe, expect, it } from "vitest";
 import { retrying, type RetryVerdict } from "../../../src/approvals/notifier.js";
-import { slackRetryVerdict } from "../../../src/slack/approvals.js";
+import { slackRetryVerdict } from "../../../src/slack/notifier.js";
 
 /** A sleep that only records how long it was asked to wait. */
 function recordingSleep(): { sleep: (ms: number) => Promise<void>; waits: number[] } {

@@ -1,0 +1,152 @@
+/**
+ * The "Request finalizer removal" form: the target a button carries (re-validated: it went through the
+ * client), and the modal that asks why and which finalizer.
+ */
+import type { KnownBlock, View } from "@slack/types";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import { assertNamespaceName, assertObjectName } from "../kube/names.js";
+import { clip, esc } from "./blocks/text.js";
+import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
+
+/** Callback id of the "Request finalizer removal" modal. */
+export const FINALIZE_SUBMIT_CALLBACK = "finalize:submit";
+/** Block and action ids of the modal's inputs (`view.state.values[block][action]`). */
+export const FinalizeModalField = { Reason: "reason", Finalizer: "finalizer" } as const;
+// ---------------------------------------------------------------------------------------------------------
+// Targets carried by buttons and modals
+// ---------------------------------------------------------------------------------------------------------
+
+/** The object a "Request finalizer removal" button names. Client-supplied until validated. */
+export interface RemovalTarget {
+  readonly resource: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+const RESOURCE = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const API_VERSION = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?v[0-9]+([a-z]+[0-9]+)?$/;
+const KIND = /^[A-Z][A-Za-z0-9]*$/;
+/** A qualified name as Kubernetes validates finalizers: optional DNS prefix, e.g. `foregroundDeletion`, `ingress.k8s.aws/resources`. */
+const FINALIZER = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+export const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
+
+export function badTarget(what: string): UnstuckError {
+  return new UnstuckError(
+    ErrorCode.BadInput,
+    `This button does not name a valid object (${what}); run \`/unstuck ns <namespace>\` again and use the new message.`,
+  );
+}
+
+/** Validate a target from a button value or modal metadata; throws `BadInput`/`InvalidName`. */
+export function parseRemovalTarget(raw: unknown): RemovalTarget {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw badTarget("not an object");
+  const r = raw as Record<string, unknown>;
+  const field = (key: string, pattern: RegExp, max: number): string => {
+    const v = r[key];
+    if (typeof v !== "string" || v.length === 0 || v.length > max || !pattern.test(v)) throw badTarget(key);
+    return v;
+  };
+  const resource = field("resource", RESOURCE, 253);
+  const apiVersion = field("apiVersion", API_VERSION, 253);
+  const kind = field("kind", KIND, 63);
+  const namespace = r["namespace"];
+  const name = r["name"];
+  if (typeof namespace !== "string" || typeof name !== "string") throw badTarget("namespace/name");
+  return {
+    resource,
+    apiVersion,
+    kind,
+    namespace: assertNamespaceName(namespace),
+    name: assertObjectName(name),
+  };
+}
+
+/** Validate an optional finalizer name typed into the modal; `undefined` means "all of them". */
+export function parseFinalizer(raw: string | null | undefined): string | undefined {
+  const value = (raw ?? "").trim();
+  if (value.length === 0) return undefined;
+  if (value.length > 316 || !FINALIZER.test(value)) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `"${value.slice(0, 80)}" is not a finalizer name (e.g. ingress.k8s.aws/resources). Leave it empty to remove all of them.`,
+    );
+  }
+  return value;
+}
+
+export interface ModalMetadata {
+  readonly target: RemovalTarget;
+  readonly channelId: string;
+}
+
+/** Parse and re-validate the modal's `private_metadata` (it went through Slack and back). */
+export function parseModalMetadata(raw: string): ModalMetadata {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw badTarget("unreadable form metadata");
+  }
+  if (typeof parsed !== "object" || parsed === null) throw badTarget("form metadata");
+  const m = parsed as Record<string, unknown>;
+  const channelId = m["channelId"];
+  if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
+  return { target: parseRemovalTarget(m["target"]), channelId };
+}
+
+/** The modal that asks why (required) and which finalizer (optional). */
+export function finalizeModal(target: RemovalTarget, channelId: string): View {
+  const metadata: ModalMetadata = { target, channelId };
+  const blocks: KnownBlock[] = [
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `Ask for approval to remove a finalizer from *${esc(target.kind)} \`${esc(target.namespace)}/${esc(target.name)}\`* (${esc(target.apiVersion)}).\n` +
+            `Someone else on the approver list must approve it in <#${channelId}>. The change is bound to the object as it is now and is not applied if the object changes meanwhile.`,
+        ),
+      },
+    },
+    {
+      type: "input",
+      block_id: FinalizeModalField.Reason,
+      label: { type: "plain_text", text: "Why does recovery come first?" },
+      hint: {
+        type: "plain_text",
+        text: "Cause confirmed, what is down, and why the clean-up can follow. Shown to approvers and kept in the audit log.",
+      },
+      element: {
+        type: "plain_text_input",
+        action_id: FinalizeModalField.Reason,
+        multiline: true,
+        min_length: MIN_REASON_LENGTH,
+        max_length: 2000,
+      },
+    },
+    {
+      type: "input",
+      block_id: FinalizeModalField.Finalizer,
+      optional: true,
+      label: { type: "plain_text", text: "Which finalizer" },
+      hint: { type: "plain_text", text: "Leave empty to remove all finalizers the object has now." },
+      element: {
+        type: "plain_text_input",
+        action_id: FinalizeModalField.Finalizer,
+        placeholder: { type: "plain_text", text: "e.g. ingress.k8s.aws/resources" },
+        max_length: 316,
+      },
+    },
+  ];
+  return {
+    type: "modal",
+    callback_id: FINALIZE_SUBMIT_CALLBACK,
+    private_metadata: JSON.stringify(metadata),
+    title: { type: "plain_text", text: "Remove a finalizer" },
+    submit: { type: "plain_text", text: "Request approval" },
+    close: { type: "plain_text", text: "Cancel" },
+    blocks,
+  };
+}
