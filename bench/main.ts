@@ -13,6 +13,8 @@ import { benchApprovals } from "./approvals.js";
 import { benchAws } from "./aws.js";
 import { benchOptions, check, type BenchOptions, type BenchResult } from "./common.js";
 import { benchNs } from "./ns.js";
+import { benchTraceZone } from "./trace-zone.js";
+import { benchWaits } from "./waits.js";
 
 interface Bench {
   readonly name: string;
@@ -23,6 +25,8 @@ const BENCHES: readonly Bench[] = [
   { name: "ns", run: benchNs },
   { name: "aws", run: benchAws },
   { name: "approvals", run: benchApprovals },
+  { name: "waits", run: benchWaits },
+  { name: "trace-zone", run: benchTraceZone },
 ];
 
 function cell(s: string): string {
