@@ -45,7 +45,7 @@ import { planPathRepair } from "./traffic/repoint.js";
 import { createServices } from "./services.js";
 import { createSlackApp, type SlackApp } from "./slack/app.js";
 import { boltLogger } from "./slack/bolt-logger.js";
-import { registerApprovalActions } from "./slack/approvals.js";
+import { postApprovalRequest, registerApprovalActions } from "./slack/approvals.js";
 import {
   createSlackApprovalNotifier,
   createSlackAuditMirror,
@@ -343,14 +343,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     w.on("error", (err) => log.error({ err: { message: err.message } }, "worker error"));
 
   const afterPost = async (result: CommandResult, posted: { channel: string; ts: string }): Promise<void> => {
-    if (result.type === "approval-request") await workflow.attachMessage(result.request.id, posted);
     if (result.type === "watch" && result.diagnosis.verdict !== "not-found")
       await startWait(result.namespace, posted);
-  };
-  // A request approvers could never see (the post failed) is cancelled, not left pending.
-  const afterPostFailed = async (result: CommandResult): Promise<void> => {
-    if (result.type === "approval-request")
-      await workflow.cancel(result.request.id, result.request.requester);
   };
   const slack = createSlackApp({
     config,
@@ -364,7 +358,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     log,
     now,
     afterPost,
-    afterPostFailed,
+    // New requests, from the slash command as from every form, go through one posting path.
+    postApprovalRequest: (client, request, scopeLog) =>
+      postApprovalRequest(client, { workflow, now }, request, scopeLog),
   });
   registerApprovalActions(slack, {
     workflow,

@@ -24,7 +24,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
-import { commandListener, type AfterPost, type AfterPostFailed } from "./command.js";
+import { commandListener, type AfterPost, type PostApprovalRequest } from "./command.js";
 import {
   ackFirst,
   channelAllowList,
@@ -53,10 +53,10 @@ export interface SlackAppDeps {
    */
   readonly afterPost?: AfterPost;
   /**
-   * Runs when a result that needs the channel could not be posted there. The runtime cancels an
-   * approval request nobody but its requester could see (approvers could never vote on it).
+   * Posts a new approval request through the path every form uses (attach, catch up, or cancel one
+   * approvers could never see); without it a request is posted like any result.
    */
-  readonly afterPostFailed?: AfterPostFailed;
+  readonly postApprovalRequest?: PostApprovalRequest;
 }
 
 export interface SlackApp extends HasActionRouter {
@@ -182,7 +182,7 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
       command: config.command,
       now,
       ...(deps.afterPost !== undefined ? { afterPost: deps.afterPost } : {}),
-      ...(deps.afterPostFailed !== undefined ? { afterPostFailed: deps.afterPostFailed } : {}),
+      ...(deps.postApprovalRequest !== undefined ? { postApprovalRequest: deps.postApprovalRequest } : {}),
     }),
   );
 

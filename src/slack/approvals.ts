@@ -317,35 +317,48 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
 }
 
 /** Post the new request in its channel and attach the message; a request nobody can see is cancelled. */
-export async function postRequest(
+/** How posting a new request went: in the channel, or not (and then whether it was cancelled). */
+export type PostOutcome =
+  | { readonly posted: true; readonly ts: string }
+  | { readonly posted: false; readonly cancelled: boolean; readonly slackError?: string };
+
+/**
+ * The one path that posts a new approval request, for the slash command and every form: post it in
+ * its channel, attach the message, catch up with a vote cast in between — or, when approvers could
+ * never see it, cancel it. The caller tells the requester (each surface has its own way).
+ */
+export async function postApprovalRequest(
   client: WebClient,
   deps: Pick<ApprovalActionDeps, "workflow" | "now">,
   request: ApprovalRequest,
-  requester: Identity,
   log: Logger,
-): Promise<void> {
+): Promise<PostOutcome> {
   const channel = request.channelId;
   const { text, blocks } = renderApprovalRequest(request, deps.now());
   let ts: string | undefined;
+  let slackError: string | undefined;
   try {
     ts = (await client.chat.postMessage({ channel, text, blocks })).ts;
   } catch (err) {
-    const code = slackErrorCode(err);
-    log.warn({ requestId: request.id, slackError: code ?? "unknown" }, "could not post the approval request");
+    slackError = slackErrorCode(err);
+    log.warn(
+      { requestId: request.id, slackError: slackError ?? "unknown" },
+      "could not post the approval request",
+    );
   }
   if (ts === undefined) {
     // Approvers could never see or click it, so it must not linger until expiry.
-    await deps.workflow.cancel(request.id, requester).catch((err: unknown) => {
-      log.warn({ err, requestId: request.id }, "could not cancel an approval request that was never posted");
-    });
-    await tellRequester(
-      client,
-      channel,
-      requester.userId,
-      ":warning: I could not post the approval request in this channel (invite me with `/invite @unstuck`), so I cancelled it.",
-      log,
+    const cancelled = await deps.workflow.cancel(request.id, request.requester).then(
+      () => true,
+      (err: unknown) => {
+        log.warn(
+          { err, requestId: request.id },
+          "could not cancel an approval request that was never posted",
+        );
+        return false;
+      },
     );
-    return;
+    return { posted: false, cancelled, ...(slackError !== undefined ? { slackError } : {}) };
   }
   await deps.workflow.attachMessage(request.id, { channel, ts });
   log.info({ requestId: request.id, channel, ts }, "approval request posted");
@@ -354,6 +367,31 @@ export async function postRequest(
   if (latest.state !== request.state || latest.votes.length !== request.votes.length) {
     const fresh = renderApprovalRequest(latest, deps.now());
     await client.chat.update({ channel, ts, text: fresh.text, blocks: fresh.blocks });
+  }
+  return { posted: true, ts };
+}
+
+/** What a form's submitter hears when the request could not be posted. */
+export function unpostedText(
+  outcome: Extract<PostOutcome, { posted: false }>,
+  request: ApprovalRequest,
+): string {
+  return outcome.cancelled
+    ? ":warning: Your request could not be posted in the channel (invite me with `/invite @unstuck`), so no approver could see it; it was cancelled and nothing was changed."
+    : `:warning: Your request could not be posted in the channel, and cancelling it failed: it stays pending (nothing was changed) until it expires at ${request.expiresAt}. Invite the bot and ask again; approvers can see it with \`/unstuck approvals\`.`;
+}
+
+/** Post a request made from a form and tell its requester privately if that failed. */
+export async function postRequest(
+  client: WebClient,
+  deps: Pick<ApprovalActionDeps, "workflow" | "now">,
+  request: ApprovalRequest,
+  requester: Identity,
+  log: Logger,
+): Promise<void> {
+  const outcome = await postApprovalRequest(client, deps, request, log);
+  if (!outcome.posted) {
+    await tellRequester(client, request.channelId, requester.userId, unpostedText(outcome, request), log);
   }
 }
 

@@ -10,6 +10,10 @@ import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
 import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
+import type { WebClient } from "@slack/web-api";
+import type { ApprovalRequest } from "../approvals/types.js";
+import type { Logger } from "../log.js";
+import { unpostedText, type PostOutcome } from "./approvals.js";
 
 export interface CommandListenerDeps {
   readonly registry: Registry;
@@ -19,8 +23,16 @@ export interface CommandListenerDeps {
   /** Clock for timing; injected like everywhere else. */
   readonly now: () => Date;
   readonly afterPost?: AfterPost;
-  readonly afterPostFailed?: AfterPostFailed;
+  /** Posts a new approval request (the path every form uses too); absent: posted like any result. */
+  readonly postApprovalRequest?: PostApprovalRequest;
 }
+
+/** The shared request-posting path (`slack/approvals.ts` `postApprovalRequest`), bound to the workflow. */
+export type PostApprovalRequest = (
+  client: WebClient,
+  request: ApprovalRequest,
+  log: Logger,
+) => Promise<PostOutcome>;
 
 /** Where a posted result landed: the channel and the message `ts` (for `chat.update` and threads). */
 export interface PostedMessage {
@@ -30,9 +42,6 @@ export interface PostedMessage {
 
 /** Called once a result is in the channel (see `SlackAppDeps.afterPost`). */
 export type AfterPost = (result: CommandResult, posted: PostedMessage) => Promise<void>;
-
-/** Called when a result that belongs in the channel could not be posted there. */
-export type AfterPostFailed = (result: CommandResult) => Promise<void>;
 
 /** Results that only the requester should see. */
 export function isPrivateResult(result: CommandResult): boolean {
@@ -64,6 +73,20 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       await respondEphemeral(respond, message);
       return;
     }
+    if (result.type === "approval-request" && deps.postApprovalRequest !== undefined) {
+      const outcome = await deps.postApprovalRequest(client, result.request, scope.log);
+      if (!outcome.posted) {
+        const text = unpostedText(outcome, result.request);
+        await respondEphemeral(
+          respond,
+          withHint(
+            { text, blocks: [{ type: "section", text: { type: "mrkdwn", text: safe(text, 2000) } }] },
+            postFailureHint(outcome.slackError),
+          ),
+        );
+      }
+      return;
+    }
     let posted: PostedMessage | undefined;
     try {
       const res = await client.chat.postMessage({
@@ -79,28 +102,6 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
         { slackError: code ?? "unknown" },
         "chat.postMessage failed; answering via response_url",
       );
-      if (result.type === "approval-request") {
-        // Approvers can only vote on a message they can see: a request only its requester sees is
-        // cancelled rather than left pending (the modal path does the same).
-        let cancelled = deps.afterPostFailed !== undefined;
-        try {
-          await deps.afterPostFailed?.(result);
-        } catch (failure) {
-          cancelled = false;
-          scope.log.warn({ err: failure }, "could not cancel the unposted request");
-        }
-        const text = cancelled
-          ? "Your request could not be posted in the channel, so no approver could see it; it was cancelled and nothing was changed."
-          : `Your request could not be posted in the channel, and cancelling it failed: it stays pending (nothing was changed) until it expires at ${safe(result.request.expiresAt, 40)}. Invite the bot and ask again; approvers can see it with \`/unstuck approvals\`.`;
-        await respondEphemeral(
-          respond,
-          withHint(
-            { text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] },
-            postFailureHint(code),
-          ),
-        );
-        return;
-      }
       await respondEphemeral(respond, withHint(message, postFailureHint(code)));
       return;
     }
