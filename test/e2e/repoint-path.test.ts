@@ -283,7 +283,7 @@ describe("repairing the traffic path through the approval", () => {
     );
   }, 90_000);
 
-  it("after the forced removal: the path card says nothing can be repointed yet; once Argo re-creates the namespace the bot offers the repair by itself", async () => {
+  it("the seed end to end: finalize → gone → path card (nothing to repoint yet) → Argo re-creates → the bot offers the repair → approved → INSYNC, Deployed, worker and test answer 200", async () => {
     const s = await setup("seed-incident.yaml");
     await slash(
       s,
@@ -343,7 +343,60 @@ describe("repairing the traffic path through the approval", () => {
     expect(blocks).toContain("UpdateDistribution E2MYAPPTEST0001");
     // Only the re-check's own card: the status message was edited in place, not re-posted.
     expect(s.fake.thread(CHANNEL, ts).filter((m) => /re-create/.test(m.text ?? ""))).toHaveLength(1);
-  }, 90_000);
+
+    // The operator takes the offer: one plan (the worker alias and the CloudFront origin), approved.
+    const value = buttonValue(offer.blocks, REPAIR_PATH_ACTION) ?? "";
+    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, offer.ts, "1337.2.repair");
+    const opened = await s.fake.waitFor(
+      "views.open",
+      (c) => c.body["trigger_id"] === "1337.2.repair",
+      10_000,
+    );
+    const view = opened.body["view"] as Record<string, unknown>;
+    await postSigned(
+      s.events,
+      SECRET,
+      viewSubmissionBody({
+        callbackId: String(view["callback_id"]),
+        privateMetadata: String(view["private_metadata"]),
+        values: { reason: { reason: "worker.example.com and test.example.com still name the deleted ALBs" } },
+        userId: REQUESTER,
+      }),
+    );
+    const repair = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) =>
+        JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE) &&
+        JSON.stringify(c.body["blocks"]).includes("repoint"),
+      30_000,
+    );
+    const repairBlocks = JSON.stringify(repair.body["blocks"]);
+    expect(repairBlocks).toContain("ChangeResourceRecordSets");
+    expect(repairBlocks).toContain("UpdateDistribution E2MYAPPTEST0001");
+    const rid = buttonValue(repair.body["blocks"], APPROVE) ?? "";
+    const rts = String(repair.response?.["ts"]);
+    await until(
+      async () => ((await s.runtime.workflow.get(rid)).message ? true : undefined),
+      10_000,
+      "attached",
+    );
+    await click(s, APPROVE, rid, APPROVER, rts);
+    // In the request's thread: Route 53 INSYNC, CloudFront Deployed, both names answering 200.
+    for (const [what, re] of [
+      ["INSYNC", /Route 53 change .* is INSYNC/],
+      ["Deployed", /E2MYAPPTEST0001 is Deployed/],
+      ["worker 200", /worker\.example\.com.*answers 200/],
+      ["test 200", /test\.example\.com.*answers 200/],
+    ] as const) {
+      await until(
+        () => (s.fake.thread(CHANNEL, rts).some((m) => re.test(m.text ?? "")) ? true : undefined),
+        30_000,
+        `${what} in the repair's thread`,
+      );
+    }
+    expect(await front(s, "test.example.com")).toBe(200);
+    expect(await front(s, "worker.example.com")).toBe(200);
+  }, 120_000);
 
   it("repoint with bad input is refused with a clear message and no AWS write", async () => {
     const s = await setup();
