@@ -63,6 +63,11 @@ const EnvSchema = z.object({
   UNSTUCK_REDIS_PREFIX: z.string().default("unstuck"),
   UNSTUCK_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   UNSTUCK_COMMAND: z.string().default("/unstuck"),
+  /**
+   * What this process runs: `all` (the Slack app and the workers), `bot` (the Slack app and the
+   * queues, no workers) or `worker` (the workers and the approval sweep, no Slack receiver).
+   */
+  UNSTUCK_ROLE: z.enum(["all", "bot", "worker"], { error: "must be all, bot or worker" }).default("all"),
   /** Terminating longer than this with finalizers remaining counts as blocked, not slow. */
   UNSTUCK_BLOCKED_AFTER_SECONDS: z.coerce.number().int().min(0).default(300),
   /** EKS cluster name (AWS tags `elbv2.k8s.aws/cluster`); read from the controller's args when unset. */
@@ -122,16 +127,25 @@ export interface AwsTarget {
   };
 }
 
+/** What one process runs (`UNSTUCK_ROLE`). */
+export type Role = "all" | "bot" | "worker";
+
 export interface SlackConfig {
   readonly botToken: string;
+  /** "" in Socket Mode and for a worker (which receives nothing from Slack). */
   readonly signingSecret: string;
   readonly appToken?: string;
   readonly apiUrl?: string;
 }
 
 export interface Config {
-  /** Present only when both the bot token and the signing secret are set. */
+  /**
+   * Present only when both the bot token and the signing secret (or app token) are set; for the
+   * `worker` role, which only posts through the Web API, when the bot token is.
+   */
   readonly slack?: SlackConfig;
+  /** `UNSTUCK_ROLE`: the Slack app, the workers, or both (default). */
+  readonly role: Role;
   /** Slack variables that are missing (for the "what to set" message). */
   readonly missingSlack: readonly string[];
   readonly port: number;
@@ -194,10 +208,12 @@ export function loadConfig(
   }
   const e = parsed.data;
   const missingSlack: string[] = [];
+  // A worker receives nothing from Slack: the bot token is all it needs.
+  const receives = e.UNSTUCK_ROLE !== "worker";
   if (!e.SLACK_BOT_TOKEN) missingSlack.push("SLACK_BOT_TOKEN");
-  if (!e.SLACK_SIGNING_SECRET && !e.SLACK_APP_TOKEN) missingSlack.push("SLACK_SIGNING_SECRET");
+  if (receives && !e.SLACK_SIGNING_SECRET && !e.SLACK_APP_TOKEN) missingSlack.push("SLACK_SIGNING_SECRET");
   const slack: SlackConfig | undefined =
-    e.SLACK_BOT_TOKEN && (e.SLACK_SIGNING_SECRET || e.SLACK_APP_TOKEN)
+    e.SLACK_BOT_TOKEN && (!receives || e.SLACK_SIGNING_SECRET || e.SLACK_APP_TOKEN)
       ? {
           botToken: e.SLACK_BOT_TOKEN,
           signingSecret: e.SLACK_SIGNING_SECRET ?? "",
@@ -210,6 +226,7 @@ export function loadConfig(
   return {
     ...(slack ? { slack } : {}),
     missingSlack,
+    role: e.UNSTUCK_ROLE,
     port: e.PORT,
     redisUrl: e.REDIS_URL,
     ...(redisTlsCa !== undefined ? { redisTlsCa } : {}),

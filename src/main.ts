@@ -18,8 +18,12 @@ export function missingSlackMessage(config: Config): string {
     "",
     "Set these to run the bot:",
     "  SLACK_BOT_TOKEN        xoxb-… bot token of the Slack app (deploy/slack-app-manifest.yaml)",
-    "  SLACK_SIGNING_SECRET   the app's signing secret (HTTP mode, requests to PORT at /slack/events)",
-    "  SLACK_APP_TOKEN        optional xapp-… token: Socket Mode instead of HTTP",
+    ...(config.role === "worker"
+      ? ["  (UNSTUCK_ROLE=worker receives nothing from Slack: the bot token is all it needs)"]
+      : [
+          "  SLACK_SIGNING_SECRET   the app's signing secret (HTTP mode, requests to PORT at /slack/events)",
+          "  SLACK_APP_TOKEN        optional xapp-… token: Socket Mode instead of HTTP",
+        ]),
     "  KUBECONFIG             optional; in-cluster configuration or ~/.kube/config otherwise",
     "",
     "Without Slack, the same commands run from a terminal: npm run --silent unstuck -- help",
@@ -39,6 +43,8 @@ async function main(): Promise<number> {
   }
   if (!config.slack) {
     process.stderr.write(`${missingSlackMessage(config)}\n`);
+    // The sandbox is the whole bot: only for the default role.
+    if (config.role !== "all") return 2;
     // From a source checkout, run the local sandbox instead (the simulators live under test/, which a
     // production image does not ship: there the message above is the whole answer).
     let sandbox: typeof import("../test/sim/sandbox.js") | undefined;
@@ -83,7 +89,10 @@ async function main(): Promise<number> {
   const runtime = await createRuntime({ config, log });
   const { port } = await runtime.start();
   ops?.attach(runtimeTarget(config, runtime));
-  log.info({ mode: runtime.slack.mode, port, aws: config.aws?.region ?? "off" }, "unstuck is running");
+  log.info(
+    { role: runtime.role, mode: runtime.slack?.mode ?? "none", port, aws: config.aws?.region ?? "off" },
+    "unstuck is running",
+  );
   const clean = await new Promise<boolean>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, "shutting down");

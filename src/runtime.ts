@@ -2,9 +2,14 @@
  * The bot assembled: Redis, the approval store, policy, audit log, workflow, BullMQ queues and
  * workers, and the Slack app with its commands and buttons. `main.ts` runs it; the end-to-end
  * tests run the very same wiring against the simulators.
+ *
+ * The role (`UNSTUCK_ROLE`) says which half runs here: `bot` takes Slack commands and clicks and
+ * enqueues, with no worker; `worker` runs the workers and the approval sweep, with no Slack
+ * receiver (it posts replies and edits through the Web API only); `all` runs both. Everything
+ * they share lives in Redis, so any number of each can run on one prefix.
  */
 import { WebClient } from "@slack/web-api";
-import type { Worker } from "bullmq";
+import type { Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { requestRemovalWithPlan } from "../commands/finalize.js";
 import { defaultRegistry, type Registry } from "../commands/index.js";
@@ -16,7 +21,7 @@ import { ApprovalStore } from "./approvals/store.js";
 import type { ApprovalRequest } from "./approvals/types.js";
 import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
-import { redisTlsOptions, requireApprovalKey, type Config } from "./config.js";
+import { redisTlsOptions, requireApprovalKey, type Config, type Role } from "./config.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { resolveResourceType } from "./diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
@@ -58,6 +63,8 @@ import type { RetryPolicy } from "./approvals/notifier.js";
 export interface RuntimeOptions {
   readonly config: Config;
   readonly log: Logger;
+  /** What runs in this process; default `config.role` (`UNSTUCK_ROLE`). */
+  readonly role?: Role;
   readonly now?: () => Date;
   /** Services to use instead of building them from config (tests pass a simulator-backed kube). */
   readonly services?: Omit<CommandServices, "approvals">;
@@ -76,20 +83,29 @@ export interface RuntimeOptions {
 }
 
 export interface Runtime {
-  readonly slack: SlackApp;
+  readonly role: Role;
+  /** The Slack app (absent for the `worker` role, which receives nothing from Slack). */
+  readonly slack?: SlackApp;
   readonly workflow: ApprovalWorkflow;
   readonly audit: AuditLog;
   readonly queues: Queues;
   readonly services: CommandServices;
   readonly redis: Redis;
+  /** Start receiving (bot) and schedule the approval sweep (worker); the HTTP port when there is one. */
   start(): Promise<{ port?: number }>;
+  /**
+   * Stop taking work, let running jobs finish, close Redis — within `UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS`.
+   * A job still running near the end is handed back (to waiting, its lock released) so another
+   * worker takes it at once rather than after its lock expires.
+   */
   stop(): Promise<void>;
 }
 
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, log } = options;
+  const role = options.role ?? config.role;
   const slackConfig = config.slack;
-  if (!slackConfig) {
+  if (!slackConfig || (role !== "worker" && slackConfig.signingSecret === "" && !slackConfig.appToken)) {
     throw new UnstuckError(
       ErrorCode.Config,
       `Slack is not configured: set ${config.missingSlack.join(" and ")}.`,
@@ -259,183 +275,228 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 
   const workerSetup = { connection: redis, prefix: `${prefix}:bull`, ...options.worker };
-  const workers: Worker[] = [
-    createActionsWorker(
-      { ...workerSetup, concurrency: 4 },
-      {
-        store,
-        signer,
-        policy,
-        kube: base.kube,
-        audit,
-        now,
-        notifier,
-        log,
-        afterDone,
-        ...(base.aws ? { aws: base.aws.port } : {}),
-      },
-      { sweep: () => workflow.sweep() },
-    ),
-    createWaitsWorker(
-      { ...workerSetup, concurrency: 8 },
-      {
-        kube: base.kube,
-        reporter: createSlackThreadReporter(client),
-        describeBlockers: async (namespace) =>
-          (await diagnoseNamespace(base.kube, namespace, { now })).blockers.map(
-            (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
-          ),
-        ...(base.aws
-          ? {
-              afterGone: afterNamespaceGone(base.kube, base.aws, now, async (namespace, thread) => {
-                await enqueuePathRecheck(
-                  queues.waits,
-                  {
-                    namespace,
-                    channel: thread.channel,
-                    threadTs: thread.threadTs,
-                    ...(options.pathRecheck?.intervalMs !== undefined
-                      ? { intervalMs: options.pathRecheck.intervalMs }
-                      : {}),
-                    ...(options.pathRecheck?.timeoutMs !== undefined
-                      ? { timeoutMs: options.pathRecheck.timeoutMs }
-                      : {}),
-                  },
-                  now(),
-                );
-              }),
-              pathRecheck: {
-                replan: replanNamespace(base.kube, base.aws, now),
-                reporter: createSlackThreadReporter(client),
-                now,
-                log,
-              },
-            }
-          : {}),
-        ...(base.aws
-          ? {
-              edge: {
-                aws: base.aws.port,
-                reporter: createSlackThreadReporter(client),
-                probe: createEdgeProbe({
-                  resolvers: config.edgeProbe.resolvers,
-                  ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+  // A bot process only enqueues: its jobs run wherever a worker runs.
+  const workers: Worker[] = [];
+  if (role !== "bot") {
+    workers.push(
+      createActionsWorker(
+        { ...workerSetup, concurrency: 4 },
+        {
+          store,
+          signer,
+          policy,
+          kube: base.kube,
+          audit,
+          now,
+          notifier,
+          log,
+          afterDone,
+          ...(base.aws ? { aws: base.aws.port } : {}),
+        },
+        { sweep: () => workflow.sweep() },
+      ),
+      createWaitsWorker(
+        { ...workerSetup, concurrency: 8 },
+        {
+          kube: base.kube,
+          reporter: createSlackThreadReporter(client),
+          describeBlockers: async (namespace) =>
+            (await diagnoseNamespace(base.kube, namespace, { now })).blockers.map(
+              (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
+            ),
+          ...(base.aws
+            ? {
+                afterGone: afterNamespaceGone(base.kube, base.aws, now, async (namespace, thread) => {
+                  await enqueuePathRecheck(
+                    queues.waits,
+                    {
+                      namespace,
+                      channel: thread.channel,
+                      threadTs: thread.threadTs,
+                      ...(options.pathRecheck?.intervalMs !== undefined
+                        ? { intervalMs: options.pathRecheck.intervalMs }
+                        : {}),
+                      ...(options.pathRecheck?.timeoutMs !== undefined
+                        ? { timeoutMs: options.pathRecheck.timeoutMs }
+                        : {}),
+                    },
+                    now(),
+                  );
                 }),
-                now,
-                log,
-              },
-            }
-          : {}),
-        now,
+                pathRecheck: {
+                  replan: replanNamespace(base.kube, base.aws, now),
+                  reporter: createSlackThreadReporter(client),
+                  now,
+                  log,
+                },
+              }
+            : {}),
+          ...(base.aws
+            ? {
+                edge: {
+                  aws: base.aws.port,
+                  reporter: createSlackThreadReporter(client),
+                  probe: createEdgeProbe({
+                    resolvers: config.edgeProbe.resolvers,
+                    ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+                  }),
+                  now,
+                  log,
+                },
+              }
+            : {}),
+          now,
+          log,
+        },
+      ),
+      createNotifyWorker(workerSetup, {
+        current: (id) => store.get(id),
+        slack: slackNotifier,
+        isPermanent: (err) => !slackRetryVerdict(err).retry,
         log,
-      },
-    ),
-  ];
-  workers.push(
-    createNotifyWorker(workerSetup, {
-      current: (id) => store.get(id),
-      slack: slackNotifier,
-      isPermanent: (err) => !slackRetryVerdict(err).retry,
-      log,
-    }),
-  );
-  for (const w of workers)
+      }),
+    );
+  }
+  // The jobs running here now, with their lock tokens: what a stop that runs out of time hands back.
+  const running = new Map<string, Job>();
+  const runningKey = (job: Job): string => `${job.queueName}:${job.id ?? ""}`;
+  for (const w of workers) {
     w.on("error", (err) => log.error({ err: { message: err.message } }, "worker error"));
+    w.on("active", (job: Job) => running.set(runningKey(job), job));
+    w.on("completed", (job: Job) => running.delete(runningKey(job)));
+    w.on("failed", (job: Job | undefined) => {
+      if (job !== undefined) running.delete(runningKey(job));
+    });
+  }
 
-  const afterPost = async (result: CommandResult, posted: { channel: string; ts: string }): Promise<void> => {
-    if (result.type === "watch" && result.diagnosis.verdict !== "not-found")
-      await startWait(result.namespace, posted);
-  };
-  const slack = createSlackApp({
-    config,
-    // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
-    // a write), so the requester always gets an answer.
-    registry: boundedRegistry(
-      defaultRegistry(config.command),
-      config.diagnosisDeadlineMs + config.kubeTimeoutMs + 5_000,
-    ),
-    services,
-    log,
-    now,
-    afterPost,
-    // New requests, from the slash command as from every form, go through one posting path.
-    postApprovalRequest: (client, request, scopeLog) =>
-      postApprovalRequest(client, { workflow, now }, request, scopeLog),
-  });
-  registerApprovalActions(slack, {
-    workflow,
-    now,
-    log,
-    async createRemovalRequest(input) {
-      const type = resolveResourceType(
-        (await base.kube.discover()).resources,
-        `${input.resource}.${groupOf(input.apiVersion)}`,
-      );
-      if (type.kind !== input.kind) {
+  /** The Slack app with its commands, buttons and forms (not for the worker role). */
+  function createBotApp(): SlackApp {
+    const afterPost = async (
+      result: CommandResult,
+      posted: { channel: string; ts: string },
+    ): Promise<void> => {
+      if (result.type === "watch" && result.diagnosis.verdict !== "not-found")
+        await startWait(result.namespace, posted);
+    };
+    const slack = createSlackApp({
+      config,
+      // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
+      // a write), so the requester always gets an answer.
+      registry: boundedRegistry(
+        defaultRegistry(config.command),
+        config.diagnosisDeadlineMs + config.kubeTimeoutMs + 5_000,
+      ),
+      services,
+      log,
+      now,
+      afterPost,
+      // New requests, from the slash command as from every form, go through one posting path.
+      postApprovalRequest: (client, request, scopeLog) =>
+        postApprovalRequest(client, { workflow, now }, request, scopeLog),
+    });
+    registerApprovalActions(slack, {
+      workflow,
+      now,
+      log,
+      async createRemovalRequest(input) {
+        const type = resolveResourceType(
+          (await base.kube.discover()).resources,
+          `${input.resource}.${groupOf(input.apiVersion)}`,
+        );
+        if (type.kind !== input.kind) {
+          throw new UnstuckError(
+            ErrorCode.BadInput,
+            `${input.resource} is a ${type.kind}, not a ${input.kind}.`,
+          );
+        }
+        return requestRemovalWithPlan(
+          services,
+          { workflow, audit },
+          {
+            type,
+            namespace: input.namespace,
+            name: input.name,
+            ...(input.finalizer ? { finalizer: input.finalizer } : {}),
+            reason: input.reason,
+            requester: input.requester,
+            channelId: input.channelId,
+          },
+        );
+      },
+    });
+
+    registerRepairActions(slack, {
+      workflow,
+      now,
+      log,
+      async requestRepair(input) {
+        const made = await requestRepairWithPlan(services, { workflow, audit }, input);
+        if (made.request) return made.request;
         throw new UnstuckError(
           ErrorCode.BadInput,
-          `${input.resource} is a ${type.kind}, not a ${input.kind}.`,
+          `Nothing to repair on the traffic path of ${"namespace" in input.subject ? `namespace ${input.subject.namespace}` : input.subject.hostnames.join(", ")} now${made.plan.questions.length > 0 ? `: ${made.plan.questions.join(" ")}` : "."}`,
         );
-      }
-      return requestRemovalWithPlan(
-        services,
-        { workflow, audit },
-        {
-          type,
-          namespace: input.namespace,
-          name: input.name,
-          ...(input.finalizer ? { finalizer: input.finalizer } : {}),
-          reason: input.reason,
-          requester: input.requester,
-          channelId: input.channelId,
-        },
-      );
-    },
-  });
+      },
+    });
+    return slack;
+  }
+  const slack = role === "worker" ? undefined : createBotApp();
 
-  registerRepairActions(slack, {
-    workflow,
-    now,
-    log,
-    async requestRepair(input) {
-      const made = await requestRepairWithPlan(services, { workflow, audit }, input);
-      if (made.request) return made.request;
-      throw new UnstuckError(
-        ErrorCode.BadInput,
-        `Nothing to repair on the traffic path of ${"namespace" in input.subject ? `namespace ${input.subject.namespace}` : input.subject.hostnames.join(", ")} now${made.plan.questions.length > 0 ? `: ${made.plan.questions.join(" ")}` : "."}`,
-      );
-    },
-  });
+  /** Running jobs back to waiting, their locks released (a job already finished or lost is skipped). */
+  const handBack = async (): Promise<void> => {
+    await Promise.all(
+      [...running.values()].map(async (job) => {
+        if (job.token === undefined) return;
+        try {
+          await job.moveToWait(job.token);
+          log.warn({ queue: job.queueName, jobId: job.id, job: job.name }, "job handed back on shutdown");
+        } catch (err) {
+          log.warn(
+            { queue: job.queueName, jobId: job.id, err: { message: toUserError(err).message } },
+            "could not hand a job back; it is re-run once its lock expires",
+          );
+        }
+      }),
+    );
+  };
 
   let stopped = false;
   return {
-    slack,
+    role,
+    ...(slack !== undefined ? { slack } : {}),
     workflow,
     audit,
     queues,
     services,
     redis,
     async start() {
-      await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? 30_000);
-      return slack.start();
+      if (role !== "bot") await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? 30_000);
+      return slack !== undefined ? slack.start() : {};
     },
     async stop() {
       if (stopped) return;
       stopped = true;
+      // Slack first (no new commands), then the workers: they take no new job and finish theirs.
       const graceful = (async () => {
-        await slack.stop();
+        await slack?.stop();
         await Promise.all(workers.map((w) => closeWorker(w)));
         await Promise.all([queues.close(), notifyQueue.close()]);
         await redis.quit().catch(() => undefined);
       })();
-      const finished = await settlesWithin(graceful, config.shutdownTimeoutMs);
+      // The last part of the bound is kept for handing back what is still running.
+      const reserve = Math.min(2_000, Math.floor(config.shutdownTimeoutMs / 4));
+      const finished = await settlesWithin(graceful, config.shutdownTimeoutMs - reserve);
       if (finished) return;
+      log.warn({ timeoutMs: config.shutdownTimeoutMs }, "graceful stop timed out; not waiting any longer");
+      // Jobs still running: hand them back rather than leave them locked until their lock expires
+      // (30 s) and a stalled check finds them. The executor re-reads the object before any write,
+      // so the attempt that takes over resumes this one's work, never repeats a write blindly.
+      await settlesWithin(handBack(), reserve);
       // A dependency hangs (a job stuck on the API server, Redis not answering): stop waiting for
-      // it; the caller exits the process. Jobs left active are re-run by BullMQ's stalled check on
-      // the next start. The Redis connection is left to the graceful path, which still finishes
+      // it; the caller exits the process. A job that could not be handed back is re-run by BullMQ's
+      // stalled check. The Redis connection is left to the graceful path, which still finishes
       // if Redis comes back: cutting it under BullMQ's workers makes their loops spin on the
       // closed connection instead of ending.
-      log.warn({ timeoutMs: config.shutdownTimeoutMs }, "graceful stop timed out; not waiting any longer");
       for (const w of workers) void w.close(true).catch(() => undefined);
     },
   };
