@@ -33,6 +33,7 @@ import type { ApprovalRequest } from "../approvals/types.js";
 import type { AwsPort } from "../aws/port.js";
 import type { AuditEntry } from "../audit/log.js";
 import { applyRepoint, type RepointApplied } from "./repoint-path.js";
+import { applyDeleteOrphans } from "./delete-orphans.js";
 
 /** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
 export interface ExecutorHooks {
@@ -359,6 +360,19 @@ export async function executeRemoveFinalizer(
     }
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
+    if (action.type === "delete-orphans") {
+      if (deps.aws === undefined) {
+        return await finish(
+          "FAILED",
+          "Failed: AWS is not configured for the bot (no region), so nothing was deleted.",
+        );
+      }
+      const outcome = await applyDeleteOrphans(
+        { aws: deps.aws, kube, ...(deps.log ? { log: deps.log } : {}) },
+        action,
+      );
+      return await finish(outcome.state, outcome.message);
+    }
     if (action.type === "repoint-path") {
       if (deps.aws === undefined) {
         return await finish(

@@ -125,8 +125,29 @@ export interface RepointPathAction {
   readonly steps: readonly RepointStep[];
 }
 
+/** One AWS resource a clean-up deletes: an orphan the controller tagged for the cluster. */
+export interface OrphanTarget {
+  readonly type: "LoadBalancer" | "TargetGroup" | "SecurityGroup";
+  readonly id: string;
+  readonly name?: string;
+}
+
+/**
+ * Delete orphans a forced removal left behind. Precondition, re-checked by the executor from a fresh
+ * read: each is still an orphan (no live or deleting owner) and still removable (unattached). Deleted
+ * in dependency order: load balancers, target groups, security groups. (ELB's own interfaces are not
+ * the bot's to delete: the bot's IAM writes are limited to what the controller tagged, and ELB releases
+ * them itself.)
+ */
+export interface DeleteOrphansAction {
+  readonly type: "delete-orphans";
+  readonly cluster: string;
+  readonly namespace?: string;
+  readonly resources: readonly OrphanTarget[];
+}
+
 /** Every change the bot can be approved to make. A union so new actions extend it. */
-export type ApprovalAction = RemoveFinalizerAction | RepointPathAction;
+export type ApprovalAction = RemoveFinalizerAction | RepointPathAction | DeleteOrphansAction;
 
 /** The action as a finalizer removal; throws for another kind (callers that only handle that one). */
 export function finalizerRemoval(action: ApprovalAction): RemoveFinalizerAction {
@@ -138,6 +159,9 @@ export function finalizerRemoval(action: ApprovalAction): RemoveFinalizerAction 
 /** A short description of what an action changes, for messages and the audit log. */
 export function describeAction(action: ApprovalAction): string {
   if (action.type === "remove-finalizer") return describeTarget(action.target);
+  if (action.type === "delete-orphans") {
+    return `${String(action.resources.length)} AWS orphan${action.resources.length === 1 ? "" : "s"} of ${action.namespace !== undefined ? `namespace ${action.namespace}` : `cluster ${action.cluster}`}`;
+  }
   return `traffic path of ${action.hostnames.join(", ")}`;
 }
 
@@ -149,6 +173,12 @@ export function actionSubject(action: ApprovalAction): string {
   if (action.type === "remove-finalizer") {
     const t = action.target;
     return `${t.group}/${t.resource}/${t.namespace}/${t.name}`;
+  }
+  if (action.type === "delete-orphans") {
+    return `orphans/${action.resources
+      .map((r) => r.id)
+      .sort()
+      .join("+")}`;
   }
   const parts = action.steps
     .map((s) =>

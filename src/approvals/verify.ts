@@ -47,9 +47,21 @@ function wellFormedRepoint(action: RepointPathAction): boolean {
   });
 }
 
+/** The ids a clean-up may name: load balancer and target group ARNs, interface and group ids. */
+const ORPHAN_ID = {
+  LoadBalancer:
+    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:loadbalancer\/(app|net)\/[A-Za-z0-9-]+\/[0-9a-f]+$/,
+  TargetGroup:
+    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:targetgroup\/[A-Za-z0-9-]+\/[0-9a-f]+$/,
+  SecurityGroup: /^sg-[0-9a-f]{8,17}$/,
+} as const;
+
 function samePatch(request: ApprovalRequest): boolean {
   const action = request.action;
   if (action.type === "repoint-path") return wellFormedRepoint(action);
+  if (action.type === "delete-orphans") {
+    return action.resources.length > 0 && action.resources.every((r) => ORPHAN_ID[r.type].test(r.id));
+  }
   if (!action.remove.every((f) => action.precondition.finalizers.includes(f))) return false;
   return (
     JSON.stringify(action.patch) === JSON.stringify(buildFinalizerPatch(action.precondition, action.remove))

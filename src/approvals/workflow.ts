@@ -20,6 +20,7 @@ import type {
   MessageRef,
   RemoveFinalizerAction,
   RepointPathAction,
+  DeleteOrphansAction,
   VoteDecision,
 } from "./types.js";
 import { describeAction, newRequestId } from "./types.js";
@@ -59,8 +60,8 @@ export interface FinalizerRemovalInput {
 }
 
 export interface RepointInput {
-  /** The plan, made from a fresh trace (`edge/repoint.ts`); at least one step. */
-  readonly action: RepointPathAction;
+  /** The plan, made from a fresh read (a repoint from a trace, a clean-up from the orphans); not empty. */
+  readonly action: RepointPathAction | DeleteOrphansAction;
   readonly reason: string;
   readonly evidence?: readonly string[];
   readonly cleanupPlan?: readonly string[];
@@ -218,7 +219,7 @@ export class ApprovalWorkflow {
         `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (what is stale, why this target).`,
       );
     }
-    if (input.action.steps.length === 0) {
+    if ((input.action.type === "repoint-path" ? input.action.steps : input.action.resources).length === 0) {
       throw new UnstuckError(
         ErrorCode.BadInput,
         "The plan has no change to make: the path has nothing stale to repoint.",

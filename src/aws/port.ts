@@ -98,6 +98,15 @@ export interface AwsPort {
   ): Promise<{ changeId: string; status: string }>;
   /** `PENDING` until every Route 53 name server has the change, then `INSYNC`. IAM `route53:GetChange`. */
   changeStatus(changeId: string): Promise<string>;
+
+  // --- Orphan clean-up (only the approved executor; each call refused by AWS if still in use) ---
+
+  /** IAM `elasticloadbalancing:DeleteLoadBalancer`. Deleting one already gone is not an error. */
+  deleteLoadBalancer(arn: string): Promise<void>;
+  /** IAM `elasticloadbalancing:DeleteTargetGroup`; `ResourceInUse` → `UnstuckError(Conflict)`. */
+  deleteTargetGroup(arn: string): Promise<void>;
+  /** IAM `ec2:DeleteSecurityGroup`; `DependencyViolation` → `UnstuckError(Conflict)`; gone → not an error. */
+  deleteSecurityGroup(id: string): Promise<void>;
 }
 
 /** One change of a Route 53 change batch, on a record as `recordSets` reads it. */

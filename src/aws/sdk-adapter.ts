@@ -22,6 +22,7 @@ import {
   type Route53Client,
 } from "@aws-sdk/client-route-53";
 import {
+  DeleteSecurityGroupCommand,
   DescribeNetworkInterfacesCommand,
   DescribeSecurityGroupRulesCommand,
   DescribeSecurityGroupsCommand,
@@ -29,6 +30,8 @@ import {
   type Filter,
 } from "@aws-sdk/client-ec2";
 import {
+  DeleteLoadBalancerCommand,
+  DeleteTargetGroupCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeTagsCommand,
@@ -169,6 +172,40 @@ function staleWrite(err: unknown, action: string, names: readonly string[], what
     );
   }
   throw mapAwsError(err, action);
+}
+
+const GONE = new Set([
+  "LoadBalancerNotFound",
+  "LoadBalancerNotFoundException",
+  "TargetGroupNotFound",
+  "TargetGroupNotFoundException",
+  "InvalidNetworkInterfaceID.NotFound",
+  "InvalidGroup.NotFound",
+]);
+const IN_USE = new Set([
+  "DependencyViolation",
+  "ResourceInUse",
+  "ResourceInUseException",
+  "InvalidNetworkInterface.InUse",
+]);
+
+/** A delete: already gone is done; still in use is `Conflict` (nothing deleted); the rest as any call. */
+async function deletion(action: string, op: () => Promise<unknown>): Promise<void> {
+  try {
+    await op();
+  } catch (err) {
+    const name = (err as { name?: string } | null)?.name ?? "";
+    if (GONE.has(name)) return;
+    const message = err instanceof Error ? err.message : String(err);
+    // EC2 says an attached interface is "currently in use" with a generic code.
+    if (IN_USE.has(name) || (name === "InvalidParameterValue" && /in use/i.test(message))) {
+      throw new UnstuckError(ErrorCode.Conflict, `${action} refused: still in use (${name}: ${message}).`, {
+        action,
+        awsError: name,
+      });
+    }
+    throw mapAwsError(err, action);
+  }
 }
 
 async function aws<T>(action: string, op: () => Promise<T>): Promise<T> {
@@ -449,6 +486,24 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
           `The records in zone ${zoneId} changed since the plan was made`,
         );
       }
+    },
+
+    async deleteLoadBalancer(arn) {
+      await deletion("elasticloadbalancing:DeleteLoadBalancer", () =>
+        elbv2.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: arn })),
+      );
+    },
+
+    async deleteTargetGroup(arn) {
+      await deletion("elasticloadbalancing:DeleteTargetGroup", () =>
+        elbv2.send(new DeleteTargetGroupCommand({ TargetGroupArn: arn })),
+      );
+    },
+
+    async deleteSecurityGroup(id) {
+      await deletion("ec2:DeleteSecurityGroup", () =>
+        ec2.send(new DeleteSecurityGroupCommand({ GroupId: id })),
+      );
     },
 
     async changeStatus(changeId) {

@@ -13,6 +13,7 @@ export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 export const JobName = {
   RemoveFinalizer: "remove-finalizer",
   RepointPath: "repoint-path",
+  DeleteOrphans: "delete-orphans",
   /** After a namespace is gone: re-trace its paths until the controller re-created the stack. */
   PathRecheck: "path-recheck",
   NamespaceGone: "ns-gone",

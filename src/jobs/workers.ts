@@ -61,6 +61,13 @@ function unrecoverable(err: unknown): never {
   throw err;
 }
 
+/** Job names of approved actions: each is an action type, run by the one verifying executor. */
+const EXECUTABLE: ReadonlySet<string> = new Set([
+  JobName.RemoveFinalizer,
+  JobName.RepointPath,
+  JobName.DeleteOrphans,
+]);
+
 export interface ActionsWorkerExtras {
   /** Runs on each `approvals-sweep` job (see `scheduleApprovalSweep`), e.g. `workflow.sweep()`. */
   readonly sweep?: () => Promise<unknown>;
@@ -80,8 +87,7 @@ export function createActionsWorker(
         return null;
       }
       // Job names are action types: every approved action runs through the same verifying executor.
-      if (job.name !== JobName.RemoveFinalizer && job.name !== JobName.RepointPath)
-        throw new UnrecoverableError(`unknown action job "${job.name}"`);
+      if (!EXECUTABLE.has(job.name)) throw new UnrecoverableError(`unknown action job "${job.name}"`);
       const attempts = job.opts.attempts ?? 1;
       try {
         return await executeRemoveFinalizer(deps, job.data.requestId, {
@@ -99,7 +105,7 @@ export function createActionsWorker(
   // executor takes over, re-reads the object and ends in a definite state (DONE if the patch had
   // been applied, the one patch otherwise, or FAILED), never applying the patch twice.
   worker.on("failed", (job) => {
-    if (job?.name !== JobName.RemoveFinalizer && job?.name !== JobName.RepointPath) return;
+    if (job === undefined || !EXECUTABLE.has(job.name)) return;
     // 'failed' also fires for an attempt that will be retried: act only when no retry follows.
     const finalAttempt =
       job.attemptsMade >= (job.opts.attempts ?? 1) ||

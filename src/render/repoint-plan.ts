@@ -3,7 +3,7 @@
  * approval request shows (Slack escapes these lines; the terminal prints them as they are).
  */
 import type { RecordSetSnapshot } from "../aws/types.js";
-import type { RepointPathAction, RepointStep } from "../approvals/types.js";
+import type { DeleteOrphansAction, RepointPathAction, RepointStep } from "../approvals/types.js";
 
 function recordTarget(r: RecordSetSnapshot): string {
   if (r.alias)
@@ -32,4 +32,20 @@ export function repointPlanLines(action: RepointPathAction): string[] {
     const [first, ...rest] = repointStepLines(s);
     return [`${String(i + 1)}. ${first ?? ""}`, ...rest];
   });
+}
+
+/** The exact deletes of a clean-up, in the order the executor runs them. */
+export function orphanPlanLines(action: DeleteOrphansAction): string[] {
+  const order = ["LoadBalancer", "TargetGroup", "SecurityGroup"];
+  const call = {
+    LoadBalancer: (id: string) => `elasticloadbalancing DeleteLoadBalancer ${id}`,
+    TargetGroup: (id: string) => `elasticloadbalancing DeleteTargetGroup ${id}`,
+    SecurityGroup: (id: string) => `ec2 DeleteSecurityGroup ${id}`,
+  } as const;
+  return [...action.resources]
+    .sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))
+    .map(
+      (r, i) =>
+        `${String(i + 1)}. ${call[r.type](r.id)}${r.name !== undefined && r.name !== r.id ? ` (${r.name})` : ""}`,
+    );
 }

@@ -2,7 +2,8 @@
  * Plain-text rendering of command results for the terminal (`npm run unstuck -- …`). The same
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
-import { repointPlanLines } from "./repoint-plan.js";
+import { orphanPlanLines, repointPlanLines } from "./repoint-plan.js";
+import { describeAction } from "../approvals/types.js";
 import type { CommandResult, HelpDoc } from "../../commands/types.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
@@ -53,7 +54,9 @@ export function renderApprovalText(r: ApprovalRequest, now: Date): string {
   const what =
     a.type === "remove-finalizer"
       ? `remove ${a.remove.join(", ")} from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
-      : `repoint the traffic path of ${a.hostnames.join(", ")}`;
+      : a.type === "repoint-path"
+        ? `repoint the traffic path of ${a.hostnames.join(", ")}`
+        : `delete ${describeAction(a)}`;
   const lines = [
     `Request ${r.id}: ${r.state} — ${what}`,
     `  requested by ${r.requester.userId} at ${r.createdAt}; ${approvals}/${r.approvalsRequired} approvals; expires ${r.expiresAt}${r.state === "PENDING" ? ` (in ${left}m)` : ""}`,
@@ -62,7 +65,9 @@ export function renderApprovalText(r: ApprovalRequest, now: Date): string {
       ? [
           `  bound to resourceVersion ${a.precondition.resourceVersion}, finalizers [${a.precondition.finalizers.join(", ")}]`,
         ]
-      : repointPlanLines(a).map((l) => `  ${l}`)),
+      : a.type === "repoint-path"
+        ? repointPlanLines(a).map((l) => `  ${l}`)
+        : orphanPlanLines(a).map((l) => `  ${l}`)),
   ];
   if (r.result) lines.push(`  result: ${r.result.outcome} — ${r.result.message}`);
   return lines.join("\n");

@@ -31,7 +31,7 @@ import {
 import { startWorld, type World } from "../sim/world.js";
 import { buttonValue } from "./block-kit.js";
 import { botEnv } from "./bot-env.js";
-import { FAST_LBC, recreateSeed } from "../integration/helpers/aws-world.js";
+import { FAST_LBC, forceRemoveSeedFinalizer, recreateSeed } from "../integration/helpers/aws-world.js";
 
 const SECRET = "repoint-signing-secret";
 const TOKEN = "xoxb-repoint-runtime-token";
@@ -397,6 +397,45 @@ describe("repairing the traffic path through the approval", () => {
     expect(await front(s, "test.example.com")).toBe(200);
     expect(await front(s, "worker.example.com")).toBe(200);
   }, 120_000);
+
+  it("orphans myapp --delete: a clean-up request, approved by a second person, deletes only what is still an orphan", async () => {
+    const s = await setup("seed-incident.yaml");
+    // The forced removal, then ELB releases the old ALB's interface: the shared backend group is an orphan.
+    await forceRemoveSeedFinalizer(s.world);
+    s.world.aws.world.networkInterfaces.delete("eni-0c9d8e7f6a5b4c3d2");
+    await slash(s, 'orphans myapp --delete --reason "left by the forced removal; nothing uses it any more"');
+    const post = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
+      20_000,
+    );
+    const blocks = JSON.stringify(post.body["blocks"]);
+    expect(blocks).toContain("ec2 DeleteSecurityGroup sg-0f1e2d3c4b5a69788");
+    expect(blocks).not.toMatch(/payments/);
+    const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
+    const ts = String(post.response?.["ts"]);
+    await until(
+      async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
+      10_000,
+      "attached",
+    );
+    await click(s, APPROVE, id, APPROVER, ts);
+    const done = await until(
+      async () => {
+        const r = await s.runtime.workflow.get(id);
+        return ["DONE", "STALE", "FAILED"].includes(r.state) ? r : undefined;
+      },
+      20_000,
+      "executed",
+    );
+    expect(done.state).toBe("DONE");
+    expect(s.world.aws.world.securityGroups.has("sg-0f1e2d3c4b5a69788")).toBe(false);
+    expect(s.world.aws.calls().filter((c) => c.action.startsWith("Delete") && c.status < 300)).toHaveLength(
+      1,
+    );
+    const audit = await s.runtime.audit.forRequest(id);
+    expect(audit.map((e) => e.event)).toEqual(expect.arrayContaining(["request.created", "execution.done"]));
+  }, 60_000);
 
   it("repoint with bad input is refused with a clear message and no AWS write", async () => {
     const s = await setup();

@@ -7,7 +7,7 @@ import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
 import { describeAction, describeTarget } from "../../approvals/types.js";
-import { repointPlanLines } from "../../render/repoint-plan.js";
+import { orphanPlanLines, repointPlanLines } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
@@ -70,6 +70,7 @@ export function describeChange(req: ApprovalRequest): string {
   if (a.type === "repoint-path") {
     return `repoint the traffic path of ${a.hostnames.join(", ")} (${a.steps.length} change${a.steps.length === 1 ? "" : "s"})`;
   }
+  if (a.type === "delete-orphans") return `delete ${describeAction(a)}`;
   return `remove finalizer${a.remove.length === 1 ? "" : "s"} ${a.remove.join(", ")} from ${describeTarget(a.target)}`;
 }
 
@@ -100,7 +101,9 @@ function buttons(req: ApprovalRequest): ActionsBlock {
   const target =
     req.action.type === "remove-finalizer"
       ? safe(describeTarget(req.action.target))
-      : "every record and distribution it changes";
+      : req.action.type === "delete-orphans"
+        ? "each resource it deletes is still an orphan, unattached,"
+        : "every record and distribution it changes";
   return {
     type: "actions",
     block_id: `approval-actions:${req.id}`,
@@ -187,16 +190,24 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
             safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) +
             "```",
         ].join("\n")
-      : [
-          `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
-          "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
-          "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
-        ].join("\n");
+      : a.type === "delete-orphans"
+        ? [
+            `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
+            "```" + safe(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+            "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
+          ].join("\n")
+        : [
+            `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
+            "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+            "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
+          ].join("\n");
 
   const checklist = [
     a.type === "remove-finalizer"
       ? "*Checklist* (the rule for forcing a finalizer off)"
-      : "*Checklist* (the rule for changing a live path)",
+      : a.type === "delete-orphans"
+        ? "*Checklist* (the rule for deleting what a forced action left)"
+        : "*Checklist* (the rule for changing a live path)",
     `${req.evidence.length > 0 ? ":white_check_mark:" : ":warning:"} *Cause confirmed* — evidence:`,
     bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
     `:white_check_mark: *Why recovery comes first*:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
@@ -218,7 +229,9 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
         text: plain(
           a.type === "remove-finalizer"
             ? `${req.state}: remove finalizer from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
-            : `${req.state}: repoint ${a.hostnames.join(", ")}`,
+            : a.type === "delete-orphans"
+              ? `${req.state}: delete ${describeAction(a)}`
+              : `${req.state}: repoint ${a.hostnames.join(", ")}`,
         ),
       },
     },

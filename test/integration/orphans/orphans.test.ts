@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { collectOrphans } from "../../../src/orphans/collect.js";
+import { applyDeleteOrphans } from "../../../src/actions/delete-orphans.js";
+import type { DeleteOrphansAction } from "../../../src/approvals/types.js";
 import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
 import { forceRemoveSeedFinalizer, openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
@@ -56,5 +58,51 @@ describe("orphans", () => {
     const payments = await collectOrphans(aws, kube, { namespace: "payments" });
     expect(payments.orphans.map((o) => o.id)).not.toContain(ENI);
     expect(JSON.stringify(payments.orphans)).not.toMatch(/payments-/);
+  });
+});
+
+describe("orphan clean-up through the executor's step", () => {
+  it("deletes the orphaned group once ELB released its interface; leaves it, and says why, if it is in use again", async () => {
+    opened = await openAwsWorld("seed-incident.yaml");
+    const { w } = opened;
+    const aws = createAwsAdapter(opened.c);
+    const kube = createKubeAdapter(w.kube.kubeconfig());
+    await forceRemoveSeedFinalizer(w);
+    // ELB releases the deleted ALB's interface (as it does, in its own time).
+    w.aws.world.networkInterfaces.delete(ENI);
+    const report = await collectOrphans(aws, kube, { namespace: "myapp" });
+    const sg = report.orphans.find((o) => o.id === BACKEND);
+    expect(sg?.removableNow).toBe(true);
+    const action: DeleteOrphansAction = {
+      type: "delete-orphans",
+      cluster: report.cluster,
+      namespace: "myapp",
+      resources: [{ type: "SecurityGroup", id: BACKEND, name: sg?.name ?? BACKEND }],
+    };
+
+    // Someone attaches an instance interface to it after the approval: not deleted, named.
+    const eni = w.aws.world.createNetworkInterface({
+      groups: [BACKEND],
+      description: "late user",
+      status: "in-use",
+    });
+    const refused = await applyDeleteOrphans({ aws, kube }, action);
+    expect(refused.state).toBe("STALE");
+    expect(refused.message).toMatch(/Nothing was deleted/);
+    expect(refused.message).toContain(BACKEND);
+    expect(w.aws.calls().filter((c) => c.action === "DeleteSecurityGroup")).toEqual([]);
+    expect(w.aws.world.securityGroups.has(BACKEND)).toBe(true);
+
+    // The user goes; the same approved clean-up now deletes it, and a re-run finds it gone.
+    w.aws.world.networkInterfaces.delete(eni.id);
+    const done = await applyDeleteOrphans({ aws, kube }, action);
+    expect(done.state).toBe("DONE");
+    expect(done.message).toContain(`Deleted SecurityGroup`);
+    expect(w.aws.world.securityGroups.has(BACKEND)).toBe(false);
+    const again = await applyDeleteOrphans({ aws, kube }, action);
+    expect(again.state).toBe("STALE");
+    expect(again.message).toMatch(/no longer an orphan .* or already gone/);
+    // Payments' live stack was never touched.
+    expect(w.aws.calls().filter((c) => c.action.startsWith("Delete") && c.status < 300)).toHaveLength(1);
   });
 });

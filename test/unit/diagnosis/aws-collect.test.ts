@@ -55,6 +55,9 @@ function account(
     distributionStatus: () => Promise.reject(new Error("not read by the collector")),
     changeRecordSets: () => Promise.reject(new Error("the collector never writes")),
     changeStatus: () => Promise.reject(new Error("not read by the collector")),
+    deleteLoadBalancer: () => Promise.reject(new Error("the collector never writes")),
+    deleteTargetGroup: () => Promise.reject(new Error("the collector never writes")),
+    deleteSecurityGroup: () => Promise.reject(new Error("the collector never writes")),
   };
 }
 
