@@ -16,13 +16,16 @@ import {
   type ResponseContext,
   ServerConfiguration,
   VersionApi,
+  Watch,
 } from "@kubernetes/client-node";
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { delay, mapLimit } from "../util/concurrency.js";
+import { DiscoveryCache, type DiscoveryCacheOptions } from "./discovery-cache.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
+import { createLimiter, DEFAULT_KUBE_CONCURRENCY, type RequestLimiter } from "./limiter.js";
 import type { KubePort } from "./port.js";
 import type {
   ApiServiceSnapshot,
@@ -54,6 +57,18 @@ export interface KubeAdapterOptions {
    * the connection and never answers would otherwise hold a diagnosis or an execution forever.
    */
   readonly requestTimeoutMs?: number;
+  /**
+   * Most API requests in flight at once across every caller of this adapter (default 32, the
+   * diagnosis's own list concurrency), queued FIFO; a 429's `Retry-After` holds new ones back.
+   * Watches are not counted. Pass a limiter to share one bound between adapters.
+   */
+  readonly maxInFlight?: number | RequestLimiter;
+  /**
+   * Cache discovery (off by default: the CLI discovers once per run anyway). The long-running
+   * bot passes `{ watch: true }`: invalidated by watching CRDs and APIServices, `ttlMs` (60 s)
+   * while a watch cannot be established. `close()` stops the watches.
+   */
+  readonly discoveryCache?: DiscoveryCacheOptions;
 }
 
 /** Default per-request deadline: generous for a healthy API server, short enough to answer in Slack. */
@@ -135,6 +150,9 @@ const ACCEPT_JSON = "application/json";
  */
 const ACCEPT_METADATA_LIST =
   "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/** Metadata-only watch events (a watch transforms each object, not a list). */
+const ACCEPT_METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
 /**
  * Aggregated discovery (kube-apiserver ≥ 1.26), in kubectl's order: every group-version's
@@ -272,12 +290,20 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
   const pageSize = options.pageSize ?? 500;
   const sleep = options.sleep ?? delay;
   const maxRetryAfter = options.maxRetryAfterSeconds ?? 10;
+  const limiter =
+    typeof options.maxInFlight === "object"
+      ? options.maxInFlight
+      : createLimiter({ concurrency: options.maxInFlight ?? DEFAULT_KUBE_CONCURRENCY });
 
-  /** Retry 429 (honouring Retry-After) and transient 5xx; map everything else to UnstuckError. */
+  /**
+   * One request at a time through the shared limiter; retry 429 (honouring Retry-After, which
+   * also holds back every new request) and transient 5xx; map everything else to UnstuckError.
+   * A retry waits out its pause without a slot, then goes ahead of requests not yet started.
+   */
   async function call<T>(ctx: CallContext, op: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await op();
+        return await limiter.run(op, { retry: attempt > 1 });
       } catch (err) {
         const mapped = mapKubeError(err, ctx, server, timeoutMs);
         const retryable =
@@ -288,6 +314,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         const retryAfter = mapped.details.retryAfterSeconds;
         const waitMs =
           retryAfter !== undefined ? Math.min(retryAfter, maxRetryAfter) * 1000 : 100 * 2 ** (attempt - 1);
+        if (mapped.code === ErrorCode.Throttled) limiter.holdFor(waitMs);
         options.log?.debug({ ...ctx, attempt, waitMs, code: mapped.code }, "retrying kube request");
         await sleep(waitMs);
       }
@@ -380,7 +407,106 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
     }
   }
 
+  /** Discovery without the cache: aggregated when served, else group by group. */
+  async function discoverUncached(): Promise<DiscoverySnapshot> {
+    const resources: ResourceType[] = [];
+    const failures: DiscoveryFailure[] = [];
+    // Both documents at once: with aggregated discovery they are the whole of discovery.
+    const [coreDoc, groupsDoc] = await Promise.all(
+      ["/api", "/apis"].map((path) =>
+        call({ verb: "get", resource: `${path} (discovery)` }, () => raw.getJson(path, {}, ACCEPT_DISCOVERY)),
+      ),
+    );
+    if (coreDoc !== undefined && isAggregatedDiscovery(coreDoc)) {
+      readAggregatedDiscovery(coreDoc, resources, failures);
+    } else {
+      // An APIVersions answer: the server predates aggregated discovery (or turned it off).
+      const coreList = await call({ verb: "get", resource: "/api/v1 (discovery)" }, () =>
+        core.getAPIResources(),
+      );
+      resources.push(...toResourceTypes("", "v1", coreList.resources as unknown as Json[]));
+    }
+    if (groupsDoc !== undefined && isAggregatedDiscovery(groupsDoc)) {
+      readAggregatedDiscovery(groupsDoc, resources, failures);
+      return { resources, failures } satisfies DiscoverySnapshot;
+    }
+    // An APIGroupList: one request per group for its preferred version's resources.
+    const targets = (Array.isArray(groupsDoc?.groups) ? groupsDoc.groups : []).map((x) => {
+      const g = obj(x);
+      const first = Array.isArray(g.versions) ? obj(g.versions[0]).version : undefined;
+      return {
+        group: str(g.name),
+        version: optStr(obj(g.preferredVersion).version) ?? optStr(first) ?? "v1",
+      };
+    });
+    const results = await mapLimit(targets, options.discoveryConcurrency ?? 16, (t) =>
+      call({ verb: "get", resource: `/apis/${t.group}/${t.version} (discovery)` }, () =>
+        custom.getAPIResources({ group: t.group, version: t.version }),
+      ),
+    );
+    results.forEach((r, i) => {
+      const t = targets[i];
+      if (!t) return;
+      if (r.ok)
+        resources.push(...toResourceTypes(t.group, t.version, r.value.resources as unknown as Json[]));
+      else
+        failures.push({
+          groupVersion: `${t.group}/${t.version}`,
+          message: r.error instanceof Error ? r.error.message : String(r.error),
+        });
+    });
+    return { resources, failures } satisfies DiscoverySnapshot;
+  }
+
+  /**
+   * Watches for the discovery cache: client-node's `Watch` (node-fetch, the kubeconfig's TLS and
+   * credentials, one JSON event per line), asking for metadata-only objects. Not limited: a watch
+   * holds its connection for minutes and is not a request the API server queues.
+   */
+  const watchConfig = Object.create(kc) as KubeConfig;
+  watchConfig.applyToFetchOptions = async (opts) => {
+    const init = await kc.applyToFetchOptions(opts);
+    const headers = init.headers as { set?: (k: string, v: string) => void } | undefined;
+    headers?.set?.("Accept", ACCEPT_METADATA_WATCH);
+    return init;
+  };
+  const cache =
+    options.discoveryCache === undefined
+      ? undefined
+      : new DiscoveryCache(
+          {
+            load: discoverUncached,
+            async listResourceVersion(target) {
+              const ctx: CallContext = { verb: "list", resource: target.resource, group: target.group };
+              const list = await call(ctx, () =>
+                raw.getJson(target.path, { limit: "1" }, ACCEPT_METADATA_LIST),
+              );
+              return str(obj(list.metadata).resourceVersion);
+            },
+            async watch(target, resourceVersion, timeoutSeconds, onEvent, onEnd) {
+              const controller = await new Watch(watchConfig).watch(
+                target.path,
+                {
+                  allowWatchBookmarks: true,
+                  timeoutSeconds,
+                  ...(resourceVersion !== "" ? { resourceVersion } : {}),
+                },
+                (type: string, object: unknown) => onEvent({ type, object: obj(object) }),
+                (err: unknown) => onEnd(err ?? undefined),
+              );
+              return () => controller.abort();
+            },
+            ...(options.log !== undefined ? { log: options.log } : {}),
+          },
+          options.discoveryCache,
+        );
+
   const port: KubePort = {
+    async close() {
+      cache?.close();
+      return Promise.resolve();
+    },
+
     async getNamespace(name) {
       const ns = await orNull(
         call({ verb: "get", resource: "namespaces", name }, () => core.readNamespace({ name })),
@@ -389,55 +515,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
     },
 
     async discover() {
-      const resources: ResourceType[] = [];
-      const failures: DiscoveryFailure[] = [];
-      // Both documents at once: with aggregated discovery they are the whole of discovery.
-      const [coreDoc, groupsDoc] = await Promise.all(
-        ["/api", "/apis"].map((path) =>
-          call({ verb: "get", resource: `${path} (discovery)` }, () =>
-            raw.getJson(path, {}, ACCEPT_DISCOVERY),
-          ),
-        ),
-      );
-      if (coreDoc !== undefined && isAggregatedDiscovery(coreDoc)) {
-        readAggregatedDiscovery(coreDoc, resources, failures);
-      } else {
-        // An APIVersions answer: the server predates aggregated discovery (or turned it off).
-        const coreList = await call({ verb: "get", resource: "/api/v1 (discovery)" }, () =>
-          core.getAPIResources(),
-        );
-        resources.push(...toResourceTypes("", "v1", coreList.resources as unknown as Json[]));
-      }
-      if (groupsDoc !== undefined && isAggregatedDiscovery(groupsDoc)) {
-        readAggregatedDiscovery(groupsDoc, resources, failures);
-        return { resources, failures } satisfies DiscoverySnapshot;
-      }
-      // An APIGroupList: one request per group for its preferred version's resources.
-      const targets = (Array.isArray(groupsDoc?.groups) ? groupsDoc.groups : []).map((x) => {
-        const g = obj(x);
-        const first = Array.isArray(g.versions) ? obj(g.versions[0]).version : undefined;
-        return {
-          group: str(g.name),
-          version: optStr(obj(g.preferredVersion).version) ?? optStr(first) ?? "v1",
-        };
-      });
-      const results = await mapLimit(targets, options.discoveryConcurrency ?? 16, (t) =>
-        call({ verb: "get", resource: `/apis/${t.group}/${t.version} (discovery)` }, () =>
-          custom.getAPIResources({ group: t.group, version: t.version }),
-        ),
-      );
-      results.forEach((r, i) => {
-        const t = targets[i];
-        if (!t) return;
-        if (r.ok)
-          resources.push(...toResourceTypes(t.group, t.version, r.value.resources as unknown as Json[]));
-        else
-          failures.push({
-            groupVersion: `${t.group}/${t.version}`,
-            message: r.error instanceof Error ? r.error.message : String(r.error),
-          });
-      });
-      return { resources, failures } satisfies DiscoverySnapshot;
+      return cache !== undefined ? cache.get() : discoverUncached();
     },
 
     async listObjects(type, namespace) {
@@ -570,7 +648,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         // applied, and only the executor, re-reading the object, may decide what to do next.
         let obj: Json;
         try {
-          obj = await raw.jsonPatch(resourcePath(type, namespace, name), ops);
+          obj = await limiter.run(() => raw.jsonPatch(resourcePath(type, namespace, name), ops));
         } catch (err) {
           throw mapKubeError(err, ctx, server);
         }

@@ -57,4 +57,9 @@ export interface KubePort {
     precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
     remove: readonly string[],
   ): Promise<ObjectSnapshot>;
+  /**
+   * Release what the adapter holds open (the discovery cache's watches). Optional: a port without
+   * long-lived state has nothing to close. Calls made after it still work, uncached.
+   */
+  close?(): Promise<void>;
 }

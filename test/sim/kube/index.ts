@@ -56,6 +56,8 @@ export interface KubeSimOptions {
   now?: () => Date;
   /** Also serve the kinds an installation creates (RBAC, PodDisruptionBudget, admission policies). */
   installKinds?: boolean;
+  /** Period of `BOOKMARK` events on watches that allow them (default 1000 ms; the real server's is ~1 min). */
+  bookmarkIntervalMs?: number;
 }
 
 const BASE_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -166,6 +168,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       now,
       hostPort: () => hostPort,
       watches,
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000,
     }),
   );
   server.keepAliveTimeout = 5000;

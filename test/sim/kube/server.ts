@@ -111,6 +111,9 @@ export interface RequestRecord {
   accept: string;
   /** The answer's `Content-Type` ("" when none was sent): which representation it got. */
   contentType: string;
+  /** When the request arrived and when its answer was finished (`performance.now()`, ms). */
+  startedAt: number;
+  finishedAt: number;
 }
 
 export interface ServerContext {
@@ -125,6 +128,8 @@ export interface ServerContext {
   hostPort: () => string;
   /** Open watch responses, ended on stop. */
   watches: Set<ServerResponse>;
+  /** Period of `BOOKMARK` events on a watch that asked for them (`allowWatchBookmarks=true`). */
+  bookmarkIntervalMs: number;
 }
 
 const VERSION_INFO = {
@@ -387,11 +392,13 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
       query: url.search,
       method: req.method ?? "GET",
       accept: req.headers.accept ?? "",
+      startedAt: performance.now(),
     };
     res.on("finish", () => {
       const contentType = res.getHeader("content-type");
       ctx.record({
         ...started,
+        finishedAt: performance.now(),
         status: res.statusCode,
         user,
         contentType: typeof contentType === "string" ? contentType : "",
@@ -432,7 +439,7 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
             if (code < 200 || code >= 300) return writeHead(code, headers);
             swallowed = true;
             if (lost === "reset") {
-              ctx.record({ ...started, status: 0, user, contentType: "" });
+              ctx.record({ ...started, finishedAt: performance.now(), status: 0, user, contentType: "" });
               res.socket?.destroy();
               return res;
             }
@@ -611,7 +618,7 @@ async function route(
     case "list":
       return sendList(ctx, req, res, def, namespace, q);
     case "watch":
-      return startWatch(ctx, res, def, namespace, name, q);
+      return startWatch(ctx, req, res, def, namespace, name, q);
     case "create": {
       if (subresource !== undefined) throw methodNotSupported(def, "create");
       if (!isRecord(body)) throw badRequest("the body of the request was in an unknown format");
@@ -852,14 +859,26 @@ function sendList(
   });
 }
 
+/**
+ * A watch as the real API server streams it: one JSON event per line over a chunked response
+ * (`ADDED`/`MODIFIED`/`DELETED`, `BOOKMARK` every {@link ServerContext.bookmarkIntervalMs} when
+ * `allowWatchBookmarks=true`), from `resourceVersion` (unset or "0": the current objects as
+ * synthetic `ADDED` events first) — or, for a revision older than the last compaction, a single
+ * `ERROR` event carrying the 410 `Expired` Status, after which the client must re-list.
+ * `Accept: …;as=PartialObjectMetadata;g=meta.k8s.io;v=v1` streams metadata-only objects.
+ */
 function startWatch(
   ctx: ServerContext,
+  req: IncomingMessage,
   res: ServerResponse,
   def: ResourceDef,
   namespace: string | undefined,
   name: string | undefined,
   q: URLSearchParams,
 ): void {
+  const transform = negotiate(req, RESOURCE_TRANSFORMS);
+  if (transform === "PartialObjectMetadataList") throw wrongArity(transform, def, false);
+  const metadataOnly = transform === "PartialObjectMetadata";
   const match = compileSelectors(
     q.get("labelSelector") ?? undefined,
     q.get("fieldSelector") ?? undefined,
@@ -869,24 +888,34 @@ function startWatch(
     (namespace === undefined || o.metadata?.namespace === namespace) &&
     (name === undefined || o.metadata?.name === name) &&
     match(o);
-  res.writeHead(200, {
-    "Content-Type": "application/json",
-    "Transfer-Encoding": "chunked",
-    "Cache-Control": "no-cache, private",
-  });
+  // Set, not passed to writeHead, so that the request log can read the Content-Type back.
+  res.setHeader(
+    "Content-Type",
+    metadataOnly ? transformContentType("PartialObjectMetadata") : "application/json",
+  );
+  res.setHeader("Transfer-Encoding", "chunked");
+  res.setHeader("Cache-Control", "no-cache, private");
+  res.writeHead(200);
   // Clients wait for the response headers before reading events; send them now.
   res.flushHeaders();
   ctx.watches.add(res);
-  const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+  const write = (type: string, object: KubeObject) =>
+    res.write(`${JSON.stringify({ type, object: metadataOnly ? partialObject(object) : object })}\n`);
   const rvParam = q.get("resourceVersion");
   if (rvParam === null || rvParam === "" || rvParam === "0") {
     for (const o of ctx.store.listIn(def, namespace)) if (relevant(o)) write("ADDED", o);
   } else {
     const past = ctx.store.eventsSince(Number(rvParam));
     if (past === undefined) {
-      write(
-        "ERROR",
-        statusBody(410, "Expired", `too old resource version: ${rvParam} (${ctx.store.resourceVersion})`),
+      res.write(
+        `${JSON.stringify({
+          type: "ERROR",
+          object: statusBody(
+            410,
+            "Expired",
+            `too old resource version: ${rvParam} (${ctx.store.resourceVersion})`,
+          ),
+        })}\n`,
       );
       res.end();
       ctx.watches.delete(res);
@@ -900,12 +929,27 @@ function startWatch(
     if (typeKey(e.def) !== typeKey(def) || !relevant(e.object)) return;
     write(e.type, { ...e.object, apiVersion: apiVersionOf(def), kind: def.kind });
   });
+  // A bookmark carries only the revision the client has seen everything up to.
+  const bookmarks =
+    q.get("allowWatchBookmarks") === "true" || q.get("allowWatchBookmarks") === "1"
+      ? setInterval(
+          () =>
+            write("BOOKMARK", {
+              apiVersion: apiVersionOf(def),
+              kind: def.kind,
+              metadata: { resourceVersion: ctx.store.resourceVersion },
+            }),
+          ctx.bookmarkIntervalMs,
+        )
+      : undefined;
+  bookmarks?.unref();
   const timeout = Number(q.get("timeoutSeconds") ?? "0");
   const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
   timer?.unref();
   const close = () => {
     unsubscribe();
     if (timer !== undefined) clearTimeout(timer);
+    if (bookmarks !== undefined) clearInterval(bookmarks);
     ctx.watches.delete(res);
   };
   res.on("close", close);

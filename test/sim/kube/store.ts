@@ -114,6 +114,8 @@ export class SimStore {
   /** Lists served in pages, by type, namespace and resourceVersion (see {@link listAt}). */
   private readonly listSnapshots = new Map<string, { readonly at: number; readonly items: KubeObject[] }>();
   private rv = 1000;
+  /** The revision of the last {@link compact}: a watch from before it is answered 410 Gone. */
+  private compactedRv = 0;
   private gcNeeded = false;
   private collecting = false;
 
@@ -138,6 +140,7 @@ export class SimStore {
 
   /** Changes after `resourceVersion` still in the bounded history (for watches that resume). */
   public eventsSince(resourceVersion: number): StoreEvent[] | undefined {
+    if (resourceVersion < this.compactedRv) return undefined;
     const first = this.history[0];
     if (first !== undefined && first.resourceVersion > resourceVersion + 1 && resourceVersion < this.rv) {
       return undefined;
@@ -291,11 +294,14 @@ export class SimStore {
   }
 
   /**
-   * Forget every past list, as an etcd compaction does: an outstanding continue token is then
-   * answered 410 Expired.
+   * Forget every past list and every past change, as an etcd compaction does: an outstanding
+   * continue token is then answered 410 Expired, and a watch from an older resourceVersion gets
+   * the 410 `Expired` ERROR event (the client re-lists).
    */
   public compact(): void {
     this.listSnapshots.clear();
+    this.history.length = 0;
+    this.compactedRv = this.rv;
   }
 
   public createIn(

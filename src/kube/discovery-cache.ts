@@ -1,0 +1,356 @@
+/**
+ * Discovery, cached for the long-running bot: the first `discover()` fills the cache and later
+ * ones answer from it, so a warm diagnosis is one round of parallel lists. What discovery
+ * returns changes only when a CustomResourceDefinition or an APIService is added, changed or
+ * deleted; the cache watches both (metadata only, from the resourceVersion of a one-item list,
+ * with bookmarks) and drops its entry on any such event. A 410 Gone re-lists (events may have been
+ * missed, so that drops the entry too); any other failure reconnects with backoff. While a watch
+ * is not established — RBAC forbids it, the API server is unreachable — the entry lives `ttlMs`
+ * at most, as kubectl's own discovery cache does; discovery itself never fails for the watch.
+ *
+ * I/O-free: the adapter supplies the uncached discovery, the list and the watch.
+ */
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { DiscoverySnapshot } from "./types.js";
+
+export interface DiscoveryCacheOptions {
+  /** Watch CRDs and APIServices to invalidate (default true); without it the cache is TTL-only. */
+  readonly watch?: boolean;
+  /** Longest life of an entry while the watches are not both established (default 60 s). */
+  readonly ttlMs?: number;
+  /**
+   * Longest life of an entry that holds discovery failures (default 10 s): a group that failed
+   * (503, stale) is retried soon even if no APIService changed.
+   */
+  readonly failureTtlMs?: number;
+  /** `timeoutSeconds` of one watch request; the watch resumes from its resourceVersion (default 300). */
+  readonly watchTimeoutSeconds?: number;
+  /** Reconnect backoff after an error: first and longest pause (default 500 ms and 30 s). */
+  readonly backoffMs?: { readonly initial?: number; readonly max?: number };
+}
+
+/** The two kinds whose changes change discovery. */
+export const DISCOVERY_WATCHES = [
+  {
+    path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    resource: "customresourcedefinitions",
+    group: "apiextensions.k8s.io",
+  },
+  {
+    path: "/apis/apiregistration.k8s.io/v1/apiservices",
+    resource: "apiservices",
+    group: "apiregistration.k8s.io",
+  },
+] as const;
+
+export type WatchTarget = (typeof DISCOVERY_WATCHES)[number];
+
+/** One watch event as the API server streams it. */
+export interface WatchEvent {
+  readonly type: string;
+  readonly object: Record<string, unknown>;
+}
+
+export interface DiscoveryCacheIo {
+  /** Discovery without the cache. */
+  load(): Promise<DiscoverySnapshot>;
+  /** The resourceVersion of a list of `target` (to watch from). */
+  listResourceVersion(target: WatchTarget): Promise<string>;
+  /**
+   * Open a watch from `resourceVersion`; resolves once the server accepted it (200, headers),
+   * rejects when it did not (e.g. 403). `onEvent` gets every event; `onEnd` is called once when the
+   * stream ends (`undefined` for a clean end). The returned function stops the watch.
+   */
+  watch(
+    target: WatchTarget,
+    resourceVersion: string,
+    timeoutSeconds: number,
+    onEvent: (e: WatchEvent) => void,
+    onEnd: (err?: unknown) => void,
+  ): Promise<() => void>;
+  readonly log?: Logger;
+  readonly now?: () => number;
+}
+
+export interface DiscoveryCacheStats {
+  /** Discovery loads (cache misses). */
+  readonly loads: number;
+  /** Answers from the cache. */
+  readonly hits: number;
+  /** Times the entry was dropped by a watch event or a re-list. */
+  readonly invalidations: number;
+  /** Both watches are connected now. */
+  readonly watching: boolean;
+}
+
+interface Entry {
+  readonly snapshot: DiscoverySnapshot;
+  readonly epoch: number;
+  readonly loadedAt: number;
+  /** Both watches were connected when the load started: no change can have slipped by unseen. */
+  readonly watched: boolean;
+}
+
+interface Loop {
+  readonly target: WatchTarget;
+  resourceVersion: string | undefined;
+  listed: boolean;
+  connected: boolean;
+  stop: (() => void) | undefined;
+}
+
+/** An error the server will keep giving until someone changes RBAC or the API: retry slowly. */
+function persistent(err: unknown): boolean {
+  if (err instanceof UnstuckError) {
+    return (
+      err.code === ErrorCode.Forbidden ||
+      err.code === ErrorCode.Unauthorized ||
+      err.code === ErrorCode.NotFound
+    );
+  }
+  const status = (err as { statusCode?: unknown } | null)?.statusCode;
+  return status === 401 || status === 403 || status === 404;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const status = (err as { statusCode?: unknown }).statusCode;
+    return typeof status === "number" ? `HTTP ${status} ${err.message}` : err.message;
+  }
+  return String(err);
+}
+
+export class DiscoveryCache {
+  private readonly ttlMs: number;
+  private readonly failureTtlMs: number;
+  private readonly timeoutSeconds: number;
+  private readonly backoffInitial: number;
+  private readonly backoffMax: number;
+  private readonly now: () => number;
+  private readonly loops: Loop[];
+  private epoch = 0;
+  private entry: Entry | undefined;
+  private loading: { readonly epoch: number; readonly promise: Promise<DiscoverySnapshot> } | undefined;
+  private started = false;
+  private closed = false;
+  private readonly wakers = new Set<() => void>();
+  private loads = 0;
+  private hits = 0;
+  private invalidations = 0;
+
+  public constructor(
+    private readonly io: DiscoveryCacheIo,
+    options: DiscoveryCacheOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 60_000;
+    this.failureTtlMs = options.failureTtlMs ?? 10_000;
+    this.timeoutSeconds = options.watchTimeoutSeconds ?? 300;
+    this.backoffInitial = options.backoffMs?.initial ?? 500;
+    this.backoffMax = options.backoffMs?.max ?? 30_000;
+    this.now = io.now ?? Date.now;
+    this.loops =
+      options.watch === false
+        ? []
+        : DISCOVERY_WATCHES.map((target) => ({
+            target,
+            resourceVersion: undefined,
+            listed: false,
+            connected: false,
+            stop: undefined,
+          }));
+  }
+
+  /** The cached snapshot, or a fresh one (concurrent misses share one load). */
+  public async get(): Promise<DiscoverySnapshot> {
+    if (this.closed) return this.io.load();
+    this.start();
+    const e = this.entry;
+    if (e !== undefined && this.valid(e)) {
+      this.hits++;
+      return e.snapshot;
+    }
+    if (this.loading?.epoch !== this.epoch) {
+      const loading = { epoch: this.epoch, promise: this.fill(this.epoch) };
+      this.loading = loading;
+      void loading.promise
+        .finally(() => {
+          if (this.loading === loading) this.loading = undefined;
+        })
+        .catch(() => undefined);
+    }
+    return this.loading.promise;
+  }
+
+  /** Drop the entry: the next `get` loads. */
+  public invalidate(reason: string): void {
+    this.epoch++;
+    this.entry = undefined;
+    this.invalidations++;
+    this.io.log?.debug({ reason }, "discovery cache invalidated");
+  }
+
+  public stats(): DiscoveryCacheStats {
+    return {
+      loads: this.loads,
+      hits: this.hits,
+      invalidations: this.invalidations,
+      watching: this.watching(),
+    };
+  }
+
+  /** Stop the watches; later `get`s load every time. */
+  public close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.entry = undefined;
+    for (const l of this.loops) {
+      l.stop?.();
+      l.stop = undefined;
+      l.connected = false;
+    }
+    for (const wake of this.wakers) wake();
+    this.wakers.clear();
+  }
+
+  private watching(): boolean {
+    return this.loops.length > 0 && this.loops.every((l) => l.connected);
+  }
+
+  private valid(e: Entry): boolean {
+    if (e.epoch !== this.epoch) return false;
+    const age = this.now() - e.loadedAt;
+    if (e.snapshot.failures.length > 0 && age >= Math.min(this.failureTtlMs, this.ttlMs)) return false;
+    return (e.watched && this.watching()) || age < this.ttlMs;
+  }
+
+  private async fill(epoch: number): Promise<DiscoverySnapshot> {
+    const watched = this.watching();
+    const loadedAt = this.now();
+    this.loads++;
+    const snapshot = await this.io.load();
+    // A change seen while loading may or may not be in this answer: hand it out, keep it not.
+    if (this.epoch === epoch && !this.closed) this.entry = { snapshot, epoch, loadedAt, watched };
+    return snapshot;
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (const l of this.loops) void this.run(l);
+  }
+
+  /** List, then watch from the list's resourceVersion; resume, re-list on 410, back off on errors. */
+  private async run(l: Loop): Promise<void> {
+    let failures = 0;
+    let reported = false;
+    while (!this.closed) {
+      try {
+        if (l.resourceVersion === undefined) {
+          const rv = await this.io.listResourceVersion(l.target);
+          if (this.closed) return;
+          // Changes between the broken watch and this list were never seen.
+          if (l.listed) this.invalidate(`${l.target.resource} re-listed`);
+          l.listed = true;
+          l.resourceVersion = rv;
+        }
+        const end = await this.stream(l, () => {
+          failures = 0;
+          if (reported) {
+            reported = false;
+            this.io.log?.info({ resource: l.target.resource }, "discovery cache: watch established");
+          }
+        });
+        if (this.closed) return;
+        if (end.gone) {
+          l.resourceVersion = undefined;
+          continue;
+        }
+        if (end.error === undefined) continue;
+        throw end.error instanceof Error ? end.error : new Error(describe(end.error));
+      } catch (err) {
+        if (this.closed) return;
+        failures++;
+        const slow = persistent(err);
+        const pause = slow
+          ? this.ttlMs
+          : Math.min(this.backoffMax, this.backoffInitial * 2 ** Math.min(failures - 1, 20));
+        const fields = { resource: l.target.resource, error: describe(err), retryInMs: pause };
+        if (!reported) {
+          reported = true;
+          this.io.log?.warn(
+            fields,
+            `discovery cache: cannot watch ${l.target.resource}; discovery is re-read after ${this.ttlMs} ms instead`,
+          );
+        } else this.io.log?.debug(fields, "discovery cache: watch failed again");
+        await this.pause(pause * (0.8 + 0.4 * Math.random()));
+      }
+    }
+  }
+
+  /** One watch request, until it ends. */
+  private stream(l: Loop, onOpen: () => void): Promise<{ gone?: boolean; error?: unknown }> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (r: { gone?: boolean; error?: unknown }): void => {
+        if (settled) return;
+        settled = true;
+        l.connected = false;
+        const stop = l.stop;
+        l.stop = undefined;
+        stop?.();
+        resolve(r);
+      };
+      const onEvent = (e: WatchEvent): void => {
+        if (settled) return;
+        const meta = e.object.metadata;
+        const rv =
+          meta !== null && typeof meta === "object"
+            ? (meta as Record<string, unknown>).resourceVersion
+            : undefined;
+        if (e.type === "ERROR") {
+          const code = e.object.code;
+          const message = typeof e.object.message === "string" ? e.object.message : "watch error";
+          if (code === 410) finish({ gone: true });
+          else finish({ error: Object.assign(new Error(message), { statusCode: code }) });
+          return;
+        }
+        if (typeof rv === "string" && rv !== "") l.resourceVersion = rv;
+        if (e.type === "BOOKMARK") return;
+        const name =
+          meta !== null && typeof meta === "object" ? (meta as Record<string, unknown>).name : undefined;
+        this.invalidate(`${e.type} ${l.target.resource} ${typeof name === "string" ? name : ""}`);
+      };
+      this.io
+        .watch(l.target, l.resourceVersion ?? "", this.timeoutSeconds, onEvent, (err) =>
+          finish(err === undefined || err === null ? {} : { error: err }),
+        )
+        .then(
+          (stop) => {
+            if (settled || this.closed) {
+              stop();
+              if (!settled) finish({});
+              return;
+            }
+            l.stop = stop;
+            l.connected = true;
+            onOpen();
+          },
+          (err: unknown) => finish({ error: err }),
+        );
+    });
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      timer.unref();
+      this.wakers.add(wake);
+    });
+  }
+}
