@@ -14,6 +14,7 @@ import { orphansCommand } from "./orphans.js";
 import { preflightCommand } from "./preflight.js";
 import { repointCommand, repointNsCommand } from "./repoint.js";
 import { traceCommand, traceNsCommand } from "./trace.js";
+import { timelineCommand } from "./timeline.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
 
@@ -101,6 +102,7 @@ export function defaultRegistry(prefix = "/unstuck"): Registry {
       preflightCommand,
       approvalsCommand,
       auditCommand,
+      timelineCommand,
     ],
     prefix,
   );

@@ -78,6 +78,8 @@ export type CommandResult =
   | { readonly type: "approval-request"; readonly request: ApprovalRequest }
   | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }
   | { readonly type: "audit"; readonly entries: readonly StoredAuditEntry[] }
+  /** A post-mortem draft (Markdown) from the audit log. */
+  | { readonly type: "timeline"; readonly markdown: string; readonly entries: number }
   /** A namespace wait to start in the thread of the posted message. */
   | { readonly type: "watch"; readonly namespace: string; readonly diagnosis: NamespaceDiagnosis }
   | {

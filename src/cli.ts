@@ -136,7 +136,7 @@ export async function runCli(
   }
 }
 
-const READS_REDIS = new Set(["approvals", "audit"]);
+const READS_REDIS = new Set(["approvals", "audit", "timeline"]);
 
 /**
  * The approval engine over the bot's Redis, for the terminal's reads (`approvals`, `audit`). It is
@@ -214,6 +214,8 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
       return result.requests;
     case "audit":
       return result.entries;
+    case "timeline":
+      return { markdown: result.markdown, entries: result.entries };
   }
 }
 

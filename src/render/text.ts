@@ -39,6 +39,8 @@ export function renderText(result: CommandResult): string {
       return result.entries.length === 0
         ? "The audit log is empty."
         : result.entries.map(formatAuditEntry).join("\n");
+    case "timeline":
+      return result.markdown;
     case "error": {
       const lines = [`error (${result.error.code}): ${result.error.message}`];
       if (result.help) lines.push("", renderHelpText(result.help));

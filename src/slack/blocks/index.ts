@@ -6,6 +6,7 @@ import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
 import { renderOrphansBlocks } from "./orphans.js";
 import { renderPreflightBlocks } from "./preflight.js";
 import { renderTraceBlocks } from "./trace.js";
+import { renderTimelineBlocks } from "../../timeline/blocks.js";
 import { clip, code, SlackLimit } from "./text.js";
 
 /** A Slack message: `text` is the notification/fallback, `blocks` the Block Kit body. */
@@ -48,6 +49,8 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
       return renderApprovalList(result.requests, new Date(result.now));
     case "audit":
       return renderAuditEntries(result.entries);
+    case "timeline":
+      return renderTimelineBlocks(result.markdown, result.entries);
     case "error":
       return renderErrorBlocks(result.error, result.help);
   }
