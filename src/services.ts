@@ -15,6 +15,8 @@ export function createServices(
   config: Config,
   log: Logger,
   now: () => Date = () => new Date(),
+  /** The bot (long-running) caches discovery, invalidated by watching CRDs and APIServices; the CLI does not. */
+  opts: { readonly longRunning?: boolean } = {},
 ): Omit<CommandServices, "approvals"> {
   // Built on first use: commands that never touch the cluster (`approvals`, `audit`, `help`) work
   // without a kubeconfig, and a bad one is reported by the command that needs it.
@@ -22,7 +24,11 @@ export function createServices(
   const kube = (): KubePort =>
     (adapter ??= createKubeAdapter(
       loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
-      { log, requestTimeoutMs: config.kubeTimeoutMs },
+      {
+        log,
+        requestTimeoutMs: config.kubeTimeoutMs,
+        ...(opts.longRunning === true ? { discoveryCache: { watch: true } } : {}),
+      },
     ));
   const aws = config.aws
     ? createAwsAdapter(
@@ -52,6 +58,8 @@ export function createServices(
       getServiceEndpoints: (namespace, service) => kube().getServiceEndpoints(namespace, service),
       removeFinalizers: (type, namespace, name, precondition, remove) =>
         kube().removeFinalizers(type, namespace, name, precondition, remove),
+      // Stops the discovery watches of a long-running adapter (nothing to stop if never built).
+      close: () => adapter?.close?.() ?? Promise.resolve(),
     },
     now,
     log,
