@@ -116,7 +116,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const signer = new ApprovalSigner(requireApprovalKey(config));
   const now = options.now ?? (() => new Date());
-  const base = options.services ?? createServices(config, log, now);
+  const base = options.services ?? createServices(config, log, now, { longRunning: true });
   const cluster = config.clusterName ?? "default";
 
   // BullMQ needs maxRetriesPerRequest: null on connections its workers block on.
@@ -208,6 +208,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const thread = request.message;
     if (thread === undefined) return;
     const action = request.action;
+    // A clean-up has nothing to wait for: its outcome says what was deleted.
+    if (action.type === "delete-orphans") return;
     if (action.type === "remove-finalizer") {
       const namespace = action.target.namespace;
       // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
@@ -481,6 +483,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await slack?.stop();
         await Promise.all(workers.map((w) => closeWorker(w)));
         await Promise.all([queues.close(), notifyQueue.close()]);
+        // The discovery watches of the long-running kube adapter.
+        await base.kube.close?.().catch(() => undefined);
         await redis.quit().catch(() => undefined);
       })();
       // The last part of the bound is kept for handing back what is still running.
