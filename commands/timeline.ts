@@ -25,7 +25,7 @@ export const timelineSyntax: CommandSyntax = {
       description: "One request, with the requests about the same object or namespace around it",
     },
   ],
-  examples: ["timeline", "timeline --since 2h", "timeline --request <id>"],
+  examples: ["timeline", "timeline --since 2h", "timeline --request q7ug2zqjz3k6nz4xkz6q2m5b3y"],
 };
 
 export interface TimelineInput {
