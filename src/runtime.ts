@@ -612,9 +612,23 @@ function replanNamespace(
     const { trace, plan } = await planPathRepair(aws.port, kube, { namespace }, now);
     const broken = trace.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
     const card = renderTraceBlocks(trace, plan);
-    if (broken.length === 0) return { state: "intact", summary: "no stale link", card };
+    // The stack is back: check orphans again (INCIDENT.md step 11), now that new and old are told apart.
+    const followUps = async (): Promise<readonly string[]> => {
+      const report = await collectOrphans(aws.port, kube, {
+        namespace,
+        ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
+      });
+      const text = `🧹 After the re-creation: ${renderOrphansText(report)}`;
+      return [text.length > 3500 ? `${text.slice(0, 3499)}…` : text];
+    };
+    if (broken.length === 0) return { state: "intact", summary: "no stale link", card, followUps };
     if (plan.action)
-      return { state: "repairable", summary: `${String(plan.action.steps.length)} change(s) planned`, card };
+      return {
+        state: "repairable",
+        summary: `${String(plan.action.steps.length)} change(s) planned`,
+        card,
+        followUps,
+      };
     return {
       state: "waiting",
       summary: `${broken.map((p) => p.hostname).join(", ")} still stale, nothing to repoint to yet.`,

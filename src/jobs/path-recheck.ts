@@ -34,6 +34,11 @@ export interface Replanned {
   /** One line for the status message: what is stale, or what is missing. */
   readonly summary: string;
   readonly card: ThreadCard;
+  /**
+   * Once the stack is back: what else to say in the thread (the orphan check again — the controller
+   * has made new resources, and what the old stack left is now plain to see). Asked only then.
+   */
+  readonly followUps?: () => Promise<readonly string[]>;
 }
 
 export interface PathRecheckDeps {
@@ -93,8 +98,10 @@ export async function checkPathRecheck(
   let status: string;
   let result: PathRecheckResult | undefined;
   let card: ThreadCard | undefined;
+  let followUps: Replanned["followUps"];
   try {
     const r = await deps.replan(ns);
+    if (r.state !== "waiting") followUps = r.followUps;
     if (r.state === "repairable") {
       status = `✅ The controller has re-created load balancers for ${ns}: a repair of the traffic path can be planned now (below).`;
       result = { outcome: "repairable", checks };
@@ -125,6 +132,12 @@ export async function checkPathRecheck(
   if (card !== undefined) {
     if (deps.reporter.postCard) await deps.reporter.postCard(data.channel, data.threadTs, card);
     else await deps.reporter.post(data.channel, data.threadTs, card.text);
+  }
+  if (followUps !== undefined) {
+    const texts = await followUps().catch((err: unknown) => [
+      `Could not check orphans again: ${toUserError(err).message.slice(0, 300)}`,
+    ]);
+    for (const t of texts) await deps.reporter.post(data.channel, data.threadTs, t);
   }
   if (result) return result;
   await job.updateData({ ...data, checks, statusTs });

@@ -340,6 +340,13 @@ describe("repairing the traffic path through the approval", () => {
     );
     const blocks = JSON.stringify(offer.blocks);
     expect(blocks).toContain("worker.example.com");
+    // With the stack back, the orphans are checked again in the same thread.
+    const again = await until(
+      () => s.fake.thread(CHANNEL, ts).find((m) => /After the re-creation/.test(m.text ?? "")),
+      10_000,
+      "the orphan check after the re-creation",
+    );
+    expect(again.text).toMatch(/orphan/i);
     expect(blocks).toContain("UpdateDistribution E2MYAPPTEST0001");
     // Only the re-check's own card: the status message was edited in place, not re-posted.
     expect(s.fake.thread(CHANNEL, ts).filter((m) => /re-create/.test(m.text ?? ""))).toHaveLength(1);
