@@ -409,6 +409,9 @@ describe("repairing the traffic path through the approval", () => {
     const s = await setup("seed-incident.yaml");
     // The forced removal, then ELB releases the old ALB's interface: the shared backend group is an orphan.
     await forceRemoveSeedFinalizer(s.world);
+    // The controller's retry loop for the group ends (its reconcile is over; otherwise its next retry
+    // would delete the group itself the moment the interface goes), then ELB releases the interface.
+    await s.world.lbc?.stop();
     s.world.aws.world.networkInterfaces.delete("eni-0c9d8e7f6a5b4c3d2");
     await slash(s, 'orphans myapp --delete --reason "left by the forced removal; nothing uses it any more"');
     const post = await s.fake.waitFor(

@@ -68,7 +68,9 @@ describe("orphan clean-up through the executor's step", () => {
     const aws = createAwsAdapter(opened.c);
     const kube = createKubeAdapter(w.kube.kubeconfig());
     await forceRemoveSeedFinalizer(w);
-    // ELB releases the deleted ALB's interface (as it does, in its own time).
+    // The controller's retry loop ends (else its next retry deletes the group once the interface
+    // goes); then ELB releases the deleted ALB's interface, as it does in its own time.
+    await w.lbc?.stop();
     w.aws.world.networkInterfaces.delete(ENI);
     const report = await collectOrphans(aws, kube, { namespace: "myapp" });
     const sg = report.orphans.find((o) => o.id === BACKEND);
