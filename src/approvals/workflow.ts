@@ -116,7 +116,7 @@ export class ApprovalWorkflow {
    * finalizer; its resourceVersion and finalizer list are frozen into the request.
    */
   public async requestFinalizerRemoval(input: FinalizerRemovalInput): Promise<ApprovalRequest> {
-    const { policy, kube, store, now } = this.deps;
+    const { policy, kube } = this.deps;
     policy.assertMayRequest(input.channelId);
     assertNamespaceName(input.namespace);
     assertObjectName(input.name);
@@ -171,7 +171,40 @@ export class ApprovalWorkflow {
       remove,
       patch: buildFinalizerPatch(precondition, remove),
     };
-    const created = now();
+    return this.store(action, reason, input);
+  }
+
+  /**
+   * Create a request to repair the traffic path: the plan's exact Route 53 batches and CloudFront
+   * updates, each bound to what was read when planning (exact record values, the distribution's ETag).
+   */
+  public async requestRepoint(input: RepointInput): Promise<ApprovalRequest> {
+    const { policy } = this.deps;
+    policy.assertMayRequest(input.channelId);
+    const reason = input.reason.trim();
+    if (reason.length < MIN_REASON_CHARS) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (what is stale, why this target).`,
+      );
+    }
+    if ((input.action.type === "repoint-path" ? input.action.steps : input.action.resources).length === 0) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "The plan has no change to make: the path has nothing stale to repoint.",
+      );
+    }
+    await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
+    return this.store(input.action, reason, input);
+  }
+
+  /** Store a new PENDING request (its `request.created` entry written by the same script) and mirror it. */
+  private async store(
+    action: ApprovalAction,
+    reason: string,
+    input: Pick<RepointInput, "evidence" | "cleanupPlan" | "requester" | "channelId">,
+  ): Promise<ApprovalRequest> {
+    const created = this.deps.now();
     const id = (this.deps.newId ?? newRequestId)();
     const createdEntry = this.entry(
       { id, action },
@@ -181,7 +214,7 @@ export class ApprovalWorkflow {
       "PENDING",
       reason,
     );
-    const request = await store
+    const request = await this.deps.store
       .create(
         {
           id,
@@ -200,61 +233,6 @@ export class ApprovalWorkflow {
       )
       .catch(async (err: unknown) => {
         throw await this.duplicate(err, action);
-      });
-    this.deps.audit.mirror(createdEntry);
-    return request;
-  }
-
-  /**
-   * Create a request to repair the traffic path: the plan's exact Route 53 batches and CloudFront
-   * updates, each bound to what was read when planning (exact record values, the distribution's ETag).
-   */
-  public async requestRepoint(input: RepointInput): Promise<ApprovalRequest> {
-    const { policy, store, now } = this.deps;
-    policy.assertMayRequest(input.channelId);
-    const reason = input.reason.trim();
-    if (reason.length < MIN_REASON_CHARS) {
-      throw new UnstuckError(
-        ErrorCode.BadInput,
-        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (what is stale, why this target).`,
-      );
-    }
-    if ((input.action.type === "repoint-path" ? input.action.steps : input.action.resources).length === 0) {
-      throw new UnstuckError(
-        ErrorCode.BadInput,
-        "The plan has no change to make: the path has nothing stale to repoint.",
-      );
-    }
-    await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
-    const created = now();
-    const id = (this.deps.newId ?? newRequestId)();
-    const createdEntry = this.entry(
-      { id, action: input.action },
-      userActor(input.requester),
-      "request.created",
-      undefined,
-      "PENDING",
-      reason,
-    );
-    const request = await store
-      .create(
-        {
-          id,
-          action: input.action,
-          requester: { userId: input.requester.userId, teamId: input.requester.teamId },
-          channelId: input.channelId,
-          reason,
-          evidence: [...(input.evidence ?? [])],
-          cleanupPlan: [...(input.cleanupPlan ?? [])],
-          createdAt: created.toISOString(),
-          expiresAt: new Date(created.getTime() + this.deps.requestTtlSeconds * 1000).toISOString(),
-          approvalsRequired: this.deps.approvalsRequired,
-        },
-        created,
-        createdEntry,
-      )
-      .catch(async (err: unknown) => {
-        throw await this.duplicate(err, input.action);
       });
     this.deps.audit.mirror(createdEntry);
     return request;
