@@ -4,7 +4,15 @@
  * and `{"ok": false, "error": "..."}` answers with HTTP 200 for platform errors. It also serves `response_url`s
  * so that `respond()` posts are recorded next to the Web API calls. For Socket Mode, `apps.connections.open`
  * (with the app-level token) hands out a WebSocket URL on the same server; see `socket.ts`.
+ *
+ * Files go through Slack's external upload, the protocol `files.uploadV2` of `@slack/web-api` drives:
+ * `files.getUploadURLExternal` (`filename`, `length` in bytes) answers an `upload_url` and a `file_id`; the
+ * bytes are POSTed to that URL (raw, or multipart form data as the WebClient sends them: field `body`), without
+ * a token, since the URL is the credential; `files.completeUploadExternal` (`files` as a JSON array of
+ * `{id, title}`, optional `channel_id`, `thread_ts`, `initial_comment`) shares them as one message in the
+ * channel or thread. Without `channel_id` the file stays private to the bot, as in Slack.
  */
+import { randomBytes } from "node:crypto";
 import { once, EventEmitter } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -48,6 +56,29 @@ export interface FakeSlackOptions {
   /** The app-level token (`xapp-…`) `apps.connections.open` must carry; others get `invalid_auth`. */
   readonly appToken?: string;
   readonly appId?: string;
+  /**
+   * The bot token's scopes. When given, methods that need a scope this list lacks answer `missing_scope`
+   * with `needed` and `provided`, as Slack does; when absent, every scope is granted.
+   */
+  readonly scopes?: readonly string[];
+}
+
+/** A file uploaded through the external upload protocol. */
+export interface FakeFile {
+  readonly id: string;
+  readonly filename: string;
+  /** The declared size (`length` of `files.getUploadURLExternal`). */
+  readonly length: number;
+  /** The bytes POSTed to the upload URL; absent until then. */
+  readonly content?: Buffer;
+  /** Set by `files.completeUploadExternal`. */
+  readonly title?: string;
+  readonly completed: boolean;
+  /** Where it was shared (`channel_id`, `thread_ts`), and the message that shows it. */
+  readonly channel?: string;
+  readonly threadTs?: string;
+  readonly messageTs?: string;
+  readonly initialComment?: string;
 }
 
 /** A message as it stands now: the last `chat.postMessage`/`chat.update` body for its ts. */
@@ -59,6 +90,8 @@ export interface FakeMessage {
   readonly blocks?: unknown;
   /** A thread reply also sent to the channel (`reply_broadcast`). */
   readonly replyBroadcast?: boolean;
+  /** Ids of the files the message shares (`files.completeUploadExternal`). */
+  readonly files?: readonly string[];
   /** How many times `chat.update` replaced it. */
   readonly updates: number;
 }
@@ -100,6 +133,10 @@ export interface FakeSlack {
   message(channel: string, ts: string): FakeMessage | undefined;
   /** Replies in a message's thread, oldest first. */
   thread(channel: string, ts: string): FakeMessage[];
+  /** Files asked for with `files.getUploadURLExternal`, oldest first, as they stand now. */
+  files(): FakeFile[];
+  /** Replace the bot token's scopes (see {@link FakeSlackOptions.scopes}); `undefined` grants every scope. */
+  setScopes(scopes: readonly string[] | undefined): void;
   /** Modals opened with `views.open`, oldest first (the `view` as sent, plus its trigger id). */
   views(): { readonly triggerId: string; readonly view: Record<string, unknown> }[];
   /** Push a message (usually an envelope, see `slashCommandEnvelope`) to every open Socket Mode connection. */
@@ -121,7 +158,16 @@ export interface FakeSlack {
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 /** Form fields that carry JSON, as the WebClient serialises them. */
-const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "unfurl_links_json", "view"]);
+const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "unfurl_links_json", "view", "files"]);
+/** The scope each method needs, for {@link FakeSlackOptions.scopes}. */
+const REQUIRED_SCOPES: Readonly<Record<string, string>> = {
+  "chat.postMessage": "chat:write",
+  "chat.update": "chat:write",
+  "files.getUploadURLExternal": "files:write",
+  "files.completeUploadExternal": "files:write",
+};
+/** Slack's own cap on one uploaded file (1 GB). */
+const MAX_FILE_BYTES = 1024 * 1024 * 1024;
 
 /** Start the fake on an ephemeral port of 127.0.0.1. */
 export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<FakeSlack> {
@@ -144,6 +190,12 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const messages = new Map<string, Map<string, FakeMessage>>();
   const views: { triggerId: string; view: Record<string, unknown> }[] = [];
   let viewCounter = 0;
+  /** file id → file, in the order they were asked for. */
+  const files = new Map<string, FakeFile>();
+  /** Upload URL token → file id; the token is the only credential the upload carries. */
+  const uploadTokens = new Map<string, string>();
+  let fileCounter = 0;
+  let scopes: ReadonlySet<string> | undefined = options.scopes ? new Set(options.scopes) : undefined;
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const hub = createSocketHub(appId, events);
@@ -237,6 +289,91 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       viewCounter += 1;
       return { view: { ...record, id: `V${String(viewCounter).padStart(8, "0")}`, team_id: teamId } };
     },
+    "files.getUploadURLExternal": (body) => {
+      const filename = str(body["filename"]);
+      const rawLength = body["length"];
+      const length =
+        typeof rawLength === "number" ? rawLength : typeof rawLength === "string" ? Number(rawLength) : NaN;
+      if (!filename || rawLength === undefined || rawLength === "")
+        return { ok: false, error: "invalid_arguments" };
+      if (!Number.isInteger(length) || length < 0) return { ok: false, error: "invalid_arguments" };
+      // Slack's own wording: "typically only occurs when the length provided is 0".
+      if (length === 0) return { ok: false, error: "missing_argument" };
+      if (length > MAX_FILE_BYTES) return { ok: false, error: "file_upload_size_restricted" };
+      fileCounter += 1;
+      const id = `F${String(fileCounter).padStart(10, "0")}`;
+      const token = randomBytes(12).toString("hex");
+      files.set(id, { id, filename, length, completed: false });
+      uploadTokens.set(token, id);
+      return { upload_url: `${origin}/upload/v1/${token}`, file_id: id };
+    },
+    "files.completeUploadExternal": (body) => {
+      const list = body["files"];
+      if (!Array.isArray(list) || list.length === 0) return { ok: false, error: "invalid_arguments" };
+      const entries: { id: string; title?: string }[] = [];
+      for (const item of list) {
+        if (typeof item !== "object" || item === null) return { ok: false, error: "invalid_arguments" };
+        const id = str((item as Record<string, unknown>)["id"]);
+        if (!id) return { ok: false, error: "invalid_arguments" };
+        const title = str((item as Record<string, unknown>)["title"]);
+        entries.push({ id, ...(title !== undefined ? { title } : {}) });
+      }
+      // A file never asked for, never uploaded, or already completed is not there to complete.
+      for (const e of entries) {
+        const f = files.get(e.id);
+        if (!f || f.content === undefined || f.completed) return { ok: false, error: "file_not_found" };
+      }
+      const channel = str(body["channel_id"]) ?? str(body["channels"]);
+      const threadTs = str(body["thread_ts"]);
+      const initialComment = str(body["initial_comment"]);
+      if (channel !== undefined) {
+        if (!/^[CGD][A-Z0-9]{2,}$/.test(channel)) return { ok: false, error: "invalid_channel" };
+        if (channels.get(channel)?.isMember === false) return { ok: false, error: "not_in_channel" };
+        if (threadTs !== undefined && !/^\d+\.\d+$/.test(threadTs)) {
+          return { ok: false, error: "invalid_thread_ts" };
+        }
+      }
+      let messageTs: string | undefined;
+      if (channel !== undefined) {
+        messageTs = nextTs();
+        const known = messages.get(channel) ?? new Map<string, FakeMessage>();
+        known.set(messageTs, {
+          channel,
+          ts: messageTs,
+          ...(threadTs !== undefined ? { threadTs } : {}),
+          ...(initialComment !== undefined ? { text: initialComment } : {}),
+          files: entries.map((e) => e.id),
+          updates: 0,
+        });
+        messages.set(channel, known);
+      }
+      const done = entries.map((e) => {
+        const before = files.get(e.id);
+        if (!before) throw new Error("unreachable: checked above");
+        const after: FakeFile = {
+          ...before,
+          title: e.title ?? before.filename,
+          completed: true,
+          ...(channel !== undefined ? { channel } : {}),
+          ...(channel !== undefined && threadTs !== undefined ? { threadTs } : {}),
+          ...(messageTs !== undefined ? { messageTs } : {}),
+          ...(initialComment !== undefined ? { initialComment } : {}),
+        };
+        files.set(e.id, after);
+        return after;
+      });
+      return {
+        files: done.map((f) => ({
+          id: f.id,
+          name: f.filename,
+          title: f.title,
+          size: f.length,
+          mimetype: "text/plain",
+          user: botUserId,
+          channels: f.channel !== undefined ? [f.channel] : [],
+        })),
+      };
+    },
     "usergroups.users.list": (body) => {
       const users = usergroups.get(str(body["usergroup"]) ?? "");
       return users ? { users: [...users] } : { ok: false, error: "no_such_subteam" };
@@ -273,10 +410,54 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
 
   const server = createServer((req, res) => {
     readBody(req).then(
-      (raw) => handle(req, res, raw),
+      (raw) => {
+        const path = new URL(req.url ?? "/", "http://fake").pathname;
+        const upload = /^\/upload\/v1\/([0-9a-f]+)$/.exec(path);
+        if (upload?.[1] !== undefined) {
+          receiveUpload(req, res, upload[1], raw);
+          return;
+        }
+        handle(req, res, raw.toString("utf8"));
+      },
       () => send(res, 400, { ok: false, error: "invalid_form_data" }),
     );
   });
+
+  /**
+   * The upload URL: bytes as the body (raw), or a multipart form whose first file part holds them. Slack
+   * answers 200 with a short text when it took them; a size other than the declared `length`, a second
+   * upload, or an unknown URL is refused with a 4xx (the WebClient then rejects the whole `uploadV2`).
+   */
+  const receiveUpload = (req: IncomingMessage, res: ServerResponse, token: string, raw: Buffer): void => {
+    const id = uploadTokens.get(token);
+    const file = id !== undefined ? files.get(id) : undefined;
+    if (req.method !== "POST" || id === undefined || file === undefined) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    if (file.content !== undefined) {
+      res.writeHead(409, { "content-type": "text/plain" }).end("already uploaded");
+      return;
+    }
+    const type = req.headers["content-type"] ?? "";
+    let bytes = raw;
+    if (type.startsWith("multipart/form-data")) {
+      const part = firstFilePart(type, raw);
+      if (part === undefined) {
+        res.writeHead(400, { "content-type": "text/plain" }).end("no file part");
+        return;
+      }
+      bytes = part;
+    }
+    if (bytes.length !== file.length) {
+      res
+        .writeHead(400, { "content-type": "text/plain" })
+        .end(`size mismatch: declared ${String(file.length)}, received ${String(bytes.length)}`);
+      return;
+    }
+    files.set(id, { ...file, content: bytes });
+    res.writeHead(200, { "content-type": "text/plain" }).end(`OK - ${String(bytes.length)}`);
+  };
 
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string): void => {
     const path = new URL(req.url ?? "/", "http://fake").pathname;
@@ -324,6 +505,12 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     }
     if (presented !== token) {
       send(res, 200, { ok: false, error: "invalid_auth" });
+      return;
+    }
+    const needed = REQUIRED_SCOPES[method];
+    if (scopes !== undefined && needed !== undefined && !scopes.has(needed)) {
+      call.response = { ok: false, error: "missing_scope", needed, provided: [...scopes].join(",") };
+      send(res, 200, call.response);
       return;
     }
     const failure = failures.get(method);
@@ -417,6 +604,10 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     setChannel: (id, channel) => channels.set(id, channel),
     message: (channel, ts) => messages.get(channel)?.get(ts),
     thread: (channel, ts) => [...(messages.get(channel)?.values() ?? [])].filter((m) => m.threadTs === ts),
+    files: () => [...files.values()],
+    setScopes: (list) => {
+      scopes = list ? new Set(list) : undefined;
+    },
     views: () => views.map((v) => ({ ...v })),
     socketSend: (message) => hub.send(message),
     socketConnections: () => hub.open(),
@@ -495,10 +686,33 @@ function send(res: ServerResponse, status: number, body: Record<string, unknown>
   res.writeHead(status, { "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(body));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+/** The content of the first part of a multipart body that carries a file (`filename=` in its headers). */
+function firstFilePart(contentType: string, raw: Buffer): Buffer | undefined {
+  const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  const boundary = m?.[1] ?? m?.[2];
+  if (boundary === undefined) return undefined;
+  const delimiter = Buffer.from(`--${boundary}`);
+  let at = raw.indexOf(delimiter);
+  while (at >= 0) {
+    const start = at + delimiter.length;
+    const next = raw.indexOf(delimiter, start);
+    if (next < 0) return undefined;
+    const part = raw.subarray(start, next);
+    const headerEnd = part.indexOf("\r\n\r\n");
+    if (headerEnd >= 0) {
+      const headers = part.subarray(0, headerEnd).toString("utf8");
+      // The part's body ends with the CRLF that precedes the next delimiter.
+      if (/filename=/i.test(headers)) return part.subarray(headerEnd + 4, part.length - 2);
+    }
+    at = next;
+  }
+  return undefined;
 }
 
 /** Form fields become strings except the JSON-carrying ones; JSON bodies are taken as they are. */

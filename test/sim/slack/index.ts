@@ -1,6 +1,7 @@
 export { startFakeSlack } from "./fake-slack.js";
 export type {
   FakeChannel,
+  FakeFile,
   FakeMessage,
   FakeSlack,
   FakeSlackOptions,
