@@ -1,0 +1,155 @@
+/**
+ * Namespaces as the watcher sees them: a metadata-only list (paged, `continue` followed) and a
+ * metadata-only watch, through `@kubernetes/client-node` (the kubeconfig's TLS and credentials).
+ * Metadata is all the watcher needs — name, uid, deletionTimestamp, resourceVersion — so it asks
+ * for `PartialObjectMetadata(List)`, as the namespace controller does; plain JSON is the fallback.
+ *
+ * I/O only: the watcher (src/watcher) decides what the events mean.
+ */
+import {
+  CoreV1Api,
+  createConfiguration,
+  KubeConfig,
+  ServerConfiguration,
+  Watch,
+  type RequestContext,
+  type ResponseContext,
+} from "@kubernetes/client-node";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import { DEFAULT_KUBE_TIMEOUT_MS, loadKubeConfig, mapKubeError } from "./client-node-adapter.js";
+
+/** What the watcher keeps of a namespace. */
+export interface NamespaceMeta {
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  /** RFC 3339, set once deletion was requested. */
+  readonly deletionTimestamp?: string;
+}
+
+/** One watch event: `ADDED`/`MODIFIED`/`DELETED` carry a namespace; `BOOKMARK` only a revision. */
+export type NamespaceWatchEvent =
+  | { readonly type: "ADDED" | "MODIFIED" | "DELETED"; readonly namespace: NamespaceMeta }
+  | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
+  /** The server ended the watch with a Status (410 Gone: the revision is compacted, re-list). */
+  | { readonly type: "ERROR"; readonly code: number; readonly message: string };
+
+export interface NamespaceWatchIo {
+  /** Every namespace now, and the revision of that list (to watch from). */
+  list(): Promise<{ readonly items: readonly NamespaceMeta[]; readonly resourceVersion: string }>;
+  /**
+   * Watch from `resourceVersion` (with bookmarks); resolves once the server accepted the request,
+   * rejects when it did not (403, unreachable). `onEnd` is called once when the stream ends
+   * (`undefined` for a clean end, e.g. `timeoutSeconds`). The returned function stops the watch.
+   */
+  watch(
+    resourceVersion: string,
+    timeoutSeconds: number,
+    onEvent: (e: NamespaceWatchEvent) => void,
+    onEnd: (err?: unknown) => void,
+  ): Promise<() => void>;
+}
+
+const ACCEPT_METADATA_LIST =
+  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+const ACCEPT_METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+type Json = Record<string, unknown>;
+
+function obj(v: unknown): Json {
+  return v !== null && typeof v === "object" ? (v as Json) : {};
+}
+function str(v: unknown): string {
+  return typeof v === "string" ? v : v instanceof Date ? v.toISOString().replace(/\.\d{3}Z$/, "Z") : "";
+}
+
+function toMeta(o: unknown): NamespaceMeta {
+  const m = obj(obj(o).metadata);
+  const deletion = str(m.deletionTimestamp);
+  return {
+    name: str(m.name),
+    uid: str(m.uid),
+    resourceVersion: str(m.resourceVersion),
+    ...(deletion !== "" ? { deletionTimestamp: deletion } : {}),
+  };
+}
+
+/** The I/O from a kubeconfig (text or loaded); `timeoutMs` bounds one list page. */
+export function createNamespaceWatchIo(
+  source: string | KubeConfig,
+  options: { readonly timeoutMs?: number; readonly pageSize?: number } = {},
+): NamespaceWatchIo {
+  const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
+    throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
+  const timeoutMs = options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
+  const core = new CoreV1Api(
+    createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      promiseMiddleware: [
+        {
+          pre: (ctx: RequestContext) => {
+            ctx.setHeaderParam("Accept", ACCEPT_METADATA_LIST);
+            ctx.setSignal(AbortSignal.timeout(timeoutMs));
+            return Promise.resolve(ctx);
+          },
+          post: (res: ResponseContext) => Promise.resolve(res),
+        },
+      ],
+    }),
+  );
+  const watchConfig = Object.create(kc) as KubeConfig;
+  // client-node 2 builds a watch request through applySecurityAuthentication and sends its headers.
+  watchConfig.applySecurityAuthentication = async (context: RequestContext) => {
+    await kc.applySecurityAuthentication(context);
+    context.setHeaderParam("Accept", ACCEPT_METADATA_WATCH);
+  };
+  return {
+    async list() {
+      const items: NamespaceMeta[] = [];
+      let cont: string | undefined;
+      let resourceVersion = "";
+      do {
+        let page;
+        try {
+          page = await core.listNamespace({ limit: options.pageSize ?? 500, _continue: cont });
+        } catch (err) {
+          throw mapKubeError(err, { verb: "list", resource: "namespaces" }, cluster.server, timeoutMs);
+        }
+        for (const n of page.items) items.push(toMeta(n));
+        // The revision of the first page is the list's (every later page is served from it).
+        if (resourceVersion === "") resourceVersion = page.metadata?.resourceVersion ?? "";
+        cont = page.metadata?._continue || undefined;
+      } while (cont !== undefined);
+      return { items, resourceVersion };
+    },
+    async watch(resourceVersion, timeoutSeconds, onEvent, onEnd) {
+      const controller = await new Watch(watchConfig).watch(
+        "/api/v1/namespaces",
+        {
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          ...(resourceVersion !== "" ? { resourceVersion } : {}),
+        },
+        (type: string, object: unknown) => {
+          if (type === "BOOKMARK") {
+            onEvent({ type, resourceVersion: str(obj(obj(object).metadata).resourceVersion) });
+          } else if (type === "ERROR") {
+            const o = obj(object);
+            onEvent({
+              type,
+              code: typeof o.code === "number" ? o.code : 0,
+              message: typeof o.message === "string" ? o.message : "watch error",
+            });
+          } else if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") {
+            onEvent({ type, namespace: toMeta(object) });
+          }
+        },
+        (err: unknown) => onEnd(err ?? undefined),
+      );
+      return () => controller.abort();
+    },
+  };
+}
