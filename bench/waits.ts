@@ -314,7 +314,7 @@ async function runDesign(
     const lastDeploy = t0 + DEPLOY_BASE_MS + (DEPLOY_SPREAD - 1) * 1000;
     const deadline = design === "unstuck" ? lastDeploy + 60_000 : t0 + windowMs;
     for (;;) {
-      const counts = await queue.getJobCounts("active", "waiting", "delayed", "prioritized", "paused");
+      const counts = await queue.getJobCounts("active", "waiting", "delayed", "prioritized");
       const pending = Object.values(counts).reduce((a, b) => a + b, 0);
       if (pending === 0 || Date.now() >= deadline) break;
       await sleep(200);
@@ -322,7 +322,7 @@ async function runDesign(
     const wallMs = performance.now() - started;
     const { active, held } = await sampler.stop();
     const failed = await queue.getFailedCount();
-    const counts = await queue.getJobCounts("active", "waiting", "delayed", "prioritized", "paused");
+    const counts = await queue.getJobCounts("active", "waiting", "delayed", "prioritized");
     const left = Object.values(counts).reduce((a, b) => a + b, 0);
     const calls = new Map<string, number[]>();
     let posts = 0;

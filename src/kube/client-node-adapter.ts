@@ -24,6 +24,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { delay, mapLimit } from "../util/concurrency.js";
 import { DiscoveryCache, type DiscoveryCacheOptions } from "./discovery-cache.js";
+import { buildAnnotationPatch } from "./annotation-patch.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
 import { createLimiter, DEFAULT_KUBE_CONCURRENCY, type RequestLimiter } from "./limiter.js";
 import type { KubePort } from "./port.js";
@@ -235,7 +236,7 @@ function formatSeconds(ms: number): string {
 
 /**
  * `kc.makeApiClient` with one addition: every request carries an `AbortSignal` that fires after
- * `timeoutMs`. client-node 1.x sends through node-fetch, which honours the signal for the
+ * `timeoutMs`. client-node 2 sends through undici's fetch, which honours the signal for the
  * connection, the headers and the body alike, so a server that stalls mid-body is cut off too.
  */
 function makeClient<T>(
@@ -459,16 +460,16 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
   }
 
   /**
-   * Watches for the discovery cache: client-node's `Watch` (node-fetch, the kubeconfig's TLS and
-   * credentials, one JSON event per line), asking for metadata-only objects. Not limited: a watch
-   * holds its connection for minutes and is not a request the API server queues.
+   * Watches for the discovery cache: client-node's `Watch` (undici fetch, the kubeconfig's TLS
+   * dispatcher and credentials, one JSON event per line), asking for metadata-only objects. Not
+   * limited: a watch holds its connection for minutes and is not a request the API server queues.
+   * client-node 2 builds the watch request through `applySecurityAuthentication` and sends the
+   * context's headers, so the Accept header is set there, after the credentials.
    */
   const watchConfig = Object.create(kc) as KubeConfig;
-  watchConfig.applyToFetchOptions = async (opts) => {
-    const init = await kc.applyToFetchOptions(opts);
-    const headers = init.headers as { set?: (k: string, v: string) => void } | undefined;
-    headers?.set?.("Accept", ACCEPT_METADATA_WATCH);
-    return init;
+  watchConfig.applySecurityAuthentication = async (context: RequestContext) => {
+    await kc.applySecurityAuthentication(context);
+    context.setHeaderParam("Accept", ACCEPT_METADATA_WATCH);
   };
   const cache =
     options.discoveryCache === undefined
@@ -492,7 +493,15 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
                   ...(resourceVersion !== "" ? { resourceVersion } : {}),
                 },
                 (type: string, object: unknown) => onEvent({ type, object: obj(object) }),
-                (err: unknown) => onEnd(err ?? undefined),
+                // client-node 2 aborts a watch after 30 s without data (TimeoutError): on a quiet
+                // cluster that is the normal end of a watch, resumed from its resourceVersion at
+                // once (the 30 s already waited rules out a tight loop), not a failure to back off.
+                (err: unknown) =>
+                  onEnd(
+                    (err as { name?: unknown } | null)?.name === "TimeoutError"
+                      ? undefined
+                      : (err ?? undefined),
+                  ),
               );
               return () => controller.abort();
             },
@@ -502,6 +511,35 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         );
 
   const port: KubePort = {
+    async annotateNamespace(name, key, value, seen) {
+      const ctx: CallContext = { verb: "patch", resource: "namespaces", name };
+      const ops = buildAnnotationPatch(seen, key, value) as unknown as Json[];
+      try {
+        // One attempt, like the finalizer patch: after an ambiguous failure the caller re-reads.
+        let ns: Json;
+        try {
+          ns = await limiter.run(() => raw.jsonPatch(`/api/v1/namespaces/${encodeURIComponent(name)}`, ops));
+        } catch (err) {
+          throw mapKubeError(err, ctx, server);
+        }
+        return toNamespaceSnapshot(ns);
+      } catch (err) {
+        const failedTest =
+          err instanceof UnstuckError &&
+          err.details.status === 422 &&
+          /testing value .* failed|test failed|test operation/i.test(err.message);
+        if (err instanceof UnstuckError && (err.details.status === 409 || failedTest)) {
+          throw new UnstuckError(
+            ErrorCode.Stale,
+            `Namespace ${name} changed since it was read; the API server refused the patch: ${err.message}`,
+            { ...err.details },
+            { cause: err },
+          );
+        }
+        throw err;
+      }
+    },
+
     async close() {
       cache?.close();
       return Promise.resolve();
@@ -701,7 +739,7 @@ function bodyMessage(body: unknown): string | undefined {
   return undefined;
 }
 
-/** node-fetch rejects with `AbortError` when the request's signal fires (our deadline). */
+/** fetch rejects with `AbortError`/`TimeoutError` when the request's signal fires (our deadline). */
 function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   const type = (err as { type?: unknown } | null)?.type;
@@ -789,7 +827,9 @@ export function mapKubeError(
         );
     }
   }
-  const code = (err as { code?: unknown } | null)?.code;
+  // undici's fetch (client-node 2) rejects with `TypeError: fetch failed`, the socket error as its cause.
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
+  const code = (err as { code?: unknown } | null)?.code ?? cause?.code;
   const text = err instanceof Error ? err.message : String(err);
   if (
     typeof code === "string" &&
@@ -869,9 +909,11 @@ function toNamespaceSnapshot(ns: Json): NamespaceSnapshot {
   const deletionTimestamp = optStr(meta.deletionTimestamp);
   const creationTimestamp = optStr(meta.creationTimestamp);
   const uid = optStr(meta.uid);
+  const resourceVersion = optStr(meta.resourceVersion);
   return {
     name: str(meta.name),
     ...(uid ? { uid } : {}),
+    ...(resourceVersion ? { resourceVersion } : {}),
     phase: str(obj(ns.status).phase) || (deletionTimestamp ? "Terminating" : "Active"),
     ...(creationTimestamp ? { creationTimestamp } : {}),
     ...(deletionTimestamp ? { deletionTimestamp } : {}),
