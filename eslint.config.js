@@ -35,4 +35,10 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-return": "off",
     },
   },
+  {
+    // The local Slack console's page script: plain browser JavaScript served as it is (no build).
+    files: ["test/sim/slack/console/**/*.js"],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { sourceType: "module" },
+  },
 );

@@ -32,6 +32,7 @@ import {
   startFakeSlack,
   viewSubmissionBody,
 } from "./slack/index.js";
+import { startConsole, userResponseId, type SlackConsole } from "./slack/console/server.js";
 import { startWorld } from "./world.js";
 import { deleteKeysWithPrefix } from "./redis.js";
 
@@ -39,6 +40,14 @@ const SECRET = "sandbox-signing-secret";
 const TOKEN = "xoxb-sandbox-token";
 const CHANNEL = "C0INCIDENT";
 const SCENARIO = "test/fixtures/scenarios/seed-incident.yaml";
+
+/** Who can act in the sandbox's workspace (UNSTUCK_APPROVERS names the two approvers). */
+const SANDBOX_USERS = [
+  { id: "U0ONCALL1", name: "oncall", role: "requester" },
+  { id: "U0APPROVER1", name: "approver-1", role: "approver" },
+  { id: "U0APPROVER2", name: "approver-2", role: "approver" },
+  { id: "U0STRANGER1", name: "stranger", role: "not an approver" },
+] as const;
 
 /** A field of a decoded Slack payload as text ("" when absent or not a string/number). */
 function str(v: unknown): string {
@@ -183,6 +192,21 @@ export async function runSandbox(io: {
   });
   const { port } = await runtime.start();
   const events = `http://127.0.0.1:${String(port)}/slack/events`;
+  // The same workspace in a browser: the sandbox is test code, so it reads its one setting itself.
+  const consolePort = Number(process.env["UNSTUCK_CONSOLE_PORT"] ?? "0");
+  let slackConsole: SlackConsole | undefined;
+  try {
+    slackConsole = await startConsole({
+      fake,
+      eventsUrl: events,
+      signingSecret: SECRET,
+      channel: { id: CHANNEL, name: "incident" },
+      users: SANDBOX_USERS,
+      port: Number.isInteger(consolePort) && consolePort >= 0 && consolePort < 65_536 ? consolePort : 0,
+    });
+  } catch (err) {
+    io.out(`(the browser console did not start: ${toUserError(err).message})`);
+  }
 
   io.out(
     [
@@ -193,6 +217,9 @@ export async function runSandbox(io: {
       `  aws:      source ${join(dir, "aws.env")} && aws ec2 describe-network-interfaces`,
       "Type /unstuck commands as a Slack user would; `as <USER>` switches user (U0ONCALL1 requests,",
       "U0APPROVER1 approves), `click <n>` presses a button, `quit` stops. Try: /unstuck ns myapp",
+      ...(slackConsole
+        ? [`Or in a browser: ${slackConsole.url}  (the channel, threads, buttons, modals; act as any user)`]
+        : []),
     ].join("\n"),
   );
 
@@ -258,7 +285,7 @@ export async function runSandbox(io: {
             text: line.replace(/^\/unstuck\s*/, ""),
             userId: user,
             channelId: CHANNEL,
-            responseUrl: fake.responseUrl(`sb-${String(Date.now())}`),
+            responseUrl: fake.responseUrl(userResponseId(user, `sb-${String(Date.now())}`)),
           }),
         );
         if (res.status !== 200)
@@ -278,7 +305,7 @@ export async function runSandbox(io: {
               userId: user,
               channelId: b.channel,
               messageTs: b.ts,
-              responseUrl: fake.responseUrl(`sb-click-${String(Date.now())}`),
+              responseUrl: fake.responseUrl(userResponseId(user, `sb-click-${String(Date.now())}`)),
             }),
           );
           await settle();
@@ -320,6 +347,7 @@ export async function runSandbox(io: {
   clearInterval(timer);
   show();
   rl.close();
+  await slackConsole?.stop();
   await runtime.stop();
   const redis = new Redis(redisUrl);
   await deleteKeysWithPrefix(redis, prefix);

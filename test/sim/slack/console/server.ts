@@ -1,0 +1,539 @@
+/**
+ * The local Slack console: a web page on 127.0.0.1 that shows what the bot posted to the fake Slack
+ * (channel, threads, edits, ephemeral answers, modals) as Slack would, and sends what Slack sends
+ * back — signed slash commands, `block_actions` and `view_submission` payloads — as any of a few
+ * simulated users. Everything it shows is linted (../block-kit-lint.ts); problems are drawn on the
+ * message and listed at `GET /api/lint`.
+ *
+ *   GET  /                 the page (index.html, console.js, console.css: no build step)
+ *   GET  /api/state        channel messages, threads, ephemerals, modals, users, lint problems
+ *   GET  /api/stream       Server-Sent Events: `change` whenever the fake Slack saw something new
+ *   GET  /api/lint         every problem in what the bot posted, as JSON
+ *   POST /api/lint         lint `{ blocks, text }` or `{ view }` sent in the body
+ *   POST /api/command      `{ user, text }`: a signed slash command
+ *   POST /api/action       `{ user, ts, actionId, ... }`: a signed button click / select
+ *   POST /api/submit       `{ user, viewId, values }`: a signed modal submission; answers its errors
+ *   POST /api/close        `{ user, viewId }`: close a modal without submitting
+ *
+ * Only the sim uses it; it imports nothing from the product.
+ */
+import { once } from "node:events";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { existsSync } from "node:fs";
+import { lintMessage, lintView, lintBlockList, type LintProblem } from "../block-kit-lint.js";
+import type { FakeSlack } from "../fake-slack.js";
+import { blockActionsBody, postSigned, slashCommandBody } from "../signing.js";
+
+export interface ConsoleUser {
+  readonly id: string;
+  readonly name: string;
+  /** What this user is in the scenario: requester, approver, stranger. */
+  readonly role: string;
+}
+
+export interface ConsoleOptions {
+  readonly fake: FakeSlack;
+  /** The bot's `/slack/events` URL. */
+  readonly eventsUrl: string;
+  readonly signingSecret: string;
+  readonly channel: { readonly id: string; readonly name: string };
+  readonly users: readonly ConsoleUser[];
+  readonly command?: string;
+  readonly teamId?: string;
+  /** 0 or absent: a free port. */
+  readonly port?: number;
+}
+
+export interface SlackConsole {
+  readonly url: string;
+  /** What `GET /api/lint` answers. */
+  lint(): LintReport;
+  stop(): Promise<void>;
+}
+
+export interface LintedProblem extends LintProblem {
+  /** What carried it: `message <ts>`, `ephemeral <ts>`, `modal <view id>`. */
+  readonly where: string;
+}
+
+export interface LintReport {
+  readonly ok: boolean;
+  readonly checked: number;
+  readonly errors: number;
+  readonly warnings: number;
+  readonly problems: readonly LintedProblem[];
+}
+
+/** A `response_url` id naming the user it answers, so their ephemeral answers can be shown to them only. */
+export function userResponseId(user: string, tag: string): string {
+  return `u~${user}~${tag}`;
+}
+
+function userOfResponse(id: string): string | undefined {
+  return /^u~([A-Z0-9]+)~/.exec(id)?.[1];
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const s = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
+
+interface ConsoleMessage {
+  readonly kind: "message" | "ephemeral";
+  readonly channel: string;
+  readonly ts: string;
+  readonly threadTs?: string;
+  readonly text: string;
+  readonly blocks: unknown;
+  readonly updates: number;
+  /** When it arrived (epoch ms), to order the channel. */
+  readonly at: number;
+  /** For ephemerals: the only user who sees it (undefined: unknown, shown to all marked as such). */
+  readonly visibleTo?: string;
+  readonly problems: readonly LintProblem[];
+}
+
+interface ConsoleView {
+  readonly viewId: string;
+  readonly openedBy?: string;
+  readonly view: unknown;
+  readonly problems: readonly LintProblem[];
+}
+
+const STATIC_FILES: Record<string, string> = {
+  "/": "index.html",
+  "/index.html": "index.html",
+  "/console.js": "console.js",
+  "/console.css": "console.css",
+};
+const CONTENT_TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+};
+
+/** The page's files sit beside this module's source; compiled into dist/, they stay in test/. */
+function staticDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [here, here.replace(/[/\\]dist([/\\]test[/\\])/, "$1")];
+  return candidates.find((d) => existsSync(join(d, "index.html"))) ?? here;
+}
+
+export async function startConsole(options: ConsoleOptions): Promise<SlackConsole> {
+  const { fake, eventsUrl, signingSecret, channel } = options;
+  const command = options.command ?? "/unstuck";
+  const teamId = options.teamId ?? fake.teamId;
+  const dir = staticDir();
+  const knownUsers = new Set(options.users.map((u) => u.id));
+  /** trigger id → the user whose click opened a modal. */
+  const triggers = new Map<string, string>();
+  const closed = new Set<string>();
+  /** Bumped on changes the fake does not see (a modal closed). */
+  let localVersion = 0;
+  let counter = 0;
+
+  const messages = (): ConsoleMessage[] => {
+    const out: ConsoleMessage[] = [];
+    for (const call of fake.calls()) {
+      const res = call.response;
+      if (!res || res["ok"] !== true) continue;
+      if (call.method === "chat.postMessage") {
+        const ch = s(res["channel"]) || s(call.body["channel"]);
+        const ts = s(res["ts"]);
+        const now = fake.message(ch, ts);
+        if (!now) continue;
+        const blocks = now.blocks;
+        const text = now.text ?? "";
+        out.push({
+          kind: "message",
+          channel: ch,
+          ts,
+          ...(now.threadTs && now.threadTs !== ts ? { threadTs: now.threadTs } : {}),
+          text,
+          blocks,
+          updates: now.updates,
+          at: call.at,
+          problems: lintMessage({ text, ...(blocks !== undefined ? { blocks } : {}) }),
+        });
+      } else if (call.method === "chat.postEphemeral") {
+        const b = call.body;
+        out.push({
+          kind: "ephemeral",
+          channel: s(b["channel"]),
+          ts: s(res["message_ts"]),
+          ...(s(b["thread_ts"]) ? { threadTs: s(b["thread_ts"]) } : {}),
+          text: s(b["text"]),
+          blocks: b["blocks"],
+          updates: 0,
+          at: call.at,
+          visibleTo: s(b["user"]),
+          problems: lintMessage({
+            text: b["text"],
+            ...(b["blocks"] !== undefined ? { blocks: b["blocks"] } : {}),
+          }),
+        });
+      }
+    }
+    fake.responses().forEach((r, i) => {
+      const b = r.body;
+      if (b["delete_original"] === true || b["delete_original"] === "true") return;
+      const user = userOfResponse(r.id);
+      const inChannel = b["response_type"] === "in_channel";
+      out.push({
+        kind: inChannel ? "message" : "ephemeral",
+        channel: channel.id,
+        ts: `response-${String(i)}`,
+        text: s(b["text"]),
+        blocks: b["blocks"],
+        updates: 0,
+        at: responseSeen(i),
+        ...(!inChannel && user !== undefined ? { visibleTo: user } : {}),
+        problems: lintMessage({
+          text: b["text"],
+          ...(b["blocks"] !== undefined ? { blocks: b["blocks"] } : {}),
+        }),
+      });
+    });
+    return out.sort((a, b) => a.at - b.at);
+  };
+  /** The fake does not time `response_url` posts: the first time this console saw each one. */
+  const responseTimes: number[] = [];
+  const responseSeen = (i: number): number => {
+    while (responseTimes.length <= i) responseTimes.push(Date.now());
+    return responseTimes[i] ?? Date.now();
+  };
+
+  const views = (): ConsoleView[] =>
+    fake
+      .calls()
+      .filter((c) => c.method === "views.open" && c.response?.["ok"] === true)
+      .map((c) => {
+        const opened = c.response?.["view"];
+        const viewId = isObj(opened) ? s(opened["id"]) : "";
+        const by = triggers.get(s(c.body["trigger_id"]));
+        return {
+          viewId,
+          ...(by !== undefined ? { openedBy: by } : {}),
+          view: c.body["view"],
+          problems: lintView(c.body["view"]),
+        };
+      });
+
+  const state = (): Obj => ({
+    channel,
+    command,
+    users: options.users,
+    version: version(),
+    messages: messages(),
+    views: views().filter((v) => !closed.has(v.viewId)),
+  });
+
+  const lint = (): LintReport => {
+    const problems: LintedProblem[] = [];
+    let checked = 0;
+    for (const m of messages()) {
+      checked += 1;
+      for (const p of m.problems) problems.push({ ...p, where: `${m.kind} ${m.ts}` });
+    }
+    for (const v of views()) {
+      checked += 1;
+      for (const p of v.problems) problems.push({ ...p, where: `modal ${v.viewId}` });
+    }
+    const errors = problems.filter((p) => p.severity === "error").length;
+    return { ok: errors === 0, checked, errors, warnings: problems.length - errors, problems };
+  };
+
+  const version = (): string => `${fake.calls().length}.${fake.responses().length}.${localVersion}`;
+
+  const userOf = (body: Obj): string => {
+    const user = s(body["user"]);
+    if (!knownUsers.has(user)) throw new HttpError(400, `unknown user ${JSON.stringify(user)}`);
+    return user;
+  };
+
+  const post = async (body: string): Promise<{ status: number; text: string }> => {
+    const res = await postSigned(eventsUrl, signingSecret, body);
+    return { status: res.status, text: res.text };
+  };
+
+  const api: Record<string, (body: Obj) => Promise<Obj>> = {
+    "/api/command": async (body) => {
+      const user = userOf(body);
+      const text = s(body["text"]).trim();
+      const name = command.replace(/^\//, "");
+      const args = text.replace(new RegExp(`^/${name}\\b\\s*`), "");
+      counter += 1;
+      const res = await post(
+        slashCommandBody({
+          text: args,
+          command,
+          userId: user,
+          userName: user.toLowerCase(),
+          teamId,
+          channelId: channel.id,
+          channelName: channel.name,
+          responseUrl: fake.responseUrl(userResponseId(user, `cmd${String(counter)}`)),
+          triggerId: trigger(user),
+        }),
+      );
+      return { status: res.status };
+    },
+    "/api/action": async (body) => {
+      const user = userOf(body);
+      const ts = s(body["ts"]);
+      const actionId = s(body["actionId"]);
+      if (!actionId) throw new HttpError(400, "actionId is required");
+      const msg = messages().find((m) => m.ts === ts);
+      counter += 1;
+      const triggerId = trigger(user);
+      const res = await post(
+        blockActionsBody({
+          actionId,
+          value: s(body["value"]),
+          blockId: s(body["blockId"]) || "actions",
+          userId: user,
+          userName: user.toLowerCase(),
+          teamId,
+          channelId: msg?.channel || channel.id,
+          messageTs: ts,
+          blocks: Array.isArray(msg?.blocks) ? msg.blocks : [],
+          responseUrl: fake.responseUrl(userResponseId(user, `act${String(counter)}`)),
+          triggerId,
+        }),
+      );
+      return { status: res.status, triggerId };
+    },
+    "/api/submit": async (body) => {
+      const user = userOf(body);
+      const viewId = s(body["viewId"]);
+      const found = views().find((v) => v.viewId === viewId);
+      if (!found || !isObj(found.view)) throw new HttpError(404, `no open modal ${viewId}`);
+      const values = isObj(body["values"]) ? body["values"] : {};
+      counter += 1;
+      const res = await post(viewSubmissionPayload(found.view, viewId, values, user, teamId, trigger(user)));
+      let answer: Obj = {};
+      try {
+        const parsed: unknown = res.text ? JSON.parse(res.text) : {};
+        if (isObj(parsed)) answer = parsed;
+      } catch {
+        // Bolt acks with an empty body: the modal closes.
+      }
+      const errors =
+        answer["response_action"] === "errors" && isObj(answer["errors"]) ? answer["errors"] : undefined;
+      if (res.status === 200 && errors === undefined) {
+        closed.add(viewId);
+        localVersion += 1;
+      }
+      return { status: res.status, ...(errors !== undefined ? { errors } : {}) };
+    },
+    "/api/close": (body) => {
+      userOf(body);
+      closed.add(s(body["viewId"]));
+      localVersion += 1;
+      return Promise.resolve({ status: 200 });
+    },
+    "/api/lint": (body) => {
+      if (body["view"] !== undefined) return Promise.resolve({ problems: lintView(body["view"]) });
+      if (body["text"] !== undefined) {
+        return Promise.resolve({ problems: lintMessage({ text: body["text"], blocks: body["blocks"] }) });
+      }
+      return Promise.resolve({ problems: lintBlockList(body["blocks"]) });
+    },
+  };
+
+  const trigger = (user: string): string => {
+    counter += 1;
+    const id = `${String(Date.now())}.${String(counter)}.console`;
+    triggers.set(id, user);
+    return id;
+  };
+
+  const streams = new Set<ServerResponse>();
+  let lastVersion = version();
+  const ticker = setInterval(() => {
+    const v = version();
+    if (v === lastVersion) return;
+    responseSeen(fake.responses().length - 1);
+    lastVersion = v;
+    for (const res of streams) res.write(`event: change\ndata: ${v}\n\n`);
+  }, 100);
+  const keepalive = setInterval(() => {
+    for (const res of streams) res.write(": keepalive\n\n");
+  }, 15_000);
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const status = err instanceof HttpError ? err.status : 500;
+      sendJson(res, status, { error: err instanceof Error ? err.message : String(err) });
+    });
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Loopback only, and only under a loopback name: no DNS-rebound page can drive the bot.
+    const host = (req.headers.host ?? "").replace(/:\d+$/, "");
+    if (!["127.0.0.1", "localhost", "[::1]"].includes(host)) {
+      sendJson(res, 403, { error: "the console answers on 127.0.0.1 only" });
+      return;
+    }
+    const path = new URL(req.url ?? "/", "http://console").pathname;
+    if (req.method === "GET") {
+      const file = STATIC_FILES[path];
+      if (file !== undefined) {
+        const body = await readFile(join(dir, file));
+        res
+          .writeHead(200, {
+            "content-type": CONTENT_TYPES[file.split(".").pop() ?? ""] ?? "application/octet-stream",
+            "cache-control": "no-store",
+            // Nothing the bot posts can run as script: only this page's own files load.
+            "content-security-policy":
+              "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+            "x-content-type-options": "nosniff",
+          })
+          .end(body);
+        return;
+      }
+      if (path === "/api/state") return sendJson(res, 200, state());
+      if (path === "/api/lint") return sendJson(res, 200, lint());
+      if (path === "/api/stream") {
+        res.writeHead(200, {
+          "content-type": "text/event-stream",
+          "cache-control": "no-store",
+          connection: "keep-alive",
+        });
+        res.write(`event: change\ndata: ${version()}\n\n`);
+        streams.add(res);
+        req.on("close", () => streams.delete(res));
+        return;
+      }
+      sendJson(res, 404, { error: "not found" });
+      return;
+    }
+    const handler = api[path];
+    if (req.method !== "POST" || handler === undefined) {
+      sendJson(res, 404, { error: "not found" });
+      return;
+    }
+    // A JSON body: a cross-site form cannot send one without a preflight this server never grants.
+    if (!(req.headers["content-type"] ?? "").includes("application/json")) {
+      sendJson(res, 415, { error: "send application/json" });
+      return;
+    }
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw || "{}");
+    } catch {
+      throw new HttpError(400, "the body is not JSON");
+    }
+    if (!isObj(body)) throw new HttpError(400, "the body must be a JSON object");
+    sendJson(res, 200, await handler(body));
+  };
+
+  server.listen(options.port ?? 0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${String(port)}/`,
+    lint,
+    stop: async () => {
+      clearInterval(ticker);
+      clearInterval(keepalive);
+      for (const res of streams) res.end();
+      streams.clear();
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+class HttpError extends Error {
+  public constructor(
+    public readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What Slack sends when a modal is submitted: the view as it was opened, with `state.values` typed by
+ * each input's element (text, checkboxes, select, radio buttons), signed like everything else.
+ */
+export function viewSubmissionPayload(
+  view: Obj,
+  viewId: string,
+  entered: Obj,
+  user: string,
+  teamId: string,
+  triggerId: string,
+): string {
+  const values: Record<string, Record<string, Obj>> = {};
+  for (const block of Array.isArray(view["blocks"]) ? view["blocks"] : []) {
+    if (!isObj(block) || block["type"] !== "input" || !isObj(block["element"])) continue;
+    const blockId = s(block["block_id"]);
+    const element = block["element"];
+    const actionId = s(element["action_id"]);
+    const type = s(element["type"]);
+    const given = isObj(entered[blockId]) ? entered[blockId][actionId] : undefined;
+    const options = Array.isArray(element["options"]) ? element["options"].filter(isObj) : [];
+    const pick = (value: unknown): Obj | undefined => options.find((o) => o["value"] === value);
+    let entry: Obj;
+    switch (type) {
+      case "checkboxes": {
+        const chosen = Array.isArray(given) ? given : [];
+        entry = { type, selected_options: options.filter((o) => chosen.includes(o["value"])) };
+        break;
+      }
+      case "static_select":
+      case "radio_buttons":
+        entry = { type, selected_option: pick(given) ?? null };
+        break;
+      default: {
+        // Slack sends null for an input left empty.
+        const text = typeof given === "string" && given.length > 0 ? given : null;
+        entry = { type, value: text };
+      }
+    }
+    values[blockId] = { [actionId]: entry };
+  }
+  const payload = {
+    type: "view_submission",
+    team: { id: teamId, domain: "unstuck-sandbox" },
+    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: teamId },
+    api_app_id: "A0UNSTUCK",
+    token: "legacy-verification-token",
+    trigger_id: triggerId,
+    view: {
+      ...view,
+      id: viewId,
+      team_id: teamId,
+      state: { values },
+      hash: `${String(Math.floor(Date.now() / 1000))}.console`,
+      app_id: "A0UNSTUCK",
+      bot_id: "BBOT00001",
+    },
+    response_urls: [],
+    is_enterprise_install: false,
+    enterprise: null,
+  };
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  res.end(JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
