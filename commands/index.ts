@@ -7,6 +7,7 @@ import { ErrorCode, UnstuckError, toUserError } from "../src/errors.js";
 import { parseArgs, tokenize } from "./grammar.js";
 import { buildHelp, helpCommand } from "./help.js";
 import { approvalsCommand } from "./approvals.js";
+import { approveDeleteCommand } from "./approve-delete.js";
 import { auditCommand } from "./audit.js";
 import { finalizeCommand } from "./finalize.js";
 import { nsCommand } from "./ns.js";
@@ -100,6 +101,7 @@ export function defaultRegistry(prefix = "/unstuck"): Registry {
       repointNsCommand,
       orphansCommand,
       preflightCommand,
+      approveDeleteCommand,
       approvalsCommand,
       auditCommand,
       timelineCommand,

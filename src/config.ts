@@ -87,6 +87,8 @@ const EnvSchema = z.object({
   /** How long a "namespace gone" wait runs before it reports what still blocks. */
   UNSTUCK_WAIT_TIMEOUT_SECONDS: z.coerce.number().int().min(10).max(86_400).default(1800),
   UNSTUCK_WAIT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
+  /** How long an approved namespace deletion stays open (the guard's annotation) before the bot closes it. */
+  UNSTUCK_DELETION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
   /** Bound on one Kubernetes request (fractions allowed, for tests). */
   UNSTUCK_KUBE_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
   /** Bound on one AWS call, retries included. */
@@ -175,6 +177,8 @@ export interface Config {
   readonly aws?: AwsTarget;
   readonly waitTimeoutSeconds: number;
   readonly waitIntervalSeconds: number;
+  /** How long `approve-delete` opens the namespace-deletion guard. */
+  readonly deletionWindowSeconds: number;
   /** Bound on one Kubernetes request. */
   readonly kubeTimeoutMs: number;
   /** Bound on one AWS call, retries included. */
@@ -250,6 +254,7 @@ export function loadConfig(
     ...(aws ? { aws } : {}),
     waitTimeoutSeconds: e.UNSTUCK_WAIT_TIMEOUT_SECONDS,
     waitIntervalSeconds: e.UNSTUCK_WAIT_INTERVAL_SECONDS,
+    deletionWindowSeconds: e.UNSTUCK_DELETION_WINDOW_SECONDS,
     kubeTimeoutMs: Math.round(e.UNSTUCK_KUBE_TIMEOUT_SECONDS * 1000),
     awsTimeoutMs: Math.round(e.UNSTUCK_AWS_TIMEOUT_SECONDS * 1000),
     diagnosisDeadlineMs: Math.round(e.UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS * 1000),

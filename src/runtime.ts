@@ -36,6 +36,7 @@ import { createNotifyQueue, createNotifyWorker, queuedNotifier, type NotifyRetry
 import { enqueueNamespaceGone, type ThreadCard } from "./jobs/waits.js";
 import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";
 import { enqueuePathRecheck, type Replanned } from "./jobs/path-recheck.js";
+import { enqueueGuardClose } from "./jobs/deletion-guard.js";
 import { createEdgeProbe } from "./edge/probe.js";
 import type { RepointApplied } from "./actions/repoint-path.js";
 import type { RepointPathAction } from "./approvals/types.js";
@@ -210,6 +211,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const action = request.action;
     // A clean-up has nothing to wait for: its outcome says what was deleted.
     if (action.type === "delete-orphans") return;
+    // An opened deletion guard: its outcome said so, and its close is already scheduled.
+    if (action.type === "open-deletion-guard") return;
     if (action.type === "remove-finalizer") {
       const namespace = action.target.namespace;
       // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
@@ -267,6 +270,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     now,
     approvalsRequired: config.approvalsRequired,
     requestTtlSeconds: config.requestTtlSeconds,
+    deletionWindowSeconds: config.deletionWindowSeconds,
     notifier,
     log,
   });
@@ -293,6 +297,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifier,
           log,
           afterDone,
+          scheduleGuardClose: async (data, delayMs) => {
+            await enqueueGuardClose(queues.waits, data, delayMs);
+          },
           ...(base.aws ? { aws: base.aws.port } : {}),
         },
         { sweep: () => workflow.sweep() },
@@ -306,6 +313,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             (await diagnoseNamespace(base.kube, namespace, { now })).blockers.map(
               (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
             ),
+          deletionGuard: { kube: base.kube, audit, reporter: createSlackThreadReporter(client), now, log },
           ...(base.aws
             ? {
                 afterGone: afterNamespaceGone(base.kube, base.aws, now, async (namespace, thread) => {

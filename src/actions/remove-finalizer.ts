@@ -34,6 +34,8 @@ import type { AwsPort } from "../aws/port.js";
 import type { AuditEntry } from "../audit/log.js";
 import { applyRepoint, type RepointApplied } from "./repoint-path.js";
 import { applyDeleteOrphans } from "./delete-orphans.js";
+import { applyOpenDeletionGuard } from "./deletion-guard.js";
+import type { GuardCloseData } from "../jobs/deletion-guard.js";
 
 /** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
 export interface ExecutorHooks {
@@ -66,6 +68,8 @@ export interface RemoveFinalizerDeps {
    * wait after a finalizer removal, the Route 53 / CloudFront waits after a repoint. Failures are logged.
    */
   readonly afterDone?: (request: ApprovalRequest, applied?: RepointApplied) => Promise<void>;
+  /** Schedules the close of an opened deletion guard (`open-deletion-guard`); absent: those fail. */
+  readonly scheduleGuardClose?: (data: GuardCloseData, delayMs: number) => Promise<void>;
 }
 
 export interface ExecutionAttempt {
@@ -360,6 +364,19 @@ export async function executeRemoveFinalizer(
     }
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
+    if (action.type === "open-deletion-guard") {
+      const outcome = await applyOpenDeletionGuard(
+        {
+          kube,
+          now,
+          ...(deps.scheduleGuardClose ? { scheduleClose: deps.scheduleGuardClose } : {}),
+          ...(deps.log ? { log: deps.log } : {}),
+        },
+        request,
+        action,
+      );
+      return await finish(outcome.state, outcome.message);
+    }
     if (action.type === "delete-orphans") {
       if (deps.aws === undefined) {
         return await finish(

@@ -146,8 +146,31 @@ export interface DeleteOrphansAction {
   readonly resources: readonly OrphanTarget[];
 }
 
+/**
+ * The annotation the chart's namespace-deletion guard (`guard.namespaceDeletion`) requires on a
+ * namespace before it admits its DELETE; only the bot's ServiceAccount may set, change or remove it.
+ */
+export const DELETION_APPROVED_ANNOTATION = "unstuck.dev/deletion-approved";
+
+/**
+ * Open the deletion guard of one namespace for a while: the executor sets
+ * `unstuck.dev/deletion-approved=<request id>` on it, and a delayed job takes it off again at the
+ * end of the window (only while it still carries this request's id). Bound to the namespace as it
+ * was when requested: the same uid (not re-created), the same resourceVersion, not Terminating.
+ */
+export interface OpenDeletionGuardAction {
+  readonly type: "open-deletion-guard";
+  readonly namespace: string;
+  readonly precondition: { readonly uid: string; readonly resourceVersion: string };
+  /** How long the guard stays open once set (config `UNSTUCK_DELETION_WINDOW_SECONDS` when requested). */
+  readonly windowSeconds: number;
+  /** The pre-deletion check's verdict when requested (its reasons are the request's evidence). */
+  readonly preflight: { readonly verdict: "safe" | "risky" | "blocked"; readonly summary: string };
+}
+
 /** Every change the bot can be approved to make. A union so new actions extend it. */
-export type ApprovalAction = RemoveFinalizerAction | RepointPathAction | DeleteOrphansAction;
+export type ApprovalAction =
+  RemoveFinalizerAction | RepointPathAction | DeleteOrphansAction | OpenDeletionGuardAction;
 
 /** The action as a finalizer removal; throws for another kind (callers that only handle that one). */
 export function finalizerRemoval(action: ApprovalAction): RemoveFinalizerAction {
@@ -159,6 +182,7 @@ export function finalizerRemoval(action: ApprovalAction): RemoveFinalizerAction 
 /** A short description of what an action changes, for messages and the audit log. */
 export function describeAction(action: ApprovalAction): string {
   if (action.type === "remove-finalizer") return describeTarget(action.target);
+  if (action.type === "open-deletion-guard") return `deletion guard of namespace ${action.namespace}`;
   if (action.type === "delete-orphans") {
     return `${String(action.resources.length)} AWS orphan${action.resources.length === 1 ? "" : "s"} of ${action.namespace !== undefined ? `namespace ${action.namespace}` : `cluster ${action.cluster}`}`;
   }
@@ -174,6 +198,7 @@ export function actionSubject(action: ApprovalAction): string {
     const t = action.target;
     return `${t.group}/${t.resource}/${t.namespace}/${t.name}`;
   }
+  if (action.type === "open-deletion-guard") return `deletion-guard/${action.namespace}`;
   if (action.type === "delete-orphans") {
     return `orphans/${action.resources
       .map((r) => r.id)

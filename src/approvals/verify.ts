@@ -59,6 +59,17 @@ const ORPHAN_ID = {
 function samePatch(request: ApprovalRequest): boolean {
   const action = request.action;
   if (action.type === "repoint-path") return wellFormedRepoint(action);
+  if (action.type === "open-deletion-guard") {
+    // Nothing derived to compare: the plan must name one namespace as it was read, and a window.
+    return (
+      /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(action.namespace) &&
+      action.precondition.uid !== "" &&
+      action.precondition.resourceVersion !== "" &&
+      Number.isInteger(action.windowSeconds) &&
+      action.windowSeconds > 0 &&
+      action.windowSeconds <= 86_400
+    );
+  }
   if (action.type === "delete-orphans") {
     return action.resources.length > 0 && action.resources.every((r) => ORPHAN_ID[r.type].test(r.id));
   }

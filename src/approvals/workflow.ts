@@ -21,9 +21,10 @@ import type {
   RemoveFinalizerAction,
   RepointPathAction,
   DeleteOrphansAction,
+  OpenDeletionGuardAction,
   VoteDecision,
 } from "./types.js";
-import { describeAction, newRequestId } from "./types.js";
+import { DELETION_APPROVED_ANNOTATION, describeAction, newRequestId } from "./types.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
 /** Puts the execution of an approved request on the actions queue (idempotent per request). */
@@ -44,6 +45,19 @@ export interface ApprovalWorkflowDeps {
   readonly log?: Logger;
   /** Id generator; the default is 128 random bits. */
   readonly newId?: () => string;
+  /** How long an approved deletion guard stays open (config `deletionWindowSeconds`; default 3600). */
+  readonly deletionWindowSeconds?: number;
+}
+
+export interface DeletionGuardInput {
+  readonly namespace: string;
+  /** The pre-deletion check's verdict and one-line summary, frozen into the plan approvers see. */
+  readonly preflight: OpenDeletionGuardAction["preflight"];
+  readonly reason: string;
+  readonly evidence?: readonly string[];
+  readonly cleanupPlan?: readonly string[];
+  readonly requester: Identity;
+  readonly channelId: string;
 }
 
 export interface FinalizerRemovalInput {
@@ -196,6 +210,60 @@ export class ApprovalWorkflow {
     }
     await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
     return this.store(input.action, reason, input);
+  }
+
+  /**
+   * Create a request to open a namespace's deletion guard: bound to the namespace as it is now (its
+   * uid and resourceVersion), which must exist, not be Terminating, and not carry the annotation.
+   */
+  public async requestDeletionGuard(input: DeletionGuardInput): Promise<ApprovalRequest> {
+    const { policy, kube } = this.deps;
+    policy.assertMayRequest(input.channelId);
+    assertNamespaceName(input.namespace);
+    const reason = input.reason.trim();
+    if (reason.length < MIN_REASON_CHARS) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (why this namespace goes, who owns it).`,
+      );
+    }
+    const ns = await kube.getNamespace(input.namespace);
+    if (ns === null) {
+      throw new UnstuckError(
+        ErrorCode.NotFound,
+        `Namespace ${input.namespace} does not exist, so there is nothing to approve.`,
+        { namespace: input.namespace, resource: "namespaces" },
+      );
+    }
+    if (ns.deletionTimestamp !== undefined) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Namespace ${input.namespace} is already being deleted (Terminating since ${ns.deletionTimestamp}); there is no deletion left to approve. \`ns ${input.namespace}\` says what it waits on.`,
+      );
+    }
+    const open = ns.annotations[DELETION_APPROVED_ANNOTATION];
+    if (open !== undefined) {
+      throw new UnstuckError(
+        ErrorCode.Conflict,
+        `Namespace ${input.namespace} already carries ${DELETION_APPROVED_ANNOTATION}=${open}: its deletion guard is open until the bot closes it.`,
+        { namespace: input.namespace },
+      );
+    }
+    if (!ns.uid || !ns.resourceVersion) {
+      throw new UnstuckError(
+        ErrorCode.Upstream,
+        `The API server returned namespace ${input.namespace} without a uid or resourceVersion.`,
+      );
+    }
+    await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
+    const action: OpenDeletionGuardAction = {
+      type: "open-deletion-guard",
+      namespace: input.namespace,
+      precondition: { uid: ns.uid, resourceVersion: ns.resourceVersion },
+      windowSeconds: this.deps.deletionWindowSeconds ?? 3600,
+      preflight: input.preflight,
+    };
+    return this.store(action, reason, input);
   }
 
   /** Store a new PENDING request (its `request.created` entry written by the same script) and mirror it. */
@@ -470,7 +538,7 @@ export class ApprovalWorkflow {
     const by = existing ? ` by <@${existing.requester.userId}>` : "";
     return new UnstuckError(
       ErrorCode.Conflict,
-      `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : "repoint"} ${describeAction(action)} is already pending (request ${existingId}${by}); ` +
+      `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : action.type === "open-deletion-guard" ? "open the" : "repoint"} ${describeAction(action)} is already pending (request ${existingId}${by}); ` +
         "vote on that one, or cancel it before asking again.",
       { requestId: existingId, existingRequestId: existingId },
     );

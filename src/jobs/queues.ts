@@ -14,6 +14,10 @@ export const JobName = {
   RemoveFinalizer: "remove-finalizer",
   RepointPath: "repoint-path",
   DeleteOrphans: "delete-orphans",
+  /** An approved namespace deletion: the bot opens the guard (sets the annotation). */
+  OpenDeletionGuard: "open-deletion-guard",
+  /** At the end of the window: take the guard's annotation off again (`deletion-guard.ts`). */
+  DeletionGuardClose: "deletion-guard-close",
   /** After a namespace is gone: re-trace its paths until the controller re-created the stack. */
   PathRecheck: "path-recheck",
   NamespaceGone: "ns-gone",

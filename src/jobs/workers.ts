@@ -17,6 +17,12 @@ import {
   type PathRecheckDeps,
   type PathRecheckResult,
 } from "./path-recheck.js";
+import {
+  closeDeletionGuard,
+  type GuardCloseData,
+  type GuardCloseDeps,
+  type GuardCloseResult,
+} from "./deletion-guard.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
 import { JobName, QueueName, type ExecutionJobData } from "./queues.js";
 import {
@@ -66,6 +72,7 @@ const EXECUTABLE: ReadonlySet<string> = new Set([
   JobName.RemoveFinalizer,
   JobName.RepointPath,
   JobName.DeleteOrphans,
+  JobName.OpenDeletionGuard,
 ]);
 
 export interface ActionsWorkerExtras {
@@ -146,10 +153,12 @@ export type WaitsWorkerDeps = WaitDeps & {
   readonly edge?: EdgeWaitDeps;
   /** Re-traces after a namespace is gone; without it a path re-check job fails, unrecoverably. */
   readonly pathRecheck?: PathRecheckDeps;
+  /** Closes deletion guards at the end of their window; without it such a job fails, unrecoverably. */
+  readonly deletionGuard?: GuardCloseDeps;
 };
 
-export type WaitJobData = NamespaceGoneData | EdgeWaitData | PathRecheckData;
-export type WaitJobResult = NamespaceGoneResult | EdgeWaitResult | PathRecheckResult;
+export type WaitJobData = NamespaceGoneData | EdgeWaitData | PathRecheckData | GuardCloseData;
+export type WaitJobResult = NamespaceGoneResult | EdgeWaitResult | PathRecheckResult | GuardCloseResult;
 
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
 export function createWaitsWorker(
@@ -182,6 +191,14 @@ export function createWaitsWorker(
               );
             }
             return await checkEdgeWait(job as Job<EdgeWaitData, EdgeWaitResult>, token, deps.edge);
+          }
+          case JobName.DeletionGuardClose: {
+            if (deps.deletionGuard === undefined) {
+              throw new UnrecoverableError(
+                `wait job "${job.name}" needs the deletion guard dependencies (audit log), which this worker was not given`,
+              );
+            }
+            return await closeDeletionGuard(job.data as GuardCloseData, deps.deletionGuard);
           }
           default:
             throw new UnrecoverableError(`unknown wait job "${job.name}"`);

@@ -11,6 +11,13 @@ import type {
   ServiceEndpointsSnapshot,
 } from "./types.js";
 
+/** The namespace as read before an annotation change. */
+export interface NamespaceAnnotationPrecondition {
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly annotations: Readonly<Record<string, string>>;
+}
+
 /**
  * The narrow set of Kubernetes reads and writes the bot makes. `client-node-adapter.ts`
  * implements it with `@kubernetes/client-node`; tests may substitute a hand-made one for pure
@@ -57,6 +64,19 @@ export interface KubePort {
     precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
     remove: readonly string[],
   ): Promise<ObjectSnapshot>;
+  /**
+   * Set (`value`) or remove (`null`) one annotation of a Namespace with a JSON patch whose `test`
+   * operations pin the namespace as the caller read it (uid and resourceVersion; the annotations
+   * read decide the exact operations, see `annotation-patch.ts`). A namespace that moved on since
+   * is refused by the API server and this throws `UnstuckError(Stale)`; nothing is modified.
+   * Optional: only the bot's adapter writes namespaces (the deletion guard); returns the namespace after.
+   */
+  annotateNamespace?(
+    name: string,
+    key: string,
+    value: string | null,
+    seen: NamespaceAnnotationPrecondition,
+  ): Promise<NamespaceSnapshot>;
   /**
    * Release what the adapter holds open (the discovery cache's watches). Optional: a port without
    * long-lived state has nothing to close. Calls made after it still work, uncached.

@@ -14,6 +14,8 @@ export interface Condition {
 export interface NamespaceSnapshot {
   readonly name: string;
   readonly uid?: string;
+  /** Absent from hand-made snapshots; the adapter always fills it in. */
+  readonly resourceVersion?: string;
   readonly phase: string;
   readonly creationTimestamp?: string;
   readonly deletionTimestamp?: string;

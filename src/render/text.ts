@@ -58,7 +58,9 @@ export function renderApprovalText(r: ApprovalRequest, now: Date): string {
       ? `remove ${a.remove.join(", ")} from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
       : a.type === "repoint-path"
         ? `repoint the traffic path of ${a.hostnames.join(", ")}`
-        : `delete ${describeAction(a)}`;
+        : a.type === "open-deletion-guard"
+          ? `allow deleting namespace ${a.namespace} for ${String(Math.round(a.windowSeconds / 60))} min`
+          : `delete ${describeAction(a)}`;
   const lines = [
     `Request ${r.id}: ${r.state} — ${what}`,
     `  requested by ${r.requester.userId} at ${r.createdAt}; ${approvals}/${r.approvalsRequired} approvals; expires ${r.expiresAt}${r.state === "PENDING" ? ` (in ${left}m)` : ""}`,
@@ -69,7 +71,11 @@ export function renderApprovalText(r: ApprovalRequest, now: Date): string {
         ]
       : a.type === "repoint-path"
         ? repointPlanLines(a).map((l) => `  ${l}`)
-        : orphanPlanLines(a).map((l) => `  ${l}`)),
+        : a.type === "open-deletion-guard"
+          ? [
+              `  bound to namespace uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}; preflight ${a.preflight.verdict}: ${a.preflight.summary}`,
+            ]
+          : orphanPlanLines(a).map((l) => `  ${l}`)),
   ];
   if (r.result) lines.push(`  result: ${r.result.outcome} — ${r.result.message}`);
   return lines.join("\n");

@@ -6,7 +6,7 @@
 import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
-import { describeAction, describeTarget } from "../../approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "../../approvals/types.js";
 import { orphanPlanLines, repointPlanLines } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
@@ -71,6 +71,9 @@ export function describeChange(req: ApprovalRequest): string {
     return `repoint the traffic path of ${a.hostnames.join(", ")} (${a.steps.length} change${a.steps.length === 1 ? "" : "s"})`;
   }
   if (a.type === "delete-orphans") return `delete ${describeAction(a)}`;
+  if (a.type === "open-deletion-guard") {
+    return `allow deleting namespace ${a.namespace} for ${String(Math.round(a.windowSeconds / 60))} min (preflight: ${a.preflight.verdict})`;
+  }
   return `remove finalizer${a.remove.length === 1 ? "" : "s"} ${a.remove.join(", ")} from ${describeTarget(a.target)}`;
 }
 
@@ -103,7 +106,9 @@ function buttons(req: ApprovalRequest): ActionsBlock {
       ? safe(describeTarget(req.action.target))
       : req.action.type === "delete-orphans"
         ? "each resource it deletes is still an orphan, unattached,"
-        : "every record and distribution it changes";
+        : req.action.type === "open-deletion-guard"
+          ? `namespace ${safe(req.action.namespace)}`
+          : "every record and distribution it changes";
   return {
     type: "actions",
     block_id: `approval-actions:${req.id}`,
@@ -190,24 +195,32 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
             safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) +
             "```",
         ].join("\n")
-      : a.type === "delete-orphans"
+      : a.type === "open-deletion-guard"
         ? [
-            `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
-            "```" + safe(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
-            "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
+            `*Change*: set \`${code(`${DELETION_APPROVED_ANNOTATION}=${req.id}`)}\` on namespace \`${code(a.namespace)}\`, which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min.`,
+            `*Preflight*: ${a.preflight.verdict === "safe" ? ":white_check_mark:" : a.preflight.verdict === "risky" ? ":warning:" : ":no_entry:"} *${safe(a.preflight.verdict.toUpperCase(), 10)}* — ${safe(a.preflight.summary, 600)}`,
+            `Bound to the namespace as it was when requested: uid \`${code(a.precondition.uid, 40)}\`, resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, not Terminating. If it was re-created or changed, the executor refuses (STALE).`,
           ].join("\n")
-        : [
-            `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
-            "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
-            "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
-          ].join("\n");
+        : a.type === "delete-orphans"
+          ? [
+              `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
+              "```" + safe(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+              "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
+            ].join("\n")
+          : [
+              `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
+              "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+              "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
+            ].join("\n");
 
   const checklist = [
     a.type === "remove-finalizer"
       ? "*Checklist* (the rule for forcing a finalizer off)"
-      : a.type === "delete-orphans"
-        ? "*Checklist* (the rule for deleting what a forced action left)"
-        : "*Checklist* (the rule for changing a live path)",
+      : a.type === "open-deletion-guard"
+        ? "*Checklist* (the rule for deleting a namespace: its blast radius, then a second person)"
+        : a.type === "delete-orphans"
+          ? "*Checklist* (the rule for deleting what a forced action left)"
+          : "*Checklist* (the rule for changing a live path)",
     `${req.evidence.length > 0 ? ":white_check_mark:" : ":warning:"} *Cause confirmed* — evidence:`,
     bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
     `:white_check_mark: *Why recovery comes first*:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
@@ -229,9 +242,11 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
         text: plain(
           a.type === "remove-finalizer"
             ? `${req.state}: remove finalizer from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
-            : a.type === "delete-orphans"
-              ? `${req.state}: delete ${describeAction(a)}`
-              : `${req.state}: repoint ${a.hostnames.join(", ")}`,
+            : a.type === "open-deletion-guard"
+              ? `${req.state}: allow deleting namespace ${a.namespace}`
+              : a.type === "delete-orphans"
+                ? `${req.state}: delete ${describeAction(a)}`
+                : `${req.state}: repoint ${a.hostnames.join(", ")}`,
         ),
       },
     },

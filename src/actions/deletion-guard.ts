@@ -1,0 +1,146 @@
+/**
+ * Executor of an approved `open-deletion-guard` request: sets `unstuck.dev/deletion-approved=<request
+ * id>` on the namespace — which the chart's ValidatingAdmissionPolicy requires before it admits the
+ * namespace's DELETE, and lets only the bot's ServiceAccount set — then schedules the job that takes
+ * it off at the end of the window (`jobs/deletion-guard.ts`).
+ *
+ * Bound to the namespace as approved: the same uid (a namespace re-created under the same name is
+ * another object, never opened on an old approval), the same resourceVersion, not Terminating.
+ * The patch pins uid and resourceVersion with `test` operations, so the API server itself refuses
+ * it if the namespace moved on between the check and the write. A resumed attempt that finds this
+ * request's id already set completes (and schedules the close again: the job id collapses repeats).
+ */
+import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../approvals/types.js";
+import type { OpenDeletionGuardAction } from "../approvals/types.js";
+import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
+import type { GuardCloseData } from "../jobs/deletion-guard.js";
+import type { KubePort } from "../kube/port.js";
+import type { NamespaceSnapshot } from "../kube/types.js";
+import type { Logger } from "../log.js";
+
+export interface DeletionGuardDeps {
+  readonly kube: KubePort;
+  readonly now: () => Date;
+  /** Schedules the close at the end of the window; without it nothing is opened (FAILED). */
+  readonly scheduleClose?: (data: GuardCloseData, delayMs: number) => Promise<void>;
+  readonly log?: Logger;
+}
+
+export interface DeletionGuardOutcome {
+  readonly state: "DONE" | "STALE" | "FAILED";
+  readonly message: string;
+}
+
+function clock(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 16)}Z`;
+}
+
+/** Why the namespace as it is now is not the one approved; undefined when it is. */
+export function judgeNamespace(
+  action: OpenDeletionGuardAction,
+  current: NamespaceSnapshot | null,
+): string | undefined {
+  const ns = action.namespace;
+  if (current === null) return `Not applied: namespace ${ns} no longer exists.`;
+  if (current.uid !== action.precondition.uid) {
+    return `Not applied: namespace ${ns} is a different namespace now (re-created: uid ${current.uid ?? "(none)"}, approved ${action.precondition.uid}).`;
+  }
+  if (current.deletionTimestamp !== undefined) {
+    return `Not applied: namespace ${ns} is already being deleted (since ${current.deletionTimestamp}).`;
+  }
+  if (current.resourceVersion !== action.precondition.resourceVersion) {
+    return `Not applied: namespace ${ns} changed since approval (resourceVersion ${action.precondition.resourceVersion} → ${current.resourceVersion ?? "(none)"}); ask again so approvers see it as it is.`;
+  }
+  return undefined;
+}
+
+export async function applyOpenDeletionGuard(
+  deps: DeletionGuardDeps,
+  request: ApprovalRequest,
+  action: OpenDeletionGuardAction,
+): Promise<DeletionGuardOutcome> {
+  const { kube, now } = deps;
+  const ns = action.namespace;
+  const annotate = kube.annotateNamespace?.bind(kube);
+  if (annotate === undefined || deps.scheduleClose === undefined) {
+    return {
+      state: "FAILED",
+      message: `Failed: this bot cannot ${annotate === undefined ? "write namespace annotations" : "schedule the guard's close"}, so namespace ${ns} was not opened for deletion.`,
+    };
+  }
+  const close: GuardCloseData = {
+    requestId: request.id,
+    namespace: ns,
+    uid: action.precondition.uid,
+    windowSeconds: action.windowSeconds,
+    ...(request.message !== undefined
+      ? { channel: request.message.channel, threadTs: request.message.ts }
+      : {}),
+  };
+  const windowMs = action.windowSeconds * 1000;
+  const opened = (already: boolean): DeletionGuardOutcome => {
+    const until = now().getTime() + windowMs;
+    return {
+      state: "DONE",
+      message: `🔓 ${already ? "Completed by the interrupted attempt: n" : "N"}amespace ${ns} may be deleted until about ${clock(until)} (${String(Math.round(action.windowSeconds / 60))} min): it carries ${DELETION_APPROVED_ANNOTATION}=${request.id}, which the deletion guard lets through. Delete it now (\`kubectl delete namespace ${ns}\`); the bot closes the guard at the end of the window.`,
+    };
+  };
+
+  const current = await kube.getNamespace(ns);
+  if (
+    current?.uid === action.precondition.uid &&
+    current.annotations[DELETION_APPROVED_ANNOTATION] === request.id
+  ) {
+    // An earlier attempt set it and died before recording the outcome.
+    await deps.scheduleClose(close, windowMs);
+    return opened(true);
+  }
+  const stale = judgeNamespace(action, current);
+  if (stale !== undefined || current === null) return { state: "STALE", message: stale ?? "Not applied." };
+  try {
+    await annotate(ns, DELETION_APPROVED_ANNOTATION, request.id, {
+      uid: action.precondition.uid,
+      resourceVersion: action.precondition.resourceVersion,
+      annotations: current.annotations,
+    });
+  } catch (err) {
+    if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
+      return {
+        state: "STALE",
+        message: `Not applied: namespace ${ns} changed between the check and the patch.`,
+      };
+    }
+    // The answer may have been lost after the write: look before deciding.
+    const seen = await kube.getNamespace(ns).catch(() => null);
+    if (
+      seen?.uid !== action.precondition.uid ||
+      seen.annotations[DELETION_APPROVED_ANNOTATION] !== request.id
+    ) {
+      throw err;
+    }
+  }
+  try {
+    await deps.scheduleClose(close, windowMs);
+  } catch (err) {
+    // An open guard with nothing to close it must not stay: take it off again at once.
+    const why = toUserError(err).message;
+    deps.log?.error({ requestId: request.id, err: { message: why } }, "could not schedule the guard's close");
+    const seen = await kube.getNamespace(ns).catch(() => null);
+    if (
+      seen?.annotations[DELETION_APPROVED_ANNOTATION] === request.id &&
+      seen.resourceVersion !== undefined &&
+      seen.uid !== undefined
+    ) {
+      await annotate(ns, DELETION_APPROVED_ANNOTATION, null, {
+        uid: seen.uid,
+        resourceVersion: seen.resourceVersion,
+        annotations: seen.annotations,
+      });
+    }
+    return {
+      state: "FAILED",
+      message: `Failed: the close of the guard could not be scheduled (${why}), so ${DELETION_APPROVED_ANNOTATION} was taken off namespace ${ns} again; nothing is open.`,
+    };
+  }
+  return opened(false);
+}

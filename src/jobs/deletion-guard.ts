@@ -1,0 +1,150 @@
+/**
+ * Closing a namespace's deletion guard at the end of its window: one delayed job per approved
+ * request (its id derives from the request), on the waits queue. It takes the annotation
+ * `unstuck.dev/deletion-approved` off again only while it still carries this request's id: a
+ * namespace deleted meanwhile, re-created, or opened again by a later request is left alone, and
+ * the thread says which. Every outcome is audited.
+ */
+import type { Queue } from "bullmq";
+import type { AuditLog } from "../audit/log.js";
+import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
+import { ErrorCode, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
+import type { KubePort } from "../kube/port.js";
+import type { Logger } from "../log.js";
+import { JobName, jobId } from "./queues.js";
+import type { ThreadReporter } from "./waits.js";
+
+export interface GuardCloseData {
+  readonly requestId: string;
+  readonly namespace: string;
+  /** The namespace's uid when the guard was opened (for the report: re-created or not). */
+  readonly uid: string;
+  readonly windowSeconds: number;
+  /** The request's thread, when it was posted in Slack. */
+  readonly channel?: string;
+  readonly threadTs?: string;
+}
+
+export interface GuardCloseResult {
+  readonly outcome: "closed" | "left-alone" | "gone";
+  readonly text: string;
+}
+
+export interface GuardCloseDeps {
+  readonly kube: KubePort;
+  readonly audit: AuditLog;
+  readonly reporter?: ThreadReporter;
+  readonly now: () => Date;
+  readonly log?: Logger;
+}
+
+export function guardCloseJobId(requestId: string): string {
+  return jobId(JobName.DeletionGuardClose, requestId);
+}
+
+/**
+ * Schedule the close `delayMs` from now. Idempotent: a resumed executor scheduling it again joins
+ * the existing job (same id) and keeps its original time.
+ */
+export async function enqueueGuardClose(
+  waits: Queue,
+  data: GuardCloseData,
+  delayMs: number,
+): Promise<string> {
+  const id = guardCloseJobId(data.requestId);
+  await waits.add(JobName.DeletionGuardClose, data, {
+    jobId: id,
+    delay: Math.max(0, delayMs),
+    removeOnComplete: { age: 86_400 },
+    removeOnFail: { age: 7 * 86_400 },
+    // A close that cannot reach the API server is retried: an open guard must not stay open.
+    attempts: 10,
+    backoff: { type: "exponential", delay: 5000 },
+  });
+  return id;
+}
+
+/** Re-reads before each attempt; a namespace that moves on between read and patch is read again. */
+const PATCH_ATTEMPTS = 3;
+
+/** One close. Throws (to be retried) only when the cluster could not be read or written. */
+export async function closeDeletionGuard(
+  data: GuardCloseData,
+  deps: GuardCloseDeps,
+): Promise<GuardCloseResult> {
+  const { kube, now } = deps;
+  const ns = data.namespace;
+  const minutes = `${String(Math.round(data.windowSeconds / 60))} min`;
+  let result: GuardCloseResult | undefined;
+  for (let attempt = 1; result === undefined; attempt++) {
+    const seen = await kube.getNamespace(ns);
+    if (seen === null) {
+      result = {
+        outcome: "gone",
+        text: `🔒 Deletion window of namespace ${ns} ended (${minutes}): the namespace is gone, nothing to close.`,
+      };
+      break;
+    }
+    const value = seen.annotations[DELETION_APPROVED_ANNOTATION];
+    if (value !== data.requestId) {
+      const recreated = seen.uid !== data.uid ? " (it was re-created since)" : "";
+      result = {
+        outcome: "left-alone",
+        text:
+          value === undefined
+            ? `🔒 Deletion window of namespace ${ns} ended (${minutes}): the guard was already closed${recreated}.`
+            : `🔒 Deletion window of namespace ${ns} ended (${minutes}): it now carries ${DELETION_APPROVED_ANNOTATION}=${value}, another request's; left alone${recreated}.`,
+      };
+      break;
+    }
+    if (
+      kube.annotateNamespace === undefined ||
+      seen.uid === undefined ||
+      seen.resourceVersion === undefined
+    ) {
+      throw new UnstuckError(
+        ErrorCode.Config,
+        "This Kubernetes adapter cannot write namespace annotations, so the deletion guard cannot be closed.",
+      );
+    }
+    try {
+      await kube.annotateNamespace(ns, DELETION_APPROVED_ANNOTATION, null, {
+        uid: seen.uid,
+        resourceVersion: seen.resourceVersion,
+        annotations: seen.annotations,
+      });
+      result = {
+        outcome: "closed",
+        text: `🔒 Closed the deletion guard of namespace ${ns}: the ${minutes} window ended, ${DELETION_APPROVED_ANNOTATION} removed; deleting it needs a new approval.${seen.deletionTimestamp !== undefined ? " (Its deletion had already started.)" : ""}`,
+      };
+    } catch (err) {
+      // Moved on between the read and the patch: read again (bounded), never patch blindly.
+      if (isUnstuckError(err) && err.code === ErrorCode.Stale && attempt < PATCH_ATTEMPTS) continue;
+      if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
+        // Still moving: a transient condition for the job's own retry, not a permanent refusal.
+        throw new UnstuckError(ErrorCode.Upstream, toUserError(err).message, { ...err.details });
+      }
+      throw err;
+    }
+  }
+  await deps.audit.append({
+    at: now().toISOString(),
+    actor: { kind: "system", component: "deletion-guard" },
+    event: result.outcome === "closed" ? "deletion-guard.closed" : `deletion-guard.${result.outcome}`,
+    requestId: data.requestId,
+    action: "open-deletion-guard",
+    target: `deletion guard of namespace ${ns}`,
+    result: result.text,
+  });
+  if (data.channel !== undefined && data.threadTs !== undefined && deps.reporter !== undefined) {
+    try {
+      await deps.reporter.post(data.channel, data.threadTs, result.text);
+    } catch (err) {
+      deps.log?.warn(
+        { requestId: data.requestId, err: { message: toUserError(err).message } },
+        "could not post the deletion guard's close in the thread",
+      );
+    }
+  }
+  return result;
+}
