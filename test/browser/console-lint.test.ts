@@ -3,11 +3,14 @@
  * console run in this process with no bot behind them: messages are posted straight to the fake's
  * Web API (as the bot would post them), then read through `GET /api/lint` and in Chromium.
  */
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { BLOCK_KIT_LIMITS, lintMessage, lintView } from "../sim/slack/block-kit-lint.js";
 import { startConsole, type LintReport, type SlackConsole } from "../sim/slack/console/server.js";
-import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { signRequest, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { launchChromium, screenshot } from "./browser.js";
 
 const TOKEN = "xoxb-console-lint-test";
@@ -253,5 +256,141 @@ describe("rendering is never HTML", () => {
     expect(errors).toEqual([]);
     await screenshot(page, "escaping");
     await page.close();
+  });
+});
+
+describe("modals", () => {
+  it("sends checkboxes, a select and text as Slack's typed state values, signed, and shows the errors the app answers inline", async () => {
+    // A stand-in app behind its own console: verifies the signature, answers the first submission with errors.
+    const secret = "modal-test-secret";
+    const received: Record<string, unknown>[] = [];
+    const app = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (d: Buffer) => (raw += d.toString()));
+      req.on("end", () => {
+        const ts = Number(req.headers["x-slack-request-timestamp"]);
+        const good = signRequest(secret, raw, ts)["x-slack-signature"] === req.headers["x-slack-signature"];
+        const payload = JSON.parse(new URLSearchParams(raw).get("payload") ?? "{}") as Record<
+          string,
+          unknown
+        >;
+        received.push({ good, payload });
+        const body =
+          received.length === 1
+            ? { response_action: "errors", errors: { region: "Pick a region this cluster runs in." } }
+            : {};
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+      });
+    });
+    app.listen(0, "127.0.0.1");
+    await once(app, "listening");
+    const appPort = (app.address() as AddressInfo).port;
+    const fake2 = await startFakeSlack({ token: TOKEN });
+    const con2 = await startConsole({
+      fake: fake2,
+      eventsUrl: `http://127.0.0.1:${String(appPort)}/slack/events`,
+      signingSecret: secret,
+      channel: { id: CHANNEL, name: "incident" },
+      users: [{ id: "U0ONCALL1", name: "oncall", role: "requester" }],
+    });
+    try {
+      const option = (value: string, text: string) => ({ value, text: { type: "plain_text", text } });
+      const opened = await fetch(`${fake2.url}views.open`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json; charset=utf-8" },
+        body: JSON.stringify({
+          trigger_id: "1.2.3",
+          view: {
+            type: "modal",
+            callback_id: "checklist",
+            private_metadata: '{"request":"r1"}',
+            title: { type: "plain_text", text: "Confirm" },
+            submit: { type: "plain_text", text: "Send" },
+            blocks: [
+              {
+                type: "input",
+                block_id: "conditions",
+                label: { type: "plain_text", text: "I confirm" },
+                element: {
+                  type: "checkboxes",
+                  action_id: "checked",
+                  options: [
+                    option("cause", "Cause confirmed"),
+                    option("recovery", "Recovery first"),
+                    option("plan", "Clean-up plan"),
+                  ],
+                },
+              },
+              {
+                type: "input",
+                block_id: "region",
+                label: { type: "plain_text", text: "Region" },
+                element: {
+                  type: "static_select",
+                  action_id: "pick",
+                  options: [option("eu-west-1", "eu-west-1"), option("ap-northeast-2", "ap-northeast-2")],
+                },
+              },
+              {
+                type: "input",
+                block_id: "note",
+                optional: true,
+                label: { type: "plain_text", text: "Note" },
+                element: { type: "plain_text_input", action_id: "text" },
+              },
+            ],
+          },
+        }),
+      });
+      expect(((await opened.json()) as { ok: boolean }).ok).toBe(true);
+      const page = await browser.newPage();
+      await page.goto(con2.url);
+      const modal = page.locator(".overlay.modal .dialog");
+      await modal.waitFor();
+      // Slack itself refuses an empty required input before anything is sent.
+      await modal.locator('button[data-modal="submit"]').click();
+      await modal.locator('.bk-input[data-block-id="conditions"] .input-error').waitFor();
+      expect(received).toEqual([]);
+      await modal.locator('input[type=checkbox][value="cause"]').check();
+      await modal.locator('input[type=checkbox][value="plan"]').check();
+      await modal.locator('.bk-input[data-block-id="region"] select').selectOption("eu-west-1");
+      await modal.locator('button[data-modal="submit"]').click();
+      const error = modal.locator('.bk-input[data-block-id="region"] .input-error');
+      await error.waitFor();
+      expect(await error.innerText()).toBe("Pick a region this cluster runs in.");
+      expect(await modal.locator('input[type=checkbox][value="plan"]').isChecked()).toBe(true);
+      await modal.locator('.bk-input[data-block-id="region"] select').selectOption("ap-northeast-2");
+      await modal.locator('button[data-modal="submit"]').click();
+      await modal.waitFor({ state: "detached" });
+      expect(received).toHaveLength(2);
+      const last = received[1] as {
+        good: boolean;
+        payload: { type: string; user: { id: string }; view: Record<string, unknown> };
+      };
+      expect(last.good).toBe(true);
+      expect(last.payload.type).toBe("view_submission");
+      expect(last.payload.user.id).toBe("U0ONCALL1");
+      expect(last.payload.view["callback_id"]).toBe("checklist");
+      expect(last.payload.view["private_metadata"]).toBe('{"request":"r1"}');
+      expect(last.payload.view["state"]).toEqual({
+        values: {
+          conditions: {
+            checked: {
+              type: "checkboxes",
+              selected_options: [option("cause", "Cause confirmed"), option("plan", "Clean-up plan")],
+            },
+          },
+          region: {
+            pick: { type: "static_select", selected_option: option("ap-northeast-2", "ap-northeast-2") },
+          },
+          note: { text: { type: "plain_text_input", value: null } },
+        },
+      });
+      await page.close();
+    } finally {
+      await con2.stop();
+      await fake2.stop();
+      app.close();
+    }
   });
 });
