@@ -70,6 +70,10 @@ const EnvSchema = z.object({
   UNSTUCK_ROLE: z.enum(["all", "bot", "worker"], { error: "must be all, bot or worker" }).default("all"),
   /** Terminating longer than this with finalizers remaining counts as blocked, not slow. */
   UNSTUCK_BLOCKED_AFTER_SECONDS: z.coerce.number().int().min(0).default(300),
+  /** Channel the watcher posts namespaces stuck past the threshold to; unset = no watcher. */
+  UNSTUCK_WATCH_CHANNEL: z.string().optional(),
+  /** Life of the watcher's leader lease: how soon another replica takes over from a dead leader. */
+  UNSTUCK_WATCH_LEASE_SECONDS: z.coerce.number().positive().max(600).default(15),
   /** EKS cluster name (AWS tags `elbv2.k8s.aws/cluster`); read from the controller's args when unset. */
   UNSTUCK_CLUSTER_NAME: z
     .string()
@@ -172,6 +176,8 @@ export interface Config {
   readonly logLevel: string;
   readonly command: string;
   readonly blockedAfterSeconds: number;
+  /** The stuck-namespace watcher (`UNSTUCK_WATCH_CHANNEL`); absent = off. */
+  readonly watch?: { readonly channel: string; readonly leaseMs: number };
   readonly clusterName?: string;
   /** AWS account/region of the cluster; absent = the diagnosis does not look into AWS. */
   readonly aws?: AwsTarget;
@@ -250,6 +256,14 @@ export function loadConfig(
     logLevel: e.UNSTUCK_LOG_LEVEL,
     command: e.UNSTUCK_COMMAND,
     blockedAfterSeconds: e.UNSTUCK_BLOCKED_AFTER_SECONDS,
+    ...(e.UNSTUCK_WATCH_CHANNEL
+      ? {
+          watch: {
+            channel: e.UNSTUCK_WATCH_CHANNEL,
+            leaseMs: Math.round(e.UNSTUCK_WATCH_LEASE_SECONDS * 1000),
+          },
+        }
+      : {}),
     ...(e.UNSTUCK_CLUSTER_NAME ? { clusterName: e.UNSTUCK_CLUSTER_NAME } : {}),
     ...(aws ? { aws } : {}),
     waitTimeoutSeconds: e.UNSTUCK_WAIT_TIMEOUT_SECONDS,

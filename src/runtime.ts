@@ -60,6 +60,11 @@ import {
   slackRetryVerdict,
 } from "./slack/notifier.js";
 import type { RetryPolicy } from "./approvals/notifier.js";
+import { diagnoseOptions } from "../commands/finalize.js";
+import { loadKubeConfig } from "./kube/client-node-adapter.js";
+import { createNamespaceWatchIo, type NamespaceWatchIo } from "./kube/namespace-watch.js";
+import { createWatcherService, slackWatcherClient, type WatcherService } from "./watcher/service.js";
+import type { WatcherOptions } from "./watcher/watcher.js";
 
 export interface RuntimeOptions {
   readonly config: Config;
@@ -81,6 +86,17 @@ export interface RuntimeOptions {
   readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
   /** Retries of a message edit or reply: the in-process loop, then the durable job's (tests shorten them). */
   readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
+  /**
+   * The stuck-namespace watcher (runs when `UNSTUCK_WATCH_CHANNEL` is set): its namespace watch
+   * (tests pass one on the simulator; default from the kubeconfig) and timings (tests shorten them).
+   */
+  readonly watcher?: {
+    readonly io?: NamespaceWatchIo;
+    readonly tuning?: Pick<
+      WatcherOptions,
+      "watchTimeoutSeconds" | "recheckMs" | "updateEveryMs" | "concurrency" | "backoffMs"
+    >;
+  };
 }
 
 export interface Runtime {
@@ -92,6 +108,8 @@ export interface Runtime {
   readonly queues: Queues;
   readonly services: CommandServices;
   readonly redis: Redis;
+  /** The stuck-namespace watcher, when `UNSTUCK_WATCH_CHANNEL` is set (it watches only while it leads). */
+  readonly watcher?: WatcherService;
   /** Start receiving (bot) and schedule the approval sweep (worker); the HTTP port when there is one. */
   start(): Promise<{ port?: number }>;
   /**
@@ -279,6 +297,30 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     diagnosisDeadlineMs: base.diagnosisDeadlineMs ?? config.diagnosisDeadlineMs,
     approvals: { workflow, audit },
   };
+
+  // First to notice (issue 13 §3): one leader among replicas watches namespaces and posts the
+  // diagnosis of one stuck past the threshold to the watch channel.
+  const watch = config.watch;
+  const watcher =
+    watch === undefined
+      ? undefined
+      : createWatcherService({
+          redis,
+          prefix,
+          channel: watch.channel,
+          thresholdMs: config.blockedAfterSeconds * 1000,
+          leaseMs: watch.leaseMs,
+          io:
+            options.watcher?.io ??
+            createNamespaceWatchIo(
+              loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
+              { timeoutMs: config.kubeTimeoutMs },
+            ),
+          diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
+          slack: slackWatcherClient(client),
+          log,
+          ...(options.watcher?.tuning !== undefined ? { tuning: options.watcher.tuning } : {}),
+        });
 
   const workerSetup = { connection: redis, prefix: `${prefix}:bull`, ...options.worker };
   // A bot process only enqueues: its jobs run wherever a worker runs.
@@ -479,7 +521,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     queues,
     services,
     redis,
+    ...(watcher !== undefined ? { watcher } : {}),
     async start() {
+      watcher?.start();
       if (role !== "bot") await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? 30_000);
       return slack !== undefined ? slack.start() : {};
     },
@@ -488,6 +532,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       stopped = true;
       // Slack first (no new commands), then the workers: they take no new job and finish theirs.
       const graceful = (async () => {
+        // The watcher first: its lease released, another replica leads at once.
+        await watcher?.stop().catch(() => undefined);
         await slack?.stop();
         await Promise.all(workers.map((w) => closeWorker(w)));
         await Promise.all([queues.close(), notifyQueue.close()]);

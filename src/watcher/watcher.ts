@@ -25,7 +25,7 @@ import type { NamespaceMeta, NamespaceWatchEvent, NamespaceWatchIo } from "../ku
 import type { Logger } from "../log.js";
 import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
 import type { SlackMessage } from "../slack/blocks/index.js";
-import { code, plain } from "../slack/blocks/text.js";
+import { code, plain, safe } from "../slack/blocks/text.js";
 
 /** How the watcher talks to Slack (a WebClient in production; escaped content only). */
 export interface WatcherSlack {
@@ -490,7 +490,9 @@ export class NamespaceWatcher {
     if (!contentLeft(d)) return;
     const signature = signatureOf(d);
     if (signature === rec.signature) return;
-    const shown = d.blockers.slice(0, 5).map((b) => `${b.kind} \`${code(`${b.namespace}/${b.name}`)}\``);
+    const shown = d.blockers
+      .slice(0, 5)
+      .map((b) => `${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\``);
     const more =
       d.blockers.length > shown.length ? ` and ${String(d.blockers.length - shown.length)} more` : "";
     const text =

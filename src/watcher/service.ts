@@ -1,0 +1,99 @@
+/**
+ * The watcher as the bot runs it: a lease among replicas, and the namespace watcher running only
+ * while this replica holds it. Off unless `UNSTUCK_WATCH_CHANNEL` is set (see `runtime.ts`).
+ */
+import { hostname } from "node:os";
+import type { WebClient } from "@slack/web-api";
+import type { Redis } from "ioredis";
+import type { NamespaceDiagnosis } from "../diagnosis/types.js";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { NamespaceWatchIo } from "../kube/namespace-watch.js";
+import type { Logger } from "../log.js";
+import { clip, SlackLimit } from "../slack/blocks/text.js";
+import { LeaderLease } from "./lease.js";
+import { NamespaceWatcher, type WatcherOptions, type WatcherSlack, type WatcherStats } from "./watcher.js";
+
+export interface WatcherServiceOptions {
+  readonly redis: Redis;
+  /** Redis key prefix of the bot (`UNSTUCK_REDIS_PREFIX`); the watcher keeps its keys under `<prefix>:watcher`. */
+  readonly prefix: string;
+  readonly channel: string;
+  readonly thresholdMs: number;
+  /** Life of the leader lease (default 15 s). */
+  readonly leaseMs?: number;
+  readonly io: NamespaceWatchIo;
+  readonly diagnose: (namespace: string) => Promise<NamespaceDiagnosis>;
+  readonly slack: WatcherSlack;
+  readonly log?: Logger;
+  /** Tuning passed to the watcher (tests shorten them). */
+  readonly tuning?: Pick<
+    WatcherOptions,
+    "watchTimeoutSeconds" | "recheckMs" | "updateEveryMs" | "concurrency" | "backoffMs"
+  >;
+}
+
+export interface WatcherService {
+  start(): void;
+  /** Stop watching and release the lease (the next replica leads at once). */
+  stop(): Promise<void>;
+  isLeader(): boolean;
+  stats(): WatcherStats;
+}
+
+/** Posts and edits through the Web API; the renderers escape everything foreign. */
+export function slackWatcherClient(client: WebClient): WatcherSlack {
+  return {
+    async post(channel, message, threadTs) {
+      const res = await client.chat.postMessage({
+        channel,
+        ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+        text: clip(message.text, SlackLimit.Fallback),
+        blocks: message.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      if (res.ts === undefined)
+        throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a message but returned no ts.");
+      return { ts: res.ts };
+    },
+    async update(channel, ts, message) {
+      await client.chat.update({
+        channel,
+        ts,
+        text: clip(message.text, SlackLimit.Fallback),
+        blocks: message.blocks,
+      });
+    },
+  };
+}
+
+export function createWatcherService(o: WatcherServiceOptions): WatcherService {
+  const keyPrefix = `${o.prefix}:watcher`;
+  const log = o.log?.child({ component: "watcher" });
+  const watcher = new NamespaceWatcher({
+    io: o.io,
+    redis: o.redis,
+    keyPrefix,
+    channel: o.channel,
+    thresholdMs: o.thresholdMs,
+    diagnose: o.diagnose,
+    slack: o.slack,
+    ...(log !== undefined ? { log } : {}),
+    ...o.tuning,
+  });
+  const lease = new LeaderLease({
+    redis: o.redis,
+    key: `${keyPrefix}:leader`,
+    ...(o.leaseMs !== undefined ? { ttlMs: o.leaseMs } : {}),
+    holder: `${hostname()}:${String(process.pid)}`,
+    ...(log !== undefined ? { log } : {}),
+    onElected: () => watcher.start(),
+    onDemoted: () => watcher.stop(),
+  });
+  return {
+    start: () => lease.start(),
+    stop: () => lease.stop(),
+    isLeader: () => lease.isLeader,
+    stats: () => watcher.stats(),
+  };
+}

@@ -1,0 +1,299 @@
+/**
+ * The stuck-namespace watcher against the kube simulator (real client-node: metadata-only list and
+ * watch, bookmarks, 410 Gone after a compaction), a real Redis (unique prefix per test) and the fake
+ * Slack over HTTP (a real WebClient): one post per episode in the watch channel with the diagnosis
+ * card, none for a namespace that finishes in time, a gone note and the card repainted GONE, no
+ * duplicate across a 410 re-list, two replicas, or a restart mid-episode; the lease moves on stop
+ * and when its holder dies.
+ */
+import { randomBytes } from "node:crypto";
+import { WebClient } from "@slack/web-api";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { createNamespaceWatchIo } from "../../../src/kube/namespace-watch.js";
+import {
+  createWatcherService,
+  slackWatcherClient,
+  type WatcherService,
+} from "../../../src/watcher/service.js";
+import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { deleteKeysWithPrefix } from "../../sim/redis.js";
+import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
+
+const TOKEN = "xoxb-watcher-test-token";
+const CHANNEL = "C0WATCH";
+const FINALIZER = "example.com/hold";
+
+async function until<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe("namespace watcher", () => {
+  let sim: KubeSim;
+  let fake: FakeSlack;
+  let redis: Redis;
+  let prefix: string;
+  const services: WatcherService[] = [];
+  const log = pino({ level: "silent" });
+
+  beforeEach(async () => {
+    sim = await startKubeSim({ controllerIntervalMs: 100, bookmarkIntervalMs: 100 });
+    fake = await startFakeSlack({ token: TOKEN });
+    redis = new Redis("redis://127.0.0.1:6379");
+    prefix = `unstuck-watcher-${randomBytes(4).toString("hex")}`;
+  });
+
+  afterEach(async () => {
+    for (const s of services.splice(0)) await s.stop();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await fake.stop();
+    await sim.stop();
+  });
+
+  function watcher(
+    o: { thresholdSeconds?: number; leaseMs?: number; watchTimeoutSeconds?: number } = {},
+  ): WatcherService {
+    const kube = createKubeAdapter(sim.kubeconfig());
+    const thresholdSeconds = o.thresholdSeconds ?? 1;
+    const s = createWatcherService({
+      redis,
+      prefix,
+      channel: CHANNEL,
+      thresholdMs: thresholdSeconds * 1000,
+      leaseMs: o.leaseMs ?? 1_500,
+      io: createNamespaceWatchIo(sim.kubeconfig()),
+      diagnose: (ns) =>
+        diagnoseNamespace(kube, ns, { now: () => new Date(), blockedAfterSeconds: thresholdSeconds }),
+      slack: slackWatcherClient(new WebClient(TOKEN, { slackApiUrl: fake.url })),
+      log,
+      tuning: {
+        watchTimeoutSeconds: o.watchTimeoutSeconds ?? 30,
+        recheckMs: 200,
+        updateEveryMs: 100,
+        backoffMs: { initial: 50, max: 200 },
+      },
+    });
+    services.push(s);
+    return s;
+  }
+
+  /** A namespace holding a ConfigMap whose finalizer nothing removes. */
+  function namespaceWithBlocker(name: string, blocked = true): void {
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "held", namespace: name, ...(blocked ? { finalizers: [FINALIZER] } : {}) },
+      data: { k: "v" },
+    });
+  }
+  const deleteNamespace = (name: string): void => {
+    sim.store.delete("v1", "Namespace", undefined, name);
+  };
+  const release = (name: string): void => {
+    const cm = sim.store.get("v1", "ConfigMap", name, "held");
+    if (cm === undefined) throw new Error("no ConfigMap");
+    sim.store.update({ ...cm, metadata: { ...cm.metadata, finalizers: [] } });
+  };
+  /** Top-level posts (not thread replies) in the watch channel. */
+  const cards = (): SlackCall[] =>
+    fake
+      .calls()
+      .filter(
+        (c) =>
+          c.method === "chat.postMessage" && c.body.channel === CHANNEL && c.body.thread_ts === undefined,
+      );
+  const leaders = (): number => services.filter((s) => s.isLeader()).length;
+
+  it("posts the diagnosis of a namespace stuck past the threshold exactly once, and nothing for one that finishes in time", async () => {
+    const w = watcher();
+    w.start();
+    await until(() => (w.isLeader() ? true : undefined), 5_000, "leader");
+    namespaceWithBlocker("stuck-a");
+    namespaceWithBlocker("quick-b", false);
+    const deletedAt = Date.now();
+    deleteNamespace("stuck-a");
+    deleteNamespace("quick-b");
+    const post = await until(() => cards()[0], 8_000, "the card");
+    // deletionTimestamp has second precision: at most 1 s early, never more than 2 s late.
+    expect(post.at - deletedAt).toBeGreaterThanOrEqual(0);
+    expect(post.at - deletedAt).toBeLessThan(1_000 + 2_000 + 1_000);
+    expect(JSON.stringify(post.body.blocks)).toContain("stuck-a");
+    expect(JSON.stringify(post.body.blocks)).toContain(FINALIZER);
+    expect(JSON.stringify(post.body.blocks)).toContain("Noticed by the watcher");
+    // A metadata-only list (the watch's own representation is checked once a request of it ended).
+    const ns = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
+    expect(ns.find((r) => !r.query.includes("watch"))?.contentType).toContain("as=PartialObjectMetadataList");
+    // Over several thresholds more: still one card, none for the namespace that went.
+    await settle(2_500);
+    expect(cards()).toHaveLength(1);
+    expect(sim.store.get("v1", "Namespace", undefined, "quick-b")).toBeUndefined();
+    expect(JSON.stringify(cards())).not.toContain("quick-b");
+  }, 20_000);
+
+  it("notes in the thread when the namespace goes and repaints the card GONE without buttons", async () => {
+    const w = watcher();
+    w.start();
+    namespaceWithBlocker("stuck-c");
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "also-held", namespace: "stuck-c", finalizers: [FINALIZER] },
+    });
+    deleteNamespace("stuck-c");
+    const post = await until(() => cards()[0], 8_000, "the card");
+    const ts = String(post.response?.ts);
+    expect(JSON.stringify(post.body.blocks)).toContain("also-held");
+    // One blocker goes: an update in the thread says what is left.
+    release("stuck-c");
+    const update = await until(
+      () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("Still Terminating")),
+      8_000,
+      "the thread update",
+    );
+    expect(update.text).toContain("1 blocking object(s) left");
+    expect(update.text).toContain("also-held");
+    const sec = sim.store.get("v1", "Secret", "stuck-c", "also-held");
+    if (sec === undefined) throw new Error("no Secret");
+    sim.store.update({ ...sec, metadata: { ...sec.metadata, finalizers: [] } });
+    const note = await until(
+      () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("is gone")),
+      8_000,
+      "the gone note",
+    );
+    expect(note.text).toContain("stuck-c");
+    const card = await until(
+      () => {
+        const m = fake.message(CHANNEL, ts);
+        return m !== undefined && m.updates > 0 ? m : undefined;
+      },
+      5_000,
+      "the repaint",
+    );
+    const blocks = card.blocks as { type: string; text?: { text: string } }[];
+    expect(blocks.find((b) => b.type === "header")?.text?.text).toBe("Namespace stuck-c: GONE");
+    expect(blocks.some((b) => b.type === "actions")).toBe(false);
+    expect(cards()).toHaveLength(1);
+  }, 20_000);
+
+  it("re-lists after a bookmark and a 410 Gone, and posts no duplicate", async () => {
+    const w = watcher({ watchTimeoutSeconds: 1 });
+    w.start();
+    namespaceWithBlocker("stuck-d");
+    deleteNamespace("stuck-d");
+    await until(() => cards()[0], 8_000, "the card");
+    // Bookmarks carry the revision forward with no namespace event: it is persisted.
+    const before = sim.store.resourceVersion;
+    await until(
+      async () => ((await redis.get(`${prefix}:watcher:rv`)) === before ? true : undefined),
+      3_000,
+      "a bookmark's revision in Redis",
+    );
+    // While no watch is open (a leader stopped; bookmarks keep an open watch's revision fresh),
+    // writes the namespace watch does not see, then a compaction: the next leader resumes from a
+    // compacted revision, is answered 410 Gone, and re-lists.
+    await w.stop();
+    sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x1", namespace: "default" } });
+    sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x2", namespace: "default" } });
+    sim.store.compact();
+    sim.resetRequests();
+    const next = watcher({ watchTimeoutSeconds: 1 });
+    next.start();
+    await until(() => (next.stats().lists > 0 ? true : undefined), 5_000, "a re-list");
+    const ns = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
+    expect(ns[0]?.query).toMatch(/resourceVersion=\d+/);
+    expect(ns.some((r) => !r.query.includes("watch=true") && r.status === 200)).toBe(true);
+    await settle(1_500);
+    expect(cards()).toHaveLength(1);
+    // Still following the episode after the re-list: the gone note comes.
+    release("stuck-d");
+    const ts = String(cards()[0]?.response?.ts);
+    await until(
+      () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("is gone")),
+      8_000,
+      "the gone note",
+    );
+  }, 25_000);
+
+  it("two replicas on one Redis: one leader, one post", async () => {
+    const a = watcher();
+    const b = watcher();
+    a.start();
+    b.start();
+    await until(() => (leaders() === 1 ? true : undefined), 5_000, "a leader");
+    namespaceWithBlocker("stuck-e");
+    deleteNamespace("stuck-e");
+    await until(() => cards()[0], 8_000, "the card");
+    await settle(2_000);
+    expect(leaders()).toBe(1);
+    expect(cards()).toHaveLength(1);
+  }, 20_000);
+
+  it("a restart mid-episode resumes from the stored revision and posts no duplicate", async () => {
+    const first = watcher();
+    first.start();
+    namespaceWithBlocker("stuck-f");
+    deleteNamespace("stuck-f");
+    const post = await until(() => cards()[0], 8_000, "the card");
+    await first.stop();
+    sim.resetRequests();
+    const second = watcher({ watchTimeoutSeconds: 1 });
+    second.start();
+    await until(() => (second.isLeader() ? true : undefined), 5_000, "the new leader");
+    await settle(2_000);
+    expect(cards()).toHaveLength(1);
+    // Resumed: a watch from the stored revision, no list.
+    const nsRequests = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
+    expect(nsRequests.length).toBeGreaterThan(0);
+    expect(nsRequests.every((r) => r.query.includes("watch=true"))).toBe(true);
+    expect(nsRequests[0]?.query).toMatch(/resourceVersion=\d+/);
+    expect(nsRequests[0]?.contentType).toContain("as=PartialObjectMetadata;");
+    release("stuck-f");
+    const ts = String(post.response?.ts);
+    await until(
+      () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("is gone")),
+      8_000,
+      "the gone note from the new leader",
+    );
+    expect(cards()).toHaveLength(1);
+  }, 25_000);
+
+  it("a follower takes over when the leader stops, and when a dead leader's lease lapses", async () => {
+    const a = watcher({ leaseMs: 1_200 });
+    a.start();
+    await until(() => (a.isLeader() ? true : undefined), 5_000, "a leads");
+    const b = watcher({ leaseMs: 1_200 });
+    b.start();
+    await settle(600);
+    expect(b.isLeader()).toBe(false);
+    const stoppedAt = Date.now();
+    await a.stop();
+    await until(() => (b.isLeader() ? true : undefined), 2_000, "b leads");
+    expect(Date.now() - stoppedAt).toBeLessThan(1_200);
+    await b.stop();
+    // A holder that died without releasing: its lease lapses after its TTL, then c leads.
+    await redis.set(`${prefix}:watcher:leader`, "dead-holder", "PX", 1_000);
+    const c = watcher({ leaseMs: 1_200 });
+    const started = Date.now();
+    c.start();
+    await settle(500);
+    expect(c.isLeader()).toBe(false);
+    await until(() => (c.isLeader() ? true : undefined), 3_000, "c leads");
+    expect(Date.now() - started).toBeLessThan(1_000 + 1_200);
+  }, 20_000);
+});
