@@ -224,6 +224,20 @@ describe("the Helm chart", () => {
         ]);
       }
     }
+    // The namespace-deletion guard's annotation: patch on namespaces, only where the guard is on.
+    expect(find("http-external-redis", "ClusterRole", "-open-deletion-guard").rules).toEqual([
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["patch"] },
+    ]);
+    expect(find("http-external-redis", "ClusterRoleBinding", "-open-deletion-guard").roleRef.name).toBe(
+      "r-http-external-redis-unstuck-open-deletion-guard",
+    );
+    expect(envOf("http-external-redis").UNSTUCK_DELETION_WINDOW_SECONDS.value).toBe("3600");
+    for (const set of ["default", "socket-irsa"] as const) {
+      expect((rendered.get(set) ?? []).some((o) => o.metadata.name.endsWith("-open-deletion-guard"))).toBe(
+        false,
+      );
+      expect(envOf(set).UNSTUCK_DELETION_WINDOW_SECONDS).toBeUndefined();
+    }
     expect(find("socket-irsa", "ClusterRole", "-remove-finalizers").rules).toContainEqual({
       apiGroups: ["s3.services.k8s.aws"],
       resources: ["buckets"],
@@ -235,6 +249,8 @@ describe("the Helm chart", () => {
     expect(kinds("http-external-redis")).toEqual([
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "Deployment",

@@ -93,6 +93,9 @@ spec:
             - { name: UNSTUCK_APPROVERS, value: {{ join "," $root.Values.config.approvers | quote }} }
             - { name: UNSTUCK_APPROVALS_REQUIRED, value: {{ $root.Values.config.approvalsRequired | quote }} }
             - { name: UNSTUCK_REQUEST_TTL_SECONDS, value: {{ $root.Values.config.requestTtlSeconds | quote }} }
+            {{- if $root.Values.guard.namespaceDeletion.enabled }}
+            - { name: UNSTUCK_DELETION_WINDOW_SECONDS, value: {{ $root.Values.guard.namespaceDeletion.windowSeconds | quote }} }
+            {{- end }}
             {{- with $root.Values.config.auditChannel }}
             - { name: UNSTUCK_AUDIT_CHANNEL, value: {{ . | quote }} }
             {{- end }}
