@@ -99,6 +99,9 @@ spec:
             {{- with $root.Values.config.auditChannel }}
             - { name: UNSTUCK_AUDIT_CHANNEL, value: {{ . | quote }} }
             {{- end }}
+            {{- with $root.Values.config.watchChannel }}
+            - { name: UNSTUCK_WATCH_CHANNEL, value: {{ . | quote }} }
+            {{- end }}
             - { name: UNSTUCK_COMMAND, value: {{ $root.Values.config.command | quote }} }
             - { name: UNSTUCK_LOG_LEVEL, value: {{ $root.Values.config.logLevel | quote }} }
             - { name: UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS, value: {{ $root.Values.config.shutdownTimeoutSeconds | quote }} }
