@@ -4,6 +4,7 @@
  * Exit codes: 0 answered, 1 the command failed (API error …), 2 bad input.
  */
 import { userInfo } from "node:os";
+import { pathToFileURL } from "node:url";
 import { defaultRegistry } from "../commands/index.js";
 import type { ApprovalServices, CommandResult, CommandServices } from "../commands/types.js";
 import { Redis } from "ioredis";
@@ -264,8 +265,10 @@ async function watchInTerminal(
   }
 }
 
+// pathToFileURL percent-encodes what a file URL must (spaces, '#', non-ASCII), as import.meta.url does.
 const isMain =
-  import.meta.url === `file://${process.argv[1] ?? ""}` || process.argv[1]?.endsWith("src/cli.ts");
+  process.argv[1] !== undefined &&
+  (import.meta.url === pathToFileURL(process.argv[1]).href || process.argv[1].endsWith("src/cli.ts"));
 if (isMain) {
   const code = await runCli(process.argv.slice(2), process.env, {
     out: (s) => process.stdout.write(`${s}\n`),

@@ -80,7 +80,7 @@ async function main(): Promise<number> {
   // Every dependency once, bounded, before anything retries in the background: a bot that cannot
   // work exits with one line saying what is missing, not a stream of reconnect logs.
   try {
-    const report = await checkStartup(config);
+    const report = await checkStartup(config, log);
     for (const warning of report.warnings) log.warn({ startup: true }, warning);
   } catch (err) {
     process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);

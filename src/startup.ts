@@ -4,7 +4,7 @@
  * API (`/version`) and AWS (one cheap read) — so that a bot that cannot work says so in one line and
  * exits, instead of retrying forever in a stream of JSON logs.
  */
-import { WebClient } from "@slack/web-api";
+import { LogLevel, WebClient, type Logger as WebClientLogger } from "@slack/web-api";
 import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import { Redis } from "ioredis";
 import { createAwsClients, destroyAwsClients } from "./aws/clients.js";
@@ -12,6 +12,8 @@ import { mapAwsError } from "./aws/sdk-adapter.js";
 import { redisTlsOptions, type Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
+import type { Logger } from "./log.js";
+import { boltLogger } from "./slack/bolt-logger.js";
 
 /** A dependency the bot cannot start without, and why. */
 export class StartupError extends Error {
@@ -55,6 +57,8 @@ function bounded<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<
     }),
   ]).finally(() => clearTimeout(timer));
 }
+
+const isText = (v: string | undefined): v is string => typeof v === "string" && v.length > 0;
 
 const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
 
@@ -143,10 +147,30 @@ async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> 
   }
 }
 
-async function checkSlack(config: Config, timeoutMs: number): Promise<void> {
+/**
+ * The start-up WebClient's own lines (its default console logger prints a WARN for a failed request
+ * or a response warning) go to pino at debug, secrets scrubbed: the check's outcome is the one line
+ * that matters, reported by `checkStartup`'s caller.
+ */
+function startupSlackLogger(log: Logger | undefined, secrets: readonly string[]): WebClientLogger {
+  const bridged = log !== undefined ? boltLogger(log, secrets) : undefined;
+  const quiet = (...msg: unknown[]): void => bridged?.debug(...msg);
+  return {
+    debug: quiet,
+    info: quiet,
+    warn: quiet,
+    error: quiet,
+    setLevel: () => undefined,
+    getLevel: () => bridged?.getLevel() ?? LogLevel.ERROR,
+    setName: () => undefined,
+  };
+}
+
+async function checkSlack(config: Config, timeoutMs: number, log?: Logger): Promise<void> {
   const slack = config.slack;
   if (!slack) return;
   const client = new WebClient(slack.botToken, {
+    logger: startupSlackLogger(log, [slack.botToken, slack.appToken, slack.signingSecret].filter(isText)),
     ...(slack.apiUrl !== undefined ? { slackApiUrl: slack.apiUrl } : {}),
     retryConfig: { retries: 0 },
     timeout: timeoutMs,
@@ -225,12 +249,12 @@ async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
  * Every check at once, each within `config.startupTimeoutMs`. Throws one `StartupError` naming every
  * dependency that failed (joined), or returns the warnings to log.
  */
-export async function checkStartup(config: Config): Promise<StartupReport> {
+export async function checkStartup(config: Config, log?: Logger): Promise<StartupReport> {
   const ms = config.startupTimeoutMs;
   const timeout = (what: string) => () => new StartupError(`${what} did not answer within ${seconds(ms)}`);
   const results = await Promise.allSettled([
     bounded(checkRedis(config, ms), ms, timeout(`Redis at ${redisAddress(config.redisUrl)}`)),
-    bounded(checkSlack(config, ms), ms, timeout("Slack auth.test")),
+    bounded(checkSlack(config, ms, log), ms, timeout("Slack auth.test")),
     bounded(checkKube(config, ms), ms, timeout("the Kubernetes API")),
     bounded(checkAws(config, ms), ms, timeout("AWS")),
   ]);

@@ -97,6 +97,21 @@ describe("start-up checks of the real entry point", () => {
     expect(run.stderr()).not.toContain("xoxb-revoked-startup-token");
   });
 
+  it("names Slack when it is unreachable, in one line: the check's WebClient prints nothing of its own", async () => {
+    const port = await freePort();
+    const run = runMain({
+      ...base,
+      SLACK_API_URL: `http://127.0.0.1:${String(port)}/api/`,
+      REDIS_URL: "redis://127.0.0.1:6379",
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+    });
+    const { code } = await run.exited;
+    expect(code).not.toBe(0);
+    const lines = run.stderr().trim().split("\n");
+    expect(lines).toEqual([expect.stringMatching(/^unstuck: cannot start: Slack .* is unreachable/)]);
+    expect(run.stdout()).not.toMatch(/web-api|http request failed/);
+  });
+
   describe("a Redis that evicts keys and persists nothing", () => {
     let volatile: PrivateRedis;
 
@@ -140,6 +155,8 @@ describe("start-up checks of the real entry point", () => {
           "bot running",
         );
         expect(run.stdout()).toContain("started anyway: UNSTUCK_ALLOW_VOLATILE_REDIS=true");
+        // The start-up check's WebClient logs through pino (debug), not its own console logger.
+        expect(`${run.stdout()}${run.stderr()}`).not.toMatch(/\[(WARN|INFO|ERROR)\]\s+web-api/);
       } finally {
         run.child.kill("SIGTERM");
       }
