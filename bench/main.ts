@@ -15,6 +15,7 @@ import { benchOptions, check, type BenchOptions, type BenchResult } from "./comm
 import { benchNs } from "./ns.js";
 import { benchTraceZone } from "./trace-zone.js";
 import { benchWaits } from "./waits.js";
+import { benchWatcher } from "./watcher.js";
 
 interface Bench {
   readonly name: string;
@@ -27,6 +28,7 @@ const BENCHES: readonly Bench[] = [
   { name: "approvals", run: benchApprovals },
   { name: "waits", run: benchWaits },
   { name: "trace-zone", run: benchTraceZone },
+  { name: "watcher", run: benchWatcher },
 ];
 
 function cell(s: string): string {
