@@ -1,3 +1,4 @@
+import { commandObserver, ObservationKind } from "../src/audit/observe.js";
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { diagnoseOptions } from "./finalize.js";
@@ -24,8 +25,18 @@ export interface NsInput {
 export const nsCommand: CommandModule<NsInput> = {
   syntax: nsSyntax,
   build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
-  run: async (input, ctx) => ({
-    type: "diagnosis",
-    diagnosis: await diagnoseNamespace(ctx.services.kube, input.namespace, diagnoseOptions(ctx.services)),
-  }),
+  run: async (input, ctx) => {
+    const diagnosis = await diagnoseNamespace(
+      ctx.services.kube,
+      input.namespace,
+      diagnoseOptions(ctx.services),
+    );
+    // For the incident timeline: what the bot saw, when (never fails the command).
+    await commandObserver(ctx.services, ctx.actor, "ns")(
+      ObservationKind.Diagnosis,
+      `namespace ${input.namespace}`,
+      `${diagnosis.verdict}: ${diagnosis.summary}`,
+    );
+    return { type: "diagnosis", diagnosis };
+  },
 };

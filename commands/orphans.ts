@@ -1,3 +1,4 @@
+import { commandObserver, ObservationKind } from "../src/audit/observe.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { collectOrphans } from "../src/orphans/collect.js";
@@ -90,6 +91,11 @@ export const orphansCommand: CommandModule<OrphansInput> = {
       (o): o is typeof o & { type: "LoadBalancer" | "TargetGroup" | "SecurityGroup" } =>
         o.removableNow && o.type !== "NetworkInterface",
     );
+    await commandObserver(ctx.services, ctx.actor, "orphans")(
+      ObservationKind.OrphanCheck,
+      input.namespace !== undefined ? `namespace ${input.namespace}` : `cluster ${report.cluster}`,
+      orphanSummary(report),
+    );
     if (!approvals || input.deleteReason === undefined || removable.length === 0) {
       return { type: "orphans", report };
     }
@@ -120,3 +126,21 @@ export const orphansCommand: CommandModule<OrphansInput> = {
     return { type: "approval-request", request };
   },
 };
+
+/** `2 orphans (SecurityGroup sg-1, NetworkInterface eni-2), 14 resources in use`: one line for the timeline. */
+export function orphanSummary(report: {
+  readonly orphans: readonly { readonly type: string; readonly id: string }[];
+  readonly liveCount: number;
+  readonly inProgress: readonly unknown[];
+}): string {
+  const n = report.orphans.length;
+  const listed = report.orphans
+    .slice(0, 5)
+    .map((o) => `${o.type} ${o.id}`)
+    .join(", ");
+  const more = n > 5 ? `, and ${String(n - 5)} more` : "";
+  const head = n === 0 ? "no orphans" : `${String(n)} orphan${n === 1 ? "" : "s"} (${listed}${more})`;
+  const deleting =
+    report.inProgress.length > 0 ? `, ${String(report.inProgress.length)} still being deleted` : "";
+  return `${head}${deleting}, ${String(report.liveCount)} resources in use`;
+}

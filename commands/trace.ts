@@ -1,3 +1,4 @@
+import { commandObserver, ObservationKind } from "../src/audit/observe.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
@@ -64,7 +65,12 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
     subject,
     ctx.services.now,
   );
-  if (!probe) return { type: "trace", trace, repair: plan };
+  const observe = commandObserver(ctx.services, ctx.actor, "trace");
+  const what = "namespace" in subject ? `namespace ${subject.namespace}` : subject.hostnames.join(", ");
+  if (!probe) {
+    await observe(ObservationKind.PathCheck, what, pathSummary(trace.paths));
+    return { type: "trace", trace, repair: plan };
+  }
   if (!ctx.services.probe) {
     throw new UnstuckError(
       ErrorCode.Config,
@@ -76,7 +82,21 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
     trace.paths.map((p) => p.hostname),
     ctx.services.healthPaths ?? [],
   );
+  const answers = probes.map(
+    (p) => `${p.hostname}: DNS ${p.dns}; ${p.http.map((h) => h.result).join(", ") || "no HTTP check"}`,
+  );
+  await observe(
+    ObservationKind.PathCheck,
+    what,
+    `${pathSummary(trace.paths)}; probes: ${answers.join("; ")}`,
+  );
   return { type: "trace", trace: { ...trace, probes }, repair: plan };
+}
+
+/** `3 paths: test.example.com stale, api.example.com ok`: one line for the timeline. */
+function pathSummary(paths: readonly { readonly hostname: string; readonly verdict: string }[]): string {
+  if (paths.length === 0) return "no path found";
+  return `${String(paths.length)} path${paths.length === 1 ? "" : "s"}: ${paths.map((p) => `${p.hostname} ${p.verdict}`).join(", ")}`;
 }
 
 export const traceCommand: CommandModule<{ hostname: string; probe: boolean }> = {

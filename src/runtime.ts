@@ -11,6 +11,7 @@
 import { WebClient } from "@slack/web-api";
 import type { Job, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import { auditObserver } from "./audit/observe.js";
 import { requestRemovalWithPlan } from "../commands/finalize.js";
 import { defaultRegistry, type Registry } from "../commands/index.js";
 import type { CommandResult, CommandServices } from "../commands/types.js";
@@ -380,6 +381,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
                   reporter: createSlackThreadReporter(client),
                   now,
                   log,
+                  record: auditObserver(audit, now),
                 },
               }
             : {}),
@@ -394,11 +396,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
                   }),
                   now,
                   log,
+                  record: auditObserver(audit, now),
                 },
               }
             : {}),
           now,
           log,
+          record: auditObserver(audit, now),
         },
       ),
       createNotifyWorker(workerSetup, {

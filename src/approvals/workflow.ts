@@ -4,7 +4,7 @@
  * only the vote whose script moved the request to APPROVED enqueues it, and the job id derives
  * from the request id, so even a repeated enqueue collapses into one job.
  */
-import type { AuditActor, AuditEntry, AuditLog } from "../audit/log.js";
+import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry, type AuditLog } from "../audit/log.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import type { KubePort } from "../kube/port.js";
@@ -309,6 +309,18 @@ export class ApprovalWorkflow {
   /** Remember the Slack message that shows the request, so later transitions can update it. */
   public async attachMessage(requestId: string, message: MessageRef): Promise<void> {
     if (!(await this.deps.store.setMessage(requestId, message))) throw this.unknown(requestId);
+    // Where the request lives in Slack (its message is its thread's parent), so the timeline of that
+    // thread finds the request's events. Not mirrored, never thrown: a read aid, not a transition.
+    await this.deps.audit.record({
+      at: this.deps.now().toISOString(),
+      actor: { kind: "system", component: "slack" },
+      event: REQUEST_POSTED_EVENT,
+      requestId,
+      action: "",
+      target: "",
+      channel: message.channel,
+      threadTs: message.ts,
+    });
   }
 
   /**

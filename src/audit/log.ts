@@ -27,7 +27,16 @@ export interface AuditEntry {
   readonly after?: string;
   /** Outcome or detail in one sentence. */
   readonly result?: string;
+  /**
+   * The Slack conversation the entry belongs to, when known: the channel, and the `ts` of the thread's
+   * parent message (a request's thread is its own message's). Lets `timeline` show one thread's events.
+   */
+  readonly channel?: string;
+  readonly threadTs?: string;
 }
+
+/** Not a transition: where a request's message was posted (its channel and thread), for the timeline. */
+export const REQUEST_POSTED_EVENT = "request.posted";
 
 /** A stored entry with its stream id. */
 export interface StoredAuditEntry extends AuditEntry {
@@ -81,6 +90,28 @@ export class AuditLog {
     );
     this.mirror(entry);
     return id ?? "";
+  }
+
+  /**
+   * Append an entry that is context rather than a change — a bot observation (a diagnosis, a path check, a
+   * wait's start or end; see `observe.ts`), where a request was posted — without mirroring it: the audit
+   * channel mirrors what people and the executor did, not every read. Never throws: a failed write must
+   * not break the command or the wait that made it (it is logged).
+   */
+  public async record(entry: AuditEntry): Promise<void> {
+    try {
+      await this.redis.xadd(
+        this.options.key,
+        "MAXLEN",
+        "~",
+        this.options.maxLen ?? 100_000,
+        "*",
+        "entry",
+        JSON.stringify(entry),
+      );
+    } catch (err) {
+      this.options.log?.warn({ err, event: entry.event }, "could not record an entry in the audit log");
+    }
   }
 
   /**

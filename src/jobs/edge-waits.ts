@@ -15,6 +15,7 @@ import type { AwsPort } from "../aws/port.js";
 import type { EdgeProbe, ResolveResult } from "../edge/probe.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { ObservationKind, type Observe } from "../audit/observe.js";
 import { JobName, jobId } from "./queues.js";
 import type { ThreadReporter } from "./waits.js";
 
@@ -90,6 +91,8 @@ export interface EdgeWaitDeps {
   readonly probe: EdgeProbe;
   readonly now: () => Date;
   readonly log?: Logger;
+  /** Records the wait's start and end in the audit log for the incident timeline (never throws). */
+  readonly record?: Observe;
 }
 
 function targetKey(target: EdgeWaitTarget): string {
@@ -354,6 +357,20 @@ export async function checkEdgeWait(
   }
 
   const statusTs = await report(deps.reporter, data, text);
+  const where = {
+    channel: data.channel,
+    threadTs: data.threadTs,
+    component: "waits",
+    target: `${data.target.kind} ${subject(data.target)}`,
+  };
+  if (data.checks === 0) {
+    await deps.record?.({
+      ...where,
+      kind: ObservationKind.WaitStarted,
+      result: `waiting for ${data.target.kind} of ${subject(data.target)} (gives up at ${clock(data.deadline)})`,
+    });
+  }
+  if (result) await deps.record?.({ ...where, kind: ObservationKind.WaitFinished, result: result.text });
   if (result) {
     // The status message was edited to the result; an edit notifies nobody, so a wait that took
     // more than one check says it once more as a reply. Its failure does not undo the result.

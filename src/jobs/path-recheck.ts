@@ -9,6 +9,7 @@
 import { DelayedError, type Job, type Queue } from "bullmq";
 import { isPermanent, toUserError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { ObservationKind, type Observe } from "../audit/observe.js";
 import { JobName, jobId } from "./queues.js";
 import type { ThreadCard, ThreadReporter } from "./waits.js";
 
@@ -46,6 +47,8 @@ export interface PathRecheckDeps {
   readonly reporter: ThreadReporter;
   readonly now: () => Date;
   readonly log?: Logger;
+  /** Records re-checks that concluded, and the orphan checks after them, for the incident timeline. */
+  readonly record?: Observe;
 }
 
 export interface PathRecheckRequest {
@@ -129,6 +132,18 @@ export async function checkPathRecheck(
   let statusTs = data.statusTs;
   if (statusTs === undefined) statusTs = (await deps.reporter.post(data.channel, data.threadTs, status)).ts;
   else await deps.reporter.update(data.channel, statusTs, status);
+  const where = {
+    channel: data.channel,
+    threadTs: data.threadTs,
+    component: "path-recheck",
+    target: `namespace ${ns}`,
+  };
+  if (result)
+    await deps.record?.({
+      ...where,
+      kind: ObservationKind.PathRecheck,
+      result: `${result.outcome}: ${status}`,
+    });
   if (card !== undefined) {
     if (deps.reporter.postCard) await deps.reporter.postCard(data.channel, data.threadTs, card);
     else await deps.reporter.post(data.channel, data.threadTs, card.text);
@@ -138,6 +153,9 @@ export async function checkPathRecheck(
       `Could not check orphans again: ${toUserError(err).message.slice(0, 300)}`,
     ]);
     for (const t of texts) await deps.reporter.post(data.channel, data.threadTs, t);
+    if (texts.length > 0) {
+      await deps.record?.({ ...where, kind: ObservationKind.OrphanCheck, result: texts.join(" ") });
+    }
   }
   if (result) return result;
   await job.updateData({ ...data, checks, statusTs });

@@ -9,6 +9,7 @@ import { isPermanent, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
+import { ObservationKind, type Observe } from "../audit/observe.js";
 import { JobName, jobId } from "./queues.js";
 
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
@@ -74,6 +75,8 @@ export interface WaitDeps {
   readonly describeBlockers: DescribeBlockers;
   readonly now: () => Date;
   readonly log?: Logger;
+  /** Records the wait's start and end in the audit log for the incident timeline (never throws). */
+  readonly record?: Observe;
   /**
    * What to check once the namespace is gone (orphans left in AWS, the traffic path): each text is
    * posted as its own reply in the same thread. Failures are reported there, never thrown.
@@ -217,6 +220,20 @@ export async function checkNamespaceGone(
   }
 
   const statusTs = await report(deps.reporter, data, text);
+  const where = {
+    channel: data.channel,
+    threadTs: data.threadTs,
+    component: "waits",
+    target: `namespace ${ns}`,
+  };
+  if (data.checks === 0) {
+    await deps.record?.({
+      ...where,
+      kind: ObservationKind.WaitStarted,
+      result: `waiting for namespace ${ns} to be gone (gives up at ${clock(data.deadline)})`,
+    });
+  }
+  if (result) await deps.record?.({ ...where, kind: ObservationKind.WaitFinished, result: result.text });
   if (result?.outcome === "gone" && deps.afterGone) {
     // The namespace is gone, so what the forced removal may have left behind and whether the
     // traffic still reaches a live load balancer are the next questions (INCIDENT.md steps 9–11).
