@@ -18,6 +18,8 @@ export interface Actor {
   readonly userId: string;
   readonly teamId: string;
   readonly channelId?: string;
+  /** The thread the command was typed in (the `ts` of its parent message), when it was typed in one. */
+  readonly threadTs?: string;
   readonly surface: "slack" | "cli";
 }
 
@@ -79,7 +81,15 @@ export type CommandResult =
   | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }
   | { readonly type: "audit"; readonly entries: readonly StoredAuditEntry[] }
   /** A post-mortem draft (Markdown) from the audit log. */
-  | { readonly type: "timeline"; readonly markdown: string; readonly entries: number }
+  | {
+      readonly type: "timeline";
+      readonly markdown: string;
+      readonly entries: number;
+      /** UTC day of the draft (`YYYY-MM-DD`), for the file name. */
+      readonly date: string;
+      /** The thread the draft covers, when it covers one. */
+      readonly thread?: { readonly channel: string; readonly ts: string };
+    }
   /** A namespace wait to start in the thread of the posted message. */
   | { readonly type: "watch"; readonly namespace: string; readonly diagnosis: NamespaceDiagnosis }
   | {

@@ -25,6 +25,7 @@ import type { Logger } from "../log.js";
 import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
 import { commandListener, type AfterPost, type PostApprovalRequest } from "./command.js";
+import { mentionListener } from "./mention.js";
 import {
   ackFirst,
   channelAllowList,
@@ -183,6 +184,19 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
       now,
       ...(deps.afterPost !== undefined ? { afterPost: deps.afterPost } : {}),
       ...(deps.postApprovalRequest !== undefined ? { postApprovalRequest: deps.postApprovalRequest } : {}),
+    }),
+  );
+
+  // `@unstuck timeline` in a thread (slash commands cannot be typed in threads).
+  app.event(
+    "app_mention",
+    mentionListener({
+      registry: deps.registry,
+      services: deps.services,
+      command: config.command,
+      channels: config.channels,
+      log,
+      ...(deps.newRequestId !== undefined ? { newRequestId: deps.newRequestId } : {}),
     }),
   );
 

@@ -14,6 +14,7 @@ import type { WebClient } from "@slack/web-api";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { Logger } from "../log.js";
 import { unpostedText, type PostOutcome } from "./approvals.js";
+import { attachTimelineFile, renderTimelineCard } from "../timeline/slack.js";
 
 export interface CommandListenerDeps {
   readonly registry: Registry;
@@ -89,10 +90,12 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
     }
     let posted: PostedMessage | undefined;
     try {
+      // A timeline's card names the file its thread will hold (uploaded below).
+      const card = result.type === "timeline" ? renderTimelineCard(result) : message;
       const res = await client.chat.postMessage({
         channel: body.channel_id,
-        text: message.text,
-        blocks: message.blocks,
+        text: card.text,
+        blocks: card.blocks,
       });
       if (res.ts !== undefined) posted = { channel: res.channel ?? body.channel_id, ts: res.ts };
     } catch (err) {
@@ -104,6 +107,10 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       );
       await respondEphemeral(respond, withHint(message, postFailureHint(code)));
       return;
+    }
+    if (posted !== undefined && result.type === "timeline") {
+      // The card starts a thread; the whole draft goes into it as a file (or the card says why not).
+      await attachTimelineFile(client, result, posted, posted.ts, scope.log);
     }
     if (posted === undefined || deps.afterPost === undefined) return;
     try {

@@ -4,13 +4,20 @@
  * as prompts for the humans). Pure: no clock, no I/O; the command reads the stream and passes the
  * entries in.
  *
+ * Besides the requests' events, the draft carries the bot's own observations (`observed.*` entries:
+ * diagnoses, path checks, orphan checks, waits started and finished, path re-checks), which fill the
+ * timeline between the human steps and say how recovery was verified. With `thread`, only the events of
+ * one Slack thread are taken: entries recorded with that channel and thread, and every event of a request
+ * whose message is that thread's parent (its `request.posted` entry says where it was posted).
+ *
  * Security property: the draft is posted to Slack and pasted into documents, so nothing a user or a
  * cluster wrote (reasons, targets, results, ids) may reach it as markup. Foreign text is always
  * rendered as an inline code span whose content cannot close the span, start a line, or carry a
  * Slack control sequence (`<`/`>` become look-alikes). The only markup left is the bot's own:
  * `<@U…>` mentions of the people who acted, for ids in Slack's own format.
  */
-import type { AuditActor, AuditEntry } from "../audit/log.js";
+import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/log.js";
+import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observe.js";
 
 /** An audit entry, with its stream id when it came from Redis (orders entries of the same millisecond). */
 export type TimelineEntry = AuditEntry & { readonly streamId?: string };
@@ -26,6 +33,8 @@ export interface TimelineOptions {
    */
   readonly relatedBeforeMs?: number;
   readonly relatedAfterMs?: number;
+  /** Only the events of this Slack thread (channel id and the `ts` of the thread's parent message). */
+  readonly thread?: { readonly channel: string; readonly ts: string };
   /** The stream was read only back to this time (a scan limit): said in the draft. */
   readonly readBackTo?: string;
   /** When the draft is made (ISO-8601), for its byline. */
@@ -36,6 +45,8 @@ export interface Timeline {
   readonly markdown: string;
   /** Audit entries the draft covers. */
   readonly entries: number;
+  /** The UTC day (`YYYY-MM-DD`) of the first event, else of the window's start, else undefined. */
+  readonly date?: string;
 }
 
 const HOUR = 3_600_000;
@@ -47,9 +58,23 @@ export function selectEntries(
 ): TimelineEntry[] {
   const since = options.since !== undefined ? Date.parse(options.since) : undefined;
   const inWindow = (e: TimelineEntry): boolean => since === undefined || time(e) >= since;
-  const sorted = [...entries].filter((e) => Number.isFinite(time(e))).sort(compareEntries);
+  const all = [...entries].filter((e) => Number.isFinite(time(e))).sort(compareEntries);
+  // Where each request was posted: context for the thread filter, never an event of the draft.
+  const postedIn = new Map<string, { channel?: string; threadTs?: string }>();
+  for (const e of all) if (e.event === REQUEST_POSTED_EVENT) postedIn.set(e.requestId, e);
+  let sorted = all.filter((e) => e.event !== REQUEST_POSTED_EVENT);
+  const thread = options.thread;
+  if (thread !== undefined) {
+    const inThread = (where: { channel?: string; threadTs?: string } | undefined): boolean =>
+      where?.channel === thread.channel && where.threadTs === thread.ts;
+    sorted = sorted.filter(
+      (e) => inThread(e) || (!isObservation(e) && e.requestId !== "" && inThread(postedIn.get(e.requestId))),
+    );
+  }
   if (options.requestId === undefined) return sorted.filter(inWindow);
 
+  const observations = sorted.filter((e) => isObservation(e));
+  sorted = sorted.filter((e) => !isObservation(e));
   const own = sorted.filter((e) => e.requestId === options.requestId);
   const first = own[0];
   const last = own[own.length - 1];
@@ -70,7 +95,20 @@ export function selectEntries(
       related.add(e.requestId);
     }
   }
-  return sorted.filter((e) => related.has(e.requestId) && (e.requestId === options.requestId || inWindow(e)));
+  // The bot's observations about the same namespaces or targets in the span.
+  const observed = observations.filter((e) => {
+    const ns = namespaceOf(e.target);
+    return (
+      (targets.has(e.target) || (ns !== undefined && namespaces.has(ns))) &&
+      time(e) >= from &&
+      time(e) <= to &&
+      inWindow(e)
+    );
+  });
+  return [
+    ...sorted.filter((e) => related.has(e.requestId) && (e.requestId === options.requestId || inWindow(e))),
+    ...observed,
+  ].sort(compareEntries);
 }
 
 /** The Markdown draft. */
@@ -90,12 +128,18 @@ export function buildTimeline(entries: readonly TimelineEntry[], options: Timeli
   const date = first ? day(first.at) : options.since ? day(options.since) : undefined;
   const lines: string[] = [`# Incident: ${subject}${date ? ` — ${date}` : ""}`, ""];
 
+  const threadScope =
+    options.thread !== undefined
+      ? `the Slack thread ${span(`${options.thread.channel}:${options.thread.ts}`, 60)}${options.since !== undefined ? ` since ${span(options.since, 40)}` : ""}`
+      : undefined;
   const scope =
-    options.requestId !== undefined
-      ? `request ${span(options.requestId, 40)} and the requests about the same objects or namespace`
-      : options.since !== undefined
-        ? `the audit log since ${span(options.since, 40)}`
-        : "the audit log";
+    threadScope !== undefined
+      ? threadScope
+      : options.requestId !== undefined
+        ? `request ${span(options.requestId, 40)} and the requests about the same objects or namespace`
+        : options.since !== undefined
+          ? `the audit log since ${span(options.since, 40)}`
+          : "the audit log";
   const covered = first && last ? `, ${clock(first.at, true)} to ${clock(last.at, true)} UTC` : "";
   lines.push(
     `_Draft generated by unstuck${options.generatedAt ? ` at ${clock(options.generatedAt, true)} UTC` : ""} from ${scope}: ${plural(selected.length, "audit entry", "audit entries")}${covered}. Check it and fill in the prompts before publishing._`,
@@ -112,7 +156,9 @@ export function buildTimeline(entries: readonly TimelineEntry[], options: Timeli
     lines.push(
       options.requestId !== undefined
         ? `_No audit entries for request ${span(options.requestId, 40)}._`
-        : "_No audit entries in this window: the bot requested, approved and executed nothing._",
+        : options.thread !== undefined
+          ? "_No audit entries for this thread: the bot requested, executed and observed nothing here._"
+          : "_No audit entries in this window: the bot requested, approved and executed nothing._",
     );
   } else {
     lines.push(summarise(selected));
@@ -132,27 +178,51 @@ export function buildTimeline(entries: readonly TimelineEntry[], options: Timeli
     );
   }
   if (executions.length > 0) lines.push("");
+  const checks = selected.filter(
+    (e) =>
+      e.event === `${OBSERVED_PREFIX}${ObservationKind.WaitFinished}` ||
+      e.event === `${OBSERVED_PREFIX}${ObservationKind.PathRecheck}` ||
+      (e.event === `${OBSERVED_PREFIX}${ObservationKind.OrphanCheck}` &&
+        executions.some((r) => r.finish !== undefined && time(e) >= time(r.finish))),
+  );
+  if (checks.length > 0) {
+    lines.push("How the bot verified it:", "");
+    for (const e of checks) lines.push(`- ${clock(e.at, multiDay)} ${describeEvent(e)}`);
+    lines.push("");
+  }
   lines.push(
-    `_to be written: what was done outside the bot (manual commands, Git fixes, re-syncs), and how recovery was verified (HTTP checks, DNS, orphan checks)._`,
+    `_to be written: what was done outside the bot (manual commands, Git fixes, re-syncs)${checks.length > 0 ? ", and any check made by hand" : ", and how recovery was verified (HTTP checks, DNS, orphan checks)"}._`,
   );
 
+  lines.push("", "## Cause", "");
+  const evidence = selected.filter((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`);
+  if (evidence.length > 0) {
+    lines.push("What the bot's diagnoses found (evidence, not the cause):", "");
+    for (const e of evidence)
+      lines.push(`- ${clock(e.at, multiDay)} ${span(e.target, 100)}: ${span(e.result ?? "—", 300)}`);
+    lines.push("");
+  }
   lines.push(
-    "",
-    "## Cause",
-    "",
     "_to be written: the root cause (what made the resources go away or stay stuck), and why it was not caught earlier._",
     "",
     "## Lessons",
     "",
     "_to be written: what to change (guards, checklists, ownership, monitoring) so this does not happen again, each with an owner._",
     "",
+    ...lessonPrompts(selected),
   );
-  return { markdown: lines.join("\n"), entries: selected.length };
+  return { markdown: lines.join("\n"), entries: selected.length, ...(date !== undefined ? { date } : {}) };
 }
 
 /** The "what happened" paragraph: per request, who asked for what, who voted, what ran and how it ended. */
 function summarise(entries: readonly TimelineEntry[]): string {
   const sentences: string[] = [];
+  const firstDiagnosis = entries.find((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`);
+  if (firstDiagnosis) {
+    sentences.push(
+      `At ${clock(firstDiagnosis.at, false)} UTC the bot diagnosed ${span(firstDiagnosis.target, 100)}: ${span(firstDiagnosis.result ?? "—", 300)}.`,
+    );
+  }
   const requests = requestsOf(entries);
   for (const r of requests) {
     const head = r.created ?? r.entries[0];
@@ -188,6 +258,15 @@ function summarise(entries: readonly TimelineEntry[]): string {
       sentences.push("It was still waiting for approval at the end of the window.");
     }
   }
+  const observed = entries.filter((e) => isObservation(e));
+  if (observed.length > 0) {
+    const kinds = unique(
+      observed.map((e) => OBSERVATION_NOUNS[e.event.slice(OBSERVED_PREFIX.length)] ?? "other checks"),
+    );
+    sentences.push(
+      `The bot recorded ${plural(observed.length, "observation", "observations")} (${list(kinds)}), listed below.`,
+    );
+  }
   const people = unique(entries.flatMap((e) => (e.actor.kind === "user" ? [who(e.actor)] : [])));
   if (people.length > 0) sentences.push(`People involved: ${list(people)}.`);
   return sentences.join(" ");
@@ -207,10 +286,57 @@ const FINISH_EVENTS = new Set([
   "execution.tampered",
 ]);
 
-/** Entries grouped by request, in the order each request first appears. */
+const OBSERVATION_NOUNS: Readonly<Record<string, string>> = {
+  [ObservationKind.Diagnosis]: "diagnoses",
+  [ObservationKind.PathCheck]: "path checks",
+  [ObservationKind.OrphanCheck]: "orphan checks",
+  [ObservationKind.WaitStarted]: "waits",
+  [ObservationKind.WaitFinished]: "waits",
+  [ObservationKind.PathRecheck]: "path re-checks",
+};
+
+/**
+ * Questions for the lessons, from what this incident's events show (the seed incident's lessons, asked
+ * rather than asserted): the humans answer them, the bot never claims a lesson.
+ */
+function lessonPrompts(entries: readonly TimelineEntry[]): string[] {
+  const prompts: string[] = [];
+  const actions = new Set(entries.filter((e) => e.event === "request.created").map((e) => e.action));
+  const diagnosed = entries.some((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`);
+  if (diagnosed) {
+    prompts.push(
+      "- _Prompt: how long was the namespace Terminating before someone read its remaining finalizers and blocking objects?_",
+    );
+  }
+  if (actions.has("remove-finalizer")) {
+    prompts.push(
+      "- _Prompt: when the finalizer was removed, were the cause confirmed, recovery the priority, and a clean-up plan in place?_",
+      "- _Prompt: was the deletion that started this necessary, and what would have blocked it (approval, admission policy, one owner per namespace)?_",
+    );
+    if (!entries.some((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.OrphanCheck}`)) {
+      prompts.push(
+        "- _Prompt: no orphan check is recorded after the forced removal: who checks ALB/TG/SG/ENI and old DNS names?_",
+      );
+    }
+  }
+  if (
+    actions.has("repoint-path") ||
+    entries.some((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.PathRecheck}`)
+  ) {
+    prompts.push(
+      "- _Prompt: when the load balancer was replaced, what would have checked the whole path Route 53 → CloudFront → ALB at once?_",
+    );
+  }
+  if (prompts.length > 0) prompts.unshift("Questions this timeline raises:", "");
+  if (prompts.length > 0) prompts.push("");
+  return prompts;
+}
+
+/** Entries grouped by request, in the order each request first appears (observations are not requests). */
 function requestsOf(entries: readonly TimelineEntry[]): RequestStory[] {
   const byId = new Map<string, RequestStory>();
   for (const e of entries) {
+    if (isObservation(e)) continue;
     let r = byId.get(e.requestId);
     if (!r) {
       r = { id: e.requestId, entries: [] };
@@ -266,6 +392,18 @@ export function describeEvent(e: TimelineEntry): string {
       return `resumed executing ${req}${detail}`;
     case "approval.tampered":
       return `refused ${req}: the approval record did not verify${detail}`;
+    case `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`:
+      return `diagnosed ${target}${detail}`;
+    case `${OBSERVED_PREFIX}${ObservationKind.PathCheck}`:
+      return `checked the traffic path of ${target}${detail}`;
+    case `${OBSERVED_PREFIX}${ObservationKind.OrphanCheck}`:
+      return `checked orphans of ${target}${detail}`;
+    case `${OBSERVED_PREFIX}${ObservationKind.WaitStarted}`:
+      return `started waiting: ${target}${detail}`;
+    case `${OBSERVED_PREFIX}${ObservationKind.WaitFinished}`:
+      return `finished waiting: ${target}${detail}`;
+    case `${OBSERVED_PREFIX}${ObservationKind.PathRecheck}`:
+      return `re-checked the traffic path of ${target}${detail}`;
     default:
       if (FINISH_EVENTS.has(e.event)) return `execution of ${req} ${outcomeOf(e)}${detail}`;
       return `${span(e.event, 60)} ${target} (${req})${moved(e)}${detail}`;
@@ -324,6 +462,7 @@ export function span(s: string, max = 200): string {
 export function namespaceOf(target: string): string | undefined {
   const m =
     /^[A-Za-z][A-Za-z0-9]* ([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)\/\S+$/.exec(target) ??
+    /^namespace ([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)$/.exec(target) ??
     /\bof namespace ([a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?)$/.exec(target);
   return m?.[1];
 }

@@ -12,13 +12,16 @@ export type {
 export { slashCommandEnvelope } from "./socket.js";
 export type { SocketAck, SocketEnvelope } from "./socket.js";
 export {
+  appMentionBody,
   blockActionsBody,
   postSigned,
+  postSignedJson,
   signRequest,
   slashCommandBody,
   viewSubmissionBody,
 } from "./signing.js";
 export type {
+  AppMentionFields,
   BlockActionFields,
   SignedHeaders,
   SlashCommandFields,

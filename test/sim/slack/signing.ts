@@ -173,3 +173,63 @@ export async function postSigned(
   const text = await res.text();
   return { status: res.status, text, elapsedMs: performance.now() - started };
 }
+
+export interface AppMentionFields {
+  /** The message text as Slack sends it: the mention is markup, `<@UBOT00001> timeline`. */
+  readonly text: string;
+  readonly ts: string;
+  /** The thread's parent `ts`, when the mention was typed in a thread. */
+  readonly threadTs?: string;
+  readonly userId?: string;
+  readonly teamId?: string;
+  readonly channelId?: string;
+  readonly apiAppId?: string;
+  readonly botUserId?: string;
+}
+
+/** The JSON body of an `app_mention` event (Events API `event_callback`). */
+export function appMentionBody(fields: AppMentionFields): string {
+  const teamId = fields.teamId ?? "T00000001";
+  return JSON.stringify({
+    token: "legacy-verification-token",
+    team_id: teamId,
+    api_app_id: fields.apiAppId ?? "A0UNSTUCK",
+    type: "event_callback",
+    event_id: `Ev${fields.ts.replace(".", "")}`,
+    event_time: Math.floor(Number(fields.ts)),
+    authorizations: [
+      {
+        team_id: teamId,
+        user_id: fields.botUserId ?? "UBOT00001",
+        is_bot: true,
+        is_enterprise_install: false,
+      },
+    ],
+    event: {
+      type: "app_mention",
+      user: fields.userId ?? "U0ONCALL1",
+      text: fields.text,
+      ts: fields.ts,
+      ...(fields.threadTs !== undefined ? { thread_ts: fields.threadTs } : {}),
+      channel: fields.channelId ?? "C0INCIDENT",
+      event_ts: fields.ts,
+    },
+  });
+}
+
+/** POST a JSON body (an Events API callback) to the bot, signed with `secret`. */
+export async function postSignedJson(
+  url: string,
+  secret: string,
+  body: string,
+  timestamp?: number,
+): Promise<{ status: number; text: string; elapsedMs: number }> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { ...signRequest(secret, body, timestamp), "content-type": "application/json" },
+    body,
+  });
+  const text = await res.text();
+  return { status: res.status, text, elapsedMs: performance.now() - started };
+}
