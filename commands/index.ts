@@ -18,6 +18,12 @@ import { traceCommand, traceNsCommand } from "./trace.js";
 import { timelineCommand } from "./timeline.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
+import { commandDuration } from "../src/ops/metrics.js";
+
+/** Command latency by verb (the grammar's path: a bounded set) and outcome, for `/metrics`. */
+function observeCommand(verb: string, started: number, outcome: "ok" | "error"): void {
+  commandDuration.observe({ verb, outcome }, (performance.now() - started) / 1000);
+}
 
 export interface Registry {
   readonly commands: readonly CommandModule[];
@@ -66,19 +72,25 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
     },
     async dispatch(text, ctx, prefix = defaultPrefix) {
       let parsed: { command: CommandModule; input: unknown };
+      const started = performance.now();
       try {
         parsed = registry.parse(text);
       } catch (err) {
         const error = toUserError(err);
+        observeCommand("unparsed", started, "error");
         return error.code === ErrorCode.UnknownCommand
           ? { type: "error", error, help: registry.help(prefix) }
           : { type: "error", error };
       }
+      const verb = parsed.command.syntax.path.join(" ");
       try {
-        return await parsed.command.run(parsed.input, ctx);
+        const result = await parsed.command.run(parsed.input, ctx);
+        observeCommand(verb, started, result.type === "error" ? "error" : "ok");
+        return result;
       } catch (err) {
         const error = toUserError(err);
         if (error.code === ErrorCode.Internal) ctx.services.log.error({ err }, "command failed");
+        observeCommand(verb, started, "error");
         return { type: "error", error };
       }
     },

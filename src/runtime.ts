@@ -63,6 +63,7 @@ import {
 import type { RetryPolicy } from "./approvals/notifier.js";
 import { diagnoseOptions } from "../commands/finalize.js";
 import { loadKubeConfig } from "./kube/client-node-adapter.js";
+import { countedRetries, countRateLimits } from "./slack/web-metrics.js";
 import { createNamespaceWatchIo, type NamespaceWatchIo } from "./kube/namespace-watch.js";
 import { createWatcherService, slackWatcherClient, type WatcherService } from "./watcher/service.js";
 import type { WatcherOptions } from "./watcher/watcher.js";
@@ -162,15 +163,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       slackConfig.appToken ?? "",
     ]),
     ...(slackConfig.apiUrl !== undefined ? { slackApiUrl: slackConfig.apiUrl } : {}),
+    retryConfig: countedRetries(),
   };
-  const client = new WebClient(slackConfig.botToken, clientOptions);
+  const client = countRateLimits(new WebClient(slackConfig.botToken, clientOptions));
   // The notifier retries by itself, re-reading the stored request before each attempt; this client's
   // own retries would re-send a stale body (and wait up to 30 minutes), so it has none.
-  const notifierClient = new WebClient(slackConfig.botToken, {
-    ...clientOptions,
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-  });
+  const notifierClient = countRateLimits(
+    new WebClient(slackConfig.botToken, {
+      ...clientOptions,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+    }),
+  );
   const prefix = config.redisPrefix;
   const store = new ApprovalStore(redis, {
     prefix: `${prefix}:approvals`,

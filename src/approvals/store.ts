@@ -170,6 +170,36 @@ function num(value: unknown): number {
   return typeof value === "number" ? value : Number(value ?? 0);
 }
 
+const pendingSetKey = (prefix: string): string => `${prefix}:pending`;
+const approvedSetKey = (prefix: string): string => `${prefix}:approved`;
+
+/** Requests by state where the store keeps an index, for `/metrics`. */
+export interface ApprovalIndexCounts {
+  /** Waiting for votes (the pending set). */
+  readonly pending: number;
+  /** Of those, past their expiry and not yet swept. */
+  readonly pendingOverdue: number;
+  /** Approved, not yet claimed by an executor (the approved set). */
+  readonly approved: number;
+}
+
+/**
+ * Counts from the store's own indexes under `prefix` (the store's prefix): one ZCARD, ZCOUNT and
+ * ZCARD — constant cost whatever the history, since finished requests are in no index.
+ */
+export async function approvalIndexCounts(
+  redis: Pick<Redis, "zcard" | "zcount">,
+  prefix: string,
+  now: Date,
+): Promise<ApprovalIndexCounts> {
+  const [pending, pendingOverdue, approved] = await Promise.all([
+    redis.zcard(pendingSetKey(prefix)),
+    redis.zcount(pendingSetKey(prefix), "-inf", now.getTime()),
+    redis.zcard(approvedSetKey(prefix)),
+  ]);
+  return { pending, pendingOverdue, approved };
+}
+
 /** Refuse anything not shaped like an id we issued, before it reaches a key name. */
 export function assertRequestId(id: string): void {
   if (!isRequestId(id)) {
@@ -204,11 +234,11 @@ export class ApprovalStore {
   }
 
   private get pendingKey(): string {
-    return `${this.options.prefix}:pending`;
+    return pendingSetKey(this.options.prefix);
   }
 
   private get approvedKey(): string {
-    return `${this.options.prefix}:approved`;
+    return approvedSetKey(this.options.prefix);
   }
 
   private openKey(action: ApprovalAction): string {

@@ -9,6 +9,7 @@ import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import { Route53Client } from "@aws-sdk/client-route-53";
+import { cloudApiCalls, cloudApiErrors, labelValue } from "../ops/metrics.js";
 
 /** Static credentials; omit to use the SDK's default chain (IRSA / Pod Identity in the cluster). */
 export interface AwsStaticCredentials {
@@ -74,13 +75,15 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
   };
   const regional = { ...withHandler, region: options.region };
   const global = { ...withHandler, region: GLOBAL_SIGNING_REGION };
+  const client = <C extends MiddlewareClient>(c: C, service: string): C =>
+    withCallMetrics(withCallDeadline(c, timeoutMs), service);
   return {
-    elbv2: withCallDeadline(new ElasticLoadBalancingV2Client(regional), timeoutMs),
-    ec2: withCallDeadline(new EC2Client(regional), timeoutMs),
-    route53: withCallDeadline(new Route53Client(global), timeoutMs),
-    cloudfront: withCallDeadline(new CloudFrontClient(global), timeoutMs),
-    cloudtrail: withCallDeadline(new CloudTrailClient(regional), timeoutMs),
-    tagging: withCallDeadline(new ResourceGroupsTaggingAPIClient(regional), timeoutMs),
+    elbv2: client(new ElasticLoadBalancingV2Client(regional), "elbv2"),
+    ec2: client(new EC2Client(regional), "ec2"),
+    route53: client(new Route53Client(global), "route53"),
+    cloudfront: client(new CloudFrontClient(global), "cloudfront"),
+    cloudtrail: client(new CloudTrailClient(regional), "cloudtrail"),
+    tagging: client(new ResourceGroupsTaggingAPIClient(regional), "tagging"),
   };
 }
 
@@ -129,6 +132,42 @@ function withCallDeadline<C extends { middlewareStack: { add: (...args: never[])
 }
 
 /** Releases the clients' sockets (for graceful shutdown and tests). */
+type MiddlewareClient = { middlewareStack: { add: (...args: never[]) => void } };
+
+/**
+ * One count per SDK command (its retries and the deadline included: outside both), by service,
+ * operation and code — `OK`, or the error's name (`AccessDenied`, `Throttling`, `TimeoutError`…) —
+ * and one error count per failed command, for `/metrics`.
+ */
+function withCallMetrics<C extends MiddlewareClient>(client: C, service: string): C {
+  const stack = client.middlewareStack as unknown as {
+    add: (
+      mw: (
+        next: (args: unknown) => Promise<unknown>,
+        context: { commandName?: string },
+      ) => (args: unknown) => Promise<unknown>,
+      options: { step: "initialize"; name: string; priority: "high" },
+    ) => void;
+  };
+  stack.add(
+    (next, context) => async (args) => {
+      const operation = labelValue(context.commandName?.replace(/Command$/, ""), "unknown");
+      try {
+        const out = await next(args);
+        cloudApiCalls.inc({ service, operation, code: "OK" });
+        return out;
+      } catch (err) {
+        const code = labelValue((err as { name?: string } | null)?.name, "Error");
+        cloudApiCalls.inc({ service, operation, code });
+        cloudApiErrors.inc({ service, operation, code });
+        throw err;
+      }
+    },
+    { step: "initialize", name: "unstuckCallMetrics", priority: "high" },
+  );
+  return client;
+}
+
 export function destroyAwsClients(clients: AwsClients): void {
   clients.elbv2.destroy();
   clients.ec2.destroy();

@@ -1,9 +1,11 @@
 /**
- * Prometheus text exposition (format 0.0.4) of what the process can say about itself without
- * instrumenting the request paths: process and Node.js runtime figures, the readiness checks,
- * and BullMQ job counts by queue and state.
+ * Metrics with prom-client. One process-wide registry holds the instruments the request paths
+ * update (command latency, cloud API calls and errors, Slack API retries and rate limits) and,
+ * once an ops server starts, Node's default process and runtime metrics. Figures read at scrape
+ * time (readiness, job counts and ages, approvals by state) arrive as `Family` values and are
+ * rendered through a registry of their own, so one exposition carries both.
  */
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -12,6 +14,7 @@ export interface Sample {
   readonly value: number;
 }
 
+/** A family read at scrape time (gauges of Redis/BullMQ state, readiness). */
 export interface Family {
   readonly name: string;
   readonly help: string;
@@ -19,78 +22,97 @@ export interface Family {
   readonly samples: readonly Sample[];
 }
 
-const escapeLabel = (v: string): string =>
-  v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
-const escapeHelp = (v: string): string => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+/** The process's instruments: updated where the work happens, read by every scrape. */
+export const processRegistry = new Registry();
 
-function formatValue(v: number): string {
-  if (Number.isNaN(v)) return "NaN";
-  if (v === Infinity) return "+Inf";
-  if (v === -Infinity) return "-Inf";
-  return String(v);
+/** Latency of a command from parse to result, by verb (`ns`, `trace ns`…) and outcome. */
+export const commandDuration = new Histogram({
+  name: "unstuck_command_duration_seconds",
+  help: "Time from a command's text to its result, by verb and outcome (ok | error).",
+  labelNames: ["verb", "outcome"] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60],
+  registers: [processRegistry],
+});
+
+/** Every AWS SDK call (retries included), by service, operation and result code (`OK` or the error name). */
+export const cloudApiCalls = new Counter({
+  name: "unstuck_cloud_api_calls_total",
+  help: "AWS API calls (one per SDK command, its retries included) by service, operation and code (OK or the error name).",
+  labelNames: ["service", "operation", "code"] as const,
+  registers: [processRegistry],
+});
+
+export const cloudApiErrors = new Counter({
+  name: "unstuck_cloud_api_errors_total",
+  help: "AWS API calls that failed, by service, operation and error code.",
+  labelNames: ["service", "operation", "code"] as const,
+  registers: [processRegistry],
+});
+
+/** Slack Web API attempts retried by a WebClient, by reason (rate_limited | http | network). */
+export const slackApiRetries = new Counter({
+  name: "unstuck_slack_api_retries_total",
+  help: "Slack Web API requests the client retried, by reason (rate_limited, http, network).",
+  labelNames: ["reason"] as const,
+  registers: [processRegistry],
+});
+
+/** HTTP 429 answers from Slack, by Web API method. */
+export const slackApiRateLimited = new Counter({
+  name: "unstuck_slack_api_rate_limited_total",
+  help: "Slack Web API answers of HTTP 429 (rate limited), by method.",
+  labelNames: ["method"] as const,
+  registers: [processRegistry],
+});
+
+let defaultsCollected = false;
+
+/** Node's process and runtime metrics (`process_*`, `nodejs_*`), registered once per process. */
+export function collectProcessMetrics(): void {
+  if (defaultsCollected) return;
+  defaultsCollected = true;
+  collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: 20 });
 }
 
-/** Families as the text format: HELP and TYPE lines, then one line per sample. */
-export function renderMetrics(families: readonly Family[]): string {
-  const lines: string[] = [];
+/** A bounded label value: error names come from remote services. */
+export function labelValue(v: string | undefined, fallback: string): string {
+  const s = (v ?? "").replace(/[^A-Za-z0-9_.:-]/g, "_").slice(0, 64);
+  return s === "" ? fallback : s;
+}
+
+/** Scrape-time families as a prom-client registry (a fresh one per scrape: the values are a snapshot). */
+export function familiesRegistry(families: readonly Family[]): Registry {
+  const registry = new Registry();
   for (const f of families) {
-    lines.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
-    for (const s of f.samples) {
-      const labels = Object.entries(s.labels ?? {});
-      const text =
-        labels.length === 0 ? "" : `{${labels.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`;
-      lines.push(`${f.name}${text} ${formatValue(s.value)}`);
+    const labelNames = [...new Set(f.samples.flatMap((s) => Object.keys(s.labels ?? {})))];
+    if (f.type === "counter") {
+      const c = new Counter({ name: f.name, help: f.help, labelNames, registers: [registry] });
+      for (const s of f.samples) c.inc(s.labels ?? {}, s.value);
+    } else {
+      const g = new Gauge({ name: f.name, help: f.help, labelNames, registers: [registry] });
+      for (const s of f.samples) g.set(s.labels ?? {}, s.value);
     }
   }
-  return `${lines.join("\n")}\n`;
+  return registry;
 }
 
-/** Process and runtime figures (the names prom-client's default metrics use). */
-export class ProcessMetrics {
-  private readonly loop: ReturnType<typeof monitorEventLoopDelay> = monitorEventLoopDelay({ resolution: 20 });
-  private readonly startSeconds = Math.round(Date.now() / 1000 - process.uptime());
+/**
+ * prom-client 15 writes a NaN sample as `Nan` (an event-loop figure before its first sample), which
+ * Prometheus's parser rejects; the text format spells it `NaN`.
+ */
+const fixNaN = (text: string): string => text.replace(/ Nan$/gm, " NaN");
 
-  public constructor() {
-    this.loop.enable();
-  }
-
-  public collect(): Family[] {
-    const mem = process.memoryUsage();
-    const cpu = process.cpuUsage();
-    const families: Family[] = [
-      gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.", [
-        { value: this.startSeconds },
-      ]),
-      gauge("process_resident_memory_bytes", "Resident memory size in bytes.", [{ value: mem.rss }]),
-      counter("process_cpu_user_seconds_total", "User CPU time spent, in seconds.", [
-        { value: cpu.user / 1e6 },
-      ]),
-      counter("process_cpu_system_seconds_total", "System CPU time spent, in seconds.", [
-        { value: cpu.system / 1e6 },
-      ]),
-      counter("process_cpu_seconds_total", "User and system CPU time spent, in seconds.", [
-        { value: (cpu.user + cpu.system) / 1e6 },
-      ]),
-      gauge("nodejs_heap_size_total_bytes", "V8 heap size in bytes.", [{ value: mem.heapTotal }]),
-      gauge("nodejs_heap_size_used_bytes", "V8 heap used in bytes.", [{ value: mem.heapUsed }]),
-      gauge("nodejs_external_memory_bytes", "Memory of C++ objects bound to JavaScript, in bytes.", [
-        { value: mem.external },
-      ]),
-      gauge("nodejs_eventloop_lag_p99_seconds", "99th percentile of the event loop delay, in seconds.", [
-        { value: this.loop.percentile(99) / 1e9 },
-      ]),
-      gauge("nodejs_eventloop_lag_max_seconds", "Largest event loop delay, in seconds.", [
-        { value: this.loop.max / 1e9 },
-      ]),
-      gauge("nodejs_version_info", "Node.js version.", [{ labels: { version: process.version }, value: 1 }]),
-    ];
-    return families;
-  }
-
-  public stop(): void {
-    this.loop.disable();
-  }
+/** Families as Prometheus text (format 0.0.4), through prom-client's own rendering. */
+export async function renderMetrics(families: readonly Family[]): Promise<string> {
+  return fixNaN(await familiesRegistry(families).metrics());
 }
+
+/** The process's instruments and the scrape's families, as one exposition. */
+export async function exposition(families: readonly Family[]): Promise<string> {
+  return fixNaN(await Registry.merge([processRegistry, familiesRegistry(families)]).metrics());
+}
+
+export const CONTENT_TYPE = processRegistry.contentType;
 
 export function gauge(name: string, help: string, samples: readonly Sample[]): Family {
   return { name, help, type: "gauge", samples };

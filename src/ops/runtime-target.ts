@@ -1,11 +1,13 @@
 /**
  * The readiness checks and metric sources of a running bot: Redis (the bot's own connection),
  * the Kubernetes API (`GET /version`, as at start-up) and Slack (`auth.test`), and BullMQ job
- * counts by queue and state with the age of the oldest waiting and active job.
+ * counts by queue and state with the age of the oldest waiting and active job, and approval requests
+ * by state from the store's indexes.
  */
 import { WebClient } from "@slack/web-api";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import { approvalIndexCounts } from "../approvals/store.js";
 import type { Config } from "../config.js";
 import { kubeVersion, loadKubeConfig } from "../kube/client-node-adapter.js";
 import { slackErrorCode } from "../slack/slack-errors.js";
@@ -13,7 +15,7 @@ import { gauge, type Family, type Sample } from "./metrics.js";
 import type { OpsTarget, ReadinessCheck } from "./server.js";
 
 export interface RuntimeParts {
-  readonly redis: Pick<Redis, "ping">;
+  readonly redis: Pick<Redis, "ping" | "zcard" | "zcount">;
   /** The runtime's queues; every BullMQ `Queue` among its values is counted. */
   readonly queues: object;
 }
@@ -107,7 +109,22 @@ export function runtimeTarget(
           ages.push({ labels: { queue: queue.name, state }, value: age });
         }
       }
+      // The approval store's prefix, as the runtime builds it.
+      const approvals = await approvalIndexCounts(
+        runtime.redis,
+        `${config.redisPrefix}:approvals`,
+        new Date(now()),
+      );
       return [
+        gauge("unstuck_approvals", "Approval requests by state (the store's indexed states).", [
+          { labels: { state: "PENDING" }, value: approvals.pending },
+          { labels: { state: "APPROVED" }, value: approvals.approved },
+        ]),
+        gauge(
+          "unstuck_approvals_pending_overdue",
+          "Pending approval requests past their expiry that the sweep has not expired yet.",
+          [{ value: approvals.pendingOverdue }],
+        ),
         gauge("unstuck_jobs", "BullMQ jobs by queue and state.", counts),
         gauge(
           "unstuck_job_oldest_age_seconds",

@@ -4,7 +4,8 @@
  * - `GET /healthz`: liveness — the process answers (its event loop is not stuck).
  * - `GET /readyz`: readiness — started, not stopping, and every dependency check passes (Redis,
  *   the Kubernetes API, Slack); 503 with the failing checks otherwise. JSON either way.
- * - `GET /metrics`: Prometheus text format.
+ * - `GET /metrics`: Prometheus text format (prom-client): the process's instruments (`./metrics.ts`)
+ *   and the runtime's scrape-time families.
  *
  * It listens from the start of the process, so liveness holds during the start-up checks; until
  * the runtime is attached, `/readyz` answers 503 "starting".
@@ -12,7 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../log.js";
-import { gauge, ProcessMetrics, renderMetrics, type Family } from "./metrics.js";
+import { collectProcessMetrics, CONTENT_TYPE, exposition, gauge, type Family } from "./metrics.js";
 
 /** One dependency the bot needs to do its work; `run` rejects when it is not usable. */
 export interface ReadinessCheck {
@@ -81,7 +82,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const timeoutMs = options.checkTimeoutMs ?? 3_000;
   const cacheMs = options.cacheMs ?? 5_000;
   const now = options.now ?? (() => Date.now());
-  const processMetrics = new ProcessMetrics();
+  collectProcessMetrics();
   let target: OpsTarget | undefined;
   let draining = false;
   let cached: { at: number; results: Promise<CheckResult[]> } | undefined;
@@ -114,7 +115,6 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   const metrics = async (): Promise<string> => {
     const r = await readiness();
     const families: Family[] = [
-      ...processMetrics.collect(),
       gauge("unstuck_ready", "1 when /readyz answers 200.", [{ value: r.ready ? 1 : 0 }]),
       gauge("unstuck_dependency_up", "1 when the dependency's readiness check passed.", [
         ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ok ? 1 : 0 })),
@@ -137,7 +137,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
         { value: scrapeErrors },
       ]),
     );
-    return renderMetrics(families);
+    return exposition(families);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -159,7 +159,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     }
     if (path === "/metrics") {
       const body = await metrics();
-      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(body);
+      res.writeHead(200, { "content-type": CONTENT_TYPE }).end(body);
       return;
     }
     res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found");
@@ -197,7 +197,6 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     },
     readiness,
     async close() {
-      processMetrics.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

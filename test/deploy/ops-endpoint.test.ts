@@ -125,8 +125,8 @@ describe("operations endpoint", () => {
     }
   });
 
-  it("escapes label values and help text as the text format requires", () => {
-    const text = renderMetrics([
+  it("escapes label values and help text as the text format requires", async () => {
+    const text = await renderMetrics([
       {
         name: "x",
         help: "a\\b\nc",
