@@ -56,6 +56,11 @@ export interface HarnessOptions {
   readonly ttlSeconds?: number;
   /** Key prefix for everything the test writes (default: a fresh unique one). */
   readonly prefix?: string;
+  /**
+   * The connection (default: a new one to the local Redis, its keys deleted on close). A given
+   * connection (a Redis Cluster client) is the caller's: close() leaves it and its keys alone.
+   */
+  readonly redis?: Redis;
 }
 
 export interface Harness {
@@ -75,7 +80,7 @@ export interface Harness {
 }
 
 export function createHarness(options: HarnessOptions = {}): Harness {
-  const redis = connect();
+  const redis = options.redis ?? connect();
   const prefix = options.prefix ?? uniquePrefix("approvals");
   const clock = options.clock ?? new TestClock();
   const fake = new FakeKube();
@@ -122,6 +127,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     clock,
     enqueued,
     async close() {
+      if (options.redis !== undefined) return;
       await deleteKeys(redis, prefix);
       await redis.quit();
     },
