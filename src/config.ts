@@ -46,6 +46,11 @@ const EnvSchema = z.object({
   REDIS_TLS_CA_FILE: z.string().optional(),
   KUBECONFIG: z.string().optional(),
   UNSTUCK_CHANNELS: idList,
+  /** Channel-name patterns (`inc-*`, `incident-*`): channels an incident tool creates per incident. */
+  UNSTUCK_CHANNEL_PATTERNS: idList.refine(
+    (patterns) => patterns.every((p) => /^[a-z0-9_*-]{1,80}$/.test(p)),
+    "channel-name patterns use lowercase letters, digits, '-', '_' and '*' (e.g. inc-*)",
+  ),
   UNSTUCK_APPROVERS: idList,
   /**
    * HMAC key signing every approval record, vote and transition (held outside Redis). Required to
@@ -154,6 +159,11 @@ export interface Config {
   readonly role: Role;
   /** Slack variables that are missing (for the "what to set" message). */
   readonly missingSlack: readonly string[];
+  /**
+   * Slack credential variables that are set. Some set and `slack` absent is a half-configured
+   * environment: an error, never a reason to fall back to the local sandbox.
+   */
+  readonly slackSet: readonly string[];
   readonly port: number;
   readonly redisUrl: string;
   /** How the path waits resolve names and probe URLs after a repair. */
@@ -166,6 +176,8 @@ export interface Config {
   readonly redisTlsCa?: string;
   readonly kubeconfig?: string;
   readonly channels: readonly string[];
+  /** `UNSTUCK_CHANNEL_PATTERNS`: channel names (`*` matches any run of characters) also allowed. */
+  readonly channelPatterns: readonly string[];
   readonly approvers: readonly string[];
   readonly approvalsRequired: number;
   /** `UNSTUCK_APPROVAL_KEY`: signs approval records; never logged. */
@@ -236,6 +248,9 @@ export function loadConfig(
   return {
     ...(slack ? { slack } : {}),
     missingSlack,
+    slackSet: (["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"] as const).filter(
+      (v) => e[v] !== undefined,
+    ),
     role: e.UNSTUCK_ROLE,
     port: e.PORT,
     redisUrl: e.REDIS_URL,
@@ -247,6 +262,7 @@ export function loadConfig(
     },
     ...(e.KUBECONFIG ? { kubeconfig: e.KUBECONFIG } : {}),
     channels: e.UNSTUCK_CHANNELS,
+    channelPatterns: e.UNSTUCK_CHANNEL_PATTERNS,
     approvers: e.UNSTUCK_APPROVERS,
     approvalsRequired: e.UNSTUCK_APPROVALS_REQUIRED,
     ...(e.UNSTUCK_APPROVAL_KEY ? { approvalKey: e.UNSTUCK_APPROVAL_KEY } : {}),

@@ -31,6 +31,18 @@ export function missingSlackMessage(config: Config): string {
   ].join("\n");
 }
 
+/** The message for a half-set Slack environment: what is set, what is missing. */
+export function partialSlackMessage(config: Config): string {
+  const missing = config.missingSlack.map((v) =>
+    v === "SLACK_SIGNING_SECRET" ? "SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode)" : v,
+  );
+  return (
+    `unstuck: Slack is partly configured: ${config.slackSet.join(", ")} ${config.slackSet.length === 1 ? "is" : "are"} set, ` +
+    `but ${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} missing. ` +
+    "Set the missing variables, or unset all Slack variables to run the local sandbox."
+  );
+}
+
 async function main(): Promise<number> {
   let config: Config;
   let opsConfig: OpsConfig;
@@ -39,6 +51,11 @@ async function main(): Promise<number> {
     opsConfig = loadOpsConfig(process.env);
   } catch (err) {
     process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
+    return 2;
+  }
+  if (!config.slack && config.slackSet.length > 0) {
+    // Half a Slack configuration is a mistake to fix, not a wish for the sandbox.
+    process.stderr.write(`${partialSlackMessage(config)}\n`);
     return 2;
   }
   if (!config.slack) {
@@ -58,6 +75,7 @@ async function main(): Promise<number> {
       out: (s) => process.stdout.write(`${s}\n`),
       input: process.stdin,
       interactive: process.stdin.isTTY,
+      redisUrl: config.redisUrl,
     });
   }
   const log = createLogger({ level: config.logLevel });

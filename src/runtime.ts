@@ -50,6 +50,7 @@ import { renderOrphansText } from "./render/orphans-text.js";
 import { renderTraceBlocks } from "./slack/blocks/trace.js";
 import { planPathRepair } from "./traffic/repoint.js";
 import { createServices } from "./services.js";
+import { ChannelGate } from "./slack/channel-gate.js";
 import { createSlackApp, type SlackApp } from "./slack/app.js";
 import { boltLogger } from "./slack/bolt-logger.js";
 import { postApprovalRequest, registerApprovalActions } from "./slack/approvals.js";
@@ -188,8 +189,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { mirror: createSlackAuditMirror(client, config.auditChannel) }
       : {}),
   });
+  // Channel ids and name patterns (incident channels); one name cache for the listeners and the policy.
+  const channelGate = new ChannelGate({
+    ids: config.channels,
+    patterns: config.channelPatterns,
+    lookup: (id) => client.conversations.info({ channel: id }).then((r) => r.channel?.name),
+  });
   const policy = new ApprovalPolicy({
     channels: config.channels,
+    channelGate,
     approvers: config.approvers,
     directory: createSlackDirectory(client),
     now,
@@ -440,6 +448,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     };
     const slack = createSlackApp({
       config,
+      channelGate,
       // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
       // a write), so the requester always gets an answer.
       registry: boundedRegistry(

@@ -14,6 +14,14 @@ export interface SlackDirectory {
 export interface ApprovalPolicyOptions {
   /** Channel ids where requests may be made; empty = anywhere. */
   readonly channels: readonly string[];
+  /**
+   * Ids and channel-name patterns (`UNSTUCK_CHANNEL_PATTERNS`); when given, it decides instead of
+   * `channels`.
+   */
+  readonly channelGate?: {
+    allowed(channelId: string): Promise<boolean>;
+    howToEnable(channelId: string): string;
+  };
   /** Slack user ids (`U…`/`W…`) and user-group ids (`S…`). */
   readonly approvers: readonly string[];
   readonly directory?: SlackDirectory;
@@ -63,8 +71,19 @@ export class ApprovalPolicy {
   }
 
   /** Throws `ChannelNotAllowed` unless requests may be made in this channel. */
-  public assertMayRequest(channelId: string): void {
-    const { channels } = this.options;
+  public async assertMayRequest(channelId: string): Promise<void> {
+    const { channels, channelGate } = this.options;
+    if (channelGate !== undefined) {
+      // Ids and name patterns, the same gate (and name cache) the Slack listeners use.
+      if (!(await channelGate.allowed(channelId).catch(() => false))) {
+        throw new UnstuckError(
+          ErrorCode.ChannelNotAllowed,
+          `Changes can only be requested in the on-call channels this bot is configured for. ${channelGate.howToEnable(channelId)}`,
+          { channel: channelId },
+        );
+      }
+      return;
+    }
     if (channels.length > 0 && !channels.includes(channelId)) {
       throw new UnstuckError(
         ErrorCode.ChannelNotAllowed,

@@ -121,7 +121,7 @@ export class ApprovalWorkflow {
    * checks again (the policy may change in between).
    */
   public async precheck(requester: Identity, channelId: string): Promise<void> {
-    this.deps.policy.assertMayRequest(channelId);
+    await this.deps.policy.assertMayRequest(channelId);
     await this.deps.policy.assertApprovable(requester, this.deps.approvalsRequired);
   }
 
@@ -131,7 +131,7 @@ export class ApprovalWorkflow {
    */
   public async requestFinalizerRemoval(input: FinalizerRemovalInput): Promise<ApprovalRequest> {
     const { policy, kube } = this.deps;
-    policy.assertMayRequest(input.channelId);
+    await policy.assertMayRequest(input.channelId);
     assertNamespaceName(input.namespace);
     assertObjectName(input.name);
     const reason = input.reason.trim();
@@ -194,7 +194,7 @@ export class ApprovalWorkflow {
    */
   public async requestRepoint(input: RepointInput): Promise<ApprovalRequest> {
     const { policy } = this.deps;
-    policy.assertMayRequest(input.channelId);
+    await policy.assertMayRequest(input.channelId);
     const reason = input.reason.trim();
     if (reason.length < MIN_REASON_CHARS) {
       throw new UnstuckError(
@@ -218,7 +218,7 @@ export class ApprovalWorkflow {
    */
   public async requestDeletionGuard(input: DeletionGuardInput): Promise<ApprovalRequest> {
     const { policy, kube } = this.deps;
-    policy.assertMayRequest(input.channelId);
+    await policy.assertMayRequest(input.channelId);
     assertNamespaceName(input.namespace);
     const reason = input.reason.trim();
     if (reason.length < MIN_REASON_CHARS) {

@@ -49,6 +49,10 @@ const MAX_EVENT_BLOCKERS = 25;
 /** Groups whose objects are the same as another group's (listing both would double-count). */
 const DUPLICATE_GROUPS = new Set(["events.k8s.io"]);
 
+/** The line every diagnosis made without AWS settings carries (Slack card and terminal text). */
+export const AWS_NOT_CHECKED =
+  "AWS not checked: no region configured (set AWS_REGION, or UNSTUCK_CLUSTERS_FILE with a region)";
+
 export async function diagnoseNamespace(
   kube: KubePort,
   name: string,
@@ -63,7 +67,10 @@ export async function diagnoseNamespace(
       ...(options.aws ? { aws: { ...options.aws, port: deadline.aws(options.aws.port) } } : {}),
     });
     const partial = deadline.summary();
-    return partial !== undefined ? { ...d, warnings: [partial, ...d.warnings] } : d;
+    // Without a region the AWS half of the answer is missing: say so in every diagnosis, never silently.
+    const notChecked = options.aws === undefined && d.verdict !== "not-found" ? [AWS_NOT_CHECKED] : [];
+    const warnings = [...(partial !== undefined ? [partial] : []), ...d.warnings, ...notChecked];
+    return warnings.length !== d.warnings.length ? { ...d, warnings } : d;
   } finally {
     deadline.dispose();
   }

@@ -24,6 +24,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
+import { ChannelGate } from "./channel-gate.js";
 import { commandListener, type AfterPost, type PostApprovalRequest } from "./command.js";
 import { mentionListener } from "./mention.js";
 import {
@@ -58,6 +59,8 @@ export interface SlackAppDeps {
    * approvers could never see); without it a request is posted like any result.
    */
   readonly postApprovalRequest?: PostApprovalRequest;
+  /** Which channels may use the bot; built from the configuration when absent. */
+  readonly channelGate?: ChannelGate;
 }
 
 export interface SlackApp extends HasActionRouter {
@@ -168,10 +171,13 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
     await Promise.resolve();
   });
 
+  // UNSTUCK_CHANNELS ids and UNSTUCK_CHANNEL_PATTERNS names; one gate (one name cache) for all listeners.
+  const channelGate =
+    deps.channelGate ?? new ChannelGate({ ids: config.channels, patterns: config.channelPatterns });
   const shared = <A extends ScopedArgs>(): Middleware<A>[] => [
     ackFirst<A>(),
     requestScope<A>(log, deps.newRequestId),
-    channelAllowList<A>(config.channels),
+    channelAllowList<A>(channelGate),
   ];
 
   app.command(
@@ -194,7 +200,7 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
       registry: deps.registry,
       services: deps.services,
       command: config.command,
-      channels: config.channels,
+      channels: channelGate,
       log,
       ...(deps.newRequestId !== undefined ? { newRequestId: deps.newRequestId } : {}),
     }),

@@ -47,7 +47,8 @@ export type AfterPost = (result: CommandResult, posted: PostedMessage) => Promis
 /** Results that only the requester should see. */
 export function isPrivateResult(result: CommandResult): boolean {
   // A namespace that does not exist is most often a typo: tell the one who asked, not the channel.
-  if (result.type === "diagnosis" && result.diagnosis.verdict === "not-found") return true;
+  if ((result.type === "diagnosis" || result.type === "watch") && result.diagnosis.verdict === "not-found")
+    return true;
   return result.type === "help" || result.type === "error";
 }
 

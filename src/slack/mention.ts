@@ -14,7 +14,8 @@ import type { Logger } from "../log.js";
 import { attachTimelineFile, renderTimelineCard } from "../timeline/slack.js";
 import { renderSlackMessage } from "./blocks/index.js";
 import { clip, SlackLimit } from "./blocks/text.js";
-import { channelRefusal, isChannelAllowed } from "./middleware.js";
+import type { ChannelGate } from "./channel-gate.js";
+import { channelRefusal } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
 export interface MentionListenerDeps {
@@ -22,8 +23,8 @@ export interface MentionListenerDeps {
   readonly services: CommandServices;
   /** The slash command as configured (`/unstuck`), for the hint. */
   readonly command: string;
-  /** `UNSTUCK_CHANNELS` (empty allows all). */
-  readonly channels: readonly string[];
+  /** `UNSTUCK_CHANNELS` ids and `UNSTUCK_CHANNEL_PATTERNS` names (neither allows all). */
+  readonly channels: ChannelGate;
   readonly log: Logger;
   readonly newRequestId?: () => string;
 }
@@ -34,7 +35,6 @@ const MENTION_VERBS = new Set(["timeline"]);
 export function mentionListener(
   deps: MentionListenerDeps,
 ): (args: SlackEventMiddlewareArgs<"app_mention"> & AllMiddlewareArgs) => Promise<void> {
-  const allowed = new Set(deps.channels);
   return async ({ event, body, client }) => {
     const channel = event.channel;
     const user = event.user;
@@ -56,9 +56,12 @@ export function mentionListener(
         log.warn({ slackError: slackErrorCode(err) ?? "unknown" }, "could not answer a mention");
       }
     };
-    if (!isChannelAllowed(allowed, channel)) {
+    const allowed = await deps.channels
+      .allowed(channel, (id) => client.conversations.info({ channel: id }).then((r) => r.channel?.name))
+      .catch(() => false);
+    if (!allowed) {
       log.warn({ code: "CHANNEL_NOT_ALLOWED" }, "mention from a channel outside the allow-list");
-      await ephemeral(channelRefusal(channel));
+      await ephemeral(channelRefusal(channel, deps.channels));
       return;
     }
     // Every mention of the bot is markup (`<@U…>` or `<@U…|name>`): what is left is the command.

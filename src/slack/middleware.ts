@@ -15,6 +15,8 @@ import type { Middleware, RespondFn } from "@slack/bolt";
 import type { Actor } from "../../commands/types.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { ChannelGate } from "./channel-gate.js";
+import { slackErrorCode } from "./slack-errors.js";
 
 /**
  * How far ahead of our clock a Slack request timestamp may be. Bolt's receiver refuses timestamps more
@@ -156,22 +158,41 @@ export function requestScope<A extends ScopedArgs>(
 }
 
 /**
- * Only channels in `allowed` may use the bot (an empty list allows all). A refused request gets an ephemeral
- * answer naming the channel, and nothing else runs.
+ * Only allowed channels may use the bot: ids listed in `UNSTUCK_CHANNELS`, or channels whose name
+ * matches `UNSTUCK_CHANNEL_PATTERNS` (read with `conversations.info`, cached briefly); neither set
+ * allows all. A refused request gets an ephemeral answer naming the channel and how to enable it,
+ * and nothing else runs.
  */
-export function channelAllowList<A extends ScopedArgs>(allowed: readonly string[]): Middleware<A> {
-  const set = new Set(allowed);
-  return async ({ body, respond, context, next }) => {
+export function channelAllowList<A extends ScopedArgs>(
+  allowed: readonly string[] | ChannelGate,
+): Middleware<A> {
+  const gate = allowed instanceof ChannelGate ? allowed : new ChannelGate({ ids: allowed, patterns: [] });
+  return async ({ body, respond, context, next, client }) => {
     const channelId = identityOf(body).channelId;
-    if (isChannelAllowed(set, channelId)) {
+    let ok: boolean;
+    try {
+      ok = await gate.allowed(channelId, (id) =>
+        client.conversations.info({ channel: id }).then((r) => r.channel?.name),
+      );
+    } catch (err) {
+      // Not knowing the channel's name allows nothing; the log says why.
+      scopeOf(context).log.warn(
+        { code: ErrorCode.ChannelNotAllowed, slackError: slackErrorCode(err) ?? "unknown" },
+        "could not read the channel's name to match UNSTUCK_CHANNEL_PATTERNS",
+      );
+      ok = false;
+    }
+    if (ok) {
       await next();
       return;
     }
-    const scope = scopeOf(context);
-    scope.log.warn({ code: ErrorCode.ChannelNotAllowed }, "request from a channel outside the allow-list");
+    scopeOf(context).log.warn(
+      { code: ErrorCode.ChannelNotAllowed },
+      "request from a channel outside the allow-list",
+    );
     await respond({
       response_type: "ephemeral",
-      text: channelRefusal(channelId),
+      text: channelRefusal(channelId, gate),
     });
   };
 }
@@ -182,12 +203,14 @@ export function isChannelAllowed(allowed: ReadonlySet<string>, channelId: string
   return channelId !== undefined && allowed.has(channelId);
 }
 
-/** The message a refused request gets. */
-export function channelRefusal(channelId: string | undefined): string {
+/** The message a refused request gets: where, and how an admin enables it. */
+export function channelRefusal(channelId: string | undefined, gate?: ChannelGate): string {
   const where = channelId !== undefined ? `<#${channelId}> (${channelId})` : "this conversation";
+  const how =
+    gate?.howToEnable(channelId) ?? `To enable it, add ${channelId ?? "the channel id"} to UNSTUCK_CHANNELS.`;
   return (
-    `:no_entry: unstuck is not enabled in ${where}. Ask an admin to add the channel to UNSTUCK_CHANNELS, ` +
-    `or use the bot from one of the incident channels it is enabled in.`
+    `:no_entry: unstuck is not enabled in ${where}. ${how} ` +
+    `Until then, use the bot from one of the incident channels it is enabled in.`
   );
 }
 

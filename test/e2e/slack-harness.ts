@@ -29,6 +29,8 @@ export interface HarnessOptions {
   readonly kube: KubePort;
   /** `UNSTUCK_CHANNELS`; empty allows all. */
   readonly channels?: readonly string[];
+  /** `UNSTUCK_CHANNEL_PATTERNS`: channel names allowed besides the ids. */
+  readonly channelPatterns?: readonly string[];
   readonly now?: () => Date;
   /** The approval engine for commands that need it (resolved lazily: it is usually built after start). */
   readonly approvals?: () => ApprovalServices | undefined;
@@ -92,6 +94,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     SLACK_API_URL: fake.url,
     PORT: "0",
     UNSTUCK_CHANNELS: (options.channels ?? []).join(","),
+    UNSTUCK_CHANNEL_PATTERNS: (options.channelPatterns ?? []).join(","),
   });
   const now = options.now ?? (() => new Date());
   const registry = defaultRegistry(config.command);

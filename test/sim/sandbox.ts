@@ -35,6 +35,7 @@ import {
 import { startConsole, userResponseId, type SlackConsole } from "./slack/console/server.js";
 import { startWorld } from "./world.js";
 import { deleteKeysWithPrefix } from "./redis.js";
+import { ensureSandboxRedis } from "./sandbox-redis.js";
 
 const SECRET = "sandbox-signing-secret";
 const TOKEN = "xoxb-sandbox-token";
@@ -123,24 +124,14 @@ export async function runSandbox(io: {
   out: (s: string) => void;
   input: NodeJS.ReadableStream;
   interactive: boolean;
+  /** `REDIS_URL` (default `redis://127.0.0.1:6379`); when nothing answers there, a private server. */
+  redisUrl?: string;
+  /** The server binary to start then (default `redis-server`). */
+  redisServer?: string;
 }): Promise<number> {
-  const redisUrl = "redis://127.0.0.1:6379";
-  const probe = new Redis(redisUrl, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 1,
-    retryStrategy: () => null,
-  });
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch {
-    io.out(
-      "unstuck sandbox: Redis must answer on 127.0.0.1:6379 (start it with: redis-server --daemonize yes).",
-    );
-    return 2;
-  } finally {
-    probe.disconnect();
-  }
+  const redis = await ensureSandboxRedis(io.redisUrl ?? "redis://127.0.0.1:6379", io.out, io.redisServer);
+  if (redis === undefined) return 2;
+  const redisUrl = redis.url;
 
   const world = await startWorld({ scenario: SCENARIO });
   const fake = await startFakeSlack({ token: TOKEN });
@@ -349,9 +340,10 @@ export async function runSandbox(io: {
   rl.close();
   await slackConsole?.stop();
   await runtime.stop();
-  const redis = new Redis(redisUrl);
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
+  const cleanup = new Redis(redisUrl);
+  await deleteKeysWithPrefix(cleanup, prefix);
+  await cleanup.quit();
+  await redis.stop();
   destroyAwsClients(clients);
   await fake.stop();
   await world.stop();

@@ -98,6 +98,10 @@ export interface FakeMessage {
 
 export interface FakeChannel {
   readonly name?: string;
+  /** A private channel: `conversations.info` then needs `groups:read` (a public one `channels:read`). */
+  readonly isPrivate?: boolean;
+  /** `false`: the channel does not exist (or the bot cannot see it): `channel_not_found`. */
+  readonly exists?: boolean;
   /** When `false`, `chat.postMessage` into the channel fails with `not_in_channel`, as Slack does. */
   readonly isMember?: boolean;
 }
@@ -396,13 +400,26 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       const id = str(body["channel"]);
       if (!id) return { ok: false, error: "channel_not_found" };
       const channel = channels.get(id);
+      if (channel?.exists === false) return { ok: false, error: "channel_not_found" };
+      const isPrivate = channel?.isPrivate === true;
+      // Slack's scopes for this method: channels:read for public channels, groups:read for private ones.
+      const needed = isPrivate ? "groups:read" : "channels:read";
+      if (scopes !== undefined && !scopes.has(needed)) {
+        return { ok: false, error: "missing_scope", needed, provided: [...scopes].join(",") };
+      }
       return {
         channel: {
           id,
           name: channel?.name ?? id.toLowerCase(),
-          is_channel: true,
-          is_private: false,
+          is_channel: !isPrivate,
+          is_group: false,
+          is_im: false,
+          is_mpim: false,
+          is_private: isPrivate,
+          is_archived: false,
+          is_general: false,
           is_member: channel?.isMember ?? true,
+          created: tsBase,
         },
       };
     },

@@ -25,9 +25,38 @@ describe("registry", () => {
   const registry = defaultRegistry();
 
   it("suggests the nearest verb for a typo, and nothing for a far-off word", () => {
-    expect(() => registry.parse("nss myapp")).toThrow(/Did you mean `ns`\?/);
+    expect(() => registry.parse("nss myapp")).toThrow(/Did you mean `ns myapp`\?/);
     expect(() => registry.parse("orphan")).toThrow(/Did you mean `orphans`\?/);
     expect(() => registry.parse("rollback everything")).toThrow(/^Unknown command "rollback"\.$/);
+  });
+
+  it("fills in missing or mistyped sub-words in the suggestion, keeping what was typed", () => {
+    const message = (text: string): string => {
+      try {
+        registry.parse(text);
+      } catch (err) {
+        expect(err).toBeInstanceOf(UnstuckError);
+        expect((err as UnstuckError).code).toBe(ErrorCode.UnknownCommand);
+        return (err as Error).message;
+      }
+      throw new Error(`"${text}" parsed`);
+    };
+    expect(message("preflight myapp")).toBe(
+      "`preflight myapp` is not a complete command. Did you mean `preflight delete ns myapp`?",
+    );
+    expect(message("preflight delete myapp")).toContain("Did you mean `preflight delete ns myapp`?");
+    expect(message("approve-delete myapp --reason x")).toContain(
+      "Did you mean `approve-delete ns myapp --reason x`?",
+    );
+    // A mistyped verb with a missing sub-word: the full canonical form, not the shortcut alias.
+    expect(message("wach myapp")).toBe('Unknown command "wach". Did you mean `watch ns myapp`?');
+    expect(message("diagnose namspace myapp")).toContain("Did you mean `diagnose namespace myapp`?");
+    // Every suggestion parses.
+    for (const line of ["preflight delete ns myapp", "watch ns myapp", "diagnose namespace myapp"]) {
+      expect(() => registry.parse(line)).not.toThrow();
+    }
+    // What was typed is quoted back bounded.
+    expect(message(`preflight ${"x".repeat(500)}`).length).toBeLessThan(300);
   });
 
   it("`watch myapp` means `watch ns myapp`", () => {
