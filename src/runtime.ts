@@ -42,6 +42,7 @@ import { createEdgeProbe } from "./edge/probe.js";
 import type { RepointApplied } from "./actions/repoint-path.js";
 import type { RepointPathAction } from "./approvals/types.js";
 import { registerRepairActions } from "./slack/repair.js";
+import { registerDiagnosisActions } from "./slack/diagnosis-actions.js";
 import { requestRepairWithPlan } from "../commands/repoint.js";
 import { closeWorker, createActionsWorker, createWaitsWorker } from "./jobs/workers.js";
 import type { Logger } from "./log.js";
@@ -462,6 +463,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // New requests, from the slash command as from every form, go through one posting path.
       postApprovalRequest: (client, request, scopeLog) =>
         postApprovalRequest(client, { workflow, now }, request, scopeLog),
+    });
+    // The diagnosis card's *Details* and *Check again*: read again, answered in the card's thread.
+    registerDiagnosisActions(slack, {
+      command: config.command,
+      diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
     });
     registerApprovalActions(slack, {
       workflow,

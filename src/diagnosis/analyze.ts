@@ -14,11 +14,14 @@ import { analyzeArgoOwnership } from "./argo.js";
 import { describeDependent, type AwsFindings } from "./aws.js";
 import type {
   Blocker,
+  CauseLink,
   ControllerRef,
+  DiagnosisRemedy,
   DiscoveryFailureFinding,
   Evidence,
   FinalizerOwner,
   NamespaceDiagnosis,
+  ObjectRef,
   OwnerStatus,
   RemainingResource,
   Verdict,
@@ -156,10 +159,9 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
       phase: "NotFound",
       verdict: "not-found",
       terminatingSeconds: null,
+      cause: [{ kind: "namespace-missing" }],
+      remedies: [{ kind: "check-name", namespace: input.name }],
       summary: `Namespace ${input.name} does not exist: it was deleted, or the name is misspelt.`,
-      nextSteps: [
-        "Check the name against `kubectl get namespaces`; a namespace that is gone needs no unblocking.",
-      ],
     };
   }
   if (!ns.deletionTimestamp) {
@@ -169,8 +171,9 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
       verdict: "active",
       terminatingSeconds: null,
       conditions: ns.conditions,
+      cause: [{ kind: "not-deleting", phase: ns.phase }],
+      remedies: [],
       summary: `Namespace ${ns.name} is ${ns.phase}: it is not being deleted, so nothing blocks it.`,
-      nextSteps: [],
     };
   }
 
@@ -224,16 +227,21 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
   else if (!contentGone && slow && unknownFinalizer) verdict = "blocked";
 
   const argo = input.argoApplications ? analyzeArgoOwnership(ns.name, input.argoApplications) : undefined;
-  const { summary, nextSteps } = explain({
+  const explained = {
     ns,
     verdict,
-    terminatingSeconds,
     remaining,
     blockers,
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
-    blockedAfterSeconds: input.blockedAfterSeconds,
-  });
+  };
+  const cause = causeChain(explained);
+  // The root cause comes after recovery: "never again" is the last step, not the first.
+  const remedies: DiagnosisRemedy[] = [
+    ...remediesFor(explained),
+    ...(argo?.redFlag ? [{ kind: "fix-argo-ownership" as const, redFlag: argo.redFlag }] : []),
+  ];
+  const recommended = recommend(remedies, verdict);
 
   return {
     ...base,
@@ -247,11 +255,10 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
     ...(argo ? { argo } : {}),
-    summary,
-    // The root cause comes after recovery: "never again" is the last step, not the first.
-    nextSteps: argo?.redFlag
-      ? [...nextSteps, `Root cause to fix after recovery: ${argo.redFlag}`]
-      : nextSteps,
+    cause,
+    remedies,
+    ...(recommended !== undefined ? { recommended } : {}),
+    summary: plainSummary(ns.name, verdict, formatDuration(terminatingSeconds), cause),
   };
 }
 
@@ -302,44 +309,107 @@ function argoEvidence(o: ObjectSnapshot): Evidence[] {
 interface ExplainInput {
   readonly ns: NamespaceSnapshot;
   readonly verdict: Verdict;
-  readonly terminatingSeconds: number;
   readonly remaining: readonly RemainingResource[];
   readonly blockers: readonly Blocker[];
   readonly namespaceFinalizers: readonly string[];
   readonly discoveryFailures: readonly DiscoveryFailureFinding[];
-  readonly blockedAfterSeconds: number;
 }
 
-function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
-  const since = formatDuration(x.terminatingSeconds);
-  const steps: string[] = [];
-  const parts: string[] = [];
+/** The object a blocker is, as findings name it. */
+export function refOf(
+  b: Pick<Blocker, "apiVersion" | "kind" | "resource" | "namespace" | "name">,
+): ObjectRef {
+  return {
+    apiVersion: b.apiVersion,
+    kind: b.kind,
+    resource: b.resource,
+    namespace: b.namespace,
+    name: b.name,
+  };
+}
 
-  if (x.discoveryFailures.length > 0) {
-    const gvs = x.discoveryFailures.map((f) => f.groupVersion).join(", ");
-    parts.push(
-      `API discovery fails for ${gvs}: the namespace controller cannot list that group, so it can never confirm the namespace is empty`,
-    );
-    const named = x.discoveryFailures.filter((f) => f.apiService !== undefined);
-    for (const f of named) steps.push(apiServiceStep(f));
-    const unnamed = x.discoveryFailures.filter((f) => f.apiService === undefined).map((f) => f.groupVersion);
-    if (unnamed.length > 0) {
-      steps.push(
-        `Check the aggregated API: \`kubectl get apiservice\` and look for ${unnamed.join(", ")} with AVAILABLE=False; fix its backing service, or delete the APIService if that add-on was removed.`,
-      );
+/** `ELB app/k8s-myapp-worker-01f28dfae5/4f1c…` → `k8s-myapp-worker-01f28dfae5`. */
+function elbNameOf(description: string): string | undefined {
+  return /^ELB (?:app|net|gwy)\/([^/]+)\//.exec(description)?.[1];
+}
+
+/** The cause chain: from what remains to the exact object that holds it, typed. */
+function causeChain(x: ExplainInput): CauseLink[] {
+  const out: CauseLink[] = [];
+  if (x.discoveryFailures.length > 0)
+    out.push({ kind: "discovery-failing", groupVersions: x.discoveryFailures.map((f) => f.groupVersion) });
+  if (x.blockers.length > 0) {
+    out.push({
+      kind: "finalizers-remain",
+      objects: x.blockers.map((b) => ({ ...refOf(b), finalizers: b.finalizers })),
+    });
+    // The deepest cause of each blocker, most specific first: what holds its security group, the
+    // group member that fails, a controller that is not installed, the controller's own error.
+    for (const b of x.blockers) {
+      const object = refOf(b);
+      const missing = b.owners.find((o) => o.status === "not-installed");
+      if (missing)
+        out.push({
+          kind: "controller-missing",
+          object,
+          controller: missing.controller,
+          finalizer: missing.finalizer,
+        });
+      const firstError = b.evidence.find((e) => e.error && e.source !== "aws" && e.source !== "cloudtrail");
+      if (firstError)
+        out.push({ kind: "controller-error", object, from: firstError.from, text: firstError.text });
+      const culprits = groupCulprits(b);
+      if (b.aws?.group && culprits.length > 0)
+        out.push({ kind: "group-member-failing", object, group: b.aws.group.name, culprits });
+      for (const g of b.aws?.blockedGroups ?? []) {
+        const failures = g.deleteFailures.length;
+        const firstFailure = [...g.deleteFailures].map((f) => f.time).sort()[0];
+        const common = {
+          kind: "security-group-held" as const,
+          object,
+          groupId: g.groupId,
+          groupName: g.groupName,
+          failures,
+          ...(firstFailure !== undefined ? { firstFailure } : {}),
+        };
+        for (const n of g.networkInterfaces) {
+          const lb = elbNameOf(n.description);
+          out.push({
+            ...common,
+            holder: {
+              type: "network-interface",
+              id: n.id,
+              description: n.description,
+              status: n.status,
+              ...(lb !== undefined ? { loadBalancer: lb } : {}),
+            },
+          });
+        }
+        for (const r of g.referencingRules) {
+          out.push({
+            ...common,
+            holder: { type: "rule", id: r.ruleId, groupId: r.groupId, groupName: r.groupName },
+          });
+        }
+      }
     }
+  } else if (x.remaining.length > 0) {
+    out.push({ kind: "content-deleting", objects: x.remaining.reduce((n, r) => n + r.count, 0) });
+  } else if (x.namespaceFinalizers.length > 0) {
+    out.push({ kind: "namespace-finalizers", finalizers: x.namespaceFinalizers });
   }
+  return out;
+}
+
+/** What to do, in order, typed. */
+function remediesFor(x: ExplainInput): DiagnosisRemedy[] {
+  const steps: DiagnosisRemedy[] = [];
+  const named = x.discoveryFailures.filter((f) => f.apiService !== undefined);
+  for (const failure of named) steps.push({ kind: "fix-api-service", failure });
+  const unnamed = x.discoveryFailures.filter((f) => f.apiService === undefined).map((f) => f.groupVersion);
+  if (unnamed.length > 0) steps.push({ kind: "check-aggregated-apis", groupVersions: unnamed });
 
   if (x.blockers.length > 0) {
-    const list = x.blockers
-      .slice(0, 3)
-      .map((b) => `${objectRef(b)} (${b.finalizers.join(", ")})`)
-      .join("; ");
-    const more = x.blockers.length > 3 ? ` and ${x.blockers.length - 3} more` : "";
-    parts.push(
-      `${x.blockers.length} object${x.blockers.length === 1 ? "" : "s"} with finalizers remain: ${list}${more}`,
-    );
-
     const seen = new Set<string>();
     for (const b of x.blockers) {
       for (const owner of b.owners) {
@@ -349,84 +419,120 @@ function explain(x: ExplainInput): { summary: string; nextSteps: string[] } {
         const live = owner.candidates.filter((c) => c.kind !== "builtin");
         const info = lookupFinalizer(owner.finalizer);
         if (!owner.known) {
-          steps.push(
-            `\`${owner.finalizer}\` is not a well-known finalizer: find the controller that adds it (search your operators for that string) before removing it.`,
-          );
+          steps.push({ kind: "find-finalizer-owner", finalizer: owner.finalizer });
         } else if (owner.status === "not-installed") {
-          steps.push(
-            `${owner.controller} is not installed in this cluster (no Deployment matches its chart labels, name or image), so nothing will ever remove \`${owner.finalizer}\`: reinstall ${owner.controller} to let it finish its clean-up, or remove the finalizer with approval once you have a clean-up plan for ${owner.cleanup}.`,
-          );
+          steps.push({
+            kind: "install-controller",
+            controller: owner.controller,
+            finalizer: owner.finalizer,
+            cleanup: owner.cleanup,
+          });
         } else if (owner.status === "unknown") {
-          steps.push(
-            `Could not tell whether ${owner.controller} runs${info?.notOnlyDeployment !== undefined ? ` (${info.notOnlyDeployment})` : ""}: check that it does before anything else — it is what removes \`${owner.finalizer}\`.`,
-          );
+          steps.push({
+            kind: "check-controller-runs",
+            controller: owner.controller,
+            finalizer: owner.finalizer,
+            ...(info?.notOnlyDeployment !== undefined ? { note: info.notOnlyDeployment } : {}),
+          });
         } else if (owner.status !== "builtin") {
-          const unhealthy = live.filter((c) => !c.healthy);
-          for (const c of unhealthy) {
-            steps.push(
-              `${owner.controller} \`${c.namespace}/${c.name}\` has ${c.readyReplicas}/${c.replicas} ready replicas: make it healthy first, it is the one that removes \`${owner.finalizer}\`.`,
-            );
+          for (const c of live.filter((c) => !c.healthy)) {
+            steps.push({
+              kind: "heal-controller",
+              controller: owner.controller,
+              finalizer: owner.finalizer,
+              deployment: c,
+            });
           }
           if (live.length > 1 && info?.shared !== true) {
-            steps.push(
-              `${live.length} ${owner.controller} deployments may reconcile \`${owner.finalizer}\` (${live
-                .map((c) => `${c.namespace}/${c.name}`)
-                .join(", ")}): check that only one serves this cluster and ingress class.`,
-            );
+            steps.push({
+              kind: "one-controller",
+              controller: owner.controller,
+              finalizer: owner.finalizer,
+              deployments: live.map((c) => `${c.namespace}/${c.name}`),
+            });
           }
         }
       }
-      if (b.aws) steps.push(...awsSteps(b, b.aws));
-      const errors = b.evidence.filter((e) => e.error);
-      const firstError = errors[0];
+      if (b.aws) steps.push(...awsRemedies(b, b.aws));
+      const firstError = b.evidence.find((e) => e.error);
       if (firstError) {
-        steps.push(
-          `The controller reports an error for ${objectRef(b)}: "${truncate(firstError.text, 200)}".`,
-        );
+        steps.push({ kind: "read-controller-error", object: refOf(b), text: firstError.text });
         // The generic hint only when the exact dependent is not already named above.
-        if (/securityGroup|DependencyViolation/i.test(firstError.text) && !b.aws?.blockedGroups.length) {
-          steps.push(
-            "A security group cannot be deleted while something depends on it: look for ENIs that still use it (`aws ec2 describe-network-interfaces --filters Name=group-id,Values=<sg>`) and rules in other groups that reference it (`ip-permission.group-id`).",
-          );
-        }
+        if (/securityGroup|DependencyViolation/i.test(firstError.text) && !b.aws?.blockedGroups.length)
+          steps.push({ kind: "find-group-dependents" });
       }
     }
     // Forcing is the advice only when no fix the operator can apply lets the controller finish.
     const first = x.blockers.find((b) => forceAdvisedFor(b));
-    if (first && x.verdict === "blocked") {
-      steps.push(
-        `Recovery first, once the cause is confirmed and a clean-up plan exists: \`/unstuck finalize ${first.kind.toLowerCase()}/${first.name} -n ${first.namespace} --reason "<why>"\` asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`,
-      );
-    }
+    if (first && x.verdict === "blocked") steps.push({ kind: "force-finalizer", object: refOf(first) });
   } else if (x.remaining.length > 0) {
-    const total = x.remaining.reduce((n, r) => n + r.count, 0);
-    parts.push(
-      `deletion is in progress: ${total} object${total === 1 ? "" : "s"} without finalizers are still being removed`,
-    );
-    steps.push("Nothing blocks it yet; check again in a minute (`/unstuck watch ns " + x.ns.name + "`).");
+    steps.push({ kind: "wait", namespace: x.ns.name });
   } else if (x.namespaceFinalizers.length > 0) {
-    parts.push(
-      `all content is gone but the namespace itself still carries finalizers ${x.namespaceFinalizers.map((f) => `\`${f}\``).join(", ")}`,
+    steps.push(
+      x.namespaceFinalizers.every((f) => f === "kubernetes")
+        ? { kind: "namespace-finalizer-builtin" }
+        : { kind: "namespace-finalizer-custom", finalizers: x.namespaceFinalizers },
     );
-    if (x.namespaceFinalizers.every((f) => f === "kubernetes")) {
-      steps.push(
-        "The namespace controller removes `kubernetes` within seconds once content is gone; if it persists, check kube-controller-manager and any failing API discovery.",
-      );
-    } else {
-      steps.push(
-        "A custom finalizer on the namespace itself: find the controller that set it; only it should remove it (via the `/finalize` subresource).",
-      );
-    }
   }
+  return steps;
+}
 
-  const verdictText =
-    x.verdict === "blocked"
-      ? `Namespace ${x.ns.name} is stuck in Terminating (for ${since}) — blocked`
-      : `Namespace ${x.ns.name} is Terminating (for ${since}) and still progressing`;
-  return {
-    summary: parts.length > 0 ? `${verdictText}: ${parts.join("; ")}.` : `${verdictText}.`,
-    nextSteps: steps,
-  };
+/**
+ * The one action to lead with: a fix the operator can apply that lets the controller finish by
+ * itself comes before anything forced; forcing only when it is the advice; otherwise the first step.
+ */
+function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): number | undefined {
+  if (remedies.length === 0 || verdict === "active" || verdict === "not-found") return undefined;
+  const nonForced = remedies.findIndex(
+    (r) => (r.kind === "release-dependent" && r.fix.actionable) || r.kind === "fix-group-member",
+  );
+  if (nonForced >= 0) return nonForced;
+  const force = remedies.findIndex((r) => r.kind === "force-finalizer");
+  if (force >= 0) return force;
+  const fix = remedies.findIndex((r) => r.kind !== "fix-argo-ownership" && r.kind !== "leave-in-place");
+  return fix >= 0 ? fix : undefined;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${String(n)} ${n === 1 ? one : many}`;
+}
+
+/** The cause in one plain sentence (no markup): the verdict, what remains and its deepest cause. */
+function plainSummary(ns: string, verdict: Verdict, since: string, cause: readonly CauseLink[]): string {
+  const head =
+    verdict === "blocked"
+      ? `Namespace ${ns} is stuck in Terminating (for ${since}) — blocked`
+      : `Namespace ${ns} is Terminating (for ${since}) and still progressing`;
+  const parts: string[] = [];
+  for (const c of cause) {
+    if (c.kind === "discovery-failing")
+      parts.push(
+        `API discovery fails for ${c.groupVersions.join(", ")}: the namespace controller cannot list that group, so it can never confirm the namespace is empty`,
+      );
+    else if (c.kind === "finalizers-remain") {
+      const list = c.objects
+        .slice(0, 3)
+        .map((o) => `${objectRef(o)} (${o.finalizers.join(", ")})`)
+        .join("; ");
+      const more = c.objects.length > 3 ? ` and ${String(c.objects.length - 3)} more` : "";
+      parts.push(
+        `${plural(c.objects.length, "object with finalizers remains", "objects with finalizers remain")}: ${list}${more}`,
+      );
+    } else if (c.kind === "content-deleting")
+      parts.push(
+        `deletion is in progress: ${plural(c.objects, "object without finalizers is", "objects without finalizers are")} still being removed`,
+      );
+    else if (c.kind === "namespace-finalizers")
+      parts.push(
+        `all content is gone but the namespace itself still carries finalizers ${c.finalizers.join(", ")}`,
+      );
+  }
+  const root = cause.find((c) => c.kind === "security-group-held");
+  if (root?.kind === "security-group-held")
+    parts.push(
+      `security group ${root.groupId} (${root.groupName}) cannot be deleted: held by ${root.holder.type === "network-interface" ? `network interface ${root.holder.id}${root.holder.loadBalancer !== undefined ? ` of load balancer ${root.holder.loadBalancer}` : ""}` : `rule ${root.holder.id} in ${root.holder.groupId}`}`,
+    );
+  return parts.length > 0 ? `${head}: ${parts.join("; ")}.` : `${head}.`;
 }
 
 /**
@@ -457,65 +563,33 @@ function groupCulprits(b: Pick<Blocker, "aws" | "evidence" | "namespace" | "name
   return out;
 }
 
-/** Next steps from the AWS side: who stays, and the least destructive fix for each dependent. */
-function awsSteps(b: Blocker, aws: AwsFindings): string[] {
-  const steps: string[] = [];
+/** Remedies from the AWS side: who stays, and the least destructive fix for each dependent. */
+function awsRemedies(b: Blocker, aws: AwsFindings): DiagnosisRemedy[] {
+  const steps: DiagnosisRemedy[] = [];
   const culprits = groupCulprits(b);
-  if (aws.group && culprits.length > 0) {
-    steps.push(
-      `IngressGroup \`${aws.group.name}\` fails to build because of another member, ${culprits.join(", ")}: fix that member and the controller removes ${objectRef(b)} from the group by itself — forcing its finalizer is not needed, and deleting the group's load balancer or security groups would break the live members.`,
-    );
-  }
+  if (aws.group && culprits.length > 0)
+    steps.push({ kind: "fix-group-member", object: refOf(b), group: aws.group.name, culprits });
   if (aws.stays.length > 0) {
-    // One step for everything that stays: who uses it is what the operator needs, not a list of ids.
-    const users = [...new Set(aws.stays.flatMap((x) => x.usedBy))];
-    const names = aws.stays.map(
-      (x) =>
-        `${x.type === "SecurityGroup" ? "security group" : x.type === "TargetGroup" ? "target group" : "load balancer"} ${x.name ?? x.id}`,
-    );
-    steps.push(
-      `Leave in place — still in use by ${users.slice(0, 3).join(", ")}${users.length > 3 ? ` and ${users.length - 3} more` : ""}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ` and ${names.length - 5} more` : ""}. Deleting any of them, or their interfaces and rules, would break live traffic.`,
-    );
+    steps.push({
+      kind: "leave-in-place",
+      usedBy: [...new Set(aws.stays.flatMap((x) => x.usedBy))],
+      resources: aws.stays.map(
+        (x) =>
+          `${x.type === "SecurityGroup" ? "security group" : x.type === "TargetGroup" ? "target group" : "load balancer"} ${x.name ?? x.id}`,
+      ),
+    });
   }
   for (const g of aws.blockedGroups) {
-    for (const r of g.remedies) {
-      if (r.kind === "live-dependent") continue;
-      const cmds = r.commands.map((c) => `\`${c}\``).join(" then ");
-      steps.push(
-        r.actionable
-          ? `${g.groupId} (${g.groupName}) is held by the ${r.what}: ${r.action}${cmds ? ` — ${cmds}` : ""}. The controller's next retry then deletes the group and removes the finalizer by itself (no forced removal needed).`
-          : `${g.groupId} (${g.groupName}) is held by the ${r.what}: ${r.action}${cmds ? ` (${cmds})` : ""}.`,
-      );
+    for (const fix of g.remedies) {
+      if (fix.kind === "live-dependent") continue;
+      steps.push({
+        kind: "release-dependent",
+        object: refOf(b),
+        groupId: g.groupId,
+        groupName: g.groupName,
+        fix,
+      });
     }
   }
   return steps;
-}
-
-/**
- * One failing group-version, named by its APIService: whether it is Available, which Service backs
- * it and how many ready endpoints that Service has — the three facts that decide the fix.
- */
-function apiServiceStep(f: DiscoveryFailureFinding): string {
-  const a = f.apiService;
-  if (!a) return "";
-  const state =
-    a.available === "True"
-      ? `APIService ${a.name} reports Available, yet discovery of ${f.groupVersion} fails (${truncate(f.message, 120)})`
-      : `APIService ${a.name} is not Available${a.reason ? ` (${a.reason})` : ""}${a.message ? `: "${truncate(a.message, 200)}"` : ""}`;
-  if (!a.service) {
-    return `${state}. It is served by kube-apiserver itself (no backing Service): check the API server.`;
-  }
-  const endpoints =
-    a.readyEndpoints === undefined
-      ? `its Service ${a.service} (ready endpoints could not be read)`
-      : `its Service ${a.service} has ${a.readyEndpoints} ready endpoint${a.readyEndpoints === 1 ? "" : "s"}`;
-  const fix =
-    a.readyEndpoints === 0
-      ? `fix the pods behind ${a.service} (\`kubectl get pods -n ${a.service.split("/")[0] ?? ""}\`)`
-      : `fix ${a.service} (its pods answer, but not the API server's discovery check: network policy, security group or certificate)`;
-  return `${state}; ${endpoints} → ${fix}, or \`kubectl delete apiservice ${a.name}\` if that add-on was uninstalled.`;
-}
-
-function truncate(s: string, n: number): string {
-  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }

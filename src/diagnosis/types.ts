@@ -1,6 +1,7 @@
 import type { ArgoOwnership } from "./argo.js";
 import type { Condition } from "../kube/types.js";
 import type { AwsFindings } from "./aws.js";
+import type { Remedy as AwsRemedy } from "../edge/remedies.js";
 
 /** Verdicts of `ns`: `terminating` is still progressing, `blocked` will not finish on its own. */
 export const Verdict = {
@@ -120,10 +121,154 @@ export interface NamespaceDiagnosis {
   readonly discoveryFailures: readonly DiscoveryFailureFinding[];
   /** Argo CD Applications that manage the namespace or its objects; `redFlag` when ownership is doubled. */
   readonly argo?: ArgoOwnership;
-  /** One-line summary of the cause. */
+  /**
+   * Why, from the symptom to the deepest cause found (typed; renderers word it). The last link is
+   * the root of what blocks the namespace now, e.g. a security group held by an interface.
+   */
+  readonly cause: readonly CauseLink[];
+  /** What to do, in order (typed; renderers word them and name the command as configured). */
+  readonly remedies: readonly DiagnosisRemedy[];
+  /** The one action to lead with, an index into `remedies`; absent when there is nothing to do. */
+  readonly recommended?: number;
+  /**
+   * The cause in one plain-text sentence (no markup, no command names) for the audit log, logs and
+   * JSON readers; renderers build their own wording from `cause`.
+   */
   readonly summary: string;
-  readonly nextSteps: readonly string[];
   /** What could not be read (partial results say so). */
   readonly warnings: readonly string[];
   readonly checkedAt: string;
 }
+
+/** An object named in a finding: enough to show it and to build a request for it. */
+export interface ObjectRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly resource: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** One link of the cause chain, from the symptom to the root. */
+export type CauseLink =
+  | { readonly kind: "namespace-missing" }
+  | { readonly kind: "not-deleting"; readonly phase: string }
+  | { readonly kind: "discovery-failing"; readonly groupVersions: readonly string[] }
+  /** Objects whose finalizers are left (all of them; renderers show a few). */
+  | {
+      readonly kind: "finalizers-remain";
+      readonly objects: readonly (ObjectRef & { readonly finalizers: readonly string[] })[];
+    }
+  | { readonly kind: "content-deleting"; readonly objects: number }
+  | { readonly kind: "namespace-finalizers"; readonly finalizers: readonly string[] }
+  /** The finalizer's controller is not in the cluster: nothing will ever remove it. */
+  | {
+      readonly kind: "controller-missing";
+      readonly object: ObjectRef;
+      readonly controller: string;
+      readonly finalizer: string;
+    }
+  /** The controller's own error for the object (log or event). */
+  | {
+      readonly kind: "controller-error";
+      readonly object: ObjectRef;
+      readonly from: string;
+      readonly text: string;
+    }
+  /** A dying security group the controller cannot delete, and the exact object holding it. */
+  | {
+      readonly kind: "security-group-held";
+      readonly object: ObjectRef;
+      readonly groupId: string;
+      readonly groupName: string;
+      readonly holder:
+        | {
+            readonly type: "network-interface";
+            readonly id: string;
+            readonly description: string;
+            readonly status: string;
+            /** The ELB load balancer the interface belongs to (`ELB app/<name>/…`), when it is one. */
+            readonly loadBalancer?: string;
+          }
+        | {
+            readonly type: "rule";
+            readonly id: string;
+            readonly groupId: string;
+            readonly groupName: string;
+          };
+      /** CloudTrail `DeleteSecurityGroup` failures for the group and the earliest one's time. */
+      readonly failures: number;
+      readonly firstFailure?: string;
+    }
+  /** Another member of the object's IngressGroup is what the controller's errors name. */
+  | {
+      readonly kind: "group-member-failing";
+      readonly object: ObjectRef;
+      readonly group: string;
+      readonly culprits: readonly string[];
+    };
+
+/** One thing to do, typed; the renderers word it (and name the slash command as configured). */
+export type DiagnosisRemedy =
+  | { readonly kind: "check-name"; readonly namespace: string }
+  | { readonly kind: "fix-api-service"; readonly failure: DiscoveryFailureFinding }
+  | { readonly kind: "check-aggregated-apis"; readonly groupVersions: readonly string[] }
+  | { readonly kind: "find-finalizer-owner"; readonly finalizer: string }
+  | {
+      readonly kind: "install-controller";
+      readonly controller: string;
+      readonly finalizer: string;
+      readonly cleanup: string;
+    }
+  | {
+      readonly kind: "check-controller-runs";
+      readonly controller: string;
+      readonly finalizer: string;
+      /** Why absence of a Deployment proves nothing (e.g. "it may run as a DaemonSet"). */
+      readonly note?: string;
+    }
+  | {
+      readonly kind: "heal-controller";
+      readonly controller: string;
+      readonly finalizer: string;
+      readonly deployment: ControllerRef;
+    }
+  | {
+      readonly kind: "one-controller";
+      readonly controller: string;
+      readonly finalizer: string;
+      /** `namespace/name` of every candidate deployment. */
+      readonly deployments: readonly string[];
+    }
+  | {
+      readonly kind: "fix-group-member";
+      readonly object: ObjectRef;
+      readonly group: string;
+      readonly culprits: readonly string[];
+    }
+  | {
+      readonly kind: "leave-in-place";
+      readonly usedBy: readonly string[];
+      /** e.g. `security group k8s-…`, `target group …`. */
+      readonly resources: readonly string[];
+    }
+  /**
+   * Release what holds a dying security group. `fix.actionable`: the operator can do it now and the
+   * controller then finishes by itself (no forced removal); otherwise it is a wait on AWS.
+   */
+  | {
+      readonly kind: "release-dependent";
+      readonly object: ObjectRef;
+      readonly groupId: string;
+      readonly groupName: string;
+      readonly fix: AwsRemedy;
+    }
+  | { readonly kind: "read-controller-error"; readonly object: ObjectRef; readonly text: string }
+  | { readonly kind: "find-group-dependents" }
+  /** Ask a second person to approve removing the object's finalizers (recovery first). */
+  | { readonly kind: "force-finalizer"; readonly object: ObjectRef }
+  | { readonly kind: "wait"; readonly namespace: string }
+  | { readonly kind: "namespace-finalizer-builtin" }
+  | { readonly kind: "namespace-finalizer-custom"; readonly finalizers: readonly string[] }
+  /** After recovery: the root cause of the deletion itself. */
+  | { readonly kind: "fix-argo-ownership"; readonly redFlag: string };

@@ -9,6 +9,7 @@ import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
+import { causeSentence, nextStepTexts, type ProseOptions } from "./diagnosis-prose.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";
 import { renderOrphansText } from "./orphans-text.js";
@@ -101,9 +102,11 @@ const VERDICT_LABEL: Record<NamespaceDiagnosis["verdict"], string> = {
   blocked: "BLOCKED",
 };
 
-export function renderDiagnosisText(d: NamespaceDiagnosis): string {
+/** `options.command`: the slash command as configured, named in steps that run one. */
+export function renderDiagnosisText(d: NamespaceDiagnosis, options: ProseOptions = {}): string {
   const out: string[] = [];
   out.push(`Namespace ${d.namespace}: ${VERDICT_LABEL[d.verdict]}`);
+  if (d.verdict === "blocked" || d.verdict === "terminating") out.push(`  Cause: ${causeSentence(d)}.`);
   if (d.terminatingSeconds !== null) {
     out.push(
       `  Terminating for ${formatDuration(d.terminatingSeconds)} (since ${d.deletionTimestamp ?? "?"})`,
@@ -207,9 +210,12 @@ export function renderDiagnosisText(d: NamespaceDiagnosis): string {
     for (const w of d.argo.warnings) out.push(`  SharedResourceWarning (${w.app}): ${w.message}`);
     if (d.argo.redFlag) out.push(`  !! ${d.argo.redFlag}`);
   }
-  if (d.nextSteps.length > 0) {
+  const steps = nextStepTexts(d, options);
+  if (steps.length > 0) {
     out.push("", "Next steps:");
-    d.nextSteps.forEach((s, i) => out.push(`  ${i + 1}. ${s}`));
+    steps.forEach((s, i) => {
+      out.push(`  ${String(i + 1)}. ${s}${i === d.recommended && steps.length > 1 ? "  ← recommended" : ""}`);
+    });
   }
   if (d.warnings.length > 0) {
     out.push("", "Could not read (partial result):");

@@ -5,6 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { startKubeSim } from "../sim/kube/index.js";
+import { diagnoseNamespace } from "../../src/diagnosis/diagnose.js";
+import { DiagnosisActionId } from "../../src/slack/blocks/diagnosis.js";
+import { registerDiagnosisActions } from "../../src/slack/diagnosis-actions.js";
 import { messageText, startHarness, type Harness } from "./slack-harness.js";
 
 const CHANNEL = "C0INCIDENT";
@@ -16,7 +19,12 @@ describe("/unstuck ns myapp against the seed incident", () => {
 
   beforeAll(async () => {
     sim = await startKubeSim({ scenario: SCENARIO });
-    h = await startHarness({ kube: createKubeAdapter(sim.kubeconfig()), channels: [CHANNEL] });
+    const kube = createKubeAdapter(sim.kubeconfig());
+    h = await startHarness({ kube, channels: [CHANNEL] });
+    registerDiagnosisActions(h.slack, {
+      command: "/unstuck",
+      diagnose: (ns) => diagnoseNamespace(kube, ns, { now: () => new Date() }),
+    });
   });
   afterAll(async () => {
     await h.stop();
@@ -35,11 +43,33 @@ describe("/unstuck ns myapp against the seed incident", () => {
     const text = JSON.stringify(blocks);
     expect(text).toContain("myapp-worker-ingress");
     expect(text).toContain("ingress.k8s.aws/resources");
-    // Both controllers, each by name: the plain one must appear on its own, not only inside the prefixed one.
-    expect(text).toMatch(/(?<!myapp-)aws-load-balancer-controller/);
-    expect(text).toContain("myapp-aws-load-balancer-controller");
-    expect(typeof post.body["text"]).toBe("string");
+    // The notification text says what is wrong: verdict and cause.
+    expect(post.body["text"]).toMatch(
+      /^Namespace myapp: BLOCKED .*Ingress myapp\/myapp-worker-ingress keeps its finalizer ingress\.k8s\.aws\/resources/,
+    );
     expect(messageText(post.body)).toContain("myapp");
+
+    // Both controllers, each by name, are in the Details reply (the card keeps to verdict, cause, action).
+    const details = findButtons(blocks as unknown[]).find((b) => b.action_id === DiagnosisActionId.Details);
+    expect(details).toBeDefined();
+    const click = await h.action({
+      actionId: DiagnosisActionId.Details,
+      ...(details?.value !== undefined ? { value: details.value } : {}),
+      channelId: CHANNEL,
+      userId: "U0ONCALL2",
+      blocks: blocks as unknown[],
+    });
+    expect(click.status).toBe(200);
+    const reply = await h.fake.waitFor(
+      "chat.postMessage",
+      (c) => c.body["channel"] === CHANNEL && c.body["thread_ts"] !== undefined,
+      20_000,
+    );
+    const detailText = JSON.stringify(reply.body["blocks"]);
+    // The plain one must appear on its own, not only inside the prefixed one.
+    expect(detailText).toMatch(/(?<!myapp-)aws-load-balancer-controller/);
+    expect(detailText).toContain("myapp-aws-load-balancer-controller");
+    expect(detailText).toContain("Next steps");
 
     // A read is answered in the channel only; the requester gets no duplicate.
     expect(h.fake.responses().filter((r) => r.id === sent.responseId)).toEqual([]);

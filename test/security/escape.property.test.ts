@@ -28,6 +28,7 @@ import {
 } from "../../src/slack/notifier.js";
 import { renderAuditLine } from "../../src/slack/blocks/approval.js";
 import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/index.js";
+import { renderDiagnosisDetails } from "../../src/slack/blocks/diagnosis.js";
 import { SlackLimit } from "../../src/slack/blocks/text.js";
 import { tracePaths } from "../../src/edge/path.js";
 import type { TraceResult } from "../../src/traffic/trace.js";
@@ -170,7 +171,7 @@ function diagnosis(r: () => number): NamespaceDiagnosis {
     ...analyzed,
     namespace: hostile(r, 3),
     summary: `${analyzed.summary} ${hostile(r)}`,
-    nextSteps: [...analyzed.nextSteps, hostile(r)],
+    remedies: [...analyzed.remedies, { kind: "fix-argo-ownership", redFlag: hostile(r) }],
     remaining: [{ resource: hostile(r, 2), count: 3 }],
     blockers,
   };
@@ -284,6 +285,8 @@ describe("nothing a user or a cluster writes reaches Slack as live markup", () =
         none,
         `seed ${String(seed)} diagnosis`,
       );
+      // The Details reply carries every blocker, evidence line and step.
+      assertSafeMessage(renderDiagnosisDetails(d), none, `seed ${String(seed)} diagnosis details`);
       assertSafeMessage(
         renderSlackMessage({ type: "watch", namespace: hostile(r, 3), diagnosis: d }),
         none,

@@ -126,11 +126,15 @@ export interface Allowed {
 
 const DATE_STAMP =
   /<!date\^\d+\^\{date_short_pretty\} \{time_secs\}\|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:\d\d)>/g;
+/** The diagnosis card's tokens: Slack's own format tokens only, a UTC minute as the fallback. */
+const DATE_TOKEN =
+  /<!date\^\d+\^(?:\{(?:date_short_pretty|date_short|date|time|time_secs|ago)\}|[ ,()])+\|\d{4}-\d\d-\d\d \d\d:\d\d UTC>/g;
 
 /** What is left after removing exactly the markup the bot writes itself. */
 function withoutBotMarkup(text: string, allowed: Allowed): string {
   return text
     .replace(DATE_STAMP, "")
+    .replace(DATE_TOKEN, "")
     .replace(/<@([A-Z0-9]+)>/g, (m, id: string) => (allowed.users.has(id) ? "" : m))
     .replace(/<#([A-Z0-9]+)>/g, (m, id: string) => (allowed.channels.has(id) ? "" : m));
 }

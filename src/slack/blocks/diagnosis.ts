@@ -1,6 +1,7 @@
-import type { KnownBlock } from "@slack/types";
+import type { Button, KnownBlock } from "@slack/types";
 import { forceAdvisedFor, formatDuration } from "../../diagnosis/analyze.js";
-import type { Blocker, NamespaceDiagnosis } from "../../diagnosis/types.js";
+import type { Blocker, DiagnosisRemedy, NamespaceDiagnosis } from "../../diagnosis/types.js";
+import { causeSentence, nextStepTexts, remedyText, type ProseOptions } from "../../render/diagnosis-prose.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, plain, safe, SlackLimit } from "./text.js";
 
@@ -13,6 +14,43 @@ const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
 
 /** Action id of the "Request finalizer removal" button (handled by the approvals layer). */
 export const REQUEST_FINALIZE_ACTION = "finalize:request";
+/** Action ids of the card's own buttons (handled in `slack/diagnosis-actions.ts`); value `{"namespace": …}`. */
+export const DiagnosisActionId = {
+  /** Posts the evidence, every blocker and every step in the card's thread. */
+  Details: "diagnosis:details",
+  /** Diagnoses again and posts the fresh card in the thread (after a fix the operator applied). */
+  Recheck: "diagnosis:recheck",
+} as const;
+
+const VERDICT_WORD: Record<NamespaceDiagnosis["verdict"], string> = {
+  active: "ACTIVE",
+  "not-found": "NOT FOUND",
+  terminating: "TERMINATING",
+  blocked: "BLOCKED",
+};
+
+/**
+ * A Slack date token: every reader sees it in their own time zone, `{ago}` relative ("32 minutes
+ * ago"); the fallback (clients that do not render tokens) is UTC to the minute, no milliseconds.
+ */
+export function slackDate(iso: string, format = "{date_short_pretty} {time}"): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return safe(iso, 40);
+  const fallback = `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return `<!date^${String(Math.floor(ms / 1000))}^${format}|${fallback}>`;
+}
+
+/** `2026-02-12T08:38:47.123Z` → `2026-02-12 08:38 UTC` (plain text: fallbacks, terminal). */
+export function plainDate(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** Options of the diagnosis card. */
+export interface DiagnosisCardOptions {
+  /** The slash command as configured (`UNSTUCK_COMMAND`), named where a step runs one. */
+  readonly command?: string;
+}
 
 /** A failing group-version, with the APIService that serves it and its Service's ready endpoints. */
 function discoveryLine(f: NamespaceDiagnosis["discoveryFailures"][number]): string {
@@ -31,7 +69,7 @@ function blockerSection(b: Blocker): KnownBlock {
   const lines = [
     `*${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\`* (${safe(b.apiVersion, 100)})`,
     `finalizers: ${b.finalizers.map((f) => `\`${code(f)}\``).join(", ")}` +
-      (b.deletionTimestamp ? `  ·  deleting since ${safe(b.deletionTimestamp, 40)}` : ""),
+      (b.deletionTimestamp ? `  ·  deleting since ${slackDate(b.deletionTimestamp)}` : ""),
   ];
   if (b.loadBalancerHostnames)
     lines.push(`load balancer: \`${b.loadBalancerHostnames.map((h) => code(h)).join("`, `")}\``);
@@ -72,30 +110,166 @@ function blockerSection(b: Blocker): KnownBlock {
   }
   for (const e of b.evidence.filter((x) => x.source !== "aws").slice(0, 6)) {
     lines.push(
-      `${e.error ? ":x:" : "•"} _${safe(e.from, 120)}_${e.time ? ` (${safe(e.time, 40)})` : ""}: \`${code(e.text, 400)}\``,
+      `${e.error ? ":x:" : "•"} _${safe(e.from, 120)}_${e.time ? ` (${slackDate(e.time)})` : ""}: \`${code(e.text, 400)}\``,
     );
   }
   return { type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } };
 }
 
-export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
+/** The headline: verdict, the cause in one sentence, for how long (date tokens). */
+function headline(d: NamespaceDiagnosis): string {
+  const verdict = `${ICON[d.verdict]} *${VERDICT_WORD[d.verdict]}*`;
+  if (d.verdict === "not-found" || d.verdict === "active")
+    return `${verdict} — namespace \`${code(d.namespace, 63)}\` ${safe(causeSentence(d), 600)}.`;
+  const since =
+    d.deletionTimestamp !== undefined
+      ? ` — Terminating for *${formatDuration(d.terminatingSeconds ?? 0)}*, since ${slackDate(d.deletionTimestamp, "{date_short_pretty} {time} ({ago})")}`
+      : "";
+  return `${verdict}: ${safe(capitalize(causeSentence(d)), 1500)}${since}.`;
+}
+
+function capitalize(s: string): string {
+  return s.length > 0 ? `${s.charAt(0).toUpperCase()}${s.slice(1)}` : s;
+}
+
+/** The notification text: verdict and cause, so a phone's lock screen says what is wrong. */
+function fallbackText(d: NamespaceDiagnosis): string {
+  const since =
+    d.terminatingSeconds !== null ? ` (Terminating for ${formatDuration(d.terminatingSeconds)})` : "";
+  return safe(
+    `Namespace ${d.namespace}: ${VERDICT_WORD[d.verdict]}${since} — ${causeSentence(d)}.`,
+    SlackLimit.Fallback,
+  );
+}
+
+function targetValue(r: Extract<DiagnosisRemedy, { kind: "force-finalizer" }>): string {
+  const o = r.object;
+  return JSON.stringify({
+    resource: o.resource,
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    namespace: o.namespace,
+    name: o.name,
+  });
+}
+
+/** Why the recommended action is the one: the non-forced fix says the controller then finishes. */
+function recommendation(r: DiagnosisRemedy, prose: ProseOptions): string {
+  if (r.kind === "release-dependent" && r.fix.actionable) {
+    const cmd = r.fix.commands[0];
+    return (
+      `:white_check_mark: *Recommended — no forcing needed:* ${safe(r.fix.action, 400)} (${safe(r.fix.what, 300)}). ` +
+      `The controller's next retry then deletes ${safe(r.groupId, 40)} and removes the finalizer by itself.` +
+      (cmd !== undefined ? `\n\`${code(cmd, 500)}\`` : "") +
+      "\nOnce done, *Check again* diagnoses the namespace afresh in the thread."
+    );
+  }
+  if (r.kind === "force-finalizer") {
+    return `:point_right: *Recommended — recovery first:* ask a second person to approve removing the finalizer of ${safe(r.object.kind, 63)} \`${code(`${r.object.namespace}/${r.object.name}`)}\`, once the cause is confirmed and a clean-up plan exists; afterwards check for orphaned AWS resources.`;
+  }
+  return `:point_right: *Recommended:* ${safe(remedyText(r, prose), 1200)}`;
+}
+
+/**
+ * The diagnosis card: the header, then verdict + cause + how long in one line, the one recommended
+ * action as the primary button, and *Details* for the evidence, every blocker and every step (posted
+ * in the thread). Long lists stay out of the card; `--json` and the terminal keep everything.
+ */
+export function renderDiagnosisBlocks(
+  d: NamespaceDiagnosis,
+  options: DiagnosisCardOptions = {},
+): SlackMessage {
+  const prose: ProseOptions = {
+    ...(options.command !== undefined ? { command: options.command } : {}),
+    buttons: true,
+  };
   const blocks: KnownBlock[] = [
     {
       type: "header",
-      text: {
-        type: "plain_text",
-        text: plain(`Namespace ${d.namespace}: ${d.verdict.toUpperCase()}`),
-      },
+      text: { type: "plain_text", text: plain(`Namespace ${d.namespace}: ${VERDICT_WORD[d.verdict]}`) },
     },
-    { type: "section", text: { type: "mrkdwn", text: clip(`${ICON[d.verdict]} ${safe(d.summary, 2000)}`) } },
+    { type: "section", text: { type: "mrkdwn", text: clip(headline(d)) } },
   ];
   const facts: string[] = [];
-  if (d.terminatingSeconds !== null) facts.push(`Terminating for *${formatDuration(d.terminatingSeconds)}*`);
-  if (d.remaining.length > 0) {
-    facts.push(`remaining: ${d.remaining.map((r) => `\`${code(r.resource, 120)}\` ${r.count}`).join(", ")}`);
+  const total = d.remaining.reduce((n, r) => n + r.count, 0);
+  if (total > 0)
+    facts.push(
+      `${String(total)} object${total === 1 ? "" : "s"} ${total === 1 ? "remains" : "remain"} (${d.remaining
+        .slice(0, 3)
+        .map((r) => `${safe(r.resource, 120)} ${String(r.count)}`)
+        .join(", ")}${d.remaining.length > 3 ? ", …" : ""})`,
+    );
+  if (d.blockers.length > 0) facts.push(`${String(d.blockers.length)} with finalizers`);
+  if (d.discoveryFailures.length > 0)
+    facts.push(
+      `discovery failing: ${d.discoveryFailures
+        .slice(0, 3)
+        .map((f) => `\`${code(f.groupVersion, 120)}\``)
+        .join(", ")}`,
+    );
+  facts.push(`checked ${slackDate(d.checkedAt, "{time}")}`);
+  // A missing AWS region is said in so many words (issue 11 §3); the rest counted as unread.
+  const awsOff = d.warnings.find((w) => w.startsWith("AWS not checked"));
+  if (awsOff !== undefined) facts.push(`:grey_question: ${safe(awsOff, 200)}`);
+  const unread = d.warnings.length - (awsOff !== undefined ? 1 : 0);
+  if (unread > 0) facts.push(`:grey_question: partial result (${String(unread)} could not be read)`);
+  if (d.argo?.redFlag) facts.push(":warning: Argo CD ownership is doubled (see Details)");
+  blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
+
+  const rec = d.recommended !== undefined ? d.remedies[d.recommended] : undefined;
+  if (rec) blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(recommendation(rec, prose)) } });
+
+  const value = JSON.stringify({ namespace: d.namespace });
+  const buttons: Button[] = [];
+  if (rec?.kind === "force-finalizer" && d.verdict === "blocked") {
+    buttons.push({
+      type: "button",
+      action_id: REQUEST_FINALIZE_ACTION,
+      style: "primary",
+      text: { type: "plain_text", text: "Request finalizer removal" },
+      value: targetValue(rec),
+    });
+  } else if (rec && d.verdict !== "not-found" && d.verdict !== "active") {
+    buttons.push({
+      type: "button",
+      action_id: DiagnosisActionId.Recheck,
+      style: "primary",
+      text: { type: "plain_text", text: "Check again" },
+      value,
+    });
   }
-  if (facts.length > 0)
-    blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
+  if (d.verdict !== "not-found" && d.verdict !== "active")
+    buttons.push({
+      type: "button",
+      action_id: DiagnosisActionId.Details,
+      text: { type: "plain_text", text: "Details" },
+      value,
+    });
+  if (buttons.length > 0) blocks.push({ type: "actions", block_id: "diagnosis-actions", elements: buttons });
+  return { text: fallbackText(d), blocks };
+}
+
+/**
+ * The details, for the card's thread: conditions, discovery failures, every blocker with its owners,
+ * AWS findings and evidence, every next step and what could not be read. At most 50 blocks.
+ */
+export function renderDiagnosisDetails(
+  d: NamespaceDiagnosis,
+  options: DiagnosisCardOptions = {},
+): SlackMessage {
+  const prose: ProseOptions = {
+    ...(options.command !== undefined ? { command: options.command } : {}),
+    buttons: true,
+  };
+  const blocks: KnownBlock[] = [
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(`*Details* — namespace \`${code(d.namespace, 63)}\`, checked ${slackDate(d.checkedAt)}`),
+      },
+    },
+  ];
   const trueConditions = d.conditions.filter((c) => c.status === "True");
   if (trueConditions.length > 0) {
     blocks.push({
@@ -134,43 +308,18 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       },
     });
   }
-  // Slack allows 50 blocks: keep room for the tail (more-blockers note, next steps, warnings), so
-  // a namespace with many blockers never loses its next steps to truncation.
-  const perBlocker = d.verdict === "blocked" ? 2 : 1;
-  const room = Math.max(1, Math.floor((50 - blocks.length - 1 - 3) / perBlocker));
+  // Slack allows 50 blocks: keep room for the tail (more-blockers note, next steps, Argo, warnings).
+  const room = Math.max(1, 50 - blocks.length - 1 - 5);
   const shown = d.blockers.slice(0, Math.min(20, room));
   if (shown.length > 0) blocks.push({ type: "divider" });
-  for (const b of shown) {
-    blocks.push(blockerSection(b));
-    // Offered only when forcing is the advice: when a fix the operator can apply exists, the card
-    // leads with that fix instead.
-    if (d.verdict === "blocked" && forceAdvisedFor(b)) {
-      blocks.push({
-        type: "actions",
-        elements: [
-          {
-            type: "button",
-            action_id: REQUEST_FINALIZE_ACTION,
-            text: { type: "plain_text", text: "Request finalizer removal" },
-            value: JSON.stringify({
-              resource: b.resource,
-              apiVersion: b.apiVersion,
-              kind: b.kind,
-              namespace: b.namespace,
-              name: b.name,
-            }),
-          },
-        ],
-      });
-    }
-  }
+  for (const b of shown) blocks.push(blockerSection(b));
   if (d.blockers.length > shown.length) {
     blocks.push({
       type: "context",
       elements: [
         {
           type: "mrkdwn",
-          text: `…and ${d.blockers.length - shown.length} more blockers (use the CLI with --json for all).`,
+          text: `…and ${String(d.blockers.length - shown.length)} more blockers (use the CLI with --json for all).`,
         },
       ],
     });
@@ -181,12 +330,15 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       text: { type: "mrkdwn", text: clip(`:warning: *Argo CD ownership*: ${safe(d.argo.redFlag, 1000)}`) },
     });
   }
-  if (d.nextSteps.length > 0) {
+  const steps = nextStepTexts(d, prose);
+  if (steps.length > 0) {
     blocks.push({
       type: "section",
       text: {
         type: "mrkdwn",
-        text: clip(`*Next steps*\n${d.nextSteps.map((s, i) => `${i + 1}. ${safe(s, 600)}`).join("\n")}`),
+        text: clip(
+          `*Next steps*\n${steps.map((s, i) => `${String(i + 1)}. ${i === d.recommended ? "*(recommended)* " : ""}${safe(s, 600)}`).join("\n")}`,
+        ),
       },
     });
   }
@@ -203,5 +355,8 @@ export function renderDiagnosisBlocks(d: NamespaceDiagnosis): SlackMessage {
       ],
     });
   }
-  return { text: safe(d.summary, SlackLimit.Fallback), blocks: blocks.slice(0, 50) };
+  return {
+    text: fallbackText(d),
+    blocks: blocks.slice(0, 50),
+  };
 }

@@ -5,6 +5,7 @@
  * never calls a live resource blocked, never puts one in a next step or removal plan, names who
  * still uses it, and fits the fix to the dependent — and following the fix unblocks the world.
  */
+import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { DescribeLoadBalancersCommand, type LoadBalancer } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { DescribeSecurityGroupsCommand, ModifyNetworkInterfaceAttributeCommand } from "@aws-sdk/client-ec2";
@@ -40,7 +41,7 @@ function diagnose(w: World, c: AwsClients, ns: string): Promise<NamespaceDiagnos
 /** Every text a person reads: next steps, summaries, remedies' commands, the Slack card. */
 function everythingSaid(d: NamespaceDiagnosis): string {
   return JSON.stringify({
-    steps: d.nextSteps,
+    steps: nextStepTexts(d),
     summary: d.summary,
     aws: d.blockers.map((b) => ({
       summary: b.aws?.summary,
@@ -88,7 +89,7 @@ describe("live vs dying on shared load balancers", () => {
     ]);
     // The controller's error keyed by the group reaches the blocker, and is pinned on team-b.
     expect(b?.evidence.some((e) => e.error && e.text.includes("CertificateNotFound"))).toBe(true);
-    expect(d.nextSteps.join("\n")).toMatch(/because of another member, Ingress team-b\/partner-api/);
+    expect(nextStepTexts(d).join("\n")).toMatch(/because of another member, Ingress team-b\/partner-api/);
     // The card leads with that fix: no forced-removal button.
     expect(buttons(d)).toEqual([]);
 
@@ -197,6 +198,6 @@ describe("live vs dying on shared load balancers", () => {
     );
     expect(b?.aws?.forceAdvised).toBe(false);
     expect(buttons(d)).toEqual([]);
-    expect(d.nextSteps.some((s) => s.includes("no forced removal needed"))).toBe(true);
+    expect(nextStepTexts(d).some((s) => s.includes("no forced removal needed"))).toBe(true);
   });
 });

@@ -3,6 +3,7 @@
  * diagnosed through the real adapter against the kube simulator: the diagnosis names the
  * APIService, its Service and its ready endpoints, and the real kubectl sees the same APIService.
  */
+import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { renderDiagnosisText } from "../../../src/render/text.js";
-import { renderDiagnosisBlocks } from "../../../src/slack/blocks/diagnosis.js";
+import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { kubectl, until } from "../../sim/kube/testing.js";
 
@@ -111,14 +112,17 @@ describe("a namespace stuck behind an unavailable aggregated API", () => {
       readyEndpoints: 0,
     });
     expect(f?.apiService?.message).toContain("service/metrics-server");
-    const step = d.nextSteps.find((s) => s.includes(`APIService ${API}`));
+    const step = nextStepTexts(d).find((s) => s.includes(`APIService ${API}`));
     expect(step).toContain("is not Available (MissingEndpoints)");
     expect(step).toContain("kube-system/metrics-server has 0 ready endpoints");
     expect(step).toContain(`kubectl delete apiservice ${API}`);
     const text = renderDiagnosisText(d);
     expect(text).toContain(`APIService ${API}: Available=False (MissingEndpoints)`);
     expect(text).toContain("Service kube-system/metrics-server: 0 ready endpoints");
-    const slack = JSON.stringify(renderDiagnosisBlocks(d));
+    // The card names the fix; its Details reply names the APIService's state.
+    const card = JSON.stringify(renderDiagnosisBlocks(d));
+    expect(card).toContain(`APIService ${API} is not Available`);
+    const slack = JSON.stringify(renderDiagnosisDetails(d));
     expect(slack).toContain("APIService `" + API + "` Available=False (MissingEndpoints)");
     expect(slack).toContain("*0* ready endpoints");
   });
@@ -138,7 +142,7 @@ describe("a namespace stuck behind an unavailable aggregated API", () => {
     expect(d.discoveryFailures[0]?.groupVersion).toBe("metrics.k8s.io/v1beta1");
     expect(d.discoveryFailures[0]?.apiService).toBeUndefined();
     expect(d.warnings.join("\n")).toMatch(/Could not read APIServices.*apiservices/);
-    expect(d.nextSteps.join("\n")).toContain("kubectl get apiservice");
+    expect(nextStepTexts(d).join("\n")).toContain("kubectl get apiservice");
   });
 
   it("shows the same APIService to the real kubectl", async () => {

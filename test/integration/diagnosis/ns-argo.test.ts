@@ -3,6 +3,7 @@
  * (INCIDENT.md step 1). `ns` names both with their sync settings and makes it the last step, after
  * recovery; without permission to read Applications it says so and still diagnoses.
  */
+import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
@@ -23,7 +24,7 @@ describe("ns reports Argo CD double ownership", () => {
     });
     expect(d.argo?.namespaceOwners.map((a) => a.app)).toEqual(["argocd/myapp-api", "argocd/myapp-worker"]);
     expect(d.argo?.warnings[0]?.message).toContain("Namespace/myapp is part of applications");
-    expect(d.nextSteps.at(-1)).toMatch(
+    expect(nextStepTexts(d).at(-1)).toMatch(
       /^Root cause to fix after recovery: 2 Argo CD Applications manage Namespace myapp/,
     );
     expect(renderText({ type: "diagnosis", diagnosis: d })).toContain(

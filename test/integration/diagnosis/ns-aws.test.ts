@@ -3,6 +3,7 @@
  * object that keeps the Load Balancer Controller from deleting the shared backend security group,
  * and the terminal form shows it.
  */
+import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,7 +56,7 @@ describe("ns reaches into AWS", () => {
     expect(
       b?.evidence.some((e) => e.source === "aws" && e.text.includes(held?.networkInterfaces[0]?.id ?? "?")),
     ).toBe(true);
-    expect(d.nextSteps.join("\n")).toContain(held?.networkInterfaces[0]?.id ?? "?");
+    expect(nextStepTexts(d).join("\n")).toContain(held?.networkInterfaces[0]?.id ?? "?");
   });
 
   it("never pulls another team's security group into the stack because CloudTrail saw it fail", async () => {
@@ -94,7 +95,7 @@ describe("ns reaches into AWS", () => {
     expect(held?.networkInterfaces).toEqual([]);
     expect(held?.referencingRules[0]?.ruleId).toMatch(/^sgr-/);
     expect(held?.referencingRules[0]?.description).toBe("elbv2.k8s.aws/targetGroupBinding=shared");
-    expect(d.nextSteps.join("\n")).toContain("revoke-security-group-ingress");
+    expect(nextStepTexts(d).join("\n")).toContain("revoke-security-group-ingress");
   });
 
   it("shows it from the terminal with the AWS settings from the environment", async () => {

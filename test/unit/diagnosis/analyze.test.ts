@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { analyzeNamespace, formatDuration, type AnalyzeInput } from "../../../src/diagnosis/analyze.js";
 import { ingressType, lbcDeployment, obj, podType, terminatingNs } from "./fixtures.js";
 
@@ -64,8 +65,8 @@ describe("analyzeNamespace", () => {
       "aws-load-balancer-controller",
       "myapp-aws-load-balancer-controller",
     ]);
-    expect(d.nextSteps.join("\n")).toMatch(/2 AWS Load Balancer Controller deployments/);
-    expect(d.nextSteps.join("\n")).toContain("/unstuck finalize ingress/myapp-worker-ingress -n myapp");
+    expect(nextStepTexts(d).join("\n")).toMatch(/2 AWS Load Balancer Controller deployments/);
+    expect(nextStepTexts(d).join("\n")).toContain("/unstuck finalize ingress/myapp-worker-ingress -n myapp");
   });
 
   it("calls a young deletion with healthy owners 'terminating', not blocked", () => {
@@ -101,7 +102,7 @@ describe("analyzeNamespace", () => {
       }),
     );
     expect(d.verdict).toBe("blocked");
-    expect(d.nextSteps.join("\n")).toMatch(/describe-network-interfaces/);
+    expect(nextStepTexts(d).join("\n")).toMatch(/describe-network-interfaces/);
   });
 
   it("calls it blocked at once when no controller exists for a known finalizer", () => {
@@ -114,8 +115,8 @@ describe("analyzeNamespace", () => {
     expect(d.verdict).toBe("blocked");
     expect(d.blockers[0]?.owners[0]?.candidates).toEqual([]);
     expect(d.blockers[0]?.owners[0]?.status).toBe("not-installed");
-    expect(d.nextSteps[0]).toMatch(/AWS Load Balancer Controller is not installed/);
-    expect(d.nextSteps[0]).toMatch(/nothing will ever remove `ingress\.k8s\.aws\/resources`/);
+    expect(nextStepTexts(d)[0]).toMatch(/AWS Load Balancer Controller is not installed/);
+    expect(nextStepTexts(d)[0]).toMatch(/nothing will ever remove `ingress\.k8s\.aws\/resources`/);
   });
 
   it("flags unhealthy controllers", () => {
@@ -125,7 +126,7 @@ describe("analyzeNamespace", () => {
         deployments: [lbcDeployment("lbc", 0, 2)],
       }),
     );
-    expect(d.nextSteps.join("\n")).toMatch(/0\/2 ready replicas/);
+    expect(nextStepTexts(d).join("\n")).toMatch(/0\/2 ready replicas/);
   });
 
   it("marks unknown finalizers as unknown and counts the core group without a suffix", () => {
@@ -146,7 +147,7 @@ describe("analyzeNamespace", () => {
     );
     expect(d.verdict).toBe("blocked");
     expect(d.summary).toContain("metrics.k8s.io/v1beta1");
-    expect(d.nextSteps[0]).toMatch(/apiservice/);
+    expect(nextStepTexts(d)[0]).toMatch(/apiservice/);
   });
 
   it("reports the namespace's own finalizers when content is gone", () => {
@@ -188,5 +189,56 @@ describe("formatDuration", () => {
     [3 * 86400, "3d 0h"],
   ])("%i s → %s", (s, text) => {
     expect(formatDuration(s)).toBe(text);
+  });
+});
+
+describe("findings are typed, not prose", () => {
+  it("the seed incident: a cause chain from the remaining object to the controller's error, forcing recommended", () => {
+    const d = analyzeNamespace(
+      input({
+        listed: [{ type: ingressType, objects: [stuckIngress] }],
+        deployments: [
+          lbcDeployment("aws-load-balancer-controller"),
+          lbcDeployment("myapp-aws-load-balancer-controller"),
+        ],
+        evidence: new Map([
+          [
+            "ingresses/myapp-worker-ingress",
+            [
+              {
+                source: "log",
+                from: "kube-system/lbc-1/c",
+                text: "failed to delete securityGroup",
+                error: true,
+              },
+            ],
+          ],
+        ]),
+      }),
+    );
+    expect(d.cause.map((c) => c.kind)).toEqual(["finalizers-remain", "controller-error"]);
+    expect(d.cause[0]).toMatchObject({
+      objects: [{ kind: "Ingress", name: "myapp-worker-ingress", finalizers: ["ingress.k8s.aws/resources"] }],
+    });
+    expect(d.remedies.map((r) => r.kind)).toEqual([
+      "one-controller",
+      "read-controller-error",
+      "find-group-dependents",
+      "force-finalizer",
+    ]);
+    expect(d.recommended).toBe(3);
+    // No markup and no command name in what the pure diagnosis returns.
+    const json = JSON.stringify(d);
+    expect(json).not.toContain("/unstuck");
+    expect(json).not.toContain("`");
+  });
+
+  it("nothing to recommend for a namespace that is not being deleted", () => {
+    const d = analyzeNamespace(
+      input({ namespace: { ...terminatingNs("myapp", now), deletionTimestamp: undefined, phase: "Active" } }),
+    );
+    expect(d.cause).toEqual([{ kind: "not-deleting", phase: "Active" }]);
+    expect(d.remedies).toEqual([]);
+    expect(d.recommended).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 
 import { analyzeNamespace, ownersOf } from "../../../src/diagnosis/analyze.js";
 import { lookupFinalizer, matchControllers } from "../../../src/diagnosis/finalizers.js";
@@ -299,7 +300,7 @@ describe("owner status", () => {
       blockedAfterSeconds: 300,
     });
     expect(d.verdict).toBe("blocked");
-    const step = d.nextSteps.find((s) => s.includes("finalizer.keda.sh"));
+    const step = nextStepTexts(d).find((s) => s.includes("finalizer.keda.sh"));
     expect(step).toMatch(/KEDA operator is not installed/);
     expect(step).toMatch(/nothing will ever remove `finalizer\.keda\.sh`/);
   });

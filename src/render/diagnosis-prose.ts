@@ -1,0 +1,191 @@
+/**
+ * The words of a diagnosis: its typed cause chain and remedies (`src/diagnosis`) as plain sentences,
+ * shared by the terminal text and the Slack card. Plain text with `code` spans only; Slack escapes
+ * the whole sentence (nothing here is the bot's own `<…>` markup), the terminal prints it as is.
+ */
+import type {
+  CauseLink,
+  DiagnosisRemedy,
+  DiscoveryFailureFinding,
+  NamespaceDiagnosis,
+  ObjectRef,
+} from "../diagnosis/types.js";
+
+export interface ProseOptions {
+  /** The slash command as configured (`UNSTUCK_COMMAND`), named in steps that run one. */
+  readonly command?: string;
+  /**
+   * Where the step can be a button (the Slack card): the forced removal is then offered as the
+   * *Request finalizer removal* button, and the command is named as the other way.
+   */
+  readonly buttons?: boolean;
+}
+
+const DEFAULT_COMMAND = "/unstuck";
+
+export function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+export function plural(n: number, one: string, many: string): string {
+  return `${String(n)} ${n === 1 ? one : many}`;
+}
+
+export function objectName(o: Pick<ObjectRef, "kind" | "namespace" | "name">): string {
+  return `${o.kind} ${o.namespace}/${o.name}`;
+}
+
+/** The root of the cause chain: the most specific link (what holds what). */
+export function rootCause(d: Pick<NamespaceDiagnosis, "cause">): CauseLink | undefined {
+  const order: CauseLink["kind"][] = [
+    "security-group-held",
+    "group-member-failing",
+    "controller-missing",
+    "discovery-failing",
+    "controller-error",
+    "finalizers-remain",
+    "namespace-finalizers",
+    "content-deleting",
+    "namespace-missing",
+    "not-deleting",
+  ];
+  for (const kind of order) {
+    const c = d.cause.find((x) => x.kind === kind);
+    if (c) return c;
+  }
+  return undefined;
+}
+
+/**
+ * The cause in one sentence, most specific first: "the security group sg-… (k8s-traffic-…) is held
+ * by network interface eni-… of the deleted load balancer k8s-…, so Ingress myapp/x keeps its finalizer".
+ */
+export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">): string {
+  const c = rootCause(d);
+  if (!c) return "nothing blocks it";
+  switch (c.kind) {
+    case "security-group-held": {
+      const h = c.holder;
+      const holder =
+        h.type === "network-interface"
+          ? `network interface ${h.id}${h.loadBalancer !== undefined ? ` of the deleted load balancer ${h.loadBalancer}` : ""}`
+          : `rule ${h.id} in ${h.groupId} (${h.groupName})`;
+      return `security group ${c.groupId} (${c.groupName}) is held by ${holder}, so ${objectName(c.object)} keeps its finalizer`;
+    }
+    case "group-member-failing":
+      return `IngressGroup ${c.group} fails to build because of ${c.culprits.join(", ")}, so ${objectName(c.object)} keeps its finalizer`;
+    case "controller-missing":
+      return `${c.controller} is not installed, so nothing will ever remove ${c.finalizer} from ${objectName(c.object)}`;
+    case "discovery-failing":
+      return `API discovery fails for ${c.groupVersions.join(", ")}, so the namespace controller can never confirm the namespace is empty`;
+    case "controller-error": {
+      const held = d.cause.find((x) => x.kind === "finalizers-remain");
+      const fin =
+        held?.kind === "finalizers-remain"
+          ? held.objects.find((o) => o.namespace === c.object.namespace && o.name === c.object.name)
+              ?.finalizers
+          : undefined;
+      return `${objectName(c.object)} keeps its finalizer${fin ? ` ${fin.join(", ")}` : ""}: the controller fails with "${truncate(c.text, 160)}"`;
+    }
+    case "finalizers-remain": {
+      const first = c.objects[0];
+      const rest = c.objects.length - 1;
+      return first
+        ? `${objectName(first)} keeps its finalizer ${first.finalizers.join(", ")}${rest > 0 ? ` (and ${plural(rest, "more object", "more objects")})` : ""}`
+        : "objects with finalizers remain";
+    }
+    case "namespace-finalizers":
+      return `all content is gone but the namespace still carries finalizers ${c.finalizers.join(", ")}`;
+    case "content-deleting":
+      return `${plural(c.objects, "object without finalizers is", "objects without finalizers are")} still being removed`;
+    case "namespace-missing":
+      return "it does not exist: it was deleted, or the name is misspelt";
+    case "not-deleting":
+      return `it is ${c.phase}, not being deleted`;
+  }
+}
+
+/** One failing group-version, named by its APIService: whether it is Available, what backs it, the fix. */
+function apiServiceStep(f: DiscoveryFailureFinding): string {
+  const a = f.apiService;
+  if (!a) return `Check the aggregated API behind ${f.groupVersion}.`;
+  const state =
+    a.available === "True"
+      ? `APIService ${a.name} reports Available, yet discovery of ${f.groupVersion} fails (${truncate(f.message, 120)})`
+      : `APIService ${a.name} is not Available${a.reason ? ` (${a.reason})` : ""}${a.message ? `: "${truncate(a.message, 200)}"` : ""}`;
+  if (!a.service) {
+    return `${state}. It is served by kube-apiserver itself (no backing Service): check the API server.`;
+  }
+  const endpoints =
+    a.readyEndpoints === undefined
+      ? `its Service ${a.service} (ready endpoints could not be read)`
+      : `its Service ${a.service} has ${plural(a.readyEndpoints, "ready endpoint", "ready endpoints")}`;
+  const fix =
+    a.readyEndpoints === 0
+      ? `fix the pods behind ${a.service} (\`kubectl get pods -n ${a.service.split("/")[0] ?? ""}\`)`
+      : `fix ${a.service} (its pods answer, but not the API server's discovery check: network policy, security group or certificate)`;
+  return `${state}; ${endpoints} → ${fix}, or \`kubectl delete apiservice ${a.name}\` if that add-on was uninstalled.`;
+}
+
+/** One remedy as a sentence. */
+export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): string {
+  const command = options.command ?? DEFAULT_COMMAND;
+  switch (r.kind) {
+    case "check-name":
+      return "Check the name against `kubectl get namespaces`; a namespace that is gone needs no unblocking.";
+    case "fix-api-service":
+      return apiServiceStep(r.failure);
+    case "check-aggregated-apis":
+      return `Check the aggregated API: \`kubectl get apiservice\` and look for ${r.groupVersions.join(", ")} with AVAILABLE=False; fix its backing service, or delete the APIService if that add-on was removed.`;
+    case "find-finalizer-owner":
+      return `\`${r.finalizer}\` is not a well-known finalizer: find the controller that adds it (search your operators for that string) before removing it.`;
+    case "install-controller":
+      return `${r.controller} is not installed in this cluster (no Deployment matches its chart labels, name or image), so nothing will ever remove \`${r.finalizer}\`: reinstall ${r.controller} to let it finish its clean-up, or remove the finalizer with approval once you have a clean-up plan for ${r.cleanup}.`;
+    case "check-controller-runs":
+      return `Could not tell whether ${r.controller} runs${r.note !== undefined ? ` (${r.note})` : ""}: check that it does before anything else — it is what removes \`${r.finalizer}\`.`;
+    case "heal-controller": {
+      const c = r.deployment;
+      return `${r.controller} \`${c.namespace}/${c.name}\` has ${String(c.readyReplicas)}/${String(c.replicas)} ready replicas: make it healthy first, it is the one that removes \`${r.finalizer}\`.`;
+    }
+    case "one-controller":
+      return `${String(r.deployments.length)} ${r.controller} deployments may reconcile \`${r.finalizer}\` (${r.deployments.join(", ")}): check that only one serves this cluster and ingress class.`;
+    case "fix-group-member":
+      return `IngressGroup \`${r.group}\` fails to build because of another member, ${r.culprits.join(", ")}: fix that member and the controller removes ${objectName(r.object)} from the group by itself — forcing its finalizer is not needed, and deleting the group's load balancer or security groups would break the live members.`;
+    case "leave-in-place": {
+      const users = r.usedBy;
+      const names = r.resources;
+      return `Leave in place — still in use by ${users.slice(0, 3).join(", ")}${users.length > 3 ? ` and ${String(users.length - 3)} more` : ""}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ` and ${String(names.length - 5)} more` : ""}. Deleting any of them, or their interfaces and rules, would break live traffic.`;
+    }
+    case "release-dependent": {
+      const f = r.fix;
+      const cmds = f.commands.map((c) => `\`${c}\``).join(" then ");
+      return f.actionable
+        ? `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` — ${cmds}` : ""}. The controller's next retry then deletes the group and removes the finalizer by itself (no forced removal needed).`
+        : `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` (${cmds})` : ""}.`;
+    }
+    case "read-controller-error":
+      return `The controller reports an error for ${objectName(r.object)}: "${truncate(r.text, 200)}".`;
+    case "find-group-dependents":
+      return "A security group cannot be deleted while something depends on it: look for ENIs that still use it (`aws ec2 describe-network-interfaces --filters Name=group-id,Values=<sg>`) and rules in other groups that reference it (`ip-permission.group-id`).";
+    case "force-finalizer": {
+      const o = r.object;
+      const cmd = `\`${command} finalize ${o.kind.toLowerCase()}/${o.name} -n ${o.namespace} --reason "<why>"\``;
+      return options.buttons
+        ? `Recovery first, once the cause is confirmed and a clean-up plan exists: *Request finalizer removal* (or ${cmd}) asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`
+        : `Recovery first, once the cause is confirmed and a clean-up plan exists: ${cmd} asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`;
+    }
+    case "wait":
+      return `Nothing blocks it yet; check again in a minute (\`${command} watch ns ${r.namespace}\`).`;
+    case "namespace-finalizer-builtin":
+      return "The namespace controller removes `kubernetes` within seconds once content is gone; if it persists, check kube-controller-manager and any failing API discovery.";
+    case "namespace-finalizer-custom":
+      return `A custom finalizer on the namespace itself (${r.finalizers.join(", ")}): find the controller that set it; only it should remove it (via the \`/finalize\` subresource).`;
+    case "fix-argo-ownership":
+      return `Root cause to fix after recovery: ${r.redFlag}`;
+  }
+}
+
+/** Every remedy as a sentence, in order. */
+export function nextStepTexts(d: Pick<NamespaceDiagnosis, "remedies">, options: ProseOptions = {}): string[] {
+  return d.remedies.map((r) => remedyText(r, options));
+}

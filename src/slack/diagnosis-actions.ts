@@ -1,0 +1,71 @@
+/**
+ * The diagnosis card's own buttons: *Details* posts the evidence, every blocker and every step in the
+ * card's thread; *Check again* diagnoses afresh and posts the new card there. Read-only: the value
+ * names only a namespace (client-supplied, so validated), and the diagnosis is read again, never
+ * taken from the payload.
+ */
+import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
+import type { NamespaceDiagnosis } from "../diagnosis/types.js";
+import { assertNamespaceName } from "../kube/names.js";
+import { registerActions, type ActionContext, type HasActionRouter } from "./actions.js";
+import { DiagnosisActionId, renderDiagnosisBlocks, renderDiagnosisDetails } from "./blocks/diagnosis.js";
+import { safe } from "./blocks/text.js";
+
+export interface DiagnosisActionDeps {
+  /** Diagnoses one namespace (the same read as `ns`). */
+  readonly diagnose: (namespace: string) => Promise<NamespaceDiagnosis>;
+  /** The slash command as configured, named in the steps. */
+  readonly command: string;
+}
+
+/** The namespace a card button names; throws `BadInput` for anything else. */
+export function parseDiagnosisValue(value: string | undefined): string {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(value ?? "");
+  } catch {
+    throw new UnstuckError(ErrorCode.BadInput, "This button does not name a namespace.");
+  }
+  const ns = (raw as { namespace?: unknown } | null)?.namespace;
+  if (typeof ns !== "string")
+    throw new UnstuckError(ErrorCode.BadInput, "This button does not name a namespace.");
+  return assertNamespaceName(ns);
+}
+
+export function registerDiagnosisActions(target: HasActionRouter, deps: DiagnosisActionDeps): void {
+  const handler =
+    (kind: "details" | "recheck") =>
+    async (ctx: ActionContext): Promise<void> => {
+      try {
+        const namespace = parseDiagnosisValue(ctx.action.value);
+        const message = ctx.message;
+        if (message === undefined) {
+          throw new UnstuckError(ErrorCode.BadInput, "This button is not on a message I can answer under.");
+        }
+        const d = await deps.diagnose(namespace);
+        const rendered =
+          kind === "details"
+            ? renderDiagnosisDetails(d, { command: deps.command })
+            : renderDiagnosisBlocks(d, { command: deps.command });
+        await ctx.client.chat.postMessage({
+          channel: message.channelId,
+          thread_ts: message.ts,
+          text: rendered.text,
+          blocks: rendered.blocks,
+        });
+        ctx.scope.log.info({ namespace, kind }, "diagnosis card action answered in the thread");
+      } catch (err) {
+        const { code, message } = toUserError(err);
+        if (code === ErrorCode.Internal) ctx.scope.log.error({ err }, `diagnosis ${kind} failed`);
+        await ctx.respond({
+          response_type: "ephemeral",
+          replace_original: false,
+          text: safe(`:no_entry_sign: ${message}`, 1000),
+        });
+      }
+    };
+  registerActions(target, [
+    { actionId: DiagnosisActionId.Details, handler: handler("details") },
+    { actionId: DiagnosisActionId.Recheck, handler: handler("recheck") },
+  ]);
+}
