@@ -124,7 +124,7 @@ class LuaScript {
   /** `numberOfKeys` counts the audit stream, which every script takes as its last key. */
   public static load(file: string, numberOfKeys: number): LuaScript {
     const read = (name: string): string => readFileSync(new URL(`./lua/${name}`, import.meta.url), "utf8");
-    return new LuaScript(`${read("audit.lua")}\n${read(file)}`, numberOfKeys);
+    return new LuaScript(`${read("audit.lua")}\n${read("open.lua")}\n${read(file)}`, numberOfKeys);
   }
 
   public async run(

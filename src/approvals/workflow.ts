@@ -548,11 +548,22 @@ export class ApprovalWorkflow {
     if (typeof existingId !== "string") return err;
     const existing = await this.deps.store.get(existingId);
     const by = existing ? ` by <@${existing.requester.userId}>` : "";
+    const what = `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : action.type === "open-deletion-guard" ? "open the" : "repoint"} ${describeAction(action)}`;
+    // One request per object: point at the one that exists, and at its message, instead of a second.
+    const where = existing?.message !== undefined ? ` ${messageLink(existing.message)}` : "";
+    const running = existing !== null && (existing.state === "APPROVED" || existing.state === "EXECUTING");
     return new UnstuckError(
       ErrorCode.Conflict,
-      `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : action.type === "open-deletion-guard" ? "open the" : "repoint"} ${describeAction(action)} is already pending (request ${existingId}${by}); ` +
-        "vote on that one, or cancel it before asking again.",
-      { requestId: existingId, existingRequestId: existingId },
+      running
+        ? `${what} is already approved and being applied (request ${existingId}${by});${where} its outcome will be posted in its thread.`
+        : `${what} is already pending (request ${existingId}${by});${where} vote on that one, or cancel it before asking again.`,
+      {
+        requestId: existingId,
+        existingRequestId: existingId,
+        ...(existing?.message !== undefined
+          ? { existingChannel: existing.message.channel, existingTs: existing.message.ts }
+          : {}),
+      },
     );
   }
 
@@ -595,4 +606,12 @@ export class ApprovalWorkflow {
   ): Promise<void> {
     await this.deps.audit.append(this.entry(request, actor, event, before, after, result));
   }
+}
+
+/**
+ * A link to a posted message (Slack's permalink form, resolved in the reader's workspace): a bare
+ * URL, which Slack links by itself even inside escaped text.
+ */
+export function messageLink(message: { readonly channel: string; readonly ts: string }): string {
+  return `https://slack.com/archives/${encodeURIComponent(message.channel)}/p${message.ts.replace(".", "")}`;
 }

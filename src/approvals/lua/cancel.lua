@@ -27,6 +27,7 @@ local function finish(state)
     mac = ARGV[7]
   end
   redis.call("HSET", KEYS[1], "state", state, "updatedAt", ARGV[4], "stateMac", mac)
+  clear_open(KEYS[1])
   redis.call("ZREM", KEYS[4], ARGV[1])
   redis.call("EXPIRE", KEYS[1], ttl)
   redis.call("EXPIRE", KEYS[2], ttl)

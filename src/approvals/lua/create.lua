@@ -1,5 +1,7 @@
 --[[
-  Create a PENDING approval request, unless one is already pending for the same object.
+  Create a PENDING approval request, unless another request for the same object has not ended yet
+  (PENDING and unexpired, APPROVED or EXECUTING): one request per object, so a second `finalize`
+  links to the first instead of racing it. Terminal transitions clear the pointer (open.lua).
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  pending sorted set      <prefix>:pending   (member id, score expiresAtMs)
@@ -20,7 +22,7 @@
 
   Returns  { status, id }
            status 1: created (id = ARGV[1]); 0: a request with this id exists (nothing changed);
-           2: another request for this object is still PENDING and unexpired (id = that request)
+           2: another request for this object has not ended (id = that request)
 ]]
 if redis.call("EXISTS", KEYS[1]) == 1 then
   return { 0, "" }
@@ -28,7 +30,9 @@ end
 local open = redis.call("GET", KEYS[3])
 if open then
   local fields = redis.call("HMGET", ARGV[9] .. open, "state", "expiresAtMs")
-  if fields[1] == "PENDING" and tonumber(fields[2]) > tonumber(ARGV[10]) then
+  local state = fields[1]
+  if (state == "PENDING" and tonumber(fields[2]) > tonumber(ARGV[10]))
+    or state == "APPROVED" or state == "EXECUTING" then
     return { 2, open }
   end
 end
@@ -42,8 +46,10 @@ redis.call("HSET", KEYS[1],
   "approvalsRequired", ARGV[5],
   "approvals", 0,
   "execAttempts", 0,
-  "updatedAt", ARGV[6])
+  "updatedAt", ARGV[6],
+  "openKey", KEYS[3])
 redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
-redis.call("SET", KEYS[3], ARGV[1], "PXAT", ARGV[4])
+-- Cleared by the request's terminal transition; the expiry only bounds a pointer whose request vanished.
+redis.call("SET", KEYS[3], ARGV[1], "PX", 7 * 86400000)
 audit("PENDING")
 return { 1, ARGV[1] }

@@ -28,6 +28,7 @@ for i = 5, #ARGV - 2, 3 do
     redis.call("ZREM", KEYS[1], id)
     if redis.call("HGET", key, "state") == "PENDING" then
       redis.call("HSET", key, "state", "EXPIRED", "updatedAt", ARGV[3], "stateMac", ARGV[i + 1])
+      clear_open(key)
       redis.call("EXPIRE", key, ttl)
       redis.call("EXPIRE", key .. ":voters", ttl)
       redis.call("EXPIRE", key .. ":votes", ttl)

@@ -33,6 +33,7 @@ end
 local ttl = tonumber(ARGV[5])
 redis.call("HSET", KEYS[1], "state", ARGV[2], "result", ARGV[3], "updatedAt", ARGV[4], "stateMac", ARGV[6])
 redis.call("HDEL", KEYS[1], "execToken")
+clear_open(KEYS[1])
 redis.call("EXPIRE", KEYS[1], ttl)
 redis.call("EXPIRE", KEYS[2], ttl)
 redis.call("EXPIRE", KEYS[3], ttl)

@@ -38,6 +38,7 @@ local function finish(state)
   if state == "APPROVED" then
     redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
   else
+    clear_open(KEYS[1])
     local ttl = tonumber(ARGV[7])
     redis.call("EXPIRE", KEYS[1], ttl)
     redis.call("EXPIRE", KEYS[2], ttl)

@@ -290,6 +290,15 @@ describe("audit", () => {
     expect(entries.every((e) => e.target === "Ingress myapp/myapp-worker-ingress")).toBe(true);
     expect(entries.every((e) => e.action === "remove-finalizer")).toBe(true);
 
+    // The object is held until the approved request ends (one request per object); then a new one.
+    await h.store.claimExecution(req.id, "tok-audit", h.clock.now());
+    await h.store.finishExecution(
+      req.id,
+      "tok-audit",
+      "DONE",
+      { outcome: "done", message: "removed", at: h.clock.now().toISOString() },
+      h.clock.now(),
+    );
     const other = await requestRemoval(h);
     await h.workflow.cancel(other.id, alice);
     const latest = await h.audit.latest(1);
