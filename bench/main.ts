@@ -13,6 +13,8 @@ import { benchApprovals } from "./approvals.js";
 import { benchAws } from "./aws.js";
 import { benchOptions, check, type BenchOptions, type BenchResult } from "./common.js";
 import { benchNs } from "./ns.js";
+import { benchOrphans } from "./orphans.js";
+import { benchPreflight } from "./preflight.js";
 import { benchTraceZone } from "./trace-zone.js";
 import { benchWaits } from "./waits.js";
 import { benchWatcher } from "./watcher.js";
@@ -29,6 +31,8 @@ const BENCHES: readonly Bench[] = [
   { name: "waits", run: benchWaits },
   { name: "trace-zone", run: benchTraceZone },
   { name: "watcher", run: benchWatcher },
+  { name: "orphans", run: benchOrphans },
+  { name: "preflight", run: benchPreflight },
 ];
 
 function cell(s: string): string {

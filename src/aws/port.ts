@@ -35,6 +35,11 @@ export interface AwsPort {
   rulesOf(groupId: string): Promise<SecurityGroupRuleSnapshot[]>;
   /** Network interfaces that use `groupId` (filter `group-id`). */
   networkInterfacesUsing(groupId: string): Promise<NetworkInterfaceSnapshot[]>;
+  /**
+   * Network interfaces that use any of `groupIds`, by group (filter `group-id` with up to 200
+   * values a call): one call per 200 groups instead of one per group. Every asked group is a key.
+   */
+  networkInterfacesUsingAny(groupIds: readonly string[]): Promise<Map<string, NetworkInterfaceSnapshot[]>>;
   /** CloudTrail events by name within a window (newest first, at most `max`). */
   cloudTrailEvents(query: {
     /** Look up by event name, or (when `resourceName` is given instead) by the resource it touched. */
@@ -48,14 +53,21 @@ export interface AwsPort {
    * Resources carrying every tag given (Resource Groups Tagging API `GetResources`, all pages), of
    * these resource types (`service[:resourceType]`, e.g. `elasticloadbalancing:targetgroup`; empty
    * means any type). Finds what remains of a stack even after its load balancer is gone, without
-   * listing the account. IAM action `tag:GetResources`.
+   * listing the account. A tag given several values (at most 20) matches any of them. IAM action
+   * `tag:GetResources`.
    */
   resourcesByTags(
-    tags: Readonly<Record<string, string>>,
+    tags: Readonly<Record<string, string | readonly string[]>>,
     types: readonly string[],
   ): Promise<{ arn: string; tags: Tags }[]>;
-  /** Every load balancer of the account and region (paged), with tags: to match DNS names. */
-  allLoadBalancers(): Promise<LoadBalancerSnapshot[]>;
+  /**
+   * Every load balancer of the account and region (paged), with tags: to match DNS names. With
+   * `clusterTags`, only the load balancers tagged `elbv2.k8s.aws/cluster=<clusterTags>` carry their
+   * tags, read with the Tagging API (100 a page) instead of ELB's DescribeTags (20 ARNs a call,
+   * under ELB's 10-a-second bucket); every other one has empty tags — enough for a question about
+   * that cluster's resources only (orphans, preflight).
+   */
+  allLoadBalancers(options?: { readonly clusterTags?: string }): Promise<LoadBalancerSnapshot[]>;
   /** Every hosted zone (paged). IAM `route53:ListHostedZones`. */
   hostedZones(): Promise<HostedZoneSnapshot[]>;
   /**
@@ -65,8 +77,10 @@ export interface AwsPort {
   recordSets(zoneId: string, name?: string): Promise<RecordSetSnapshot[]>;
   /** Every CloudFront distribution (paged). IAM `cloudfront:ListDistributions`. */
   distributions(): Promise<DistributionSnapshot[]>;
-  /** Every target group of the account (paged), with tags and attachments. */
-  allTargetGroups(): Promise<TargetGroupSnapshot[]>;
+  /** Target groups by ARN (20 a call), with attachments but without tags; unknown ARNs are absent. */
+  targetGroupsByArn(arns: readonly string[]): Promise<TargetGroupSnapshot[]>;
+  /** Every target group of the account (paged), with tags and attachments; `clusterTags` as above. */
+  allTargetGroups(options?: { readonly clusterTags?: string }): Promise<TargetGroupSnapshot[]>;
   /** Every network interface Elastic Load Balancing manages (`requester-id` = `amazon-elb`). */
   elbInterfaces(): Promise<NetworkInterfaceSnapshot[]>;
 

@@ -239,6 +239,11 @@ function toLoadBalancerSnapshot(lb: LoadBalancer): LoadBalancerSnapshot {
   };
 }
 
+/** Values one EC2 filter takes in a call (the documented limit for filter values is 200). */
+const FILTER_VALUES_PER_CALL = 200;
+/** The tag the Load Balancer Controller puts on everything it creates for a cluster. */
+const CLUSTER_TAG = "elbv2.k8s.aws/cluster";
+
 function chunks<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
@@ -263,6 +268,12 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
       for (const d of res.TagDescriptions ?? []) if (d.ResourceArn) out.set(d.ResourceArn, tagMap(d.Tags));
     }
     return out;
+  }
+
+  /** Tags of the resources of one type tagged for a cluster, by ARN (Tagging API, 100 a page). */
+  async function taggedFor(cluster: string, type: string): Promise<Map<string, Tags>> {
+    const found = await port.resourcesByTags({ [CLUSTER_TAG]: cluster }, [type]);
+    return new Map(found.map((r) => [r.arn, r.tags]));
   }
 
   async function describeInterfaces(filters: Filter[]): Promise<NetworkInterfaceSnapshot[]> {
@@ -332,18 +343,26 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
     return out;
   }
 
-  return {
-    async allLoadBalancers() {
-      const found: LoadBalancerSnapshot[] = [];
-      let marker: string | undefined;
-      do {
-        const res = await aws("elasticloadbalancing:DescribeLoadBalancers", () =>
-          elbv2.send(new DescribeLoadBalancersCommand({ PageSize: 400, Marker: marker })),
-        );
-        for (const lb of res.LoadBalancers ?? []) found.push(toLoadBalancerSnapshot(lb));
-        marker = res.NextMarker;
-      } while (marker);
-      const tags = await elbTags(found.map((lb) => lb.arn));
+  const port: AwsPort = {
+    async allLoadBalancers(options) {
+      const listing = (async () => {
+        const found: LoadBalancerSnapshot[] = [];
+        let marker: string | undefined;
+        do {
+          const res = await aws("elasticloadbalancing:DescribeLoadBalancers", () =>
+            elbv2.send(new DescribeLoadBalancersCommand({ PageSize: 400, Marker: marker })),
+          );
+          for (const lb of res.LoadBalancers ?? []) found.push(toLoadBalancerSnapshot(lb));
+          marker = res.NextMarker;
+        } while (marker);
+        return found;
+      })();
+      const cluster = options?.clusterTags;
+      const [found, clusterTags] = await Promise.all([
+        listing,
+        cluster !== undefined ? taggedFor(cluster, "elasticloadbalancing:loadbalancer") : undefined,
+      ]);
+      const tags = clusterTags ?? (await elbTags(found.map((lb) => lb.arn)));
       return found.map((lb) => ({ ...lb, tags: tags.get(lb.arn) ?? {} }));
     },
 
@@ -657,25 +676,83 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
 
     networkInterfacesUsing: (groupId) => describeInterfaces([{ Name: "group-id", Values: [groupId] }]),
 
+    async networkInterfacesUsingAny(groupIds) {
+      const out = new Map<string, NetworkInterfaceSnapshot[]>(groupIds.map((g) => [g, []]));
+      const batches = await Promise.all(
+        chunks([...new Set(groupIds)], FILTER_VALUES_PER_CALL).map((batch) =>
+          describeInterfaces([{ Name: "group-id", Values: batch }]),
+        ),
+      );
+      // An interface with groups in two batches is returned by both: count it once.
+      const unique = new Map(batches.flat().map((n) => [n.id, n]));
+      for (const n of unique.values()) {
+        for (const g of n.groups) out.get(g)?.push(n);
+      }
+      return out;
+    },
+
     elbInterfaces: () => describeInterfaces([{ Name: "requester-id", Values: ["amazon-elb"] }]),
 
-    async allTargetGroups() {
-      const groups: { arn: string; name: string; loadBalancerArns: string[] }[] = [];
-      let marker: string | undefined;
-      do {
-        const res = await aws("elasticloadbalancing:DescribeTargetGroups", () =>
-          elbv2.send(new DescribeTargetGroupsCommand({ PageSize: 400, Marker: marker })),
-        );
-        for (const g of res.TargetGroups ?? []) {
-          groups.push({
-            arn: g.TargetGroupArn ?? "",
-            name: g.TargetGroupName ?? "",
-            loadBalancerArns: g.LoadBalancerArns ?? [],
-          });
-        }
-        marker = res.NextMarker;
-      } while (marker);
-      const tags = await elbTags(groups.map((g) => g.arn));
+    async targetGroupsByArn(arns) {
+      const batches = await Promise.all(
+        chunks([...new Set(arns)], 20).map(async (batch) => {
+          try {
+            const res = await aws("elasticloadbalancing:DescribeTargetGroups", () =>
+              elbv2.send(new DescribeTargetGroupsCommand({ TargetGroupArns: batch })),
+            );
+            return res.TargetGroups ?? [];
+          } catch (err) {
+            // One unknown ARN fails the whole call: ask one by one only then.
+            const notFound =
+              err instanceof UnstuckError &&
+              (err.details.awsError === "TargetGroupNotFound" ||
+                err.details.awsError === "TargetGroupNotFoundException");
+            if (notFound && batch.length > 1) {
+              const one = await Promise.all(batch.map((a) => port.targetGroupsByArn([a])));
+              return one.flat().map((t) => ({
+                TargetGroupArn: t.arn,
+                TargetGroupName: t.name,
+                LoadBalancerArns: [...t.loadBalancerArns],
+              }));
+            }
+            if (notFound) return [];
+            throw err;
+          }
+        }),
+      );
+      return batches.flat().map((g) => ({
+        arn: g.TargetGroupArn ?? "",
+        name: g.TargetGroupName ?? "",
+        loadBalancerArns: g.LoadBalancerArns ?? [],
+        tags: {},
+      }));
+    },
+
+    async allTargetGroups(options) {
+      const listing = (async () => {
+        const groups: { arn: string; name: string; loadBalancerArns: string[] }[] = [];
+        let marker: string | undefined;
+        do {
+          const res = await aws("elasticloadbalancing:DescribeTargetGroups", () =>
+            elbv2.send(new DescribeTargetGroupsCommand({ PageSize: 400, Marker: marker })),
+          );
+          for (const g of res.TargetGroups ?? []) {
+            groups.push({
+              arn: g.TargetGroupArn ?? "",
+              name: g.TargetGroupName ?? "",
+              loadBalancerArns: g.LoadBalancerArns ?? [],
+            });
+          }
+          marker = res.NextMarker;
+        } while (marker);
+        return groups;
+      })();
+      const cluster = options?.clusterTags;
+      const [groups, clusterTags] = await Promise.all([
+        listing,
+        cluster !== undefined ? taggedFor(cluster, "elasticloadbalancing:targetgroup") : undefined,
+      ]);
+      const tags = clusterTags ?? (await elbTags(groups.map((g) => g.arn)));
       return groups.map((g) => ({ ...g, tags: tags.get(g.arn) ?? {} }));
     },
 
@@ -730,7 +807,10 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         const res = await aws("tag:GetResources", () =>
           tagging.send(
             new GetResourcesCommand({
-              TagFilters: Object.entries(tags).map(([Key, Value]) => ({ Key, Values: [Value] })),
+              TagFilters: Object.entries(tags).map(([Key, Value]) => ({
+                Key,
+                Values: typeof Value === "string" ? [Value] : [...Value],
+              })),
               ...(types.length > 0 ? { ResourceTypeFilters: [...types] } : {}),
               ResourcesPerPage: 100,
               ...(token ? { PaginationToken: token } : {}),
@@ -748,4 +828,5 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
       return out;
     },
   };
+  return port;
 }

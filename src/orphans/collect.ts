@@ -15,10 +15,9 @@ import { clusterOwners } from "../diagnosis/diagnose.js";
 import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
 import { clusterNameFromArgs } from "../diagnosis/lbc-names.js";
 import { findOrphans, type OrphanReport } from "../edge/orphans.js";
-import { EDGE_TAGS } from "../edge/model.js";
+import { buildEdgeModel, EDGE_TAGS, type EdgeOwner } from "../edge/model.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
-import { mapLimit } from "../util/concurrency.js";
 
 export async function collectOrphans(
   aws: AwsPort,
@@ -34,40 +33,65 @@ export async function collectOrphans(
       return fallback;
     }
   };
-  const [discovery, deployments] = await Promise.all([kube.discover(), kube.listDeployments()]);
-  const info = lookupFinalizer("ingress.k8s.aws/resources");
-  const cluster =
-    options.cluster ??
-    (info ? matchControllers(info, deployments) : [])
+  // The cluster's name (what the controller tags with) decides which AWS resources are asked
+  // about; the Kubernetes owners are read meanwhile — the two sides share no request.
+  const clusterName = async (): Promise<string> => {
+    if (options.cluster !== undefined) return options.cluster;
+    const deployments = await kube.listDeployments();
+    const info = lookupFinalizer("ingress.k8s.aws/resources");
+    const found = (info ? matchControllers(info, deployments) : [])
       .map((d) => clusterNameFromArgs(d.args))
       .find((c) => c !== undefined);
-  if (cluster === undefined) {
-    throw new UnstuckError(
-      ErrorCode.BadInput,
-      "The cluster name the Load Balancer Controller tags with is unknown: set UNSTUCK_CLUSTER_NAME, or run the controller with --cluster-name.",
-    );
-  }
-  const ownersRead = await clusterOwners(kube, discovery.resources, warnings);
-  const [loadBalancers, targetGroups, securityGroups, elbInterfaces] = await Promise.all([
-    attempt("load balancers", [] as LoadBalancerSnapshot[], () => aws.allLoadBalancers()),
-    attempt("target groups", [] as TargetGroupSnapshot[], () => aws.allTargetGroups()),
-    attempt("the controller's security groups", [] as SecurityGroupSnapshot[], () =>
-      aws.securityGroups({ tags: { [EDGE_TAGS.cluster]: cluster } }),
-    ),
-    attempt("ELB network interfaces", [] as NetworkInterfaceSnapshot[], () => aws.elbInterfaces()),
-  ]);
-  const interfacesByGroup = new Map<string, readonly NetworkInterfaceSnapshot[]>();
-  const used = await mapLimit(securityGroups, 8, (g) => aws.networkInterfacesUsing(g.id));
-  let interfacesComplete = true;
-  used.forEach((r, i) => {
-    const g = securityGroups[i];
-    if (!g) return;
-    if (r.ok) interfacesByGroup.set(g.id, r.value);
-    else {
-      interfacesComplete = false;
-      warnings.push(`Could not read the interfaces using ${g.id}: ${toUserError(r.error).message}`);
+    if (found === undefined) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "The cluster name the Load Balancer Controller tags with is unknown: set UNSTUCK_CLUSTER_NAME, or run the controller with --cluster-name.",
+      );
     }
-  });
+    return found;
+  };
+  const cluster = await clusterName();
+  const [ownersRead, [loadBalancers, targetGroups, securityGroups, elbInterfaces]] = await Promise.all([
+    kube.discover().then((discovery) => clusterOwners(kube, discovery.resources, warnings)),
+    Promise.all([
+      // Only this cluster's resources can be its orphans: their tags come from the Tagging API (a
+      // page of 100), not from ELB's DescribeTags (20 a call under a 10-a-second bucket).
+      attempt("load balancers", [] as LoadBalancerSnapshot[], () =>
+        aws.allLoadBalancers({ clusterTags: cluster }),
+      ),
+      attempt("target groups", [] as TargetGroupSnapshot[], () =>
+        aws.allTargetGroups({ clusterTags: cluster }),
+      ),
+      attempt("the controller's security groups", [] as SecurityGroupSnapshot[], () =>
+        aws.securityGroups({ tags: { [EDGE_TAGS.cluster]: cluster } }),
+      ),
+      attempt("ELB network interfaces", [] as NetworkInterfaceSnapshot[], () => aws.elbInterfaces()),
+    ]),
+  ]);
+  // Only a group no live or dying owner accounts for can be an orphan, and only then does it
+  // matter what still uses it: ask for those groups' interfaces (one call per 200 groups) instead
+  // of every group's (the shared backend group alone is on every node).
+  const candidates = unownedGroups(
+    cluster,
+    ownersRead.owners,
+    ownersRead.complete,
+    loadBalancers,
+    targetGroups,
+    securityGroups,
+    elbInterfaces,
+  );
+  let interfacesByGroup: ReadonlyMap<string, readonly NetworkInterfaceSnapshot[]> = new Map();
+  let interfacesComplete = true;
+  if (candidates.length > 0) {
+    try {
+      interfacesByGroup = await aws.networkInterfacesUsingAny(candidates);
+    } catch (err) {
+      interfacesComplete = false;
+      warnings.push(
+        `Could not read the interfaces using the cluster's unowned security groups: ${toUserError(err).message}`,
+      );
+    }
+  }
   const awsComplete = warnings.length === 0 && interfacesComplete;
   return findOrphans({
     cluster,
@@ -83,4 +107,28 @@ export async function collectOrphans(
     interfacesByGroup,
     warnings,
   });
+}
+
+/** The cluster's security groups that nothing live or dying owns (the edge model's `unowned`). */
+function unownedGroups(
+  cluster: string,
+  owners: readonly EdgeOwner[],
+  ownersComplete: boolean,
+  loadBalancers: readonly LoadBalancerSnapshot[],
+  targetGroups: readonly TargetGroupSnapshot[],
+  securityGroups: readonly SecurityGroupSnapshot[],
+  networkInterfaces: readonly NetworkInterfaceSnapshot[],
+): string[] {
+  const model = buildEdgeModel({
+    cluster,
+    owners,
+    ownersComplete,
+    loadBalancers,
+    targetGroups,
+    securityGroups,
+    networkInterfaces,
+  });
+  return securityGroups
+    .filter((g) => model.liveness("SecurityGroup", g.id).state === "unowned")
+    .map((g) => g.id);
 }

@@ -48,100 +48,120 @@ export async function collectPreflight(
     kube.discover(),
     attempt("controller Deployments", [] as DeploymentSnapshot[], () => kube.listDeployments()),
   ]);
-  const types = discovery.resources.filter(
-    (t) => t.namespaced && t.verbs.includes("list") && t.group !== "events.k8s.io",
-  );
-  const listed = ns ? await mapLimit(types, 16, (t) => kube.listObjects(t, namespace)) : [];
-  const finalizerObjects: PreflightObject[] = [];
-  listed.forEach((r, i) => {
-    const t = types[i];
-    if (!t) return;
-    if (!r.ok) {
-      warnings.push(`${resourceLabel(t)}: ${toUserError(r.error).message}`);
-      return;
-    }
-    for (const o of r.value.filter((x) => x.finalizers.length > 0)) {
-      finalizerObjects.push({
-        kind: o.kind,
-        name: o.name,
-        finalizers: o.finalizers,
-        owners: ownersOf(o.finalizers, deployments),
-      });
-    }
-  });
+  // The namespace's objects, the Argo CD Applications and the AWS side share no request: read
+  // them at once.
+  const readFinalizerObjects = async (): Promise<PreflightObject[]> => {
+    const types = discovery.resources.filter(
+      (t) => t.namespaced && t.verbs.includes("list") && t.group !== "events.k8s.io",
+    );
+    const listed = ns ? await mapLimit(types, 16, (t) => kube.listObjects(t, namespace)) : [];
+    const found: PreflightObject[] = [];
+    listed.forEach((r, i) => {
+      const t = types[i];
+      if (!t) return;
+      if (!r.ok) {
+        warnings.push(`${resourceLabel(t)}: ${toUserError(r.error).message}`);
+        return;
+      }
+      for (const o of r.value.filter((x) => x.finalizers.length > 0)) {
+        found.push({
+          kind: o.kind,
+          name: o.name,
+          finalizers: o.finalizers,
+          owners: ownersOf(o.finalizers, deployments),
+        });
+      }
+    });
+    return found;
+  };
 
-  const argoInstalled = discovery.resources.some(
-    (t) => t.group === "argoproj.io" && t.resource === "applications",
-  );
-  const apps = argoInstalled
-    ? await attempt("Argo CD Applications", [] as ArgoApplicationSnapshot[], () =>
-        kube.listArgoApplications(),
-      )
-    : [];
-  const argo = analyzeArgoOwnership(namespace, apps);
+  const readArgo = async (): Promise<ReturnType<typeof analyzeArgoOwnership>> => {
+    const argoInstalled = discovery.resources.some(
+      (t) => t.group === "argoproj.io" && t.resource === "applications",
+    );
+    const apps = argoInstalled
+      ? await attempt("Argo CD Applications", [] as ArgoApplicationSnapshot[], () =>
+          kube.listArgoApplications(),
+        )
+      : [];
+    return analyzeArgoOwnership(namespace, apps);
+  };
 
-  let awsDeleted: PreflightAwsResource[] = [];
-  let deletedArns: string[] = [];
-  let paths: ReturnType<typeof tracePaths> = [];
-  if (aws && ns) {
+  interface EdgeSide {
+    readonly awsDeleted: PreflightAwsResource[];
+    readonly deletedArns: string[];
+    readonly paths: ReturnType<typeof tracePaths>;
+  }
+  const readEdge = async (): Promise<EdgeSide> => {
+    if (!aws || !ns) return { awsDeleted: [], deletedArns: [], paths: [] };
     const info = lookupFinalizer("ingress.k8s.aws/resources");
     const cluster =
       aws.cluster ??
       (info ? matchControllers(info, deployments) : [])
         .map((d) => clusterNameFromArgs(d.args))
         .find((c) => c !== undefined);
+    if (cluster === undefined)
+      warnings.push("The cluster name is unknown (UNSTUCK_CLUSTER_NAME): security groups not checked.");
+    // Route 53 and CloudFront do not depend on the cluster's owners: read them meanwhile.
+    const dns = Promise.all([
+      attempt("Route 53 hosted zones", [], () => aws.port.hostedZones()).then(async (zones) => ({
+        zones,
+        records: (
+          await Promise.all(
+            zones.map((z) =>
+              attempt(`records of zone ${z.name}`, [] as RecordSetSnapshot[], () =>
+                aws.port.recordSets(z.id),
+              ),
+            ),
+          )
+        ).flat(),
+      })),
+      attempt("CloudFront distributions", [], () => aws.port.distributions()),
+    ]);
     const ownersRead = await clusterOwners(kube, discovery.resources, warnings);
+    const stack = await readStackResources(aws.port, cluster, namespace, ownersRead.owners, attempt);
     // The namespace as if deleted: its owners become deleting; what turns dying is what goes.
     const asDeleted: EdgeOwner[] = ownersRead.owners.map((o) =>
       o.namespace === namespace ? { ...o, deleting: true, hasLbcFinalizer: true } : o,
     );
-    const [loadBalancers, targetGroups, securityGroups, zones, distributions] = await Promise.all([
-      attempt("load balancers", [] as LoadBalancerSnapshot[], () => aws.port.allLoadBalancers()),
-      attempt("target groups", [] as TargetGroupSnapshot[], () => aws.port.allTargetGroups()),
-      cluster !== undefined
-        ? attempt("security groups", [] as SecurityGroupSnapshot[], () =>
-            aws.port.securityGroups({ tags: { [EDGE_TAGS.cluster]: cluster } }),
-          )
-        : Promise.resolve([] as SecurityGroupSnapshot[]),
-      attempt("Route 53 hosted zones", [], () => aws.port.hostedZones()),
-      attempt("CloudFront distributions", [], () => aws.port.distributions()),
-    ]);
-    if (cluster === undefined)
-      warnings.push("The cluster name is unknown (UNSTUCK_CLUSTER_NAME): security groups not checked.");
     const model = buildEdgeModel({
       cluster: cluster ?? "",
       owners: asDeleted,
       ownersComplete: ownersRead.complete,
-      loadBalancers,
-      targetGroups,
-      securityGroups,
+      loadBalancers: stack.loadBalancers,
+      targetGroups: stack.targetGroups,
+      securityGroups: stack.securityGroups,
       networkInterfaces: [],
     });
     const dying = (kind: "LoadBalancer" | "TargetGroup" | "SecurityGroup", id: string): boolean =>
       model.liveness(kind, id).state === "dying";
-    const lbs = loadBalancers.filter((l) => dying("LoadBalancer", l.arn));
-    deletedArns = lbs.map((l) => l.arn);
-    awsDeleted = [
+    const lbs = stack.loadBalancers.filter((l) => dying("LoadBalancer", l.arn));
+    const awsDeleted: PreflightAwsResource[] = [
       ...lbs.map((l) => ({ type: "LoadBalancer", id: l.arn, name: l.name })),
-      ...targetGroups
+      ...stack.targetGroups
         .filter((t) => dying("TargetGroup", t.arn))
         .map((t) => ({ type: "TargetGroup", id: t.arn, name: t.name })),
-      ...securityGroups
+      ...stack.securityGroups
         .filter((g) => dying("SecurityGroup", g.id))
         .map((g) => ({ type: "SecurityGroup", id: g.id, name: g.name })),
     ];
-    const records: RecordSetSnapshot[] = [];
-    for (const z of zones) {
-      records.push(
-        ...(await attempt(`records of zone ${z.name}`, [] as RecordSetSnapshot[], () =>
-          aws.port.recordSets(z.id),
-        )),
-      );
-    }
-    const reads = { zones, records, distributions, loadBalancers, owners: ownersRead.objects };
+    const [{ zones, records }, distributions] = await dns;
+    const reads = {
+      zones,
+      records,
+      distributions,
+      loadBalancers: stack.loadBalancers,
+      owners: ownersRead.objects,
+    };
     const hostnames = hostnamesReaching(reads, { dnsNames: lbs.map((l) => l.dnsName), namePrefixes: [] });
-    paths = tracePaths({ ...reads, hostnames });
-  }
+    return { awsDeleted, deletedArns: lbs.map((l) => l.arn), paths: tracePaths({ ...reads, hostnames }) };
+  };
+
+  const [finalizerObjects, argo, { awsDeleted, deletedArns, paths }] = await Promise.all([
+    readFinalizerObjects(),
+    readArgo(),
+    readEdge(),
+  ]);
 
   return analyzePreflight({
     namespace,
@@ -153,4 +173,96 @@ export async function collectPreflight(
     deletedArns,
     warnings,
   });
+}
+
+/** Tag values a `GetResources` tag filter takes at once. */
+const TAG_VALUES_PER_CALL = 20;
+
+/**
+ * The AWS resources of the stacks the namespace's Ingresses and Services own (and the cluster's
+ * shared backend group): asked by their stack tags (Tagging API, 20 stacks a call), then described
+ * by name, ARN and id — a few calls however big the account, instead of listing its thousands of
+ * load balancers and target groups.
+ */
+async function readStackResources(
+  aws: AwsPort,
+  cluster: string | undefined,
+  namespace: string,
+  owners: readonly EdgeOwner[],
+  attempt: <T>(what: string, fallback: T, op: () => Promise<T>) => Promise<T>,
+): Promise<{
+  loadBalancers: LoadBalancerSnapshot[];
+  targetGroups: TargetGroupSnapshot[];
+  securityGroups: SecurityGroupSnapshot[];
+}> {
+  const stacksByKey = new Map<string, Set<string>>();
+  for (const o of owners) {
+    if (o.namespace !== namespace || !o.stack) continue;
+    stacksByKey.set(o.stack.tagKey, (stacksByKey.get(o.stack.tagKey) ?? new Set()).add(o.stack.value));
+  }
+  const queries = [...stacksByKey].flatMap(([tagKey, values]) => {
+    const all = [...values];
+    const out: Record<string, string | readonly string[]>[] = [];
+    for (let i = 0; i < all.length; i += TAG_VALUES_PER_CALL) {
+      out.push({
+        ...(cluster !== undefined ? { [EDGE_TAGS.cluster]: cluster } : {}),
+        [tagKey]: all.slice(i, i + TAG_VALUES_PER_CALL),
+      });
+    }
+    return out;
+  });
+  const [tagged, backend] = await Promise.all([
+    Promise.all(
+      queries.map((q) =>
+        attempt("the namespace's load balancers, target groups and security groups", [], () =>
+          aws.resourcesByTags(q, [
+            "elasticloadbalancing:loadbalancer",
+            "elasticloadbalancing:targetgroup",
+            "ec2:security-group",
+          ]),
+        ),
+      ),
+    ).then((r) => r.flat()),
+    cluster !== undefined
+      ? attempt("the cluster's backend security group", [] as SecurityGroupSnapshot[], () =>
+          aws.securityGroups({
+            tags: { [EDGE_TAGS.cluster]: cluster, "elbv2.k8s.aws/resource": "backend-sg" },
+          }),
+        )
+      : Promise.resolve([] as SecurityGroupSnapshot[]),
+  ]);
+  const tagsByArn = new Map(tagged.map((r) => [r.arn, r.tags]));
+  const lbNames = tagged
+    .filter((r) => r.arn.includes(":loadbalancer/"))
+    .map((r) => r.arn.split(":loadbalancer/")[1]?.split("/")[1] ?? "")
+    .filter((n) => n !== "");
+  const tgArns = tagged.filter((r) => r.arn.includes(":targetgroup/")).map((r) => r.arn);
+  const sgIds = tagged
+    .filter((r) => r.arn.includes(":security-group/"))
+    .map((r) => r.arn.split(":security-group/")[1] ?? "")
+    .filter((id) => id !== "");
+  const batches = <T>(items: readonly T[], size: number): T[][] => {
+    const out: T[][] = [];
+    for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+    return out;
+  };
+  const [loadBalancers, targetGroups, groups] = await Promise.all([
+    Promise.all(
+      batches(lbNames, 20).map((names) =>
+        attempt("load balancers", [] as LoadBalancerSnapshot[], () => aws.loadBalancersByName(names)),
+      ),
+    ).then((r) => r.flat()),
+    tgArns.length > 0
+      ? attempt("target groups", [] as TargetGroupSnapshot[], () => aws.targetGroupsByArn(tgArns))
+      : Promise.resolve([] as TargetGroupSnapshot[]),
+    sgIds.length > 0 && cluster !== undefined
+      ? attempt("security groups", [] as SecurityGroupSnapshot[], () => aws.securityGroups({ ids: sgIds }))
+      : Promise.resolve([] as SecurityGroupSnapshot[]),
+  ]);
+  const byId = new Map([...groups, ...backend].map((g) => [g.id, g]));
+  return {
+    loadBalancers,
+    targetGroups: targetGroups.map((t) => ({ ...t, tags: tagsByArn.get(t.arn) ?? t.tags })),
+    securityGroups: [...byId.values()],
+  };
 }

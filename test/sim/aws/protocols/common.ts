@@ -87,11 +87,22 @@ export function decodeToken(token: string | undefined, kind: string, code: strin
   throw new AwsApiError(code, message);
 }
 
+const compiled = new Map<string, RegExp>();
+
 /** EC2-style wildcard match: `*` any run, `?` one character, everything else literal. */
 export function wildcard(pattern: string, value: string): boolean {
-  const re = pattern
-    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-    .replace(/\*/g, ".*")
-    .replace(/\?/g, ".");
-  return new RegExp(`^${re}$`, "s").test(value);
+  // A filter of 200 values over thousands of items: compare literals directly, compile a
+  // pattern once.
+  if (!pattern.includes("*") && !pattern.includes("?")) return pattern === value;
+  let re = compiled.get(pattern);
+  if (re === undefined) {
+    const source = pattern
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".");
+    re = new RegExp(`^${source}$`, "s");
+    if (compiled.size > 10_000) compiled.clear();
+    compiled.set(pattern, re);
+  }
+  return re.test(value);
 }

@@ -1,0 +1,160 @@
+/**
+ * The orphan scan of a whole cluster (issue 12 §5): a 2,000-load-balancer account (× scale) with
+ * 30 ms per AWS call and ELB's real token bucket on (40 burst, 10 a second), 20 ms per Kubernetes
+ * request, the cluster's 2,000-odd Ingresses and Services in the Kubernetes simulator; both
+ * simulators run in a process of their own (bench/edge-sim.ts). Runs the
+ * product's `collectOrphans(aws, kube, { cluster })` — median of `UNSTUCK_BENCH_RUNS` runs, target
+ * ≤ 5 s (reported) — and counts the AWS calls by action against the minimum that answers.
+ *
+ * Checked: every planted orphan is found, and nothing else is (no live resource, nothing of the
+ * other cluster), in every run; the number of AWS calls equals the minimum (below).
+ */
+import { performance } from "node:perf_hooks";
+import { createAwsClients, destroyAwsClients } from "../src/aws/clients.js";
+import { createAwsAdapter } from "../src/aws/sdk-adapter.js";
+import { createKubeAdapter } from "../src/kube/client-node-adapter.js";
+import { collectOrphans } from "../src/orphans/collect.js";
+import { check, ms, spread, type BenchOptions, type BenchResult, type Check } from "./common.js";
+import { AWS_LATENCY_MS, KUBE_LATENCY_MS, startEdgeSim } from "./edge-sim.js";
+import { CLUSTER } from "./edge-world.js";
+
+const BASE_LOAD_BALANCERS = 2000;
+const ORPHAN_LOAD_BALANCERS = 20;
+const TARGET_MS = 5000;
+
+const pages = (n: number, size: number): number => Math.max(1, Math.ceil(n / size));
+
+/**
+ * The fewest AWS calls that answer "what did the controller leave behind in this account":
+ *   ELBv2  DescribeLoadBalancers (400 a page) and DescribeTargetGroups (400 a page): every load
+ *          balancer and target group, to see what is attached to what — no tags from ELB.
+ *   Tagging GetResources(cluster tag, load balancers) and GetResources(cluster tag, target groups),
+ *          100 a page: the tags of only this cluster's resources (DescribeTags takes 20 ARNs a call
+ *          and shares ELB's 10-a-second bucket: 400 calls for 8,000 resources, ~40 s).
+ *   EC2    DescribeSecurityGroups(tag:cluster, 1,000 a page); DescribeNetworkInterfaces of ELB
+ *          (requester-id amazon-elb, 1,000 a page); DescribeNetworkInterfaces(group-id in a batch
+ *          of up to 200 groups) per 200 of the cluster's groups that no live or dying owner
+ *          accounts for (only those can be orphans; the shared backend group alone is on every
+ *          node's interfaces, thousands of them).
+ */
+function minimumCalls(
+  a: {
+    loadBalancers: number;
+    targetGroups: number;
+    ourLoadBalancers: number;
+    ourTargetGroups: number;
+    ourGroups: number;
+    elbInterfaces: number;
+  },
+  unownedGroups: number,
+): number {
+  return (
+    pages(a.loadBalancers, 400) +
+    pages(a.targetGroups, 400) +
+    pages(a.ourLoadBalancers, 100) +
+    pages(a.ourTargetGroups, 100) +
+    pages(a.ourGroups, 1000) +
+    pages(a.elbInterfaces, 1000) +
+    pages(unownedGroups, 200)
+  );
+}
+
+export async function benchOrphans(options: BenchOptions): Promise<BenchResult> {
+  const { runs, scale } = options;
+  const { sim, ready } = await startEdgeSim(BASE_LOAD_BALANCERS * scale, ORPHAN_LOAD_BALANCERS);
+  const { planted } = ready;
+  const minimum = minimumCalls(ready.counts, planted.freeGroups.length + planted.orphanLbGroups.length);
+  const clients = createAwsClients({
+    region: ready.region,
+    endpoint: ready.awsUrl,
+    credentials: { accessKeyId: "AKIAUNSTUCKBENCH0001", secretAccessKey: "x" },
+  });
+  try {
+    const aws = createAwsAdapter(clients);
+    const kube = createKubeAdapter(ready.kubeconfig);
+    const times: number[] = [];
+    const counts: number[] = [];
+    const breakdowns: string[] = [];
+    const problems: string[] = [];
+    const expected = new Set<string>([
+      ...planted.loadBalancers,
+      ...planted.targetGroups,
+      ...planted.freeGroups,
+      ...planted.strayInterfaces,
+      ...planted.orphanLbInterfaces,
+      ...planted.orphanLbGroups,
+    ]);
+    const must = [
+      ...planted.loadBalancers,
+      ...planted.targetGroups,
+      ...planted.freeGroups,
+      ...planted.strayInterfaces,
+    ];
+    for (let r = 0; r < runs; r++) {
+      // ELB's bucket refills between runs, as between two operators' scans.
+      await new Promise((res) => setTimeout(res, 4000));
+      await sim.request("reset");
+      const start = performance.now();
+      const report = await collectOrphans(aws, kube, { cluster: CLUSTER });
+      times.push(performance.now() - start);
+      const calls = JSON.parse(await sim.request("calls")) as { action: string; status: number }[];
+      counts.push(calls.length);
+      const byAction = new Map<string, number>();
+      for (const c of calls) byAction.set(c.action, (byAction.get(c.action) ?? 0) + 1);
+      breakdowns.push([...byAction].map(([a, n]) => `${a}×${String(n)}`).join(", "));
+
+      const found = new Set(report.orphans.map((o) => o.id));
+      const wrong = [...found].filter((id) => !expected.has(id));
+      const missed = must.filter((id) => !found.has(id));
+      if (wrong.length > 0 || missed.length > 0 || report.warnings.length > 0) {
+        problems.push(
+          `run ${String(r + 1)}: ${String(wrong.length)} reported that are not orphans (${wrong.slice(0, 3).join(", ")}), ${String(missed.length)} planted not found (${missed.slice(0, 3).join(", ")}); warnings: ${report.warnings.join("; ") || "none"}`,
+        );
+      }
+    }
+    const median = [...times].sort((a, b) => a - b)[Math.floor(runs / 2)] ?? Number.NaN;
+    const offRuns = counts
+      .map((n, i) => ({ n, i }))
+      .filter(({ n }) => n !== minimum)
+      .map(({ n, i }) => `run ${String(i + 1)}: ${String(n)} calls (${breakdowns[i] ?? ""})`);
+    const checks: Check[] = [
+      check(
+        "orphans: every planted orphan found, nothing live or foreign reported",
+        problems.length === 0,
+        problems.length === 0
+          ? `${String(planted.loadBalancers.length)} load balancers, ${String(planted.targetGroups.length)} target groups, ${String(planted.freeGroups.length)} free groups, ${String(planted.strayInterfaces.length)} stray interfaces found in each of ${String(runs)} runs; ${String(ready.liveLoadBalancers)} live stacks untouched`
+          : problems.join("; "),
+      ),
+      check(
+        `orphans: exactly ${String(minimum)} AWS calls (the minimum) in every run`,
+        offRuns.length === 0,
+        offRuns.length === 0 ? `${counts.join(", ")}: ${breakdowns[0] ?? ""}` : offRuns.join("; "),
+      ),
+    ];
+    return {
+      name: "orphans",
+      context: [
+        `account: ${ready.summary}; ${String(AWS_LATENCY_MS)} ms per AWS call, ELB token bucket on, ${String(KUBE_LATENCY_MS)} ms per Kubernetes request; simulators in their own process, built in ${ms(ready.buildMs)}`,
+        `AWS calls, first run: ${breakdowns[0] ?? ""}`,
+      ],
+      figures: [
+        {
+          what: `orphans --cluster (${String(ready.counts.loadBalancers)} LBs)`,
+          value: spread(times),
+          target: `≤ ${ms(TARGET_MS)}`,
+          met: median <= TARGET_MS,
+        },
+        {
+          what: "AWS calls per orphan scan",
+          value: counts.join(", "),
+          target: `= ${String(minimum)}`,
+          met: offRuns.length === 0,
+        },
+      ],
+      checks,
+    };
+  } finally {
+    destroyAwsClients(clients);
+    await sim.close();
+  }
+}
