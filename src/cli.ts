@@ -7,12 +7,12 @@ import { userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
 import { defaultRegistry } from "../commands/index.js";
 import type { ApprovalServices, CommandResult, CommandServices } from "../commands/types.js";
-import { Redis } from "ioredis";
 import { ApprovalPolicy } from "./approvals/policy.js";
 import { ApprovalStore } from "./approvals/store.js";
 import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
-import { loadConfig, redisTlsOptions, type Config } from "./config.js";
+import { loadConfig, type Config } from "./config.js";
+import { createRedisConnection } from "./redis-connection.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { delay } from "./util/concurrency.js";
@@ -148,11 +148,10 @@ async function approvalReader(
   config: Config,
   base: Omit<CommandServices, "approvals">,
 ): Promise<{ approvals: ApprovalServices; close: () => Promise<void> }> {
-  const redis = new Redis(config.redisUrl, {
-    ...redisTlsOptions(config),
+  const redis = createRedisConnection(config, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
-    retryStrategy: () => null,
+    reconnect: false,
   });
   redis.on("error", () => undefined);
   try {

@@ -25,7 +25,10 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\//, "must start with redis:// or rediss:// (TLS)")
+    .regex(
+      /^rediss?(\+cluster)?:\/\//,
+      "must start with redis:// or rediss:// (TLS), or redis+cluster:// / rediss+cluster:// for a Redis Cluster",
+    )
     .default("redis://127.0.0.1:6379"),
   /** DNS servers (`host[:port]`, comma-separated) the path waits resolve through; default: the system's. */
   UNSTUCK_DNS_RESOLVERS: idList,
@@ -65,7 +68,8 @@ const EnvSchema = z.object({
   UNSTUCK_APPROVALS_REQUIRED: z.coerce.number().int().min(1).max(10).default(1),
   UNSTUCK_REQUEST_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800),
   UNSTUCK_AUDIT_CHANNEL: z.string().optional(),
-  UNSTUCK_REDIS_PREFIX: z.string().default("unstuck"),
+  /** Default `unstuck`; `{unstuck}` on a Redis Cluster, where it must hold a hash tag. */
+  UNSTUCK_REDIS_PREFIX: z.string().min(1).optional(),
   UNSTUCK_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   UNSTUCK_COMMAND: z.string().default("/unstuck"),
   /**
@@ -138,6 +142,17 @@ export interface AwsTarget {
   };
 }
 
+/** A Redis Cluster (`REDIS_URL=redis+cluster://[user:password@]host:port,host:port…`). */
+export interface RedisClusterTarget {
+  /** Seed nodes; the client learns the others from them. */
+  readonly nodes: readonly { readonly host: string; readonly port: number }[];
+  /** `rediss+cluster://`: TLS to every node. */
+  readonly tls: boolean;
+  readonly username?: string;
+  /** AUTH; never logged. */
+  readonly password?: string;
+}
+
 /** What one process runs (`UNSTUCK_ROLE`). */
 export type Role = "all" | "bot" | "worker";
 
@@ -166,6 +181,8 @@ export interface Config {
   readonly slackSet: readonly string[];
   readonly port: number;
   readonly redisUrl: string;
+  /** Present when `REDIS_URL` names a Redis Cluster (`redis+cluster://` or `rediss+cluster://`). */
+  readonly redisCluster?: RedisClusterTarget;
   /** How the path waits resolve names and probe URLs after a repair. */
   readonly edgeProbe: {
     readonly resolvers: readonly string[];
@@ -245,6 +262,8 @@ export function loadConfig(
       : undefined;
   const aws = awsTarget(e, readFile);
   const redisTlsCa = redisCa(e, readFile);
+  const redisCluster = e.REDIS_URL.includes("+cluster://") ? parseRedisClusterUrl(e.REDIS_URL) : undefined;
+  const redisPrefix = redisKeyPrefix(e.UNSTUCK_REDIS_PREFIX, redisCluster !== undefined);
   return {
     ...(slack ? { slack } : {}),
     missingSlack,
@@ -254,6 +273,7 @@ export function loadConfig(
     role: e.UNSTUCK_ROLE,
     port: e.PORT,
     redisUrl: e.REDIS_URL,
+    ...(redisCluster !== undefined ? { redisCluster } : {}),
     ...(redisTlsCa !== undefined ? { redisTlsCa } : {}),
     edgeProbe: {
       resolvers: e.UNSTUCK_DNS_RESOLVERS,
@@ -268,7 +288,7 @@ export function loadConfig(
     ...(e.UNSTUCK_APPROVAL_KEY ? { approvalKey: e.UNSTUCK_APPROVAL_KEY } : {}),
     requestTtlSeconds: e.UNSTUCK_REQUEST_TTL_SECONDS,
     ...(e.UNSTUCK_AUDIT_CHANNEL ? { auditChannel: e.UNSTUCK_AUDIT_CHANNEL } : {}),
-    redisPrefix: e.UNSTUCK_REDIS_PREFIX,
+    redisPrefix,
     logLevel: e.UNSTUCK_LOG_LEVEL,
     command: e.UNSTUCK_COMMAND,
     blockedAfterSeconds: e.UNSTUCK_BLOCKED_AFTER_SECONDS,
@@ -310,10 +330,10 @@ export function requireApprovalKey(config: Pick<Config, "approvalKey">): string 
 function redisCa(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): string | undefined {
   const file = e.REDIS_TLS_CA_FILE;
   if (file === undefined) return undefined;
-  if (!e.REDIS_URL.startsWith("rediss://")) {
+  if (!e.REDIS_URL.startsWith("rediss")) {
     throw new UnstuckError(
       ErrorCode.Config,
-      "REDIS_TLS_CA_FILE is set but REDIS_URL is not rediss://: the CA would never be used; use rediss:// for TLS.",
+      "REDIS_TLS_CA_FILE is set but REDIS_URL is not rediss:// (or rediss+cluster://): the CA would never be used; use rediss:// for TLS.",
       { variable: "REDIS_TLS_CA_FILE" },
     );
   }
@@ -336,15 +356,63 @@ function redisCa(e: z.infer<typeof EnvSchema>, readFile: (path: string) => strin
 }
 
 /**
- * ioredis options every connection of the bot shares: a `rediss://` URL turns TLS on (ioredis verifies
- * the server against the system CAs); `REDIS_TLS_CA_FILE` adds the CA a private Redis was signed by.
+ * `redis+cluster://[user:password@]host:port[,host:port…]` (or `rediss+cluster://` for TLS): the
+ * seed nodes of a Redis Cluster and the AUTH every node takes.
  */
-export function redisTlsOptions(config: Pick<Config, "redisUrl" | "redisTlsCa">): {
-  tls?: { ca: string };
-} {
-  return config.redisTlsCa !== undefined && config.redisUrl.startsWith("rediss://")
-    ? { tls: { ca: config.redisTlsCa } }
-    : {};
+export function parseRedisClusterUrl(url: string): RedisClusterTarget {
+  const invalid = (why: string): UnstuckError =>
+    new UnstuckError(
+      ErrorCode.Config,
+      `Invalid REDIS_URL: ${why} (a Redis Cluster is redis+cluster://[user:password@]host:port,host:port…, rediss+cluster:// for TLS).`,
+      { variable: "REDIS_URL" },
+    );
+  const match = /^(rediss?)\+cluster:\/\/(.*)$/.exec(url);
+  if (!match) throw invalid("not a cluster URL");
+  let rest = match[2] ?? "";
+  const at = rest.lastIndexOf("@");
+  let username: string | undefined;
+  let password: string | undefined;
+  if (at >= 0) {
+    const userinfo = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = userinfo.indexOf(":");
+    const user = decodeURIComponent(colon >= 0 ? userinfo.slice(0, colon) : userinfo);
+    const pass = colon >= 0 ? decodeURIComponent(userinfo.slice(colon + 1)) : "";
+    // As ioredis reads redis://user:password@host: an empty user is the default user.
+    if (user !== "") username = user;
+    if (pass !== "") password = pass;
+  }
+  rest = rest.replace(/\/$/, "");
+  if (rest.includes("/") || rest.includes("?")) throw invalid("a cluster has no database number or options");
+  const nodes = rest.split(",").map((node) => {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(node.trim());
+    const port = Number(m?.[2]);
+    if (!m?.[1] || !(port > 0 && port < 65536)) throw invalid(`"${node}" is not host:port`);
+    return { host: m[1].replace(/^\[(.*)\]$/, "$1"), port };
+  });
+  return {
+    nodes,
+    tls: match[1] === "rediss",
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+  };
+}
+
+/**
+ * On a Redis Cluster a Lua script or a BullMQ queue may only touch keys of one slot: the prefix must
+ * hold a hash tag (`{…}`), so every key of the bot hashes by it. Unset, the cluster default is `{unstuck}`.
+ */
+function redisKeyPrefix(prefix: string | undefined, cluster: boolean): string {
+  if (!cluster) return prefix ?? "unstuck";
+  if (prefix === undefined) return "{unstuck}";
+  if (!/^[^{]*\{[^}]+\}/.test(prefix)) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Invalid UNSTUCK_REDIS_PREFIX: "${prefix}" has no hash tag, and on a Redis Cluster (REDIS_URL redis+cluster://) every key of the bot must hash to one slot; set UNSTUCK_REDIS_PREFIX={${prefix.replace(/[{}]/g, "") || "unstuck"}}.`,
+      { variable: "UNSTUCK_REDIS_PREFIX" },
+    );
+  }
+  return prefix;
 }
 
 function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): AwsTarget | undefined {

@@ -10,7 +10,6 @@
  */
 import { WebClient } from "@slack/web-api";
 import type { Job, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import { auditObserver } from "./audit/observe.js";
 import { requestRemovalWithPlan } from "../commands/finalize.js";
 import { defaultRegistry, type Registry } from "../commands/index.js";
@@ -22,7 +21,8 @@ import { ApprovalStore } from "./approvals/store.js";
 import type { ApprovalRequest } from "./approvals/types.js";
 import { ApprovalWorkflow } from "./approvals/workflow.js";
 import { AuditLog } from "./audit/log.js";
-import { redisTlsOptions, requireApprovalKey, type Config, type Role } from "./config.js";
+import { requireApprovalKey, type Config, type Role } from "./config.js";
+import { createRedisConnection, type RedisConnection } from "./redis-connection.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { resolveResourceType } from "./diagnosis/removal-plan.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
@@ -111,7 +111,8 @@ export interface Runtime {
   readonly audit: AuditLog;
   readonly queues: Queues;
   readonly services: CommandServices;
-  readonly redis: Redis;
+  /** One Redis or a Redis Cluster (`REDIS_URL=redis+cluster://…`). */
+  readonly redis: RedisConnection;
   /** The stuck-namespace watcher, when `UNSTUCK_WATCH_CHANNEL` is set (it watches only while it leads). */
   readonly watcher?: WatcherService;
   /** Start receiving (bot) and schedule the approval sweep (worker); the HTTP port when there is one. */
@@ -143,11 +144,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const cluster = config.clusterName ?? "default";
 
   // BullMQ needs maxRetriesPerRequest: null on connections its workers block on.
-  const redis = new Redis(config.redisUrl, {
-    ...redisTlsOptions(config),
-    maxRetriesPerRequest: null,
-    lazyConnect: true,
-  });
+  const redis = createRedisConnection(config, { maxRetriesPerRequest: null, lazyConnect: true });
   redis.on("error", (err: Error) => log.warn({ err: { message: err.message } }, "redis connection error"));
   await redis.connect().catch((err: unknown) => {
     throw new UnstuckError(

@@ -6,10 +6,11 @@
  */
 import { LogLevel, WebClient, type Logger as WebClientLogger } from "@slack/web-api";
 import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { createAwsClients, destroyAwsClients } from "./aws/clients.js";
 import { mapAwsError } from "./aws/sdk-adapter.js";
-import { redisTlsOptions, type Config } from "./config.js";
+import { parseRedisClusterUrl, type Config } from "./config.js";
+import { createRedisConnection, redisPrimaries } from "./redis-connection.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
 import type { Logger } from "./log.js";
@@ -30,9 +31,14 @@ export interface StartupReport {
   readonly ok: readonly string[];
 }
 
-/** `host:port` of a Redis URL, never its password. */
+/** `host:port` of a Redis URL (each seed node's for a cluster), never its password. */
 export function redisAddress(url: string): string {
   try {
+    if (url.includes("+cluster://")) {
+      return `cluster ${parseRedisClusterUrl(url)
+        .nodes.map((n) => `${n.host}:${String(n.port)}`)
+        .join(",")}`;
+    }
     const u = new URL(url);
     return `${u.hostname || "127.0.0.1"}:${u.port || "6379"}`;
   } catch {
@@ -110,13 +116,12 @@ export async function redisDurability(
 async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> {
   const where = `Redis at ${redisAddress(config.redisUrl)}`;
   // One attempt, no offline queue: an unreachable Redis fails now instead of retrying forever.
-  const redis = new Redis(config.redisUrl, {
-    ...redisTlsOptions(config),
+  const redis = createRedisConnection(config, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
-    retryStrategy: () => null,
+    reconnect: false,
   });
   // The socket's own error (ECONNREFUSED, ENOTFOUND) says more than the rejection of connect().
   let socketError: unknown;
@@ -131,11 +136,19 @@ async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> 
     ).catch((err: unknown) => {
       throw new StartupError(`${where} is unreachable (${reason(socketError ?? err)})`);
     });
-    const { problems, warnings } = await bounded(
-      redisDurability(redis),
+    // Each primary of a cluster keeps its own slots: each must be fit.
+    const primaries = redisPrimaries(redis);
+    const checked = await bounded(
+      Promise.all(primaries.map((node) => redisDurability(node))),
       timeoutMs,
       () => new StartupError(`${where} did not answer CONFIG GET within ${seconds(timeoutMs)}`),
     );
+    const named = (i: number, text: string): string =>
+      primaries.length > 1
+        ? `${primaries[i]?.options.host ?? "?"}:${String(primaries[i]?.options.port)}: ${text}`
+        : text;
+    const problems = [...new Set(checked.flatMap((c, i) => c.problems.map((p) => named(i, p))))];
+    const warnings = [...new Set(checked.flatMap((c) => c.warnings))];
     if (problems.length === 0) return warnings;
     const what = `${where} is not fit to keep approvals and jobs: ${problems.join("; ")}`;
     if (!config.allowVolatileRedis) {

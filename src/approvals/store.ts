@@ -18,7 +18,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis-connection.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type {
   ApprovalAction,
@@ -128,7 +128,7 @@ class LuaScript {
   }
 
   public async run(
-    redis: Redis,
+    redis: RedisConnection,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
@@ -188,7 +188,7 @@ export interface ApprovalIndexCounts {
  * ZCARD — constant cost whatever the history, since finished requests are in no index.
  */
 export async function approvalIndexCounts(
-  redis: Pick<Redis, "zcard" | "zcount">,
+  redis: Pick<RedisConnection, "zcard" | "zcount">,
   prefix: string,
   now: Date,
 ): Promise<ApprovalIndexCounts> {
@@ -218,7 +218,7 @@ export class ApprovalStore {
   private readonly retention: number;
 
   public constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly options: ApprovalStoreOptions,
   ) {
     this.retention = options.retentionSeconds ?? 30 * 86_400;

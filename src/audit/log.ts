@@ -4,7 +4,7 @@
  * An optional mirror copies each entry to an audit channel; a mirror failure never blocks the
  * transition it reports (the stream is the record, the channel is a convenience).
  */
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis-connection.js";
 import type { Logger } from "../log.js";
 
 /** Who caused an entry: a Slack user, or the bot itself (expiry sweep, executor). */
@@ -73,7 +73,7 @@ export function formatAuditEntry(entry: AuditEntry): string {
 
 export class AuditLog {
   public constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly options: AuditLogOptions,
   ) {}
 

@@ -6,7 +6,7 @@
  */
 import { WebClient } from "@slack/web-api";
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis-connection.js";
 import { approvalIndexCounts } from "../approvals/store.js";
 import type { Config } from "../config.js";
 import { kubeVersion, loadKubeConfig } from "../kube/client-node-adapter.js";
@@ -15,7 +15,7 @@ import { gauge, type Family, type Sample } from "./metrics.js";
 import type { OpsTarget, ReadinessCheck } from "./server.js";
 
 export interface RuntimeParts {
-  readonly redis: Pick<Redis, "ping" | "zcard" | "zcount">;
+  readonly redis: Pick<RedisConnection, "ping" | "zcard" | "zcount">;
   /** The runtime's queues; every BullMQ `Queue` among its values is counted. */
   readonly queues: object;
 }

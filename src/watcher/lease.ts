@@ -9,7 +9,7 @@
  * only be possible across a clock jump larger than the margin (a third of the TTL).
  */
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis-connection.js";
 import type { Logger } from "../log.js";
 
 /**
@@ -37,7 +37,7 @@ return 0
 `;
 
 export interface LeaseOptions {
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly key: string;
   /** Life of the lease (default 15 s): how long a dead leader blocks the others. */
   readonly ttlMs?: number;

@@ -4,7 +4,7 @@
  */
 import { hostname } from "node:os";
 import type { WebClient } from "@slack/web-api";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis-connection.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { NamespaceWatchIo } from "../kube/namespace-watch.js";
@@ -14,7 +14,7 @@ import { LeaderLease } from "./lease.js";
 import { NamespaceWatcher, type WatcherOptions, type WatcherSlack, type WatcherStats } from "./watcher.js";
 
 export interface WatcherServiceOptions {
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** Redis key prefix of the bot (`UNSTUCK_REDIS_PREFIX`); the watcher keeps its keys under `<prefix>:watcher`. */
   readonly prefix: string;
   readonly channel: string;

@@ -17,7 +17,7 @@
  * Only the lease holder runs this (see `lease.ts`); `start`/`stop` follow the lease.
  */
 import type { KnownBlock } from "@slack/types";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../redis-connection.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { toUserError } from "../errors.js";
@@ -35,7 +35,7 @@ export interface WatcherSlack {
 
 export interface WatcherOptions {
   readonly io: NamespaceWatchIo;
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   /** Key prefix of the watcher's state, e.g. `unstuck:watcher`. */
   readonly keyPrefix: string;
   readonly channel: string;

@@ -94,3 +94,77 @@ describe("loadConfig", () => {
     expect(missing.message).toMatch(/UNSTUCK_APPROVAL_KEY is not set/);
   });
 });
+
+describe("Redis Cluster (REDIS_URL=redis+cluster://…)", () => {
+  const NODES = "redis+cluster://10.0.0.1:6379,10.0.0.2:6380,[::1]:7000";
+
+  it("reads the seed nodes, TLS and AUTH; a single Redis has no cluster target", () => {
+    const c = loadConfig({ REDIS_URL: NODES, UNSTUCK_REDIS_PREFIX: "{unstuck}" });
+    expect(c.redisCluster).toEqual({
+      nodes: [
+        { host: "10.0.0.1", port: 6379 },
+        { host: "10.0.0.2", port: 6380 },
+        { host: "::1", port: 7000 },
+      ],
+      tls: false,
+    });
+    const tls = loadConfig({
+      REDIS_URL: "rediss+cluster://bot:p%40ss%2Cword@cfg.example.cache.amazonaws.com:6379",
+      UNSTUCK_REDIS_PREFIX: "{unstuck}",
+    });
+    expect(tls.redisCluster).toEqual({
+      nodes: [{ host: "cfg.example.cache.amazonaws.com", port: 6379 }],
+      tls: true,
+      username: "bot",
+      password: "p@ss,word",
+    });
+    expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }).redisCluster).toBeUndefined();
+  });
+
+  it("defaults the prefix to the hash-tagged {unstuck} on a cluster and keeps unstuck on one Redis", () => {
+    expect(loadConfig({ REDIS_URL: NODES }).redisPrefix).toBe("{unstuck}");
+    expect(loadConfig({}).redisPrefix).toBe("unstuck");
+    expect(loadConfig({ REDIS_URL: NODES, UNSTUCK_REDIS_PREFIX: "team-a:{unstuck}" }).redisPrefix).toBe(
+      "team-a:{unstuck}",
+    );
+  });
+
+  it.each(["unstuck", "{}unstuck", "unstuck}{"])(
+    "refuses the prefix %s without a hash tag, naming the variable and the fix",
+    (prefix) => {
+      const err = configError(() => loadConfig({ REDIS_URL: NODES, UNSTUCK_REDIS_PREFIX: prefix }));
+      expect(err.code).toBe(ErrorCode.Config);
+      expect(err.details).toEqual({ variable: "UNSTUCK_REDIS_PREFIX" });
+      expect(err.message).toContain("no hash tag");
+      expect(err.message).toContain("set UNSTUCK_REDIS_PREFIX={unstuck}");
+    },
+  );
+
+  it.each([
+    "redis+cluster://",
+    "redis+cluster://10.0.0.1",
+    "redis+cluster://10.0.0.1:6379/0",
+    "redis+cluster://10.0.0.1:99999",
+  ])("refuses %s naming REDIS_URL, without echoing a password", (url) => {
+    const err = configError(() => loadConfig({ REDIS_URL: url, UNSTUCK_REDIS_PREFIX: "{u}" }));
+    expect(err.code).toBe(ErrorCode.Config);
+    expect(err.details).toEqual({ variable: "REDIS_URL" });
+    expect(err.message).toContain("redis+cluster://[user:password@]host:port,host:port");
+  });
+
+  it("never puts the AUTH password in an error", () => {
+    const err = configError(() => loadConfig({ REDIS_URL: "redis+cluster://:s3cret-token@10.0.0.1" }));
+    expect(err.message).not.toContain("s3cret-token");
+  });
+
+  it("takes a private CA only with TLS", () => {
+    const pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const c = loadConfig(
+      { REDIS_URL: "rediss+cluster://10.0.0.1:6379", REDIS_TLS_CA_FILE: "/ca.pem" },
+      () => pem,
+    );
+    expect(c.redisTlsCa).toBe(pem);
+    const err = configError(() => loadConfig({ REDIS_URL: NODES, REDIS_TLS_CA_FILE: "/ca.pem" }, () => pem));
+    expect(err.details).toEqual({ variable: "REDIS_TLS_CA_FILE" });
+  });
+});

@@ -1,5 +1,5 @@
 /** Builds the approval engine against real Redis with a unique prefix, plus recording test doubles. */
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "../../../../src/redis-connection.js";
 import { ApprovalPolicy, type SlackDirectory } from "../../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../../src/approvals/store.js";
 import { ApprovalSigner, randomApprovalKey } from "../../../../src/approvals/integrity.js";
@@ -60,11 +60,11 @@ export interface HarnessOptions {
    * The connection (default: a new one to the local Redis, its keys deleted on close). A given
    * connection (a Redis Cluster client) is the caller's: close() leaves it and its keys alone.
    */
-  readonly redis?: Redis;
+  readonly redis?: RedisConnection;
 }
 
 export interface Harness {
-  readonly redis: Redis;
+  readonly redis: RedisConnection;
   readonly prefix: string;
   readonly signer: ApprovalSigner;
   readonly store: ApprovalStore;
@@ -80,7 +80,9 @@ export interface Harness {
 }
 
 export function createHarness(options: HarnessOptions = {}): Harness {
-  const redis = options.redis ?? connect();
+  // A given connection is the caller's; one made here is closed (its keys deleted) by close().
+  const owned = options.redis === undefined ? connect() : undefined;
+  const redis: RedisConnection = options.redis ?? owned ?? connect();
   const prefix = options.prefix ?? uniquePrefix("approvals");
   const clock = options.clock ?? new TestClock();
   const fake = new FakeKube();
@@ -127,9 +129,9 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     clock,
     enqueued,
     async close() {
-      if (options.redis !== undefined) return;
-      await deleteKeys(redis, prefix);
-      await redis.quit();
+      if (owned === undefined) return;
+      await deleteKeys(owned, prefix);
+      await owned.quit();
     },
   };
 }
