@@ -1,6 +1,7 @@
 import { commandObserver, ObservationKind } from "../src/audit/observe.js";
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import { assertNamespaceName } from "../src/kube/names.js";
+import { SUMMARY_FIRST } from "../src/render/blocker-summary.js";
 import { diagnoseOptions } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
@@ -14,17 +15,27 @@ export const nsSyntax: CommandSyntax = {
   summary:
     "Why is this namespace stuck in Terminating? Lists every blocking object, its finalizers, the controller that owns each, and the evidence.",
   positionals: [{ name: "namespace", description: "Namespace name (RFC 1123 label)" }],
-  flags: [],
-  examples: ["ns myapp", "diagnose namespace myapp"],
+  flags: [
+    {
+      name: "all",
+      kind: "boolean",
+      description: `List every object with finalizers in the terminal; without it, more than ${String(SUMMARY_FIRST)} are counted by type and finalizer and the first ${String(SUMMARY_FIRST)} shown (--json always has all; in Slack, Details summarises)`,
+    },
+  ],
+  examples: ["ns myapp", "ns myapp --all", "diagnose namespace myapp"],
 };
 
 export interface NsInput {
   readonly namespace: string;
+  readonly all: boolean;
 }
 
 export const nsCommand: CommandModule<NsInput> = {
   syntax: nsSyntax,
-  build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
+  build: (args) => ({
+    namespace: assertNamespaceName(args.positionals[0] ?? ""),
+    all: args.flags.all === true,
+  }),
   run: async (input, ctx) => {
     const diagnosis = await diagnoseNamespace(
       ctx.services.kube,
@@ -37,6 +48,6 @@ export const nsCommand: CommandModule<NsInput> = {
       `namespace ${input.namespace}`,
       `${diagnosis.verdict}: ${diagnosis.summary}`,
     );
-    return { type: "diagnosis", diagnosis };
+    return { type: "diagnosis", diagnosis, ...(input.all ? { all: true } : {}) };
   },
 };

@@ -69,7 +69,8 @@ export interface HelpDoc {
 /** What a command produces; each surface renders it (Block Kit, text, JSON). */
 export type CommandResult =
   | { readonly type: "help"; readonly help: HelpDoc }
-  | { readonly type: "diagnosis"; readonly diagnosis: NamespaceDiagnosis }
+  /** `all`: the terminal lists every object with finalizers (`ns --all`) instead of a summary. */
+  | { readonly type: "diagnosis"; readonly diagnosis: NamespaceDiagnosis; readonly all?: boolean }
   /** The traffic path of hostnames or of a namespace. */
   | { readonly type: "trace"; readonly trace: TraceResult; readonly repair?: RepointPlan }
   /** AWS resources nothing owns any more. */

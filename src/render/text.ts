@@ -9,7 +9,8 @@ import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
-import { causeSentence, nextStepTexts, type ProseOptions } from "./diagnosis-prose.js";
+import { causeSentence, nextStepTexts, plural, type ProseOptions } from "./diagnosis-prose.js";
+import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";
 import { renderOrphansText } from "./orphans-text.js";
@@ -21,7 +22,7 @@ export function renderText(result: CommandResult): string {
     case "help":
       return renderHelpText(result.help);
     case "diagnosis":
-      return renderDiagnosisText(result.diagnosis);
+      return renderDiagnosisText(result.diagnosis, result.all === true ? { all: true } : {});
     case "trace":
       return renderTraceText(result.trace, result.repair);
     case "orphans":
@@ -102,8 +103,22 @@ const VERDICT_LABEL: Record<NamespaceDiagnosis["verdict"], string> = {
   blocked: "BLOCKED",
 };
 
+/** Options of the terminal text of a diagnosis. */
+export interface DiagnosisTextOptions extends ProseOptions {
+  /**
+   * Every object with finalizers in full (the terminal's `--all`). Without it, more than
+   * {@link SUMMARY_FIRST} are counted by type and by finalizer and only the first are shown.
+   */
+  readonly all?: boolean;
+}
+
+/** A condition message longer than this is cut in a summary (600 types make one of 20,000 characters). */
+const CONDITION_MESSAGE_MAX = 400;
+
 /** `options.command`: the slash command as configured, named in steps that run one. */
-export function renderDiagnosisText(d: NamespaceDiagnosis, options: ProseOptions = {}): string {
+export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTextOptions = {}): string {
+  const all = options.all === true;
+  const summary = summarizeBlockers(d.blockers, { all });
   const out: string[] = [];
   out.push(`Namespace ${d.namespace}: ${VERDICT_LABEL[d.verdict]}`);
   if (d.verdict === "blocked" || d.verdict === "terminating") out.push(`  Cause: ${causeSentence(d)}.`);
@@ -116,14 +131,27 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: ProseOptions
   if (d.conditions.length > 0) {
     out.push("", "Conditions:");
     for (const c of d.conditions) {
-      out.push(
-        `  ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${c.message ? `: ${c.message}` : ""}`,
-      );
+      const message =
+        c.message !== undefined && !all && c.message.length > CONDITION_MESSAGE_MAX
+          ? `${c.message.slice(0, CONDITION_MESSAGE_MAX - 1)}…`
+          : c.message;
+      out.push(`  ${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ""}${message ? `: ${message}` : ""}`);
     }
   }
   if (d.remaining.length > 0) {
-    out.push("", "Remaining resources:");
-    for (const r of d.remaining) out.push(`  ${r.resource}: ${r.count}`);
+    const total = d.remaining.reduce((n, r) => n + r.count, 0);
+    out.push("", `Remaining resources (${count(total)} in ${plural(d.remaining.length, "type", "types")}):`);
+    // Many types: the biggest first, the rest counted.
+    const rows =
+      !all && d.remaining.length > SUMMARY_FIRST
+        ? [...d.remaining].sort((a, b) => b.count - a.count || a.resource.localeCompare(b.resource))
+        : d.remaining;
+    for (const r of rows.slice(0, all ? rows.length : SUMMARY_FIRST)) out.push(`  ${r.resource}: ${r.count}`);
+    const rest = rows.slice(all ? rows.length : SUMMARY_FIRST);
+    if (rest.length > 0)
+      out.push(
+        `  … ${count(rest.length)} more types with ${count(rest.reduce((n, r) => n + r.count, 0))} objects (--all lists every type)`,
+      );
   }
   if (d.discoveryFailures.length > 0) {
     out.push("", "Discovery failures:");
@@ -143,12 +171,28 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: ProseOptions
   }
   if (d.namespaceFinalizers.length > 0)
     out.push("", `Namespace finalizers left: ${d.namespaceFinalizers.join(", ")}`);
-  for (const b of d.blockers) {
+  if (summary.total > SUMMARY_FIRST) {
+    out.push(
+      "",
+      `Objects with finalizers: ${count(summary.total)}${summary.hidden > 0 ? ` (the first ${count(summary.shown.length)} below, those with findings first; --all lists every one)` : ""}`,
+      `  by type:      ${countLine(summary.byType, all ? summary.byType.length : SUMMARY_FIRST)}`,
+      `  by finalizer: ${countLine(summary.byFinalizer, all ? summary.byFinalizer.length : SUMMARY_FIRST)}`,
+    );
+  }
+  const told = summary.total > SUMMARY_FIRST ? new Set<string>() : undefined;
+  for (const b of summary.shown) {
     out.push("", `Blocker: ${b.kind} ${b.namespace}/${b.name} (${b.apiVersion})`);
     out.push(`  finalizers: ${b.finalizers.join(", ")}`);
     if (b.deletionTimestamp) out.push(`  deletionTimestamp: ${b.deletionTimestamp}`);
     if (b.loadBalancerHostnames) out.push(`  load balancer: ${b.loadBalancerHostnames.join(", ")}`);
     for (const o of b.owners) {
+      // Many objects share a few finalizers: their owner is told once.
+      const key = `${o.finalizer}|${o.controller}|${o.status}`;
+      if (told !== undefined && told.has(key)) {
+        out.push(`  ${o.finalizer} → ${o.controller}: as above`);
+        continue;
+      }
+      told?.add(key);
       out.push(`  ${o.finalizer} → ${o.controller}: ${o.purpose}`);
       if (o.candidates.length === 0)
         out.push(
@@ -200,6 +244,12 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: ProseOptions
         out.push(`    [${e.error ? "ERROR" : e.source}] ${e.from}${e.time ? ` @ ${e.time}` : ""}: ${e.text}`);
       }
     }
+  }
+  if (summary.hidden > 0) {
+    out.push(
+      "",
+      `… and ${count(summary.hidden)} more objects with finalizers, not shown: run again with --all to list every one, or --json for all of them as data.`,
+    );
   }
   if (d.argo) {
     out.push("", "Argo CD:");

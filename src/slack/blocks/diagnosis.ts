@@ -2,6 +2,7 @@ import type { Button, KnownBlock } from "@slack/types";
 import { forceAdvisedFor, formatDuration } from "../../diagnosis/analyze.js";
 import type { Blocker, DiagnosisRemedy, NamespaceDiagnosis } from "../../diagnosis/types.js";
 import { causeSentence, nextStepTexts, remedyText, type ProseOptions } from "../../render/diagnosis-prose.js";
+import { count, countLine, summarizeBlockers } from "../../render/blocker-summary.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, plain, safe, SlackLimit } from "./text.js";
 
@@ -65,7 +66,8 @@ function discoveryLine(f: NamespaceDiagnosis["discoveryFailures"][number]): stri
   return `${head}\n   APIService \`${code(a.name)}\` Available=${available}${a.message ? `: ${safe(a.message, 500)}` : ""}  ·  ${backing}`;
 }
 
-function blockerSection(b: Blocker): KnownBlock {
+/** `told`: owners already explained above (a big result names each finalizer's owner once). */
+function blockerSection(b: Blocker, told?: Set<string>): KnownBlock {
   const lines = [
     `*${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\`* (${safe(b.apiVersion, 100)})`,
     `finalizers: ${b.finalizers.map((f) => `\`${code(f)}\``).join(", ")}` +
@@ -74,6 +76,12 @@ function blockerSection(b: Blocker): KnownBlock {
   if (b.loadBalancerHostnames)
     lines.push(`load balancer: \`${b.loadBalancerHostnames.map((h) => code(h)).join("`, `")}\``);
   for (const o of b.owners) {
+    const key = `${o.finalizer}|${o.controller}|${o.status}`;
+    if (told !== undefined && told.has(key)) {
+      lines.push(`\`${code(o.finalizer)}\` → ${safe(o.controller)}: as above`);
+      continue;
+    }
+    told?.add(key);
     const who =
       o.candidates.length === 0
         ? o.status === "not-installed"
@@ -192,14 +200,28 @@ export function renderDiagnosisBlocks(
   ];
   const facts: string[] = [];
   const total = d.remaining.reduce((n, r) => n + r.count, 0);
+  // The biggest types first: with hundreds of types, the first three by name say little.
+  const biggest = [...d.remaining].sort((a, b) => b.count - a.count || a.resource.localeCompare(b.resource));
   if (total > 0)
     facts.push(
-      `${String(total)} object${total === 1 ? "" : "s"} ${total === 1 ? "remains" : "remain"} (${d.remaining
+      `${count(total)} object${total === 1 ? "" : "s"} ${total === 1 ? "remains" : "remain"} (${biggest
         .slice(0, 3)
-        .map((r) => `${safe(r.resource, 120)} ${String(r.count)}`)
+        .map((r) => `${safe(r.resource, 120)} ${count(r.count)}`)
         .join(", ")}${d.remaining.length > 3 ? ", …" : ""})`,
     );
-  if (d.blockers.length > 0) facts.push(`${String(d.blockers.length)} with finalizers`);
+  if (d.blockers.length > 0) {
+    const byFinalizer = summarizeBlockers(d.blockers, { all: true }).byFinalizer;
+    facts.push(
+      `${count(d.blockers.length)} with finalizers${
+        d.blockers.length > 1
+          ? ` (${byFinalizer
+              .slice(0, 2)
+              .map((f) => `\`${code(f.key, 120)}\` ${count(f.count)}`)
+              .join(", ")}${byFinalizer.length > 2 ? ", …" : ""})`
+          : ""
+      }`,
+    );
+  }
   if (d.discoveryFailures.length > 0)
     facts.push(
       `discovery failing: ${d.discoveryFailures
@@ -308,18 +330,40 @@ export function renderDiagnosisDetails(
       },
     });
   }
-  // Slack allows 50 blocks: keep room for the tail (more-blockers note, next steps, Argo, warnings).
+  // A big result is summarised (issue 13 §2): counts by type and by finalizer, then the first
+  // objects in full, those with findings first. Slack allows 50 blocks: keep room for the tail
+  // (more-objects note, next steps, Argo, warnings).
+  const summary = summarizeBlockers(d.blockers);
+  const big = summary.hidden > 0;
+  if (big) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `*${count(summary.total)} objects with finalizers*\n` +
+            `_by type:_ ${safe(countLine(summary.byType, 15), 1400)}\n` +
+            `_by finalizer:_ ${safe(countLine(summary.byFinalizer, 15), 1400)}`,
+        ),
+      },
+    });
+  }
   const room = Math.max(1, 50 - blocks.length - 1 - 5);
-  const shown = d.blockers.slice(0, Math.min(20, room));
+  const shown = summary.shown.slice(0, room);
   if (shown.length > 0) blocks.push({ type: "divider" });
-  for (const b of shown) blocks.push(blockerSection(b));
-  if (d.blockers.length > shown.length) {
+  const told = big ? new Set<string>() : undefined;
+  for (const b of shown) blocks.push(blockerSection(b, told));
+  const hidden = summary.total - shown.length;
+  if (hidden > 0) {
+    const cli = `npm run unstuck -- ns ${d.namespace} --all`;
     blocks.push({
       type: "context",
       elements: [
         {
           type: "mrkdwn",
-          text: `…and ${String(d.blockers.length - shown.length)} more blockers (use the CLI with --json for all).`,
+          text: clip(
+            `…and ${count(hidden)} more objects with finalizers, not shown here (the first ${count(shown.length)} above, those with findings first). Every one: \`${code(cli, 200)}\` in a terminal, or \`--json\` for all of them as data.`,
+          ),
         },
       ],
     });

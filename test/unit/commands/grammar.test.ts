@@ -65,7 +65,8 @@ describe("registry", () => {
 
   it("routes the long form and the short form to the same command", () => {
     expect(registry.parse("ns myapp")).toEqual(registry.parse("diagnose namespace myapp"));
-    expect(registry.parse("ns myapp").input).toEqual({ namespace: "myapp" });
+    expect(registry.parse("ns myapp").input).toEqual({ namespace: "myapp", all: false });
+    expect(registry.parse("ns myapp --all").input).toEqual({ namespace: "myapp", all: true });
   });
 
   it.each([["My_App"], ["-bad"], ["a".repeat(64)], ["ns.with.dots"]])(
@@ -104,7 +105,8 @@ describe("registry", () => {
   it("generates help from the same declarations the parser uses", () => {
     const help = registry.help("/unstuck");
     const ns = help.entries.find((e) => e.usage.startsWith("ns "));
-    expect(ns?.usage).toBe("ns <namespace>");
+    expect(ns?.usage).toBe("ns <namespace> [--all]");
+    expect(ns?.flags.map((f) => f.flag)).toContain("--all");
     expect(ns?.aliases).toContain("diagnose namespace");
     // every example in the help parses
     for (const e of help.entries) for (const ex of e.examples) expect(() => registry.parse(ex)).not.toThrow();

@@ -229,7 +229,9 @@ describe("diagnosis card", () => {
     expect(m.blocks.length).toBeLessThanOrEqual(50);
     const text = JSON.stringify(m.blocks);
     expect(text).toContain("Next steps");
-    expect(text).toContain("more blockers");
+    expect(text).toContain("…and 180 more objects with finalizers");
+    expect(text).toContain("ns myapp --all");
+    expect(text).toContain("*200 objects with finalizers*");
     expect(text).toContain("Partial result");
     for (const b of [...m.blocks, ...card.blocks]) {
       const t = (b as { text?: { text?: string } }).text?.text;
