@@ -1,7 +1,9 @@
 /**
  * The Helm chart (deploy/chart/unstuck), the one source of the cluster install: the real `helm`
- * lints it and renders it for the defaults (plus the two required values) and two other value
- * sets (deploy/chart/unstuck/ci/*.yaml); what it renders is what a platform team would review
+ * lints it and renders it for the defaults (plus the two required values: a bot Deployment and a
+ * worker Deployment, each with its own PodDisruptionBudget and resources) and two other value sets
+ * (deploy/chart/unstuck/ci/*.yaml; one of them the combined Deployment); what it renders is what a
+ * platform team would review
  * (security context, probes, Secrets by reference, least privilege, Redis that keeps its
  * promises), and every rendered object is created in the Kubernetes simulator with the real
  * `kubectl apply`, then applied again unchanged.
@@ -66,13 +68,33 @@ describe("the Helm chart", () => {
     return o;
   };
   const kinds = (set: ValueSet): string[] => (rendered.get(set) ?? []).map((o) => o.kind).sort();
-  const envOf = (set: ValueSet): Record<string, Loose> =>
+  const deployments = (set: ValueSet): Obj[] =>
+    (rendered.get(set) ?? []).filter((o) => o.kind === "Deployment");
+  /** The Deployment of one component: `bot` (the combined one too) or `worker`. */
+  const deployment = (set: ValueSet, component: "bot" | "worker" = "bot"): Obj => {
+    const found = deployments(set).filter(
+      (o) => o.metadata.labels?.["app.kubernetes.io/component"] === component,
+    );
+    expect(found, `${set}: ${component} Deployments`).toHaveLength(1);
+    return found[0] as Obj;
+  };
+  const envOf = (set: ValueSet, component: "bot" | "worker" = "bot"): Record<string, Loose> =>
     Object.fromEntries(
-      (find(set, "Deployment").spec.template.spec.containers[0].env as { name: string }[]).map((e) => [
+      (deployment(set, component).spec.template.spec.containers[0].env as { name: string }[]).map((e) => [
         e.name,
         e,
       ]),
     );
+  /** The PodDisruptionBudget selecting exactly `target`'s pods. */
+  const budgetOf = (set: ValueSet, target: Obj): Obj => {
+    const found = (rendered.get(set) ?? []).filter(
+      (o) =>
+        o.kind === "PodDisruptionBudget" &&
+        JSON.stringify(o.spec.selector.matchLabels) === JSON.stringify(target.spec.selector.matchLabels),
+    );
+    expect(found, `${set}: budgets of ${target.metadata.name}`).toHaveLength(1);
+    return found[0] as Obj;
+  };
 
   beforeAll(async () => {
     const v = await helm(["version", "--short"]);
@@ -95,17 +117,21 @@ describe("the Helm chart", () => {
     expect(r.stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
   });
 
-  it("renders the default install: Socket Mode (no Service for Slack, no Ingress), two replicas and a PDB, bundled Redis, NetworkPolicies", () => {
+  it("renders the default install: Socket Mode (no Service for Slack, no Ingress), bundled Redis, NetworkPolicies, and two Deployments: the bot (UNSTUCK_ROLE=bot) and the workers (UNSTUCK_ROLE=worker), each two replicas with its own PDB and resources", () => {
     expect(kinds("default")).toEqual([
       "ClusterRole",
       "ClusterRole",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "Deployment",
+      "Deployment",
+      "NetworkPolicy",
       "NetworkPolicy",
       "NetworkPolicy",
       "PodDisruptionBudget",
+      "PodDisruptionBudget",
       "Secret",
+      "Service",
       "Service",
       "Service",
       "ServiceAccount",
@@ -116,13 +142,45 @@ describe("the Helm chart", () => {
     const services = (rendered.get("default") ?? [])
       .filter((o) => o.kind === "Service")
       .map((o) => o.metadata.name);
-    expect(services.sort()).toEqual(["r-default-unstuck-ops", "r-default-unstuck-redis"]);
-    const deploy = find("default", "Deployment");
-    expect(deploy.spec.replicas).toBe(2);
-    expect(find("default", "PodDisruptionBudget").spec).toEqual({
-      maxUnavailable: 1,
-      selector: { matchLabels: deploy.spec.selector.matchLabels },
+    expect(services.sort()).toEqual([
+      "r-default-unstuck-ops",
+      "r-default-unstuck-redis",
+      "r-default-unstuck-worker-ops",
+    ]);
+    const bot = deployment("default", "bot");
+    const worker = deployment("default", "worker");
+    expect(bot.metadata.name).toBe("r-default-unstuck");
+    expect(worker.metadata.name).toBe("r-default-unstuck-worker");
+    expect(bot.spec.replicas).toBe(2);
+    expect(worker.spec.replicas).toBe(2);
+    // Disjoint pods: each Deployment's selector picks only its own, and each has its own budget.
+    expect(bot.spec.selector.matchLabels["app.kubernetes.io/component"]).toBe("bot");
+    expect(worker.spec.selector.matchLabels["app.kubernetes.io/component"]).toBe("worker");
+    for (const d of [bot, worker]) {
+      expect(budgetOf("default", d).spec).toEqual({
+        maxUnavailable: 1,
+        selector: { matchLabels: d.spec.selector.matchLabels },
+      });
+    }
+    expect(budgetOf("default", worker).metadata.name).toBe("r-default-unstuck-worker");
+    const [botC, workerC] = [bot, worker].map((d) => d.spec.template.spec.containers[0]);
+    expect(botC.resources).toEqual({
+      requests: { cpu: "50m", memory: "256Mi" },
+      limits: { memory: "512Mi" },
     });
+    expect(workerC.resources).toEqual({
+      requests: { cpu: "50m", memory: "192Mi" },
+      limits: { memory: "512Mi" },
+    });
+    expect(envOf("default", "bot").UNSTUCK_ROLE.value).toBe("bot");
+    // A worker receives nothing from Slack: no app token, no HTTP port; it posts with the bot token.
+    const workerEnv = envOf("default", "worker");
+    expect(workerEnv.UNSTUCK_ROLE.value).toBe("worker");
+    expect(workerEnv.SLACK_APP_TOKEN).toBeUndefined();
+    expect(workerEnv.SLACK_BOT_TOKEN.valueFrom.secretKeyRef.name).toBe("unstuck-slack");
+    expect(workerEnv.UNSTUCK_APPROVAL_KEY.valueFrom.secretKeyRef.name).toBe("unstuck-slack");
+    expect(workerEnv.REDIS_URL.value).toBe("redis://:$(REDIS_PASSWORD)@r-default-unstuck-redis:6379");
+    expect(workerC.ports).toEqual([{ name: "ops", containerPort: 9090, protocol: "TCP" }]);
     const env = envOf("default");
     expect(env.SLACK_APP_TOKEN.valueFrom.secretKeyRef).toEqual({
       name: "unstuck-slack",
@@ -141,35 +199,38 @@ describe("the Helm chart", () => {
   });
 
   it.each(VALUE_SETS)(
-    "runs the bot (%s) non-root on a read-only root with no capabilities, /tmp the only writable path, probes on the ops port",
+    "runs every Deployment (%s) non-root on a read-only root with no capabilities, /tmp the only writable path, probes on the ops port",
     (set) => {
-      const pod = find(set, "Deployment").spec.template.spec;
-      expect(pod.securityContext).toMatchObject({
-        runAsNonRoot: true,
-        runAsUser: 1000,
-        seccompProfile: { type: "RuntimeDefault" },
-      });
-      const [c] = pod.containers;
-      expect(pod.containers).toHaveLength(1);
-      expect(c.securityContext).toEqual({
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        privileged: false,
-        capabilities: { drop: ["ALL"] },
-      });
-      expect(c.volumeMounts[0]).toEqual({ name: "tmp", mountPath: "/tmp" });
-      expect(pod.volumes[0]).toEqual({ name: "tmp", emptyDir: { sizeLimit: "64Mi" } });
-      expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "ops" });
-      expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "ops" });
-      expect(c.ports).toContainEqual({ name: "ops", containerPort: 9090, protocol: "TCP" });
-      expect(c.resources.requests.memory).toBe("256Mi");
-      expect(c.resources.limits.memory).toBe("512Mi");
-      // The shutdown bound plus margin before the kubelet's SIGKILL.
-      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(15);
-      // Secrets only by reference: no literal token anywhere in the Deployment.
-      expect(JSON.stringify(c.env)).not.toMatch(/xox[bp]-|xapp-/);
+      for (const d of deployments(set)) checkPod(d.spec.template.spec);
     },
   );
+
+  function checkPod(pod: Loose): void {
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    const [c] = pod.containers;
+    expect(pod.containers).toHaveLength(1);
+    expect(c.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      privileged: false,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(c.volumeMounts[0]).toEqual({ name: "tmp", mountPath: "/tmp" });
+    expect(pod.volumes[0]).toEqual({ name: "tmp", emptyDir: { sizeLimit: "64Mi" } });
+    expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "ops" });
+    expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "ops" });
+    expect(c.ports).toContainEqual({ name: "ops", containerPort: 9090, protocol: "TCP" });
+    expect(c.resources.requests.memory).toMatch(/^\d+Mi$/);
+    expect(c.resources.limits.memory).toMatch(/^\d+Mi$/);
+    // The shutdown bound plus margin before the kubelet's SIGKILL.
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(15);
+    // Secrets only by reference: no literal token anywhere in the Deployment.
+    expect(JSON.stringify(c.env)).not.toMatch(/xox[bp]-|xapp-/);
+  }
 
   it("keeps Redis's promises: AUTH from a Secret, AOF, noeviction, a volume, and only the bot may connect", () => {
     const sts = find("default", "StatefulSet");
@@ -188,17 +249,28 @@ describe("the Helm chart", () => {
     expect(policy.spec.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("redis");
     expect(policy.spec.ingress).toEqual([
       {
-        from: [{ podSelector: { matchLabels: find("default", "Deployment").spec.selector.matchLabels } }],
+        from: [
+          { podSelector: { matchLabels: deployment("default", "bot").spec.selector.matchLabels } },
+          { podSelector: { matchLabels: deployment("default", "worker").spec.selector.matchLabels } },
+        ],
         ports: [{ protocol: "TCP", port: 6379 }],
       },
     ]);
     expect(policy.spec.egress).toEqual([]);
-    const bot = find("default", "NetworkPolicy", "-unstuck");
-    expect(bot.spec.policyTypes).toEqual(["Ingress", "Egress"]);
-    const egressPorts = (bot.spec.egress as { ports: { port: number }[] }[]).flatMap((r) =>
-      r.ports.map((p) => p.port),
-    );
-    expect([...new Set(egressPorts)].sort((a, b) => a - b)).toEqual([53, 443, 6379, 6443]);
+    for (const suffix of ["-unstuck", "-unstuck-worker"]) {
+      const own = find("default", "NetworkPolicy", suffix);
+      expect(own.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+      const egressPorts = (own.spec.egress as { ports: { port: number }[] }[]).flatMap((r) =>
+        r.ports.map((p) => p.port),
+      );
+      expect([...new Set(egressPorts)].sort((a, b) => a - b)).toEqual([53, 443, 6379, 6443]);
+    }
+    // The workers take nothing in but scrapes and probes on the ops port.
+    expect(
+      (
+        find("default", "NetworkPolicy", "-unstuck-worker").spec.ingress as { ports: { port: unknown }[] }[]
+      ).flatMap((r) => r.ports.map((p) => p.port)),
+    ).toEqual(["ops"]);
   });
 
   it("grants reads as get/list only and writes only as patch on the finalizer targets", () => {
@@ -245,7 +317,7 @@ describe("the Helm chart", () => {
     });
   });
 
-  it("renders HTTP mode behind an Ingress with an external TLS Redis and its CA, no AWS, metrics and the guard", () => {
+  it("renders HTTP mode behind an Ingress with an external TLS Redis and its CA, no AWS, metrics and the guard, as one combined Deployment (worker.enabled=false)", () => {
     expect(kinds("http-external-redis")).toEqual([
       "ClusterRole",
       "ClusterRole",
@@ -266,6 +338,12 @@ describe("the Helm chart", () => {
       "ValidatingAdmissionPolicyBinding",
     ]);
     const env = envOf("http-external-redis");
+    // One Deployment whose processes take commands and run the workers.
+    expect(deployments("http-external-redis")).toHaveLength(1);
+    expect(env.UNSTUCK_ROLE.value).toBe("all");
+    expect((rendered.get("http-external-redis") ?? []).some((o) => o.metadata.name.includes("-worker"))).toBe(
+      false,
+    );
     expect(env.SLACK_SIGNING_SECRET.valueFrom.secretKeyRef).toEqual({
       name: "chat-credentials",
       key: "SLACK_SIGNING_SECRET",
@@ -275,7 +353,7 @@ describe("the Helm chart", () => {
     expect(env.REDIS_TLS_CA_FILE.value).toBe("/etc/unstuck/redis-ca/ca.crt");
     expect(env.AWS_REGION).toBeUndefined();
     expect(env.UNSTUCK_APPROVERS.value).toBe("S0ONCALLERS,U0APPROVER1");
-    const pod = find("http-external-redis", "Deployment").spec.template.spec;
+    const pod = deployment("http-external-redis").spec.template.spec;
     expect(pod.volumes).toContainEqual({ name: "redis-ca", secret: { secretName: "unstuck-redis-ca" } });
     const ingress = find("http-external-redis", "Ingress");
     expect(ingress.spec.rules[0].http.paths).toEqual([
@@ -320,7 +398,21 @@ describe("the Helm chart", () => {
     expect(kinds("socket-irsa")).not.toContain("Secret");
     expect(kinds("socket-irsa")).not.toContain("NetworkPolicy");
     expect(find("socket-irsa", "StatefulSet").spec.volumeClaimTemplates[0].spec.storageClassName).toBe("gp3");
-    expect(find("socket-irsa", "Deployment").spec.replicas).toBe(3);
+    const bot = deployment("socket-irsa", "bot");
+    const worker = deployment("socket-irsa", "worker");
+    expect(bot.spec.replicas).toBe(3);
+    expect(worker.spec.replicas).toBe(3);
+    expect(worker.metadata.name).toBe("chatops-worker");
+    expect(worker.spec.template.spec.containers[0].resources).toEqual({
+      requests: { cpu: "100m", memory: "256Mi" },
+      limits: { memory: "768Mi" },
+    });
+    expect(bot.spec.template.spec.containers[0].resources.limits.memory).toBe("512Mi");
+    expect(budgetOf("socket-irsa", bot).spec.maxUnavailable).toBe(2);
+    expect(budgetOf("socket-irsa", worker).spec.maxUnavailable).toBe(2);
+    // Both roles see the extra environment and the AWS settings (a worker executes AWS repairs).
+    expect(envOf("socket-irsa", "worker").UNSTUCK_BLOCKED_AFTER_SECONDS.value).toBe("600");
+    expect(envOf("socket-irsa", "worker").AWS_REGION.value).toBe("us-east-1");
   });
 
   it("refuses value sets that would render a bot that cannot work, naming the value", async () => {
