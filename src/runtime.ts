@@ -490,6 +490,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             name: input.name,
             ...(input.finalizer ? { finalizer: input.finalizer } : {}),
             reason: input.reason,
+            ...(input.statements !== undefined ? { statements: input.statements } : {}),
             requester: input.requester,
             channelId: input.channelId,
           },

@@ -7,7 +7,8 @@
  *
  * What each MAC binds:
  * - request: the request id and the exact stored document (target with uid, frozen precondition,
- *   patch, requester, channel, reason, lifetime, approvals required);
+ *   patch, requester, channel, reason, the requester's confirmed statements, lifetime, approvals
+ *   required);
  * - vote: request id, the request MAC (so an edited plan invalidates every vote), voter user and
  *   team, decision, time and channel;
  * - state: request id, the request MAC, the state and the time of the transition.

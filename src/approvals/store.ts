@@ -26,6 +26,7 @@ import type {
   ExecutionResult,
   Identity,
   MessageRef,
+  RequesterStatement,
   RequestState,
   Vote,
   VoteDecision,
@@ -43,6 +44,8 @@ export interface NewRequest {
   readonly reason: string;
   readonly evidence: readonly string[];
   readonly cleanupPlan: readonly string[];
+  /** The requester's confirmed statements (in `doc`, so covered by the request MAC). */
+  readonly statements?: readonly RequesterStatement[];
   readonly createdAt: string;
   readonly expiresAt: string;
   readonly approvalsRequired: number;

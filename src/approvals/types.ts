@@ -247,6 +247,56 @@ export interface MessageRef {
   readonly ts: string;
 }
 
+/**
+ * The three conditions for forcing a change (issue 11 §1), each a statement the requester ticks in the
+ * form: shown to approvers as the requester's own words, never as the bot's check marks.
+ */
+export const RequesterStatementId = {
+  CauseConfirmed: "cause-confirmed",
+  RecoveryFirst: "recovery-first",
+  CleanupPlan: "cleanup-plan",
+} as const;
+export type RequesterStatementId = (typeof RequesterStatementId)[keyof typeof RequesterStatementId];
+
+/** One statement the requester confirmed: its id and the exact words they ticked. */
+export interface RequesterStatement {
+  readonly id: RequesterStatementId;
+  readonly text: string;
+}
+
+/**
+ * The statements the finalize form asks for, in order; the words are the checkbox options (Slack
+ * allows 75 characters each), so what approvers read is exactly what the requester ticked.
+ */
+export const REQUESTER_STATEMENTS: readonly (RequesterStatement & { readonly label: string })[] = [
+  {
+    id: RequesterStatementId.CauseConfirmed,
+    label: "Cause confirmed",
+    text: "I confirmed what blocks the deletion (the evidence in the diagnosis).",
+  },
+  {
+    id: RequesterStatementId.RecoveryFirst,
+    label: "Recovery first",
+    text: "The service is down until this object is gone; recovery cannot wait.",
+  },
+  {
+    id: RequesterStatementId.CleanupPlan,
+    label: "Clean-up plan",
+    text: "I will clean up what the removal leaves behind (the clean-up plan).",
+  },
+];
+
+/** True when `statements` are exactly the form's statements, each once, in its words. */
+export function areKnownStatements(statements: readonly RequesterStatement[]): boolean {
+  const seen = new Set<string>();
+  return statements.every((s) => {
+    const known = REQUESTER_STATEMENTS.find((k) => k.id === s.id);
+    if (known?.text !== s.text || seen.has(s.id)) return false;
+    seen.add(s.id);
+    return Object.keys(s).length === 2;
+  });
+}
+
 export interface ApprovalRequest {
   /** 128 random bits, base32; unguessable, so a forged button value names no request. */
   readonly id: string;
@@ -257,6 +307,11 @@ export interface ApprovalRequest {
   readonly reason: string;
   readonly evidence: readonly string[];
   readonly cleanupPlan: readonly string[];
+  /**
+   * What the requester confirmed in the form, in their name (part of the signed document, so an edit
+   * in Redis fails verification); absent for requests made without the form.
+   */
+  readonly statements?: readonly RequesterStatement[];
   /** ISO-8601. */
   readonly createdAt: string;
   /** ISO-8601. */

@@ -10,12 +10,14 @@
  *   request (a vote copied from another request, or its MAC, fails), cast within the request's
  *   lifetime, by distinct approvers on the current approver list, none of them the requester,
  *   from the requester's team and the request's channel; and no valid deny;
- * - the stored patch is exactly the one the precondition and the finalizers to remove imply.
+ * - the stored patch is exactly the one the precondition and the finalizers to remove imply;
+ * - the requester's statements (in the document, so bound by its MAC) are the form's own words.
  */
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import type { ApprovalSigner } from "./integrity.js";
 import type { SignedRecord, SignedState } from "./store.js";
 import type { ApprovalRequest, RepointPathAction } from "./types.js";
+import { areKnownStatements } from "./types.js";
 
 export type Verification =
   | { readonly ok: true; readonly approvers: readonly string[] }
@@ -93,6 +95,9 @@ export function verifyApproval(input: VerifyInput): Verification {
     problems.push(`its ${prior.state} state was not recorded by the bot (state MAC does not verify)`);
   }
   if (!samePatch(request)) problems.push("its patch is not the one its precondition implies");
+  if (request.statements !== undefined && !areKnownStatements(request.statements)) {
+    problems.push("its requester statements are not the ones the form asks for");
+  }
 
   const created = Date.parse(request.createdAt);
   const expires = Date.parse(request.expiresAt);

@@ -22,9 +22,10 @@ import type {
   RepointPathAction,
   DeleteOrphansAction,
   OpenDeletionGuardAction,
+  RequesterStatement,
   VoteDecision,
 } from "./types.js";
-import { DELETION_APPROVED_ANNOTATION, describeAction, newRequestId } from "./types.js";
+import { areKnownStatements, DELETION_APPROVED_ANNOTATION, describeAction, newRequestId } from "./types.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
 /** Puts the execution of an approved request on the actions queue (idempotent per request). */
@@ -69,6 +70,8 @@ export interface FinalizerRemovalInput {
   readonly reason: string;
   readonly evidence?: readonly string[];
   readonly cleanupPlan?: readonly string[];
+  /** What the requester confirmed in the form (the form's statements, in its words). */
+  readonly statements?: readonly RequesterStatement[];
   readonly requester: Identity;
   readonly channelId: string;
 }
@@ -139,6 +142,12 @@ export class ApprovalWorkflow {
       throw new UnstuckError(
         ErrorCode.BadInput,
         `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (cause confirmed, recovery first).`,
+      );
+    }
+    if (input.statements !== undefined && !areKnownStatements(input.statements)) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "The confirmations are not the ones the form asks for; open the form again.",
       );
     }
     await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
@@ -270,7 +279,8 @@ export class ApprovalWorkflow {
   private async store(
     action: ApprovalAction,
     reason: string,
-    input: Pick<RepointInput, "evidence" | "cleanupPlan" | "requester" | "channelId">,
+    input: Pick<RepointInput, "evidence" | "cleanupPlan" | "requester" | "channelId"> &
+      Pick<FinalizerRemovalInput, "statements">,
   ): Promise<ApprovalRequest> {
     const created = this.deps.now();
     const id = (this.deps.newId ?? newRequestId)();
@@ -292,6 +302,9 @@ export class ApprovalWorkflow {
           reason,
           evidence: [...(input.evidence ?? [])],
           cleanupPlan: [...(input.cleanupPlan ?? [])],
+          ...(input.statements !== undefined
+            ? { statements: input.statements.map((st) => ({ id: st.id, text: st.text })) }
+            : {}),
           createdAt: created.toISOString(),
           expiresAt: new Date(created.getTime() + this.deps.requestTtlSeconds * 1000).toISOString(),
           approvalsRequired: this.deps.approvalsRequired,

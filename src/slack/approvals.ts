@@ -10,7 +10,7 @@
 import { webApi, type ViewSubmitAction } from "@slack/bolt";
 import { pino } from "pino";
 import { retrying } from "../approvals/notifier.js";
-import type { ApprovalRequest, Identity, VoteDecision } from "../approvals/types.js";
+import type { ApprovalRequest, Identity, RequesterStatement, VoteDecision } from "../approvals/types.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -32,6 +32,7 @@ import {
   parseFinalizer,
   parseModalMetadata,
   parseRemovalTarget,
+  parseStatements,
   type ModalMetadata,
 } from "./finalize-form.js";
 
@@ -55,6 +56,8 @@ export interface RemovalRequestInput {
   readonly name: string;
   readonly finalizer?: string;
   readonly reason: string;
+  /** The statements the requester ticked in the form (the form sends all three). */
+  readonly statements?: readonly RequesterStatement[];
   readonly requester: Identity;
   readonly channelId: string;
 }
@@ -264,14 +267,21 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
         });
         return;
       }
-      // Enforced here, not only by the modal's `min_length`: a crafted submission skips the client.
+      // Each statement is required (Slack's client enforces it, a crafted submission does not), and the
+      // reason's length is enforced here, not only by the modal's `min_length`. All problems at once.
+      const { statements, missing } = parseStatements(values);
+      const errors: Record<string, string> = Object.fromEntries(
+        missing.map((id) => [
+          id,
+          "Tick this to request the removal: approvers are shown it as your statement.",
+        ]),
+      );
       if (reason.length < MIN_REASON_LENGTH) {
-        await ack({
-          response_action: "errors",
-          errors: {
-            [FinalizeModalField.Reason]: `Say why recovery comes first in at least ${MIN_REASON_LENGTH} characters (cause confirmed, clean-up plan).`,
-          },
-        });
+        errors[FinalizeModalField.Reason] =
+          `Say why recovery comes first in at least ${MIN_REASON_LENGTH} characters (what is down, why the clean-up can follow).`;
+      }
+      if (Object.keys(errors).length > 0) {
+        await ack({ response_action: "errors", errors });
         return;
       }
 
@@ -280,6 +290,7 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
           ...meta.target,
           ...(finalizer !== undefined ? { finalizer } : {}),
           reason,
+          statements,
           requester,
           channelId: meta.channelId,
         }),

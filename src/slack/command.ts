@@ -62,7 +62,7 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       { actor: scope.actor, services: { ...deps.services, log: scope.log } },
       deps.command,
     );
-    const message = renderSlackMessage(result);
+    const message = renderSlackMessage(result, { command: deps.command });
     scope.log.info(
       {
         result: result.type,

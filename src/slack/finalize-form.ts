@@ -1,17 +1,58 @@
 /**
  * The "Request finalizer removal" form: the target a button carries (re-validated: it went through the
- * client), and the modal that asks why and which finalizer.
+ * client), and the modal that asks why, the requester's three statements (required checkboxes) and which
+ * finalizer.
  */
 import type { KnownBlock, View } from "@slack/types";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import { clip, esc } from "./blocks/text.js";
 import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
+import { REQUESTER_STATEMENTS, RequesterStatementId, type RequesterStatement } from "../approvals/types.js";
 
 /** Callback id of the "Request finalizer removal" modal. */
 export const FINALIZE_SUBMIT_CALLBACK = "finalize:submit";
 /** Block and action ids of the modal's inputs (`view.state.values[block][action]`). */
-export const FinalizeModalField = { Reason: "reason", Finalizer: "finalizer" } as const;
+export const FinalizeModalField = {
+  Reason: "reason",
+  Finalizer: "finalizer",
+  /** The three required checkboxes: block id = action id = option value = the statement's id. */
+  CauseConfirmed: RequesterStatementId.CauseConfirmed,
+  RecoveryFirst: RequesterStatementId.RecoveryFirst,
+  CleanupPlan: RequesterStatementId.CleanupPlan,
+} as const;
+
+/** `view.state.values` as Bolt types it: block id → action id → the element's state. */
+type ViewValues = Readonly<
+  Record<
+    string,
+    Readonly<
+      Record<
+        string,
+        { readonly selected_options?: readonly { readonly value?: string }[] | null } | undefined
+      >
+    >
+  >
+>;
+
+/**
+ * The statements the requester ticked, in the form's words, and the ones left unticked (by block id).
+ * A statement counts only when its own checkbox carries its own value: a crafted submission that moves
+ * options between blocks confirms nothing.
+ */
+export function parseStatements(values: ViewValues): {
+  readonly statements: readonly RequesterStatement[];
+  readonly missing: readonly RequesterStatementId[];
+} {
+  const statements: RequesterStatement[] = [];
+  const missing: RequesterStatementId[] = [];
+  for (const known of REQUESTER_STATEMENTS) {
+    const selected = values[known.id]?.[known.id]?.selected_options ?? [];
+    if (selected.some((o) => o.value === known.id)) statements.push({ id: known.id, text: known.text });
+    else missing.push(known.id);
+  }
+  return { statements, missing };
+}
 // ---------------------------------------------------------------------------------------------------------
 // Targets carried by buttons and modals
 // ---------------------------------------------------------------------------------------------------------
@@ -96,7 +137,7 @@ export function parseModalMetadata(raw: string): ModalMetadata {
   return { target: parseRemovalTarget(m["target"]), channelId };
 }
 
-/** The modal that asks why (required) and which finalizer (optional). */
+/** The modal that asks why (required), the three statements (each required) and which finalizer (optional). */
 export function finalizeModal(target: RemovalTarget, channelId: string): View {
   const metadata: ModalMetadata = { target, channelId };
   const blocks: KnownBlock[] = [
@@ -116,7 +157,7 @@ export function finalizeModal(target: RemovalTarget, channelId: string): View {
       label: { type: "plain_text", text: "Why does recovery come first?" },
       hint: {
         type: "plain_text",
-        text: "Cause confirmed, what is down, and why the clean-up can follow. Shown to approvers and kept in the audit log.",
+        text: "What is down and why the clean-up can follow. Shown to approvers with the statements below and kept in the audit log.",
       },
       element: {
         type: "plain_text_input",
@@ -126,6 +167,17 @@ export function finalizeModal(target: RemovalTarget, channelId: string): View {
         max_length: 2000,
       },
     },
+    // Required, one checkbox each: the requester states the three conditions; approvers see them as theirs.
+    ...REQUESTER_STATEMENTS.map((st): KnownBlock => ({
+      type: "input",
+      block_id: st.id,
+      label: { type: "plain_text", text: st.label },
+      element: {
+        type: "checkboxes",
+        action_id: st.id,
+        options: [{ text: { type: "plain_text", text: st.text }, value: st.id }],
+      },
+    })),
     {
       type: "input",
       block_id: FinalizeModalField.Finalizer,

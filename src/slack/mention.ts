@@ -90,7 +90,7 @@ export function mentionListener(
       deps.command,
     );
     if (result.type !== "timeline") {
-      const message = renderSlackMessage(result);
+      const message = renderSlackMessage(result, { command: deps.command });
       await ephemeral(message.text, message.blocks);
       return;
     }

@@ -204,7 +204,16 @@ describe("every card the bot posts fits Slack's Block Kit limits", () => {
       viewSubmissionBody({
         callbackId: String(view["callback_id"]),
         privateMetadata: String(view["private_metadata"]),
-        values: { reason: { reason: "Cause confirmed: the ENI holds the SG; recovery first." } },
+        values: {
+          reason: { reason: "Cause confirmed: the ENI holds the SG; recovery first." },
+          // The three required statements, ticked as Slack sends checkboxes.
+          ...Object.fromEntries(
+            ["cause-confirmed", "recovery-first", "cleanup-plan"].map((id) => [
+              id,
+              { [id]: { selected: [id] } },
+            ]),
+          ),
+        },
         userId: REQUESTER,
       }),
     );

@@ -59,6 +59,14 @@ describe("the local Slack console", () => {
     await modal
       .locator('.bk-input[data-block-id="reason"] textarea')
       .fill("Cause confirmed: an ENI of the deleted ALB holds the shared SG; recovery first.");
+    // The three statements are required checkboxes: unticked, the form is not sent.
+    await modal.locator('button[data-modal="submit"]').click();
+    const unticked = modal.locator('.bk-input[data-block-id="cause-confirmed"] .input-error');
+    await unticked.waitFor({ timeout: 15_000 });
+    expect(await unticked.innerText()).toMatch(/required/);
+    for (const id of ["cause-confirmed", "recovery-first", "cleanup-plan"]) {
+      await modal.locator(`.bk-input[data-block-id="${id}"] input[type=checkbox]`).check();
+    }
     await modal.locator('.bk-input[data-block-id="finalizer"] input').fill("not a finalizer!");
     await modal.locator('button[data-modal="submit"]').click();
     const inlineError = modal.locator('.bk-input[data-block-id="finalizer"] .input-error');
@@ -78,6 +86,8 @@ describe("the local Slack console", () => {
     await request.first().waitFor({ timeout: 30_000 });
     const requestTs = await request.first().getAttribute("data-ts");
     expect(requestTs).toBeTruthy();
+    // Approvers read what the requester confirmed, in the requester's name.
+    expect(await request.first().innerText()).toMatch(/confirms:[\s\S]*recovery cannot wait/);
     await request.first().locator('button[data-action-id="approval:approve"]').click();
     const confirm = page.locator(".overlay.confirm .dialog");
     await confirm.waitFor();

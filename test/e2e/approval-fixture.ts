@@ -195,6 +195,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
       name: input.name,
       ...(input.finalizer !== undefined ? { finalizer: input.finalizer } : {}),
       reason: input.reason,
+      ...(input.statements !== undefined ? { statements: input.statements } : {}),
       evidence,
       cleanupPlan: [
         "After recovery, check for orphaned ALB / target groups / security groups / ELB ENIs",

@@ -7,6 +7,7 @@ import { finalizerRemoval } from "../../src/approvals/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";
+import { REQUESTER_STATEMENTS, type ApprovalRequest } from "../../src/approvals/types.js";
 import type { SlackCall } from "../sim/slack/index.js";
 import { deferred } from "./slack-harness.js";
 import {
@@ -76,17 +77,43 @@ async function openModalFromDiagnosis(f: Fixture): Promise<Record<string, unknow
   return opened.body["view"] as Record<string, unknown>;
 }
 
-function submit(f: Fixture, view: Record<string, unknown>, reason: string, finalizer: string | null = null) {
+/** The three statement checkboxes as Slack sends them: block id → action id → the ticked option values. */
+type Ticks = Record<string, Record<string, { selected: string[] }>>;
+const ALL_TICKED: Ticks = Object.fromEntries(
+  REQUESTER_STATEMENTS.map((st) => [st.id, { [st.id]: { selected: [st.id] } }]),
+);
+
+function submit(
+  f: Fixture,
+  view: Record<string, unknown>,
+  reason: string,
+  finalizer: string | null = null,
+  ticks: Ticks = ALL_TICKED,
+) {
   return f.h.viewSubmission({
     callbackId: String(view["callback_id"]),
     privateMetadata: String(view["private_metadata"]),
     values: {
       [FinalizeModalField.Reason]: { [FinalizeModalField.Reason]: reason },
       [FinalizeModalField.Finalizer]: { [FinalizeModalField.Finalizer]: finalizer },
+      ...ticks,
     },
     userId: REQUESTER.userId,
     teamId: REQUESTER.teamId,
   });
+}
+
+/** The modal's required checkboxes: one input block per statement, not optional. */
+function checkboxBlocks(
+  view: Record<string, unknown>,
+): { block_id: string; optional?: boolean; text: string }[] {
+  return (view["blocks"] as Record<string, unknown>[])
+    .filter((b) => (b["element"] as Record<string, unknown> | undefined)?.["type"] === "checkboxes")
+    .map((b) => ({
+      block_id: String(b["block_id"]),
+      ...(b["optional"] !== undefined ? { optional: Boolean(b["optional"]) } : {}),
+      text: JSON.stringify(b["element"]),
+    }));
 }
 
 function isRequestPost(c: SlackCall): boolean {
@@ -99,6 +126,13 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     const view = await openModalFromDiagnosis(f);
     expect(view["callback_id"]).toBe(FINALIZE_SUBMIT_CALLBACK);
     expect(JSON.stringify(view["blocks"])).toContain("myapp/myapp-worker-ingress");
+    // Three required checkboxes, one per condition, in the requester's words.
+    expect(checkboxBlocks(view).map((b) => b.block_id)).toEqual([
+      "cause-confirmed",
+      "recovery-first",
+      "cleanup-plan",
+    ]);
+    expect(checkboxBlocks(view).every((b) => b.optional !== true)).toBe(true);
 
     const sent = await submit(f, view, REASON, "ingress.k8s.aws/resources");
     expect(sent.status).toBe(200);
@@ -113,12 +147,24 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     expect(text).toContain("NXDOMAIN");
     expect(text).toContain("DependencyViolation");
     expect(text).toContain(`<@${REQUESTER.userId}>`);
+    // Approvers read risk and clean-up plan first, then the requester's own statements, then the patch.
+    expect(text).toContain(`<@${REQUESTER.userId}> confirms:`);
+    for (const st of REQUESTER_STATEMENTS) expect(text).toContain(st.text);
+    expect(text).not.toContain(":white_check_mark: *Cause confirmed*"); // no bot-ticked checklist
+    const at = (needle: string): number => text.indexOf(needle);
+    expect(at("*Risk*")).toBeGreaterThan(-1);
+    expect(at("*Risk*")).toBeLessThan(at("*Clean-up plan*"));
+    expect(at("*Clean-up plan*")).toBeLessThan(at("confirms:"));
+    expect(at("confirms:")).toBeLessThan(at("*Change*"));
+    expect(at("*Change*")).toBeLessThan(at('\\"op\\": \\"test\\"'));
+    expect(String(post.body["text"])).toContain("asks to remove finalizer");
 
     const requestId = buttons(post.body["blocks"]).find((b) => b.action_id === APPROVE)?.value ?? "";
     const ts = await waitUntil(async () => (await f.workflow.get(requestId)).message?.ts);
     const request = await f.workflow.get(requestId);
     expect(request.requester).toEqual(REQUESTER);
     expect(request.reason).toBe(REASON);
+    expect(request.statements).toEqual(REQUESTER_STATEMENTS.map((st) => ({ id: st.id, text: st.text })));
     expect(finalizerRemoval(request.action).remove).toEqual(["ingress.k8s.aws/resources"]);
 
     await f.click(APPROVE, requestId, BOB, ts);
@@ -157,6 +203,65 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     }
     expect(await f.workflow.listPending()).toEqual([]);
     expect(f.h.fake.calls().filter(isRequestPost)).toEqual([]);
+  });
+
+  it("a submission without all three statements ticked is refused in the modal under each missing one; nothing is stored", async () => {
+    const f = await setup();
+    const view = await openModalFromDiagnosis(f);
+    const [cause, recovery, cleanup] = REQUESTER_STATEMENTS.map((st) => st.id);
+    const none = await submit(f, view, REASON, null, {});
+    expect(JSON.parse(none.text)).toEqual({
+      response_action: "errors",
+      errors: {
+        [cause!]: expect.stringContaining("Tick this") as string,
+        [recovery!]: expect.stringContaining("Tick this") as string,
+        [cleanup!]: expect.stringContaining("Tick this") as string,
+      },
+    });
+    const twoOfThree = Object.fromEntries(Object.entries(ALL_TICKED).filter(([id]) => id !== cleanup));
+    const two = await submit(f, view, REASON, null, twoOfThree);
+    expect(Object.keys((JSON.parse(two.text) as { errors: object }).errors)).toEqual([cleanup]);
+    // A crafted submission that moves an option to another block, or sends another value, confirms nothing.
+    const moved = await submit(f, view, REASON, null, {
+      ...twoOfThree,
+      [cleanup!]: { [cleanup!]: { selected: [cause!] } },
+    });
+    expect(Object.keys((JSON.parse(moved.text) as { errors: object }).errors)).toEqual([cleanup]);
+    const unticked = await submit(f, view, REASON, null, {
+      ...twoOfThree,
+      [cleanup!]: { [cleanup!]: { selected: [] } },
+    });
+    expect(Object.keys((JSON.parse(unticked.text) as { errors: object }).errors)).toEqual([cleanup]);
+
+    expect(await f.workflow.listPending()).toEqual([]);
+    expect(await f.redis.keys(`${f.storePrefix}:req:*`)).toEqual([]);
+    expect(f.h.fake.calls().filter(isRequestPost)).toEqual([]);
+  });
+
+  it("the statements are part of the signed request: altered in Redis, the approved request is refused TAMPERED", async () => {
+    const f = await setup();
+    const view = await openModalFromDiagnosis(f);
+    await submit(f, view, REASON, "ingress.k8s.aws/resources");
+    const post = await f.h.fake.waitFor("chat.postMessage", isRequestPost, 10_000);
+    const requestId = buttons(post.body["blocks"]).find((b) => b.action_id === APPROVE)?.value ?? "";
+    const ts = await waitUntil(async () => (await f.workflow.get(requestId)).message?.ts);
+
+    // Someone with write access to Redis rewords what the requester confirmed.
+    const key = `${f.storePrefix}:req:${requestId}`;
+    const doc = JSON.parse((await f.redis.hget(key, "doc")) ?? "{}") as ApprovalRequest;
+    expect(doc.statements).toHaveLength(3);
+    const edited = {
+      ...doc,
+      statements: (doc.statements ?? []).map((st, i) =>
+        i === 0 ? { ...st, text: "I did not check the cause." } : st,
+      ),
+    };
+    await f.redis.hset(key, "doc", JSON.stringify(edited));
+
+    await f.click(APPROVE, requestId, BOB, ts);
+    const final = await f.settled(requestId, ["DONE", "FAILED", "STALE", "TAMPERED"]);
+    expect(final.state).toBe("TAMPERED");
+    expect(f.patches()).toEqual([]);
   });
 
   it("an object that is gone, or no eligible approver, is shown in the modal", async () => {

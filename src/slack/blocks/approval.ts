@@ -176,9 +176,48 @@ function bulletList(items: readonly string[], empty: string, numbered = false): 
   return items.map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${safe(item, 500)}`).join("\n");
 }
 
+/** What could go wrong if the change is made: what approvers weigh first. */
+function riskText(req: ApprovalRequest): string {
+  const a = req.action;
+  switch (a.type) {
+    case "remove-finalizer":
+      return `*Risk*: forcing ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} off skips its controller's clean-up: whatever it still had to delete (in the cluster or in AWS) is left behind until the clean-up plan runs, and *${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`* is deleted at once.`;
+    case "open-deletion-guard":
+      return `*Risk* — preflight ${a.preflight.verdict === "safe" ? ":white_check_mark:" : a.preflight.verdict === "risky" ? ":warning:" : ":no_entry:"} *${safe(a.preflight.verdict.toUpperCase(), 10)}*: ${safe(a.preflight.summary, 600)}\nFor ${String(Math.round(a.windowSeconds / 60))} min anyone with delete rights may delete namespace \`${code(a.namespace)}\` and everything in it.`;
+    case "delete-orphans":
+      return "*Risk*: deleting AWS resources cannot be undone. Each is re-checked first and left alone if it has an owner or a user again.";
+    case "repoint-path":
+      return "*Risk*: live traffic moves: each changed record and origin serves the new target as soon as it propagates (Route 53 in seconds, CloudFront in minutes).";
+  }
+}
+
 /**
- * The request message: state, the exact change (target and JSON patch), the operator's checklist (evidence,
- * why recovery comes first, clean-up plan), requester, votes, expiry, and — only while PENDING — the buttons.
+ * The requester's side: what they confirmed in the form (their statements, in their name — never the
+ * bot's check marks), their reason, and the evidence the bot attached.
+ */
+function requesterText(req: ApprovalRequest): string {
+  const who = mention(req.requester.userId);
+  const lines: string[] = [];
+  if (req.statements !== undefined && req.statements.length > 0) {
+    lines.push(`${who} confirms:`);
+    for (const st of req.statements) lines.push(`:ballot_box_with_check: ${safe(st.text, 200)}`);
+    lines.push(`and says why:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`);
+  } else {
+    lines.push(
+      `${who} says why (asked without the form, so cause, recovery-first and clean-up were not confirmed one by one):\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
+    );
+  }
+  lines.push(
+    "*Evidence* (attached by the bot from the diagnosis):",
+    bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
+  );
+  return lines.join("\n");
+}
+
+/**
+ * The request message: state, then what approvers weigh first — the risk and the clean-up plan — then
+ * what the requester confirmed (their statements, reason, the evidence), then the exact change (target
+ * and JSON patch), votes, expiry, and — only while PENDING — the buttons.
  */
 export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMessage {
   const a = req.action;
@@ -198,7 +237,6 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
       : a.type === "open-deletion-guard"
         ? [
             `*Change*: set \`${code(`${DELETION_APPROVED_ANNOTATION}=${req.id}`)}\` on namespace \`${code(a.namespace)}\`, which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min.`,
-            `*Preflight*: ${a.preflight.verdict === "safe" ? ":white_check_mark:" : a.preflight.verdict === "risky" ? ":warning:" : ":no_entry:"} *${safe(a.preflight.verdict.toUpperCase(), 10)}* — ${safe(a.preflight.summary, 600)}`,
             `Bound to the namespace as it was when requested: uid \`${code(a.precondition.uid, 40)}\`, resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, not Terminating. If it was re-created or changed, the executor refuses (STALE).`,
           ].join("\n")
         : a.type === "delete-orphans"
@@ -213,18 +251,9 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
               "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
             ].join("\n");
 
-  const checklist = [
-    a.type === "remove-finalizer"
-      ? "*Checklist* (the rule for forcing a finalizer off)"
-      : a.type === "open-deletion-guard"
-        ? "*Checklist* (the rule for deleting a namespace: its blast radius, then a second person)"
-        : a.type === "delete-orphans"
-          ? "*Checklist* (the rule for deleting what a forced action left)"
-          : "*Checklist* (the rule for changing a live path)",
-    `${req.evidence.length > 0 ? ":white_check_mark:" : ":warning:"} *Cause confirmed* — evidence:`,
-    bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
-    `:white_check_mark: *Why recovery comes first*:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
-    `${req.cleanupPlan.length > 0 ? ":white_check_mark:" : ":warning:"} *Clean-up plan*:`,
+  const riskAndPlan = [
+    riskText(req),
+    "*Clean-up plan*:",
     bulletList(req.cleanupPlan, "_no clean-up plan attached_", true),
   ].join("\n");
 
@@ -255,8 +284,9 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   const outcome = outcomeText(req);
   if (outcome !== undefined) blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(outcome) } });
   blocks.push(
+    { type: "section", text: { type: "mrkdwn", text: clip(riskAndPlan) } },
+    { type: "section", text: { type: "mrkdwn", text: clip(requesterText(req)) } },
     { type: "section", text: { type: "mrkdwn", text: clip(change) } },
-    { type: "section", text: { type: "mrkdwn", text: clip(checklist) } },
     { type: "section", text: { type: "mrkdwn", text: clip(votesText(req)) } },
     {
       type: "context",

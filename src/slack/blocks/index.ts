@@ -15,13 +15,20 @@ export interface SlackMessage {
   readonly blocks: KnownBlock[];
 }
 
+/** What the renderers need from the configuration. */
+export interface RenderOptions {
+  /** The slash command as configured (`UNSTUCK_COMMAND`), named where a card tells what to run. */
+  readonly command?: string;
+}
+
 /** Render any command result as a Slack message. */
-export function renderSlackMessage(result: CommandResult): SlackMessage {
+export function renderSlackMessage(result: CommandResult, options: RenderOptions = {}): SlackMessage {
+  const card = options.command !== undefined ? { command: options.command } : {};
   switch (result.type) {
     case "help":
       return renderHelpBlocks(result.help);
     case "diagnosis":
-      return renderDiagnosisBlocks(result.diagnosis);
+      return renderDiagnosisBlocks(result.diagnosis, card);
     case "trace":
       return renderTraceBlocks(result.trace, result.repair);
     case "orphans":
@@ -29,7 +36,7 @@ export function renderSlackMessage(result: CommandResult): SlackMessage {
     case "preflight":
       return renderPreflightBlocks(result.report);
     case "watch": {
-      const m = renderDiagnosisBlocks(result.diagnosis);
+      const m = renderDiagnosisBlocks(result.diagnosis, card);
       const intro: KnownBlock = {
         type: "section",
         text: {

@@ -111,8 +111,13 @@ export interface ViewSubmissionFields {
   readonly callbackId: string;
   /** Echoed back as Slack stores it; the bot must still re-validate it. */
   readonly privateMetadata?: string;
-  /** `block_id → action_id → value` of the modal's plain-text inputs. */
-  readonly values?: Readonly<Record<string, Readonly<Record<string, string | null>>>>;
+  /**
+   * `block_id → action_id → value` of the modal's inputs: a string (or null) for a plain-text input,
+   * `{ selected: [values] }` for checkboxes (sent as Slack sends them: `selected_options`).
+   */
+  readonly values?: Readonly<
+    Record<string, Readonly<Record<string, string | null | { readonly selected: readonly string[] }>>>
+  >;
   readonly userId?: string;
   readonly userName?: string;
   readonly teamId?: string;
@@ -124,10 +129,21 @@ export interface ViewSubmissionFields {
 /** The form-encoded body of a modal submission (`view_submission`). */
 export function viewSubmissionBody(fields: ViewSubmissionFields): string {
   const teamId = fields.teamId ?? "T00000001";
-  const values: Record<string, Record<string, { type: string; value: string | null }>> = {};
+  const values: Record<string, Record<string, object>> = {};
   for (const [blockId, actions] of Object.entries(fields.values ?? {})) {
     values[blockId] = Object.fromEntries(
-      Object.entries(actions).map(([actionId, value]) => [actionId, { type: "plain_text_input", value }]),
+      Object.entries(actions).map(([actionId, value]) => [
+        actionId,
+        value !== null && typeof value === "object"
+          ? {
+              type: "checkboxes",
+              selected_options: value.selected.map((v) => ({
+                text: { type: "plain_text", text: v },
+                value: v,
+              })),
+            }
+          : { type: "plain_text_input", value },
+      ]),
     );
   }
   const payload = {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { StoredAuditEntry } from "../../../src/audit/log.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import {
+  REQUESTER_STATEMENTS,
   RequestState,
   TERMINAL_STATES,
   type ApprovalRequest,
@@ -146,6 +147,27 @@ describe("renderApprovalRequest", () => {
     for (const b of m.blocks) {
       if (b.type === "section" && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
     }
+  });
+
+  it("leads with risk and clean-up plan; the requester's statements in their name; the exact change after", () => {
+    const statements = REQUESTER_STATEMENTS.map((st) => ({ id: st.id, text: st.text }));
+    const m = renderApprovalRequest(request({ statements }), NOW);
+    const sections = m.blocks.flatMap((b) => (b.type === "section" && b.text ? [b.text.text] : []));
+    const at = (needle: string): number => sections.findIndex((t) => t.includes(needle));
+    expect(at("*Risk*")).toBeGreaterThan(-1);
+    expect(at("*Clean-up plan*")).toBe(at("*Risk*"));
+    expect(at("<@UALICE> confirms:")).toBeGreaterThan(at("*Risk*"));
+    expect(at('"op": "test"')).toBeGreaterThan(at("<@UALICE> confirms:"));
+    for (const st of statements) expect(sections[at("confirms:")]).toContain(st.text);
+    // The bot ticks nothing for the requester any more.
+    expect(all(m)).not.toContain(":white_check_mark: *Cause confirmed*");
+    expect(m.blocks.length).toBeLessThanOrEqual(9);
+  });
+
+  it("a request made without the form says its conditions were not confirmed one by one", () => {
+    const text = all(renderApprovalRequest(request(), NOW));
+    expect(text).not.toContain("confirms:");
+    expect(text).toContain("not confirmed one by one");
   });
 
   it("warns when the checklist is incomplete", () => {

@@ -9,6 +9,7 @@ import {
   renderDiagnosisDetails,
 } from "../../../src/slack/blocks/diagnosis.js";
 import { lintMessage } from "../../sim/slack/block-kit-lint.js";
+import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
 import { ingressType, lbcDeployment, obj, terminatingNs } from "../diagnosis/fixtures.js";
 
 const now = new Date("2026-02-12T09:10:00Z");
@@ -236,6 +237,20 @@ describe("diagnosis card", () => {
     for (const b of [...m.blocks, ...card.blocks]) {
       const t = (b as { text?: { text?: string } }).text?.text;
       if (t) expect(t.length).toBeLessThanOrEqual(3000);
+    }
+  });
+
+  it("a command result rendered for Slack names the command as configured", () => {
+    // A recommended step that runs a command ("check again: watch ns …") names it as configured.
+    const seed = analyzeNamespace(seedInput(heldGroup("in-use")));
+    const d = { ...seed, remedies: [{ kind: "wait" as const, namespace: "myapp" }], recommended: 0 };
+    for (const result of [
+      { type: "diagnosis" as const, diagnosis: d },
+      { type: "watch" as const, namespace: "myapp", diagnosis: d },
+    ]) {
+      const card = JSON.stringify(renderSlackMessage(result, { command: "/unstuck-prod" }));
+      expect(card).toContain("/unstuck-prod watch ns myapp");
+      expect(card).not.toContain("/unstuck watch");
     }
   });
 
