@@ -113,6 +113,14 @@ export function blocksToText(
         );
         break;
       }
+      case "input": {
+        // A form's checkboxes (the finalize form's statements): shown so the answer knows what it ticks.
+        const element = raw.element as
+          { type?: string; options?: { text?: { text?: string } }[] } | undefined;
+        if (element?.type === "checkboxes")
+          for (const o of element.options ?? []) lines.push(`[ ] ${clean(o.text?.text ?? "")}`);
+        break;
+      }
       default:
         break;
     }
@@ -133,7 +141,13 @@ export async function runSandbox(io: {
   if (redis === undefined) return 2;
   const redisUrl = redis.url;
 
-  const world = await startWorld({ scenario: SCENARIO });
+  const world = await startWorld({
+    scenario: SCENARIO,
+    // Time compressed as for CloudFront (seconds, not minutes): the controller gives up on the
+    // shared security group after 10 s rather than 2 min, so once Argo CD re-syncs the namespace its
+    // new ALB comes within seconds.
+    lbc: { backendSgTimeoutMs: 10_000, managedSgTimeoutMs: 10_000, requeueMs: 5_000 },
+  });
   const fake = await startFakeSlack({ token: TOKEN });
   const dir = resolve(".sandbox");
   await mkdir(dir, { recursive: true });
@@ -230,14 +244,14 @@ export async function runSandbox(io: {
         c.method === "chat.update"
           ? `── message updated (${ts})`
           : c.method === "views.open"
-            ? "── a form opened (answer with: reason <text>)"
+            ? "── a form opened (answer with: reason <text>; answering ticks every [ ] statement below as yours)"
             : `── unstuck in #incident${body.thread_ts ? " (thread)" : ""}`;
       const blocks =
         c.method === "views.open" ? (body.view as { blocks?: unknown } | undefined)?.blocks : body.blocks;
       const channel = str(body.channel) || CHANNEL;
       const text = blocksToText(blocks, (b) => buttons.push({ ...b, channel, ts }));
       // An update repeats the whole message: show what changed at its top (state, outcome), not all of it.
-      const shown = c.method === "chat.update" ? (text.split("\n*Change*")[0] ?? text) : text;
+      const shown = c.method === "chat.update" ? (text.split(/\n\*(?:Risk|Change)\*/)[0] ?? text) : text;
       io.out(`${header}\n${shown || str(body.text)}`);
     }
     const responses = fake.responses();
@@ -310,8 +324,27 @@ export async function runSandbox(io: {
         }
       } else if (line.startsWith("reason ") && pendingModal) {
         const view = fake.views().at(-1)?.view as
-          { blocks?: { block_id?: string; element?: { action_id?: string } }[] } | undefined;
+          | {
+              blocks?: {
+                block_id?: string;
+                element?: { type?: string; action_id?: string; options?: { value?: string }[] };
+              }[];
+            }
+          | undefined;
         const input = view?.blocks?.find((blk) => blk.element?.action_id?.includes("reason"));
+        // The statements shown with the form: typing the reason is the requester ticking them.
+        const ticks = Object.fromEntries(
+          (view?.blocks ?? [])
+            .filter((blk) => blk.element?.type === "checkboxes")
+            .map((blk) => [
+              str(blk.block_id),
+              {
+                [str(blk.element?.action_id)]: {
+                  selected: (blk.element?.options ?? []).map((o) => str(o.value)),
+                },
+              },
+            ]),
+        );
         await postSigned(
           events,
           SECRET,
@@ -321,6 +354,7 @@ export async function runSandbox(io: {
             userId: user,
             values: {
               [input?.block_id ?? "reason"]: { [input?.element?.action_id ?? "reason"]: line.slice(7) },
+              ...ticks,
             },
           }),
         );
