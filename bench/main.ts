@@ -13,6 +13,7 @@ import { benchApprovals } from "./approvals.js";
 import { benchAws } from "./aws.js";
 import { benchOptions, check, type BenchOptions, type BenchResult } from "./common.js";
 import { benchNs } from "./ns.js";
+import { benchColdStart, benchImageSize, benchMemory } from "./ship.js";
 import { benchOrphans } from "./orphans.js";
 import { benchPreflight } from "./preflight.js";
 import { benchTraceZone } from "./trace-zone.js";
@@ -33,6 +34,9 @@ const BENCHES: readonly Bench[] = [
   { name: "watcher", run: benchWatcher },
   { name: "orphans", run: benchOrphans },
   { name: "preflight", run: benchPreflight },
+  { name: "memory", run: benchMemory },
+  { name: "image-size", run: benchImageSize },
+  { name: "cold-start", run: benchColdStart },
 ];
 
 function cell(s: string): string {

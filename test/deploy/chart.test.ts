@@ -165,11 +165,11 @@ describe("the Helm chart", () => {
     expect(budgetOf("default", worker).metadata.name).toBe("r-default-unstuck-worker");
     const [botC, workerC] = [bot, worker].map((d) => d.spec.template.spec.containers[0]);
     expect(botC.resources).toEqual({
-      requests: { cpu: "50m", memory: "256Mi" },
+      requests: { cpu: "50m", memory: "384Mi" },
       limits: { memory: "512Mi" },
     });
     expect(workerC.resources).toEqual({
-      requests: { cpu: "50m", memory: "192Mi" },
+      requests: { cpu: "50m", memory: "256Mi" },
       limits: { memory: "512Mi" },
     });
     expect(envOf("default", "bot").UNSTUCK_ROLE.value).toBe("bot");

@@ -1,0 +1,477 @@
+/**
+ * The shipping numbers (issue 10 §5), each against the figures from before beside it:
+ *
+ * - `memory`: resident memory (VmRSS from /proc/<pid>/status) of one compiled bot process
+ *   (`node --enable-source-maps dist/src/main.js`, UNSTUCK_ROLE=bot, the chart's NODE_OPTIONS) when
+ *   ready and after every 100 of 1,000 `ns myapp` diagnoses of the seed incident, sent as signed
+ *   slash commands over HTTP; the growth from the 100th to the 1,000th is bounded (a check). The
+ *   worker process (UNSTUCK_ROLE=worker) is measured when ready, beside the chart's request for it.
+ * - `image-size`: the production `node_modules` the image ships (`npm ci --omit=dev --ignore-scripts`
+ *   of package.json + package-lock.json in a temporary directory, `du -sb`); no tsx, esbuild or
+ *   TypeScript in it (a check); what tsx and esbuild weigh in the dev tree, as the image carried them.
+ * - `cold-start`: spawn to the first `/readyz` 200 on the ops port (Redis, Kubernetes API and Slack
+ *   checked), compiled, and the same entry point run through tsx as before.
+ *
+ * Each bot talks to the Kubernetes simulator (seed incident), the fake Slack (both in this process)
+ * and the Redis at `REDIS_URL` (default redis://127.0.0.1:6379) under a unique prefix, deleted after.
+ * `dist/` is rebuilt first when a source is newer than it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { copyFile, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { Redis } from "ioredis";
+import { randomApprovalKey } from "../src/approvals/integrity.js";
+import { startKubeSim, type KubeSim } from "../test/sim/kube/index.js";
+import { deleteKeysWithPrefix } from "../test/sim/redis.js";
+import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../test/sim/slack/index.js";
+import {
+  check,
+  isolatedEnv,
+  median,
+  runProcess,
+  spread,
+  type BenchOptions,
+  type BenchResult,
+  type Check,
+  type Figure,
+} from "./common.js";
+
+const MiB = 1024 * 1024;
+/** What the chart sets (deploy/chart/unstuck/values.yaml `nodeOptions`). */
+const CHART_NODE_OPTIONS = "--max-old-space-size=320 --max-semi-space-size=8";
+const DIAGNOSES = 1_000;
+/** Growth allowed from the 100th to the 1,000th diagnosis: the heap has settled by the 100th. */
+const GROWTH_BOUND_MIB = 30;
+const CONCURRENCY = 4;
+const CHANNEL = "C0INCIDENT";
+
+const mib = (bytes: number): string => `${(bytes / MiB).toFixed(0)} MiB`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** VmRSS of a live process, in bytes. */
+async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${String(pid)}/status`, "utf8");
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${String(pid)}`);
+  return Number(kb) * 1024;
+}
+
+/** Rebuild `dist/` when a source is newer than its stamp (as `npm start` does). */
+async function ensureBuilt(): Promise<string> {
+  const fresh = await runProcess("sh", [
+    "-c",
+    '[ -f dist/.built ] && [ -z "$(find src commands test/sim -newer dist/.built -print -quit)" ]',
+  ]);
+  if (fresh.code === 0) return "dist/ up to date";
+  const built = await runProcess("npm", ["run", "--silent", "build"], { timeoutMs: 600_000 });
+  if (built.code !== 0)
+    throw new Error(`npm run build failed: ${(built.stdout + built.stderr).slice(-2000)}`);
+  return `dist/ rebuilt (npm run build, ${(built.elapsedMs / 1000).toFixed(0)} s)`;
+}
+
+/** The simulators and Redis every bot process of these benchmarks talks to. */
+interface World {
+  readonly sim: KubeSim;
+  readonly fake: FakeSlack;
+  readonly kubeconfig: string;
+  readonly redisUrl: string;
+  readonly token: string;
+  readonly secret: string;
+  readonly prefix: string;
+  stop(): Promise<void>;
+}
+
+async function startWorld(): Promise<World> {
+  const sim = await startKubeSim({
+    scenario: "test/fixtures/scenarios/seed-incident.yaml",
+    controllerIntervalMs: 1000,
+  });
+  const token = `xoxb-bench-${randomBytes(8).toString("hex")}`;
+  const fake = await startFakeSlack({ token });
+  const dir = await mkdtemp(join(tmpdir(), "unstuck-bench-ship-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  await sim.writeKubeconfig(kubeconfig);
+  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const prefix = `unstuck-bench-ship-${randomBytes(4).toString("hex")}`;
+  return {
+    sim,
+    fake,
+    kubeconfig,
+    redisUrl,
+    token,
+    secret: randomBytes(16).toString("hex"),
+    prefix,
+    async stop() {
+      const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+      await deleteKeysWithPrefix(redis, prefix).finally(() => redis.quit());
+      await fake.stop();
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface BotProcess {
+  readonly pid: number;
+  readonly events: string;
+  readonly ops: string;
+  /** Spawn to the first `/readyz` 200. */
+  readonly readyMs: number;
+  stop(): Promise<void>;
+}
+
+/** Start the bot as its own process and wait for `/readyz` 200 (spawn → ready timed). */
+async function startBot(
+  world: World,
+  how: { readonly role: "bot" | "worker"; readonly entry: "compiled" | "tsx" },
+): Promise<BotProcess> {
+  const [port, opsPort] = [await freePort(), await freePort()];
+  const args =
+    how.entry === "compiled"
+      ? ["--enable-source-maps", "dist/src/main.js"]
+      : ["--import", "tsx", "src/main.ts"];
+  let output = "";
+  const started = performance.now();
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: isolatedEnv({
+      NODE_ENV: "production",
+      NODE_OPTIONS: CHART_NODE_OPTIONS,
+      SLACK_BOT_TOKEN: world.token,
+      ...(how.role === "bot" ? { SLACK_SIGNING_SECRET: world.secret, PORT: String(port) } : {}),
+      SLACK_API_URL: world.fake.url,
+      KUBECONFIG: world.kubeconfig,
+      REDIS_URL: world.redisUrl,
+      UNSTUCK_REDIS_PREFIX: world.prefix,
+      UNSTUCK_APPROVAL_KEY: randomApprovalKey(),
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_ROLE: how.role,
+      UNSTUCK_OPS_PORT: String(opsPort),
+      UNSTUCK_OPS_HOST: "127.0.0.1",
+      // A bench Redis usually persists nothing; the bot refuses that unless told.
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      UNSTUCK_LOG_LEVEL: "warn",
+    }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (c: Buffer) => (output = (output + c.toString("utf8")).slice(-8_000)));
+  child.stderr?.on("data", (c: Buffer) => (output = (output + c.toString("utf8")).slice(-8_000)));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const ops = `http://127.0.0.1:${String(opsPort)}`;
+  const deadline = Date.now() + 60_000;
+  let readyMs: number | undefined;
+  while (readyMs === undefined) {
+    if (child.exitCode !== null)
+      throw new Error(`the ${how.role} exited (${String(child.exitCode)}): ${output}`);
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`the ${how.role} was not ready within 60 s: ${output}`);
+    }
+    try {
+      const res = await fetch(`${ops}/readyz`);
+      if (res.status === 200) readyMs = performance.now() - started;
+      await res.body?.cancel();
+    } catch {
+      // not listening yet
+    }
+    if (readyMs === undefined) await sleep(20);
+  }
+  return {
+    pid: child.pid ?? -1,
+    events: `http://127.0.0.1:${String(port)}/slack/events`,
+    ops,
+    readyMs,
+    async stop() {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A Prometheus sample's value from `/metrics`. */
+async function metric(ops: string, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${ops}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.split(" ")[1]);
+}
+
+export async function benchMemory(): Promise<BenchResult> {
+  const context = [await ensureBuilt()];
+  const checks: Check[] = [];
+  const figures: Figure[] = [];
+  const world = await startWorld();
+  const processes: BotProcess[] = [];
+  try {
+    const bot = await startBot(world, { role: "bot", entry: "compiled" });
+    processes.push(bot);
+    await sleep(1_000);
+    const ready = await rssOf(bot.pid);
+
+    const answered = (): number =>
+      world.fake.responses().length +
+      world.fake.calls().filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === undefined)
+        .length;
+    const samples: { n: number; rss: number }[] = [];
+    let sent = 0;
+    const t0 = performance.now();
+    const lane = async (): Promise<void> => {
+      while (sent < DIAGNOSES) {
+        const i = sent++;
+        const res = await postSigned(
+          bot.events,
+          world.secret,
+          slashCommandBody({
+            text: "ns myapp",
+            userId: "U0ONCALL1",
+            channelId: CHANNEL,
+            responseUrl: world.fake.responseUrl(`mem-${String(i)}`),
+          }),
+        );
+        if (res.status !== 200) throw new Error(`slash command ${String(i)}: HTTP ${String(res.status)}`);
+        // At most CONCURRENCY diagnoses in flight.
+        const until = Date.now() + 60_000;
+        while (answered() < sent - CONCURRENCY + 1) {
+          if (Date.now() > until)
+            throw new Error(`no answer within 60 s (${String(answered())}/${String(sent)})`);
+          await sleep(5);
+        }
+      }
+    };
+    const sampler = (async () => {
+      for (let next = 100; next <= DIAGNOSES; next += 100) {
+        const until = Date.now() + 300_000;
+        while (answered() < next) {
+          if (Date.now() > until) return;
+          await sleep(10);
+        }
+        samples.push({ n: next, rss: await rssOf(bot.pid) });
+      }
+    })();
+    await Promise.all(Array.from({ length: CONCURRENCY }, () => lane()));
+    await sampler;
+    const elapsed = performance.now() - t0;
+    await sleep(1_000);
+    const settled = await rssOf(bot.pid);
+    const promRss = await metric(bot.ops, "process_resident_memory_bytes");
+    const heapUsed = await metric(bot.ops, "nodejs_heap_size_used_bytes");
+
+    const answers = answered();
+    const aboutMyapp =
+      world.fake.responses().filter((r) => JSON.stringify(r.body).includes("myapp")).length +
+      world.fake
+        .calls()
+        .filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === undefined)
+        .filter((c) => JSON.stringify(c.body).includes("myapp")).length;
+    checks.push(
+      check(
+        `memory: ${String(DIAGNOSES)} diagnoses answered, each once`,
+        answers === DIAGNOSES && aboutMyapp === DIAGNOSES,
+        `${String(answers)} answers, ${String(aboutMyapp)} about myapp (expected ${String(DIAGNOSES)})`,
+      ),
+    );
+    const at100 = samples.find((s) => s.n === 100)?.rss ?? Number.NaN;
+    const at1000 = samples.find((s) => s.n === DIAGNOSES)?.rss ?? Number.NaN;
+    const growth = Math.max(at1000, settled) - at100;
+    checks.push(
+      check(
+        `memory: RSS growth from the 100th to the ${String(DIAGNOSES)}th diagnosis ≤ ${String(GROWTH_BOUND_MIB)} MiB`,
+        growth <= GROWTH_BOUND_MIB * MiB,
+        `${mib(at100)} → ${mib(at1000)} (settled ${mib(settled)}): ${(growth / MiB).toFixed(1)} MiB`,
+      ),
+    );
+
+    const worker = await startBot(world, { role: "worker", entry: "compiled" });
+    processes.push(worker);
+    await sleep(1_000);
+    const workerRss = await rssOf(worker.pid);
+    const tsxBot = await startBot(world, { role: "bot", entry: "tsx" });
+    processes.push(tsxBot);
+    await sleep(1_000);
+    const tsxRss = await rssOf(tsxBot.pid);
+
+    context.push(
+      `one bot process (node --enable-source-maps dist/src/main.js, UNSTUCK_ROLE=bot, NODE_OPTIONS="${CHART_NODE_OPTIONS}", HTTP mode), ${String(DIAGNOSES)} signed \`/unstuck ns myapp\` (seed incident), ${String(CONCURRENCY)} in flight, in ${(elapsed / 1000).toFixed(0)} s; RSS from /proc/<pid>/status VmRSS`,
+      `RSS every 100 diagnoses: ${samples.map((s) => `${String(s.n)}: ${mib(s.rss)}`).join(", ")}; /metrics at the end: process_resident_memory_bytes ${promRss !== undefined ? mib(promRss) : "?"}, nodejs_heap_size_used_bytes ${heapUsed !== undefined ? mib(heapUsed) : "?"}`,
+    );
+    figures.push(
+      {
+        what: "bot RSS when ready (compiled)",
+        value: `${mib(ready)} (before: ~285 MiB with tsx, issue 10; tsx measured now: ${mib(tsxRss)})`,
+        target: "≤ 384 MiB (chart's bot request)",
+        met: ready <= 384 * MiB,
+      },
+      {
+        what: `bot RSS after 100 / ${String(DIAGNOSES)} diagnoses`,
+        value: `${mib(at100)} / ${mib(at1000)} (before: 221 → 227 MiB after 200, README)`,
+        target: "≤ 384 MiB (chart's bot request; limit 512 MiB)",
+        met: Math.max(at100, at1000, settled) <= 384 * MiB,
+      },
+      {
+        what: `bot RSS growth 100 → ${String(DIAGNOSES)}`,
+        value: `${(growth / MiB).toFixed(1)} MiB (${((growth / at100) * 100).toFixed(1)}%)`,
+        target: `≤ ${String(GROWTH_BOUND_MIB)} MiB`,
+        met: growth <= GROWTH_BOUND_MIB * MiB,
+      },
+      {
+        what: "worker RSS when ready (compiled, UNSTUCK_ROLE=worker)",
+        value: mib(workerRss),
+        target: "≤ 256 MiB (chart's worker request)",
+        met: workerRss <= 256 * MiB,
+      },
+    );
+  } finally {
+    for (const p of processes) await p.stop().catch(() => undefined);
+    await world.stop();
+  }
+  return { name: "memory", context, figures, checks };
+}
+
+export async function benchColdStart(options: BenchOptions): Promise<BenchResult> {
+  const context = [await ensureBuilt()];
+  const world = await startWorld();
+  const compiled: number[] = [];
+  const tsx: number[] = [];
+  try {
+    // Alternating, so drift on the machine hits both alike.
+    for (let i = 0; i < options.runs; i++) {
+      for (const [entry, into] of [
+        ["compiled", compiled],
+        ["tsx", tsx],
+      ] as const) {
+        const bot = await startBot(world, { role: "bot", entry });
+        into.push(bot.readyMs);
+        await bot.stop();
+      }
+    }
+  } finally {
+    await world.stop();
+  }
+  context.push(
+    "spawn → first /readyz 200 on the ops port (start-up checks of Redis, Slack auth.test, the Kubernetes API; runtime built; readiness checks passing), UNSTUCK_ROLE=bot, HTTP mode, the chart's NODE_OPTIONS",
+  );
+  return {
+    name: "cold-start",
+    context,
+    figures: [
+      {
+        what: "cold start to ready, compiled (node dist/src/main.js)",
+        value: spread(compiled),
+        target: "≤ 4 s (README before: ready in 4–7 s)",
+        met: median(compiled) <= 4_000,
+      },
+      {
+        what: "cold start to ready, through tsx as before (node --import tsx src/main.ts)",
+        value: spread(tsx),
+      },
+    ],
+    checks: [
+      check(
+        "cold-start: every start reached /readyz 200",
+        compiled.length === options.runs && tsx.length === options.runs,
+        `${String(compiled.length + tsx.length)} starts`,
+      ),
+    ],
+  };
+}
+
+async function duBytes(paths: readonly string[]): Promise<number> {
+  if (paths.length === 0) return 0;
+  const r = await runProcess("du", ["-sbc", ...paths]);
+  if (r.code !== 0) throw new Error(`du failed: ${r.stderr}`);
+  return Number(/^(\d+)\s+total$/m.exec(r.stdout)?.[1] ?? Number.NaN);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+export async function benchImageSize(): Promise<BenchResult> {
+  const dir = await mkdtemp(join(tmpdir(), "unstuck-bench-image-"));
+  const checks: Check[] = [];
+  try {
+    await copyFile("package.json", join(dir, "package.json"));
+    await copyFile("package-lock.json", join(dir, "package-lock.json"));
+    // In the temporary directory (never this checkout's node_modules).
+    const installed = await runProcess(
+      "sh",
+      [
+        "-c",
+        `cd "${dir}" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error`,
+      ],
+      { timeoutMs: 600_000 },
+    );
+    if (installed.code !== 0) throw new Error(`npm ci --omit=dev failed: ${installed.stderr.slice(-2000)}`);
+    const modules = join(dir, "node_modules");
+    const total = await duBytes([modules]);
+    const forbidden = ["tsx", "esbuild", "typescript", "@esbuild", "vitest"];
+    const present: string[] = [];
+    for (const name of forbidden) if (await exists(join(modules, name))) present.push(name);
+    checks.push(
+      check(
+        "image-size: no tsx, esbuild, TypeScript or vitest among the production dependencies",
+        present.length === 0,
+        present.length === 0 ? "none installed" : `installed: ${present.join(", ")}`,
+      ),
+    );
+    // The largest packages, by top-level directory (scopes opened).
+    const listed = await runProcess("sh", [
+      "-c",
+      `cd "${modules}" && du -sb $(ls -d */ @*/*/ 2>/dev/null | grep -v '^@[^/]*/$') | sort -rn | head -6`,
+    ]);
+    const largest = listed.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/))
+      .map(([bytes, name]) => `${(name ?? "").replace(/\/$/, "")} ${(Number(bytes) / MiB).toFixed(1)} MB`)
+      .join(", ");
+    const count = await runProcess("sh", [
+      "-c",
+      `cd "${modules}" && ls -d */ @*/*/ 2>/dev/null | grep -vc '^@[^/]*/$'`,
+    ]);
+    // What tsx brought into the image before (tsx and esbuild with its platform binary), as installed here.
+    const tsxEra = await duBytes(
+      ["tsx", "esbuild", "@esbuild", "get-tsconfig", "resolve-pkg-maps"]
+        .map((p) => join("node_modules", p))
+        .filter((p) => existsSync(p)),
+    );
+    const dist = await duBytes(["dist/src", "dist/commands"]);
+    return {
+      name: "image-size",
+      context: [
+        `npm ci --omit=dev --ignore-scripts of package.json + package-lock.json in ${dir} (what the Dockerfile's deps stage installs); du -sb`,
+        `largest: ${largest}`,
+      ],
+      figures: [
+        {
+          what: "production node_modules",
+          value: `${(total / MiB).toFixed(1)} MB in ${count.stdout.trim()} packages (before: + tsx and esbuild ${(tsxEra / MiB).toFixed(1)} MB as installed here; esbuild 11 MB in the image, issue 10)`,
+        },
+        { what: "compiled code (dist/src + dist/commands)", value: `${(dist / MiB).toFixed(1)} MB` },
+      ],
+      checks,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
