@@ -33,8 +33,20 @@ import {
   type ExecutionRetry,
   type Queues,
 } from "./jobs/queues.js";
-import { createNotifyQueue, createNotifyWorker, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
-import { enqueueNamespaceGone, type ThreadCard } from "./jobs/waits.js";
+import {
+  createNotifyQueue,
+  createNotifyWorker,
+  queueMessageEdit,
+  queuedNotifier,
+  type NotifyRetry,
+} from "./jobs/notify.js";
+import { startNamespaceGone, type NamespaceGoneStarted, type ThreadCard } from "./jobs/waits.js";
+import { NamespaceMessageKind, NamespaceMessages } from "./jobs/namespace-messages.js";
+import { renderDiagnosisBlocks } from "./slack/blocks/diagnosis.js";
+import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "./slack/blocks/watch.js";
+import { messageLink } from "./approvals/workflow.js";
+import { retrying } from "./approvals/notifier.js";
+import type { KnownBlock } from "@slack/types";
 import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";
 import { enqueuePathRecheck, type Replanned } from "./jobs/path-recheck.js";
 import { enqueueGuardClose } from "./jobs/deletion-guard.js";
@@ -202,8 +214,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const queues = createQueues({ connection: redis, prefix: `${prefix}:bull` });
 
-  const startWait = async (namespace: string, thread: { channel: string; ts: string }): Promise<void> => {
-    await enqueueNamespaceGone(
+  // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint (§2).
+  const namespaceMessages = new NamespaceMessages(redis, prefix);
+  /** Start the namespace's wait, or join the one running (one wait per namespace). */
+  const startWait = async (
+    namespace: string,
+    thread: { channel: string; ts: string },
+  ): Promise<NamespaceGoneStarted> =>
+    startNamespaceGone(
       queues.waits,
       {
         cluster,
@@ -215,7 +233,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       now(),
     );
-  };
 
   // After a finalizer is removed, watch the namespace go, in the request's thread.
   // `current` lets every replica paint the stored state, never an older one it happens to hold.
@@ -247,7 +264,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
       // (the wait then reports the result in the thread at its first check).
       const ns = await base.kube.getNamespace(namespace);
-      if (ns === null || ns.deletionTimestamp) await startWait(namespace, thread);
+      if (ns === null || ns.deletionTimestamp) {
+        const started = await startWait(namespace, thread);
+        // Another wait already reports on it: say where, instead of a second status and "gone".
+        if (started.joined) {
+          await client.chat.postMessage({
+            channel: thread.channel,
+            thread_ts: thread.ts,
+            text: `Namespace ${namespace} is already being watched; its progress and the result are in that thread: ${messageLink({ channel: started.channel, ts: started.threadTs })}`,
+          });
+        }
+      }
       return;
     }
     // A repair: Route 53 INSYNC, CloudFront Deployed and every repaired hostname answering — each a
@@ -413,12 +440,47 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           now,
           log,
           record: auditObserver(audit, now),
+          // The namespace's wait ended: repaint what was posted about it (durably, on the notify queue).
+          onFinished: async (data, result) => {
+            const at = now();
+            const repainted = [];
+            for (const m of await namespaceMessages.list(data.cluster, data.namespace)) {
+              // At the deadline the namespace is still stuck: its diagnosis cards stay as they are.
+              if (result.outcome === "timed-out" && m.kind === NamespaceMessageKind.Diagnosis) continue;
+              const blocks = m.blocks as KnownBlock[];
+              const message =
+                m.kind === NamespaceMessageKind.Watch
+                  ? renderWatchFinished(data.namespace, blocks, result.outcome, at)
+                  : renderDiagnosisGone(data.namespace, blocks, at);
+              await queueMessageEdit(
+                notifyQueue,
+                { channel: m.channel, ts: m.ts, text: message.text, blocks: message.blocks },
+                `${m.kind}:${result.outcome}`,
+                options.notify?.job,
+              );
+              repainted.push(m);
+            }
+            await namespaceMessages.forget(data.cluster, data.namespace, repainted);
+          },
         },
       ),
       createNotifyWorker(workerSetup, {
         current: (id) => store.get(id),
         slack: slackNotifier,
         isPermanent: (err) => !slackRetryVerdict(err).retry,
+        edit: async (e) => {
+          await retrying(
+            () =>
+              notifierClient.chat.update({
+                channel: e.channel,
+                ts: e.ts,
+                text: e.text,
+                blocks: e.blocks as KnownBlock[],
+              }),
+            slackRetryVerdict,
+            { attempts: 3, budgetMs: 10_000 },
+          );
+        },
         log,
       }),
     );
@@ -441,8 +503,34 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       result: CommandResult,
       posted: { channel: string; ts: string },
     ): Promise<void> => {
-      if (result.type === "watch" && result.diagnosis.verdict !== "not-found")
-        await startWait(result.namespace, posted);
+      if (result.type !== "diagnosis" && result.type !== "watch") return;
+      if (result.diagnosis.verdict === "not-found") return;
+      const namespace = result.diagnosis.namespace;
+      // The card as posted (the watch message adds one intro line above it): what a repaint keeps.
+      const card = renderDiagnosisBlocks(result.diagnosis, { command: config.command });
+      const kind = result.type === "watch" ? NamespaceMessageKind.Watch : NamespaceMessageKind.Diagnosis;
+      // Recorded before the wait starts, so a wait that ends at its first check still repaints it.
+      await namespaceMessages.record(cluster, {
+        kind,
+        namespace,
+        channel: posted.channel,
+        ts: posted.ts,
+        blocks: card.blocks,
+      });
+      if (result.type !== "watch") return;
+      const started = await startWait(namespace, posted);
+      if (started.joined) {
+        // One wait per namespace: point at the running one instead of a second status and "gone".
+        await client.chat.update({
+          channel: posted.channel,
+          ts: posted.ts,
+          ...renderWatchJoined(
+            namespace,
+            card,
+            messageLink({ channel: started.channel, ts: started.threadTs }),
+          ),
+        });
+      }
     };
     const slack = createSlackApp({
       config,

@@ -17,7 +17,18 @@ import { jobId } from "./queues.js";
 
 export const NotifyQueueName = "notify";
 
-export const NotifyJobName = { Repaint: "repaint", Reply: "reply" } as const;
+export const NotifyJobName = { Repaint: "repaint", Reply: "reply", Edit: "edit" } as const;
+
+/**
+ * A message about a namespace repainted once its state is final (a diagnosis card GONE, "Watching…"
+ * done): rendered when queued — a final state does not change — and applied by `chat.update`.
+ */
+export interface EditJobData {
+  readonly channel: string;
+  readonly ts: string;
+  readonly text: string;
+  readonly blocks: readonly unknown[];
+}
 
 export interface RepaintJobData {
   readonly requestId: string;
@@ -27,7 +38,26 @@ export interface RepaintJobData {
 export interface ReplyJobData extends RepaintJobData {
   readonly text: string;
 }
-type NotifyJobData = RepaintJobData | ReplyJobData;
+type NotifyJobData = RepaintJobData | ReplyJobData | EditJobData;
+
+/**
+ * Queue the repaint of one posted message; one job per message and `key` (what it becomes), so a
+ * wait retried after queueing repaints once.
+ */
+export async function queueMessageEdit(
+  queue: Queue,
+  edit: EditJobData,
+  key: string,
+  retry: NotifyRetry = {},
+): Promise<void> {
+  await queue.add(NotifyJobName.Edit, edit, {
+    attempts: retry.attempts ?? 12,
+    backoff: { type: "exponential", delay: retry.backoffMs ?? 5_000 },
+    removeOnFail: { age: 7 * 86_400 },
+    removeOnComplete: { age: 86_400 },
+    jobId: jobId(NotifyJobName.Edit, edit.channel, edit.ts, key),
+  });
+}
 
 export interface NotifyRetry {
   /** BullMQ attempts of one notification, each with the notifier's own retry loop (default 12). */
@@ -82,6 +112,8 @@ export interface NotifyWorkerDeps {
   readonly slack: ApprovalNotifier;
   /** Whether a failure will never go away by retrying (e.g. `cant_update_message`). */
   readonly isPermanent: (err: unknown) => boolean;
+  /** Applies an `edit` job (`chat.update` with its own short retry loop); edits fail without it. */
+  readonly edit?: (edit: EditJobData) => Promise<void>;
   readonly log?: Logger;
 }
 
@@ -103,9 +135,27 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
   return new Worker<NotifyJobData>(
     NotifyQueueName,
     async (job: Job<NotifyJobData>) => {
+      if (job.name === NotifyJobName.Edit) {
+        const edit = job.data as EditJobData;
+        if (deps.edit === undefined) throw new UnrecoverableError("no message editor configured");
+        try {
+          await deps.edit(edit);
+        } catch (err) {
+          if (deps.isPermanent(err)) {
+            deps.log?.warn(
+              { channel: edit.channel, ts: edit.ts, err: { message: (err as Error).message } },
+              "message edit refused by Slack; not retrying",
+            );
+            throw new UnrecoverableError((err as Error).message);
+          }
+          throw err;
+        }
+        return;
+      }
+      const data = job.data as RepaintJobData;
       // The Slack notifier re-reads the record itself before each attempt (a vanished one is
       // repainted "expired / lost"); the snapshot only says where the message is.
-      const request = (await deps.current(job.data.requestId)) ?? job.data.snapshot;
+      const request = (await deps.current(data.requestId)) ?? data.snapshot;
       try {
         if (job.name === NotifyJobName.Repaint) {
           await deps.slack.requestUpdated(request);
@@ -118,7 +168,7 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
       } catch (err) {
         if (deps.isPermanent(err)) {
           deps.log?.warn(
-            { requestId: job.data.requestId, job: job.name, err: { message: (err as Error).message } },
+            { requestId: data.requestId, job: job.name, err: { message: (err as Error).message } },
             "notification refused by Slack; not retrying",
           );
           throw new UnrecoverableError((err as Error).message);

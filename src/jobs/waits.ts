@@ -85,20 +85,31 @@ export interface WaitDeps {
     namespace: string,
     thread: { readonly channel: string; readonly threadTs: string },
   ) => Promise<readonly (string | ThreadCard)[]>;
+  /**
+   * Called once when the wait ends (gone or timed out), before the follow-ups: the runtime queues
+   * the repaint of every message posted about the namespace (diagnosis cards GONE, "Watching…"
+   * done). Failures are logged, never thrown: the result is already in the thread.
+   */
+  readonly onFinished?: (data: NamespaceGoneData, result: NamespaceGoneResult) => Promise<void>;
 }
 
 /**
- * One wait per namespace and Slack thread: a repeated request for the same thread joins the running
- * wait, while a wait started in another thread (a request's thread after an earlier `watch ns`)
- * gets its own status message instead of silently joining one posted elsewhere.
+ * One wait per namespace: a second request — a manual `watch` while the approval's wait runs, or the
+ * other way round — joins the running wait (and its caller links to that wait's thread) instead of
+ * posting a second "gone" later.
  */
-export function namespaceGoneJobId(
-  cluster: string,
-  namespace: string,
-  channel: string,
-  threadTs: string,
-): string {
-  return jobId(JobName.NamespaceGone, cluster, namespace, channel, threadTs);
+export function namespaceGoneJobId(cluster: string, namespace: string): string {
+  return jobId(JobName.NamespaceGone, cluster, namespace);
+}
+
+/** Where a namespace-gone request ended up: a new wait, or the one already running (and its thread). */
+export interface NamespaceGoneStarted {
+  readonly id: string;
+  /** True when a wait for the namespace was already running: this request joined it. */
+  readonly joined: boolean;
+  /** The thread the running wait reports in (this request's thread when not joined). */
+  readonly channel: string;
+  readonly threadTs: string;
 }
 
 export interface NamespaceGoneRequest {
@@ -121,7 +132,47 @@ export async function enqueueNamespaceGone(
   request: NamespaceGoneRequest,
   now: Date,
 ): Promise<string> {
-  const id = namespaceGoneJobId(request.cluster, request.namespace, request.channel, request.threadTs);
+  return (await startNamespaceGone(waits, request, now)).id;
+}
+
+/**
+ * Start a "namespace gone" wait, or join the one running for the namespace. A finished or failed
+ * wait of an earlier episode (kept a day for inspection) is removed first, so it cannot swallow
+ * the new one; a wait still waiting, delayed or active is joined. The stored job says which thread
+ * won when two requests race (the job id makes BullMQ keep only the first).
+ */
+export async function startNamespaceGone(
+  waits: Queue,
+  request: NamespaceGoneRequest,
+  now: Date,
+): Promise<NamespaceGoneStarted> {
+  const id = namespaceGoneJobId(request.cluster, request.namespace);
+  const old = (await waits.getJob(id)) as Job<NamespaceGoneData> | undefined;
+  if (old !== undefined) {
+    const state = await old.getState();
+    if (state === "completed" || state === "failed") {
+      await old.remove().catch(() => undefined); // gone already, or locked: the add below decides
+    }
+  }
+  await addNamespaceGone(waits, id, request, now);
+  const running = (await waits.getJob(id)) as Job<NamespaceGoneData> | undefined;
+  // Removed already (finished at its first check): it was ours.
+  const channel = running?.data.channel ?? request.channel;
+  const threadTs = running?.data.threadTs ?? request.threadTs;
+  return {
+    id,
+    joined: channel !== request.channel || threadTs !== request.threadTs,
+    channel,
+    threadTs,
+  };
+}
+
+async function addNamespaceGone(
+  waits: Queue,
+  id: string,
+  request: NamespaceGoneRequest,
+  now: Date,
+): Promise<void> {
   const data: NamespaceGoneData = {
     cluster: request.cluster,
     namespace: request.namespace,
@@ -139,7 +190,6 @@ export async function enqueueNamespaceGone(
     attempts: 3,
     backoff: { type: "exponential", delay: 5000 },
   });
-  return id;
 }
 
 function clock(ms: number): string {
@@ -234,6 +284,16 @@ export async function checkNamespaceGone(
     });
   }
   if (result) await deps.record?.({ ...where, kind: ObservationKind.WaitFinished, result: result.text });
+  if (result && deps.onFinished) {
+    try {
+      await deps.onFinished(data, result);
+    } catch (err) {
+      deps.log?.warn(
+        { err: { message: toUserError(err).message }, namespace: ns },
+        "could not queue the repaint of the namespace's messages",
+      );
+    }
+  }
   if (result?.outcome === "gone" && deps.afterGone) {
     // The namespace is gone, so what the forced removal may have left behind and whether the
     // traffic still reaches a live load balancer are the next questions (INCIDENT.md steps 9–11).

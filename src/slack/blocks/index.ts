@@ -6,8 +6,8 @@ import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
 import { renderOrphansBlocks } from "./orphans.js";
 import { renderPreflightBlocks } from "./preflight.js";
 import { renderTraceBlocks } from "./trace.js";
+import { renderWatching } from "./watch.js";
 import { renderTimelineBlocks } from "../../timeline/blocks.js";
-import { clip, code, SlackLimit } from "./text.js";
 
 /** A Slack message: `text` is the notification/fallback, `blocks` the Block Kit body. */
 export interface SlackMessage {
@@ -37,18 +37,8 @@ export function renderSlackMessage(result: CommandResult, options: RenderOptions
       return renderPreflightBlocks(result.report);
     case "watch": {
       const m = renderDiagnosisBlocks(result.diagnosis, card);
-      const intro: KnownBlock = {
-        type: "section",
-        text: {
-          type: "mrkdwn",
-          text: `:eyes: Watching namespace \`${code(result.namespace, 63)}\` until it is gone; progress in the thread.`,
-        },
-      };
       if (result.diagnosis.verdict === "not-found") return m;
-      return {
-        text: clip(`Watching namespace ${code(result.namespace, 63)}: ${m.text}`, SlackLimit.Fallback),
-        blocks: [intro, ...m.blocks].slice(0, 50),
-      };
+      return renderWatching(result.namespace, m);
     }
     case "approval-request":
       return renderApprovalRequest(result.request, new Date());

@@ -2,7 +2,12 @@ import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { createQueues, type Queues } from "../../../src/jobs/queues.js";
-import { enqueueNamespaceGone, namespaceGoneJobId, type ThreadReporter } from "../../../src/jobs/waits.js";
+import {
+  enqueueNamespaceGone,
+  namespaceGoneJobId,
+  startNamespaceGone,
+  type ThreadReporter,
+} from "../../../src/jobs/waits.js";
 import { createWaitsWorker } from "../../../src/jobs/workers.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
 import { connect, deleteKeys, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
@@ -84,7 +89,7 @@ describe("namespace-gone wait", () => {
     const r = rig((ns) => [`Ingress ${ns}/myapp-worker-ingress (ingress.k8s.aws/resources)`]);
     r.kube.putNamespace("myapp");
     const id = await r.start("myapp", 30_000, 50);
-    expect(id).toBe(namespaceGoneJobId("prod-eks", "myapp", "COPS", "1699999999.000100"));
+    expect(id).toBe(namespaceGoneJobId("prod-eks", "myapp"));
 
     const msg = await eventually(() => {
       const m = r.reporter.about("myapp");
@@ -139,21 +144,34 @@ describe("namespace-gone wait", () => {
     expect(r.reporter.messages.size).toBe(1);
   });
 
-  it("gives a wait started in another thread its own status message and result", async () => {
+  it("one wait per namespace: a request from another thread joins the running wait and learns its thread", async () => {
     const r = rig();
     r.kube.putNamespace("myapp");
-    const a = await r.start("myapp", 30_000, 50, "1700000000.000001");
-    const b = await r.start("myapp", 30_000, 50, "1700000000.000002");
-    expect(a).not.toBe(b);
+    const request = (threadTs: string) => ({
+      cluster: "prod-eks",
+      namespace: "myapp",
+      channel: "COPS",
+      threadTs,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
+    const a = await startNamespaceGone(r.queues.waits, request("1700000000.000001"), new Date());
+    const b = await startNamespaceGone(r.queues.waits, request("1700000000.000002"), new Date());
+    expect(a).toMatchObject({ joined: false, threadTs: "1700000000.000001" });
+    expect(b).toEqual({ id: a.id, joined: true, channel: "COPS", threadTs: "1700000000.000001" });
     r.kube.deleteNamespace("myapp");
-    await eventually(() => (r.reporter.messages.size === 2 ? true : undefined));
-    for (const m of r.reporter.messages.values()) {
-      await eventually(() => (m.texts.at(-1)?.includes("is gone") ? true : undefined));
-    }
-    expect([...r.reporter.messages.values()].map((m) => m.threadTs).sort()).toEqual([
-      "1700000000.000001",
-      "1700000000.000002",
-    ]);
+    await eventually(() => finalText(r.reporter.about("myapp")));
+    expect([...r.reporter.messages.values()].map((m) => m.threadTs)).toEqual(["1700000000.000001"]);
+    await eventually(
+      async () => ((await r.queues.waits.getJob(a.id)) ? undefined : true),
+      5000,
+      "job removal",
+    );
+
+    // The episode is over: the next request starts a wait of its own, in its own thread.
+    r.kube.putNamespace("myapp");
+    const c = await startNamespaceGone(r.queues.waits, request("1700000000.000003"), new Date());
+    expect(c).toMatchObject({ joined: false, threadTs: "1700000000.000003" });
   });
 
   it("holds no worker slot while delayed: 20 waits all progress on one slot", async () => {

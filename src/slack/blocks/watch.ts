@@ -1,0 +1,68 @@
+/**
+ * The top-level "Watching…" message of `watch ns` and its later forms: done (the namespace is gone),
+ * timed out (still there at the wait's deadline), or joined (another wait already reports on the
+ * namespace: a link to its thread instead of a second status message and a second "gone").
+ */
+import type { KnownBlock } from "@slack/types";
+import { renderGoneCard } from "../../watcher/watcher.js";
+import { slackDate } from "./diagnosis.js";
+import type { SlackMessage } from "./index.js";
+import { clip, code, SlackLimit } from "./text.js";
+
+/** The intro line, then the diagnosis card as it was posted. */
+function withIntro(intro: string, blocks: readonly KnownBlock[], text: string): SlackMessage {
+  const head: KnownBlock = { type: "section", text: { type: "mrkdwn", text: clip(intro) } };
+  return { text: clip(text, SlackLimit.Fallback), blocks: [head, ...blocks].slice(0, 50) };
+}
+
+/** `:eyes: Watching …`: the message `watch ns` posts; the wait reports in its thread. */
+export function renderWatching(namespace: string, card: SlackMessage): SlackMessage {
+  return withIntro(
+    `:eyes: Watching namespace \`${code(namespace, 63)}\` until it is gone; progress in the thread.`,
+    card.blocks,
+    `Watching namespace ${code(namespace, 63)}: ${card.text}`,
+  );
+}
+
+/**
+ * Another wait already reports on the namespace: say where (a bare archive link, which Slack links by
+ * itself), and keep the diagnosis below it.
+ */
+export function renderWatchJoined(namespace: string, card: SlackMessage, threadLink: string): SlackMessage {
+  return withIntro(
+    `:eyes: Namespace \`${code(namespace, 63)}\` is already being watched: progress and the result are in that thread — ${threadLink}`,
+    card.blocks,
+    `Namespace ${code(namespace, 63)} is already being watched: ${threadLink}`,
+  );
+}
+
+/**
+ * The "Watching…" message once its wait ended: gone (the card below GONE, without buttons) or timed
+ * out (the card kept as it was, buttons included: the namespace is still stuck).
+ */
+export function renderWatchFinished(
+  namespace: string,
+  card: readonly KnownBlock[],
+  outcome: "gone" | "timed-out",
+  at: Date,
+): SlackMessage {
+  const when = slackDate(at.toISOString());
+  if (outcome === "gone") {
+    const gone = renderGoneCard(namespace, card, `at ${when}`);
+    return withIntro(
+      `:white_check_mark: *Done* — watched namespace \`${code(namespace, 63)}\` until it was gone (${when}); the checks are in the thread.`,
+      gone.blocks,
+      `Done: namespace ${code(namespace, 63)} is gone.`,
+    );
+  }
+  return withIntro(
+    `:hourglass: *Stopped watching* namespace \`${code(namespace, 63)}\` at the deadline (${when}): it was still there; what still blocks is in the thread. \`watch ns\` again to keep waiting.`,
+    card,
+    `Stopped watching namespace ${code(namespace, 63)}: still there at the deadline.`,
+  );
+}
+
+/** A diagnosis card once the namespace is gone: GONE, no buttons, the findings as first reported. */
+export function renderDiagnosisGone(namespace: string, card: readonly KnownBlock[], at: Date): SlackMessage {
+  return renderGoneCard(namespace, card, `at ${slackDate(at.toISOString())}`);
+}
