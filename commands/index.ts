@@ -18,11 +18,14 @@ import { traceCommand, traceNsCommand } from "./trace.js";
 import { timelineCommand } from "./timeline.js";
 import { watchCommand } from "./watch.js";
 import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
-import { commandDuration } from "../src/ops/metrics.js";
+import { metricSink } from "../src/ops/metric-sink.js";
 
-/** Command latency by verb (the grammar's path: a bounded set) and outcome, for `/metrics`. */
+/**
+ * Command latency by verb (the grammar's path: a bounded set) and outcome, for `/metrics`; through
+ * the sink, so the terminal CLI never loads prom-client.
+ */
 function observeCommand(verb: string, started: number, outcome: "ok" | "error"): void {
-  commandDuration.observe({ verb, outcome }, (performance.now() - started) / 1000);
+  metricSink()?.command(verb, outcome, (performance.now() - started) / 1000);
 }
 
 export interface Registry {

@@ -3,22 +3,22 @@
  * Same grammar, same handlers as Slack; renders text, or JSON with `--json`.
  * Exit codes: 0 answered, 1 the command failed (API error …), 2 bad input.
  */
+import { enableCompileCache } from "node:module";
 import { userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
 import { defaultRegistry } from "../commands/index.js";
 import type { ApprovalServices, CommandResult, CommandServices } from "../commands/types.js";
-import { ApprovalPolicy } from "./approvals/policy.js";
-import { ApprovalStore } from "./approvals/store.js";
-import { ApprovalWorkflow } from "./approvals/workflow.js";
-import { AuditLog } from "./audit/log.js";
-import { loadConfig, type Config } from "./config.js";
-import { createRedisConnection } from "./redis-connection.js";
+import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { delay } from "./util/concurrency.js";
 import { createLogger } from "./log.js";
 import { renderText } from "./render/text.js";
-import { createServices } from "./services.js";
+
+// Start-up (issue 13 §2, ≤ 1 s): what only some commands need is imported when one does — the
+// configuration (zod, yaml), the clients (@kubernetes/client-node, the AWS SDK) once the command
+// line parses, Redis and the approval engine only for the commands that read them. Slack and BullMQ
+// are never loaded here. Imported after the compile cache is on, so their compiled code is reused.
 
 interface CliIo {
   readonly out: (s: string) => void;
@@ -88,6 +88,7 @@ export async function runCli(
         `--timeout takes a number of seconds (got "${timeout ?? ""}").`,
       );
     }
+    const { loadConfig } = await import("./config.js");
     const config = loadConfig(kubeconfig !== undefined ? { ...env, KUBECONFIG: kubeconfig } : env);
     // Logs go to stderr and are off unless asked for, so `--json` output stays machine-readable.
     const log = createLogger({
@@ -95,6 +96,7 @@ export async function runCli(
       name: "unstuck-cli",
       fd: 2,
     });
+    const { createServices } = await import("./services.js");
     const base = createServices(config, log);
     // `approvals` and `audit` read the bot's Redis; nothing else in the terminal needs it.
     const reader = READS_REDIS.has(command.syntax.path[0] ?? "")
@@ -148,6 +150,19 @@ async function approvalReader(
   config: Config,
   base: Omit<CommandServices, "approvals">,
 ): Promise<{ approvals: ApprovalServices; close: () => Promise<void> }> {
+  const [
+    { ApprovalPolicy },
+    { ApprovalStore },
+    { ApprovalWorkflow },
+    { AuditLog },
+    { createRedisConnection },
+  ] = await Promise.all([
+    import("./approvals/policy.js"),
+    import("./approvals/store.js"),
+    import("./approvals/workflow.js"),
+    import("./audit/log.js"),
+    import("./redis-connection.js"),
+  ]);
   const redis = createRedisConnection(config, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
@@ -269,6 +284,9 @@ const isMain =
   process.argv[1] !== undefined &&
   (import.meta.url === pathToFileURL(process.argv[1]).href || process.argv[1].endsWith("src/cli.ts"));
 if (isMain) {
+  // V8's compiled code kept on disk (os.tmpdir()/node-compile-cache) for the modules imported from
+  // here on; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+  enableCompileCache();
   const code = await runCli(process.argv.slice(2), process.env, {
     out: (s) => process.stdout.write(`${s}\n`),
     err: (s) => process.stderr.write(`${s}\n`),

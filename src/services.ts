@@ -4,12 +4,29 @@
  */
 import { createEdgeProbe } from "./edge/probe.js";
 import type { CommandServices } from "../commands/types.js";
-import { createAwsClients } from "./aws/clients.js";
-import { createAwsAdapter } from "./aws/sdk-adapter.js";
+import type { AwsPort } from "./aws/port.js";
 import type { Config } from "./config.js";
-import { createKubeAdapter, loadKubeConfig } from "./kube/client-node-adapter.js";
 import type { KubePort } from "./kube/port.js";
 import type { Logger } from "./log.js";
+
+/**
+ * An `AwsPort` whose SDK clients are imported and built on its first call: the AWS SDK is the
+ * biggest thing a process loads after @kubernetes/client-node, and most commands (and most
+ * namespaces: no Load Balancer Controller finalizer) never call AWS (issue 13 §2, start-up ≤ 1 s).
+ */
+function lazyAwsPort(load: () => Promise<AwsPort>): AwsPort {
+  let port: Promise<AwsPort> | undefined;
+  return new Proxy({} as AwsPort, {
+    get: (_target, name) =>
+      typeof name !== "string" || name === "then"
+        ? undefined
+        : async (...args: unknown[]): Promise<unknown> => {
+            port ??= load();
+            const p = (await port) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+            return p[name]?.(...args);
+          },
+  });
+}
 
 export function createServices(
   config: Config,
@@ -20,46 +37,60 @@ export function createServices(
 ): Omit<CommandServices, "approvals"> {
   // Built on first use: commands that never touch the cluster (`approvals`, `audit`, `help`) work
   // without a kubeconfig, and a bad one is reported by the command that needs it.
-  let adapter: KubePort | undefined;
-  const kube = (): KubePort =>
-    (adapter ??= createKubeAdapter(
-      loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
-      {
-        log,
-        requestTimeoutMs: config.kubeTimeoutMs,
-        ...(opts.longRunning === true ? { discoveryCache: { watch: true } } : {}),
-      },
-    ));
-  const aws = config.aws
-    ? createAwsAdapter(
-        createAwsClients({
-          region: config.aws.region,
-          ...(config.aws.endpoint !== undefined ? { endpoint: config.aws.endpoint } : {}),
-          ...(config.aws.profile !== undefined ? { profile: config.aws.profile } : {}),
-          ...(config.aws.credentials !== undefined ? { credentials: config.aws.credentials } : {}),
-          retryMode: "adaptive",
-          maxAttempts: 5,
-          timeoutMs: config.awsTimeoutMs,
-        }),
-      )
+  // @kubernetes/client-node is imported then too: `help`, `approvals`, `audit` never load it.
+  let adapter: Promise<KubePort> | undefined;
+  let built: KubePort | undefined;
+  const kube = (): Promise<KubePort> =>
+    (adapter ??= import("./kube/client-node-adapter.js").then(({ createKubeAdapter, loadKubeConfig }) => {
+      built = createKubeAdapter(
+        loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
+        {
+          log,
+          requestTimeoutMs: config.kubeTimeoutMs,
+          ...(opts.longRunning === true ? { discoveryCache: { watch: true } } : {}),
+        },
+      );
+      return built;
+    }));
+  const awsConfig = config.aws;
+  const aws = awsConfig
+    ? lazyAwsPort(async () => {
+        const [{ createAwsClients }, { createAwsAdapter }] = await Promise.all([
+          import("./aws/clients.js"),
+          import("./aws/sdk-adapter.js"),
+        ]);
+        return createAwsAdapter(
+          createAwsClients({
+            region: awsConfig.region,
+            ...(awsConfig.endpoint !== undefined ? { endpoint: awsConfig.endpoint } : {}),
+            ...(awsConfig.profile !== undefined ? { profile: awsConfig.profile } : {}),
+            ...(awsConfig.credentials !== undefined ? { credentials: awsConfig.credentials } : {}),
+            retryMode: "adaptive",
+            maxAttempts: 5,
+            timeoutMs: config.awsTimeoutMs,
+          }),
+        );
+      })
     : undefined;
   return {
     kube: {
-      getNamespace: (name) => kube().getNamespace(name),
-      discover: () => kube().discover(),
-      listObjects: (type, namespace) => kube().listObjects(type, namespace),
-      getObject: (type, namespace, name) => kube().getObject(type, namespace, name),
-      listDeployments: (options) => kube().listDeployments(options),
-      listPods: (namespace, labelSelector) => kube().listPods(namespace, labelSelector),
-      podLog: (namespace, pod, container, tailLines) => kube().podLog(namespace, pod, container, tailLines),
-      listEvents: (namespace, involved) => kube().listEvents(namespace, involved),
-      listApiServices: () => kube().listApiServices(),
-      listArgoApplications: () => kube().listArgoApplications(),
-      getServiceEndpoints: (namespace, service) => kube().getServiceEndpoints(namespace, service),
-      removeFinalizers: (type, namespace, name, precondition, remove) =>
-        kube().removeFinalizers(type, namespace, name, precondition, remove),
+      getNamespace: async (name) => (await kube()).getNamespace(name),
+      discover: async () => (await kube()).discover(),
+      listObjects: async (type, namespace) => (await kube()).listObjects(type, namespace),
+      getObject: async (type, namespace, name) => (await kube()).getObject(type, namespace, name),
+      listDeployments: async (options) => (await kube()).listDeployments(options),
+      listPods: async (namespace, labelSelector) => (await kube()).listPods(namespace, labelSelector),
+      podLog: async (namespace, pod, container, tailLines) =>
+        (await kube()).podLog(namespace, pod, container, tailLines),
+      listEvents: async (namespace, involved) => (await kube()).listEvents(namespace, involved),
+      listApiServices: async () => (await kube()).listApiServices(),
+      listArgoApplications: async () => (await kube()).listArgoApplications(),
+      getServiceEndpoints: async (namespace, service) =>
+        (await kube()).getServiceEndpoints(namespace, service),
+      removeFinalizers: async (type, namespace, name, precondition, remove) =>
+        (await kube()).removeFinalizers(type, namespace, name, precondition, remove),
       // Stops the discovery watches of a long-running adapter (nothing to stop if never built).
-      close: () => adapter?.close?.() ?? Promise.resolve(),
+      close: () => built?.close?.() ?? Promise.resolve(),
     },
     now,
     log,

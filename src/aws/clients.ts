@@ -9,7 +9,7 @@ import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import { Route53Client } from "@aws-sdk/client-route-53";
-import { cloudApiCalls, cloudApiErrors, labelValue } from "../ops/metrics.js";
+import { metricSink } from "../ops/metric-sink.js";
 
 /** Static credentials; omit to use the SDK's default chain (IRSA / Pod Identity in the cluster). */
 export interface AwsStaticCredentials {
@@ -151,15 +151,12 @@ function withCallMetrics<C extends MiddlewareClient>(client: C, service: string)
   };
   stack.add(
     (next, context) => async (args) => {
-      const operation = labelValue(context.commandName?.replace(/Command$/, ""), "unknown");
       try {
         const out = await next(args);
-        cloudApiCalls.inc({ service, operation, code: "OK" });
+        metricSink()?.cloudCall(service, context.commandName);
         return out;
       } catch (err) {
-        const code = labelValue((err as { name?: string } | null)?.name, "Error");
-        cloudApiCalls.inc({ service, operation, code });
-        cloudApiErrors.inc({ service, operation, code });
+        metricSink()?.cloudCall(service, context.commandName, (err as { name?: string } | null)?.name ?? "");
         throw err;
       }
     },

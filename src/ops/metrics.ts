@@ -6,6 +6,7 @@
  * rendered through a registry of their own, so one exposition carries both.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { connectMetricSink } from "./metric-sink.js";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -79,6 +80,24 @@ export function labelValue(v: string | undefined, fallback: string): string {
   const s = (v ?? "").replace(/[^A-Za-z0-9_.:-]/g, "_").slice(0, 64);
   return s === "" ? fallback : s;
 }
+
+// The request paths report through the sink (no prom-client import of their own); loading this
+// module connects it to the instruments above.
+connectMetricSink({
+  command: (verb, outcome, seconds) => {
+    commandDuration.observe({ verb, outcome }, seconds);
+  },
+  cloudCall: (service, commandName, errorName) => {
+    const operation = labelValue(commandName?.replace(/Command$/, ""), "unknown");
+    if (errorName === undefined) {
+      cloudApiCalls.inc({ service, operation, code: "OK" });
+      return;
+    }
+    const code = labelValue(errorName, "Error");
+    cloudApiCalls.inc({ service, operation, code });
+    cloudApiErrors.inc({ service, operation, code });
+  },
+});
 
 /** Scrape-time families as a prom-client registry (a fresh one per scrape: the values are a snapshot). */
 export function familiesRegistry(families: readonly Family[]): Registry {

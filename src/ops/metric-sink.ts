@@ -1,0 +1,24 @@
+/**
+ * Where the request paths report what `/metrics` counts, without loading prom-client: the metrics
+ * module (`./metrics.ts`, loaded by the bot with its ops server and Slack client) connects itself
+ * here when it loads; a process that never loads it — the terminal CLI, whose start-up must stay
+ * under a second (issue 13 §2) — counts nothing and pays nothing.
+ */
+export interface MetricSink {
+  /** A command's latency from its text to its result, by verb and outcome. */
+  readonly command: (verb: string, outcome: "ok" | "error", seconds: number) => void;
+  /** One AWS SDK command (its retries included): `errorName` absent when it succeeded. */
+  readonly cloudCall: (service: string, commandName: string | undefined, errorName?: string) => void;
+}
+
+let sink: MetricSink | undefined;
+
+/** Called once by the metrics module as it loads. */
+export function connectMetricSink(s: MetricSink): void {
+  sink = s;
+}
+
+/** The connected sink, or undefined where metrics are not loaded. */
+export function metricSink(): MetricSink | undefined {
+  return sink;
+}

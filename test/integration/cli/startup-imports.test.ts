@@ -1,0 +1,104 @@
+/**
+ * Issue 13 §2, terminal start-up ≤ 1 s: the CLI loads only what the command needs. `help` loads no
+ * client at all; `ns` loads @kubernetes/client-node, and the AWS SDK only when it calls AWS — never
+ * Slack, BullMQ, Redis or prom-client. Checked by the packages a real process resolves (a module
+ * hook in the child), not by timing: the timing is in the benchmarks and the report.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+
+const run = promisify(execFile);
+
+/** Records the package of every module the process resolves; prints them on exit. */
+const HOOK = `
+import { registerHooks } from "node:module";
+const seen = new Set();
+registerHooks({
+  resolve(specifier, context, next) {
+    const r = next(specifier, context);
+    const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(r.url);
+    if (m) seen.add(m[1]);
+    return r;
+  },
+});
+process.on("exit", () => process.stderr.write("LOADED " + [...seen].sort().join(",") + "\\n"));
+`;
+
+const NEVER = ["@slack/bolt", "@slack/web-api", "bullmq", "ioredis", "prom-client"];
+
+describe("what the terminal form loads (issue 13 §2)", () => {
+  let sim: KubeSim;
+  let dir: string;
+  let hook: string;
+  let kubeconfig: string;
+
+  beforeAll(async () => {
+    sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "plain" } });
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "held", namespace: "plain", finalizers: ["example.com/hold"] },
+    });
+    sim.store.delete("v1", "Namespace", undefined, "plain");
+    await sim.reconcileNow();
+    dir = await mkdtemp(join(tmpdir(), "unstuck-startup-"));
+    hook = join(dir, "hook.mjs");
+    kubeconfig = join(dir, "kubeconfig");
+    await writeFile(hook, HOOK);
+    await sim.writeKubeconfig(kubeconfig);
+  }, 60_000);
+
+  afterAll(async () => {
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Runs `src/cli.ts` (through tsx) with `env` only; returns its stdout and the packages it loaded. */
+  async function cli(
+    args: readonly string[],
+    env: Record<string, string> = {},
+  ): Promise<{ out: string; loaded: string[] }> {
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", hook, "--import", "tsx", "src/cli.ts", ...args],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: dir, NODE_DISABLE_COMPILE_CACHE: "1", ...env },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
+    const line = stderr.split("\n").find((l) => l.startsWith("LOADED ")) ?? "LOADED ";
+    const loaded = line
+      .slice("LOADED ".length)
+      .split(",")
+      .filter((p) => p !== "");
+    return { out: stdout, loaded };
+  }
+
+  it("help loads no Kubernetes, AWS, Slack, BullMQ or Redis client", async () => {
+    const { out, loaded } = await cli(["help"]);
+    expect(out).toContain("ns <namespace> [--all]");
+    for (const p of [...NEVER, "@kubernetes/client-node"]) expect(loaded).not.toContain(p);
+    expect(loaded.filter((p) => p.startsWith("@aws-sdk/"))).toEqual([]);
+  }, 60_000);
+
+  it("ns loads the Kubernetes client, and the AWS SDK only when it calls AWS", async () => {
+    // A region configured, but nothing in the namespace that needs AWS: the SDK stays unloaded.
+    const { out, loaded } = await cli(["ns", "plain", "--json", "--kubeconfig", kubeconfig], {
+      AWS_REGION: "eu-west-1",
+      AWS_ENDPOINT_URL: "http://127.0.0.1:9",
+      AWS_ACCESS_KEY_ID: "AKIAEXAMPLE",
+      AWS_SECRET_ACCESS_KEY: "example",
+    });
+    const d = JSON.parse(out) as { blockers: { name: string }[] };
+    expect(d.blockers.map((b) => b.name)).toEqual(["held"]);
+    expect(loaded).toContain("@kubernetes/client-node");
+    for (const p of NEVER) expect(loaded).not.toContain(p);
+    expect(loaded.filter((p) => p.startsWith("@aws-sdk/"))).toEqual([]);
+  }, 60_000);
+});
