@@ -31,7 +31,8 @@ import {
 import { startWorld, type World } from "../sim/world.js";
 import { buttonValue } from "./block-kit.js";
 import { botEnv } from "./bot-env.js";
-import { FAST_LBC, forceRemoveSeedFinalizer, recreateSeed } from "../integration/helpers/aws-world.js";
+import { FAST_LBC, forceRemoveSeedFinalizer } from "../integration/helpers/aws-world.js";
+import { recreateSeed } from "../sim/argo-sync.js";
 
 const SECRET = "repoint-signing-secret";
 const TOKEN = "xoxb-repoint-runtime-token";

@@ -6,6 +6,10 @@ import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../s
 import type { KubeObject } from "../../sim/kube/index.js";
 import { until } from "../../sim/kube/testing.js";
 import { startWorld, type World } from "../../sim/world.js";
+import { recreateSeed } from "../../sim/argo-sync.js";
+
+// Argo CD's re-sync (INCIDENT.md step 8) is simulator code: the sandbox runs it too.
+export { recreateSeed, seedIngress, untilProvisioned } from "../../sim/argo-sync.js";
 
 /** Controller periods compressed for tests (real: 2 s retry, 2 min timeouts, 10 s requeue). */
 export const FAST_LBC = {
@@ -62,64 +66,8 @@ export async function forceRemoveSeedFinalizer(w: World): Promise<void> {
   );
 }
 
-/** The host each of the seed's Ingresses serves (its rule), as its manifest in Git says. */
-const SEED_HOSTS: Readonly<Record<string, string>> = {
-  "myapp-worker-ingress": "worker.example.com",
-  "myapp-api-ingress": "api.example.com",
-};
-
-/** An internet-facing ALB Ingress in myapp, as Argo CD re-creates them after the incident. */
-export function seedIngress(name: string): KubeObject {
-  const host = SEED_HOSTS[name];
-  return {
-    apiVersion: "networking.k8s.io/v1",
-    kind: "Ingress",
-    metadata: {
-      name,
-      namespace: "myapp",
-      annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
-    },
-    spec: {
-      ingressClassName: "alb",
-      rules: [
-        {
-          ...(host !== undefined ? { host } : {}),
-          http: {
-            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: 80 } } } }],
-          },
-        },
-      ],
-    },
-  };
-}
-
-/** Until the controller has given each named Ingress of myapp a load balancer. */
-export async function untilProvisioned(w: World, ingresses: readonly string[]): Promise<void> {
-  await until(
-    () =>
-      ingresses.every(
-        (n) =>
-          (
-            w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", n) as {
-              status?: { loadBalancer?: { ingress?: unknown[] } };
-            }
-          )?.status?.loadBalancer?.ingress?.length,
-      )
-        ? true
-        : undefined,
-    20_000,
-  );
-}
-
 /** Recovery as in INCIDENT.md steps 7–8: the finalizer comes off, the namespace goes, Argo re-creates it. */
 export async function recoverSeed(w: World, ingresses: readonly string[]): Promise<void> {
   await forceRemoveSeedFinalizer(w);
   await recreateSeed(w, ingresses);
-}
-
-/** INCIDENT.md step 8: Argo CD re-creates namespace myapp and its Ingresses; the controller builds ALBs. */
-export async function recreateSeed(w: World, ingresses: readonly string[]): Promise<void> {
-  w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
-  for (const n of ingresses) w.kube.store.create(seedIngress(n));
-  await untilProvisioned(w, ingresses);
 }
