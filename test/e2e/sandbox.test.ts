@@ -27,9 +27,9 @@ describe("npm start without Slack credentials", () => {
       [
         "/unstuck ns myapp",
         '/unstuck finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: ENI holds the SG; recovery first"',
-        "click 2",
+        "click Approve",
         "as U0APPROVER1",
-        "click 2",
+        "click Approve",
         "/unstuck watch ns myapp",
         "quit",
         "",

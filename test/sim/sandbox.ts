@@ -8,6 +8,10 @@
  *   /unstuck ns myapp          a slash command, as the current user
  *   as U0APPROVER1             act as another Slack user
  *   click 2                    press button [2] of a message shown above
+ *   click Fix the path         press the latest button with that label
+ *   wait is Deployed           wait (up to 2 min) until the bot says this (since the last command)
+ *   argo sync myapp            Argo CD re-syncs myapp once it is gone (INCIDENT.md step 8): the
+ *                              namespace and its Ingress come back, the controller builds a new ALB
  *   quit
  *
  * Standard input may be a script (one line per command); the sandbox stops at its end.
@@ -34,6 +38,7 @@ import {
 } from "./slack/index.js";
 import { startConsole, userResponseId, type SlackConsole } from "./slack/console/server.js";
 import { startWorld } from "./world.js";
+import { argoSyncSeed, SEED_NAMESPACE } from "./argo-sync.js";
 import { deleteKeysWithPrefix } from "./redis.js";
 import { ensureSandboxRedis } from "./sandbox-redis.js";
 
@@ -130,6 +135,8 @@ export function blocksToText(
 
 export async function runSandbox(io: {
   out: (s: string) => void;
+  /** How long a `wait <text>` line waits at most (default 2 min). */
+  waitMs?: number;
   input: NodeJS.ReadableStream;
   interactive: boolean;
   /** `REDIS_URL` (default `redis://127.0.0.1:6379`); when nothing answers there, a private server. */
@@ -194,6 +201,10 @@ export async function runSandbox(io: {
       blockedAfterSeconds: config.blockedAfterSeconds,
       aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
     },
+    // The simulated CloudFront deploys in seconds, not minutes: the waits after a repair and the
+    // path re-check after the namespace is gone look often enough to say so within seconds.
+    edgeWaits: { intervalMs: 1_000, maxIntervalMs: 2_000 },
+    pathRecheck: { intervalMs: 3_000 },
   });
   const { port } = await runtime.start();
   const events = `http://127.0.0.1:${String(port)}/slack/events`;
@@ -207,6 +218,16 @@ export async function runSandbox(io: {
       signingSecret: SECRET,
       channel: { id: CHANNEL, name: "incident" },
       users: SANDBOX_USERS,
+      worldActions: [
+        {
+          id: "argo-sync",
+          label: `Argo CD re-syncs ${SEED_NAMESPACE}`,
+          run: async () => {
+            const r = await argoSyncSeed(world);
+            return { ok: r.synced, lines: r.lines };
+          },
+        },
+      ],
       port: Number.isInteger(consolePort) && consolePort >= 0 && consolePort < 65_536 ? consolePort : 0,
     });
   } catch (err) {
@@ -222,6 +243,7 @@ export async function runSandbox(io: {
       `  aws:      source ${join(dir, "aws.env")} && aws ec2 describe-network-interfaces`,
       "Type /unstuck commands as a Slack user would; `as <USER>` switches user (U0ONCALL1 requests,",
       "U0APPROVER1 approves), `click <n>` presses a button, `quit` stops. Try: /unstuck ns myapp",
+      `Once ${SEED_NAMESPACE} is gone, \`argo sync ${SEED_NAMESPACE}\` has Argo CD re-create it (a new ALB; CloudFront keeps the old origin).`,
       ...(slackConsole
         ? [`Or in a browser: ${slackConsole.url}  (the channel, threads, buttons, modals; act as any user)`]
         : []),
@@ -229,6 +251,11 @@ export async function runSandbox(io: {
   );
 
   let user = "U0ONCALL1";
+  // Everything shown, and where the last command's output starts, for `wait <text>`.
+  let transcript = "";
+  let mark = 0;
+  const out = io.out;
+  io = { ...io, out: (text: string) => ((transcript += `${text}\n`), out(text)) };
   const buttons: Button[] = [];
   let seen = 0;
   let seenResponses = 0;
@@ -274,7 +301,10 @@ export async function runSandbox(io: {
   const settle = (): Promise<void> => new Promise((r) => setTimeout(r, io.interactive ? 300 : 1500));
   for await (const raw of rl) {
     const line = raw.trim();
-    if (!io.interactive && line) io.out(`[${user} #incident] > ${line}`);
+    // A command's output starts here (a `wait` looks from the command before it on).
+    if (line !== "" && !line.startsWith("wait ")) mark = transcript.length;
+    // The echo is not the bot's: it stays out of the transcript `wait` reads.
+    if (!io.interactive && line) out(`[${user} #incident] > ${line}`);
     try {
       if (line === "" || line.startsWith("#")) {
         // nothing
@@ -296,8 +326,20 @@ export async function runSandbox(io: {
         if (res.status !== 200)
           io.out(`(Slack would show: the command failed with HTTP ${String(res.status)})`);
         await settle();
+      } else if (line.startsWith("wait ")) {
+        const text = line.slice(5).trim();
+        const deadline = Date.now() + (io.waitMs ?? 120_000);
+        const seen = (): boolean => transcript.includes(text, mark);
+        while (!seen() && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 200));
+          show();
+        }
+        if (!seen()) io.out(`(not seen within ${String(io.waitMs ?? 120_000)} ms: ${text})`);
       } else if (line.startsWith("click ")) {
-        const b = buttons[Number(line.slice(6)) - 1];
+        const which = line.slice(6).trim();
+        const b = /^\d+$/.test(which)
+          ? buttons[Number(which) - 1]
+          : buttons.findLast((x) => x.label.toLowerCase() === which.toLowerCase());
         if (!b) io.out("no such button");
         else {
           const views = fake.views().length;
@@ -322,6 +364,12 @@ export async function runSandbox(io: {
             };
           }
         }
+      } else if (/^argo\s+sync(\s|$)/.test(line)) {
+        const app = line.split(/\s+/)[2] ?? SEED_NAMESPACE;
+        if (app !== SEED_NAMESPACE)
+          io.out(`Argo CD: no application ${app} (the sandbox has ${SEED_NAMESPACE})`);
+        else for (const l of (await argoSyncSeed(world)).lines) io.out(l);
+        await settle();
       } else if (line.startsWith("reason ") && pendingModal) {
         const view = fake.views().at(-1)?.view as
           | {
@@ -361,7 +409,9 @@ export async function runSandbox(io: {
         pendingModal = undefined;
         await settle();
       } else {
-        io.out("type /unstuck <command>, as <USER>, click <n>, or quit");
+        io.out(
+          `type /unstuck <command>, as <USER>, click <n | label>, wait <text>, argo sync ${SEED_NAMESPACE}, or quit`,
+        );
       }
     } catch (err) {
       io.out(`error: ${toUserError(err).message}`);

@@ -703,6 +703,60 @@ function renderMessage(m) {
   );
 }
 
+/** Something that happened in the simulated world (not in Slack), shown where it happened in time. */
+function renderWorldEvent(e) {
+  const what = {
+    running: "…",
+    done: "done",
+    refused: "nothing done",
+    failed: "failed",
+  }[e.status];
+  return h(
+    "div",
+    {
+      class: `msg world-event ${e.status}`,
+      "data-kind": "world",
+      "data-world-action": e.id,
+      "data-status": e.status,
+    },
+    h("div", { class: "avatar world" }, "⚙"),
+    h(
+      "div",
+      { class: "msg-body" },
+      h("div", { class: "msg-meta" }, h("b", {}, "world"), `${e.label} (by ${userName(e.user)}) — ${what}`),
+      e.lines.map((line) => h("div", { class: "world-line" }, line)),
+    ),
+  );
+}
+
+/** The world bar: one button per event the sandbox can make happen outside Slack. */
+function renderWorld() {
+  const bar = $("world");
+  const actions = state.data.world?.actions ?? [];
+  if (bar.childElementCount === actions.length) return;
+  bar.replaceChildren(
+    ...actions.map((a) => {
+      const button = h(
+        "button",
+        { type: "button", class: "world-action", "data-world-action": a.id },
+        a.label,
+      );
+      button.addEventListener("click", async () => {
+        button.disabled = true;
+        try {
+          const answer = await api("/api/world", { user: state.user, id: a.id });
+          toast(answer.lines?.[0] ?? a.label);
+        } catch (err) {
+          toast(err.message);
+        } finally {
+          button.disabled = false;
+        }
+      });
+      return button;
+    }),
+  );
+}
+
 function renderChannel() {
   const data = state.data;
   const channel = $("channel");
@@ -719,8 +773,11 @@ function renderChannel() {
       replies.get(m.threadTs).push(m);
     } else top.push(m);
   }
+  const events = (data.world?.events ?? []).map((e) => ({ ...e, kind: "world" }));
+  const timeline = [...top, ...events].sort((a, b) => a.at - b.at);
   channel.replaceChildren(
-    ...top.map((m) => {
+    ...timeline.map((m) => {
+      if (m.kind === "world") return renderWorldEvent(m);
       const el = renderMessage(m);
       const thread = replies.get(m.ts);
       if (thread) {
@@ -759,6 +816,7 @@ async function refresh() {
   document.body.dataset.version = state.data.version;
   $("channel-name").textContent = `#${state.data.channel.name}`;
   fillUsers();
+  renderWorld();
   renderChannel();
   renderModal();
   await refreshLint();

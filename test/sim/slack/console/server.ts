@@ -14,6 +14,7 @@
  *   POST /api/action       `{ user, ts, actionId, ... }`: a signed button click / select
  *   POST /api/submit       `{ user, viewId, values }`: a signed modal submission; answers its errors
  *   POST /api/close        `{ user, viewId }`: close a modal without submitting
+ *   POST /api/world        `{ user, id }`: run one of the world's events (Argo CD re-syncs, …)
  *
  * Only the sim uses it; it imports nothing from the product.
  */
@@ -46,6 +47,30 @@ export interface ConsoleOptions {
   readonly teamId?: string;
   /** 0 or absent: a free port. */
   readonly port?: number;
+  /**
+   * Things that happen in the simulated world outside Slack (Argo CD re-syncs an application, …):
+   * a button each in the page's header; what they did is shown in the channel as a world event.
+   */
+  readonly worldActions?: readonly ConsoleWorldAction[];
+}
+
+/** One button of the console's world bar. */
+export interface ConsoleWorldAction {
+  readonly id: string;
+  /** The button text, e.g. "Argo CD re-syncs myapp". */
+  readonly label: string;
+  /** What `run` reports: `ok` false when nothing happened (the lines say why). */
+  run(): Promise<{ readonly ok: boolean; readonly lines: readonly string[] }>;
+}
+
+interface WorldEvent {
+  readonly seq: number;
+  readonly id: string;
+  readonly label: string;
+  readonly user: string;
+  readonly at: number;
+  status: "running" | "done" | "refused" | "failed";
+  lines: readonly string[];
 }
 
 export interface SlackConsole {
@@ -134,6 +159,8 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
   /** Bumped on changes the fake does not see (a modal closed). */
   let localVersion = 0;
   let counter = 0;
+  const worldActions = options.worldActions ?? [];
+  const worldEvents: WorldEvent[] = [];
 
   const messages = (): ConsoleMessage[] => {
     const out: ConsoleMessage[] = [];
@@ -229,6 +256,10 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
     version: version(),
     messages: messages(),
     views: views().filter((v) => !closed.has(v.viewId)),
+    world: {
+      actions: worldActions.map((a) => ({ id: a.id, label: a.label })),
+      events: worldEvents,
+    },
   });
 
   const lint = (): LintReport => {
@@ -334,6 +365,32 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
       closed.add(s(body["viewId"]));
       localVersion += 1;
       return Promise.resolve({ status: 200 });
+    },
+    "/api/world": async (body) => {
+      const user = userOf(body);
+      const action = worldActions.find((a) => a.id === s(body["id"]));
+      if (action === undefined) throw new HttpError(404, `no world action ${JSON.stringify(s(body["id"]))}`);
+      const event: WorldEvent = {
+        seq: worldEvents.length + 1,
+        id: action.id,
+        label: action.label,
+        user,
+        at: Date.now(),
+        status: "running",
+        lines: [],
+      };
+      worldEvents.push(event);
+      localVersion += 1;
+      try {
+        const result = await action.run();
+        event.status = result.ok ? "done" : "refused";
+        event.lines = result.lines;
+      } catch (err) {
+        event.status = "failed";
+        event.lines = [err instanceof Error ? err.message : String(err)];
+      }
+      localVersion += 1;
+      return { status: 200, event: event.status, lines: event.lines };
     },
     "/api/lint": (body) => {
       if (body["view"] !== undefined) return Promise.resolve({ problems: lintView(body["view"]) });
