@@ -43,6 +43,8 @@ export interface AnalyzeInput {
   /** AWS findings per blocker key, for Load Balancer Controller finalizers. */
   readonly aws?: ReadonlyMap<string, AwsFindings>;
   readonly warnings: readonly string[];
+  /** Namespaced types whose list failed: what they hold is unknown, so content is not proven gone. */
+  readonly unlisted?: readonly string[];
   readonly now: Date;
   readonly blockedAfterSeconds: number;
   /** Argo CD Applications of the cluster, when Argo CD is installed and readable. */
@@ -209,7 +211,9 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     })
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 
-  const contentGone = remaining.length === 0;
+  // Content is gone only when every type was read: a list that failed or hung may hold anything.
+  const unlisted = input.unlisted ?? [];
+  const contentGone = remaining.length === 0 && unlisted.length === 0;
   const namespaceFinalizers = contentGone ? [...ns.specFinalizers, ...ns.finalizers] : [];
   const slow = terminatingSeconds >= input.blockedAfterSeconds;
   const failing = blockers.some((b) => b.evidence.some((e) => e.error));
@@ -231,6 +235,7 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     ns,
     verdict,
     remaining,
+    unlisted,
     blockers,
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
@@ -310,6 +315,7 @@ interface ExplainInput {
   readonly ns: NamespaceSnapshot;
   readonly verdict: Verdict;
   readonly remaining: readonly RemainingResource[];
+  readonly unlisted: readonly string[];
   readonly blockers: readonly Blocker[];
   readonly namespaceFinalizers: readonly string[];
   readonly discoveryFailures: readonly DiscoveryFailureFinding[];
@@ -395,6 +401,8 @@ function causeChain(x: ExplainInput): CauseLink[] {
     }
   } else if (x.remaining.length > 0) {
     out.push({ kind: "content-deleting", objects: x.remaining.reduce((n, r) => n + r.count, 0) });
+  } else if (x.unlisted.length > 0) {
+    out.push({ kind: "content-unread", types: x.unlisted });
   } else if (x.namespaceFinalizers.length > 0) {
     out.push({ kind: "namespace-finalizers", finalizers: x.namespaceFinalizers });
   }

@@ -111,11 +111,15 @@ async function collectDiagnosis(
   );
   const listedResults = await mapLimit(types, options.concurrency ?? 32, (t) => kube.listObjects(t, name));
   const listed: ListedType[] = [];
+  const unlisted: string[] = [];
   listedResults.forEach((r, i) => {
     const type = types[i];
     if (!type) return;
     if (r.ok) listed.push({ type, objects: r.value });
-    else warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
+    else {
+      unlisted.push(resourceLabel(type));
+      warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
+    }
   });
   if (types.length > 0 && listed.length === 0 && listedResults[0] && !listedResults[0].ok) {
     // Nothing at all could be read: report the cause rather than an empty, misleading verdict.
@@ -161,6 +165,7 @@ async function collectDiagnosis(
     ...(aws ? { aws } : {}),
     ...(argoApplications ? { argoApplications } : {}),
     warnings,
+    unlisted,
     now: options.now(),
     blockedAfterSeconds,
   });

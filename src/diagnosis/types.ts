@@ -160,6 +160,8 @@ export type CauseLink =
       readonly objects: readonly (ObjectRef & { readonly finalizers: readonly string[] })[];
     }
   | { readonly kind: "content-deleting"; readonly objects: number }
+  /** Some of the namespace's types could not be listed (refused, failed, or cut off by the deadline). */
+  | { readonly kind: "content-unread"; readonly types: readonly string[] }
   | { readonly kind: "namespace-finalizers"; readonly finalizers: readonly string[] }
   /** The finalizer's controller is not in the cluster: nothing will ever remove it. */
   | {

@@ -44,6 +44,7 @@ export function rootCause(d: Pick<NamespaceDiagnosis, "cause">): CauseLink | und
     "discovery-failing",
     "controller-error",
     "finalizers-remain",
+    "content-unread",
     "namespace-finalizers",
     "content-deleting",
     "namespace-missing",
@@ -96,6 +97,8 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
     }
     case "namespace-finalizers":
       return `all content is gone but the namespace still carries finalizers ${c.finalizers.join(", ")}`;
+    case "content-unread":
+      return `what is left cannot be told: ${plural(c.types.length, "type", "types")} of the namespace could not be listed (${c.types.slice(0, 3).join(", ")}${c.types.length > 3 ? ", …" : ""}), so this answer is partial — ask again`;
     case "content-deleting":
       return `${plural(c.objects, "object without finalizers is", "objects without finalizers are")} still being removed`;
     case "namespace-missing":

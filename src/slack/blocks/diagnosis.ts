@@ -233,8 +233,14 @@ export function renderDiagnosisBlocks(
   // A missing AWS region is said in so many words (issue 11 §3); the rest counted as unread.
   const awsOff = d.warnings.find((w) => w.startsWith("AWS not checked"));
   if (awsOff !== undefined) facts.push(`:grey_question: ${safe(awsOff, 200)}`);
-  const unread = d.warnings.length - (awsOff !== undefined ? 1 : 0);
-  if (unread > 0) facts.push(`:grey_question: partial result (${String(unread)} could not be read)`);
+  // A partial answer says so on the card, naming the first thing that could not be read (an
+  // API that hung or refused): acting on it without knowing would be acting blind.
+  const unread = d.warnings.filter((w) => w !== awsOff);
+  if (unread.length > 0) {
+    facts.push(
+      `:grey_question: Partial result — ${safe((unread[0] ?? "").replace(/^Partial result: /, ""), 600)}${unread.length > 1 ? ` (and ${String(unread.length - 1)} more, see Details)` : ""}`,
+    );
+  }
   if (d.argo?.redFlag) facts.push(":warning: Argo CD ownership is doubled (see Details)");
   blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
 

@@ -27,6 +27,30 @@ const stuckIngress = obj(ingressType, "myapp-worker-ingress", {
 });
 
 describe("analyzeNamespace", () => {
+  it("does not call content gone when a type could not be listed: the answer says it is partial", () => {
+    const base = terminatingNs("myapp", minutesAgo(32));
+    const d = analyzeNamespace(
+      input({
+        namespace: { ...base, specFinalizers: ["kubernetes"] },
+        listed: [{ type: podType, objects: [] }],
+        unlisted: ["ingresses.networking.k8s.io"],
+        warnings: ["Could not list ingresses.networking.k8s.io: timed out"],
+      }),
+    );
+    expect(d.cause.map((c) => c.kind)).toEqual(["content-unread"]);
+    expect(d.namespaceFinalizers).toEqual([]);
+    expect(d.verdict).toBe("terminating");
+    // Read in full, the same namespace is blocked on its own finalizer.
+    const full = analyzeNamespace(
+      input({
+        namespace: { ...base, specFinalizers: ["kubernetes"] },
+        listed: [{ type: podType, objects: [] }],
+      }),
+    );
+    expect(full.cause.map((c) => c.kind)).toEqual(["namespace-finalizers"]);
+    expect(full.verdict).toBe("blocked");
+  });
+
   it("reports a missing namespace as not-found with no blockers", () => {
     const d = analyzeNamespace(input({ namespace: null }));
     expect(d.verdict).toBe("not-found");

@@ -225,7 +225,7 @@ describe("diagnosis card", () => {
     const card = renderDiagnosisBlocks(d);
     expect(card.blocks.length).toBeLessThanOrEqual(9);
     expect(JSON.stringify(card)).toContain("200 objects remain");
-    expect(JSON.stringify(card)).toContain("partial result");
+    expect(JSON.stringify(card)).toContain("Partial result — Could not list secrets");
     const m = renderDiagnosisDetails(d);
     expect(m.blocks.length).toBeLessThanOrEqual(50);
     const text = JSON.stringify(m.blocks);
