@@ -175,6 +175,7 @@ export async function traceHostnamesWithReads(
       .flatMap((d) => d.origins.map((o) => normalizeDns(o.domainName)));
     frontier = [...next, ...origins].filter((n) => !asked.has(n));
   }
+  records.push(...(await siblingRecords(aws, reads, records, asked)));
   return {
     trace: {
       subject: { hostnames: hostnames.map(normalizeDns) },
@@ -190,6 +191,71 @@ export async function traceHostnamesWithReads(
     ...reads,
     records,
   };
+}
+
+/** Rule hosts read at most when a traced name ends at a load balancer that no longer exists. */
+const MAX_SIBLING_NAMES = 50;
+
+/**
+ * A traced name that ends at a load balancer that no longer exists is repaired with the load
+ * balancer that replaced it; when no live one shares its controller-given name (e.g. the names
+ * changed form), the proof is a sibling: another record of ours naming the same old stack, for a
+ * name that a live Ingress now serves. Those records are read only then, and only for the rule
+ * hosts of the Ingresses of the namespace (or IngressGroup) the old name was given for — a few
+ * names, not the zone.
+ */
+async function siblingRecords(
+  aws: AwsPort,
+  reads: Reads,
+  records: readonly RecordSetSnapshot[],
+  asked: Set<string>,
+): Promise<RecordSetSnapshot[]> {
+  const live = new Set(reads.loadBalancers.map((l) => normalizeDns(l.dnsName)));
+  const targets = [
+    ...records.map((r) => r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : "")),
+    ...reads.distributions.flatMap((d) => d.origins.map((o) => o.domainName)),
+  ].map(normalizeDns);
+  // A dead target whose stack has a live load balancer of the same name prefix is already answered.
+  const prefixOf = (name: string | undefined): string | undefined =>
+    name === undefined ? undefined : /^(k8s-.+-)[0-9a-f]{10}$/.exec(name)?.[1];
+  const livePrefixes = new Set(
+    reads.loadBalancers.map((l) => prefixOf(l.name)).filter((p) => p !== undefined),
+  );
+  // `k8s-<namespace, 8>-<name, 8>-<hash>` or `k8s-<group, 17>-<hash>`: the first part says whose.
+  const firsts = new Set(
+    targets
+      .filter((t) => !live.has(t) && !livePrefixes.has(prefixOf(elbNameOf(t)) ?? ""))
+      .map((t) => elbNameOf(t)?.split("-"))
+      .filter((p): p is string[] => p !== undefined && p[0] === "k8s" && p.length >= 3)
+      .map((p) => p[1] ?? ""),
+  );
+  if (firsts.size === 0) return [];
+  const sanitized = (v: string | undefined, n: number): string =>
+    (v ?? "").replace(/[^a-zA-Z0-9]/g, "").slice(0, n);
+  const names = [
+    ...new Set(
+      reads.owners
+        .filter(
+          (o) =>
+            o.deletionTimestamp === undefined &&
+            (firsts.has(sanitized(o.namespace, 8)) ||
+              firsts.has(sanitized(o.annotations["alb.ingress.kubernetes.io/group.name"], 17))),
+        )
+        .flatMap((o) => (o.ruleHosts ?? []).map(normalizeDns))
+        .filter((h) => h !== "" && !asked.has(h)),
+    ),
+  ].slice(0, MAX_SIBLING_NAMES);
+  const found = await Promise.all(
+    names.flatMap((name) => {
+      asked.add(name);
+      return longestZone(reads.zones, name).map((z) =>
+        attempt(reads.warnings, `records named ${name} in zone ${z.name}`, [] as RecordSetSnapshot[], () =>
+          aws.recordSets(z.id, name),
+        ),
+      );
+    }),
+  );
+  return found.flat();
 }
 
 /**

@@ -1,0 +1,51 @@
+/**
+ * `trace <hostname>` after the incident's recovery (INCIDENT.md steps 7–9): the namespace was forced
+ * out and Argo CD re-created it, so the controller gave the worker Ingress a new ALB whose name no
+ * longer shares the old one's prefix. The CloudFront origin of test.example.com still names the
+ * deleted ALB. The hostname trace proves the replacement from a sibling record (worker.example.com
+ * names the same old stack, and the live Ingress serves worker.example.com) and offers the repair —
+ * reading only the re-created namespace's rule hosts, not the zone.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { planPathRepair } from "../../../src/traffic/repoint.js";
+import { traceHostnames } from "../../../src/traffic/trace.js";
+import { openAwsWorld, recoverSeed, type AwsWorld } from "../helpers/aws-world.js";
+
+let opened: AwsWorld | undefined;
+afterEach(async () => {
+  await opened?.close();
+  opened = undefined;
+});
+
+describe("trace <hostname> after the stack was re-created under a new name", () => {
+  it("names the new ALB as the origin's replacement from a sibling record, and plans the repair", async () => {
+    opened = await openAwsWorld("seed-incident.yaml");
+    const { w, c } = opened;
+    await recoverSeed(w, ["myapp-worker-ingress"]);
+    const ing = w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress") as {
+      status: { loadBalancer: { ingress: { hostname: string }[] } };
+    };
+    const fresh = ing.status.loadBalancer.ingress[0]?.hostname ?? "";
+    expect(fresh).not.toBe("");
+
+    const aws = createAwsAdapter(c);
+    const kube = createKubeAdapter(w.kube.kubeconfig());
+    w.aws.resetCalls();
+    const trace = await traceHostnames(aws, kube, ["test.example.com"], () => new Date());
+    const hops = trace.paths.flatMap((p) => p.hops);
+    const origin = hops.find(
+      (h) => h.kind === "origin" && (h.verdict === "stale" || h.verdict === "mismatched"),
+    );
+    expect(origin, JSON.stringify(hops.map((h) => [h.kind, h.verdict, h.label]))).toBeDefined();
+    expect(origin?.replacement?.dnsName).toBe(fresh);
+    // Only the re-created namespace's rule hosts were asked for, one name each.
+    const named = w.aws.calls().filter((x) => x.action === "ListResourceRecordSets");
+    expect(named.length).toBeLessThanOrEqual(1 + 10);
+
+    const { plan } = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, () => new Date());
+    expect(plan.questions.filter((q) => q.startsWith("test.example.com"))).toEqual([]);
+    expect(JSON.stringify(plan)).toContain(fresh);
+  });
+});
