@@ -34,6 +34,8 @@ describe("the sandbox's terminal driver, traffic path", () => {
         "wait Namespace myapp is gone",
         "argo sync myapp",
         "wait After the re-creation",
+        "/unstuck trace test.example.com",
+        "wait Traffic path of test.example.com is broken",
         "as U0ONCALL1",
         "click Fix the path",
         "reason test.example.com answers 502: the CloudFront origin names the deleted ALB",
@@ -55,6 +57,10 @@ describe("the sandbox's terminal driver, traffic path", () => {
     expect(out).toMatch(/myapp-worker-ingress → new ALB k8s-myapp-[a-z0-9.-]+\.elb\.amazonaws\.com/);
     expect(out).toContain("has re-created load balancers for myapp");
     expect(out).toMatch(/After the re-creation: .*orphan/);
+    // The hostname's own trace proves the replacement too (a sibling record of the same old stack).
+    expect(out).toMatch(
+      /Traffic path of test\.example\.com is broken[^\n]*\n(?:(?!\[U0)[^\n]*\n)*?[^\n]*Repair plan[^\n]*\n(?:(?!\[U0)[^\n]*\n)*?\[\d+\] Fix the path/,
+    );
     // The repair: planned with the ETag, approved by another person, then the waits in its thread.
     expect(out).toMatch(/CloudFront UpdateDistribution E2MYAPPTEST0001, If-Match/);
     expect(out).toMatch(/== DONE: repoint/);
