@@ -6,12 +6,14 @@
  * failed on. Benchmarks are never timed assertions in tests.
  *
  * `UNSTUCK_BENCH_RUNS` (default 3): repetitions of every timed measurement, the same for unstuck and
- * its baseline. `UNSTUCK_BENCH_SCALE` (default 1; 4 and 16 are issue 13's growth curve): world size.
+ * its baseline. `UNSTUCK_BENCH_SCALE` (default 1; 4 and 16 are issue 13's growth curve): world size;
+ * `growth` runs the curve's 1×, 4× and 16× side by side whatever it is.
  * `REDIS_URL` (default redis://127.0.0.1:6379): the Redis the approvals benchmark's bot uses.
  */
 import { benchApprovals } from "./approvals.js";
 import { benchAws } from "./aws.js";
 import { benchOptions, check, type BenchOptions, type BenchResult } from "./common.js";
+import { benchGrowth } from "./growth.js";
 import { benchNs } from "./ns.js";
 import { benchColdStart, benchImageSize, benchMemory } from "./ship.js";
 import { benchOrphans } from "./orphans.js";
@@ -27,6 +29,7 @@ interface Bench {
 
 const BENCHES: readonly Bench[] = [
   { name: "ns", run: benchNs },
+  { name: "growth", run: benchGrowth },
   { name: "aws", run: benchAws },
   { name: "approvals", run: benchApprovals },
   { name: "waits", run: benchWaits },

@@ -10,6 +10,7 @@
  *                                     through the bot's adapter (discovery first, not timed)
  *   `rawfloor` → `{ ms, types }`     the same round with bare `fetch` (metadata-only, paged): what
  *                                     the server and the network cost without the adapter
+ *   `rss`      → `{ rssMiB, maxRssMiB }` this process's resident set now and at its peak
  * It prints `{"ready":true}` once loaded.
  */
 import { createInterface } from "node:readline";
@@ -75,6 +76,11 @@ for await (const line of createInterface({ input: process.stdin })) {
       ),
     );
     write({ ms: performance.now() - t0, types: types.length });
+  } else if (line === "rss") {
+    write({
+      rssMiB: process.memoryUsage().rss / 2 ** 20,
+      maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    });
   } else {
     write({ error: `unknown command ${line}` });
   }

@@ -52,15 +52,15 @@ import {
 } from "./common.js";
 
 export const NS = "bench";
-const LATENCY_MS = 20;
-const PAGE = 500;
+export const LATENCY_MS = 20;
+export const PAGE = 500;
 const TYPES_AT: Readonly<Record<number, number>> = { 1: 160, 4: 300, 16: 600 };
 /** Types that span several pages (× scale): the count a first-page-only list gets wrong. */
 const BIG = { configmaps: 1201, first: 1001, second: 501 } as const;
 /** Targets from issue 13. */
 const TARGET = { warmMs: 400, coldMs: 1000, warmRatio: 100, coldRatio: 20 } as const;
 /** The diagnosis' list concurrency (its default), for the floor. */
-const LIST_CONCURRENCY = 32;
+export const LIST_CONCURRENCY = 32;
 
 export interface World {
   /** `plural` for the core group, `plural.group` otherwise (the form the diagnosis reports). */
@@ -71,7 +71,7 @@ export interface World {
 }
 
 /** Requests of one run, by kind, from the simulator's request log. */
-interface Requests {
+export interface Requests {
   readonly total: number;
   readonly discovery: number;
   /** First pages of type lists. */
@@ -84,7 +84,7 @@ interface Requests {
   readonly other: number;
 }
 
-function classify(records: readonly RequestRecord[]): Requests {
+export function classify(records: readonly RequestRecord[]): Requests {
   let discovery = 0;
   let lists = 0;
   let pages = 0;
@@ -102,7 +102,7 @@ function classify(records: readonly RequestRecord[]): Requests {
   return { total: records.length, discovery, lists, pages, perObject, other };
 }
 
-function describeRequests(r: Requests): string {
+export function describeRequests(r: Requests): string {
   const perObject = r.perObject > 0 ? `, ${r.perObject} per-object event lists` : "";
   return `${r.total} requests (${r.discovery} discovery, ${r.lists} lists + ${r.pages} further pages${perObject}, ${r.other} other)`;
 }
@@ -211,7 +211,7 @@ function conditionCounts(d: DiagnosisSummary): Map<string, number> {
 }
 
 /** Correctness of one diagnosis against the world (and the condition the namespace controller wrote). */
-function diagnosisChecks(label: string, d: DiagnosisSummary, world: World): Check[] {
+export function diagnosisChecks(label: string, d: DiagnosisSummary, world: World): Check[] {
   const remaining = new Map(d.remaining.map((r) => [r.resource, r.count]));
   const wrong = [...world.expected]
     .filter(([r, n]) => remaining.get(r) !== n)
@@ -252,7 +252,7 @@ function diagnosisChecks(label: string, d: DiagnosisSummary, world: World): Chec
 }
 
 /** Bytes received by one diagnosis, through a counting proxy; `accept` replaces every Accept header. */
-async function proxiedDiagnosis(
+export async function proxiedDiagnosis(
   sim: KubeSim,
   accept?: string,
 ): Promise<{ bytes: number; requests: Requests; ms: number }> {
@@ -285,7 +285,7 @@ async function proxiedDiagnosis(
  * The manual recipe, with names kubectl resolves on its first try: `plural` for the core group,
  * `plural.version.group` otherwise, built from `kubectl api-resources`' APIVERSION column.
  */
-function recipe(cache: string): string {
+export function recipe(cache: string): string {
   const k = `kubectl --cache-dir ${cache}`;
   return [
     `${k} api-resources --verbs=list --namespaced --no-headers`,
@@ -295,7 +295,7 @@ function recipe(cache: string): string {
 }
 
 /** The CLI as `npm run unstuck` runs it, or `UNSTUCK_BENCH_CLI` (e.g. `node dist/cli.js`). */
-function cliCommand(): string[] {
+export function cliCommand(): string[] {
   const custom = process.env.UNSTUCK_BENCH_CLI?.trim();
   if (custom) return custom.split(/\s+/);
   return [process.execPath, "--import", "tsx", "src/cli.ts"];
