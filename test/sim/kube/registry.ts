@@ -170,38 +170,85 @@ export class ResourceRegistry {
   }
   /** CRD name → the defs it serves (one per served version). */
   private readonly crds = new Map<string, ResourceDef[]>();
+  /**
+   * What every request asks of the registry (routing, discovery, the store's type lookups), built
+   * once per change of the served types instead of on every call.
+   */
+  private index:
+    | {
+        readonly all: readonly ResourceDef[];
+        readonly groupVersions: readonly { group: string; version: string }[];
+        readonly servedGroupVersions: ReadonlySet<string>;
+        readonly byResource: ReadonlyMap<string, ResourceDef>;
+        readonly byKind: ReadonlyMap<string, ResourceDef>;
+        readonly byGroupKind: ReadonlyMap<string, ResourceDef>;
+        readonly preferred: readonly ResourceDef[];
+      }
+    | undefined;
+
+  private built(): NonNullable<ResourceRegistry["index"]> {
+    if (this.index !== undefined) return this.index;
+    const all = [...this.builtins, ...[...this.crds.values()].flat()];
+    const gvs = new Map<string, { group: string; version: string }>();
+    const byResource = new Map<string, ResourceDef>();
+    const byKind = new Map<string, ResourceDef>();
+    const byGroupKind = new Map<string, ResourceDef>();
+    const preferred = new Map<string, ResourceDef>();
+    // First match wins everywhere, as the linear searches this replaces did.
+    const first = <K>(m: Map<K, ResourceDef>, k: K, d: ResourceDef) => {
+      if (!m.has(k)) m.set(k, d);
+    };
+    for (const d of all) {
+      gvs.set(apiVersionOf(d), { group: d.group, version: d.version });
+      first(byResource, `${d.group}/${d.version}/${d.resource}`, d);
+      first(byKind, `${apiVersionOf(d)}/${d.kind}`, d);
+      first(byGroupKind, `${d.group}/${d.kind}`, d);
+      first(preferred, typeKey(d), d);
+    }
+    this.index = {
+      all,
+      groupVersions: [...gvs.values()],
+      servedGroupVersions: new Set(gvs.keys()),
+      byResource,
+      byKind,
+      byGroupKind,
+      preferred: [...preferred.values()],
+    };
+    return this.index;
+  }
 
   /** Every served resource, built-ins first. */
-  public all(): ResourceDef[] {
-    return [...this.builtins, ...[...this.crds.values()].flat()];
+  public all(): readonly ResourceDef[] {
+    return this.built().all;
   }
 
   /** Group-versions in serving order, core first. */
-  public groupVersions(): { group: string; version: string }[] {
-    const seen = new Map<string, { group: string; version: string }>();
-    for (const d of this.all()) seen.set(apiVersionOf(d), { group: d.group, version: d.version });
-    return [...seen.values()];
+  public groupVersions(): readonly { group: string; version: string }[] {
+    return this.built().groupVersions;
+  }
+
+  /** Whether a group-version is served. */
+  public serves(group: string, version: string): boolean {
+    return this.built().servedGroupVersions.has(apiVersionOf({ group, version }));
   }
 
   public find(group: string, version: string, resource: string): ResourceDef | undefined {
-    return this.all().find((d) => d.group === group && d.version === version && d.resource === resource);
+    return this.built().byResource.get(`${group}/${version}/${resource}`);
   }
 
   public byKind(apiVersion: string, kind: string): ResourceDef | undefined {
     const { group, version } = splitApiVersion(apiVersion);
-    return this.all().find((d) => d.group === group && d.version === version && d.kind === kind);
+    return this.built().byKind.get(`${apiVersionOf({ group, version })}/${kind}`);
   }
 
   /** Any version of a type (objects are stored once per group/resource). */
   public byGroupKind(group: string, kind: string): ResourceDef | undefined {
-    return this.all().find((d) => d.group === group && d.kind === kind);
+    return this.built().byGroupKind.get(`${group}/${kind}`);
   }
 
   /** The first-listed (preferred) version of every group/resource, as a namespace deleter would see. */
-  public preferred(): ResourceDef[] {
-    const seen = new Map<string, ResourceDef>();
-    for (const d of this.all()) if (!seen.has(typeKey(d))) seen.set(typeKey(d), d);
-    return [...seen.values()];
+  public preferred(): readonly ResourceDef[] {
+    return this.built().preferred;
   }
 
   /** (Re)register the types a CRD object declares. */
@@ -217,6 +264,7 @@ export class ResourceRegistry {
     const plural = names.plural;
     const kind = names.kind;
     const group = spec.group;
+    this.index = undefined;
     this.crds.set(
       name,
       versions.map((v) => ({
@@ -237,6 +285,7 @@ export class ResourceRegistry {
   }
 
   public removeCrd(name: string): void {
+    this.index = undefined;
     this.crds.delete(name);
   }
 }

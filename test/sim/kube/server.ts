@@ -161,6 +161,19 @@ function send(res: ServerResponse, code: number, body: unknown, headers: Record<
   res.end(text);
 }
 
+/** A JSON answer already serialized (lists assembled from their items' kept text). */
+function sendJsonText(
+  res: ServerResponse,
+  code: number,
+  text: string,
+  contentType = "application/json",
+): void {
+  res.setHeader("Content-Type", contentType);
+  res.setHeader("Cache-Control", "no-cache, private");
+  res.writeHead(code);
+  res.end(text);
+}
+
 function sendError(res: ServerResponse, err: KubeApiError, headers: Record<string, string> = {}): void {
   send(res, err.code, err.toStatus(), headers);
 }
@@ -511,7 +524,7 @@ async function route(
       parts[2] === "api"
         ? { group: "", version: parts[3] ?? "" }
         : { group: parts[3] ?? "", version: parts[4] ?? "" };
-    if (!registry.groupVersions().some((x) => x.group === gv.group && x.version === gv.version)) {
+    if (!registry.serves(gv.group, gv.version)) {
       return send(res, 404, "404 page not found\n");
     }
     return send(res, 200, openApiGroupVersion(registry.all(), gv.group, gv.version));
@@ -540,7 +553,7 @@ async function route(
   const gv = group === "" ? version : `${group}/${version}`;
   // An unavailable aggregated API: kube-aggregator answers every path under it with a plain 503.
   if (failing.has(gv)) return send(res, 503, "service unavailable\n");
-  if (!registry.groupVersions().some((x) => x.group === group && x.version === version)) {
+  if (!registry.serves(group, version)) {
     return send(res, 404, "404 page not found\n");
   }
   if (rest.length === 0) return send(res, 200, resourceList(registry.all(), group, version));
@@ -784,12 +797,12 @@ function sendList(
   const limitParam = Number(q.get("limit") ?? "0");
   const limit = Number.isInteger(limitParam) && limitParam > 0 ? limitParam : 0;
   const token = q.get("continue") ?? "";
-  let all: KubeObject[];
+  let all: readonly KubeObject[];
   let rv: string;
   let fresh = true;
   let from = 0;
   if (token === "") {
-    all = ctx.store.listIn(def, ns);
+    all = ctx.store.listStored(def, ns);
     rv = ctx.store.resourceVersion;
   } else {
     const rvParam = q.get("resourceVersion");
@@ -807,7 +820,7 @@ function sendList(
     }
     // rv -1 (the token a 410 offers) continues at the latest revision.
     fresh = kept === undefined;
-    all = kept ?? ctx.store.listIn(def, ns);
+    all = kept ?? ctx.store.listStored(def, ns);
     rv = kept !== undefined ? String(c.rv) : ctx.store.resourceVersion;
     // First key at or after the token's start key (keys are unique and sorted).
     let lo = 0;
@@ -820,6 +833,7 @@ function sendList(
     }
     from = lo;
   }
+  // Stored objects, not copies: only read here, and serialized from their kept text.
   const items: KubeObject[] = [];
   let next = from;
   for (; next < all.length && (limit === 0 || items.length < limit); next++) {
@@ -835,28 +849,27 @@ function sendList(
     // Later pages are served from this revision, as etcd serves them from the first page's.
     if (fresh) ctx.store.keepListAt(def, ns, rv, all);
   }
-  if (transform === "Table")
-    return send(res, 200, toTable(def, items, meta, q.get("includeObject") ?? undefined, ctx.now()));
+  if (transform === "Table") {
+    const copies = items.map((o) => ctx.store.present(def, o));
+    return send(res, 200, toTable(def, copies, meta, q.get("includeObject") ?? undefined, ctx.now()));
+  }
+  // The same text JSON.stringify would write for the whole list, assembled from each item's.
+  const form = transform === "PartialObjectMetadataList" ? "partial" : "item";
+  const parts = items.map((o) => ctx.store.serialized(def, o, form));
   if (transform === "PartialObjectMetadataList") {
     // Metadata only, paging intact: what the namespace controller and `kubectl get -o name` read.
-    return send(
+    return sendJsonText(
       res,
       200,
-      {
-        kind: "PartialObjectMetadataList",
-        apiVersion: "meta.k8s.io/v1",
-        metadata: meta,
-        items: items.map(partialObject),
-      },
-      { "Content-Type": transformContentType(transform) },
+      `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":[${parts.join(",")}]}`,
+      transformContentType(transform),
     );
   }
-  send(res, 200, {
-    kind: def.listKind,
-    apiVersion: apiVersionOf(def),
-    metadata: meta,
-    items: items.map((o) => listItem(def, o)),
-  });
+  sendJsonText(
+    res,
+    200,
+    `{"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(def))},"metadata":${JSON.stringify(meta)},"items":[${parts.join(",")}]}`,
+  );
 }
 
 /**

@@ -104,15 +104,89 @@ function specPart(obj: KubeObject): Record<string, unknown> {
 }
 
 /**
+ * One type's objects, keyed `namespace/name` (etcd's key order), with what the API server's watch
+ * cache keeps beside them: an index by namespace and the sorted lists already served, dropped on
+ * any write to the type. Stored objects are never changed in place — every write stores a new
+ * object — so a stored object's serializations (see {@link SimStore.serialized}) stay valid for its
+ * life.
+ */
+class TypeBucket {
+  private readonly objects = new Map<string, KubeObject>();
+  private readonly namespaces = new Map<string, Map<string, KubeObject>>();
+  /** Sorted lists by namespace (`undefined`: every namespace), valid until the next write. */
+  private readonly sorted = new Map<string | undefined, readonly KubeObject[]>();
+
+  public get size(): number {
+    return this.objects.size;
+  }
+
+  public get(key: string): KubeObject | undefined {
+    return this.objects.get(key);
+  }
+
+  public has(key: string): boolean {
+    return this.objects.has(key);
+  }
+
+  public set(key: string, o: KubeObject): void {
+    this.objects.set(key, o);
+    const ns = key.slice(0, key.indexOf("/"));
+    let inNs = this.namespaces.get(ns);
+    if (inNs === undefined) {
+      inNs = new Map();
+      this.namespaces.set(ns, inNs);
+    }
+    inNs.set(key, o);
+    this.sorted.clear();
+  }
+
+  public delete(key: string): void {
+    if (!this.objects.delete(key)) return;
+    const ns = key.slice(0, key.indexOf("/"));
+    const inNs = this.namespaces.get(ns);
+    inNs?.delete(key);
+    if (inNs?.size === 0) this.namespaces.delete(ns);
+    this.sorted.clear();
+  }
+
+  public values(): IterableIterator<KubeObject> {
+    return this.objects.values();
+  }
+
+  public [Symbol.iterator](): IterableIterator<[string, KubeObject]> {
+    return this.objects.entries();
+  }
+
+  /** The stored objects (of one namespace), in key order; shared, never to be changed. */
+  public list(namespace: string | undefined): readonly KubeObject[] {
+    const kept = this.sorted.get(namespace);
+    if (kept !== undefined) return kept;
+    const from = namespace === undefined ? this.objects : this.namespaces.get(namespace);
+    const keys = [...(from?.keys() ?? [])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const out = keys.map((k) => from?.get(k) as KubeObject);
+    this.sorted.set(namespace, out);
+    return out;
+  }
+}
+
+/** The representations of a stored object that lists are assembled from. */
+export type Serialized = "item" | "partial";
+
+/**
  * The object store. Methods named `*In` take a resolved {@link ResourceDef} (used by the HTTP
  * layer); `create/get/list/update/delete` resolve the type from `apiVersion` + `kind`.
  */
 export class SimStore {
-  private readonly data = new Map<string, Map<string, KubeObject>>();
+  private readonly data = new Map<string, TypeBucket>();
+  /** JSON text of stored objects by representation (and version asked through), per object. */
+  private readonly texts = new WeakMap<KubeObject, Map<string, string>>();
   private readonly events = new EventEmitter();
   private readonly history: StoreEvent[] = [];
   /** Lists served in pages, by type, namespace and resourceVersion (see {@link listAt}). */
-  private readonly listSnapshots = new Map<string, { readonly at: number; readonly items: KubeObject[] }>();
+  private readonly listSnapshots = new Map<
+    string,
+    { readonly at: number; readonly items: readonly KubeObject[] }
+  >();
   private rv = 1000;
   /** The revision of the last {@link compact}: a watch from before it is answered 410 Gone. */
   private compactedRv = 0;
@@ -238,17 +312,56 @@ export class SimStore {
 
   /** Objects of one type, in key order (namespace, then name), like etcd. */
   public listIn(d: ResourceDef, namespace?: string): KubeObject[] {
-    const out: KubeObject[] = [];
-    for (const o of this.bucket(d).values()) {
-      if (namespace !== undefined && namespace !== "" && d.namespaced && o.metadata?.namespace !== namespace)
-        continue;
-      out.push(this.present(d, o));
+    return this.listStored(d, namespace).map((o) => this.present(d, o));
+  }
+
+  /**
+   * The stored objects of one type (and namespace), in key order, without copies: what the HTTP
+   * layer serves lists from, as the API server serves them from its watch cache. Read-only — pass
+   * them to {@link present} or {@link serialized}, never change them.
+   */
+  public listStored(d: ResourceDef, namespace?: string): readonly KubeObject[] {
+    return this.bucket(d).list(
+      namespace !== undefined && namespace !== "" && d.namespaced ? namespace : undefined,
+    );
+  }
+
+  /**
+   * A stored object's JSON text, computed once per object and representation (a write stores a
+   * new object, so nothing is ever stale): `item` — as an item of a list asked through `d`'s
+   * version (built-in types carry no kind/apiVersion there, custom ones do); `partial` — its
+   * `PartialObjectMetadata`.
+   */
+  public serialized(d: ResourceDef, o: KubeObject, form: Serialized): string {
+    let forms = this.texts.get(o);
+    if (forms === undefined) {
+      forms = new Map();
+      this.texts.set(o, forms);
     }
-    return out.sort((a, b) => {
-      const ka = objKey(a.metadata?.namespace, a.metadata?.name ?? "");
-      const kb = objKey(b.metadata?.namespace, b.metadata?.name ?? "");
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
-    });
+    const key = form === "item" && d.custom ? `item ${apiVersionOf(d)}` : form;
+    let text = forms.get(key);
+    if (text === undefined) {
+      if (form === "partial") {
+        text = JSON.stringify({
+          kind: "PartialObjectMetadata",
+          apiVersion: "meta.k8s.io/v1",
+          metadata: o.metadata,
+        });
+      } else if (d.custom) {
+        // As `present` orders it: apiVersion and kind first, then the stored keys.
+        const c: KubeObject = { apiVersion: "", kind: "", ...o };
+        c.apiVersion = apiVersionOf(d);
+        c.kind = d.kind;
+        text = JSON.stringify(c);
+      } else {
+        const c: KubeObject = { ...o };
+        delete c.apiVersion;
+        delete c.kind;
+        text = JSON.stringify(c);
+      }
+      forms.set(key, text);
+    }
+    return text;
   }
 
   public count(d: ResourceDef): number {
@@ -265,7 +378,7 @@ export class SimStore {
     d: ResourceDef,
     namespace: string | undefined,
     resourceVersion: string,
-  ): KubeObject[] | undefined {
+  ): readonly KubeObject[] | undefined {
     const key = `${typeKey(d)}|${namespace ?? ""}|${resourceVersion}`;
     const kept = this.listSnapshots.get(key);
     if (kept === undefined) return undefined;
@@ -276,12 +389,12 @@ export class SimStore {
     return kept.items;
   }
 
-  /** Remember a list served with a continue token (`items` as {@link listIn} returned them). */
+  /** Remember a list served with a continue token (`items` as {@link listStored} returned them). */
   public keepListAt(
     d: ResourceDef,
     namespace: string | undefined,
     resourceVersion: string,
-    items: KubeObject[],
+    items: readonly KubeObject[],
   ): void {
     const key = `${typeKey(d)}|${namespace ?? ""}|${resourceVersion}`;
     this.listSnapshots.delete(key);
@@ -796,18 +909,18 @@ export class SimStore {
     return this.now();
   }
 
-  private bucket(d: Pick<ResourceDef, "group" | "resource">): Map<string, KubeObject> {
+  private bucket(d: Pick<ResourceDef, "group" | "resource">): TypeBucket {
     const k = typeKey(d);
     let b = this.data.get(k);
     if (b === undefined) {
-      b = new Map();
+      b = new TypeBucket();
       this.data.set(k, b);
     }
     return b;
   }
 
   /** A caller's copy, labelled with the version it was asked through. */
-  private present(d: ResourceDef, o: KubeObject): KubeObject {
+  public present(d: ResourceDef, o: KubeObject): KubeObject {
     const c = clone(o);
     c.apiVersion = apiVersionOf(d);
     c.kind = d.kind;
