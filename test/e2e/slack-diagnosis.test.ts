@@ -8,6 +8,7 @@ import { startKubeSim } from "../sim/kube/index.js";
 import { diagnoseNamespace } from "../../src/diagnosis/diagnose.js";
 import { DiagnosisActionId } from "../../src/slack/blocks/diagnosis.js";
 import { registerDiagnosisActions } from "../../src/slack/diagnosis-actions.js";
+import { lintMessage } from "../sim/slack/block-kit-lint.js";
 import { messageText, startHarness, type Harness } from "./slack-harness.js";
 
 const CHANNEL = "C0INCIDENT";
@@ -108,6 +109,59 @@ describe("/unstuck ns myapp against the seed incident", () => {
     await h.fake.waitForResponse((r) => r.id === barrier.responseId);
     // A click is at most a request for approval; only an approved job may remove a finalizer.
     expect(h.kubeCalls()).not.toContain("removeFinalizers");
+  });
+
+  it("summarises a namespace of 1,200 objects with finalizers in the card and its Details, within Block Kit's limits", async () => {
+    // Issue 13 §2: three pages of ConfigMaps, each held by a finalizer, in a Terminating namespace.
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bigns" } });
+    for (let i = 0; i < 1200; i++)
+      sim.store.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `cm-${String(i)}`, namespace: "bigns", finalizers: ["example.com/hold"] },
+      });
+    sim.store.delete("v1", "Namespace", undefined, "bigns");
+    await sim.reconcileNow();
+
+    const sent = await h.command("ns bigns", { channelId: CHANNEL });
+    expect(sent.status).toBe(200);
+    const post = await h.fake.waitFor(
+      "chat.postMessage",
+      (c) => c.body["channel"] === CHANNEL && JSON.stringify(c.body["blocks"]).includes("bigns"),
+      60_000,
+    );
+    const blocks = post.body["blocks"] as unknown[];
+    expect(lintMessage({ blocks }).filter((p) => p.severity === "error")).toEqual([]);
+    expect(JSON.stringify(blocks)).toContain("1,200 objects remain (configmaps 1,200)");
+
+    const details = findButtons(blocks).find((b) => b.action_id === DiagnosisActionId.Details);
+    expect(details).toBeDefined();
+    const click = await h.action({
+      actionId: DiagnosisActionId.Details,
+      ...(details?.value !== undefined ? { value: details.value } : {}),
+      channelId: CHANNEL,
+      userId: "U0ONCALL2",
+      blocks,
+    });
+    expect(click.status).toBe(200);
+    const reply = await h.fake.waitFor(
+      "chat.postMessage",
+      (c) =>
+        c.body["channel"] === CHANNEL &&
+        c.body["thread_ts"] !== undefined &&
+        JSON.stringify(c.body["blocks"]).includes("bigns"),
+      60_000,
+    );
+    const replyBlocks = reply.body["blocks"] as unknown[];
+    expect(replyBlocks.length).toBeLessThanOrEqual(50);
+    expect(lintMessage({ blocks: replyBlocks }).filter((p) => p.severity === "error")).toEqual([]);
+    const text = JSON.stringify(replyBlocks);
+    expect(text).toContain("*1,200 objects with finalizers*");
+    expect(text).toContain("_by type:_ configmaps 1,200");
+    expect(text).toContain("_by finalizer:_ example.com/hold 1,200");
+    expect(text.match(/finalizers: `example.com\/hold`/g)).toHaveLength(20);
+    expect(text).toContain("…and 1,180 more objects with finalizers");
+    expect(text).toContain("ns bigns --all");
   });
 });
 
