@@ -53,6 +53,14 @@ export function createServices(
       return built;
     }));
   const awsConfig = config.aws;
+  // The bot loads the clients' modules at start (nothing built, nothing called), so its first
+  // command and first approval click do not pay for the imports; errors surface at first use.
+  if (opts.longRunning === true) {
+    void Promise.all([
+      import("./kube/client-node-adapter.js"),
+      ...(awsConfig ? [import("./aws/clients.js"), import("./aws/sdk-adapter.js")] : []),
+    ]).catch(() => undefined);
+  }
   const aws = awsConfig
     ? lazyAwsPort(async () => {
         const [{ createAwsClients }, { createAwsAdapter }] = await Promise.all([
