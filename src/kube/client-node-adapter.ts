@@ -18,6 +18,7 @@ import {
   VersionApi,
   Watch,
 } from "@kubernetes/client-node";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
 import { ErrorCode, UnstuckError } from "../errors.js";
@@ -120,6 +121,59 @@ export function loadKubeConfig(source?: { path?: string; text?: string }): KubeC
       { variable: "KUBECONFIG" },
     );
   }
+  return poolDispatchers(kc);
+}
+
+/** Distinct TLS identities (cluster CA, client certificate, proxy) whose connection pools are kept. */
+const MAX_POOLED_DISPATCHERS = 4;
+const pooled = new WeakSet<KubeConfig>();
+
+/**
+ * Keep connections alive across requests. client-node 2.0.1's `applySecurityAuthentication` builds
+ * a new undici `Agent` for every request whose cluster has any TLS option (a CA, a client
+ * certificate, `insecure-skip-tls-verify`) — every real cluster: each request then opens its own
+ * connection (and TLS handshake), and each agent lingers with its socket until collected. This
+ * keeps one agent per distinct set of dispatcher options (as `createDispatcherOptions` computes
+ * them from the credentials of that request, so a rotated client certificate gets a new pool),
+ * the least recently used forgotten beyond {@link MAX_POOLED_DISPATCHERS} — not closed, as a request
+ * may have just been handed it: its idle sockets end on undici's keep-alive timeout, as every
+ * per-request agent's did. Idempotent; a library version without the private `createDispatcher`
+ * is left as it is.
+ */
+export function poolDispatchers(kc: KubeConfig): KubeConfig {
+  if (pooled.has(kc)) return kc;
+  pooled.add(kc);
+  type Pooled = object | undefined;
+  const target = kc as unknown as { createDispatcher?: (cluster: unknown, options: unknown) => Pooled };
+  const create = target.createDispatcher;
+  if (typeof create !== "function") return kc;
+  const pool = new Map<string, NonNullable<Pooled>>();
+  target.createDispatcher = function (this: KubeConfig, cluster: unknown, agentOptions: unknown): Pooled {
+    const key = createHash("sha256")
+      .update(
+        JSON.stringify(
+          kc.createDispatcherOptions(
+            cluster as Parameters<KubeConfig["createDispatcherOptions"]>[0],
+            agentOptions as Parameters<KubeConfig["createDispatcherOptions"]>[1],
+          ),
+        ),
+      )
+      .digest("base64");
+    const kept = pool.get(key);
+    if (kept !== undefined) {
+      pool.delete(key);
+      pool.set(key, kept);
+      return kept;
+    }
+    const made = create.call(this, cluster, agentOptions);
+    if (made === undefined) return made;
+    pool.set(key, made);
+    for (const k of pool.keys()) {
+      if (pool.size <= MAX_POOLED_DISPATCHERS) break;
+      pool.delete(k);
+    }
+    return made;
+  };
   return kc;
 }
 
@@ -280,7 +334,7 @@ export async function kubeVersion(kc: KubeConfig, timeoutMs: number): Promise<st
 
 /** Build the adapter from a kubeconfig text or a loaded `KubeConfig`. */
 export function createKubeAdapter(source: string | KubeConfig, options: KubeAdapterOptions = {}): KubePort {
-  const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
+  const kc = poolDispatchers(typeof source === "string" ? loadKubeConfig({ text: source }) : source);
   const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
   const core = makeClient(kc, CoreV1Api, timeoutMs);

@@ -16,7 +16,12 @@ import {
   type ResponseContext,
 } from "@kubernetes/client-node";
 import { ErrorCode, UnstuckError } from "../errors.js";
-import { DEFAULT_KUBE_TIMEOUT_MS, loadKubeConfig, mapKubeError } from "./client-node-adapter.js";
+import {
+  DEFAULT_KUBE_TIMEOUT_MS,
+  loadKubeConfig,
+  mapKubeError,
+  poolDispatchers,
+} from "./client-node-adapter.js";
 
 /** What the watcher keeps of a namespace. */
 export interface NamespaceMeta {
@@ -79,7 +84,7 @@ export function createNamespaceWatchIo(
   source: string | KubeConfig,
   options: { readonly timeoutMs?: number; readonly pageSize?: number } = {},
 ): NamespaceWatchIo {
-  const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
+  const kc = poolDispatchers(typeof source === "string" ? loadKubeConfig({ text: source }) : source);
   const cluster = kc.getCurrentCluster();
   if (!cluster)
     throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
