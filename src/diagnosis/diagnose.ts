@@ -8,7 +8,7 @@ import type { AwsPort } from "../aws/port.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import { edgeOwnerOf, type EdgeOwner } from "../edge/model.js";
-import type { DeploymentSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
+import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
 import type { ApiServiceSnapshot, DiscoveryFailure } from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
@@ -98,18 +98,23 @@ async function collectDiagnosis(
   }
 
   const warnings: string[] = [];
-  const [discovery, deployments] = await Promise.all([
-    kube.discover(),
-    kube.listDeployments().catch((err: unknown) => {
-      warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
-      return [] as DeploymentSnapshot[];
-    }),
-  ]);
+  // One round: the controllers' Deployments and the namespace's Events are read beside the lists
+  // (discovery is cached in the bot), not before or after them.
+  const deploymentsRead = kube.listDeployments().catch((err: unknown) => {
+    warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
+    return [] as DeploymentSnapshot[];
+  });
+  const eventsRead = kube.listEvents(name).then(
+    (events) => ({ ok: true as const, events }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  const discovery = await kube.discover();
 
   const types = discovery.resources.filter(
     (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
   );
   const listedResults = await mapLimit(types, options.concurrency ?? 32, (t) => kube.listObjects(t, name));
+  const deployments = await deploymentsRead;
   const listed: ListedType[] = [];
   const unlisted: string[] = [];
   listedResults.forEach((r, i) => {
@@ -133,7 +138,7 @@ async function collectDiagnosis(
     (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),
   );
   const [evidence, aws, argoApplications] = await Promise.all([
-    gatherEvidence(kube, name, blockers, deployments, options, warnings),
+    gatherEvidence(kube, name, blockers, deployments, await eventsRead, options, warnings),
     options.aws
       ? gatherAws(
           kube,
@@ -275,6 +280,9 @@ async function gatherEvidence(
   namespace: string,
   blockers: readonly ObjectSnapshot[],
   deployments: readonly DeploymentSnapshot[],
+  events:
+    | { readonly ok: true; readonly events: readonly EventSnapshot[] }
+    | { readonly ok: false; readonly error: unknown },
   options: DiagnoseOptions,
   warnings: string[],
 ): Promise<Map<string, Evidence[]>> {
@@ -303,6 +311,35 @@ async function gatherEvidence(
   if (blockers.length > eventTargets.length) {
     warnings.push(`Events were read for the first ${eventTargets.length} of ${blockers.length} blockers.`);
   }
+  if (!events.ok && eventTargets.length > 0) {
+    warnings.push(`Could not list events in ${namespace}: ${toUserError(events.error).message}`);
+  }
+  // The namespace's Events, listed once beside the type lists, by the object they are about (what
+  // a field selector on involvedObject.kind and .name would have asked the server for, per blocker).
+  const about = new Map<string, EventSnapshot[]>();
+  for (const e of events.ok ? events.events : []) {
+    const key = `${e.involvedKind}/${e.involvedName}`;
+    const list = about.get(key);
+    if (list === undefined) about.set(key, [e]);
+    else list.push(e);
+  }
+  for (const b of eventTargets) {
+    const own = about.get(`${b.kind}/${b.name}`);
+    if (own === undefined) continue;
+    add(
+      blockerKey(b),
+      [...own]
+        .sort((x, y) => (y.lastTimestamp ?? "").localeCompare(x.lastTimestamp ?? ""))
+        .slice(0, 5)
+        .map((e) => ({
+          source: "event" as const,
+          from: `Event ${e.reason}${e.source ? ` (${e.source})` : ""}`,
+          text: `${e.message}${e.count > 1 ? ` (×${e.count})` : ""}`,
+          ...(e.lastTimestamp ? { time: e.lastTimestamp } : {}),
+          error: e.type === "Warning",
+        })),
+    );
+  }
   await Promise.all([
     mapLimit(logJobs, 4, async ({ deployment, blockers: owned }) => {
       try {
@@ -321,26 +358,6 @@ async function gatherEvidence(
         warnings.push(
           `Could not read logs of ${deployment.namespace}/${deployment.name}: ${toUserError(err).message}`,
         );
-      }
-    }),
-    mapLimit(eventTargets, 8, async (b) => {
-      try {
-        const events = await kube.listEvents(namespace, { kind: b.kind, name: b.name });
-        add(
-          blockerKey(b),
-          events
-            .sort((x, y) => (y.lastTimestamp ?? "").localeCompare(x.lastTimestamp ?? ""))
-            .slice(0, 5)
-            .map((e) => ({
-              source: "event" as const,
-              from: `Event ${e.reason}${e.source ? ` (${e.source})` : ""}`,
-              text: `${e.message}${e.count > 1 ? ` (×${e.count})` : ""}`,
-              ...(e.lastTimestamp ? { time: e.lastTimestamp } : {}),
-              error: e.type === "Warning",
-            })),
-        );
-      } catch (err) {
-        warnings.push(`Could not list events for ${b.kind} ${b.name}: ${toUserError(err).message}`);
       }
     }),
   ]);
