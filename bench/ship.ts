@@ -66,7 +66,7 @@ function freePort(): Promise<number> {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** VmRSS of a live process, in bytes. */
-async function rssOf(pid: number): Promise<number> {
+export async function rssOf(pid: number): Promise<number> {
   const status = await readFile(`/proc/${String(pid)}/status`, "utf8");
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
   if (kb === undefined) throw new Error(`no VmRSS for pid ${String(pid)}`);
@@ -74,7 +74,7 @@ async function rssOf(pid: number): Promise<number> {
 }
 
 /** Rebuild `dist/` when a source is newer than its stamp (as `npm start` does). */
-async function ensureBuilt(): Promise<string> {
+export async function ensureBuilt(): Promise<string> {
   const fresh = await runProcess("sh", [
     "-c",
     '[ -f dist/.built ] && [ -z "$(find src commands test/sim -newer dist/.built -print -quit)" ]',
@@ -87,7 +87,7 @@ async function ensureBuilt(): Promise<string> {
 }
 
 /** The simulators and Redis every bot process of these benchmarks talks to. */
-interface World {
+export interface World {
   readonly sim: KubeSim;
   readonly fake: FakeSlack;
   readonly kubeconfig: string;
@@ -98,7 +98,7 @@ interface World {
   stop(): Promise<void>;
 }
 
-async function startWorld(): Promise<World> {
+export async function startWorld(): Promise<World> {
   const sim = await startKubeSim({
     scenario: "test/fixtures/scenarios/seed-incident.yaml",
     controllerIntervalMs: 1000,
@@ -128,7 +128,7 @@ async function startWorld(): Promise<World> {
   };
 }
 
-interface BotProcess {
+export interface BotProcess {
   readonly pid: number;
   readonly events: string;
   readonly ops: string;
@@ -138,9 +138,16 @@ interface BotProcess {
 }
 
 /** Start the bot as its own process and wait for `/readyz` 200 (spawn → ready timed). */
-async function startBot(
+export async function startBot(
   world: World,
-  how: { readonly role: "bot" | "worker"; readonly entry: "compiled" | "tsx" },
+  how: {
+    readonly role: "bot" | "worker";
+    readonly entry: "compiled" | "tsx";
+    /** Instead of the chart's. */
+    readonly nodeOptions?: string;
+    /** More environment (e.g. `MALLOC_ARENA_MAX`). */
+    readonly env?: Readonly<Record<string, string>>;
+  },
 ): Promise<BotProcess> {
   const [port, opsPort] = [await freePort(), await freePort()];
   const args =
@@ -152,7 +159,7 @@ async function startBot(
   const child: ChildProcess = spawn(process.execPath, args, {
     env: isolatedEnv({
       NODE_ENV: "production",
-      NODE_OPTIONS: CHART_NODE_OPTIONS,
+      NODE_OPTIONS: how.nodeOptions ?? CHART_NODE_OPTIONS,
       SLACK_BOT_TOKEN: world.token,
       ...(how.role === "bot" ? { SLACK_SIGNING_SECRET: world.secret, PORT: String(port) } : {}),
       SLACK_API_URL: world.fake.url,
@@ -167,6 +174,7 @@ async function startBot(
       // A bench Redis usually persists nothing; the bot refuses that unless told.
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_LOG_LEVEL: "warn",
+      ...how.env,
     }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -207,7 +215,7 @@ async function startBot(
 }
 
 /** A Prometheus sample's value from `/metrics`. */
-async function metric(ops: string, name: string): Promise<number | undefined> {
+export async function metric(ops: string, name: string): Promise<number | undefined> {
   const text = await (await fetch(`${ops}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name} `));
   return line === undefined ? undefined : Number(line.split(" ")[1]);

@@ -5,10 +5,7 @@
  * exits, instead of retrying forever in a stream of JSON logs.
  */
 import { LogLevel, WebClient, type Logger as WebClientLogger } from "@slack/web-api";
-import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import type { Redis } from "ioredis";
-import { createAwsClients, destroyAwsClients } from "./aws/clients.js";
-import { mapAwsError } from "./aws/sdk-adapter.js";
 import { parseRedisClusterUrl, type Config } from "./config.js";
 import { createRedisConnection, redisPrimaries } from "./redis-connection.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
@@ -228,11 +225,19 @@ async function checkKube(config: Config, timeoutMs: number): Promise<string> {
 
 /**
  * One EC2 read the bot's policy already grants (security groups are how it finds what holds a
- * load balancer's group). A refusal still proves the endpoint answers, so it only warns.
+ * load balancer's group). A refusal still proves the endpoint answers, so it only warns. The AWS
+ * SDK is imported here, only when AWS is configured: a bot without it never loads the SDK (about
+ * 60 MiB of a ready bot's resident set, bench/rss.ts).
  */
 async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
   const aws = config.aws;
   if (!aws) return [];
+  const [{ DescribeSecurityGroupsCommand }, { createAwsClients, destroyAwsClients }, { mapAwsError }] =
+    await Promise.all([
+      import("@aws-sdk/client-ec2"),
+      import("./aws/clients.js"),
+      import("./aws/sdk-adapter.js"),
+    ]);
   const clients = createAwsClients({
     region: aws.region,
     ...(aws.endpoint !== undefined ? { endpoint: aws.endpoint } : {}),
