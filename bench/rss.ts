@@ -6,7 +6,7 @@
  * bench/ship.ts) is measured when ready and after `diagnoses` signed `ns myapp` (seed incident, 4 in
  * flight): VmRSS, its anonymous and file-backed parts (/proc/<pid>/smaps_rollup), and V8's heap and
  * external memory from /metrics. With `UNSTUCK_RSS_SNAPSHOT=1` the first bot also writes a heap
- * snapshot after the diagnoses (`--heapsnapshot-signal=SIGUSR2`, in the working directory).
+ * snapshot when ready and one after the diagnoses (`--heapsnapshot-signal=SIGUSR2`, in the working directory).
  * A diagnostic script, not part of `npm run bench`.
  */
 import { readFile } from "node:fs/promises";
@@ -63,6 +63,10 @@ async function run(world: World, variant: string, first: boolean): Promise<void>
     await sleep(1_000);
     out(variant);
     out(`  ready (${bot.readyMs.toFixed(0)} ms): ${await sample(bot)}`);
+    if (first && snapshot) {
+      process.kill(bot.pid, "SIGUSR2");
+      await sleep(8_000);
+    }
     // As the memory bench counts them: a response_url post or a top-level message in the channel.
     const answered = (): number =>
       world.fake.responses().length +
