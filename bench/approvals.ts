@@ -19,13 +19,18 @@
  *
  * Bursts repeat `UNSTUCK_BENCH_RUNS` times; percentiles are over all of them, with each burst's p99
  * shown. Every key lives under a random prefix, deleted at the end; the bench checks none is left.
+ *
+ * `UNSTUCK_BENCH_CPU_PROF=<dir>` profiles the bot: it runs with `--cpu-prof --cpu-prof-dir=<dir>`
+ * (the profile is written when it stops), and `<dir>/bursts.json` records when each burst was sent
+ * and answered, in the monotonic clock the profile's timestamps use (µs), so
+ * `bench/profile-bursts.ts <dir>` can show what the bot ran during the approve clicks alone.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { readFile, mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { Redis } from "ioredis";
@@ -276,6 +281,22 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
   const base = `http://127.0.0.1:${String(port)}`;
   const events = `${base}/slack/events`;
 
+  const profileDir = process.env.UNSTUCK_BENCH_CPU_PROF
+    ? resolve(process.env.UNSTUCK_BENCH_CPU_PROF)
+    : undefined;
+  if (profileDir !== undefined) await mkdir(profileDir, { recursive: true });
+  /** Each burst's span in CLOCK_MONOTONIC µs, the clock of V8's profile timestamps (Linux). */
+  const bursts: { label: string; startUs: number; endUs: number }[] = [];
+  const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
+  const timed = async <T>(label: string, run: () => Promise<T>): Promise<T> => {
+    const startUs = monotonicUs();
+    try {
+      return await run();
+    } finally {
+      bursts.push({ label, startUs, endUs: monotonicUs() });
+    }
+  };
+
   let output = "";
   const started = performance.now();
   const bot = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
@@ -294,6 +315,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       // A bench or developer Redis usually persists nothing; the bot refuses that unless told.
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_LOG_LEVEL: "warn",
+      ...(profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -323,6 +345,8 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     const startupMs = performance.now() - started;
     const store = new ApprovalStore(redis, { prefix: `${prefix}:approvals`, signer });
 
+    /** The blocks of each request's posted message: Slack sends them back with every click on it. */
+    const postedBlocks = new Map<string, unknown[]>();
     /** A signed `/unstuck finalize …` and the request id from the posted message's Approve button. */
     const requestRemoval = async (target: string, namespace: string, channel: string): Promise<string> => {
       await postSigned(
@@ -341,6 +365,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
         30_000,
       );
       const id = buttonValue(call.body.blocks, "approval:approve") ?? "";
+      if (Array.isArray(call.body.blocks)) postedBlocks.set(id, call.body.blocks as unknown[]);
       // The bot attaches the message after posting it; clicks before that would race the attach.
       await until(
         async () => ((await store.get(id))?.message ? true : undefined),
@@ -356,16 +381,18 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     /** Slash commands at once from the client thread, each in its own channel. */
     const slashBurst = async (label: string, text: string, count = CONCURRENT) => {
       const channels = Array.from({ length: count }, (_, i) => `C0${label}X${String(i).padStart(4, "0")}`);
-      const sent = await clients.signed(
-        events,
-        secret,
-        channels.map((channel, i) =>
-          slashCommandBody({
-            text,
-            userId: `U0ONCALL${String(i).padStart(4, "0")}`,
-            channelId: channel,
-            responseUrl: fake.responseUrl(channel),
-          }),
+      const sent = await timed(`slash ${label}`, () =>
+        clients.signed(
+          events,
+          secret,
+          channels.map((channel, i) =>
+            slashCommandBody({
+              text,
+              userId: `U0ONCALL${String(i).padStart(4, "0")}`,
+              channelId: channel,
+              responseUrl: fake.responseUrl(channel),
+            }),
+          ),
         ),
       );
       // When the answer reached the fake Slack: in the channel, or (help, errors) to the response_url.
@@ -437,19 +464,24 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       const requestId = await requestRemoval(target, namespace, channel);
       const ts = await until(async () => (await store.get(requestId))?.message?.ts, 10_000, "message ts");
       sim.resetRequests();
-      const clicks = await clients.signed(
-        events,
-        secret,
-        approvers.map((userId) =>
-          blockActionsBody({
-            actionId: "approval:approve",
-            value: requestId,
-            userId,
-            teamId: TEAM,
-            channelId: channel,
-            messageTs: ts,
-            responseUrl: fake.responseUrl(`${name}-${userId}`),
-          }),
+      const clicks = await timed(`approve ${String(b)}`, () =>
+        clients.signed(
+          events,
+          secret,
+          approvers.map((userId) =>
+            blockActionsBody({
+              actionId: "approval:approve",
+              blockId: `approval-actions:${requestId}`,
+              value: requestId,
+              userId,
+              teamId: TEAM,
+              channelId: channel,
+              messageTs: ts,
+              // As Slack sends a click: with the whole message it was made on (a few KiB to parse).
+              blocks: postedBlocks.get(requestId) ?? [],
+              responseUrl: fake.responseUrl(`${name}-${userId}`),
+            }),
+          ),
         ),
       );
       clickAcks.push(...clicks.map((c) => c.ackMs));
@@ -602,6 +634,8 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     await clients.close();
     // Appended to the array the result holds: the stop and the clean-up are checked too.
     const code = await stopChild(bot);
+    if (profileDir !== undefined)
+      await writeFile(join(profileDir, "bursts.json"), JSON.stringify(bursts, null, 2));
     checks.push(check("approvals: the bot stops cleanly on SIGTERM", code === 0, `exit ${String(code)}`));
     await deleteKeysWithPrefix(redis, prefix);
     const left = await countKeys(redis, prefix);
