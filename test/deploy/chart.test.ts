@@ -121,6 +121,8 @@ describe("the Helm chart", () => {
     expect(kinds("default")).toEqual([
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "Deployment",
@@ -296,6 +298,13 @@ describe("the Helm chart", () => {
         ]);
       }
     }
+    // The discovery cache's watches: CRDs and APIServices, watch only, in every install.
+    for (const set of VALUE_SETS) {
+      expect(find(set, "ClusterRole", "-watch-discovery").rules).toEqual([
+        { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["watch"] },
+        { apiGroups: ["apiregistration.k8s.io"], resources: ["apiservices"], verbs: ["watch"] },
+      ]);
+    }
     // The namespace-deletion guard's annotation: patch on namespaces, only where the guard is on.
     expect(find("http-external-redis", "ClusterRole", "-open-deletion-guard").rules).toEqual([
       { apiGroups: [""], resources: ["namespaces"], verbs: ["patch"] },
@@ -322,6 +331,8 @@ describe("the Helm chart", () => {
       "ClusterRole",
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
