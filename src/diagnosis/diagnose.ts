@@ -293,14 +293,24 @@ async function gatherEvidence(
 
   // Controllers that own any blocker's finalizer, each read once however many blockers it owns.
   const controllers = new Map<string, { deployment: DeploymentSnapshot; blockers: ObjectSnapshot[] }>();
+  // Thousands of blockers share a handful of finalizers: each is matched to controllers once.
+  const matched = new Map<string, DeploymentSnapshot[]>();
+  const controllersOf = (f: string): DeploymentSnapshot[] => {
+    let ds = matched.get(f);
+    if (ds === undefined) {
+      const info = lookupFinalizer(f);
+      ds = info ? matchControllers(info, deployments, f) : [];
+      matched.set(f, ds);
+    }
+    return ds;
+  };
   for (const b of blockers) {
     for (const f of b.finalizers) {
-      const info = lookupFinalizer(f);
-      if (!info) continue;
-      for (const d of matchControllers(info, deployments, f)) {
+      for (const d of controllersOf(f)) {
         const key = `${d.namespace}/${d.name}`;
         const entry = controllers.get(key) ?? { deployment: d, blockers: [] };
-        if (!entry.blockers.includes(b)) entry.blockers.push(b);
+        // Blockers come one at a time: a repeat (two finalizers, one controller) is the last one.
+        if (entry.blockers[entry.blockers.length - 1] !== b) entry.blockers.push(b);
         controllers.set(key, entry);
       }
     }

@@ -553,8 +553,21 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
   },
 ];
 
+/** Finalizers already looked up: a namespace's thousands of blockers share a handful of them. */
+const looked = new Map<string, FinalizerInfo | null>();
+const MAX_LOOKED = 1_000;
+
 /** The table entry for a finalizer: exact match first, then a pattern family, then the longest prefix. */
 export function lookupFinalizer(finalizer: string): FinalizerInfo | undefined {
+  const kept = looked.get(finalizer);
+  if (kept !== undefined) return kept ?? undefined;
+  const found = findFinalizer(finalizer);
+  if (looked.size >= MAX_LOOKED) looked.clear();
+  looked.set(finalizer, found ?? null);
+  return found;
+}
+
+function findFinalizer(finalizer: string): FinalizerInfo | undefined {
   const exact = FINALIZERS.find((f) => !f.prefix && !f.regex && f.pattern === finalizer);
   if (exact) return exact;
   const family = FINALIZERS.find((f) => f.regex?.test(finalizer) === true);
