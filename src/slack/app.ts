@@ -160,6 +160,9 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
     receiver,
     authorize,
     logger,
+    // Bolt's conversation store (context.conversation) is unused: without it no request awaits a
+    // rejected lookup (a new Error each time) before its listeners run and acknowledge it.
+    convoStore: false,
     ...(slack.apiUrl !== undefined ? { clientOptions: { slackApiUrl: slack.apiUrl } } : {}),
   });
 

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { RequestListener } from "node:http";
+import { setImmediate as afterPendingIo } from "node:timers/promises";
 import type { Middleware, RespondFn } from "@slack/bolt";
 import type { Actor } from "../../commands/types.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
@@ -123,10 +124,17 @@ export function identityOf(body: unknown): RequestIdentity {
   });
 }
 
-/** Acknowledge at once; everything after runs while Slack already has its 200. */
+/**
+ * Acknowledge at once; everything after runs while Slack already has its 200. The work after the ack
+ * starts only once the event loop has read what is waiting on its sockets: in a burst (fifty approvers
+ * clicking at once) every request that already arrived is acknowledged before any earlier one's
+ * work (a vote's Redis calls, a reply's rendering, their logging) takes the CPU, so no ack queues
+ * behind another request's work. Work that was already under way still interleaves.
+ */
 export function ackFirst<A extends ScopedArgs>(): Middleware<A> {
   return async ({ ack, next }) => {
     await ack();
+    await afterPendingIo();
     await next();
   };
 }

@@ -138,6 +138,32 @@ describe("ackFirst", () => {
     const { order } = await run(ackFirst(), commandBody("C1"));
     expect(order).toEqual(["ack", "next"]);
   });
+
+  it("acknowledges a request still being read before the work of an acknowledged one starts", async () => {
+    const order: string[] = [];
+    const middleware = ackFirst();
+    const request = (n: number): Promise<void> =>
+      middleware({
+        body: commandBody("C1"),
+        respond: () => Promise.resolve(),
+        ack: () => {
+          order.push(`ack ${String(n)}`);
+          return Promise.resolve();
+        },
+        next: () => {
+          order.push(`work ${String(n)}`);
+          return Promise.resolve();
+        },
+      } as never);
+    // The second request is still being parsed (Bolt's reading and verifying is a chain of promise
+    // hops) when the first is acknowledged; the first one's work must wait for it.
+    const second = (async () => {
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+      await request(2);
+    })();
+    await Promise.all([request(1), second]);
+    expect(order).toEqual(["ack 1", "ack 2", "work 1", "work 2"]);
+  });
 });
 
 describe("requestScope", () => {
