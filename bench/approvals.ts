@@ -2,10 +2,9 @@
  * Acks and approvals against the bot as its own process (issue 13 §0b, §2): `src/main.ts` is
  * spawned with the environment `npm start` reads — from the sources through tsx (`npm start` runs
  * the same code compiled to `dist/`; tsx costs mostly start-up, and its source maps make error
- * stacks dearer) — against a fake
- * Slack Web API and the Kubernetes simulator (seed incident) that live in this process, and the
- * Redis at `REDIS_URL`. The clients send their
- * signed requests from a worker thread, so reading an ack waits neither for the bot's event loop
+ * stacks dearer) — against a fake Slack Web API and the Kubernetes simulator (seed incident) that
+ * live in this process, and the Redis at `REDIS_URL`. The clients send their signed requests from
+ * a worker thread, so reading an ack waits neither for the bot's event loop
  * (another process) nor for the simulators' (this thread) — only for the machine's cores.
  *
  * - first command after start-up, alone;
