@@ -462,6 +462,9 @@ export class NamespaceWatcher {
     this.counts.posts++;
     // Deleted while the card was being posted: the DELETED event found no open episode yet.
     if (this.tracked.get(name) !== t) this.spawn(() => this.finish(t.uid, key));
+    // Changed while it was being posted: those events found no episode yet either. Look once more
+    // (after the usual pause); the thread hears of it only if what is left differs from the card.
+    else this.scheduleUpdate(name, t);
     this.o.log?.info(
       { namespace: name, channel: this.o.channel, ts, blockers: d.blockers.length, verdict: d.verdict },
       "watcher: posted a stuck namespace",
@@ -484,6 +487,12 @@ export class NamespaceWatcher {
     const json = await this.o.redis.get(t.episode);
     if (json === null) return;
     const rec = JSON.parse(json) as EpisodeRecord;
+    if (rec.state === "posting") {
+      // The card is being posted: a change seen now must not be lost — look again once it is.
+      t.lastUpdateAt = this.now();
+      this.scheduleUpdate(name, t);
+      return;
+    }
     if (rec.state !== "posted" || rec.channel === undefined || rec.ts === undefined) return;
     const d = await this.o.diagnose(name);
     t.lastUpdateAt = this.now();

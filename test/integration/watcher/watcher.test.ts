@@ -22,6 +22,7 @@ import {
   slackWatcherClient,
   type WatcherService,
 } from "../../../src/watcher/service.js";
+import type { WatcherSlack } from "../../../src/watcher/watcher.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { deleteKeysWithPrefix } from "../../sim/redis.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
@@ -69,7 +70,13 @@ describe("namespace watcher", () => {
   });
 
   function watcher(
-    o: { thresholdSeconds?: number; leaseMs?: number; watchTimeoutSeconds?: number } = {},
+    o: {
+      thresholdSeconds?: number;
+      leaseMs?: number;
+      watchTimeoutSeconds?: number;
+      /** Wraps the Slack client (e.g. to hold a post open). */
+      slack?: (s: WatcherSlack) => WatcherSlack;
+    } = {},
   ): WatcherService {
     const kube = createKubeAdapter(sim.kubeconfig());
     const thresholdSeconds = o.thresholdSeconds ?? 1;
@@ -82,7 +89,7 @@ describe("namespace watcher", () => {
       io: createNamespaceWatchIo(sim.kubeconfig()),
       diagnose: (ns) =>
         diagnoseNamespace(kube, ns, { now: () => new Date(), blockedAfterSeconds: thresholdSeconds }),
-      slack: slackWatcherClient(new WebClient(TOKEN, { slackApiUrl: fake.url })),
+      slack: (o.slack ?? ((x) => x))(slackWatcherClient(new WebClient(TOKEN, { slackApiUrl: fake.url }))),
       log,
       tuning: {
         watchTimeoutSeconds: o.watchTimeoutSeconds ?? 30,
@@ -195,6 +202,52 @@ describe("namespace watcher", () => {
     expect(blocks.find((b) => b.type === "header")?.text?.text).toBe("Namespace stuck-c: GONE");
     expect(blocks.some((b) => b.type === "actions")).toBe(false);
     expect(cards()).toHaveLength(1);
+  }, 20_000);
+
+  it("a blocker that goes while the card is being posted still reaches the thread", async () => {
+    // The post is held open until the blocker has gone and the namespace controller has seen it:
+    // those changes arrive before the episode is recorded, and must not be lost.
+    let releasePost: (() => void) | undefined;
+    const held = new Promise<void>((r) => (releasePost = r));
+    let posting: (() => void) | undefined;
+    const started = new Promise<void>((r) => (posting = r));
+    const w = watcher({
+      thresholdSeconds: 2,
+      slack: (inner) => ({
+        post: async (channel, message, threadTs) => {
+          if (threadTs === undefined) {
+            posting?.();
+            await held;
+          }
+          return inner.post(channel, message, threadTs);
+        },
+        update: (channel, ts, message) => inner.update(channel, ts, message),
+      }),
+    });
+    w.start();
+    namespaceWithBlocker("stuck-p");
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "also-held", namespace: "stuck-p", finalizers: [FINALIZER] },
+    });
+    deleteNamespace("stuck-p");
+    await started;
+    release("stuck-p");
+    await sim.reconcileNow();
+    await settle(300);
+    releasePost?.();
+    const post = await until(() => cards()[0], 8_000, "the card");
+    const update = await until(
+      () =>
+        fake
+          .thread(CHANNEL, String(post.response?.ts))
+          .find((m) => (m.text ?? "").includes("Still Terminating")),
+      8_000,
+      "the thread update",
+    );
+    expect(update.text).toContain("1 blocking object(s) left");
+    expect(update.text).toContain("also-held");
   }, 20_000);
 
   it("re-lists after a bookmark and a 410 Gone, and posts no duplicate", async () => {
