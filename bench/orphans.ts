@@ -26,11 +26,12 @@ const pages = (n: number, size: number): number => Math.max(1, Math.ceil(n / siz
 
 /**
  * The fewest AWS calls that answer "what did the controller leave behind in this account":
- *   ELBv2  DescribeLoadBalancers (400 a page) and DescribeTargetGroups (400 a page): every load
- *          balancer and target group, to see what is attached to what — no tags from ELB.
- *   Tagging GetResources(cluster tag, load balancers) and GetResources(cluster tag, target groups),
- *          100 a page: the tags of only this cluster's resources (DescribeTags takes 20 ARNs a call
- *          and shares ELB's 10-a-second bucket: 400 calls for 8,000 resources, ~40 s).
+ *   ELBv2  DescribeLoadBalancers and DescribeTargetGroups (400 a page): every load balancer and
+ *          target group, to see what forwards to what — no tags from ELB for these.
+ *   Tagging GetResources(cluster tag, load balancers), 100 a page: the tags of only this cluster's
+ *          load balancers (DescribeTags takes 20 ARNs a call under ELB's 10-a-second bucket).
+ *   ELBv2  DescribeTags only for the target groups no live load balancer forwards to (20 a call):
+ *          the rest are in use whatever their tags say.
  *   EC2    DescribeSecurityGroups(tag:cluster, 1,000 a page); DescribeNetworkInterfaces of ELB
  *          (requester-id amazon-elb, 1,000 a page); DescribeNetworkInterfaces(group-id in a batch
  *          of up to 200 groups) per 200 of the cluster's groups that no live or dying owner
@@ -42,20 +43,19 @@ function minimumCalls(
     loadBalancers: number;
     targetGroups: number;
     ourLoadBalancers: number;
-    ourTargetGroups: number;
     ourGroups: number;
     elbInterfaces: number;
   },
-  unownedGroups: number,
+  loose: { targetGroups: number; groups: number },
 ): number {
   return (
     pages(a.loadBalancers, 400) +
     pages(a.targetGroups, 400) +
     pages(a.ourLoadBalancers, 100) +
-    pages(a.ourTargetGroups, 100) +
+    Math.ceil(loose.targetGroups / 20) +
     pages(a.ourGroups, 1000) +
     pages(a.elbInterfaces, 1000) +
-    pages(unownedGroups, 200)
+    Math.ceil(loose.groups / 200)
   );
 }
 
@@ -63,7 +63,12 @@ export async function benchOrphans(options: BenchOptions): Promise<BenchResult> 
   const { runs, scale } = options;
   const { sim, ready } = await startEdgeSim(BASE_LOAD_BALANCERS * scale, ORPHAN_LOAD_BALANCERS);
   const { planted } = ready;
-  const minimum = minimumCalls(ready.counts, planted.freeGroups.length + planted.orphanLbGroups.length);
+  // Target groups no live load balancer forwards to: the planted ones (attached to nothing, or to
+  // an orphaned load balancer). Groups nothing live or dying owns: the planted ones.
+  const minimum = minimumCalls(ready.counts, {
+    targetGroups: planted.targetGroups.length,
+    groups: planted.freeGroups.length + planted.orphanLbGroups.length,
+  });
   const clients = createAwsClients({
     region: ready.region,
     endpoint: ready.awsUrl,

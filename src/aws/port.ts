@@ -79,8 +79,16 @@ export interface AwsPort {
   distributions(): Promise<DistributionSnapshot[]>;
   /** Target groups by ARN (20 a call), with attachments but without tags; unknown ARNs are absent. */
   targetGroupsByArn(arns: readonly string[]): Promise<TargetGroupSnapshot[]>;
-  /** Every target group of the account (paged), with tags and attachments; `clusterTags` as above. */
-  allTargetGroups(options?: { readonly clusterTags?: string }): Promise<TargetGroupSnapshot[]>;
+  /**
+   * Every target group of the account (paged), with tags and attachments; `clusterTags` as above;
+   * `withoutTags`: attachments only, every `tags` empty (ask {@link elbTagsOf} for the few that matter).
+   */
+  allTargetGroups(options?: {
+    readonly clusterTags?: string;
+    readonly withoutTags?: boolean;
+  }): Promise<TargetGroupSnapshot[]>;
+  /** Tags of these load balancers / target groups (`DescribeTags`, 20 ARNs a call); unknown ARNs are absent. */
+  elbTagsOf(arns: readonly string[]): Promise<Map<string, Tags>>;
   /** Every network interface Elastic Load Balancing manages (`requester-id` = `amazon-elb`). */
   elbInterfaces(): Promise<NetworkInterfaceSnapshot[]>;
 

@@ -43,6 +43,7 @@ import {
   GetResourcesCommand,
   type ResourceGroupsTaggingAPIClient,
 } from "@aws-sdk/client-resource-groups-tagging-api";
+import { mapLimit } from "../util/concurrency.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { AwsPort, RecordChange } from "./port.js";
 import type {
@@ -747,6 +748,7 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         } while (marker);
         return groups;
       })();
+      if (options?.withoutTags === true) return (await listing).map((g) => ({ ...g, tags: {} }));
       const cluster = options?.clusterTags;
       const [groups, clusterTags] = await Promise.all([
         listing,
@@ -754,6 +756,17 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
       ]);
       const tags = clusterTags ?? (await elbTags(groups.map((g) => g.arn)));
       return groups.map((g) => ({ ...g, tags: tags.get(g.arn) ?? {} }));
+    },
+
+    async elbTagsOf(arns) {
+      // A few batches at once: well inside ELB's burst of 40; the SDK backs off if throttled.
+      const out = new Map<string, Tags>();
+      const results = await mapLimit(chunks([...new Set(arns)], 20), 8, (batch) => elbTags(batch));
+      for (const r of results) {
+        if (!r.ok) throw r.error;
+        for (const [arn, tags] of r.value) out.set(arn, tags);
+      }
+      return out;
     },
 
     async cloudTrailEvents(query) {

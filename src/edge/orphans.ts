@@ -47,6 +47,11 @@ export interface OrphanInput {
   readonly ownersComplete: boolean;
   readonly loadBalancers: readonly LoadBalancerSnapshot[];
   readonly targetGroups: readonly TargetGroupSnapshot[];
+  /**
+   * Target groups a live load balancer forwards to, whose tags were not read: in use whatever they
+   * say, so never orphans; counted among what was checked and is in use.
+   */
+  readonly targetGroupsInUse?: readonly TargetGroupSnapshot[];
   readonly securityGroups: readonly SecurityGroupSnapshot[];
   /** ELB-managed interfaces of the account. */
   readonly elbInterfaces: readonly NetworkInterfaceSnapshot[];
@@ -113,10 +118,22 @@ export function findOrphans(input: OrphanInput): OrphanReport {
     }
   }
 
+  const lbArns = new Set(input.loadBalancers.map((l) => l.arn));
+  const lbByArn = new Map(input.loadBalancers.map((l) => [l.arn, l]));
+  for (const tg of input.targetGroupsInUse ?? []) {
+    const inScope = tg.loadBalancerArns.some((a) => {
+      const lb = lbByArn.get(a);
+      return (
+        lb !== undefined && ours(lb.tags) && inNamespace(stackOf(lb.tags), input.namespace, input.owners)
+      );
+    });
+    if (inScope) liveCount++;
+  }
+
   for (const tg of input.targetGroups) {
     if (!ours(tg.tags) || !inNamespace(stackOf(tg.tags), input.namespace, input.owners)) continue;
     const lv = model.liveness("TargetGroup", tg.arn);
-    const attached = tg.loadBalancerArns.filter((a) => input.loadBalancers.some((l) => l.arn === a));
+    const attached = tg.loadBalancerArns.filter((a) => lbArns.has(a));
     if (lv.state === "live") liveCount++;
     else if (lv.state === "dying") inProgress.push({ type: "TargetGroup", id: tg.arn, why: lv.why });
     else if (input.ownersComplete) {

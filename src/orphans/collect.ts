@@ -9,6 +9,7 @@ import type {
   LoadBalancerSnapshot,
   NetworkInterfaceSnapshot,
   SecurityGroupSnapshot,
+  Tags,
   TargetGroupSnapshot,
 } from "../aws/types.js";
 import { clusterOwners } from "../diagnosis/diagnose.js";
@@ -51,7 +52,7 @@ export async function collectOrphans(
     return found;
   };
   const cluster = await clusterName();
-  const [ownersRead, [loadBalancers, targetGroups, securityGroups, elbInterfaces]] = await Promise.all([
+  const [ownersRead, [loadBalancers, bareTargetGroups, securityGroups, elbInterfaces]] = await Promise.all([
     kube.discover().then((discovery) => clusterOwners(kube, discovery.resources, warnings)),
     Promise.all([
       // Only this cluster's resources can be its orphans: their tags come from the Tagging API (a
@@ -59,15 +60,36 @@ export async function collectOrphans(
       attempt("load balancers", [] as LoadBalancerSnapshot[], () =>
         aws.allLoadBalancers({ clusterTags: cluster }),
       ),
-      attempt("target groups", [] as TargetGroupSnapshot[], () =>
-        aws.allTargetGroups({ clusterTags: cluster }),
-      ),
+      attempt("target groups", [] as TargetGroupSnapshot[], () => aws.allTargetGroups({ withoutTags: true })),
       attempt("the controller's security groups", [] as SecurityGroupSnapshot[], () =>
         aws.securityGroups({ tags: { [EDGE_TAGS.cluster]: cluster } }),
       ),
       attempt("ELB network interfaces", [] as NetworkInterfaceSnapshot[], () => aws.elbInterfaces()),
     ]),
   ]);
+  // A target group a live load balancer forwards to is in use whatever its tags say: only the
+  // others (attached to nothing, or only to load balancers nothing owns or that are going) can be
+  // orphans, and only their tags are read — a few DescribeTags calls instead of the tags of every
+  // target group of the account (thousands, 100 a page through the Tagging API).
+  const lbModel = buildEdgeModel({
+    cluster,
+    owners: ownersRead.owners,
+    ownersComplete: ownersRead.complete,
+    loadBalancers,
+    targetGroups: [],
+    securityGroups: [],
+    networkInterfaces: [],
+  });
+  const liveLbs = new Set(
+    loadBalancers.filter((l) => lbModel.liveness("LoadBalancer", l.arn).state === "live").map((l) => l.arn),
+  );
+  const inUse = bareTargetGroups.filter((t) => t.loadBalancerArns.some((a) => liveLbs.has(a)));
+  const maybe = bareTargetGroups.filter((t) => !t.loadBalancerArns.some((a) => liveLbs.has(a)));
+  const tgTags = await attempt("target group tags", new Map<string, Tags>(), () =>
+    maybe.length > 0 ? aws.elbTagsOf(maybe.map((t) => t.arn)) : Promise.resolve(new Map<string, Tags>()),
+  );
+  const targetGroups = maybe.map((t) => ({ ...t, tags: tgTags.get(t.arn) ?? {} }));
+
   // Only a group no live or dying owner accounts for can be an orphan, and only then does it
   // matter what still uses it: ask for those groups' interfaces (one call per 200 groups) instead
   // of every group's (the shared backend group alone is on every node).
@@ -102,6 +124,7 @@ export async function collectOrphans(
     ownersComplete: ownersRead.complete && awsComplete,
     loadBalancers,
     targetGroups,
+    targetGroupsInUse: inUse,
     securityGroups,
     elbInterfaces: awsComplete ? elbInterfaces : [],
     interfacesByGroup,

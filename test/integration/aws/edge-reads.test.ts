@@ -98,6 +98,17 @@ describe("edge reads for a big account", () => {
     expect(tg.get(tgA.arn)?.loadBalancerArns).toEqual([a.arn]);
     expect(tg.get(tgB.arn)?.tags).toEqual({});
 
+    // Attachments only, then the tags of just the ones asked for.
+    sim.resetCalls();
+    const bare = await aws.allTargetGroups({ withoutTags: true });
+    expect(bare.every((t) => Object.keys(t.tags).length === 0)).toBe(true);
+    expect(bare.find((t) => t.arn === tgA.arn)?.loadBalancerArns).toEqual([a.arn]);
+    expect(sim.calls().map((x) => x.action)).toEqual(["DescribeTargetGroups"]);
+    const some = await aws.elbTagsOf([tgB.arn, b.arn]);
+    expect(some.get(tgB.arn)).toEqual(theirs);
+    expect(some.get(b.arn)).toEqual(theirs);
+    expect(some.has(tgA.arn)).toBe(false);
+
     // Without the option every resource carries its own tags (DescribeTags), as before.
     const all = await aws.allLoadBalancers();
     expect(new Map(all.map((l) => [l.arn, l.tags])).get(b.arn)).toEqual(theirs);
