@@ -98,41 +98,37 @@ export class AwsCallTimeoutError extends Error {
   }
 }
 
+type MiddlewareClient = { middlewareStack: { add: (...args: never[]) => void } };
+type InitializeMiddleware = (
+  next: (args: unknown) => Promise<unknown>,
+  context: { commandName?: string },
+) => (args: unknown) => Promise<unknown>;
+
+/** Adds `mw` at the outermost step (initialize, high priority): around retries and backoff. */
+function addOutermost<C extends MiddlewareClient>(client: C, name: string, mw: InitializeMiddleware): C {
+  const stack = client.middlewareStack as unknown as {
+    add: (mw: InitializeMiddleware, options: { step: "initialize"; name: string; priority: "high" }) => void;
+  };
+  stack.add(mw, { step: "initialize", name, priority: "high" });
+  return client;
+}
+
 /**
  * The per-attempt socket timeout alone would let retries multiply the wait (5 attempts × 10 s);
  * this middleware bounds the whole call, retries and backoff included. It sits at the outermost
  * step, so the caller's promise settles on time even if a retry is still in flight underneath.
  */
-function withCallDeadline<C extends { middlewareStack: { add: (...args: never[]) => void } }>(
-  client: C,
-  timeoutMs: number,
-): C {
-  const stack = client.middlewareStack as unknown as {
-    add: (
-      mw: (
-        next: (args: unknown) => Promise<unknown>,
-        context: { commandName?: string },
-      ) => (args: unknown) => Promise<unknown>,
-      options: { step: "initialize"; name: string; priority: "high" },
-    ) => void;
-  };
-  stack.add(
-    (next, context) => (args) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          reject(new AwsCallTimeoutError(context.commandName ?? "call", timeoutMs));
-        }, timeoutMs);
-      });
-      return Promise.race([next(args), deadline]).finally(() => clearTimeout(timer));
-    },
-    { step: "initialize", name: "unstuckCallDeadline", priority: "high" },
-  );
-  return client;
+function withCallDeadline<C extends MiddlewareClient>(client: C, timeoutMs: number): C {
+  return addOutermost(client, "unstuckCallDeadline", (next, context) => (args) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new AwsCallTimeoutError(context.commandName ?? "call", timeoutMs));
+      }, timeoutMs);
+    });
+    return Promise.race([next(args), deadline]).finally(() => clearTimeout(timer));
+  });
 }
-
-/** Releases the clients' sockets (for graceful shutdown and tests). */
-type MiddlewareClient = { middlewareStack: { add: (...args: never[]) => void } };
 
 /**
  * One count per SDK command (its retries and the deadline included: outside both), by service,
@@ -140,31 +136,19 @@ type MiddlewareClient = { middlewareStack: { add: (...args: never[]) => void } }
  * and one error count per failed command, for `/metrics`.
  */
 function withCallMetrics<C extends MiddlewareClient>(client: C, service: string): C {
-  const stack = client.middlewareStack as unknown as {
-    add: (
-      mw: (
-        next: (args: unknown) => Promise<unknown>,
-        context: { commandName?: string },
-      ) => (args: unknown) => Promise<unknown>,
-      options: { step: "initialize"; name: string; priority: "high" },
-    ) => void;
-  };
-  stack.add(
-    (next, context) => async (args) => {
-      try {
-        const out = await next(args);
-        metricSink()?.cloudCall(service, context.commandName);
-        return out;
-      } catch (err) {
-        metricSink()?.cloudCall(service, context.commandName, (err as { name?: string } | null)?.name ?? "");
-        throw err;
-      }
-    },
-    { step: "initialize", name: "unstuckCallMetrics", priority: "high" },
-  );
-  return client;
+  return addOutermost(client, "unstuckCallMetrics", (next, context) => async (args) => {
+    try {
+      const out = await next(args);
+      metricSink()?.cloudCall(service, context.commandName);
+      return out;
+    } catch (err) {
+      metricSink()?.cloudCall(service, context.commandName, (err as { name?: string } | null)?.name ?? "");
+      throw err;
+    }
+  });
 }
 
+/** Releases the clients' sockets (for graceful shutdown and tests). */
 export function destroyAwsClients(clients: AwsClients): void {
   clients.elbv2.destroy();
   clients.ec2.destroy();
