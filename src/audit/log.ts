@@ -77,9 +77,9 @@ export class AuditLog {
     private readonly options: AuditLogOptions,
   ) {}
 
-  /** Append one entry; returns its stream id. */
-  public async append(entry: AuditEntry): Promise<string> {
-    const id = await this.redis.xadd(
+  /** The stream write itself (capped near `maxLen`). */
+  private write(entry: AuditEntry): Promise<string | null> {
+    return this.redis.xadd(
       this.options.key,
       "MAXLEN",
       "~",
@@ -88,6 +88,11 @@ export class AuditLog {
       "entry",
       JSON.stringify(entry),
     );
+  }
+
+  /** Append one entry; returns its stream id. */
+  public async append(entry: AuditEntry): Promise<string> {
+    const id = await this.write(entry);
     this.mirror(entry);
     return id ?? "";
   }
@@ -100,15 +105,7 @@ export class AuditLog {
    */
   public async record(entry: AuditEntry): Promise<void> {
     try {
-      await this.redis.xadd(
-        this.options.key,
-        "MAXLEN",
-        "~",
-        this.options.maxLen ?? 100_000,
-        "*",
-        "entry",
-        JSON.stringify(entry),
-      );
+      await this.write(entry);
     } catch (err) {
       this.options.log?.warn({ err, event: entry.event }, "could not record an entry in the audit log");
     }

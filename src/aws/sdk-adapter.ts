@@ -43,7 +43,7 @@ import {
   GetResourcesCommand,
   type ResourceGroupsTaggingAPIClient,
 } from "@aws-sdk/client-resource-groups-tagging-api";
-import { mapLimit } from "../util/concurrency.js";
+import { chunks, mapLimit } from "../util/concurrency.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { AwsPort, RecordChange } from "./port.js";
 import type {
@@ -244,12 +244,6 @@ function toLoadBalancerSnapshot(lb: LoadBalancer): LoadBalancerSnapshot {
 const FILTER_VALUES_PER_CALL = 200;
 /** The tag the Load Balancer Controller puts on everything it creates for a cluster. */
 const CLUSTER_TAG = "elbv2.k8s.aws/cluster";
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
   const { elbv2, ec2, cloudtrail, tagging } = clients;
@@ -591,7 +585,8 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
           throw err;
         }
       };
-      await describe([...new Set(names)]);
+      // ELB takes at most 20 names a call.
+      await Promise.all(chunks([...new Set(names)], 20).map((batch) => describe(batch)));
       const tags = await elbTags(found.map((lb) => lb.arn));
       return found.map((lb) => ({ ...lb, tags: tags.get(lb.arn) ?? {} }));
     },

@@ -48,16 +48,20 @@ export function ingressStack(
     : { stack: own, tagKey: LBC_TAGS.ingressStack, explicitGroup: false, scheme };
 }
 
+/** One part of a controller-given name: the value without what names cannot hold, cut to `length`. */
+export function lbcNameSegment(value: string, length: number): string {
+  return value.replace(INVALID_NAME_CHARS, "").slice(0, length);
+}
+
 /** The load balancer name the controller derives: `k8s-<ns:8>-<name:8>-<hash:10>` or `k8s-<group:17>-<hash:10>`. */
 export function lbcLoadBalancerName(
   cluster: string,
   stack: Pick<IngressStack, "stack" | "explicitGroup" | "scheme">,
 ): string {
   const hash = createHash("sha256").update(cluster).update(stack.stack).update(stack.scheme).digest("hex");
-  if (stack.explicitGroup)
-    return `k8s-${stack.stack.replace(INVALID_NAME_CHARS, "").slice(0, 17)}-${hash.slice(0, 10)}`;
+  if (stack.explicitGroup) return `k8s-${lbcNameSegment(stack.stack, 17)}-${hash.slice(0, 10)}`;
   const [ns = "", name = ""] = stack.stack.split("/");
-  return `k8s-${ns.replace(INVALID_NAME_CHARS, "").slice(0, 8)}-${name.replace(INVALID_NAME_CHARS, "").slice(0, 8)}-${hash.slice(0, 10)}`;
+  return `k8s-${lbcNameSegment(ns, 8)}-${lbcNameSegment(name, 8)}-${hash.slice(0, 10)}`;
 }
 
 /**

@@ -45,7 +45,7 @@ export function elbNameOf(h: string): string | undefined {
 }
 
 /** `k8s-<ns>-<name>-<hash>` → `k8s-<ns>-<name>-`: what stays when the controller re-creates a stack under a new hash. */
-function controllerNamePrefix(name: string): string | undefined {
+export function controllerNamePrefix(name: string): string | undefined {
   const m = /^(k8s-.+-)[0-9a-f]{10}$/.exec(name);
   return m?.[1];
 }

@@ -578,11 +578,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         }
         return toNamespaceSnapshot(ns);
       } catch (err) {
-        const failedTest =
-          err instanceof UnstuckError &&
-          err.details.status === 422 &&
-          /testing value .* failed|test failed|test operation/i.test(err.message);
-        if (err instanceof UnstuckError && (err.details.status === 409 || failedTest)) {
+        if (isPreconditionRefusal(err)) {
           throw new UnstuckError(
             ErrorCode.Stale,
             `Namespace ${name} changed since it was read; the API server refused the patch: ${err.message}`,
@@ -746,13 +742,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         }
         return toObjectSnapshot(obj, type);
       } catch (err) {
-        // 409, or a 422 from a failed `test` operation, means the object moved on since approval.
-        // Any other refusal (an admission webhook, validation) is reported as what it is.
-        const failedTest =
-          err instanceof UnstuckError &&
-          err.details.status === 422 &&
-          /testing value .* failed|test failed|test operation/i.test(err.message);
-        if (err instanceof UnstuckError && (err.details.status === 409 || failedTest)) {
+        if (isPreconditionRefusal(err)) {
           throw new UnstuckError(
             ErrorCode.Stale,
             `${type.kind} ${namespace}/${name} changed after approval; the API server refused the patch: ${err.message}`,
@@ -812,6 +802,18 @@ function describeTarget(ctx: CallContext): string {
 }
 
 /** Map a client error to a coded, user-facing error. Exported for tests. */
+/**
+ * A 409, or a 422 from a failed `test` operation of a JSON patch: the object moved on since it was
+ * read (approved). Any other refusal (an admission webhook, validation) is what it says.
+ */
+function isPreconditionRefusal(err: unknown): err is UnstuckError {
+  if (!(err instanceof UnstuckError)) return false;
+  if (err.details.status === 409) return true;
+  return (
+    err.details.status === 422 && /testing value .* failed|test failed|test operation/i.test(err.message)
+  );
+}
+
 export function mapKubeError(
   err: unknown,
   ctx: CallContext,

@@ -21,7 +21,7 @@ import { hostnamesReaching, tracePaths } from "../edge/path.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ArgoApplicationSnapshot, DeploymentSnapshot } from "../kube/types.js";
-import { mapLimit } from "../util/concurrency.js";
+import { chunks, mapLimit } from "../util/concurrency.js";
 import {
   analyzePreflight,
   type PreflightAwsResource,
@@ -200,17 +200,12 @@ async function readStackResources(
     if (o.namespace !== namespace || !o.stack) continue;
     stacksByKey.set(o.stack.tagKey, (stacksByKey.get(o.stack.tagKey) ?? new Set()).add(o.stack.value));
   }
-  const queries = [...stacksByKey].flatMap(([tagKey, values]) => {
-    const all = [...values];
-    const out: Record<string, string | readonly string[]>[] = [];
-    for (let i = 0; i < all.length; i += TAG_VALUES_PER_CALL) {
-      out.push({
-        ...(cluster !== undefined ? { [EDGE_TAGS.cluster]: cluster } : {}),
-        [tagKey]: all.slice(i, i + TAG_VALUES_PER_CALL),
-      });
-    }
-    return out;
-  });
+  const queries = [...stacksByKey].flatMap(([tagKey, values]) =>
+    chunks([...values], TAG_VALUES_PER_CALL).map((batch) => ({
+      ...(cluster !== undefined ? { [EDGE_TAGS.cluster]: cluster } : {}),
+      [tagKey]: batch,
+    })),
+  );
   const [tagged, backend] = await Promise.all([
     Promise.all(
       queries.map((q) =>
@@ -241,17 +236,10 @@ async function readStackResources(
     .filter((r) => r.arn.includes(":security-group/"))
     .map((r) => r.arn.split(":security-group/")[1] ?? "")
     .filter((id) => id !== "");
-  const batches = <T>(items: readonly T[], size: number): T[][] => {
-    const out: T[][] = [];
-    for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-    return out;
-  };
   const [loadBalancers, targetGroups, groups] = await Promise.all([
-    Promise.all(
-      batches(lbNames, 20).map((names) =>
-        attempt("load balancers", [] as LoadBalancerSnapshot[], () => aws.loadBalancersByName(names)),
-      ),
-    ).then((r) => r.flat()),
+    lbNames.length > 0
+      ? attempt("load balancers", [] as LoadBalancerSnapshot[], () => aws.loadBalancersByName(lbNames))
+      : Promise.resolve([] as LoadBalancerSnapshot[]),
     tgArns.length > 0
       ? attempt("target groups", [] as TargetGroupSnapshot[], () => aws.targetGroupsByArn(tgArns))
       : Promise.resolve([] as TargetGroupSnapshot[]),

@@ -12,7 +12,15 @@ import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
 } from "../aws/types.js";
-import { hostnamesReaching, normalizeDns, tracePaths, elbNameOf, type TracedPath } from "../edge/path.js";
+import {
+  controllerNamePrefix,
+  elbNameOf,
+  hostnamesReaching,
+  normalizeDns,
+  tracePaths,
+  type TracedPath,
+} from "../edge/path.js";
+import { lbcNameSegment } from "../diagnosis/lbc-names.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
@@ -217,7 +225,7 @@ async function siblingRecords(
   ].map(normalizeDns);
   // A dead target whose stack has a live load balancer of the same name prefix is already answered.
   const prefixOf = (name: string | undefined): string | undefined =>
-    name === undefined ? undefined : /^(k8s-.+-)[0-9a-f]{10}$/.exec(name)?.[1];
+    name === undefined ? undefined : controllerNamePrefix(name);
   const livePrefixes = new Set(
     reads.loadBalancers.map((l) => prefixOf(l.name)).filter((p) => p !== undefined),
   );
@@ -230,16 +238,14 @@ async function siblingRecords(
       .map((p) => p[1] ?? ""),
   );
   if (firsts.size === 0) return [];
-  const sanitized = (v: string | undefined, n: number): string =>
-    (v ?? "").replace(/[^a-zA-Z0-9]/g, "").slice(0, n);
   const names = [
     ...new Set(
       reads.owners
         .filter(
           (o) =>
             o.deletionTimestamp === undefined &&
-            (firsts.has(sanitized(o.namespace, 8)) ||
-              firsts.has(sanitized(o.annotations["alb.ingress.kubernetes.io/group.name"], 17))),
+            (firsts.has(lbcNameSegment(o.namespace ?? "", 8)) ||
+              firsts.has(lbcNameSegment(o.annotations["alb.ingress.kubernetes.io/group.name"] ?? "", 17))),
         )
         .flatMap((o) => (o.ruleHosts ?? []).map(normalizeDns))
         .filter((h) => h !== "" && !asked.has(h)),

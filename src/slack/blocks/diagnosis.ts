@@ -178,6 +178,11 @@ function recommendation(r: DiagnosisRemedy, prose: ProseOptions): string {
   return `:point_right: *Recommended:* ${safe(remedyText(r, prose), 1200)}`;
 }
 
+/** How the card and its details word steps: with the configured command, buttons named. */
+function proseFor(options: DiagnosisCardOptions): ProseOptions {
+  return { ...(options.command !== undefined ? { command: options.command } : {}), buttons: true };
+}
+
 /**
  * The diagnosis card: the header, then verdict + cause + how long in one line, the one recommended
  * action as the primary button, and *Details* for the evidence, every blocker and every step (posted
@@ -187,10 +192,7 @@ export function renderDiagnosisBlocks(
   d: NamespaceDiagnosis,
   options: DiagnosisCardOptions = {},
 ): SlackMessage {
-  const prose: ProseOptions = {
-    ...(options.command !== undefined ? { command: options.command } : {}),
-    buttons: true,
-  };
+  const prose = proseFor(options);
   const blocks: KnownBlock[] = [
     {
       type: "header",
@@ -285,10 +287,7 @@ export function renderDiagnosisDetails(
   d: NamespaceDiagnosis,
   options: DiagnosisCardOptions = {},
 ): SlackMessage {
-  const prose: ProseOptions = {
-    ...(options.command !== undefined ? { command: options.command } : {}),
-    buttons: true,
-  };
+  const prose = proseFor(options);
   const blocks: KnownBlock[] = [
     {
       type: "section",
