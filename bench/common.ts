@@ -191,3 +191,22 @@ export function isolatedEnv(extra: Readonly<Record<string, string>> = {}): NodeJ
   }
   return { ...env, ...extra };
 }
+
+/** `DescribeTags×5, GetResources×21`: a run's API calls counted by action, in first-seen order. */
+export function callBreakdown(calls: readonly { readonly action: string }[]): string {
+  const byAction = new Map<string, number>();
+  for (const c of calls) byAction.set(c.action, (byAction.get(c.action) ?? 0) + 1);
+  return [...byAction].map(([a, n]) => `${a}×${String(n)}`).join(", ");
+}
+
+/** The runs whose call count is not `expected`, each with its breakdown (empty when all are). */
+export function runsOff(
+  counts: readonly number[],
+  expected: number,
+  breakdowns: readonly string[],
+): string[] {
+  return counts
+    .map((n, i) => ({ n, i }))
+    .filter(({ n }) => n !== expected)
+    .map(({ n, i }) => `run ${String(i + 1)}: ${String(n)} calls (${breakdowns[i] ?? ""})`);
+}

@@ -14,7 +14,17 @@ import { createAwsClients, destroyAwsClients } from "../src/aws/clients.js";
 import { createAwsAdapter } from "../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../src/kube/client-node-adapter.js";
 import { collectOrphans } from "../src/orphans/collect.js";
-import { check, ms, spread, type BenchOptions, type BenchResult, type Check } from "./common.js";
+import {
+  callBreakdown,
+  check,
+  median,
+  ms,
+  runsOff,
+  spread,
+  type BenchOptions,
+  type BenchResult,
+  type Check,
+} from "./common.js";
 import { AWS_LATENCY_MS, KUBE_LATENCY_MS, startEdgeSim } from "./edge-sim.js";
 import { CLUSTER } from "./edge-world.js";
 
@@ -104,9 +114,7 @@ export async function benchOrphans(options: BenchOptions): Promise<BenchResult> 
       times.push(performance.now() - start);
       const calls = JSON.parse(await sim.request("calls")) as { action: string; status: number }[];
       counts.push(calls.length);
-      const byAction = new Map<string, number>();
-      for (const c of calls) byAction.set(c.action, (byAction.get(c.action) ?? 0) + 1);
-      breakdowns.push([...byAction].map(([a, n]) => `${a}×${String(n)}`).join(", "));
+      breakdowns.push(callBreakdown(calls));
 
       const found = new Set(report.orphans.map((o) => o.id));
       const wrong = [...found].filter((id) => !expected.has(id));
@@ -117,11 +125,8 @@ export async function benchOrphans(options: BenchOptions): Promise<BenchResult> 
         );
       }
     }
-    const median = [...times].sort((a, b) => a - b)[Math.floor(runs / 2)] ?? Number.NaN;
-    const offRuns = counts
-      .map((n, i) => ({ n, i }))
-      .filter(({ n }) => n !== minimum)
-      .map(({ n, i }) => `run ${String(i + 1)}: ${String(n)} calls (${breakdowns[i] ?? ""})`);
+    const middle = median(times);
+    const offRuns = runsOff(counts, minimum, breakdowns);
     const checks: Check[] = [
       check(
         "orphans: every planted orphan found, nothing live or foreign reported",
@@ -147,7 +152,7 @@ export async function benchOrphans(options: BenchOptions): Promise<BenchResult> 
           what: `orphans --cluster (${String(ready.counts.loadBalancers)} LBs)`,
           value: spread(times),
           target: `≤ ${ms(TARGET_MS)}`,
-          met: median <= TARGET_MS,
+          met: middle <= TARGET_MS,
         },
         {
           what: "AWS calls per orphan scan",
