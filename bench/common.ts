@@ -210,3 +210,16 @@ export function runsOff(
     .filter(({ n }) => n !== expected)
     .map(({ n, i }) => `run ${String(i + 1)}: ${String(n)} calls (${breakdowns[i] ?? ""})`);
 }
+
+/** Rebuild `dist/` when a source is newer than its stamp (as `npm start` does). */
+export async function ensureBuilt(): Promise<string> {
+  const fresh = await runProcess("sh", [
+    "-c",
+    '[ -f dist/.built ] && [ -z "$(find src commands test/sim -newer dist/.built -print -quit)" ]',
+  ]);
+  if (fresh.code === 0) return "dist/ up to date";
+  const built = await runProcess("npm", ["run", "--silent", "build"], { timeoutMs: 600_000 });
+  if (built.code !== 0)
+    throw new Error(`npm run build failed: ${(built.stdout + built.stderr).slice(-2000)}`);
+  return `dist/ rebuilt (npm run build, ${(built.elapsedMs / 1000).toFixed(0)} s)`;
+}

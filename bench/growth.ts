@@ -4,7 +4,7 @@
  * one Terminating namespace; 20 ms per request), side by side in one table:
  * - requests (the simulator's own log) and bytes received (a counting proxy) of one diagnosis;
  * - time: warm (a long-lived process holding the bot's services, `bench/ns-warm.ts`) and cold (a
- *   fresh CLI process, start-up included: `UNSTUCK_BENCH_CLI`, as for `ns`);
+ *   fresh compiled CLI process, start-up included, built first if stale; `UNSTUCK_BENCH_CLI` as for `ns`);
  * - RSS: the warm process's peak and the cold CLI's maximum;
  * - the floor: one round of every type's list at the adapter's concurrency, discovery done;
  * - the kubectl recipe (names kubectl resolves on its first try) at 1× and 4×, as many runs as unstuck.
@@ -43,6 +43,7 @@ import {
   LIST_CONCURRENCY,
   NS,
   PAGE,
+  prepareCli,
   proxiedDiagnosis,
   recipe,
   type Requests,
@@ -279,6 +280,7 @@ function growthFigures(points: readonly Point[]): Figure[] {
 
 export async function benchGrowth(options: BenchOptions): Promise<BenchResult> {
   const scales: readonly number[] = SCALES;
+  const built = await prepareCli();
   const checks: Check[] = [];
   const points: Point[] = [];
   for (const scale of scales) {
@@ -293,7 +295,7 @@ export async function benchGrowth(options: BenchOptions): Promise<BenchResult> {
         (p) =>
           `${String(p.scale)}×: ${String(p.types)} namespaced listable types, ${p.objects.toLocaleString("en-US")} objects with finalizers; world built in ${ms(p.buildMs)}`,
       ),
-      `unstuck cold: ${cliCommand().join(" ")} ns ${NS} --json (UNSTUCK_BENCH_CLI times another build); kubectl recipe at ≤ ${String(KUBECTL_MAX_SCALE)}×: ${recipe("<cache>")}`,
+      `unstuck cold: ${cliCommand().join(" ")} ns ${NS} --json (${built}; UNSTUCK_BENCH_CLI times another build); kubectl recipe at ≤ ${String(KUBECTL_MAX_SCALE)}×: ${recipe("<cache>")}`,
     ],
     figures: [...points.flatMap(pointFigures), ...growthFigures(points)],
     checks,

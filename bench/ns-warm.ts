@@ -25,7 +25,11 @@ import { summarize } from "./ns-summary.js";
 
 const [namespace = "", concurrency = "32"] = process.argv.slice(2);
 const config = loadConfig(process.env);
-const services = createServices(config, createLogger({ level: "silent", fd: 2 }));
+// As the bot builds them (src/runtime.ts): long-running, so discovery is cached and kept current by
+// watching CRDs and APIServices, and a warm diagnosis asks for no discovery at all.
+const services = createServices(config, createLogger({ level: "silent", fd: 2 }), () => new Date(), {
+  longRunning: true,
+});
 const registry = defaultRegistry("unstuck");
 const actor = { userId: "bench", teamId: "local", surface: "cli" } as const;
 const write = (value: unknown): boolean => process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -85,3 +89,5 @@ for await (const line of createInterface({ input: process.stdin })) {
     write({ error: `unknown command ${line}` });
   }
 }
+// stdin closed: stop the discovery watches so the process can end.
+await services.kube.close?.();

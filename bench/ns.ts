@@ -15,7 +15,8 @@
  *   kubectl drop its discovery cache and rediscover on every call — a cost of the naming, not of
  *   kubectl. The bench asserts the recipe rediscovered nothing.
  * - Both sides are run the same number of times (`UNSTUCK_BENCH_RUNS`, default 3) and reported as
- *   medians. unstuck cold = a fresh `src/cli.ts` process, start-up included (`UNSTUCK_BENCH_CLI` times
+ *   medians. unstuck cold = a fresh compiled CLI process (`node dist/src/cli.js`, what `npm run unstuck`
+ *   runs once built and what the image ships; built first if stale), start-up included (`UNSTUCK_BENCH_CLI` times
  *   another build); unstuck warm = a diagnosis in a long-lived process reusing its adapter, as the
  *   bot does, after one untimed warm-up. The recipe is timed with kubectl's discovery cache kept,
  *   its faster case (an empty cache costs it nothing more: `api-resources` rediscovers every run);
@@ -35,10 +36,12 @@ import { performance } from "node:perf_hooks";
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
 import { createKubeAdapter } from "../src/kube/client-node-adapter.js";
+import { DEFAULT_KUBE_CONCURRENCY } from "../src/kube/limiter.js";
 import { startKubeSim, type KubeSim, type RequestRecord } from "../test/sim/kube/index.js";
 import { summarize, type DiagnosisSummary } from "./ns-summary.js";
 import {
   check,
+  ensureBuilt,
   isolatedEnv,
   LineProcess,
   median,
@@ -60,7 +63,7 @@ const BIG = { configmaps: 1201, first: 1001, second: 501 } as const;
 /** Targets from issue 13. */
 const TARGET = { warmMs: 400, coldMs: 1000, warmRatio: 100, coldRatio: 20 } as const;
 /** The diagnosis' list concurrency (its default), for the floor. */
-export const LIST_CONCURRENCY = 32;
+export const LIST_CONCURRENCY = DEFAULT_KUBE_CONCURRENCY;
 
 export interface World {
   /** `plural` for the core group, `plural.group` otherwise (the form the diagnosis reports). */
@@ -294,15 +297,24 @@ export function recipe(cache: string): string {
   ].join(" | ");
 }
 
-/** The CLI as `npm run unstuck` runs it, or `UNSTUCK_BENCH_CLI` (e.g. `node dist/cli.js`). */
+/**
+ * The CLI as `npm run unstuck` runs it once built (and as the image ships it), or `UNSTUCK_BENCH_CLI`
+ * (e.g. `node --import tsx src/cli.ts` for the uncompiled fallback). Call {@link prepareCli} first.
+ */
 export function cliCommand(): string[] {
   const custom = process.env.UNSTUCK_BENCH_CLI?.trim();
   if (custom) return custom.split(/\s+/);
-  return [process.execPath, "--import", "tsx", "src/cli.ts"];
+  return [process.execPath, "dist/src/cli.js"];
+}
+
+/** Build `dist/` when the default CLI is timed and a source is newer than the build. */
+export async function prepareCli(): Promise<string> {
+  return process.env.UNSTUCK_BENCH_CLI?.trim() ? "UNSTUCK_BENCH_CLI set: not built" : ensureBuilt();
 }
 
 export async function benchNs(options: BenchOptions): Promise<BenchResult> {
   const { runs, scale } = options;
+  const built = await prepareCli();
   const sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
   const dir = await mkdtemp(join(tmpdir(), "unstuck-bench-ns-"));
   const checks: Check[] = [];
@@ -530,7 +542,7 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
       name: "ns",
       context: [
         `world: ${world.types} namespaced listable types (${world.crds} CRDs), ${world.objects} objects with finalizers in Terminating namespace ${NS}; largest: ${largest.map(([r, n]) => `${r} ${n}`).join(", ")}; ${LATENCY_MS} ms per request; built in ${ms(buildMs)}`,
-        `unstuck cold: ${cli.join(" ")} ns ${NS} --json (set UNSTUCK_BENCH_CLI to time another build)`,
+        `unstuck cold: ${cli.join(" ")} ns ${NS} --json (${built}; set UNSTUCK_BENCH_CLI to time another build)`,
         `kubectl recipe: ${recipe("<cache>")}`,
       ],
       figures,

@@ -31,6 +31,7 @@ import { deleteKeysWithPrefix } from "../test/sim/redis.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../test/sim/slack/index.js";
 import {
   check,
+  ensureBuilt,
   isolatedEnv,
   median,
   runProcess,
@@ -40,6 +41,8 @@ import {
   type Check,
   type Figure,
 } from "./common.js";
+
+export { ensureBuilt };
 
 const MiB = 1024 * 1024;
 /** What the chart sets (deploy/chart/unstuck/values.yaml `nodeOptions`). */
@@ -81,19 +84,6 @@ export async function rssOf(pid: number): Promise<number> {
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
   if (kb === undefined) throw new Error(`no VmRSS for pid ${String(pid)}`);
   return Number(kb) * 1024;
-}
-
-/** Rebuild `dist/` when a source is newer than its stamp (as `npm start` does). */
-export async function ensureBuilt(): Promise<string> {
-  const fresh = await runProcess("sh", [
-    "-c",
-    '[ -f dist/.built ] && [ -z "$(find src commands test/sim -newer dist/.built -print -quit)" ]',
-  ]);
-  if (fresh.code === 0) return "dist/ up to date";
-  const built = await runProcess("npm", ["run", "--silent", "build"], { timeoutMs: 600_000 });
-  if (built.code !== 0)
-    throw new Error(`npm run build failed: ${(built.stdout + built.stderr).slice(-2000)}`);
-  return `dist/ rebuilt (npm run build, ${(built.elapsedMs / 1000).toFixed(0)} s)`;
 }
 
 /** The simulators and Redis every bot process of these benchmarks talks to. */

@@ -6,6 +6,7 @@
  */
 import type { AwsPort } from "../aws/port.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
+import { DEFAULT_KUBE_CONCURRENCY } from "../kube/limiter.js";
 import type { KubePort } from "../kube/port.js";
 import { edgeOwnerOf, type EdgeOwner } from "../edge/model.js";
 import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
@@ -24,7 +25,7 @@ export interface DiagnoseOptions {
   readonly now: () => Date;
   /** Terminating longer than this with finalizers left = blocked (default 300 s). */
   readonly blockedAfterSeconds?: number;
-  /** Parallel list requests (default 32). */
+  /** Parallel list requests (default the adapter's own bound across diagnoses, 64). */
   readonly concurrency?: number;
   /** Log lines read per controller pod (default 500). */
   readonly logTailLines?: number;
@@ -82,8 +83,48 @@ async function collectDiagnosis(
   options: DiagnoseOptions,
 ): Promise<NamespaceDiagnosis> {
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
-  const ns = await kube.getNamespace(name);
+  const warnings: string[] = [];
+  // One round. The namespace, the controllers' Deployments, the namespace's Events and every type's
+  // list are all asked at once (discovery is cached in the bot): the lists do not wait for the
+  // namespace's answer, which would add a full round trip to every diagnosis. Should the namespace
+  // turn out not to be Terminating (or missing), lists not yet sent are never sent and the answers
+  // already asked for are dropped — at most one wave of the list concurrency, metadata only.
+  let abandoned = false;
+  const nsRead = kube.getNamespace(name);
+  // (Started from a resolved promise: whatever a port does, a failure is a rejection handled here.)
+  const deploymentsRead = Promise.resolve()
+    .then(() => kube.listDeployments())
+    .catch((err: unknown) => {
+      warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
+      return [] as DeploymentSnapshot[];
+    });
+  const eventsRead = Promise.resolve()
+    .then(() => kube.listEvents(name))
+    .then(
+      (events) => ({ ok: true as const, events }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  const listsRead = (async () => {
+    const discovery = await kube.discover();
+    const types = discovery.resources.filter(
+      (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
+    );
+    const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, (t) =>
+      abandoned ? Promise.resolve([]) : kube.listObjects(t, name),
+    );
+    return { discovery, types, results };
+  })();
+  // Never an unhandled rejection when the namespace read fails first (its error is the answer).
+  listsRead.catch(() => undefined);
+  let ns: Awaited<typeof nsRead>;
+  try {
+    ns = await nsRead;
+  } catch (err) {
+    abandoned = true;
+    throw err;
+  }
   if (!ns || !ns.deletionTimestamp) {
+    abandoned = true;
     return analyzeNamespace({
       name,
       namespace: ns,
@@ -97,23 +138,7 @@ async function collectDiagnosis(
     });
   }
 
-  const warnings: string[] = [];
-  // One round: the controllers' Deployments and the namespace's Events are read beside the lists
-  // (discovery is cached in the bot), not before or after them.
-  const deploymentsRead = kube.listDeployments().catch((err: unknown) => {
-    warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
-    return [] as DeploymentSnapshot[];
-  });
-  const eventsRead = kube.listEvents(name).then(
-    (events) => ({ ok: true as const, events }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-  const discovery = await kube.discover();
-
-  const types = discovery.resources.filter(
-    (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
-  );
-  const listedResults = await mapLimit(types, options.concurrency ?? 32, (t) => kube.listObjects(t, name));
+  const { discovery, types, results: listedResults } = await listsRead;
   const deployments = await deploymentsRead;
   const listed: ListedType[] = [];
   const unlisted: string[] = [];

@@ -28,8 +28,14 @@ export interface LimiterOptions {
   readonly now?: () => number;
 }
 
-/** Default bound: the diagnosis's own list concurrency, so one diagnosis alone runs as before. */
-export const DEFAULT_KUBE_CONCURRENCY = 32;
+/**
+ * Default bound, shared by every diagnosis of one adapter, and a diagnosis' own list concurrency:
+ * 64 metadata-only lists fill one round for a cluster of ~160 types in three waves. It sits well
+ * inside what API Priority and Fairness gives a ServiceAccount's flow (the `workload-low` level
+ * holds about 40 % of a default kube-apiserver's 600 seats); a server that wants fewer says so
+ * with 429 and Retry-After, which holds every new request back.
+ */
+export const DEFAULT_KUBE_CONCURRENCY = 64;
 
 export function createLimiter(options: LimiterOptions): RequestLimiter {
   const concurrency = Math.max(1, Math.floor(options.concurrency));

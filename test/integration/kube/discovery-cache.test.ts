@@ -236,6 +236,52 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     expect(sim.requests().filter(isDiscovery)).toHaveLength(2);
   });
 
+  it("a diagnosis is one round: every list is sent while the namespace itself is still being read", async () => {
+    const kube = adapter(sim.kubeconfig(), { discoveryCache: { watch: true } });
+    await diagnose(kube); // fills the discovery cache
+    sim.setFaults({ latencyMs: 150 });
+    sim.resetRequests();
+    const d = await diagnose(kube);
+    sim.setFaults({});
+    expect(d.blockers.length).toBe(5);
+    const records = sim.requests().filter((r) => !isWatch(r));
+    const nsRead = records.find((r) => r.path === `/api/v1/namespaces/${NS}`);
+    const lists = records.filter((r) => r.path.includes(`/namespaces/${NS}/`));
+    expect(nsRead).toBeDefined();
+    expect(lists.length).toBeGreaterThan(20);
+    // Sent before the namespace's answer came back: no list waited a round trip for it.
+    expect(lists.filter((r) => r.startedAt >= (nsRead?.finishedAt ?? 0))).toEqual([]);
+  });
+
+  it("a namespace that is not being deleted stops the round: lists beyond the first wave are never sent", async () => {
+    const live = "live";
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: live } });
+    try {
+      const kube = adapter(sim.kubeconfig(), { discoveryCache: { watch: true } });
+      const { resources } = await kube.discover();
+      const listable = resources.filter((t) => t.namespaced && t.verbs.includes("list")).length;
+      // Count the lists the diagnosis sends (a list it sends is a request the server gets).
+      let sent = 0;
+      const counted: KubePort = {
+        ...kube,
+        listObjects: (type, namespace) => {
+          sent++;
+          return kube.listObjects(type, namespace);
+        },
+      };
+      sim.setFaults({ latencyMs: 150 });
+      const d = await diagnoseNamespace(counted, live, { now: () => new Date(), concurrency: 4 });
+      sim.setFaults({});
+      expect(d.verdict).toBe("active");
+      expect(listable).toBeGreaterThan(20);
+      // The first wave (the diagnosis' concurrency) went out with the namespace read; no more.
+      expect(sent).toBeLessThanOrEqual(4);
+      expect(sent).toBeGreaterThan(0);
+    } finally {
+      sim.store.delete("v1", "Namespace", undefined, live);
+    }
+  });
+
   it("re-lists after 410 Gone (the watch resumed from a compacted revision) and drops the entry", async () => {
     // No bookmark in time on this server: the watch resumes from the list's revision.
     const quiet = await startKubeSim({ controllerIntervalMs: 3_600_000, bookmarkIntervalMs: 600_000 });
