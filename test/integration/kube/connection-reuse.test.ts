@@ -8,6 +8,7 @@
 import { createServer, connect, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_KUBE_CONCURRENCY } from "../../../src/kube/limiter.js";
 import { createKubeAdapter, loadKubeConfig } from "../../../src/kube/client-node-adapter.js";
 import { createNamespaceWatchIo } from "../../../src/kube/namespace-watch.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
@@ -53,7 +54,7 @@ describe("kube adapter: connections kept alive", () => {
     await sim.stop();
   });
 
-  it("60 requests one after another share a connection or two, 64 at once about the bound of 32", async () => {
+  it("60 requests one after another share a connection or two, 128 at once about the bound of 64", async () => {
     const kube = createKubeAdapter(kubeconfig);
     const type = (await kube.discover()).resources.find((t) => t.group === "" && t.resource === "configmaps");
     expect(type).toBeDefined();
@@ -64,9 +65,9 @@ describe("kube adapter: connections kept alive", () => {
     // before undici has the first socket back); one per request without the pool.
     expect(connections).toBeLessThanOrEqual(2);
     connections = 0;
-    await Promise.all(Array.from({ length: 64 }, () => kube.listObjects(type, NS)));
-    // About the bound (the same hand-back race may add one or two); 64 without the pool.
-    expect(connections).toBeLessThanOrEqual(36);
+    await Promise.all(Array.from({ length: 2 * DEFAULT_KUBE_CONCURRENCY }, () => kube.listObjects(type, NS)));
+    // About the bound (the same hand-back race may add a few); one per request without the pool.
+    expect(connections).toBeLessThanOrEqual(DEFAULT_KUBE_CONCURRENCY + 4);
   });
 
   it("the namespace watcher's lists reuse their connection too", async () => {
