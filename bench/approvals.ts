@@ -1,8 +1,7 @@
 /**
- * Acks and approvals against the bot as its own process (issue 13 §0b, §2): `src/main.ts` is
- * spawned with the environment `npm start` reads — from the sources through tsx (`npm start` runs
- * the same code compiled to `dist/`; tsx costs mostly start-up, and its source maps make error
- * stacks dearer) — against a fake Slack Web API and the Kubernetes simulator (seed incident) that
+ * Acks and approvals against the bot as its own process (issue 13 §0b, §2): the bundle is spawned
+ * as the image runs it (the Dockerfile's CMD and ENV; `dist/` rebuilt first when stale) with the
+ * environment `npm start` reads — against a fake Slack Web API and the Kubernetes simulator (seed incident) that
  * live in this process, and the Redis at `REDIS_URL`. The clients send their signed requests from
  * a worker thread, so reading an ack waits neither for the bot's event loop
  * (another process) nor for the simulators' (this thread) — only for the machine's cores.
@@ -49,7 +48,17 @@ import {
   slashCommandBody,
   startFakeSlack,
 } from "../test/sim/slack/index.js";
-import { check, ms, percentile, spread, type BenchOptions, type BenchResult, type Check } from "./common.js";
+import {
+  check,
+  ensureBuilt,
+  ms,
+  percentile,
+  spread,
+  type BenchOptions,
+  type BenchResult,
+  type Check,
+} from "./common.js";
+import { imageRuntime } from "./ship.js";
 
 const CONCURRENT = 50;
 const PENDING = 10_000;
@@ -299,10 +308,13 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     }
   };
 
+  const built = await ensureBuilt();
+  const image = await imageRuntime();
   let output = "";
   const started = performance.now();
-  const bot = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const bot = spawn(process.execPath, image.args, {
     env: {
+      ...image.env,
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? tmpdir(),
       SLACK_BOT_TOKEN: token,
@@ -586,7 +598,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     return {
       name: "approvals",
       context: [
-        `the bot as its own process (node --import tsx src/main.ts, HTTP mode, log level warn) on ${redisUrl.replace(/\/\/[^@/]*@/, "//…@")}, prefix ${prefix}; fake Slack, Kubernetes simulator (seed incident) and clients in the bench process`,
+        `the bot as its own process, as the image runs it (node ${image.args.join(" ")}; ${built}; HTTP mode, log level warn) on ${redisUrl.replace(/\/\/[^@/]*@/, "//…@")}, prefix ${prefix}; fake Slack, Kubernetes simulator (seed incident) and clients in the bench process`,
       ],
       figures: [
         { what: "bot start-up (spawn → /healthz 200)", value: ms(startupMs) },

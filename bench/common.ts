@@ -211,11 +211,11 @@ export function runsOff(
     .map(({ n, i }) => `run ${String(i + 1)}: ${String(n)} calls (${breakdowns[i] ?? ""})`);
 }
 
-/** Rebuild `dist/` when a source is newer than its stamp (as `npm start` does). */
+/** Rebuild `dist/` when a source (or the lockfile: dependencies are bundled) is newer than its stamp, as `npm start` does. */
 export async function ensureBuilt(): Promise<string> {
   const fresh = await runProcess("sh", [
     "-c",
-    '[ -f dist/.built ] && [ -z "$(find src commands test/sim -newer dist/.built -print -quit)" ]',
+    '[ -f dist/.built ] && [ -z "$(find src commands test/sim deploy/build.ts package-lock.json -newer dist/.built -print -quit)" ]',
   ]);
   if (fresh.code === 0) return "dist/ up to date";
   const built = await runProcess("npm", ["run", "--silent", "build"], { timeoutMs: 600_000 });

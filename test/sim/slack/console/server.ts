@@ -140,10 +140,17 @@ const CONTENT_TYPES: Record<string, string> = {
   css: "text/css; charset=utf-8",
 };
 
-/** The page's files sit beside this module's source; compiled into dist/, they stay in test/. */
+/**
+ * The page's files sit beside this module's source. Bundled into dist/ (deploy/build.ts), this code
+ * runs from `dist/chunks/` or `dist/test/sim/`, and the files stay in the checkout's test/.
+ */
 function staticDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [here, here.replace(/[/\\]dist([/\\]test[/\\])/, "$1")];
+  const dist = /^(.*)[/\\]dist(?:[/\\]|$)/.exec(here);
+  const candidates = [
+    here,
+    ...(dist?.[1] !== undefined ? [join(dist[1], "test", "sim", "slack", "console")] : []),
+  ];
   return candidates.find((d) => existsSync(join(d, "index.html"))) ?? here;
 }
 
