@@ -19,6 +19,7 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import { createHash } from "node:crypto";
+import { request as undiciRequest, type Dispatcher } from "undici";
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
 import { ErrorCode, UnstuckError } from "../errors.js";
@@ -232,10 +233,19 @@ const FULL_OBJECT_TYPES: ReadonlySet<string> = new Set([
 
 /** Generic object access through the library's own request pipeline, by resource path. */
 class ResourceApi extends KubernetesObjectApi {
+  /** Bound on one request (set by {@link createKubeAdapter}; the generated APIs get it from middleware). */
+  public timeoutMs = DEFAULT_KUBE_TIMEOUT_MS;
+
   /**
    * The response body exactly as the server sent it (lists keep `metadata.continue`). `accept`
    * asks for another representation (metadata-only lists, aggregated discovery); callers read
    * the body's `kind` to see which one the server chose.
+   *
+   * The request is built and authenticated by the library (`applySecurityAuthentication`: the
+   * kubeconfig's token, exec plugin, client certificate, CA and proxy, with the pooled dispatcher)
+   * and sent with undici's `request` rather than the library's `fetch`: a diagnosis is ~170 of these
+   * at once, and fetch's WHATWG streams and header objects were the largest share of the client's
+   * own CPU time per diagnosis. A non-2xx answer is the library's `ApiException`, as before.
    */
   public async getJson(
     path: string,
@@ -245,7 +255,22 @@ class ResourceApi extends KubernetesObjectApi {
     const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
     ctx.setHeaderParam("Accept", accept);
     setQuery(ctx, query);
-    return (await this.requestPromise(ctx, RAW_JSON)) as unknown as Json;
+    await this.configuration.authMethods.default?.applySecurityAuthentication(ctx);
+    const res = await undiciRequest(ctx.getUrl(), {
+      method: "GET",
+      headers: ctx.getHeaders(),
+      signal: AbortSignal.timeout(this.timeoutMs),
+      ...(ctx.getDispatcher() !== undefined ? { dispatcher: ctx.getDispatcher() as Dispatcher } : {}),
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 200 && res.statusCode <= 299) return JSON.parse(text) as Json;
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: the text is the message
+    }
+    throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", body, flatHeaders(res.headers));
   }
 
   /**
@@ -278,6 +303,14 @@ class ResourceApi extends KubernetesObjectApi {
     ctx.setBody(JSON.stringify(ops));
     return (await this.requestPromise(ctx, "any")) as unknown as Json;
   }
+}
+
+/** undici's response headers (a repeated header is an array) as one string each, as fetch gives them. */
+function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers))
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
+  return out;
 }
 
 function setQuery(ctx: RequestContext, query: Record<string, string | undefined>): void {
@@ -341,6 +374,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
   const apps = makeClient(kc, AppsV1Api, timeoutMs);
   const custom = makeClient(kc, CustomObjectsApi, timeoutMs);
   const raw = makeClient(kc, ResourceApi, timeoutMs);
+  raw.timeoutMs = timeoutMs;
   const maxAttempts = options.maxAttempts ?? 4;
   const pageSize = options.pageSize ?? 500;
   const sleep = options.sleep ?? delay;
