@@ -58,7 +58,7 @@ import {
   type BenchResult,
   type Check,
 } from "./common.js";
-import { imageRuntime } from "./ship.js";
+import { CHART_NODE_OPTIONS, imageRuntime } from "./ship.js";
 
 const CONCURRENT = 50;
 const PENDING = 10_000;
@@ -329,7 +329,8 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       // A bench or developer Redis usually persists nothing; the bot refuses that unless told.
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_LOG_LEVEL: "warn",
-      ...(profileDir !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
+      // The chart's V8 settings, as the memory bench runs the bot.
+      NODE_OPTIONS: `${CHART_NODE_OPTIONS}${profileDir !== undefined ? ` --cpu-prof --cpu-prof-dir=${profileDir}` : ""}`,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -598,7 +599,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     return {
       name: "approvals",
       context: [
-        `the bot as its own process, as the image runs it (node ${image.args.join(" ")}; ${built}; HTTP mode, log level warn) on ${redisUrl.replace(/\/\/[^@/]*@/, "//…@")}, prefix ${prefix}; fake Slack, Kubernetes simulator (seed incident) and clients in the bench process`,
+        `the bot as its own process, as the image runs it (node ${image.args.join(" ")}; ${built}; NODE_OPTIONS="${CHART_NODE_OPTIONS}"; UNSTUCK_ROLE=all: the workers in the same process, the chart's combined mode; HTTP mode, log level warn) on ${redisUrl.replace(/\/\/[^@/]*@/, "//…@")}, prefix ${prefix}; fake Slack, Kubernetes simulator (seed incident) and clients in the bench process`,
       ],
       figures: [
         { what: "bot start-up (spawn → /healthz 200)", value: ms(startupMs) },

@@ -21,6 +21,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { builtinModules } from "node:module";
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -49,8 +51,15 @@ import {
 export { ensureBuilt };
 
 const MiB = 1024 * 1024;
-/** What the chart sets (deploy/chart/unstuck/values.yaml `nodeOptions`). */
-const CHART_NODE_OPTIONS = "--max-old-space-size=320 --max-semi-space-size=2";
+/** What the chart sets (deploy/chart/unstuck/values.yaml `nodeOptions`), read from it. */
+export const CHART_NODE_OPTIONS = ((): string => {
+  const values = parseYaml(readFileSync("deploy/chart/unstuck/values.yaml", "utf8")) as {
+    nodeOptions?: unknown;
+  };
+  if (typeof values.nodeOptions !== "string")
+    throw new Error("deploy/chart/unstuck/values.yaml: no nodeOptions");
+  return values.nodeOptions;
+})();
 /** Issue 13's target for the bot's resident set. */
 const RSS_TARGET_MIB = 200;
 const DIAGNOSES = 1_000;
