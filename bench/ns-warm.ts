@@ -23,7 +23,7 @@ import { createServices } from "../src/services.js";
 import { mapLimit } from "../src/util/concurrency.js";
 import { summarize } from "./ns-summary.js";
 
-const [namespace = "", concurrency = "32"] = process.argv.slice(2);
+const [namespace = "", concurrency = "64"] = process.argv.slice(2);
 const config = loadConfig(process.env);
 // As the bot builds them (src/runtime.ts): long-running, so discovery is cached and kept current by
 // watching CRDs and APIServices, and a warm diagnosis asks for no discovery at all.

@@ -19,12 +19,28 @@
  * The approval store's Lua scripts are read beside the module that reads them (`./lua/`), so they
  * are copied next to every output file that does.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { build, type Plugin } from "esbuild";
 
 const ROOT = process.cwd();
-const OUT = join(ROOT, "dist");
+const DIST = join(ROOT, "dist");
+/**
+ * Built beside `dist/` and then swapped in with two renames: a process started from `dist/` during
+ * the build (a second terminal) finds the whole old tree, never a half-written one, and a failed
+ * build leaves the last good one. (A bot that started before and imports a module lazily after the
+ * swap may not find it under the new hashed names: restart it after a rebuild.)
+ */
+const OUT = join(ROOT, `dist.building-${String(process.pid)}`);
 const LUA = join(ROOT, "src", "approvals", "lua");
 
 /** `src/main.ts`'s import of the sandbox stays an import of `dist/test/sim/sandbox.js`, not a copy of it. */
@@ -39,50 +55,60 @@ const sandboxAtRunTime: Plugin = {
 
 const started = performance.now();
 rmSync(OUT, { recursive: true, force: true });
-const result = await build({
-  entryPoints: ["src/main.ts", "src/cli.ts", "test/sim/sandbox.ts"],
-  outdir: OUT,
-  outbase: ROOT,
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node24",
-  // ES builds first: they tree-shake (the AWS SDK's CommonJS build is one file holding every operation).
-  mainFields: ["module", "main"],
-  chunkNames: "chunks/[name]-[hash]",
-  minify: process.env.UNSTUCK_BUILD_MINIFY !== "0",
-  keepNames: true,
-  sourcemap: "linked",
-  // Bundled CommonJS code calls `require` for Node's own modules; ES output has none of its own.
-  banner: {
-    js: "import { createRequire as __unstuckCreateRequire } from 'node:module'; const require = __unstuckCreateRequire(import.meta.url);",
-  },
-  // Optional native speed-ups of `ws` (client-node's exec/attach), not installed.
-  external: ["bufferutil", "utf-8-validate"],
-  plugins: [sandboxAtRunTime],
-  legalComments: "linked",
-  logLevel: "warning",
-  metafile: true,
-});
+try {
+  const result = await build({
+    entryPoints: ["src/main.ts", "src/cli.ts", "test/sim/sandbox.ts"],
+    outdir: OUT,
+    outbase: ROOT,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node24",
+    // ES builds first: they tree-shake (the AWS SDK's CommonJS build is one file holding every operation).
+    mainFields: ["module", "main"],
+    chunkNames: "chunks/[name]-[hash]",
+    minify: process.env.UNSTUCK_BUILD_MINIFY !== "0",
+    keepNames: true,
+    sourcemap: "linked",
+    // Bundled CommonJS code calls `require` for Node's own modules; ES output has none of its own.
+    banner: {
+      js: "import { createRequire as __unstuckCreateRequire } from 'node:module'; const require = __unstuckCreateRequire(import.meta.url);",
+    },
+    // Optional native speed-ups of `ws` (client-node's exec/attach), not installed.
+    external: ["bufferutil", "utf-8-validate"],
+    plugins: [sandboxAtRunTime],
+    legalComments: "linked",
+    logLevel: "warning",
+    metafile: true,
+  });
 
-const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".js"));
-let luaCopies = 0;
-for (const file of outputs) {
-  const path = join(ROOT, file);
-  if (!readFileSync(path, "utf8").includes("./lua/")) continue;
-  const dir = join(dirname(path), "lua");
-  mkdirSync(dir, { recursive: true });
-  for (const lua of readdirSync(LUA).filter((f) => f.endsWith(".lua")))
-    copyFileSync(join(LUA, lua), join(dir, lua));
-  luaCopies++;
+  const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".js"));
+  let luaCopies = 0;
+  for (const file of outputs) {
+    const path = join(ROOT, file);
+    if (!readFileSync(path, "utf8").includes("./lua/")) continue;
+    const dir = join(dirname(path), "lua");
+    mkdirSync(dir, { recursive: true });
+    for (const lua of readdirSync(LUA).filter((f) => f.endsWith(".lua")))
+      copyFileSync(join(LUA, lua), join(dir, lua));
+    luaCopies++;
+  }
+  if (luaCopies === 0)
+    throw new Error("build: no output reads ./lua/ — the approval store's scripts would be missing");
+  const bytes = outputs.reduce((n, f) => n + readFileSync(join(ROOT, f)).length, 0);
+  // What every output imports (test/deploy/image.test.ts: nothing outside Node's own modules at run time).
+  writeFileSync(join(OUT, ".meta.json"), JSON.stringify(result.metafile));
+  writeFileSync(join(OUT, ".built"), "");
+  // The swap: the old tree moves aside in one rename and the new one takes its place in another.
+  const old = `${DIST}.old-${String(process.pid)}`;
+  if (existsSync(DIST)) renameSync(DIST, old);
+  renameSync(OUT, DIST);
+  rmSync(old, { recursive: true, force: true });
+  process.stderr.write(
+    `unstuck: built ${String(outputs.length)} files (${(bytes / 2 ** 20).toFixed(1)} MiB) in ${relative(ROOT, DIST)}/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+} catch (err) {
+  rmSync(OUT, { recursive: true, force: true });
+  throw err;
 }
-if (luaCopies === 0)
-  throw new Error("build: no output reads ./lua/ — the approval store's scripts would be missing");
-const bytes = outputs.reduce((n, f) => n + readFileSync(join(ROOT, f)).length, 0);
-// What every output imports (test/deploy/image.test.ts: nothing outside Node's own modules at run time).
-writeFileSync(join(OUT, ".meta.json"), JSON.stringify(result.metafile));
-writeFileSync(join(OUT, ".built"), "");
-process.stderr.write(
-  `unstuck: built ${String(outputs.length)} files (${(bytes / 2 ** 20).toFixed(1)} MiB) in ${relative(ROOT, OUT)}/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
-);

@@ -84,7 +84,7 @@ export function createServices(
     kube: {
       getNamespace: async (name) => (await kube()).getNamespace(name),
       discover: async () => (await kube()).discover(),
-      listObjects: async (type, namespace) => (await kube()).listObjects(type, namespace),
+      listObjects: async (type, namespace, options) => (await kube()).listObjects(type, namespace, options),
       getObject: async (type, namespace, name) => (await kube()).getObject(type, namespace, name),
       listDeployments: async (options) => (await kube()).listDeployments(options),
       listPods: async (namespace, labelSelector) => (await kube()).listPods(namespace, labelSelector),

@@ -84,33 +84,21 @@ async function collectDiagnosis(
 ): Promise<NamespaceDiagnosis> {
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
   const warnings: string[] = [];
-  // One round. The namespace, the controllers' Deployments, the namespace's Events and every type's
-  // list are all asked at once (discovery is cached in the bot): the lists do not wait for the
-  // namespace's answer, which would add a full round trip to every diagnosis. Should the namespace
-  // turn out not to be Terminating (or missing), lists not yet sent are never sent and the answers
-  // already asked for are dropped — at most one wave of the list concurrency, metadata only.
-  let abandoned = false;
+  // One round. The namespace and every type's list are asked at once (discovery is cached in the
+  // bot): the lists do not wait a round trip for the namespace's answer. Should the namespace turn
+  // out not to be Terminating (or missing, or unreadable), the lists are given up — those in flight
+  // cut off, the rest never sent — so a live namespace costs at most one wave of metadata-only
+  // lists cut short. The controllers' Deployments and the namespace's Events are asked for once the
+  // namespace is known to be Terminating, still during the lists.
+  const giveUp = new AbortController();
   const nsRead = kube.getNamespace(name);
-  // (Started from a resolved promise: whatever a port does, a failure is a rejection handled here.)
-  const deploymentsRead = Promise.resolve()
-    .then(() => kube.listDeployments())
-    .catch((err: unknown) => {
-      warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
-      return [] as DeploymentSnapshot[];
-    });
-  const eventsRead = Promise.resolve()
-    .then(() => kube.listEvents(name))
-    .then(
-      (events) => ({ ok: true as const, events }),
-      (error: unknown) => ({ ok: false as const, error }),
-    );
   const listsRead = (async () => {
     const discovery = await kube.discover();
     const types = discovery.resources.filter(
       (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
     );
     const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, (t) =>
-      abandoned ? Promise.resolve([]) : kube.listObjects(t, name),
+      giveUp.signal.aborted ? Promise.resolve([]) : kube.listObjects(t, name, { signal: giveUp.signal }),
     );
     return { discovery, types, results };
   })();
@@ -120,11 +108,11 @@ async function collectDiagnosis(
   try {
     ns = await nsRead;
   } catch (err) {
-    abandoned = true;
+    giveUp.abort();
     throw err;
   }
   if (!ns || !ns.deletionTimestamp) {
-    abandoned = true;
+    giveUp.abort();
     return analyzeNamespace({
       name,
       namespace: ns,
@@ -137,6 +125,14 @@ async function collectDiagnosis(
       blockedAfterSeconds,
     });
   }
+  const deploymentsRead = kube.listDeployments().catch((err: unknown) => {
+    warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
+    return [] as DeploymentSnapshot[];
+  });
+  const eventsRead = kube.listEvents(name).then(
+    (events) => ({ ok: true as const, events }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 
   const { discovery, types, results: listedResults } = await listsRead;
   const deployments = await deploymentsRead;

@@ -10,7 +10,6 @@ import {
   CustomObjectsApi,
   HttpMethod,
   KubeConfig,
-  type KubernetesObject,
   KubernetesObjectApi,
   type RequestContext,
   type ResponseContext,
@@ -61,7 +60,7 @@ export interface KubeAdapterOptions {
    */
   readonly requestTimeoutMs?: number;
   /**
-   * Most API requests in flight at once across every caller of this adapter (default 32, the
+   * Most API requests in flight at once across every caller of this adapter (default 64, the
    * diagnosis's own list concurrency), queued FIFO; a 429's `Retry-After` holds new ones back.
    * Watches are not counted. Pass a limiter to share one bound between adapters.
    */
@@ -194,10 +193,10 @@ function loadFiles(kc: KubeConfig, value: string): void {
   }
 }
 
-/** `requestPromise` type that asks {@link ResourceApi.processResponse} for the body untouched. */
-const RAW_JSON = "unstuck:raw-json";
-
 const ACCEPT_JSON = "application/json";
+
+/** What the API server's audit log records as the bot's client for its reads. */
+const USER_AGENT = "unstuck (@kubernetes/client-node; undici)";
 
 /**
  * Metadata-only lists, as the namespace controller asks for them: finalizers, owner references
@@ -231,7 +230,12 @@ const FULL_OBJECT_TYPES: ReadonlySet<string> = new Set([
   "elbv2.k8s.aws/targetgroupbindings",
 ]);
 
-/** Generic object access through the library's own request pipeline, by resource path. */
+/**
+ * Generic object access by resource path. Reads parse the body themselves ({@link getJson}): the
+ * library's own processing hands any body with `apiVersion` and `kind` to its `KubernetesObject`
+ * model, which re-reads `metadata` as an ObjectMeta — a list's `metadata.continue` was dropped and
+ * every list ended after its first page. Errors stay the library's `ApiException`.
+ */
 class ResourceApi extends KubernetesObjectApi {
   /** Bound on one request (set by {@link createKubeAdapter}; the generated APIs get it from middleware). */
   public timeoutMs = DEFAULT_KUBE_TIMEOUT_MS;
@@ -251,15 +255,25 @@ class ResourceApi extends KubernetesObjectApi {
     path: string,
     query: Record<string, string | undefined> = {},
     accept: string = ACCEPT_JSON,
+    /** The caller giving the read up (its own bound is {@link timeoutMs}). */
+    signal?: AbortSignal,
   ): Promise<Json> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
     ctx.setHeaderParam("Accept", accept);
     setQuery(ctx, query);
     await this.configuration.authMethods.default?.applySecurityAuthentication(ctx);
+    // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
+    // still the token; undici's request refuses such a value where fetch trimmed it).
+    const headers: Record<string, string> = { "user-agent": USER_AGENT };
+    for (const [k, v] of Object.entries(ctx.getHeaders()))
+      headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
     const res = await undiciRequest(ctx.getUrl(), {
       method: "GET",
-      headers: ctx.getHeaders(),
-      signal: AbortSignal.timeout(this.timeoutMs),
+      headers,
+      signal:
+        signal !== undefined
+          ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), signal])
+          : AbortSignal.timeout(this.timeoutMs),
       ...(ctx.getDispatcher() !== undefined ? { dispatcher: ctx.getDispatcher() as Dispatcher } : {}),
     });
     const text = await res.body.text();
@@ -271,28 +285,6 @@ class ResourceApi extends KubernetesObjectApi {
       // not JSON: the text is the message
     }
     throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", body, flatHeaders(res.headers));
-  }
-
-  /**
-   * The library's own processing hands any body with `apiVersion` and `kind` to its
-   * `KubernetesObject` model, which re-reads `metadata` as an ObjectMeta: a list's
-   * `metadata.continue` and `remainingItemCount` are dropped and every list ends after its first
-   * page. Raw requests parse the JSON themselves; errors stay the library's `ApiException`.
-   */
-  protected override async processResponse<T extends KubernetesObject>(
-    response: ResponseContext,
-    type?: string,
-  ): Promise<T> {
-    if (type !== RAW_JSON) return super.processResponse<T>(response, type);
-    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) {
-      return JSON.parse(await response.body.text()) as T;
-    }
-    throw new ApiException(
-      response.httpStatusCode,
-      "Unsuccessful HTTP Request",
-      await response.getBodyAsAny(),
-      response.headers,
-    );
   }
 
   public async jsonPatch(path: string, ops: readonly Json[]): Promise<Json> {
@@ -324,7 +316,8 @@ function formatSeconds(ms: number): string {
 /**
  * `kc.makeApiClient` with one addition: every request carries an `AbortSignal` that fires after
  * `timeoutMs`. client-node 2 sends through undici's fetch, which honours the signal for the
- * connection, the headers and the body alike, so a server that stalls mid-body is cut off too.
+ * connection, the headers and the body alike, so a server that stalls mid-body is cut off too
+ * (the raw reads, sent with undici's request, carry the same signal: {@link ResourceApi.getJson}).
  */
 function makeClient<T>(
   kc: KubeConfig,
@@ -640,14 +633,18 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       return cache !== undefined ? cache.get() : discoverUncached();
     },
 
-    async listObjects(type, namespace) {
+    async listObjects(type, namespace, opts = {}) {
       const ctx: CallContext = { verb: "list", resource: type.resource, group: type.group, namespace };
       const full = FULL_OBJECT_TYPES.has(`${type.group}/${type.resource}`);
+      const { signal } = opts;
       const items = await listAll(ctx, async (cont, limit) => {
+        // Given up (before its turn in the shared bound, or between pages): nothing more is sent.
+        signal?.throwIfAborted();
         const list = await raw.getJson(
           resourcePath(type, namespace),
           { limit: limit !== undefined ? String(limit) : undefined, continue: cont },
           full ? ACCEPT_JSON : ACCEPT_METADATA_LIST,
+          signal,
         );
         const meta = obj(list.metadata);
         const page = Array.isArray(list.items) ? (list.items as unknown[]) : [];
@@ -818,6 +815,21 @@ function bodyMessage(body: unknown): string | undefined {
 }
 
 /** fetch rejects with `AbortError`/`TimeoutError` when the request's signal fires (our deadline). */
+/** Socket-level failures: the API server (or the way to it) is not answering. */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
 function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   const type = (err as { type?: unknown } | null)?.type;
@@ -917,17 +929,16 @@ export function mapKubeError(
         );
     }
   }
-  // undici's fetch (client-node 2) rejects with `TypeError: fetch failed`, the socket error as its cause.
+  // undici's fetch (client-node 2's generated APIs) rejects with `TypeError: fetch failed`, the
+  // socket error as its cause; undici's request (the adapter's reads) rejects with that error itself
+  // (`UND_ERR_SOCKET` "other side closed", `UND_ERR_CONNECT_TIMEOUT`, …). Both are the same outage.
   const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
   const code = (err as { code?: unknown } | null)?.code ?? cause?.code;
   const text = err instanceof Error ? err.message : String(err);
-  if (
-    typeof code === "string" &&
-    ["ECONNREFUSED", "ENOTFOUND", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "EAI_AGAIN"].includes(code)
-  ) {
+  if (typeof code === "string" && UNREACHABLE_CODES.has(code)) {
     return new UnstuckError(
       ErrorCode.Unreachable,
-      `Cannot reach the Kubernetes API server at ${server} (${code}).`,
+      `Cannot reach the Kubernetes API server at ${server} (${code.startsWith("UND_ERR_") ? `${code}: ${text}` : code}).`,
       details,
     );
   }

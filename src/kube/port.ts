@@ -31,8 +31,16 @@ export interface KubePort {
   getNamespace(name: string): Promise<NamespaceSnapshot | null>;
   /** All resource types (namespaced and not) with their verbs; failures per group-version. */
   discover(): Promise<DiscoverySnapshot>;
-  /** Every object of one type in one namespace, or in all namespaces when `namespace` is undefined (follows `continue`). */
-  listObjects(type: ResourceType, namespace?: string): Promise<ObjectSnapshot[]>;
+  /**
+   * Every object of one type in one namespace, or in all namespaces when `namespace` is undefined
+   * (follows `continue`). `signal` gives the list up: the request in flight is cut off and no
+   * further page is asked for.
+   */
+  listObjects(
+    type: ResourceType,
+    namespace?: string,
+    options?: { readonly signal?: AbortSignal },
+  ): Promise<ObjectSnapshot[]>;
   /** `null` when absent. */
   getObject(type: ResourceType, namespace: string, name: string): Promise<ObjectSnapshot | null>;
   /** Deployments in all namespaces (or one), optionally filtered by a label selector. */

@@ -3,10 +3,13 @@
  * directory standing for its WORKDIR (/app), `COPY` copies from the checkout or from an earlier
  * stage, and the few `RUN` commands the Dockerfile uses are performed with the same npm commands.
  * A `RUN` it does not know fails the test, so the Dockerfile cannot grow a step the test skips.
+ * `COPY` from the build context sees only what `.dockerignore` lets into the context, as Docker's
+ * does: a file the Dockerfile needs and the ignore file leaves out fails here as `docker build` would.
  */
 import { execFile } from "node:child_process";
 import { cp, mkdir, readFile, symlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
 
 export interface Instruction {
   readonly op: string;
@@ -60,6 +63,43 @@ function run(cmd: string, args: readonly string[], cwd: string, env: NodeJS.Proc
   });
 }
 
+/** One `.dockerignore` rule: a glob over context-relative paths, `!` re-including. */
+interface IgnoreRule {
+  readonly negate: boolean;
+  readonly pattern: string;
+  readonly regex: RegExp;
+}
+
+/** `.dockerignore`'s rules (comments and blank lines dropped, a trailing `/` ignored). */
+export function parseDockerignore(text: string): IgnoreRule[] {
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((l) => {
+      const negate = l.startsWith("!");
+      const pattern = (negate ? l.slice(1) : l).replace(/^\/+|\/+$/g, "");
+      const glob = pattern
+        .split("")
+        .map((c) => (c === "*" ? "[^/]*" : c === "?" ? "[^/]" : c.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
+        .join("")
+        .replace(/\[\^\/\]\*\[\^\/\]\*/g, ".*");
+      return { negate, pattern, regex: new RegExp(`^${glob}$`) };
+    });
+}
+
+/**
+ * Whether `path` (relative to the context, `/`-separated) is in the build context: the last rule
+ * that matches it or one of its parent directories decides, as in Docker.
+ */
+export function inContext(rules: readonly IgnoreRule[], path: string): boolean {
+  const parts = path.split("/");
+  const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+  let included = true;
+  for (const r of rules) if (prefixes.some((p) => r.regex.test(p))) included = r.negate;
+  return included;
+}
+
 export interface BuiltImage {
   /** The final stage's /app. */
   readonly dir: string;
@@ -81,6 +121,12 @@ export async function buildWithoutDocker(
   out: string,
 ): Promise<BuiltImage> {
   const stages = parseDockerfile(await readFile(dockerfile, "utf8"));
+  const ignoreFile = join(context, ".dockerignore");
+  const rules = existsSync(ignoreFile) ? parseDockerignore(readFileSync(ignoreFile, "utf8")) : [];
+  const rel = (p: string): string => relative(context, p).split(sep).join("/");
+  // A directory is walked when it is in the context or a rule re-includes something beneath it.
+  const walk = (p: string): boolean =>
+    inContext(rules, rel(p)) || rules.some((r) => r.negate && r.pattern.startsWith(`${rel(p)}/`));
   const dirs = new Map<string, string>();
   let user = "root";
   let cmd: string[] = [];
@@ -105,11 +151,17 @@ export async function buildWithoutDocker(
               from !== undefined
                 ? join(dirs.get(from) ?? "", src.replace(/^\/app\/?/, ""))
                 : join(context, src);
+            if (from === undefined && !inContext(rules, rel(source)) && !walk(source))
+              throw new Error(`COPY ${src}: not found in the build context (.dockerignore leaves it out)`);
             const target = dest.endsWith("/")
               ? join(dir, dest, src.split("/").at(-1) ?? "")
               : join(dir, dest);
             await mkdir(dirname(target), { recursive: true });
-            await cp(source, target, { recursive: true, verbatimSymlinks: true });
+            await cp(source, target, {
+              recursive: true,
+              verbatimSymlinks: true,
+              ...(from === undefined ? { filter: (p: string) => walk(p) } : {}),
+            });
           }
           break;
         }

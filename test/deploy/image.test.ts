@@ -19,7 +19,13 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
 import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { slashCommandEnvelope, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
-import { buildWithoutDocker, parseDockerfile, type BuiltImage } from "./dockerfile.js";
+import {
+  buildWithoutDocker,
+  inContext,
+  parseDockerfile,
+  parseDockerignore,
+  type BuiltImage,
+} from "./dockerfile.js";
 
 const ROOT = process.cwd();
 const BUILD_TOOLS = ["tsx", "esbuild", "typescript", "vitest", "eslint", "prettier", "typescript-eslint"];
@@ -126,6 +132,33 @@ describe("Dockerfile", () => {
       "node",
       "dist/src/main.js",
     ]);
+  });
+});
+
+describe(".dockerignore (the build context)", () => {
+  it("lets in every file the Dockerfile copies from the context, and nothing else of the checkout", async () => {
+    const rules = parseDockerignore(await readFile(join(ROOT, ".dockerignore"), "utf8"));
+    const stages = parseDockerfile(await readFile(join(ROOT, "Dockerfile"), "utf8"));
+    const copied = stages
+      .flatMap((s) => s.instructions)
+      .filter((i) => i.op === "COPY" && !i.args.startsWith("--from="))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    expect(copied).toContain("deploy/build.ts");
+    for (const src of copied) expect(inContext(rules, src.replace(/\/$/, "")), src).toBe(true);
+    for (const inside of ["src/main.ts", "test/sim/sandbox.ts", "src/approvals/lua/create.lua"])
+      expect(inContext(rules, inside), inside).toBe(true);
+    for (const outside of [
+      "test/unit/edge/model.test.ts",
+      "node_modules/undici/package.json",
+      "dist/src/main.js",
+      "README.md",
+      "deploy/chart/unstuck/values.yaml",
+    ])
+      expect(inContext(rules, outside), outside).toBe(false);
+    // The rule this relies on: without it, the build script is not in the context (Docker: "not found").
+    const without = parseDockerignore("*\n!src/\n");
+    expect(inContext(without, "deploy/build.ts")).toBe(false);
+    expect(inContext(without, "src/cli.ts")).toBe(true);
   });
 });
 

@@ -246,41 +246,59 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     expect(d.blockers.length).toBe(5);
     const records = sim.requests().filter((r) => !isWatch(r));
     const nsRead = records.find((r) => r.path === `/api/v1/namespaces/${NS}`);
-    const lists = records.filter((r) => r.path.includes(`/namespaces/${NS}/`));
+    // Every type's list (the namespace's Events in full are asked for once it is known to be Terminating).
+    const isEventsRead = (r: RequestRecord) =>
+      r.path.endsWith("/events") && !r.accept.includes("as=PartialObjectMetadataList");
+    const lists = records.filter((r) => r.path.includes(`/namespaces/${NS}/`) && !isEventsRead(r));
+    expect(records.filter(isEventsRead)).toHaveLength(1);
     expect(nsRead).toBeDefined();
     expect(lists.length).toBeGreaterThan(20);
     // Sent before the namespace's answer came back: no list waited a round trip for it.
     expect(lists.filter((r) => r.startedAt >= (nsRead?.finishedAt ?? 0))).toEqual([]);
   });
 
-  it("a namespace that is not being deleted stops the round: lists beyond the first wave are never sent", async () => {
+  it("a namespace that is not being deleted stops the round: the first wave is cut off in flight, no other list is sent", async () => {
     const live = "live";
     sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: live } });
     try {
-      const kube = adapter(sim.kubeconfig(), { discoveryCache: { watch: true } });
-      const { resources } = await kube.discover();
-      const listable = resources.filter((t) => t.namespaced && t.verbs.includes("list")).length;
-      // Count the lists the diagnosis sends (a list it sends is a request the server gets).
-      let sent = 0;
-      const counted: KubePort = {
+      const kube = adapter(sim.kubeconfig());
+      const discovery = await kube.discover();
+      const listable = discovery.resources.filter((t) => t.namespaced && t.verbs.includes("list")).length;
+      const namespace = await kube.getNamespace(live);
+      expect(namespace?.deletionTimestamp).toBeUndefined();
+      // Every request to the server hangs from here: a list comes back only by being cut off.
+      sim.setFaults({ hang: {} });
+      const lists: Promise<unknown>[] = [];
+      let firstWave: () => void = () => undefined;
+      const wave = new Promise<void>((resolve) => (firstWave = resolve));
+      const port: KubePort = {
         ...kube,
-        listObjects: (type, namespace) => {
-          sent++;
-          return kube.listObjects(type, namespace);
+        discover: () => Promise.resolve(discovery),
+        // The namespace answers once the first wave of lists is on the wire (the race made certain).
+        getNamespace: async () => {
+          await wave;
+          return namespace;
+        },
+        listObjects: (type, namespace, options) => {
+          const p = kube.listObjects(type, namespace, options);
+          lists.push(p);
+          if (lists.length === 4) firstWave();
+          return p;
         },
       };
-      sim.setFaults({ latencyMs: 150 });
-      const d = await diagnoseNamespace(counted, live, { now: () => new Date(), concurrency: 4 });
-      sim.setFaults({});
+      const d = await diagnoseNamespace(port, live, { now: () => new Date(), concurrency: 4 });
       expect(d.verdict).toBe("active");
       expect(listable).toBeGreaterThan(20);
-      // The first wave (the diagnosis' concurrency) went out with the namespace read; no more.
-      expect(sent).toBeLessThanOrEqual(4);
-      expect(sent).toBeGreaterThan(0);
+      // The first wave (the diagnosis' concurrency) went out with the namespace read; no more did.
+      expect(lists).toHaveLength(4);
+      // …and each was cut off (a hanging server would otherwise hold it for the 10 s request bound).
+      const settled = await Promise.allSettled(lists);
+      expect(settled.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
     } finally {
+      sim.setFaults({});
       sim.store.delete("v1", "Namespace", undefined, live);
     }
-  });
+  }, 5_000);
 
   it("re-lists after 410 Gone (the watch resumed from a compacted revision) and drops the entry", async () => {
     // No bookmark in time on this server: the watch resumes from the list's revision.

@@ -1,0 +1,121 @@
+/**
+ * The adapter's reads (discovery, every list, gets) go out with undici's `request`, authenticated by
+ * client-node. What fetch did for them must still hold: a token read from a file with its trailing
+ * newline authenticates (fetch's Headers trimmed it; request refuses such a value), and a server
+ * that drops the connection is "unreachable", as it is for the reads that still go through fetch —
+ * one outage, one error code.
+ */
+import { createServer, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse as parseYaml, stringify as toYaml } from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ErrorCode, UnstuckError } from "../../../src/errors.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import type { ResourceType } from "../../../src/kube/types.js";
+import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+
+const NS = "reads";
+const CONFIGMAPS: ResourceType = {
+  group: "",
+  version: "v1",
+  apiVersion: "v1",
+  resource: "configmaps",
+  kind: "ConfigMap",
+  namespaced: true,
+  verbs: ["get", "list"],
+};
+
+interface Kubeconfig {
+  users: { name: string; user: Record<string, unknown> }[];
+  clusters: { name: string; cluster: Record<string, unknown> }[];
+}
+
+describe("the adapter's raw reads (undici request)", () => {
+  let sim: KubeSim;
+  let dir: string;
+  const servers: Server[] = [];
+  const sockets: Socket[] = [];
+
+  beforeAll(async () => {
+    sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
+    sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "one", namespace: NS } });
+    dir = await mkdtemp(join(tmpdir(), "unstuck-raw-reads-"));
+  });
+
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("a token file ending in a newline authenticates every read, as it did through fetch", async () => {
+    const config = parseYaml(sim.kubeconfig()) as Kubeconfig;
+    const user = config.users[0];
+    expect(user).toBeDefined();
+    if (user === undefined) return;
+    const tokenFile = join(dir, "token");
+    await writeFile(tokenFile, `${String(user.user.token)}\n`);
+    // As client-node configures itself in a pod: the service account's token file, re-read every minute.
+    user.user = { "auth-provider": { name: "tokenFile", config: { tokenFile } } };
+    const kube = createKubeAdapter(toYaml(config));
+    sim.resetRequests();
+    expect((await kube.discover()).resources.some((r) => r.resource === "configmaps")).toBe(true);
+    expect((await kube.listObjects(CONFIGMAPS, NS)).map((o) => o.name)).toEqual(["one"]);
+    expect((await kube.getNamespace(NS))?.name).toBe(NS);
+    const users = new Set(sim.requests().map((r) => r.user));
+    expect([...users]).toEqual(["unstuck"]);
+  });
+
+  /** A server that reads a request and then `behave`s; the kubeconfig that points at it. */
+  async function fakeServer(behave: (socket: Socket) => void): Promise<string> {
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      socket.once("data", () => behave(socket));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const config = parseYaml(sim.kubeconfig()) as Kubeconfig;
+    const cluster = config.clusters[0];
+    if (cluster)
+      cluster.cluster.server = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
+    return toYaml(config);
+  }
+
+  const failure = async (p: Promise<unknown>): Promise<UnstuckError> => {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UnstuckError);
+    return err as UnstuckError;
+  };
+
+  it("a connection closed before the answer is unreachable, for a list as for the namespace read", async () => {
+    const kube = createKubeAdapter(await fakeServer((s) => s.destroy()), { maxAttempts: 1 });
+    const list = await failure(kube.listObjects(CONFIGMAPS, NS));
+    const get = await failure(kube.getNamespace(NS));
+    expect(list.code).toBe(ErrorCode.Unreachable);
+    expect(get.code).toBe(ErrorCode.Unreachable);
+    expect(list.message).toContain("Cannot reach the Kubernetes API server at http://127.0.0.1:");
+  });
+
+  it("a connection closed in the middle of the body is unreachable too", async () => {
+    const kube = createKubeAdapter(
+      await fakeServer((s) => {
+        s.write(
+          "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n" +
+            '{"kind":"ConfigMapList","items":[',
+        );
+        setTimeout(() => s.destroy(), 20);
+      }),
+      { maxAttempts: 1 },
+    );
+    const list = await failure(kube.listObjects(CONFIGMAPS, NS));
+    expect(list.code).toBe(ErrorCode.Unreachable);
+  });
+});
