@@ -18,6 +18,8 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 import { createHash } from "node:crypto";
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
 import { request as undiciRequest, type Dispatcher } from "undici";
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
@@ -195,6 +197,8 @@ function loadFiles(kc: KubeConfig, value: string): void {
 
 const ACCEPT_JSON = "application/json";
 
+const gunzipAsync = promisify(gunzip);
+
 /** What the API server's audit log records as the bot's client for its reads. */
 const USER_AGENT = "unstuck (@kubernetes/client-node; undici)";
 
@@ -264,7 +268,10 @@ class ResourceApi extends KubernetesObjectApi {
     await this.configuration.authMethods.default?.applySecurityAuthentication(ctx);
     // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
     // still the token; undici's request refuses such a value where fetch trimmed it).
-    const headers: Record<string, string> = { "user-agent": USER_AGENT };
+    // gzip offered as client-go offers it: kube-apiserver compresses answers of 128 KiB and more
+    // (big lists, the aggregated discovery of a CRD-heavy cluster) — what a terminal far from its
+    // cluster waits on.
+    const headers: Record<string, string> = { "user-agent": USER_AGENT, "accept-encoding": "gzip" };
     for (const [k, v] of Object.entries(ctx.getHeaders()))
       headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
     const res = await undiciRequest(ctx.getUrl(), {
@@ -276,7 +283,13 @@ class ResourceApi extends KubernetesObjectApi {
           : AbortSignal.timeout(this.timeoutMs),
       ...(ctx.getDispatcher() !== undefined ? { dispatcher: ctx.getDispatcher() as Dispatcher } : {}),
     });
-    const text = await res.body.text();
+    const encoding = String(res.headers["content-encoding"] ?? "")
+      .trim()
+      .toLowerCase();
+    const text =
+      encoding === "gzip"
+        ? (await gunzipAsync(Buffer.from(await res.body.arrayBuffer()))).toString("utf8")
+        : await res.body.text();
     if (res.statusCode >= 200 && res.statusCode <= 299) return JSON.parse(text) as Json;
     let body: unknown = text;
     try {

@@ -16,6 +16,7 @@ import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { ResourceType } from "../../../src/kube/types.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { kubectl } from "../../sim/kube/testing.js";
 
 const NS = "reads";
 const CONFIGMAPS: ResourceType = {
@@ -69,6 +70,43 @@ describe("the adapter's raw reads (undici request)", () => {
     expect((await kube.getNamespace(NS))?.name).toBe(NS);
     const users = new Set(sim.requests().map((r) => r.user));
     expect([...users]).toEqual(["unstuck"]);
+  });
+
+  it("asks for gzip, and reads a big list the server compresses (kube-apiserver: 128 KiB and more)", async () => {
+    const big = "bigreads";
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: big } });
+    for (let i = 0; i < 600; i++) {
+      sim.store.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `cm-${String(i)}`, namespace: big, labels: { app: "x".repeat(200) } },
+      });
+    }
+    // The server's side: a list past the threshold comes gzip-encoded when gzip is offered (this is
+    // what real kubectl, which offers it, also reads below), a small one as it is.
+    const url = `${sim.url}/api/v1/namespaces/${big}/configmaps?limit=500`;
+    const token = String((parseYaml(sim.kubeconfig()) as Kubeconfig).users[0]?.user.token);
+    const head = async (path: string) =>
+      (await fetch(path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": "gzip" } }))
+        .headers;
+    expect((await head(url)).get("content-encoding")).toBe("gzip");
+    expect((await head(`${sim.url}/api/v1/namespaces/${NS}/configmaps`)).get("content-encoding")).toBeNull();
+    sim.resetRequests();
+    const kube = createKubeAdapter(sim.kubeconfig());
+    expect(await kube.listObjects(CONFIGMAPS, big)).toHaveLength(600);
+    expect(sim.requests().filter((r) => r.path.endsWith("/configmaps"))).toHaveLength(2); // two pages
+    const kubeconfig = join(dir, "kubeconfig");
+    await sim.writeKubeconfig(kubeconfig);
+    const listed = await kubectl(kubeconfig, join(dir, "cache"), [
+      "get",
+      "configmaps",
+      "-n",
+      big,
+      "-o",
+      "name",
+    ]);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split("\n")).toHaveLength(600);
   });
 
   /** A server that reads a request and then `behave`s; the kubeconfig that points at it. */

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { posix } from "node:path";
+import { gzipSync } from "node:zlib";
 import { setTimeout as delay } from "node:timers/promises";
 import { parse as parseYaml } from "yaml";
 
@@ -148,6 +149,28 @@ const VERSION_INFO = {
   platform: "linux/amd64",
 };
 
+/**
+ * kube-apiserver's response compression (APIResponseCompression, on by default): a body of 128 KiB
+ * or more goes out gzip-encoded when the request's Accept-Encoding offers gzip, with
+ * `Content-Encoding: gzip` and `Vary: Accept-Encoding`; smaller ones as they are.
+ */
+const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+function endBody(res: ServerResponse, code: number, text: string): void {
+  const accepts = (res.req.headers["accept-encoding"] ?? "")
+    .split(",")
+    .some((e) => e.trim().split(";")[0]?.trim().toLowerCase() === "gzip");
+  if (accepts && Buffer.byteLength(text) >= GZIP_THRESHOLD_BYTES) {
+    res.setHeader("Content-Encoding", "gzip");
+    res.setHeader("Vary", "Accept-Encoding");
+    res.writeHead(code);
+    res.end(gzipSync(text, { level: 1 }));
+    return;
+  }
+  res.writeHead(code);
+  res.end(text);
+}
+
 function send(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   // Set, not passed to writeHead, so that the request log can read the Content-Type back.
@@ -157,8 +180,7 @@ function send(res: ServerResponse, code: number, body: unknown, headers: Record<
     ...headers,
   };
   for (const [k, v] of Object.entries(all)) res.setHeader(k, v);
-  res.writeHead(code);
-  res.end(text);
+  endBody(res, code, text);
 }
 
 /** A JSON answer already serialized (lists assembled from their items' kept text). */
@@ -170,8 +192,7 @@ function sendJsonText(
 ): void {
   res.setHeader("Content-Type", contentType);
   res.setHeader("Cache-Control", "no-cache, private");
-  res.writeHead(code);
-  res.end(text);
+  endBody(res, code, text);
 }
 
 function sendError(res: ServerResponse, err: KubeApiError, headers: Record<string, string> = {}): void {
