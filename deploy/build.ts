@@ -98,7 +98,11 @@ try {
     throw new Error("build: no output reads ./lua/ — the approval store's scripts would be missing");
   const bytes = outputs.reduce((n, f) => n + readFileSync(join(ROOT, f)).length, 0);
   // What every output imports (test/deploy/image.test.ts: nothing outside Node's own modules at run time).
-  writeFileSync(join(OUT, ".meta.json"), JSON.stringify(result.metafile));
+  // Named as they will be, under dist/ (they were written to the building directory).
+  writeFileSync(
+    join(OUT, ".meta.json"),
+    JSON.stringify(result.metafile).replaceAll(`${relative(ROOT, OUT)}/`, `${relative(ROOT, DIST)}/`),
+  );
   writeFileSync(join(OUT, ".built"), "");
   // The swap: the old tree moves aside in one rename and the new one takes its place in another.
   const old = `${DIST}.old-${String(process.pid)}`;
