@@ -27,6 +27,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -54,6 +55,7 @@ const sandboxAtRunTime: Plugin = {
 };
 
 const started = performance.now();
+const startedAt = new Date();
 rmSync(OUT, { recursive: true, force: true });
 try {
   const result = await build({
@@ -103,7 +105,9 @@ try {
     join(OUT, ".meta.json"),
     JSON.stringify(result.metafile).replaceAll(`${relative(ROOT, OUT)}/`, `${relative(ROOT, DIST)}/`),
   );
+  // Stamped with the build's start: a source saved while it ran is newer, so the next run rebuilds.
   writeFileSync(join(OUT, ".built"), "");
+  utimesSync(join(OUT, ".built"), startedAt, startedAt);
   // The swap: the old tree moves aside in one rename and the new one takes its place in another.
   const old = `${DIST}.old-${String(process.pid)}`;
   if (existsSync(DIST)) renameSync(DIST, old);
