@@ -27,6 +27,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -54,8 +55,45 @@ const sandboxAtRunTime: Plugin = {
   },
 };
 
+/**
+ * One build at a time (`npm start` in one terminal, `npm run unstuck` in another): a lock directory
+ * holding the builder's pid; a lock whose process is gone is taken over.
+ */
+const LOCK = join(ROOT, "dist.lock");
+async function lock(): Promise<void> {
+  const until = Date.now() + 120_000;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(join(LOCK, "pid"), String(process.pid));
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    let holder = 0;
+    try {
+      holder = Number(readFileSync(join(LOCK, "pid"), "utf8")) || 0;
+    } catch {
+      // Taken a moment ago, its pid not written yet.
+    }
+    let alive = true;
+    try {
+      if (holder > 0) process.kill(holder, 0);
+      // No pid after 10 s: a builder that died between the two steps.
+      else alive = Date.now() - statSync(LOCK).mtimeMs < 10_000;
+    } catch {
+      alive = false;
+    }
+    if (!alive) rmSync(LOCK, { recursive: true, force: true });
+    else if (Date.now() > until) throw new Error(`build: ${LOCK} is held by process ${String(holder)}`);
+    else await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+await lock();
 const started = performance.now();
 const startedAt = new Date();
+const old = `${DIST}.old-${String(process.pid)}`;
 rmSync(OUT, { recursive: true, force: true });
 try {
   const result = await build({
@@ -109,7 +147,6 @@ try {
   writeFileSync(join(OUT, ".built"), "");
   utimesSync(join(OUT, ".built"), startedAt, startedAt);
   // The swap: the old tree moves aside in one rename and the new one takes its place in another.
-  const old = `${DIST}.old-${String(process.pid)}`;
   if (existsSync(DIST)) renameSync(DIST, old);
   renameSync(OUT, DIST);
   rmSync(old, { recursive: true, force: true });
@@ -117,6 +154,10 @@ try {
     `unstuck: built ${String(outputs.length)} files (${(bytes / 2 ** 20).toFixed(1)} MiB) in ${relative(ROOT, DIST)}/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
 } catch (err) {
+  // The last good tree stays (or comes back, had the swap got halfway).
+  if (!existsSync(DIST) && existsSync(old)) renameSync(old, DIST);
   rmSync(OUT, { recursive: true, force: true });
   throw err;
+} finally {
+  rmSync(LOCK, { recursive: true, force: true });
 }

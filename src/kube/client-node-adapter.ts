@@ -199,6 +199,31 @@ const ACCEPT_JSON = "application/json";
 
 const gunzipAsync = promisify(gunzip);
 
+/** Largest decompressed answer read (a list page of 500 full objects is a few MiB). */
+const MAX_BODY_BYTES = 512 * 1024 * 1024;
+
+/**
+ * How long a request already sent may still finish once its caller gave it up: a healthy server's
+ * answer is read to the end, so undici keeps the connection (an abort destroys the socket, and the
+ * next diagnosis would pay a TLS handshake per list); a server that hangs is cut off after it.
+ */
+const GIVE_UP_GRACE_MS = 2_000;
+const graceSignals = new WeakMap<AbortSignal, AbortSignal>();
+
+/** `signal`, delayed by {@link GIVE_UP_GRACE_MS}: one derived signal (and one listener) per caller signal. */
+function cutOffAfterGrace(signal: AbortSignal): AbortSignal {
+  const known = graceSignals.get(signal);
+  if (known !== undefined) return known;
+  const cut = new AbortController();
+  const start = (): void => {
+    setTimeout(() => cut.abort(signal.reason), GIVE_UP_GRACE_MS).unref();
+  };
+  if (signal.aborted) start();
+  else signal.addEventListener("abort", start, { once: true });
+  graceSignals.set(signal, cut.signal);
+  return cut.signal;
+}
+
 /** What the API server's audit log records as the bot's client for its reads. */
 const USER_AGENT = "unstuck (@kubernetes/client-node; undici)";
 
@@ -279,18 +304,37 @@ class ResourceApi extends KubernetesObjectApi {
       headers,
       signal:
         signal !== undefined
-          ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), signal])
+          ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), cutOffAfterGrace(signal)])
           : AbortSignal.timeout(this.timeoutMs),
       ...(ctx.getDispatcher() !== undefined ? { dispatcher: ctx.getDispatcher() as Dispatcher } : {}),
     });
+    const ok = res.statusCode >= 200 && res.statusCode <= 299;
     const encoding = String(res.headers["content-encoding"] ?? "")
       .trim()
       .toLowerCase();
-    const text =
-      encoding === "gzip"
-        ? (await gunzipAsync(Buffer.from(await res.body.arrayBuffer()))).toString("utf8")
-        : await res.body.text();
-    if (res.statusCode >= 200 && res.statusCode <= 299) return JSON.parse(text) as Json;
+    let text: string;
+    if (encoding === "" || encoding === "identity") {
+      text = await res.body.text();
+    } else {
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      try {
+        if (encoding !== "gzip" && encoding !== "x-gzip") throw new Error(`not asked for: ${encoding}`);
+        text =
+          bytes.length === 0
+            ? ""
+            : (await gunzipAsync(bytes, { maxOutputLength: MAX_BODY_BYTES })).toString("utf8");
+      } catch (err) {
+        const why = `a body with Content-Encoding ${encoding} that could not be decoded (${err instanceof Error ? err.message : String(err)})`;
+        // An error answer keeps its status (a proxy's 503 with a broken body is still retried, a 403
+        // still names RBAC); a success that cannot be read is a failure of its own.
+        if (!ok)
+          throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", why, flatHeaders(res.headers));
+        throw new UnstuckError(ErrorCode.Upstream, `The Kubernetes API answered ${path} with ${why}.`, {
+          status: res.statusCode,
+        });
+      }
+    }
+    if (ok) return JSON.parse(text) as Json;
     let body: unknown = text;
     try {
       body = JSON.parse(text);
@@ -650,6 +694,16 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       const ctx: CallContext = { verb: "list", resource: type.resource, group: type.group, namespace };
       const full = FULL_OBJECT_TYPES.has(`${type.group}/${type.resource}`);
       const { signal } = opts;
+      const given = (err: unknown): never => {
+        // Given up, not timed out: said as such (nobody waits for this answer any more).
+        if (signal?.aborted === true)
+          throw new UnstuckError(ErrorCode.Upstream, `Given up: ${describeTarget(ctx)}.`, {
+            verb: "list",
+            resource: type.group ? `${type.resource}.${type.group}` : type.resource,
+            cancelled: true,
+          });
+        throw err;
+      };
       const items = await listAll(ctx, async (cont, limit) => {
         // Given up (before its turn in the shared bound, or between pages): nothing more is sent.
         signal?.throwIfAborted();
@@ -667,7 +721,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
           items: full ? page : page.map((o) => ({ metadata: obj(obj(o).metadata) })),
           cont: optStr(meta.continue),
         };
-      });
+      }).catch(given);
       // A PartialObjectMetadata item says `meta.k8s.io/v1`; the snapshot names the listed type.
       return items.map((o) => toObjectSnapshot(o as Json, type));
     },
@@ -827,7 +881,6 @@ function bodyMessage(body: unknown): string | undefined {
   return undefined;
 }
 
-/** fetch rejects with `AbortError`/`TimeoutError` when the request's signal fires (our deadline). */
 /** Socket-level failures: the API server (or the way to it) is not answering. */
 const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
@@ -843,6 +896,7 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   "UND_ERR_CLOSED",
 ]);
 
+/** fetch and request reject with `AbortError`/`TimeoutError` when the request's signal fires (our deadline). */
 function isAbort(err: unknown): boolean {
   const name = (err as { name?: unknown } | null)?.name;
   const type = (err as { type?: unknown } | null)?.type;

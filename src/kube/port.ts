@@ -33,8 +33,9 @@ export interface KubePort {
   discover(): Promise<DiscoverySnapshot>;
   /**
    * Every object of one type in one namespace, or in all namespaces when `namespace` is undefined
-   * (follows `continue`). `signal` gives the list up: the request in flight is cut off and no
-   * further page is asked for.
+   * (follows `continue`). `signal` gives the list up: no further page is asked for, and the request
+   * in flight is cut off unless it finishes within a short grace (a healthy server's answer is read,
+   * so its connection stays in the pool; one that hangs is not waited for).
    */
   listObjects(
     type: ResourceType,

@@ -142,6 +142,23 @@ describe("the adapter's raw reads (undici request)", () => {
     expect(list.message).toContain("Cannot reach the Kubernetes API server at http://127.0.0.1:");
   });
 
+  it("an error answer whose gzip body cannot be decoded keeps its status: a 503 is still retried", async () => {
+    let requests = 0;
+    const kube = createKubeAdapter(
+      await fakeServer((s) => {
+        requests++;
+        s.end(
+          "HTTP/1.1 503 Service Unavailable\r\ncontent-encoding: gzip\r\ncontent-length: 7\r\n\r\nnotgzip",
+        );
+      }),
+      { maxAttempts: 2, sleep: () => Promise.resolve() },
+    );
+    const list = await failure(kube.listObjects(CONFIGMAPS, NS));
+    expect(requests).toBe(2);
+    expect(list.details.status).toBe(503);
+    expect(list.message).toContain("could not be decoded");
+  });
+
   it("a connection closed in the middle of the body is unreachable too", async () => {
     const kube = createKubeAdapter(
       await fakeServer((s) => {

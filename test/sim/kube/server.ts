@@ -159,7 +159,8 @@ const GZIP_THRESHOLD_BYTES = 128 * 1024;
 function endBody(res: ServerResponse, code: number, text: string): void {
   const accepts = (res.req.headers["accept-encoding"] ?? "")
     .split(",")
-    .some((e) => e.trim().split(";")[0]?.trim().toLowerCase() === "gzip");
+    // The exact token, as kube-apiserver matches it (`gzip;q=0` and `*` are not an offer of gzip).
+    .some((e) => e.trim().toLowerCase() === "gzip");
   if (accepts && Buffer.byteLength(text) >= GZIP_THRESHOLD_BYTES) {
     res.setHeader("Content-Encoding", "gzip");
     res.setHeader("Vary", "Accept-Encoding");
@@ -477,6 +478,9 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
               res.socket?.destroy();
               return res;
             }
+            // The lost answer's own encoding goes with it: the 500 is plain JSON.
+            res.removeHeader("Content-Encoding");
+            res.removeHeader("Vary");
             return writeHead(500, {
               "Content-Type": "application/json",
               "Cache-Control": "no-cache, private",
