@@ -86,9 +86,9 @@ async function collectDiagnosis(
   const warnings: string[] = [];
   // One round. The namespace and every type's list are asked at once (discovery is cached in the
   // bot): the lists do not wait a round trip for the namespace's answer. Should the namespace turn
-  // out not to be Terminating (or missing, or unreadable), the lists are given up — those in flight
-  // cut off, the rest never sent — so a live namespace costs at most one wave of metadata-only
-  // lists cut short. The controllers' Deployments and the namespace's Events are asked for once the
+  // out not to be Terminating (or missing, or unreadable), the lists are given up — no further list
+  // or page is sent, and those in flight are cut off unless they finish within a short grace — so a
+  // live namespace costs at most one wave of metadata-only list requests. The controllers' Deployments and the namespace's Events are asked for once the
   // namespace is known to be Terminating, still during the lists.
   const giveUp = new AbortController();
   const nsRead = kube.getNamespace(name);
