@@ -10,8 +10,16 @@
  * A diagnostic script, not part of `npm run bench`.
  */
 import { readFile } from "node:fs/promises";
-import { postSigned, slashCommandBody } from "../test/sim/slack/index.js";
-import { ensureBuilt, metric, startBot, startWorld, type BotProcess, type World } from "./ship.js";
+import {
+  answeredCommands,
+  ensureBuilt,
+  metric,
+  sendDiagnoses,
+  startBot,
+  startWorld,
+  type BotProcess,
+  type World,
+} from "./ship.js";
 
 const MiB = 1024 * 1024;
 const diagnoses = Number(process.argv[2] ?? "300");
@@ -67,36 +75,10 @@ async function run(world: World, variant: string, first: boolean): Promise<void>
       process.kill(bot.pid, "SIGUSR2");
       await sleep(8_000);
     }
-    // As the memory bench counts them: a response_url post or a top-level message in the channel.
-    const answered = (): number =>
-      world.fake.responses().length +
-      world.fake.calls().filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === undefined)
-        .length;
+    const answered = (): number => answeredCommands(world);
     const before = answered();
-    let sent = 0;
     const t0 = performance.now();
-    const lane = async (): Promise<void> => {
-      while (sent < diagnoses) {
-        const i = sent++;
-        const res = await postSigned(
-          bot.events,
-          world.secret,
-          slashCommandBody({
-            text: "ns myapp",
-            userId: "U0ONCALL1",
-            channelId: "C0INCIDENT",
-            responseUrl: world.fake.responseUrl(`rss-${String(i)}`),
-          }),
-        );
-        if (res.status !== 200) throw new Error(`slash command ${String(i)}: HTTP ${String(res.status)}`);
-        const until = Date.now() + 60_000;
-        while (answered() - before < sent - 3) {
-          if (Date.now() > until) throw new Error("no answer within 60 s");
-          await sleep(5);
-        }
-      }
-    };
-    await Promise.all([lane(), lane(), lane(), lane()]);
+    await sendDiagnoses(world, bot, diagnoses, 4, "rss");
     while (answered() - before < diagnoses) await sleep(10);
     const ms = performance.now() - t0;
     await sleep(1_000);

@@ -20,7 +20,6 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { builtinModules } from "node:module";
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
@@ -32,7 +31,7 @@ import { Redis } from "ioredis";
 import { randomApprovalKey } from "../src/approvals/integrity.js";
 import type { KubeSim } from "../test/sim/kube/index.js";
 import { startWorld as startSimWorld } from "../test/sim/world.js";
-import { parseDockerfile } from "../test/deploy/dockerfile.js";
+import { parseDockerfile, runTimeImports } from "../test/deploy/dockerfile.js";
 import { deleteKeysWithPrefix } from "../test/sim/redis.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../test/sim/slack/index.js";
 import {
@@ -262,6 +261,55 @@ export async function startBot(
   };
 }
 
+/** Slash commands answered so far, as Slack shows them: a response_url post or a top-level message. */
+export function answeredCommands(world: World): number {
+  return (
+    world.fake.responses().length +
+    world.fake.calls().filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === undefined)
+      .length
+  );
+}
+
+/**
+ * `count` signed `/unstuck ns myapp` slash commands (the seed incident) to `bot`, at most
+ * `concurrency` unanswered at once; resolves when the last one is sent.
+ */
+export async function sendDiagnoses(
+  world: World,
+  bot: BotProcess,
+  count: number,
+  concurrency: number,
+  label: string,
+): Promise<void> {
+  const before = answeredCommands(world);
+  let sent = 0;
+  const lane = async (): Promise<void> => {
+    while (sent < count) {
+      const i = sent++;
+      const res = await postSigned(
+        bot.events,
+        world.secret,
+        slashCommandBody({
+          text: "ns myapp",
+          userId: "U0ONCALL1",
+          channelId: CHANNEL,
+          responseUrl: world.fake.responseUrl(`${label}-${String(i)}`),
+        }),
+      );
+      if (res.status !== 200) throw new Error(`slash command ${String(i)}: HTTP ${String(res.status)}`);
+      const until = Date.now() + 60_000;
+      while (answeredCommands(world) - before < sent - concurrency + 1) {
+        if (Date.now() > until)
+          throw new Error(
+            `no answer within 60 s (${String(answeredCommands(world) - before)}/${String(sent)})`,
+          );
+        await sleep(5);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, () => lane()));
+}
+
 /** A Prometheus sample's value from `/metrics`. */
 export async function metric(ops: string, name: string): Promise<number | undefined> {
   const text = await (await fetch(`${ops}/metrics`)).text();
@@ -281,36 +329,10 @@ export async function benchMemory(): Promise<BenchResult> {
     await sleep(1_000);
     const ready = await rssOf(bot.pid);
 
-    const answered = (): number =>
-      world.fake.responses().length +
-      world.fake.calls().filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === undefined)
-        .length;
+    const answered = (): number => answeredCommands(world);
     const samples: { n: number; rss: number }[] = [];
-    let sent = 0;
     const t0 = performance.now();
-    const lane = async (): Promise<void> => {
-      while (sent < DIAGNOSES) {
-        const i = sent++;
-        const res = await postSigned(
-          bot.events,
-          world.secret,
-          slashCommandBody({
-            text: "ns myapp",
-            userId: "U0ONCALL1",
-            channelId: CHANNEL,
-            responseUrl: world.fake.responseUrl(`mem-${String(i)}`),
-          }),
-        );
-        if (res.status !== 200) throw new Error(`slash command ${String(i)}: HTTP ${String(res.status)}`);
-        // At most CONCURRENCY diagnoses in flight.
-        const until = Date.now() + 60_000;
-        while (answered() < sent - CONCURRENCY + 1) {
-          if (Date.now() > until)
-            throw new Error(`no answer within 60 s (${String(answered())}/${String(sent)})`);
-          await sleep(5);
-        }
-      }
-    };
+    const sending = sendDiagnoses(world, bot, DIAGNOSES, CONCURRENCY, "mem");
     const sampler = (async () => {
       for (let next = 100; next <= DIAGNOSES; next += 100) {
         const until = Date.now() + 300_000;
@@ -321,7 +343,7 @@ export async function benchMemory(): Promise<BenchResult> {
         samples.push({ n: next, rss: await rssOf(bot.pid) });
       }
     })();
-    await Promise.all(Array.from({ length: CONCURRENCY }, () => lane()));
+    await sending;
     await sampler;
     const elapsed = performance.now() - t0;
     await sleep(1_000);
@@ -492,22 +514,9 @@ export async function benchImageSize(): Promise<BenchResult> {
     ])
   ).stdout;
   const mapBytes = Number(/^(\d+)/.exec(maps.trim())?.[1] ?? Number.NaN);
-  const meta = JSON.parse(await readFile("dist/.meta.json", "utf8")) as {
-    outputs: Record<string, { imports?: { path: string; external?: boolean }[] }>;
-  };
-  const builtins = new Set(builtinModules);
-  const runtime = new Set(
-    Object.values(meta.outputs).flatMap((o) =>
-      (o.imports ?? []).filter((i) => i.external === true).map((i) => i.path),
-    ),
-  );
-  const outside = [...runtime].filter(
-    (p) =>
-      !p.startsWith("node:") &&
-      !builtins.has(p) &&
-      // ws tries them and carries on without; the sandbox is a checkout's, not the image's.
-      !["bufferutil", "utf-8-validate", "../test/sim/sandbox.js"].includes(p),
-  );
+  const imports = runTimeImports(await readFile("dist/.meta.json", "utf8"));
+  const runtime = new Set(imports.all.map((i) => i.path));
+  const outside = [...new Set(imports.outsideNode.map((i) => i.path))];
   checks.push(
     check(
       "image-size: the bundle needs no node_modules (run-time imports are Node's own modules)",

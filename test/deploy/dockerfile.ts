@@ -7,6 +7,7 @@
  * does: a file the Dockerfile needs and the ignore file leaves out fails here as `docker build` would.
  */
 import { execFile } from "node:child_process";
+import { builtinModules } from "node:module";
 import { cp, mkdir, readFile, symlink } from "node:fs/promises";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
@@ -201,4 +202,35 @@ export async function buildWithoutDocker(
   const last = stages.at(-1);
   if (!last) throw new Error("no stage");
   return { dir: dirs.get(last.name) ?? "", user, env, cmd, stages };
+}
+
+/** One import a bundle leaves to run time, and the output file that makes it. */
+export interface RunTimeImport {
+  readonly file: string;
+  readonly path: string;
+}
+
+/**
+ * What the bundle imports at run time (deploy/build.ts's metafile, `dist/.meta.json`): every
+ * external import, and those that are not Node's own modules — which an image without node_modules
+ * could not load. Allowed beside Node's: the optional speed-ups `ws` tries and carries on without,
+ * and the entry point's import of the sandbox (a checkout's `dist/test`, never in the image).
+ */
+export function runTimeImports(metaJson: string): { all: RunTimeImport[]; outsideNode: RunTimeImport[] } {
+  const meta = JSON.parse(metaJson) as {
+    outputs: Record<string, { imports?: { path: string; external?: boolean }[] }>;
+  };
+  const builtins = new Set(builtinModules);
+  const optional = new Set(["bufferutil", "utf-8-validate"]);
+  const all = Object.entries(meta.outputs).flatMap(([file, o]) =>
+    (o.imports ?? []).filter((i) => i.external === true).map((i) => ({ file, path: i.path })),
+  );
+  const outsideNode = all.filter(
+    ({ file, path }) =>
+      !path.startsWith("node:") &&
+      !builtins.has(path) &&
+      !optional.has(path) &&
+      !(/(^|\/)src\/main\.js$/.test(file) && path === "../test/sim/sandbox.js"),
+  );
+  return { all, outsideNode };
 }

@@ -119,6 +119,37 @@ function peakInFlight(records: readonly RequestRecord[]): number {
 
 const diagnose = (kube: KubePort) => diagnoseNamespace(kube, NS, { now: () => new Date() });
 
+/**
+ * Diagnose a namespace that is not being deleted with a list concurrency of 4, its answer held back
+ * until the first wave of 4 lists is on the wire (the race made certain); the lists it sent.
+ */
+async function diagnoseLiveAfterFirstWave(
+  kube: KubePort,
+  live: string,
+  discovery: Awaited<ReturnType<KubePort["discover"]>>,
+  namespace: Awaited<ReturnType<KubePort["getNamespace"]>>,
+): Promise<{ verdict: string; lists: Promise<unknown>[] }> {
+  const lists: Promise<unknown>[] = [];
+  let firstWave: () => void = () => undefined;
+  const wave = new Promise<void>((resolve) => (firstWave = resolve));
+  const port: KubePort = {
+    ...kube,
+    discover: () => Promise.resolve(discovery),
+    getNamespace: async () => {
+      await wave;
+      return namespace;
+    },
+    listObjects: (type, ns, options) => {
+      const p = kube.listObjects(type, ns, options);
+      lists.push(p);
+      if (lists.length === 4) firstWave();
+      return p;
+    },
+  };
+  const d = await diagnoseNamespace(port, live, { now: () => new Date(), concurrency: 4 });
+  return { verdict: d.verdict, lists };
+}
+
 describe("discovery cache (watch on CRDs and APIServices)", () => {
   let sim: KubeSim;
   const adapters: KubePort[] = [];
@@ -269,26 +300,8 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
       expect(namespace?.deletionTimestamp).toBeUndefined();
       // Every request to the server hangs from here: a list comes back only by being cut off.
       sim.setFaults({ hang: {} });
-      const lists: Promise<unknown>[] = [];
-      let firstWave: () => void = () => undefined;
-      const wave = new Promise<void>((resolve) => (firstWave = resolve));
-      const port: KubePort = {
-        ...kube,
-        discover: () => Promise.resolve(discovery),
-        // The namespace answers once the first wave of lists is on the wire (the race made certain).
-        getNamespace: async () => {
-          await wave;
-          return namespace;
-        },
-        listObjects: (type, namespace, options) => {
-          const p = kube.listObjects(type, namespace, options);
-          lists.push(p);
-          if (lists.length === 4) firstWave();
-          return p;
-        },
-      };
-      const d = await diagnoseNamespace(port, live, { now: () => new Date(), concurrency: 4 });
-      expect(d.verdict).toBe("active");
+      const { verdict, lists } = await diagnoseLiveAfterFirstWave(kube, live, discovery, namespace);
+      expect(verdict).toBe("active");
       expect(listable).toBeGreaterThan(20);
       // The first wave (the diagnosis' concurrency) went out with the namespace read; no more did.
       expect(lists).toHaveLength(4);
@@ -312,25 +325,8 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
       const discovery = await kube.discover();
       const namespace = await kube.getNamespace(live);
       sim.setFaults({ latencyMs: 300 });
-      const lists: Promise<unknown>[] = [];
-      let firstWave: () => void = () => undefined;
-      const wave = new Promise<void>((resolve) => (firstWave = resolve));
-      const port: KubePort = {
-        ...kube,
-        discover: () => Promise.resolve(discovery),
-        getNamespace: async () => {
-          await wave;
-          return namespace;
-        },
-        listObjects: (type, ns, options) => {
-          const p = kube.listObjects(type, ns, options);
-          lists.push(p);
-          if (lists.length === 4) firstWave();
-          return p;
-        },
-      };
-      const d = await diagnoseNamespace(port, live, { now: () => new Date(), concurrency: 4 });
-      expect(d.verdict).toBe("active");
+      const { verdict, lists } = await diagnoseLiveAfterFirstWave(kube, live, discovery, namespace);
+      expect(verdict).toBe("active");
       expect(lists).toHaveLength(4);
       const settled = await Promise.allSettled(lists);
       expect(settled.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "fulfilled"]);
