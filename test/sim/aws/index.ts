@@ -11,7 +11,13 @@ import { AwsWorld } from "./world.js";
 
 export { AwsWorld } from "./world.js";
 export type * from "./world.js";
-export { ALB_HOSTED_ZONE_IDS, CLOUDFRONT_HOSTED_ZONE_ID, fqdn } from "./world.js";
+export {
+  ALB_HOSTED_ZONE_IDS,
+  CLOUDFRONT_HOSTED_ZONE_ID,
+  NLB_HOSTED_ZONE_IDS,
+  elbHostedZoneId,
+  fqdn,
+} from "./world.js";
 export { AwsApiError } from "./errors.js";
 export {
   awsScenarioSchema,

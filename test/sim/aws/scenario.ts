@@ -37,6 +37,7 @@ const loadBalancerSchema = z.object({
     .regex(/^[0-9a-f]{16}$/)
     .optional(),
   dnsSuffix: z.string().regex(/^\d+$/).optional(),
+  type: z.enum(["application", "network"]).default("application"),
   scheme: z.enum(["internet-facing", "internal"]).default("internet-facing"),
   state: z.enum(["active", "provisioning", "active_impaired", "failed"]).default("active"),
   vpcId: z.string().optional(),
@@ -203,7 +204,20 @@ const distributionSchema = z.object({
       z.object({ id: z.string(), domainName: z.string().optional(), loadBalancer: z.string().optional() }),
     )
     .min(1),
+  /** Failover groups: `members` is [primary, secondary] (CloudFront takes exactly two). */
+  originGroups: z
+    .array(
+      z.object({
+        id: z.string(),
+        members: z.array(z.string()),
+        failoverStatusCodes: z.array(z.number().int()).optional(),
+      }),
+    )
+    .default([]),
+  /** The default behaviour's target: an origin id or an origin group id (default: the first origin). */
   defaultOriginId: z.string().optional(),
+  /** Cache behaviours in precedence order; each targets an origin or an origin group. */
+  cacheBehaviors: z.array(z.object({ pathPattern: z.string(), targetOriginId: z.string() })).default([]),
   status: z.enum(["Deployed", "InProgress"]).default("Deployed"),
   lastModifiedTime: z.coerce.date().optional(),
 });
@@ -346,6 +360,7 @@ export function loadAwsScenario(
   for (const l of s.loadBalancers) {
     const lb = world.createLoadBalancer({
       name: l.name,
+      type: l.type,
       scheme: l.scheme,
       state: l.state,
       securityGroups: l.securityGroups,
@@ -455,6 +470,12 @@ export function loadAwsScenario(
         id: o.id,
         domainName: o.domainName ?? (o.loadBalancer !== undefined ? lbByName(o.loadBalancer).dnsName : ""),
       })),
+      originGroups: d.originGroups.map((g) => ({
+        id: g.id,
+        members: g.members,
+        ...(g.failoverStatusCodes !== undefined ? { failoverStatusCodes: g.failoverStatusCodes } : {}),
+      })),
+      cacheBehaviors: d.cacheBehaviors,
       ...(d.defaultOriginId !== undefined ? { defaultOriginId: d.defaultOriginId } : {}),
       ...(d.comment !== undefined ? { comment: d.comment } : {}),
     });

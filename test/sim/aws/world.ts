@@ -8,44 +8,129 @@ import { AwsApiError } from "./errors.js";
 import { IdGenerator } from "./ids.js";
 import { child, childText, el, type XmlNode } from "./xml.js";
 
-/** ALB canonical hosted zone ids per region (Route 53 alias targets), from the ELB endpoints table. */
+/**
+ * ALB (and Classic ELB) canonical hosted zone ids for every commercial region: the "Route 53 Hosted
+ * Zone ID (Application Load Balancers, Classic Load Balancers)" column of AWS's "Elastic Load
+ * Balancing endpoints and quotas" table. A region missing here has no known id: creating a load
+ * balancer there fails (see {@link elbHostedZoneId}) rather than inventing one Route 53 would refuse.
+ */
 export const ALB_HOSTED_ZONE_IDS: Readonly<Record<string, string>> = {
+  "af-south-1": "Z268VQBMOI5EKX",
+  "ap-east-1": "Z3DQVH9N71FHZ0",
+  "ap-northeast-1": "Z14GRHDCWA56QT",
+  "ap-northeast-2": "ZWKZPGTI48KDX",
+  "ap-northeast-3": "Z5LXEXXYW11ES",
+  "ap-south-1": "ZP97RAFLXTNZK",
+  "ap-south-2": "Z0173938T07WNTVAEPZN",
+  "ap-southeast-1": "Z1LMS91P8CMLE5",
+  "ap-southeast-2": "Z1GM3OXH4ZPM65",
+  "ap-southeast-3": "Z08888821HLRG5A9ZRTER",
+  "ap-southeast-4": "Z09517862IB2WZLPXG76F",
+  "ap-southeast-5": "Z06010284QMVVW7WO5J",
+  "ap-southeast-7": "Z0390008CMBRTHFGWBCB",
+  "ca-central-1": "ZQSVJUPU6J1EY",
+  "ca-west-1": "Z06473681N0SF6OS049SD",
+  "eu-central-1": "Z215JYRZR1TBD5",
+  "eu-central-2": "Z06391101F2ZOEP8P5EB3",
+  "eu-north-1": "Z23TAZ6LKFMNIO",
+  "eu-south-1": "Z3ULH7SSC9OV64",
+  "eu-south-2": "Z0956581394HF5D5LXGAP",
+  "eu-west-1": "Z32O12XQLNTSW2",
+  "eu-west-2": "ZHURV8PSTC4K8",
+  "eu-west-3": "Z3Q77PNBQS71R4",
+  "il-central-1": "Z09170902867EHPV2DABU",
+  "me-central-1": "Z08230872XQRWHG2XF6I",
+  "me-south-1": "ZS929ML54UICD",
+  "mx-central-1": "Z023552324OKD1BB28BH5",
+  "sa-east-1": "Z2P70J7HTTTPLU",
   "us-east-1": "Z35SXDOTRQ7X7K",
   "us-east-2": "Z3AADJGX6KTTL2",
   "us-west-1": "Z368ELLRRE2KJ0",
   "us-west-2": "Z1H1FL5HABSF5",
-  "ca-central-1": "ZQSVJUPU6J1EY",
-  "eu-west-1": "Z32O12XQLNTSW2",
-  "eu-west-2": "ZHURV8PSTC4K8",
-  "eu-central-1": "Z215JYRZR1TBD5",
-  "ap-northeast-1": "Z14GRHDCWA56QT",
-  "ap-northeast-2": "ZWKZPGTI48KDX",
-  "ap-south-1": "ZP97RAFLXTNZK",
-  "ap-southeast-1": "Z1LMS91P8CMLE5",
-  "ap-southeast-2": "Z1GM3OXH4ZPM65",
-  "sa-east-1": "Z2P70J7HTTTPLU",
 };
 
-/** NLB canonical hosted zone ids per region (they differ from the ALB ones), from the ELB endpoints table. */
+/**
+ * NLB canonical hosted zone ids for every commercial region (they differ from the ALB ones): the
+ * "Route 53 Hosted Zone ID (Network Load Balancers)" column of the same table.
+ */
 export const NLB_HOSTED_ZONE_IDS: Readonly<Record<string, string>> = {
+  "af-south-1": "Z203XCE67M25HM",
+  "ap-east-1": "Z12Y7K3UBGUAD1",
+  "ap-northeast-1": "Z31USIVHYNEOWT",
+  "ap-northeast-2": "ZIBE1TIR4HY56",
+  "ap-northeast-3": "Z1GWIQ4HH19I5X",
+  "ap-south-1": "ZVDDRBQ08TROA",
+  "ap-south-2": "Z0711778386UTO08407HT",
+  "ap-southeast-1": "ZKVM4W9LS7TM",
+  "ap-southeast-2": "ZCT6FZBF4DROD",
+  "ap-southeast-3": "Z01971771FYVNCOVWJU1G",
+  "ap-southeast-4": "Z01156963G8MIIL7X90IV",
+  "ap-southeast-5": "Z026317210H9ACVTRO6FB",
+  "ap-southeast-7": "Z054363131YWATEMWRG5L",
+  "ca-central-1": "Z2EPGBW3API2WT",
+  "ca-west-1": "Z02754302KBB00W2LKWZ9",
+  "eu-central-1": "Z3F0SRJ5LGBH90",
+  "eu-central-2": "Z02239872DOALSIDCX66S",
+  "eu-north-1": "Z1UDT6IFJ4EJM",
+  "eu-south-1": "Z23146JA1KNAFP",
+  "eu-south-2": "Z1011216NVTVYADP1SSV",
+  "eu-west-1": "Z2IFOLAFXWLO4F",
+  "eu-west-2": "ZD4D7Y8KGAS4G",
+  "eu-west-3": "Z1CMS0P5QUZ6D5",
+  "il-central-1": "Z0313266YDI6ZRHTGQY4",
+  "me-central-1": "Z00282643NTTLPANJJG2P",
+  "me-south-1": "Z3QSRYVP46NYYV",
+  "mx-central-1": "Z02031231H3ID6HYJ9A7U",
+  "sa-east-1": "ZTK26PT1VY4CU",
   "us-east-1": "Z26RNL4JYFTOTI",
   "us-east-2": "ZLMOA37VPKANP",
   "us-west-1": "Z24FKFUX50B4VW",
   "us-west-2": "Z18D5FSROUN65G",
-  "ca-central-1": "Z2EPGBW3API2WT",
-  "eu-west-1": "Z2IFOLAFXWLO4F",
-  "eu-west-2": "ZD4D7Y8KGAS4G",
-  "eu-central-1": "Z3F0SRJ5LGBH90",
-  "ap-northeast-1": "Z31USIVHYNEOWT",
-  "ap-northeast-2": "ZIBE1TIR4HY56",
-  "ap-south-1": "ZVDDRBQ08TROA",
-  "ap-southeast-1": "ZKVM4W9LS7TM",
-  "ap-southeast-2": "ZCT6FZBF4DROD",
-  "sa-east-1": "ZTK26PT1VY4CU",
 };
+
+/**
+ * The canonical hosted zone id of a load balancer of this type in this region. An unknown region
+ * throws: the simulator never makes up an id (Route 53 refuses an alias into a zone that is not
+ * the load balancer's).
+ */
+export function elbHostedZoneId(type: "application" | "network", region: string): string {
+  const id = (type === "network" ? NLB_HOSTED_ZONE_IDS : ALB_HOSTED_ZONE_IDS)[region];
+  if (id === undefined) {
+    throw new Error(
+      `AWS simulator: no ${type === "network" ? "NLB" : "ALB"} canonical hosted zone id is known for region '${region}'; add it to ${type === "network" ? "NLB_HOSTED_ZONE_IDS" : "ALB_HOSTED_ZONE_IDS"} in test/sim/aws/world.ts`,
+    );
+  }
+  return id;
+}
+
+/**
+ * The DNS names an ELB hosted zone holds, for Route 53's alias check: `*.<region>.elb.amazonaws.com`
+ * for the ALB/Classic zone, `*.elb.<region>.amazonaws.com` for the NLB zone; undefined for a zone
+ * id that is no ELB's.
+ */
+export function elbZoneSuffix(hostedZoneId: string): string | undefined {
+  for (const [region, id] of Object.entries(ALB_HOSTED_ZONE_IDS))
+    if (id === hostedZoneId) return `.${region}.elb.amazonaws.com.`;
+  for (const [region, id] of Object.entries(NLB_HOSTED_ZONE_IDS))
+    if (id === hostedZoneId) return `.elb.${region}.amazonaws.com.`;
+  return undefined;
+}
 
 /** The hosted zone id every CloudFront alias target uses. */
 export const CLOUDFRONT_HOSTED_ZONE_ID = "Z2FDTNDATAQYW2";
+
+/**
+ * Route 53's check of an alias into an AWS service zone: the target name must lie within the zone
+ * the hosted zone id names (an ELB zone of the right type and region, CloudFront's zone). Aliases to
+ * zones the simulator does not know (another record of the same zone, S3, API Gateway) pass.
+ */
+function aliasTargetError(type: string, alias: AliasTarget): string | undefined {
+  const name = alias.dnsName.toLowerCase();
+  const suffix =
+    alias.hostedZoneId === CLOUDFRONT_HOSTED_ZONE_ID ? ".cloudfront.net." : elbZoneSuffix(alias.hostedZoneId);
+  if (suffix === undefined || name.endsWith(suffix)) return undefined;
+  return `Tried to create an alias that targets ${name}, type ${type} in zone ${alias.hostedZoneId}, but the alias target name does not lie within the target zone`;
+}
 
 export type Tags = Record<string, string>;
 
@@ -501,7 +586,7 @@ export class AwsWorld {
       type === "network"
         ? `${input.name}-${input.dnsSuffix ?? this.ids.hex(16)}.elb.${this.region}.amazonaws.com`
         : `${prefix}${input.name}-${input.dnsSuffix ?? this.ids.digits(10)}.${this.region}.elb.amazonaws.com`;
-    const zones = type === "network" ? NLB_HOSTED_ZONE_IDS : ALB_HOSTED_ZONE_IDS;
+    const canonicalHostedZoneId = elbHostedZoneId(type, this.region);
     const lb: LoadBalancer = {
       arn: this.elbArn(
         "loadbalancer",
@@ -509,7 +594,7 @@ export class AwsWorld {
       ),
       name: input.name,
       dnsName,
-      canonicalHostedZoneId: zones[this.region] ?? "Z00000000000000000000",
+      canonicalHostedZoneId,
       createdTime: input.createdTime ?? this.now(),
       scheme,
       vpcId: input.vpcId ?? "vpc-0a1b2c3d4e5f60718",
@@ -615,6 +700,39 @@ export class AwsWorld {
       }
     }
     return [...out];
+  }
+
+  /**
+   * RegisterTargets: each `id:port` once (the port defaults to the group's). A new target is
+   * `healthy` when a listener or rule forwards to the group and `unused` otherwise (the simulator
+   * runs no health checks). An `ip` group takes only IPv4 addresses, an `instance` group only
+   * instance ids, as ELB's validation does.
+   */
+  public registerTargets(arn: string, targets: readonly { id: string; port?: number }[]): void {
+    const tg = this.requireTargetGroup(arn);
+    for (const t of targets) {
+      if (tg.targetType === "ip" && !/^\d{1,3}(?:\.\d{1,3}){3}$/.test(t.id))
+        throw new AwsApiError("ValidationError", `The IP address '${t.id}' is not a valid IPv4 address`);
+      if (tg.targetType === "instance" && !/^i-[0-9a-f]{8,17}$/.test(t.id))
+        throw new AwsApiError("ValidationError", `Instance ID '${t.id}' is not valid`);
+    }
+    const inUse = this.loadBalancersOfTargetGroup(arn).length > 0;
+    for (const t of targets) {
+      const port = t.port ?? tg.port;
+      if (tg.targets.some((x) => x.id === t.id && x.port === port)) continue;
+      tg.targets.push({ id: t.id, port, health: inUse ? "healthy" : "unused" });
+    }
+  }
+
+  /**
+   * DeregisterTargets: the given `id:port` targets leave the group at once (ELB drains them for the
+   * deregistration delay first; the simulator skips the wait). Unknown targets are ignored.
+   */
+  public deregisterTargets(arn: string, targets: readonly { id: string; port?: number }[]): void {
+    const tg = this.requireTargetGroup(arn);
+    tg.targets = tg.targets.filter(
+      (x) => !targets.some((t) => t.id === x.id && (t.port ?? tg.port) === x.port),
+    );
   }
 
   public deleteTargetGroup(arn: string): void {
@@ -1364,6 +1482,11 @@ export class AwsWorld {
           errors.push(`Tried to create resource record set ${label} but it already exists`);
           continue;
         }
+        const aliasError = record.aliasTarget ? aliasTargetError(record.type, record.aliasTarget) : undefined;
+        if (aliasError !== undefined) {
+          errors.push(aliasError);
+          continue;
+        }
         const conflict = working.find(
           (r) =>
             r.name === record.name &&
@@ -1425,16 +1548,50 @@ export class AwsWorld {
   public buildDistributionConfig(input: {
     aliases?: string[];
     origins: { id: string; domainName: string }[];
+    /** Failover groups: the first member is the primary, the second the one CloudFront fails over to. */
+    originGroups?: { id: string; members: string[]; failoverStatusCodes?: number[] }[];
+    /** The default behaviour's target: an origin or an origin group id (default: the first origin). */
     defaultOriginId?: string;
+    /** Cache behaviours in precedence order, each targeting an origin or an origin group. */
+    cacheBehaviors?: { pathPattern: string; targetOriginId: string }[];
     comment?: string;
     enabled?: boolean;
     callerReference?: string;
   }): XmlNode {
     const aliases = input.aliases ?? [];
+    const groups = input.originGroups ?? [];
+    const behaviors = input.cacheBehaviors ?? [];
     const methods = (names: string[]): XmlNode[] => [
       el("Quantity", names.length),
       el("Items", ...names.map((m) => el("Method", m))),
     ];
+    // A behaviour whose target is an origin group may only allow GET, HEAD and OPTIONS (CloudFront
+    // fails over for those methods only and refuses the others on such a behaviour).
+    const behaviorBody = (target: string): XmlNode[] => {
+      const toGroup = groups.some((g) => g.id === target);
+      return [
+        el("TargetOriginId", target),
+        el("TrustedSigners", el("Enabled", false), el("Quantity", 0)),
+        el("TrustedKeyGroups", el("Enabled", false), el("Quantity", 0)),
+        el("ViewerProtocolPolicy", "redirect-to-https"),
+        el(
+          "AllowedMethods",
+          ...methods(
+            toGroup
+              ? ["HEAD", "GET", "OPTIONS"]
+              : ["HEAD", "DELETE", "POST", "GET", "OPTIONS", "PUT", "PATCH"],
+          ),
+          el("CachedMethods", ...methods(["HEAD", "GET"])),
+        ),
+        el("SmoothStreaming", false),
+        el("Compress", true),
+        el("LambdaFunctionAssociations", el("Quantity", 0)),
+        el("FunctionAssociations", el("Quantity", 0)),
+        el("FieldLevelEncryptionId", ""),
+        el("CachePolicyId", "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"),
+        el("OriginRequestPolicyId", "216adef6-5c7f-47e4-b989-5492eafa07d3"),
+      ];
+    };
     return el(
       "DistributionConfig",
       el("CallerReference", input.callerReference ?? this.ids.uuid()),
@@ -1473,27 +1630,48 @@ export class AwsWorld {
           ),
         ),
       ),
-      el("OriginGroups", el("Quantity", 0)),
       el(
-        "DefaultCacheBehavior",
-        el("TargetOriginId", input.defaultOriginId ?? input.origins[0]?.id ?? ""),
-        el("TrustedSigners", el("Enabled", false), el("Quantity", 0)),
-        el("TrustedKeyGroups", el("Enabled", false), el("Quantity", 0)),
-        el("ViewerProtocolPolicy", "redirect-to-https"),
-        el(
-          "AllowedMethods",
-          ...methods(["HEAD", "DELETE", "POST", "GET", "OPTIONS", "PUT", "PATCH"]),
-          el("CachedMethods", ...methods(["HEAD", "GET"])),
-        ),
-        el("SmoothStreaming", false),
-        el("Compress", true),
-        el("LambdaFunctionAssociations", el("Quantity", 0)),
-        el("FunctionAssociations", el("Quantity", 0)),
-        el("FieldLevelEncryptionId", ""),
-        el("CachePolicyId", "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"),
-        el("OriginRequestPolicyId", "216adef6-5c7f-47e4-b989-5492eafa07d3"),
+        "OriginGroups",
+        el("Quantity", groups.length),
+        groups.length > 0
+          ? el(
+              "Items",
+              ...groups.map((g) => {
+                const codes = g.failoverStatusCodes ?? [500, 502, 503, 504];
+                return el(
+                  "OriginGroup",
+                  el("Id", g.id),
+                  el(
+                    "FailoverCriteria",
+                    el(
+                      "StatusCodes",
+                      el("Quantity", codes.length),
+                      el("Items", ...codes.map((c) => el("StatusCode", c))),
+                    ),
+                  ),
+                  el(
+                    "Members",
+                    el("Quantity", g.members.length),
+                    el("Items", ...g.members.map((m) => el("OriginGroupMember", el("OriginId", m)))),
+                  ),
+                );
+              }),
+            )
+          : undefined,
       ),
-      el("CacheBehaviors", el("Quantity", 0)),
+      el("DefaultCacheBehavior", ...behaviorBody(input.defaultOriginId ?? input.origins[0]?.id ?? "")),
+      el(
+        "CacheBehaviors",
+        el("Quantity", behaviors.length),
+        behaviors.length > 0
+          ? el(
+              "Items",
+              ...behaviors.map((b) =>
+                el("CacheBehavior", el("PathPattern", b.pathPattern), ...behaviorBody(b.targetOriginId)),
+              ),
+            )
+          : undefined,
+      ),
       el("CustomErrorResponses", el("Quantity", 0)),
       el("Comment", input.comment ?? ""),
       el("Logging", el("Enabled", false), el("IncludeCookies", false), el("Bucket", ""), el("Prefix", "")),
@@ -1524,6 +1702,7 @@ export class AwsWorld {
     deployed?: boolean;
     lastModifiedTime?: Date;
   }): Distribution {
+    validateDistributionConfig(input.config);
     const id = input.id ?? this.ids.distributionId();
     const at = input.lastModifiedTime ?? this.now();
     const dist: Distribution = {
@@ -1563,6 +1742,26 @@ export class AwsWorld {
     }));
   }
 
+  /**
+   * The origins CloudFront would try for a request path under this config: the first cache
+   * behaviour whose path pattern matches (in order), else the default one; its target is one
+   * origin, or an origin group's members in failover order (primary first).
+   */
+  public originsForPath(config: XmlNode, path: string): { id: string; domainName: string }[] {
+    const behavior =
+      items(child(config, "CacheBehaviors")).find((b) =>
+        pathPatternMatches(childText(b, "PathPattern") ?? "", path),
+      ) ?? child(config, "DefaultCacheBehavior");
+    const target = childText(behavior, "TargetOriginId") ?? "";
+    const origins = items(child(config, "Origins"));
+    const group = items(child(config, "OriginGroups")).find((g) => childText(g, "Id") === target);
+    const ids = group ? items(child(group, "Members")).map((m) => childText(m, "OriginId") ?? "") : [target];
+    return ids.flatMap((id) => {
+      const o = origins.find((x) => childText(x, "Id") === id);
+      return o ? [{ id, domainName: childText(o, "DomainName") ?? "" }] : [];
+    });
+  }
+
   /** UpdateDistribution: If-Match guard, whole-config replacement, new ETag, back to InProgress. */
   public updateDistribution(id: string, ifMatch: string | undefined, config: XmlNode): Distribution {
     const d = this.requireDistribution(id);
@@ -1582,17 +1781,7 @@ export class AwsWorld {
     if (childText(config, "CallerReference") !== childText(d.config, "CallerReference")) {
       throw new AwsApiError("IllegalUpdate", "The update contains modifications that are not allowed.");
     }
-    const originIds = (child(child(config, "Origins"), "Items")?.children ?? []).map((o) =>
-      childText(o, "Id"),
-    );
-    const target = childText(config, "DefaultCacheBehavior/TargetOriginId");
-    if (target === undefined || !originIds.includes(target)) {
-      throw new AwsApiError(
-        "NoSuchOrigin",
-        "One or more of your origins or origin groups do not exist.",
-        404,
-      );
-    }
+    validateDistributionConfig(config);
     // Two updates in a row while InProgress: the edges still serve the last *deployed* config.
     d.liveConfig = this.distributionStatus(d) === "Deployed" ? d.config : (d.liveConfig ?? d.config);
     d.config = config;
@@ -1600,5 +1789,70 @@ export class AwsWorld {
     d.lastModifiedTime = this.now();
     d.deployedAt = new Date(this.now().getTime() + this.cloudFrontDeployMs);
     return d;
+  }
+}
+
+/** The `Items` children of a CloudFront list wrapper (`<X><Quantity/><Items>…</Items></X>`). */
+function items(node: XmlNode | undefined): XmlNode[] {
+  return child(node, "Items")?.children ?? [];
+}
+
+/**
+ * CloudFront's path-pattern match: `*` any run of characters, `?` exactly one, case-sensitive,
+ * the leading `/` optional in the pattern.
+ */
+export function pathPatternMatches(pattern: string, path: string): boolean {
+  const p = pattern.startsWith("/") || pattern === "*" ? pattern : `/${pattern}`;
+  const re = p
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
+  return new RegExp(`^${re}$`).test(path);
+}
+
+/**
+ * What CloudFront checks in a DistributionConfig's origin references before accepting it: every
+ * behaviour targets an origin or an origin group that exists (NoSuchOrigin), every origin group has
+ * exactly two members that are origins of the distribution, and a behaviour that targets an origin
+ * group allows only GET, HEAD and OPTIONS (InvalidArgument).
+ */
+export function validateDistributionConfig(config: XmlNode): void {
+  const originIds = items(child(config, "Origins")).map((o) => childText(o, "Id") ?? "");
+  const groups = items(child(config, "OriginGroups"));
+  const groupIds = groups.map((g) => childText(g, "Id") ?? "");
+  const noSuchOrigin = (): AwsApiError =>
+    new AwsApiError("NoSuchOrigin", "One or more of your origins or origin groups do not exist.", 404);
+  for (const g of groups) {
+    const id = childText(g, "Id") ?? "";
+    const members = items(child(g, "Members")).map((m) => childText(m, "OriginId") ?? "");
+    if (members.length !== 2) {
+      throw new AwsApiError(
+        "InvalidArgument",
+        `The origin group ${id} must have exactly 2 members, a primary and a secondary origin; it has ${members.length}.`,
+      );
+    }
+    if (members.some((m) => !originIds.includes(m))) throw noSuchOrigin();
+    if (items(child(child(g, "FailoverCriteria"), "StatusCodes")).length === 0) {
+      throw new AwsApiError(
+        "InvalidArgument",
+        `The origin group ${id} must have at least one failover status code.`,
+      );
+    }
+  }
+  const behaviors = [child(config, "DefaultCacheBehavior"), ...items(child(config, "CacheBehaviors"))];
+  for (const b of behaviors) {
+    const target = childText(b, "TargetOriginId");
+    if (target === undefined || (!originIds.includes(target) && !groupIds.includes(target))) {
+      throw noSuchOrigin();
+    }
+    if (groupIds.includes(target)) {
+      const allowed = items(child(b, "AllowedMethods")).map((m) => m.text);
+      if (allowed.some((m) => !["GET", "HEAD", "OPTIONS"].includes(m))) {
+        throw new AwsApiError(
+          "InvalidArgument",
+          "The parameter AllowedMethods cannot include POST, PUT, PATCH, or DELETE for a cached behavior associated with an origin group.",
+        );
+      }
+    }
   }
 }

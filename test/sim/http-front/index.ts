@@ -14,7 +14,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fqdn, type AwsWorld, type Distribution, type LoadBalancer } from "../aws/world.js";
-import { child, childText } from "../aws/xml.js";
+import { child } from "../aws/xml.js";
 import { findLoadBalancer, reach } from "../dns/resolve.js";
 
 /** A running HTTP front. */
@@ -108,12 +108,13 @@ function viaCloudFront(
     );
     return;
   }
-  const targetId = childText(config, "DefaultCacheBehavior/TargetOriginId");
-  const origin = (child(child(config, "Origins"), "Items")?.children ?? []).find(
-    (o) => childText(o, "Id") === targetId,
-  );
-  const lb = findLoadBalancer(world, childText(origin, "DomainName") ?? "");
-  if (!live(lb)) {
+  // The first cache behaviour whose path pattern matches (else the default one) picks an origin,
+  // or an origin group whose secondary CloudFront tries when the primary cannot be reached.
+  const lb = world
+    .originsForPath(config, path)
+    .map((o) => findLoadBalancer(world, o.domainName))
+    .find(live);
+  if (lb === undefined) {
     // The origin's DNS name no longer resolves (a deleted ALB): CloudFront's 502.
     error(
       502,

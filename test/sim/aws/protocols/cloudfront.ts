@@ -1,6 +1,11 @@
 /**
  * CloudFront over `rest-xml` (API 2020-05-31). The DistributionConfig is kept as the XML tree the
- * client sent and echoed back verbatim, so any field the bot does not know still round-trips.
+ * client sent and echoed back verbatim, so any field the bot does not know still round-trips —
+ * origin groups (`OriginGroups/Items/OriginGroup`: Id, FailoverCriteria/StatusCodes,
+ * Members/Items/OriginGroupMember/OriginId) and cache behaviours (`CacheBehaviors/Items/CacheBehavior`:
+ * PathPattern, TargetOriginId) included. UpdateDistribution checks the references as CloudFront
+ * does (`validateDistributionConfig` in world.ts): a behaviour targeting no origin or origin group
+ * is NoSuchOrigin, an origin group without exactly two members is InvalidArgument.
  */
 import { AwsApiError } from "../errors.js";
 import type { AwsWorld, Distribution } from "../world.js";

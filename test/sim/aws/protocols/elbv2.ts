@@ -323,6 +323,7 @@ export function handleElbv2(world: AwsWorld, req: ServiceRequest): ServiceResult
       const lb = world.createLoadBalancer({
         name: f.get("Name") ?? "",
         scheme: f.get("Scheme") === "internal" ? "internal" : "internet-facing",
+        type: f.get("Type") === "network" ? "network" : "application",
         securityGroups: formList(f, "SecurityGroups.member"),
         tags,
         ...(subnets.length > 0
@@ -351,6 +352,17 @@ export function handleElbv2(world: AwsWorld, req: ServiceRequest): ServiceResult
         tags,
       });
       return respond(req.action, { TargetGroups: [tgXml(world, tg)] }, id);
+    }
+    case "RegisterTargets":
+    case "DeregisterTargets": {
+      const arn = f.get("TargetGroupArn") ?? "";
+      const targets = formStructs(f, "Targets.member").map((t) => {
+        const port = t.get("Port");
+        return { id: t.get("Id") ?? "", ...(port !== undefined ? { port: Number(port) } : {}) };
+      });
+      if (req.action === "RegisterTargets") world.registerTargets(arn, targets);
+      else world.deregisterTargets(arn, targets);
+      return respond(req.action, {}, id);
     }
     case "CreateListener": {
       const action = formStructs(f, "DefaultActions.member")[0];
