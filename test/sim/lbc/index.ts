@@ -22,6 +22,20 @@
  *   security group allows the backend SG on their ports (one tcp rule, min–max port, description
  *   `elbv2.k8s.aws/targetGroupBinding=shared`, as upstream's restricted rules); the rule is revoked
  *   when none needs it.
+ * - TargetGroupBindings (`elbv2.k8s.aws/v1beta1`, served once {@link TARGET_GROUP_BINDING_CRD} is
+ *   in the cluster): upstream's `targetGroupBinding` controller. A live binding gets the finalizer
+ *   `elbv2.k8s.aws/resources`; its target group (owned by someone else: never created or deleted
+ *   here) is made to hold exactly the Service's endpoints — ready pod IPs and target ports for
+ *   `targetType: ip` (EndpointSlices, else the Endpoints object; none: no targets), the ready
+ *   nodes' instance ids (`spec.providerID`) and the node port for `instance` — with
+ *   RegisterTargets/DeregisterTargets in CloudTrail, then the Normal event `SuccessfullyReconciled`.
+ *   A missing Service or port is the Warning event `BackendNotFound` (`backend not found: …`) and
+ *   a cleanup. A missing target group fails the reconcile (`TargetGroupNotFound` in a "Reconciler
+ *   error" log line, no event, as upstream) and the finalizer stays. A deleting binding has every
+ *   target of its group deregistered, then loses its finalizer; a group that no longer exists
+ *   counts as cleaned up (upstream ignores TargetGroupNotFound there). A cleanup the controller's
+ *   IAM role may not do (`deniedActions`) is the Warning event `FailedCleanup` (`Failed cleanup
+ *   due to …`) and the finalizer stays.
  *
  * Each configured Deployment reconciles independently with its own access key, so CloudTrail shows
  * the controller's role as the caller, as in INCIDENT.md step 6.
@@ -32,7 +46,10 @@
  * after, which would keep the backend SG alive whenever any unrelated Ingress has a finalizer);
  * node rules the process did not manage itself are never garbage-collected (upstream collects
  * labelled rules on tagged node SGs once it has seen every TargetGroupBinding), so a leftover rule
- * stays a dependent object as in the incident; TargetGroupBinding objects are not created.
+ * stays a dependent object as in the incident. The controller makes no TargetGroupBinding objects
+ * for its own Ingress/Service stacks (upstream does): those stacks' target groups get no targets.
+ * A TargetGroupBinding does not open the node security group (upstream's networking rules), pod
+ * readiness gates are not set, and targets leave at once (no deregistration delay).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { AwsApiError, type AwsWorld, type LoadBalancer, type Tags } from "../aws/index.js";
@@ -53,7 +70,67 @@ export const LBC_FINALIZER = "ingress.k8s.aws/resources";
 export const SERVICE_FINALIZER = "service.k8s.aws/resources";
 export const GROUP_FINALIZER_PREFIX = "group.ingress.k8s.aws/";
 export const SHARED_RULE_DESCRIPTION = "elbv2.k8s.aws/targetGroupBinding=shared";
+export const TGB_FINALIZER = "elbv2.k8s.aws/resources";
 const INGRESS = { apiVersion: "networking.k8s.io/v1", kind: "Ingress" } as const;
+const TGB = { apiVersion: "elbv2.k8s.aws/v1beta1", kind: "TargetGroupBinding" } as const;
+
+const tgbPrinterColumns = [
+  {
+    name: "SERVICE-NAME",
+    type: "string",
+    jsonPath: ".spec.serviceRef.name",
+    description: "The Kubernetes Service's name",
+  },
+  {
+    name: "SERVICE-PORT",
+    type: "string",
+    jsonPath: ".spec.serviceRef.port",
+    description: "The Kubernetes Service's port",
+  },
+  {
+    name: "TARGET-TYPE",
+    type: "string",
+    jsonPath: ".spec.targetType",
+    description: "The AWS TargetGroup's TargetType",
+  },
+  {
+    name: "ARN",
+    type: "string",
+    jsonPath: ".spec.targetGroupARN",
+    description: "The AWS TargetGroup's Amazon Resource Name",
+    priority: 1,
+  },
+  { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
+];
+
+/**
+ * The TargetGroupBinding CRD as the controller's Helm chart installs it (group `elbv2.k8s.aws`,
+ * v1alpha1 served, v1beta1 served and stored, status subresource). A scenario lists it among its
+ * objects (or a test creates it) for the kube simulator to serve `targetgroupbindings`.
+ */
+export const TARGET_GROUP_BINDING_CRD: KubeObject = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "targetgroupbindings.elbv2.k8s.aws" },
+  spec: {
+    group: "elbv2.k8s.aws",
+    names: {
+      kind: "TargetGroupBinding",
+      listKind: "TargetGroupBindingList",
+      plural: "targetgroupbindings",
+      singular: "targetgroupbinding",
+    },
+    scope: "Namespaced",
+    versions: ["v1alpha1", "v1beta1"].map((name) => ({
+      name,
+      served: true,
+      storage: name === "v1beta1",
+      additionalPrinterColumns: tgbPrinterColumns,
+      schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+      subresources: { status: {} },
+    })),
+  },
+};
 const SERVICE = { apiVersion: "v1", kind: "Service" } as const;
 const USER_AGENT = "elbv2.k8s.aws/v2.7.1 aws-sdk-go/1.50.0 (go1.21.6; linux; amd64)";
 const TIMEOUT_ERROR = "failed to delete securityGroup: timed out waiting for the condition";
@@ -88,6 +165,11 @@ export interface LbcOptions {
   readonly managedSgTimeoutMs: number;
   /** Requeue delay after a failed reconcile, and the periodic resync. */
   readonly requeueMs: number;
+  /**
+   * AWS actions the controller's IAM role may not call (`DeregisterTargets` or
+   * `elasticloadbalancing:DeregisterTargets`); applies to the TargetGroupBinding target calls.
+   */
+  readonly deniedActions?: readonly string[];
 }
 
 /** A running controller. */
@@ -137,6 +219,56 @@ function hasIngressFinalizer(o: KubeObject): boolean {
   return meta(o).finalizers.some((f) => f === LBC_FINALIZER || f.startsWith(GROUP_FINALIZER_PREFIX));
 }
 
+/** What a TargetGroupBinding's spec says (v1beta1). */
+interface TgbSpec {
+  readonly targetGroupARN: string;
+  readonly targetType: string | undefined;
+  readonly serviceRef: { readonly name: string; readonly port: number | string };
+}
+
+function tgbSpec(o: KubeObject): TgbSpec {
+  const spec = (o.spec ?? {}) as {
+    targetGroupARN?: string;
+    targetType?: string;
+    serviceRef?: { name?: string; port?: number | string };
+  };
+  return {
+    targetGroupARN: spec.targetGroupARN ?? "",
+    targetType: spec.targetType,
+    serviceRef: { name: spec.serviceRef?.name ?? "", port: spec.serviceRef?.port ?? 0 },
+  };
+}
+
+/**
+ * `IsNodeSuitableAsTrafficProxy` and the Ready filter: a node whose Ready condition is True, not
+ * labelled `node.kubernetes.io/exclude-from-external-load-balancers`, not being removed by the
+ * cluster autoscaler.
+ */
+function nodeServesTraffic(n: KubeObject): boolean {
+  if (n.metadata?.labels?.["node.kubernetes.io/exclude-from-external-load-balancers"] !== undefined)
+    return false;
+  const spec = (n.spec ?? {}) as { taints?: { key?: string }[] };
+  if ((spec.taints ?? []).some((t) => t.key === "ToBeDeletedByClusterAutoscaler")) return false;
+  const status = (n.status ?? {}) as { conditions?: { type?: string; status?: string }[] };
+  return (status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+/** The EC2 instance id of a node: the last segment of `spec.providerID` (`aws:///<az>/<id>`). */
+function instanceIdOf(n: KubeObject): string {
+  const providerId = (n.spec as { providerID?: string } | undefined)?.providerID;
+  const id = providerId?.split("/").pop();
+  if (id === undefined || id === "")
+    throw new Error(`providerID is not specified for node: ${n.metadata?.name ?? ""}`);
+  return id;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The kinds whose changes wake the controller (its watches: Ingress, Service, TargetGroupBinding and their backends). */
+const WATCHED = new Set(["Ingress", "Service", "TargetGroupBinding", "Endpoints", "EndpointSlice", "Node"]);
+
 /** Starts the controller; it reconciles at once, after every Ingress/Service change, and every `requeueMs`. */
 export function startLbc(
   input: { kube: KubeSim; aws: AwsWorld; now?: () => Date } & Partial<LbcOptions>,
@@ -158,6 +290,7 @@ export function startLbc(
     backendSgTimeoutMs: input.backendSgTimeoutMs ?? DEFAULTS.backendSgTimeoutMs,
     managedSgTimeoutMs: input.managedSgTimeoutMs ?? DEFAULTS.managedSgTimeoutMs,
     requeueMs: input.requeueMs ?? DEFAULTS.requeueMs,
+    ...(input.deniedActions !== undefined ? { deniedActions: input.deniedActions } : {}),
   };
   let stopped = false;
   const abort = new AbortController();
@@ -166,7 +299,7 @@ export function startLbc(
     for (const w of workers) w.wake();
   };
   const unsubscribe = kube.store.onChange((e) => {
-    if (e.def.kind === "Ingress" || e.def.kind === "Service") wakeAll();
+    if (WATCHED.has(e.def.kind)) wakeAll();
   });
   const loops = workers.map((w) => w.run(() => stopped));
   return {
@@ -186,7 +319,7 @@ export function startLbc(
 
 /** A reconcile request as controller-runtime logs it. */
 interface Request {
-  readonly controller: "ingress" | "service";
+  readonly controller: "ingress" | "service" | "targetGroupBinding";
   readonly namespace: string;
   readonly name: string;
 }
@@ -284,6 +417,13 @@ class Worker {
       const m = meta(svc);
       await this.guard({ controller: "service", namespace: m.namespace, name: m.name }, () =>
         this.reconcileService(m.namespace, m.name),
+      );
+    }
+    for (const tgb of this.listTgbs()) {
+      if (this.signal.aborted) return;
+      const m = meta(tgb);
+      await this.guard({ controller: "targetGroupBinding", namespace: m.namespace, name: m.name }, () =>
+        this.reconcileTgb(m.namespace, m.name),
       );
     }
   }
@@ -423,6 +563,245 @@ class Worker {
     }
     await this.releaseBackendSg([k], true, logger);
     this.removeFinalizer(SERVICE, svc, SERVICE_FINALIZER, logger);
+  }
+
+  // ---------------------------------------------------------------- TargetGroupBindings
+
+  /** Every TargetGroupBinding; none while the CRD is not installed. */
+  private listTgbs(): KubeObject[] {
+    if (this.kube.store.registry.byKind(TGB.apiVersion, TGB.kind) === undefined) return [];
+    return this.kube.store.list(TGB.apiVersion, TGB.kind);
+  }
+
+  /** `targetGroupBindingReconciler.reconcile`: finalizer, targets, status and event; or the cleanup. */
+  private async reconcileTgb(namespace: string, name: string): Promise<void> {
+    await Promise.resolve();
+    const cur = this.kube.store.get(TGB.apiVersion, TGB.kind, namespace, name);
+    if (cur === undefined) return;
+    const logger = "controllers.targetGroupBinding";
+    const m = meta(cur);
+    if (m.deleting) {
+      if (!m.finalizers.includes(TGB_FINALIZER)) return;
+      try {
+        this.cleanupTargets(cur);
+      } catch (err) {
+        this.event(cur, "Warning", "FailedCleanup", `Failed cleanup due to ${errorText(err)}`);
+        throw err;
+      }
+      this.removeFinalizer(TGB, cur, TGB_FINALIZER, logger);
+      return;
+    }
+    const tgb = this.addFinalizer(cur, TGB_FINALIZER);
+    const spec = tgbSpec(tgb);
+    if (spec.targetType !== "ip" && spec.targetType !== "instance")
+      throw new Error(`targetType is not specified: ${namespace}/${name}`);
+    const backend = this.resolveBackend(tgb, spec);
+    if (typeof backend === "string") {
+      this.event(tgb, "Warning", "BackendNotFound", backend);
+      this.cleanupTargets(tgb);
+    } else {
+      this.syncTargets(tgb, spec.targetGroupARN, backend);
+    }
+    const generation = tgb.metadata?.generation ?? 1;
+    const latest = this.kube.store.get(TGB.apiVersion, TGB.kind, namespace, name);
+    const status = (latest?.status ?? {}) as { observedGeneration?: number };
+    if (latest !== undefined && status.observedGeneration !== generation) {
+      this.kube.store.update(
+        { ...latest, status: { ...status, observedGeneration: generation } },
+        { subresource: "status" },
+      );
+    }
+    this.event(tgb, "Normal", "SuccessfullyReconciled", "Successfully reconciled");
+  }
+
+  /**
+   * The targets a binding's Service has now, or the `backend not found: …` text when the Service or
+   * its port does not exist (upstream's `ErrNotFound`).
+   */
+  private resolveBackend(tgb: KubeObject, spec: TgbSpec): { id: string; port: number }[] | string {
+    const namespace = meta(tgb).namespace;
+    const ref = spec.serviceRef;
+    const svc = this.kube.store.get(SERVICE.apiVersion, SERVICE.kind, namespace, ref.name);
+    if (svc === undefined) return `backend not found: services "${ref.name}" not found`;
+    const svcSpec = (svc.spec ?? {}) as {
+      type?: string;
+      ports?: { name?: string; port?: number; nodePort?: number }[];
+    };
+    const port = (svcSpec.ports ?? []).find((p) =>
+      typeof ref.port === "number" ? p.port === ref.port : p.name === ref.port,
+    );
+    if (port === undefined)
+      return `backend not found: unable to find port ${String(ref.port)} on service ${namespace}/${ref.name}`;
+    if (spec.targetType === "instance") {
+      if (svcSpec.type !== "NodePort" && svcSpec.type !== "LoadBalancer")
+        throw new Error(`service type must be either 'NodePort' or 'LoadBalancer': ${namespace}/${ref.name}`);
+      const nodePort = port.nodePort;
+      if (nodePort === undefined) return [];
+      return this.kube.store
+        .list("v1", "Node")
+        .filter(nodeServesTraffic)
+        .map((n) => ({ id: instanceIdOf(n), port: nodePort }));
+    }
+    return this.podEndpoints(namespace, ref.name, port.name ?? "");
+  }
+
+  /**
+   * Ready pod endpoints of a Service port: from its EndpointSlices (`kubernetes.io/service-name`),
+   * else from its Endpoints object; a Service with neither has none.
+   */
+  private podEndpoints(namespace: string, service: string, portName: string): { id: string; port: number }[] {
+    const out: { id: string; port: number }[] = [];
+    const portMatches = (name: string | undefined): boolean =>
+      portName === "" || name === undefined || name === "" || name === portName;
+    const slices = this.kube.store
+      .list("discovery.k8s.io/v1", "EndpointSlice", namespace)
+      .filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service);
+    if (slices.length > 0) {
+      for (const slice of slices) {
+        const sl = slice as unknown as {
+          ports?: { name?: string; port?: number }[];
+          endpoints?: { addresses?: string[]; conditions?: { ready?: boolean; terminating?: boolean } }[];
+        };
+        for (const p of sl.ports ?? []) {
+          if (!portMatches(p.name) || p.port === undefined) continue;
+          for (const ep of sl.endpoints ?? []) {
+            const address = ep.addresses?.[0];
+            if (
+              address === undefined ||
+              ep.conditions?.ready === false ||
+              ep.conditions?.terminating === true
+            )
+              continue;
+            out.push({ id: address, port: p.port });
+          }
+        }
+      }
+      return out;
+    }
+    const eps = this.kube.store.get("v1", "Endpoints", namespace, service) as
+      | { subsets?: { addresses?: { ip?: string }[]; ports?: { name?: string; port?: number }[] }[] }
+      | undefined;
+    for (const subset of eps?.subsets ?? []) {
+      for (const p of subset.ports ?? []) {
+        if (!portMatches(p.name) || p.port === undefined) continue;
+        for (const a of subset.addresses ?? []) if (a.ip !== undefined) out.push({ id: a.ip, port: p.port });
+      }
+    }
+    return out;
+  }
+
+  /** The group's targets become exactly `want`: deregister the others, register the missing. */
+  private syncTargets(tgb: KubeObject, arn: string, want: { id: string; port: number }[]): void {
+    const current = this.listTargets(arn);
+    const k = (t: { id: string; port: number }): string => `${t.id}:${t.port}`;
+    const wanted = new Set(want.map(k));
+    const have = new Set(current.map(k));
+    const stale = current.filter((t) => !wanted.has(k(t)));
+    const missing = [...new Map(want.filter((t) => !have.has(k(t))).map((t) => [k(t), t])).values()];
+    if (stale.length > 0) this.targetCall("DeregisterTargets", arn, stale);
+    if (missing.length > 0) this.targetCall("RegisterTargets", arn, missing);
+    if (stale.length > 0 || missing.length > 0)
+      this.info("controllers.targetGroupBinding", "Successful reconcile", {
+        tgb: { name: meta(tgb).name, namespace: meta(tgb).namespace },
+        registered: missing.length,
+        deregistered: stale.length,
+      });
+  }
+
+  /** `cleanupTargets`: every target of the group goes; a group that is gone counts as clean. */
+  private cleanupTargets(tgb: KubeObject): void {
+    const arn = tgbSpec(tgb).targetGroupARN;
+    if (!this.aws.targetGroups.has(arn)) return;
+    const targets = this.listTargets(arn);
+    if (targets.length > 0) this.targetCall("DeregisterTargets", arn, targets);
+  }
+
+  /** DescribeTargetHealth, failing as aws-sdk-go prints an API error. */
+  private listTargets(arn: string): { id: string; port: number }[] {
+    try {
+      return this.aws.requireTargetGroup(arn).targets.map((t) => ({ id: t.id, port: t.port }));
+    } catch (err) {
+      if (err instanceof AwsApiError) throw this.sdkError(err);
+      throw err;
+    }
+  }
+
+  /** RegisterTargets / DeregisterTargets under the controller's identity, denied as IAM would. */
+  private targetCall(
+    action: "RegisterTargets" | "DeregisterTargets",
+    arn: string,
+    targets: { id: string; port: number }[],
+  ): void {
+    const params = { targetGroupArn: arn, targets: targets.map((t) => ({ id: t.id, port: t.port })) };
+    const resource = { type: "AWS::ElasticLoadBalancingV2::TargetGroup", name: arn };
+    const denied = this.options.deniedActions ?? [];
+    try {
+      if (denied.includes(action) || denied.includes(`elasticloadbalancing:${action}`)) {
+        throw new AwsApiError(
+          "AccessDenied",
+          `User: arn:aws:sts::${this.aws.accountId}:assumed-role/aws-load-balancer-controller/${this.accessKeyId} is not authorized to perform: elasticloadbalancing:${action} on resource: ${arn} because no identity-based policy allows the elasticloadbalancing:${action} action`,
+          403,
+        );
+      }
+      if (action === "RegisterTargets") this.aws.registerTargets(arn, targets);
+      else this.aws.deregisterTargets(arn, targets);
+    } catch (err) {
+      if (!(err instanceof AwsApiError)) throw err;
+      this.trail("elasticloadbalancing", action, params, resource, err);
+      throw this.sdkError(err);
+    }
+    this.trail("elasticloadbalancing", action, params, resource);
+  }
+
+  /** An AWS API error as aws-sdk-go prints it in the controller's logs and events. */
+  private sdkError(err: AwsApiError): Error {
+    return new Error(
+      `${err.code}: ${err.message}\n\tstatus code: ${err.status}, request id: ${this.aws.ids.uuid()}`,
+    );
+  }
+
+  /**
+   * Records an Event on an object as client-go's recorder does: a repeat of the same reason and
+   * message on the same object bumps `count` and `lastTimestamp` instead of adding an Event.
+   */
+  private event(o: KubeObject, type: "Normal" | "Warning", reason: string, message: string): void {
+    const m = meta(o);
+    const uid = o.metadata?.uid;
+    const at = this.now().toISOString();
+    const same = this.kube.store.list("v1", "Event", m.namespace).find((e) => {
+      const ev = e as unknown as { involvedObject?: { uid?: string }; reason?: string; message?: string };
+      return ev.involvedObject?.uid === uid && ev.reason === reason && ev.message === message;
+    });
+    if (same !== undefined) {
+      const count = ((same as unknown as { count?: number }).count ?? 1) + 1;
+      this.kube.store.update({ ...same, count, lastTimestamp: at });
+      return;
+    }
+    this.kube.store.create({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: {
+        name: `${m.name}.${randomUUID().replace(/-/g, "").slice(0, 16)}`,
+        namespace: m.namespace,
+      },
+      involvedObject: {
+        apiVersion: o.apiVersion,
+        kind: o.kind,
+        name: m.name,
+        namespace: m.namespace,
+        uid,
+        resourceVersion: o.metadata?.resourceVersion,
+      },
+      reason,
+      message,
+      type,
+      source: { component: "targetGroupBinding" },
+      reportingComponent: "targetGroupBinding",
+      reportingInstance: "",
+      firstTimestamp: at,
+      lastTimestamp: at,
+      count: 1,
+    });
   }
 
   // ---------------------------------------------------------------- kube writes
