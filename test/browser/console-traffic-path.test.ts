@@ -114,7 +114,7 @@ describe("the local Slack console, traffic path", () => {
       .locator(".msg[data-kind=message]", { hasText: "Traffic path of test.example.com is broken" })
       .last();
     await trace.waitFor({ timeout: 30_000 });
-    expect(await trace.innerText()).toMatch(/origin myapp-worker-alb → k8s-myapp-worker-85fc07725b/);
+    expect(await trace.innerText()).toMatch(/origin myapp-worker-alb → k8s-myapp-myappwor-0733a56cbb/);
     expect(await trace.innerText()).toMatch(/a load balancer that does not exist/);
     await screenshot(page, "path-03-trace-stale-origin");
 

@@ -15,17 +15,20 @@ export const SEED_NAMESPACE = "myapp";
 /** The Ingresses Argo CD re-creates by default: the one whose ALB test.example.com's origin named. */
 export const SEED_SYNCED_INGRESSES: readonly string[] = ["myapp-worker-ingress"];
 
-/** The host each of the seed's Ingresses serves (its rule), as its manifest in Git says. */
-const SEED_HOSTS: Readonly<Record<string, string>> = {
-  "myapp-worker-ingress": "worker.example.com",
-  "myapp-api-ingress": "api.example.com",
+/**
+ * The hosts each of the seed's Ingresses serves (its rules), as its manifest in Git says: the worker
+ * also answers test.example.com, whose CloudFront distribution forwards the viewer's Host to it.
+ */
+const SEED_HOSTS: Readonly<Record<string, readonly string[]>> = {
+  "myapp-worker-ingress": ["worker.example.com", "test.example.com"],
+  "myapp-api-ingress": ["api.example.com"],
 };
 
 const INGRESS_API = "networking.k8s.io/v1";
 
 /** An internet-facing ALB Ingress in myapp, as Argo CD re-creates them after the incident. */
 export function seedIngress(name: string): KubeObject {
-  const host = SEED_HOSTS[name];
+  const hosts: readonly (string | undefined)[] = SEED_HOSTS[name] ?? [undefined];
   return {
     apiVersion: INGRESS_API,
     kind: "Ingress",
@@ -36,14 +39,12 @@ export function seedIngress(name: string): KubeObject {
     },
     spec: {
       ingressClassName: "alb",
-      rules: [
-        {
-          ...(host !== undefined ? { host } : {}),
-          http: {
-            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: 80 } } } }],
-          },
+      rules: hosts.map((host) => ({
+        ...(host !== undefined ? { host } : {}),
+        http: {
+          paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: 80 } } } }],
         },
-      ],
+      })),
     },
   };
 }

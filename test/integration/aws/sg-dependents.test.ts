@@ -38,7 +38,7 @@ describe("the exact object that blocks a security group", () => {
     expect(backend).toBeDefined();
     expect(backend?.networkInterfaces.map((n) => n.id)).toEqual(["eni-0c9d8e7f6a5b4c3d2"]);
     expect(backend?.networkInterfaces[0]).toMatchObject({
-      description: "ELB app/k8s-myapp-worker-01f28dfae5/4f1c2a9b7d3e8a60",
+      description: "ELB app/k8s-myapp-myappwor-0733a56cbb/4f1c2a9b7d3e8a60",
       status: "in-use",
       requesterId: "amazon-elb",
     });

@@ -49,7 +49,7 @@ describe("ns reaches into AWS", () => {
     expect(b?.aws?.stack).toBe("myapp/myapp-worker-ingress");
     const held = b?.aws?.blockedGroups.find((g) => g.networkInterfaces.length > 0);
     expect(held?.groupName).toMatch(/^k8s-traffic-prodeks-/);
-    expect(held?.networkInterfaces[0]?.description).toMatch(/^ELB app\/k8s-myapp-worker-01f28dfae5\//);
+    expect(held?.networkInterfaces[0]?.description).toMatch(/^ELB app\/k8s-myapp-myappwor-0733a56cbb\//);
     expect(held?.deleteFailures.length).toBeGreaterThan(0);
     expect(held?.deleteFailures[0]?.errorCode).toBe("Client.DependencyViolation");
     expect(b?.aws?.resources.find((r) => r.type === "LoadBalancer")?.exists).toBe(false);

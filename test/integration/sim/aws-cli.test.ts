@@ -106,7 +106,7 @@ describe("AWS simulator judged by the real aws CLI", () => {
       Attachment: { Status: "attached" },
     });
     expect(enis.NetworkInterfaces[0].Description).toMatch(
-      /^ELB app\/k8s-myapp-worker-01f28dfae5\/[0-9a-f]{16}$/,
+      /^ELB app\/k8s-myapp-myappwor-0733a56cbb\/[0-9a-f]{16}$/,
     );
     expect(referencing.SecurityGroups.map((g: any) => g.GroupId)).toEqual([NODE_SG]);
     const pairs = referencing.SecurityGroups[0].IpPermissions.flatMap((p: any) => p.UserIdGroupPairs);
@@ -219,9 +219,9 @@ describe("AWS simulator judged by the real aws CLI", () => {
     const id = [...simA.world.distributions.keys()][0]!;
     const got = await json(simA, ["cloudfront", "get-distribution-config", "--id", id]);
     expect(got.ETag).toBe(simA.world.distributions.get(id)!.etag);
-    expect(got.DistributionConfig.Origins.Items[0].DomainName).toMatch(/^k8s-myapp-worker-85fc07725b-/);
+    expect(got.DistributionConfig.Origins.Items[0].DomainName).toMatch(/^k8s-myapp-myappwor-0733a56cbb-/);
     const newOrigin = [...simA.world.loadBalancers.values()].find(
-      (l) => l.name === "k8s-myapp-worker-01f28dfae5",
+      (l) => l.name === "k8s-myapp-myappwor-0733a56cbb",
     )!.dnsName;
     got.DistributionConfig.Origins.Items[0].DomainName = newOrigin;
     const file = join(dir, "config.json");

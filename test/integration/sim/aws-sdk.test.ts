@@ -107,7 +107,7 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
       const tooBig = await errorOf(aws.elbv2.send(new DescribeLoadBalancersCommand({ PageSize: 401 })));
       expect(tooBig.name).toBe("ValidationError");
       const missing = await errorOf(
-        aws.elbv2.send(new DescribeLoadBalancersCommand({ Names: ["k8s-myapp-worker-85fc07725b"] })),
+        aws.elbv2.send(new DescribeLoadBalancersCommand({ Names: ["k8s-myapp-gone-0000000000"] })),
       );
       expect(missing.name).toBe("LoadBalancerNotFoundException");
     });
@@ -126,7 +126,9 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
     });
 
     it("links listeners, target groups and health, and refuses to delete a target group in use", async () => {
-      const lb = [...sim.world.loadBalancers.values()].find((l) => l.name === "k8s-myapp-worker-01f28dfae5")!;
+      const lb = [...sim.world.loadBalancers.values()].find(
+        (l) => l.name === "k8s-myapp-myappwor-0733a56cbb",
+      )!;
       const listeners = await aws.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lb.arn }));
       const tgArn = listeners.Listeners?.[0]?.DefaultActions?.[0]?.TargetGroupArn;
       expect(tgArn).toBeDefined();
@@ -149,7 +151,7 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
         expect(enis.NetworkInterfaces).toHaveLength(1);
         const eni = enis.NetworkInterfaces![0]!;
         expect(eni).toMatchObject({ Status: "in-use", RequesterId: "amazon-elb", RequesterManaged: true });
-        expect(eni.Description).toMatch(/^ELB app\/k8s-myapp-worker-01f28dfae5\//);
+        expect(eni.Description).toMatch(/^ELB app\/k8s-myapp-myappwor-0733a56cbb\//);
         expect(eni.Attachment?.Status).toBe("attached");
 
         const byDescription = await aws.ec2.send(
@@ -263,7 +265,7 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
       expect(got.ETag).toBe(sim.world.distributions.get(id)!.etag);
       const config = got.DistributionConfig!;
       const newOrigin = [...sim.world.loadBalancers.values()].find(
-        (l) => l.name === "k8s-myapp-worker-01f28dfae5",
+        (l) => l.name === "k8s-myapp-myappwor-0733a56cbb",
       )!.dnsName;
       config.Origins!.Items![0]!.DomainName = newOrigin;
 

@@ -20,7 +20,7 @@ import { readAwsScenario, startAwsSim, type AwsSim } from "../../sim/aws/index.j
 const scenarioPath = (name: string): string =>
   fileURLToPath(new URL(`../../fixtures/scenarios/${name}`, import.meta.url));
 const ELB = "arn:aws:elasticloadbalancing:ap-northeast-2:123456789012";
-const WORKER_LB = `${ELB}:loadbalancer/app/k8s-myapp-worker-01f28dfae5/7f60718293041526`;
+const WORKER_LB = `${ELB}:loadbalancer/app/k8s-myapp-myappwor-0733a56cbb/7f60718293041526`;
 const WORKER_TG = `${ELB}:targetgroup/k8s-myapp-myappwor-6f70819203/6f70819203142536`;
 const API_TG = `${ELB}:targetgroup/k8s-myapp-myappapi-1a2b3c4d5e/1a2b3c4d5e6f7081`;
 const WORKER_SG = "arn:aws:ec2:ap-northeast-2:123456789012:security-group/sg-06f70819203142536";

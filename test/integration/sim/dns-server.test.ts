@@ -13,7 +13,7 @@ import { startWorld, type World } from "../../sim/world.js";
 const SEED = fileURLToPath(new URL("../../fixtures/scenarios/seed-incident.yaml", import.meta.url));
 const ZONE = "Z0EXAMPLE7MYAPP0001";
 /** The stuck Ingress's ALB, deleted before the seed's snapshot. */
-const DELETED_ELB = "k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com";
+const DELETED_ELB = "k8s-myapp-myappwor-0733a56cbb-1559597038.ap-northeast-2.elb.amazonaws.com";
 
 function dig(world: World, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {

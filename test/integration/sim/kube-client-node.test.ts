@@ -71,7 +71,7 @@ describe("client-node against the kube simulator (seed scenario)", () => {
     expect(ing.metadata?.finalizers).toEqual(["ingress.k8s.aws/resources"]);
     expect(ing.spec?.ingressClassName).toBe("alb");
     expect(ing.status?.loadBalancer?.ingress?.[0]?.hostname).toBe(
-      "k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com",
+      "k8s-myapp-myappwor-0733a56cbb-1559597038.ap-northeast-2.elb.amazonaws.com",
     );
     expect(ing.metadata?.annotations?.["argocd.argoproj.io/tracking-id"]).toBe(
       "myapp-worker:networking.k8s.io/Ingress:myapp/myapp-worker-ingress",

@@ -134,7 +134,7 @@ describe("seed-recovered scenario", () => {
     expect((await status(world, "test.example.com")).code).toBe(502);
 
     const worker = [...world.aws.world.loadBalancers.values()].find((lb) =>
-      lb.name.startsWith("k8s-myapp-worker-"),
+      lb.name.startsWith("k8s-myapp-myappwor-"),
     );
     if (!worker) throw new Error("the recovered worker ALB");
     const got = JSON.parse(await aws(world, ["cloudfront", "get-distribution-config", "--id", DIST]));

@@ -116,7 +116,7 @@ describe("npm run sim with --aws-env", () => {
         );
       });
       expect(JSON.parse(stdout)).toMatchObject({
-        NetworkInterfaces: [{ Description: "ELB app/k8s-myapp-worker-01f28dfae5/4f1c2a9b7d3e8a60" }],
+        NetworkInterfaces: [{ Description: "ELB app/k8s-myapp-myappwor-0733a56cbb/4f1c2a9b7d3e8a60" }],
       });
     } finally {
       if (child.pid !== undefined) process.kill(-child.pid, "SIGTERM");

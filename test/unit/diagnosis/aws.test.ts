@@ -14,8 +14,8 @@ function collected(over: Partial<AwsCollected> = {}): AwsCollected {
   return {
     cluster: "prod-eks",
     stack: "myapp/myapp-worker-ingress",
-    loadBalancerName: "k8s-myapp-worker-01f28dfae5",
-    hostname: "k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com",
+    loadBalancerName: "k8s-myapp-myappwor-0733a56cbb",
+    hostname: "k8s-myapp-myappwor-0733a56cbb-1559597038.ap-northeast-2.elb.amazonaws.com",
     loadBalancers: [],
     targetGroups: [],
     listenerArns: [],
@@ -42,7 +42,7 @@ describe("analyzeAws", () => {
             [
               {
                 id: "eni-0abc",
-                description: "ELB app/k8s-myapp-worker-01f28dfae5/4f1c",
+                description: "ELB app/k8s-myapp-myappwor-0733a56cbb/4f1c",
                 status: "in-use",
                 requesterId: "amazon-elb",
                 requesterManaged: true,
@@ -145,8 +145,8 @@ describe("analyzeAws", () => {
   it("tells the Ingress's deleted ALB from a re-created one with the same name", () => {
     const lb = {
       arn: "arn:lb",
-      name: "k8s-myapp-worker-01f28dfae5",
-      dnsName: "k8s-myapp-worker-01f28dfae5-402685983.ap-northeast-2.elb.amazonaws.com",
+      name: "k8s-myapp-myappwor-0733a56cbb",
+      dnsName: "k8s-myapp-myappwor-0733a56cbb-402685983.ap-northeast-2.elb.amazonaws.com",
       state: "active",
       type: "application",
       securityGroups: [],

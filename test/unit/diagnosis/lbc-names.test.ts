@@ -43,8 +43,10 @@ describe("Load Balancer Controller naming", () => {
 
   it("reads the load balancer name out of an ELB DNS name", () => {
     expect(
-      loadBalancerNameFromHostname("k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com"),
-    ).toBe("k8s-myapp-worker-01f28dfae5");
+      loadBalancerNameFromHostname(
+        "k8s-myapp-myappwor-0733a56cbb-1559597038.ap-northeast-2.elb.amazonaws.com",
+      ),
+    ).toBe("k8s-myapp-myappwor-0733a56cbb");
     expect(loadBalancerNameFromHostname("internal-k8s-a-b-0123456789-42.eu-west-1.elb.amazonaws.com")).toBe(
       "k8s-a-b-0123456789",
     );

@@ -197,8 +197,10 @@ describe("the shared backend security group", () => {
 describe("a load balancer's name from its hostname", () => {
   it("reads ALB (decimal id) and NLB (hex id) hostnames, internal and dualstack", () => {
     expect(
-      loadBalancerNameFromHostname("k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com"),
-    ).toBe("k8s-myapp-worker-01f28dfae5");
+      loadBalancerNameFromHostname(
+        "k8s-myapp-myappwor-0733a56cbb-1559597038.ap-northeast-2.elb.amazonaws.com",
+      ),
+    ).toBe("k8s-myapp-myappwor-0733a56cbb");
     expect(
       loadBalancerNameFromHostname(
         "k8s-payments-gateway-3c9e1a7f2b-0f1e2d3c4b5a6978.elb.ap-northeast-2.amazonaws.com",

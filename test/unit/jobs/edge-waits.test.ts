@@ -181,7 +181,7 @@ describe("checkEdgeWait", () => {
   });
 
   it("DNS: still resolving, the deadline names the load balancer to look up, NXDOMAIN is done", async () => {
-    const name = "k8s-myapp-worker-01f28dfae5-1559597038.ap-northeast-2.elb.amazonaws.com";
+    const name = "k8s-myapp-myappwor-0733a56cbb-1559597038.ap-northeast-2.elb.amazonaws.com";
     const target: EdgeWaitTarget = { kind: "dns-nxdomain", name };
     const resolving = (): ResolveResult => ({
       kind: "addresses",
@@ -197,7 +197,7 @@ describe("checkEdgeWait", () => {
     const r = await checkEdgeWait(standIn(target).job, "t", late.d);
     expect(r.text).toContain(`⌛ ${name} still resolves`);
     expect(r.text).toContain(`\`dig ${name}\``);
-    expect(r.text).toContain("`aws elbv2 describe-load-balancers --names k8s-myapp-worker-01f28dfae5`");
+    expect(r.text).toContain("`aws elbv2 describe-load-balancers --names k8s-myapp-myappwor-0733a56cbb`");
 
     const done = deps(T0 + 20_000, { dns: () => ({ kind: "nxdomain" }) });
     expect((await checkEdgeWait(standIn(target).job, "t", done.d)).text).toBe(

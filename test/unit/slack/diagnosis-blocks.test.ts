@@ -54,7 +54,7 @@ function heldGroup(eniStatus: "in-use" | "available"): AwsFindings {
         networkInterfaces: [
           {
             id: eni,
-            description: "ELB app/k8s-myapp-worker-01f28dfae5/4f1c2a9b7d3e8a60",
+            description: "ELB app/k8s-myapp-myappwor-0733a56cbb/4f1c2a9b7d3e8a60",
             status: eniStatus,
             groups: ["sg-0f1e2d3c4b5a69788"],
             requesterId: "amazon-elb",
@@ -74,7 +74,7 @@ function heldGroup(eniStatus: "in-use" | "available"): AwsFindings {
             ? {
                 kind: "delete-released-interface",
                 target: eni,
-                what: `ELB interface ${eni} of deleted application load balancer k8s-myapp-worker-01f28dfae5, released (available)`,
+                what: `ELB interface ${eni} of deleted application load balancer k8s-myapp-myappwor-0733a56cbb, released (available)`,
                 action: "delete the released interface",
                 commands: [`aws ec2 delete-network-interface --network-interface-id ${eni}`],
                 actionable: true,
@@ -82,7 +82,7 @@ function heldGroup(eniStatus: "in-use" | "available"): AwsFindings {
             : {
                 kind: "wait-elb-release",
                 target: eni,
-                what: `ELB interface ${eni} of deleted application load balancer k8s-myapp-worker-01f28dfae5, still in-use`,
+                what: `ELB interface ${eni} of deleted application load balancer k8s-myapp-myappwor-0733a56cbb, still in-use`,
                 action: "ELB normally releases it minutes after the load balancer is gone",
                 commands: [],
                 actionable: false,
@@ -118,7 +118,7 @@ describe("diagnosis card", () => {
     const first = sectionText(m.blocks[1]);
     expect(first.split("\n")[0]).toMatch(/^:red_circle: \*BLOCKED\*: Security group sg-0f1e2d3c4b5a69788/);
     expect(first).toContain(
-      "held by network interface eni-0c9d8e7f6a5b4c3d2 of the deleted load balancer k8s-myapp-worker-01f28dfae5",
+      "held by network interface eni-0c9d8e7f6a5b4c3d2 of the deleted load balancer k8s-myapp-myappwor-0733a56cbb",
     );
     expect(first).toContain("Ingress myapp/myapp-worker-ingress keeps its finalizer");
     expect(first).toContain("Terminating for *31m*");
