@@ -2,12 +2,12 @@ import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import type { ApprovalRequest } from "../src/approvals/types.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
-import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
+import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
 import type { TraceResult } from "../src/traffic/trace.js";
 import { repointPlanLines } from "../src/render/repoint-plan.js";
 import { MIN_REASON_LENGTH, requireApprovals } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
-import { assertHostname, awsOf } from "./trace.js";
+import { assertHostname, awsOf, clusterOf } from "./trace.js";
 import type { CommandModule, CommandResult, CommandServices, CommandContext } from "./types.js";
 
 const reasonFlag = {
@@ -27,7 +27,14 @@ export const repointSyntax: CommandSyntax = {
       name: "to",
       kind: "string",
       valueName: "load-balancer-name",
-      description: "The load balancer to point at, when the trace offers several candidates",
+      description:
+        "The load balancer to point at, when the trace cannot establish one; it must serve the hostname",
+    },
+    {
+      name: "other-namespace",
+      kind: "boolean",
+      description:
+        "With --to: the target belongs to another namespace than the old target's owner, and that is intended",
     },
     reasonFlag,
   ],
@@ -53,7 +60,20 @@ const LB_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$/;
 interface RepointInput {
   readonly subject: RepairSubject;
   readonly to?: string;
+  readonly otherNamespace?: boolean;
   readonly reason?: string;
+}
+
+/** What planPathRepair is told besides the subject: `--to`, `--other-namespace`, the cluster. */
+function repairOptions(
+  input: { readonly to?: string; readonly otherNamespace?: boolean },
+  services: CommandServices,
+): RepairOptions {
+  return {
+    ...(input.to !== undefined ? { choose: input.to } : {}),
+    ...(input.otherNamespace === true ? { allowOtherNamespace: true } : {}),
+    ...clusterOf(services),
+  };
 }
 
 function reasonOf(raw: unknown): string | undefined {
@@ -80,12 +100,19 @@ async function runRepoint(input: RepointInput, ctx: CommandContext): Promise<Com
     );
   }
   if (input.reason === undefined) {
-    const { trace, plan } = await planPathRepair(aws, services.kube, input.subject, services.now, input.to);
+    const { trace, plan } = await planPathRepair(
+      aws,
+      services.kube,
+      input.subject,
+      services.now,
+      repairOptions(input, services),
+    );
     return { type: "trace", trace, repair: plan };
   }
   const made = await requestRepairWithPlan(services, requireApprovals(services, "repoint"), {
     subject: input.subject,
     ...(input.to !== undefined ? { to: input.to } : {}),
+    ...(input.otherNamespace === true ? { otherNamespace: true } : {}),
     reason: input.reason,
     requester: { userId: ctx.actor.userId, teamId: ctx.actor.teamId },
     channelId: ctx.actor.channelId ?? "",
@@ -105,6 +132,7 @@ export async function requestRepairWithPlan(
   input: {
     readonly subject: RepairSubject;
     readonly to?: string;
+    readonly otherNamespace?: boolean;
     readonly reason: string;
     readonly requester: { readonly userId: string; readonly teamId: string };
     readonly channelId: string;
@@ -116,7 +144,7 @@ export async function requestRepairWithPlan(
     services.kube,
     input.subject,
     services.now,
-    input.to,
+    repairOptions(input, services),
   );
   if (plan.action === undefined) return { trace, plan };
   const request = await approvals.workflow.requestRepoint({
@@ -153,9 +181,17 @@ export const repointCommand: CommandModule<RepointInput> = {
       );
     }
     const reason = reasonOf(args.flags.reason);
+    const otherNamespace = args.flags["other-namespace"] === true;
+    if (otherNamespace && typeof to !== "string") {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "--other-namespace only qualifies a target named with --to <load-balancer-name>.",
+      );
+    }
     return {
       subject: { hostnames: [assertHostname(args.positionals[0] ?? "")] },
       ...(typeof to === "string" ? { to } : {}),
+      ...(otherNamespace ? { otherNamespace } : {}),
       ...(reason !== undefined ? { reason } : {}),
     };
   },

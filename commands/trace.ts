@@ -57,6 +57,12 @@ export function awsOf(services: CommandServices): NonNullable<CommandServices["a
   return services.aws.port;
 }
 
+/** The cluster name the controller tags with, when the bot was told it. */
+export function clusterOf(services: CommandServices): { readonly cluster?: string } {
+  const cluster = services.aws?.cluster;
+  return cluster !== undefined ? { cluster } : {};
+}
+
 /** Trace and plan; with `--probe`, what DNS and HTTP answer for each traced hostname too. */
 async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolean): Promise<CommandResult> {
   const { trace, plan } = await planPathRepair(
@@ -64,6 +70,7 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
     ctx.services.kube,
     subject,
     ctx.services.now,
+    clusterOf(ctx.services),
   );
   const observe = commandObserver(ctx.services, ctx.actor, "trace");
   const what = "namespace" in subject ? `namespace ${subject.namespace}` : subject.hostnames.join(", ");

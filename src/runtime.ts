@@ -744,7 +744,9 @@ function afterNamespaceGone(
         namespace,
         ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
       }),
-      planPathRepair(aws.port, kube, { namespace }, now),
+      planPathRepair(aws.port, kube, { namespace }, now, {
+        ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
+      }),
     ]);
     const out: (string | ThreadCard)[] = [];
     out.push(
@@ -772,7 +774,9 @@ function replanNamespace(
   now: () => Date,
 ): (namespace: string) => Promise<Replanned> {
   return async (namespace) => {
-    const { trace, plan } = await planPathRepair(aws.port, kube, { namespace }, now);
+    const { trace, plan } = await planPathRepair(aws.port, kube, { namespace }, now, {
+      ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
+    });
     const broken = trace.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
     const card = renderTraceBlocks(trace, plan);
     // The stack is back: check orphans again (INCIDENT.md step 11), now that new and old are told apart.

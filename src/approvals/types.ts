@@ -117,12 +117,36 @@ export interface CloudFrontOriginStep {
 
 export type RepointStep = Route53RepointStep | CloudFrontOriginStep;
 
+/**
+ * A load balancer a repair points at, with what approvers must see of it: whose it is (from the
+ * controller's tags), which cluster tagged it, the hosts its owner's rules serve, and how it was
+ * established as the replacement.
+ */
+export interface RepointTarget {
+  readonly loadBalancer: string;
+  readonly dnsName: string;
+  /** `Ingress ns/name`, `IngressGroup …`, `Service ns/name`; absent when this cluster's controller did not tag it. */
+  readonly owner?: string;
+  readonly namespaces?: readonly string[];
+  readonly cluster?: string;
+  /** Hosts its owner's rules serve (`*`: any host). */
+  readonly serves: readonly string[];
+  /** The evidence it replaces the old target, or that the requester named it with `--to`. */
+  readonly established: string;
+  /** The hostnames whose links it takes over. */
+  readonly hostnames: readonly string[];
+}
+
 /** Repair of the traffic path: every stale link of the traced hostnames, as exact API calls. */
 export interface RepointPathAction {
   readonly type: "repoint-path";
   /** The hostnames traced when planning (what the repair is for). */
   readonly hostnames: readonly string[];
   readonly steps: readonly RepointStep[];
+  /** Every load balancer the steps point at, with its owner and evidence (signed with the plan). */
+  readonly targets?: readonly RepointTarget[];
+  /** What approvers must weigh first (a target of another namespace, an owner that could not be established). */
+  readonly risks?: readonly string[];
 }
 
 /** One AWS resource a clean-up deletes: an orphan the controller tagged for the cluster. */

@@ -65,6 +65,19 @@ export function lbcLoadBalancerName(
 }
 
 /**
+ * The NLB name the controller derives for a Service: `k8s-<ns:8>-<name:8>-<hash:10>`, the hash over
+ * the cluster, the Service's UID and the scheme (so a re-created Service gets another name).
+ */
+export function lbcNlbName(
+  cluster: string,
+  service: { readonly namespace: string; readonly name: string; readonly uid: string },
+  scheme: "internet-facing" | "internal",
+): string {
+  const hash = createHash("sha256").update(cluster).update(service.uid).update(scheme).digest("hex");
+  return `k8s-${lbcNameSegment(service.namespace, 8)}-${lbcNameSegment(service.name, 8)}-${hash.slice(0, 10)}`;
+}
+
+/**
  * The load balancer name inside an ELB DNS name: ALB `[internal-]<name>-<digits>.<region>.elb.amazonaws.com`,
  * NLB `[internal-]<name>-<hex>.elb.<region>.amazonaws.com`.
  */

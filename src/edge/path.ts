@@ -20,6 +20,7 @@ import type {
 } from "../aws/types.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import { EDGE_TAGS } from "./model.js";
+import { buildOwnership, type ReplacementAnswer } from "./ownership.js";
 
 export type LinkVerdict = "ok" | "stale" | "mismatched" | "unknown";
 
@@ -56,16 +57,38 @@ export interface PathHop {
   readonly label: string;
   readonly verdict: LinkVerdict;
   readonly why: string;
-  /** For a stale or mismatched link to a load balancer: the one it should name instead. */
-  readonly replacement?: { readonly dnsName: string; readonly loadBalancer: string; readonly owner?: string };
-  /** Several candidates: the plan must ask, not guess. */
+  /** For a stale or mismatched link to a load balancer: the one it should name instead, and why. */
+  readonly replacement?: HopReplacement;
+  /** Several load balancers of the old target's owner serve the host: the plan must ask, not guess. */
   readonly candidates?: readonly string[];
+  /** A stale or mismatched link with no replacement: why (owner unknown, not back, not serving the host). */
+  readonly unresolved?: string;
+  /** Who owned the load balancer a stale link names, when established, and how. */
+  readonly oldOwner?: {
+    readonly label: string;
+    readonly namespaces: readonly string[];
+    readonly evidence: string;
+  };
   /** Route 53 record owned by ExternalDNS (it will fix it by itself). */
   readonly externalDns?: boolean;
   /** A lint, not a fault: e.g. an origin that names a generated load balancer DNS name. */
   readonly warning?: string;
   /** Ids to act on (zone id + record, distribution id + origin id). */
   readonly ref?: Readonly<Record<string, string>>;
+}
+
+/** A replacement load balancer with what an approver must see of it. */
+export interface HopReplacement {
+  readonly dnsName: string;
+  readonly loadBalancer: string;
+  /** Its owner (`Ingress ns/name`, `IngressGroup …`, `Service ns/name`), from the controller's tags. */
+  readonly owner?: string;
+  readonly namespaces?: readonly string[];
+  readonly cluster?: string;
+  /** The hosts its owner's rules serve (`*`: any). */
+  readonly serves?: readonly string[];
+  /** How it was established. */
+  readonly evidence?: string;
 }
 
 export interface TracedPath {
@@ -87,12 +110,6 @@ export interface TraceInput {
   readonly loadBalancers: readonly LoadBalancerSnapshot[];
   /** Ingresses and Services of the cluster with their current load-balancer hostnames. */
   readonly owners: readonly ObjectSnapshot[];
-  /**
-   * When a stale link's load balancer name matches nothing that exists: the live owners whose load
-   * balancers are its candidates (e.g. the traced namespace's Ingresses). One is the replacement;
-   * several are offered as a choice, never guessed.
-   */
-  readonly candidateOwners?: readonly ObjectSnapshot[];
 }
 
 const ORDER: Record<LinkVerdict, number> = { ok: 0, unknown: 1, mismatched: 2, stale: 3 };
@@ -129,90 +146,50 @@ export function tracePaths(input: TraceInput): TracedPath[] {
     });
   };
   const ref = (o: ObjectSnapshot): string => `${o.kind} ${o.namespace ?? ""}/${o.name}`;
+  const ownership = buildOwnership({
+    ...(input.cluster !== undefined ? { cluster: input.cluster } : {}),
+    owners: input.owners,
+    loadBalancers: input.loadBalancers,
+    records: input.records,
+  });
 
-  /** A live Ingress that declares it serves one of `names` (a rule host), with its load balancer. */
-  function servingOwner(
-    names: readonly string[],
-  ): { l: LoadBalancerSnapshot; o: ObjectSnapshot } | undefined {
-    const wanted = new Set(names.map(normalizeDns));
-    const found = input.owners
-      .concat(input.candidateOwners ?? [])
-      .filter(
-        (o) =>
-          o.deletionTimestamp === undefined && (o.ruleHosts ?? []).some((h) => wanted.has(normalizeDns(h))),
-      )
-      .flatMap((o) =>
-        (o.loadBalancerHostnames ?? [])
-          .map((h) => lbByDns.get(normalizeDns(h)))
-          .filter((l): l is LoadBalancerSnapshot => l !== undefined)
-          .map((l) => ({ l, o })),
-      );
-    const unique = [...new Map(found.map((x) => [x.l.arn, x])).values()];
-    return unique.length === 1 ? unique[0] : undefined;
-  }
-
-  /**
-   * The load balancer a link should name instead of `target`: the one of the same controller stack
-   * (same name prefix), else the one whose Ingress declares it serves `servedNames` (a rule host);
-   * otherwise the namespace's load balancers are only candidates — never a guess.
-   */
-  function replacementFor(
-    target: string,
-    servedNames: readonly string[] = [],
-  ): Pick<PathHop, "replacement" | "candidates"> {
-    const name = elbNameOf(target);
-    if (name === undefined) return {};
-    const same = input.loadBalancers.filter((l) => l.name === name);
-    const prefix = controllerNamePrefix(name);
-    const byPrefix =
-      same.length > 0 || prefix === undefined
-        ? same
-        : input.loadBalancers.filter(
-            (l) => l.name.startsWith(prefix) && controllerNamePrefix(l.name) === prefix,
-          );
-    if (byPrefix.length === 1 && byPrefix[0]) {
-      const lb = byPrefix[0];
-      const owner = ownerOfLb(lb);
+  /** A replacement answer as hop fields. */
+  function asHop(
+    answer: ReplacementAnswer,
+  ): Pick<PathHop, "replacement" | "candidates" | "unresolved" | "oldOwner"> {
+    const oldOwner =
+      answer.oldOwner !== undefined
+        ? {
+            oldOwner: {
+              label: answer.oldOwner.owner.label,
+              namespaces: answer.oldOwner.owner.namespaces,
+              evidence: answer.oldOwner.evidence,
+            },
+          }
+        : {};
+    if (answer.kind === "found") {
+      const t = answer.target;
       return {
+        ...oldOwner,
         replacement: {
-          dnsName: lb.dnsName,
-          loadBalancer: lb.name,
-          ...(owner ? { owner: ref(owner) } : {}),
+          dnsName: t.dnsName,
+          loadBalancer: t.loadBalancer,
+          ...(t.owner ? { owner: t.owner.label, namespaces: t.owner.namespaces } : {}),
+          ...(t.cluster !== undefined ? { cluster: t.cluster } : {}),
+          serves: t.serves,
+          evidence: answer.evidence,
         },
       };
     }
-    if (byPrefix.length > 1) return { candidates: byPrefix.map((l) => `${l.name} (${l.dnsName})`) };
-    // The same stack (same name prefix) as a record whose name a live Ingress serves: that Ingress's
-    // load balancer replaces the whole stack's old ones (an origin named after an older ALB of it).
-    const siblings =
-      prefix === undefined
-        ? []
-        : input.records
-            .filter((r) => {
-              const t = elbNameOf(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
-              return t !== undefined && controllerNamePrefix(t) === prefix;
-            })
-            .map((r) => r.name);
-    const serving = servingOwner([...servedNames, ...siblings]);
-    if (serving) {
+    if (answer.kind === "several") {
       return {
-        replacement: { dnsName: serving.l.dnsName, loadBalancer: serving.l.name, owner: ref(serving.o) },
+        ...oldOwner,
+        candidates: answer.targets.map(
+          (t) => `${t.loadBalancer} (${t.owner?.label ?? "no owner"}, serves ${t.serves.join(", ")})`,
+        ),
       };
     }
-    const scoped = (input.candidateOwners ?? [])
-      .filter((o) => o.deletionTimestamp === undefined)
-      .flatMap((o) =>
-        (o.loadBalancerHostnames ?? [])
-          .map((h) => lbByDns.get(normalizeDns(h)))
-          .filter((l): l is LoadBalancerSnapshot => l !== undefined)
-          .map((l) => ({ l, o })),
-      );
-    // Another stack's load balancer (a different name prefix) is only a candidate, even when it is
-    // the only one: pointing api.example.com at the worker's new ALB because it is the namespace's
-    // only one would be a guess.
-    const unique = [...new Map(scoped.map((x) => [x.l.arn, x])).values()];
-    if (unique.length > 0) return { candidates: unique.map(({ l, o }) => `${l.name} (${ref(o)})`) };
-    return {};
+    return { ...oldOwner, unresolved: answer.why };
   }
 
   /** The hops from a DNS name that is an ELB name. */
@@ -220,7 +197,8 @@ export function tracePaths(input: TraceInput): TracedPath[] {
     target: string,
     depth: number,
     label: string,
-    servedNames: readonly string[] = [],
+    host: string,
+    recordName?: string,
   ): (PathHop & { depth: number })[] {
     const lb = lbByDns.get(normalizeDns(target));
     if (!lb) {
@@ -231,7 +209,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
           label,
           verdict: "stale",
           why: `names ${normalizeDns(target)}, a load balancer that does not exist (its name no longer resolves: NXDOMAIN)`,
-          ...replacementFor(target, servedNames),
+          ...asHop(ownership.replacementFor(target, host, recordName)),
         },
       ];
     }
@@ -240,16 +218,13 @@ export function tracePaths(input: TraceInput): TracedPath[] {
     if (owner) {
       const now = owner.loadBalancerHostnames?.map(normalizeDns) ?? [];
       if (now.length > 0 && !now.includes(normalizeDns(lb.dnsName))) {
-        const current = input.loadBalancers.find((l) => now.includes(normalizeDns(l.dnsName)));
         hops.push({
           kind: "load-balancer",
           depth,
           label,
           verdict: "mismatched",
           why: `names load balancer ${lb.name}, but ${ref(owner)} now uses ${owner.loadBalancerHostnames?.[0] ?? "another"}`,
-          ...(current
-            ? { replacement: { dnsName: current.dnsName, loadBalancer: current.name, owner: ref(owner) } }
-            : {}),
+          ...asHop(ownership.currentFor(lb, owner, host)),
         });
         return hops;
       }
@@ -287,7 +262,11 @@ export function tracePaths(input: TraceInput): TracedPath[] {
     return hops;
   }
 
-  function distributionHops(d: DistributionSnapshot, depth: number): (PathHop & { depth: number })[] {
+  function distributionHops(
+    d: DistributionSnapshot,
+    depth: number,
+    host: string,
+  ): (PathHop & { depth: number })[] {
     const hops: (PathHop & { depth: number })[] = [
       {
         kind: "distribution",
@@ -309,7 +288,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
       const behaviours = used.get(o.id) ?? [];
       const label = `origin ${o.id} → ${o.domainName}${behaviours.length > 0 ? ` (${behaviours.join(", ")})` : " (no behaviour uses it)"}`;
       if (isElbDns(o.domainName)) {
-        const sub = lbHops(o.domainName, depth + 1, label, d.aliases).map((h, i) =>
+        const sub = lbHops(o.domainName, depth + 1, label, host).map((h, i) =>
           i === 0
             ? {
                 ...h,
@@ -323,7 +302,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
         );
         hops.push(...sub);
       } else {
-        const inner = followName(o.domainName, depth + 2, new Set());
+        const inner = followName(o.domainName, depth + 2, new Set(), host);
         hops.push({
           kind: "origin",
           depth: depth + 1,
@@ -342,18 +321,20 @@ export function tracePaths(input: TraceInput): TracedPath[] {
   }
 
   /** Follow a DNS name through our zones, CloudFront and ELB. */
+  /** Follow a DNS name; `host` is the name clients ask for, which a replacement must serve. */
   function followName(
     name: string,
     depth: number,
     seen: Set<string>,
-    servedNames: readonly string[] = [],
+    host: string,
+    recordName?: string,
   ): (PathHop & { depth: number })[] {
     const n = normalizeDns(name);
     if (seen.has(n) || depth > 12) return [];
     seen.add(n);
-    if (isElbDns(n)) return lbHops(n, depth, `load balancer ${n}`, servedNames);
+    if (isElbDns(n)) return lbHops(n, depth, `load balancer ${n}`, host, recordName);
     const dist = distByDomain.get(n);
-    if (dist) return distributionHops(dist, depth);
+    if (dist) return distributionHops(dist, depth, host);
     const records = input.records.filter((r) => r.name === n && ["A", "AAAA", "CNAME"].includes(r.type));
     const zone = longestZone(n);
     if (records.length === 0) {
@@ -380,7 +361,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
         ? ` [${r.weight !== undefined ? `weight ${String(r.weight)}` : r.failover ? `failover ${r.failover}` : r.region ? `latency ${r.region}` : "set"} ${r.setIdentifier}]`
         : "";
       const zoneOf = input.zones.find((z) => z.id === r.zoneId);
-      const inner = followName(target, depth + 1, seen, [r.name]);
+      const inner = followName(target, depth + 1, seen, host, r.name);
       hops.push({
         kind: "record",
         depth,
@@ -394,6 +375,10 @@ export function tracePaths(input: TraceInput): TracedPath[] {
         ...(inner[0]?.kind === "load-balancer" && inner[0].candidates
           ? { candidates: inner[0].candidates }
           : {}),
+        ...(inner[0]?.kind === "load-balancer" && inner[0].unresolved !== undefined
+          ? { unresolved: inner[0].unresolved }
+          : {}),
+        ...(inner[0]?.kind === "load-balancer" && inner[0].oldOwner ? { oldOwner: inner[0].oldOwner } : {}),
         why: `in ${zoneOf?.private ? "private" : "public"} zone ${zoneOf?.name ?? r.zoneId}${owned ? "; owned by ExternalDNS (it will repair this record)" : ""}`,
         ...(owned ? { externalDns: true } : {}),
         ref: {
@@ -426,7 +411,7 @@ export function tracePaths(input: TraceInput): TracedPath[] {
   }
 
   return input.hostnames.map((h) => {
-    const hops = followName(h, 0, new Set());
+    const hops = followName(h, 0, new Set(), normalizeDns(h));
     const all =
       hops.length > 0
         ? hops

@@ -1,6 +1,6 @@
 /**
  * The repair plan of a traced path (pure; no I/O): every stale or mismatched link that has exactly
- * one replacement becomes an exact API call — Route 53 DELETE (the record as read) + CREATE (the same
+ * one replacement (established by ownership evidence: `ownership.ts`) becomes an exact API call — Route 53 DELETE (the record as read) + CREATE (the same
  * record naming the replacement) in one batch per zone, a CloudFront origin `DomainName` change bound
  * to the ETag read when planning. A link with several candidate load balancers is never guessed: it
  * becomes a question naming them. A record ExternalDNS owns is left to ExternalDNS (it would undo a
@@ -13,7 +13,14 @@ import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
 } from "../aws/types.js";
-import type { CloudFrontOriginStep, RepointPathAction, Route53RepointStep } from "../approvals/types.js";
+import type {
+  CloudFrontOriginStep,
+  RepointPathAction,
+  RepointTarget,
+  Route53RepointStep,
+} from "../approvals/types.js";
+import type { ObjectSnapshot } from "../kube/types.js";
+import { buildOwnership } from "./ownership.js";
 import { normalizeDns, type PathHop, type TracedPath } from "./path.js";
 
 export interface RepointPlanInput {
@@ -25,10 +32,16 @@ export interface RepointPlanInput {
   /** ETag of each distribution the plan changes, read when planning (`GetDistributionConfig`). */
   readonly etags: ReadonlyMap<string, string>;
   /**
-   * The operator's choice for links with several candidates (`repoint <host> --to <lb>`): the load
-   * balancer name to use instead of the stale one, for every link of the traced hostnames.
+   * The operator's choice (`repoint <host> --to <lb>`): the load balancer name to use instead of the
+   * stale one, for every link of the traced hostnames. Refused when it does not serve a hostname, or
+   * belongs to another namespace than the old target's owner without `allowOtherNamespace`.
    */
   readonly choose?: string;
+  /** `--other-namespace`: the requester says a target of another namespace is intended. */
+  readonly allowOtherNamespace?: boolean;
+  /** The cluster's Ingresses and Services, and its name: whose each target is, which hosts it serves. */
+  readonly owners?: readonly ObjectSnapshot[];
+  readonly cluster?: string;
 }
 
 export interface RepointPlan {
@@ -55,6 +68,9 @@ function retarget(old: string, replacement: string): string {
 export function planRepoint(input: RepointPlanInput): RepointPlan {
   const questions: string[] = [];
   const notes: string[] = [];
+  const refusals: string[] = [];
+  const risks: string[] = [];
+  const targets = new Map<string, RepointTarget>();
   const byName = new Map(input.loadBalancers.map((l) => [l.name, l]));
   const chosen = input.choose !== undefined ? byName.get(input.choose) : undefined;
   if (input.choose !== undefined && chosen === undefined) {
@@ -63,9 +79,81 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
     );
     return { questions, notes };
   }
-  const replacementOf = (hop: Hop): { dnsName: string; loadBalancer: string } | undefined => {
-    if (chosen) return { dnsName: chosen.dnsName, loadBalancer: chosen.name };
-    return hop.replacement;
+  const ownership = buildOwnership({
+    ...(input.cluster !== undefined ? { cluster: input.cluster } : {}),
+    owners: input.owners ?? [],
+    loadBalancers: input.loadBalancers,
+    records: input.records,
+  });
+  const chosenFacts = chosen ? ownership.factsOf(chosen) : undefined;
+
+  /** Record the target a link moves to, with its owner and how it was established. */
+  const useTarget = (
+    host: string,
+    t: Omit<RepointTarget, "hostnames" | "established"> & { established: string },
+  ): void => {
+    const prior = targets.get(t.loadBalancer);
+    targets.set(t.loadBalancer, {
+      ...t,
+      established: prior?.established ?? t.established,
+      hostnames: [...new Set([...(prior?.hostnames ?? []), host])],
+    });
+  };
+
+  /** The replacement of a link: its own (from evidence) or the requester's `--to`, checked. */
+  const replacementOf = (hop: Hop, host: string): { dnsName: string; loadBalancer: string } | undefined => {
+    if (chosen && chosenFacts) {
+      const where = `--to ${chosen.name} is refused for ${host}`;
+      if (!ownership.serves(chosenFacts, host)) {
+        refusals.push(
+          `${where}: ${chosenFacts.owner ? `the rules of its owner ${chosenFacts.owner.label} serve ${chosenFacts.serves.join(", ") || "no host"}` : "no Ingress or Service of this cluster owns it, so nothing says it serves that host"} — it would answer 404 for ${host}.`,
+        );
+        return undefined;
+      }
+      const old = hop.oldOwner;
+      const ns = chosenFacts.owner?.namespaces ?? [];
+      const label = chosenFacts.owner
+        ? `${chosenFacts.owner.label} (namespace ${ns.join(", ") || "unknown"})`
+        : `${chosen.name}, which no Ingress or Service of this cluster owns`;
+      if (old !== undefined && !ns.some((n) => old.namespaces.includes(n))) {
+        if (input.allowOtherNamespace !== true) {
+          refusals.push(
+            `${where}: it belongs to ${label}, not to namespace ${old.namespaces.join(", ")} of ${old.label}, which owned the old target (${old.evidence}). If that is intended, say so with --other-namespace.`,
+          );
+          return undefined;
+        }
+        risks.push(
+          `${host} moves to ${label} — another namespace than ${old.label}, which owned the old target; named explicitly with --to ${chosen.name} --other-namespace.`,
+        );
+      } else if (old === undefined) {
+        risks.push(
+          `Whose load balancer ${host} named could not be established; ${label} was named by the requester with --to ${chosen.name}.`,
+        );
+      }
+      useTarget(host, {
+        loadBalancer: chosen.name,
+        dnsName: chosen.dnsName,
+        ...(chosenFacts.owner
+          ? { owner: chosenFacts.owner.label, namespaces: chosenFacts.owner.namespaces }
+          : {}),
+        ...(chosenFacts.cluster !== undefined ? { cluster: chosenFacts.cluster } : {}),
+        serves: chosenFacts.serves,
+        established: `named by the requester with --to${old ? `; the old target was ${old.label}'s (${old.evidence})` : ""}`,
+      });
+      return { dnsName: chosen.dnsName, loadBalancer: chosen.name };
+    }
+    const r = hop.replacement;
+    if (r === undefined) return undefined;
+    useTarget(host, {
+      loadBalancer: r.loadBalancer,
+      dnsName: r.dnsName,
+      ...(r.owner !== undefined ? { owner: r.owner } : {}),
+      ...(r.namespaces !== undefined ? { namespaces: r.namespaces } : {}),
+      ...(r.cluster !== undefined ? { cluster: r.cluster } : {}),
+      serves: r.serves ?? [],
+      established: r.evidence ?? "the owner's current load balancer",
+    });
+    return r;
   };
 
   const recordEdits = new Map<string, { zoneId: string; from: RecordSetSnapshot; to: RecordSetSnapshot }>();
@@ -80,25 +168,23 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
       const where = `${path.hostname}: ${hop.label}`;
       if (seen.has(where)) continue;
       seen.add(where);
-      const replacement = replacementOf(hop);
+      if (hop.kind === "record" && hop.externalDns && !chosen) {
+        notes.push(`${where} — owned by ExternalDNS, which repairs it by itself; not planned.`);
+        continue;
+      }
+      const replacement = replacementOf(hop, path.hostname);
       if (!replacement) {
+        if (chosen) continue;
         if (hop.candidates && hop.candidates.length > 0) {
-          const n = hop.candidates.length;
           questions.push(
-            `${where} — ${n === 1 ? "1 candidate load balancer of another stack" : `${String(n)} candidate load balancers`}: ${hop.candidates.join("; ")}. Not guessed: name one with \`repoint ${path.hostname} --to <load-balancer-name>\`.`,
+            `${where} — ${String(hop.candidates.length)} load balancers of ${hop.oldOwner?.label ?? "its owner"} serve ${path.hostname}: ${hop.candidates.join("; ")}. Not guessed: name one with \`repoint ${path.hostname} --to <load-balancer-name>\`.`,
           );
         } else {
-          questions.push(
-            `${where} — no load balancer replaces it yet (has the controller re-created the stack?). Trace again once it has.`,
-          );
+          questions.push(`${where} — ${hop.unresolved ?? "no load balancer replaces it yet"}.`);
         }
         continue;
       }
       if (hop.kind === "record") {
-        if (hop.externalDns && !chosen) {
-          notes.push(`${where} — owned by ExternalDNS, which repairs it by itself; not planned.`);
-          continue;
-        }
         const ref = hop.ref ?? {};
         const from = input.records.find(
           (r) =>
@@ -182,6 +268,8 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
     });
   }
   // Route 53 first: the names people type; then the origins CloudFront fetches from.
+  // A `--to` that fails a check refuses the whole plan: half a repair onto a chosen target is worse.
+  if (refusals.length > 0) return { questions: [...refusals, ...questions], notes };
   const steps = [...zones.values(), ...originEdits.values()];
   if (steps.length === 0) return { questions, notes };
   return {
@@ -189,6 +277,14 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
       type: "repoint-path",
       hostnames: [...touched],
       steps,
+      targets: [...targets.values()].filter((t) =>
+        steps.some((st) =>
+          st.kind === "route53"
+            ? st.edits.some((e) => normalizeDns(e.to) === normalizeDns(t.dnsName))
+            : normalizeDns(st.to) === normalizeDns(t.dnsName),
+        ),
+      ),
+      ...(risks.length > 0 ? { risks: [...new Set(risks)] } : {}),
     },
     questions,
     notes,

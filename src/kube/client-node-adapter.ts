@@ -1174,6 +1174,10 @@ export function toObjectSnapshot(o: Json, type: ResourceType): ObjectSnapshot {
     type.kind === "Ingress" && Array.isArray(spec.rules)
       ? spec.rules.map((r) => optStr(obj(r).host)).filter((h): h is string => h !== undefined)
       : [];
+  const servesAnyHost =
+    type.kind === "Ingress" &&
+    ((Array.isArray(spec.rules) && spec.rules.some((r) => optStr(obj(r).host) === undefined)) ||
+      (spec.defaultBackend !== undefined && spec.defaultBackend !== null));
   return {
     apiVersion: optStr(o.apiVersion) ?? type.apiVersion,
     kind: optStr(o.kind) ?? type.kind,
@@ -1200,6 +1204,7 @@ export function toObjectSnapshot(o: Json, type: ResourceType): ObjectSnapshot {
     ...(ingressClassName ? { ingressClassName } : {}),
     ...(hostnames.length > 0 ? { loadBalancerHostnames: hostnames } : {}),
     ...(ruleHosts.length > 0 ? { ruleHosts } : {}),
+    ...(servesAnyHost ? { servesAnyHost } : {}),
     ...(optStr(spec.type) && type.kind === "Service" ? { serviceType: optStr(spec.type) } : {}),
     ...(optStr(spec.loadBalancerClass) ? { loadBalancerClass: optStr(spec.loadBalancerClass) } : {}),
     ...(optStr(spec.targetGroupARN) ? { targetGroupArn: optStr(spec.targetGroupARN) } : {}),

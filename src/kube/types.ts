@@ -79,6 +79,11 @@ export interface ObjectSnapshot {
   readonly ingressClassName?: string;
   /** An Ingress's `spec.rules[].host`: the names it says it serves. */
   readonly ruleHosts?: readonly string[];
+  /**
+   * An Ingress with a rule that names no host or a `spec.defaultBackend`: its load balancer answers
+   * for any `Host` (the controller writes such a rule without a host-header condition).
+   */
+  readonly servesAnyHost?: boolean;
   /** Load-balancer hostnames from `status.loadBalancer.ingress[].hostname`. */
   readonly loadBalancerHostnames?: readonly string[];
   /** A Service's `spec.type` (e.g. `LoadBalancer`). */

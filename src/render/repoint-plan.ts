@@ -3,7 +3,12 @@
  * approval request shows (Slack escapes these lines; the terminal prints them as they are).
  */
 import type { RecordSetSnapshot } from "../aws/types.js";
-import type { DeleteOrphansAction, RepointPathAction, RepointStep } from "../approvals/types.js";
+import type {
+  DeleteOrphansAction,
+  RepointPathAction,
+  RepointStep,
+  RepointTarget,
+} from "../approvals/types.js";
 
 function recordTarget(r: RecordSetSnapshot): string {
   if (r.alias)
@@ -32,6 +37,21 @@ export function repointPlanLines(action: RepointPathAction): string[] {
     const [first, ...rest] = repointStepLines(s);
     return [`${String(i + 1)}. ${first ?? ""}`, ...rest];
   });
+}
+
+/** One line per target of a repair: whose it is, which cluster tagged it, what it serves, and why it. */
+export function repointTargetLine(t: RepointTarget): string {
+  const owner =
+    t.owner !== undefined
+      ? `owner ${t.owner}${t.namespaces !== undefined && t.namespaces.length > 0 ? ` (namespace ${t.namespaces.join(", ")})` : ""}`
+      : "owner unknown: no Ingress or Service of this cluster tagged it";
+  const serves =
+    t.serves.length === 0 ? "no host known" : t.serves.map((h) => (h === "*" ? "any host" : h)).join(", ");
+  return `${t.loadBalancer} for ${t.hostnames.join(", ")} — ${owner}; cluster ${t.cluster ?? "unknown"}; serves ${serves}; established: ${t.established}`;
+}
+
+export function repointTargetLines(action: RepointPathAction): string[] {
+  return (action.targets ?? []).map(repointTargetLine);
 }
 
 /** The exact deletes of a clean-up, in the order the executor runs them. */

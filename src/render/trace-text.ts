@@ -31,11 +31,14 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
         out.push(
           `${pad}           → should be ${h.replacement.dnsName} (${h.replacement.loadBalancer}${h.replacement.owner ? `, ${h.replacement.owner}` : ""})`,
         );
+        if (h.replacement.evidence !== undefined)
+          out.push(`${pad}             because ${h.replacement.evidence}`);
       }
       if (h.candidates)
         out.push(
-          `${pad}           → ${String(h.candidates.length)} candidates, choose one: ${h.candidates.join("; ")}`,
+          `${pad}           → ${String(h.candidates.length)} load balancers of the same owner serve it, choose one: ${h.candidates.join("; ")}`,
         );
+      if (h.unresolved !== undefined) out.push(`${pad}           → no replacement: ${h.unresolved}`);
       if (h.warning) out.push(`${pad}           ! ${h.warning}`);
     }
   }

@@ -21,19 +21,29 @@ export interface PathRepair {
 
 export type RepairSubject = { readonly hostnames: readonly string[] } | { readonly namespace: string };
 
+export interface RepairOptions {
+  /** `--to`: the load balancer the requester names (checked: it must serve each hostname). */
+  readonly choose?: string;
+  /** `--other-namespace`: a `--to` target of another namespace than the old target's owner is intended. */
+  readonly allowOtherNamespace?: boolean;
+  /** The cluster name the controller tags with, when configured. */
+  readonly cluster?: string;
+}
+
 export async function planPathRepair(
   aws: AwsPort,
   kube: KubePort | undefined,
   subject: RepairSubject,
   now: () => Date,
-  choose?: string,
+  options: RepairOptions = {},
 ): Promise<PathRepair> {
   let traced: TraceWithReads;
+  const traceOptions = options.cluster !== undefined ? { cluster: options.cluster } : {};
   if ("namespace" in subject) {
     if (!kube) throw new Error("planPathRepair: a namespace needs the cluster connection");
-    traced = await traceNamespaceWithReads(aws, kube, subject.namespace, now);
+    traced = await traceNamespaceWithReads(aws, kube, subject.namespace, now, traceOptions);
   } else {
-    traced = await traceHostnamesWithReads(aws, kube, subject.hostnames, now);
+    traced = await traceHostnamesWithReads(aws, kube, subject.hostnames, now, traceOptions);
   }
   // The ETag of each distribution a stale origin belongs to: the change is sent with it (If-Match).
   const ids = new Set<string>();
@@ -60,8 +70,11 @@ export async function planPathRepair(
     records: traced.records,
     distributions: traced.distributions,
     loadBalancers: traced.loadBalancers,
+    owners: traced.owners,
+    ...(traced.cluster !== undefined ? { cluster: traced.cluster } : {}),
     etags,
-    ...(choose !== undefined ? { choose } : {}),
+    ...(options.choose !== undefined ? { choose: options.choose } : {}),
+    ...(options.allowOtherNamespace === true ? { allowOtherNamespace: true } : {}),
   });
   return { trace: { ...traced.trace, warnings }, plan };
 }

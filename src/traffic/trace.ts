@@ -12,15 +12,9 @@ import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
 } from "../aws/types.js";
-import {
-  controllerNamePrefix,
-  elbNameOf,
-  hostnamesReaching,
-  normalizeDns,
-  tracePaths,
-  type TracedPath,
-} from "../edge/path.js";
-import { lbcNameSegment } from "../diagnosis/lbc-names.js";
+import { elbNameOf, hostnamesReaching, normalizeDns, tracePaths, type TracedPath } from "../edge/path.js";
+import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
+import { clusterNameFromArgs } from "../diagnosis/lbc-names.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
@@ -86,6 +80,16 @@ export interface TraceWithReads {
   readonly records: readonly RecordSetSnapshot[];
   readonly distributions: readonly DistributionSnapshot[];
   readonly loadBalancers: readonly LoadBalancerSnapshot[];
+  /** The cluster's Ingresses and LoadBalancer Services: the owners a target's evidence is read from. */
+  readonly owners: readonly ObjectSnapshot[];
+  /** The cluster whose controller's tags count, when known. */
+  readonly cluster?: string;
+}
+
+/** What a trace is told about the cluster it runs for. */
+export interface TraceOptions {
+  /** The cluster name the controller tags with (`UNSTUCK_CLUSTER_NAME`); else read from its `--cluster-name`. */
+  readonly cluster?: string;
 }
 
 interface Reads {
@@ -93,6 +97,7 @@ interface Reads {
   distributions: DistributionSnapshot[];
   loadBalancers: LoadBalancerSnapshot[];
   owners: ObjectSnapshot[];
+  cluster?: string;
   warnings: string[];
 }
 
@@ -110,7 +115,23 @@ const OWNER_TYPES = [
   { group: "", resource: "services" },
 ];
 
-async function commonReads(aws: AwsPort, kube: KubePort | undefined, namespace?: string): Promise<Reads> {
+/** The cluster name the Load Balancer Controller tags with, from its Deployment's `--cluster-name`. */
+async function controllerCluster(kube: KubePort): Promise<string | undefined> {
+  const info = lookupFinalizer("ingress.k8s.aws/resources");
+  if (!info) return undefined;
+  const names = matchControllers(info, await kube.listDeployments())
+    .map((d) => clusterNameFromArgs(d.args))
+    .filter((c): c is string => c !== undefined);
+  // Two controllers tagging for different clusters: which tags count is not known.
+  return new Set(names).size === 1 ? names[0] : undefined;
+}
+
+async function commonReads(
+  aws: AwsPort,
+  kube: KubePort | undefined,
+  options: TraceOptions,
+  namespace?: string,
+): Promise<Reads> {
   const warnings: string[] = [];
   const ownersOf = async (): Promise<ObjectSnapshot[]> => {
     if (!kube) return [];
@@ -120,14 +141,26 @@ async function commonReads(aws: AwsPort, kube: KubePort | undefined, namespace?:
     const lists = await Promise.all(types.map((t) => kube.listObjects(t, namespace)));
     return lists.flat().filter((o) => o.kind === "Ingress" || o.serviceType === "LoadBalancer");
   };
-  const [zones, distributions, loadBalancers, owners] = await Promise.all([
+  const [zones, distributions, loadBalancers, owners, cluster] = await Promise.all([
     attempt(warnings, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
     attempt(warnings, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
     attempt(warnings, "load balancers", [] as LoadBalancerSnapshot[], () => aws.allLoadBalancers()),
     attempt(warnings, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
+    options.cluster !== undefined || !kube
+      ? Promise.resolve(options.cluster)
+      : attempt(warnings, "the Load Balancer Controller's cluster name", undefined, () =>
+          controllerCluster(kube),
+        ),
   ]);
   if (!kube) warnings.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
-  return { zones, distributions, loadBalancers, owners, warnings };
+  return {
+    zones,
+    distributions,
+    loadBalancers,
+    owners,
+    ...(cluster !== undefined ? { cluster } : {}),
+    warnings,
+  };
 }
 
 function longestZone(zones: readonly HostedZoneSnapshot[], name: string): HostedZoneSnapshot[] {
@@ -143,8 +176,9 @@ export async function traceHostnames(
   kube: KubePort | undefined,
   hostnames: readonly string[],
   now: () => Date,
+  options: TraceOptions = {},
 ): Promise<TraceResult> {
-  return (await traceHostnamesWithReads(aws, kube, hostnames, now)).trace;
+  return (await traceHostnamesWithReads(aws, kube, hostnames, now, options)).trace;
 }
 
 export async function traceHostnamesWithReads(
@@ -152,9 +186,9 @@ export async function traceHostnamesWithReads(
   kube: KubePort | undefined,
   hostnames: readonly string[],
   now: () => Date,
-  options: { readonly candidateOwners?: readonly ObjectSnapshot[] } = {},
+  options: TraceOptions = {},
 ): Promise<TraceWithReads> {
-  const reads = await commonReads(aws, kube);
+  const reads = await commonReads(aws, kube, options);
   const records: RecordSetSnapshot[] = [];
   const asked = new Set<string>();
   // Follow names through our zones (CNAME chains, origins that are our own names), a few levels.
@@ -183,16 +217,12 @@ export async function traceHostnamesWithReads(
       .flatMap((d) => d.origins.map((o) => normalizeDns(o.domainName)));
     frontier = [...next, ...origins].filter((n) => !asked.has(n));
   }
-  records.push(...(await siblingRecords(aws, reads, records, asked)));
+  // ExternalDNS's ownership records of the names read: evidence of whose load balancer a record named.
+  records.push(...(await ownershipRecords(aws, reads, records)));
   return {
     trace: {
       subject: { hostnames: hostnames.map(normalizeDns) },
-      paths: tracePaths({
-        ...reads,
-        hostnames,
-        records,
-        ...(options.candidateOwners ? { candidateOwners: options.candidateOwners } : {}),
-      }),
+      paths: tracePaths({ ...reads, hostnames, records }),
       warnings: reads.warnings,
       checkedAt: now().toISOString(),
     },
@@ -201,67 +231,32 @@ export async function traceHostnamesWithReads(
   };
 }
 
-/** Rule hosts read at most when a traced name ends at a load balancer that no longer exists. */
-const MAX_SIBLING_NAMES = 50;
-
 /**
- * A traced name that ends at a load balancer that no longer exists is repaired with the load
- * balancer that replaced it; when no live one shares its controller-given name (e.g. the names
- * changed form), the proof is a sibling: another record of ours naming the same old stack, for a
- * name that a live Ingress now serves. Those records are read only then, and only for the rule
- * hosts of the Ingresses of the namespace (or IngressGroup) the old name was given for — a few
- * names, not the zone.
+ * ExternalDNS's TXT ownership records (`<name>`, `a-<name>`, `cname-<name>`) for each record that
+ * names a load balancer that no longer exists: read only then, a few names, not the zone. A record
+ * named like its A record was already read with it (`recordSets(zone, name)` returns every type).
  */
-async function siblingRecords(
+async function ownershipRecords(
   aws: AwsPort,
   reads: Reads,
   records: readonly RecordSetSnapshot[],
-  asked: Set<string>,
 ): Promise<RecordSetSnapshot[]> {
   const live = new Set(reads.loadBalancers.map((l) => normalizeDns(l.dnsName)));
-  const targets = [
-    ...records.map((r) => r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : "")),
-    ...reads.distributions.flatMap((d) => d.origins.map((o) => o.domainName)),
-  ].map(normalizeDns);
-  // A dead target whose stack has a live load balancer of the same name prefix is already answered.
-  const prefixOf = (name: string | undefined): string | undefined =>
-    name === undefined ? undefined : controllerNamePrefix(name);
-  const livePrefixes = new Set(
-    reads.loadBalancers.map((l) => prefixOf(l.name)).filter((p) => p !== undefined),
-  );
-  // `k8s-<namespace, 8>-<name, 8>-<hash>` or `k8s-<group, 17>-<hash>`: the first part says whose.
-  const firsts = new Set(
-    targets
-      .filter((t) => !live.has(t) && !livePrefixes.has(prefixOf(elbNameOf(t)) ?? ""))
-      .map((t) => elbNameOf(t)?.split("-"))
-      .filter((p): p is string[] => p !== undefined && p[0] === "k8s" && p.length >= 3)
-      .map((p) => p[1] ?? ""),
-  );
-  if (firsts.size === 0) return [];
-  const names = [
-    ...new Set(
-      reads.owners
-        .filter(
-          (o) =>
-            o.deletionTimestamp === undefined &&
-            (firsts.has(lbcNameSegment(o.namespace ?? "", 8)) ||
-              firsts.has(lbcNameSegment(o.annotations["alb.ingress.kubernetes.io/group.name"] ?? "", 17))),
-        )
-        .flatMap((o) => (o.ruleHosts ?? []).map(normalizeDns))
-        .filter((h) => h !== "" && !asked.has(h)),
-    ),
-  ].slice(0, MAX_SIBLING_NAMES);
+  const dead = records.filter((r) => {
+    const t = normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
+    return elbNameOf(t) !== undefined && !live.has(t);
+  });
+  const names = [...new Set(dead.flatMap((r) => [`a-${r.name}`, `cname-${r.name}`]))].slice(0, 40);
   const found = await Promise.all(
-    names.flatMap((name) => {
-      asked.add(name);
-      return longestZone(reads.zones, name).map((z) =>
+    names.flatMap((name) =>
+      longestZone(reads.zones, name).map((z) =>
         attempt(reads.warnings, `records named ${name} in zone ${z.name}`, [] as RecordSetSnapshot[], () =>
           aws.recordSets(z.id, name),
         ),
-      );
-    }),
+      ),
+    ),
   );
-  return found.flat();
+  return found.flat().filter((r) => r.type === "TXT");
 }
 
 /**
@@ -273,8 +268,9 @@ export async function traceNamespace(
   kube: KubePort,
   namespace: string,
   now: () => Date,
+  options: TraceOptions = {},
 ): Promise<TraceResult> {
-  return (await traceNamespaceWithReads(aws, kube, namespace, now)).trace;
+  return (await traceNamespaceWithReads(aws, kube, namespace, now, options)).trace;
 }
 
 export async function traceNamespaceWithReads(
@@ -282,8 +278,9 @@ export async function traceNamespaceWithReads(
   kube: KubePort,
   namespace: string,
   now: () => Date,
+  options: TraceOptions = {},
 ): Promise<TraceWithReads> {
-  const reads = await commonReads(aws, kube);
+  const reads = await commonReads(aws, kube, options);
   const mine = reads.owners.filter((o) => o.namespace === namespace);
   const dnsNames = mine.flatMap((o) => o.loadBalancerHostnames ?? []);
   // Load balancers the controller made for this namespace, now or before: `k8s-<ns:8>-…` (implicit
@@ -312,7 +309,7 @@ export async function traceNamespaceWithReads(
   return {
     trace: {
       subject: { namespace },
-      paths: tracePaths({ ...reads, hostnames, records, candidateOwners: mine }),
+      paths: tracePaths({ ...reads, hostnames, records }),
       warnings: reads.warnings,
       checkedAt: now().toISOString(),
     },

@@ -7,7 +7,7 @@ import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
 import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "../../approvals/types.js";
-import { orphanPlanLines, repointPlanLines } from "../../render/repoint-plan.js";
+import { orphanPlanLines, repointPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
@@ -187,7 +187,10 @@ function riskText(req: ApprovalRequest): string {
     case "delete-orphans":
       return "*Risk*: deleting AWS resources cannot be undone. Each is re-checked first and left alone if it has an owner or a user again.";
     case "repoint-path":
-      return "*Risk*: live traffic moves: each changed record and origin serves the new target as soon as it propagates (Route 53 in seconds, CloudFront in minutes).";
+      return [
+        ...(a.risks ?? []).map((r) => `:warning: *Risk*: ${safe(r, 600)}`),
+        "*Risk*: live traffic moves: each changed record and origin serves the new target as soon as it propagates (Route 53 in seconds, CloudFront in minutes).",
+      ].join("\n");
   }
 }
 
@@ -248,6 +251,12 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
           : [
               `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
               "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+              ...(a.targets !== undefined && a.targets.length > 0
+                ? [
+                    "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
+                    ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 600)}`),
+                  ]
+                : []),
               "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
             ].join("\n");
 

@@ -43,11 +43,15 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
     for (const h of p.hops) {
       const pad = "  ".repeat(h.depth);
       lines.push(`${pad}${ICON[h.verdict]} ${esc(h.label)} — _${esc(h.why)}_`);
-      if (h.replacement) lines.push(`${pad}   → should be \`${esc(h.replacement.dnsName)}\``);
+      if (h.replacement)
+        lines.push(
+          `${pad}   → should be \`${esc(h.replacement.dnsName)}\`${h.replacement.owner !== undefined ? ` (${esc(h.replacement.owner)})` : ""}`,
+        );
       if (h.candidates)
         lines.push(
-          `${pad}   → ${String(h.candidates.length)} candidates: ${h.candidates.map(esc).join("; ")}`,
+          `${pad}   → ${String(h.candidates.length)} load balancers of the same owner serve it: ${h.candidates.map(esc).join("; ")}`,
         );
+      if (h.unresolved !== undefined) lines.push(`${pad}   → _no replacement: ${esc(h.unresolved)}_`);
       if (h.warning) lines.push(`${pad}   :warning: ${esc(h.warning)}`);
     }
     blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });

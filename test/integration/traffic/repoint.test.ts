@@ -2,7 +2,7 @@
  * The traffic-path repair against the seed world through the real SDK clients: the plan made from a
  * fresh trace (exact Route 53 DELETE + CREATE, the CloudFront origin with the ETag read when planning),
  * applied by the executor's repoint step, and refused as STALE — with nothing written — when the
- * world moved after planning. Two candidate load balancers are never guessed.
+ * world moved after planning. A load balancer of another stack is never guessed.
  */
 import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
 import { ChangeResourceRecordSetsCommand } from "@aws-sdk/client-route-53";
@@ -84,9 +84,24 @@ describe("repoint: plan and apply", () => {
       hostOf(w, "myapp-worker-ingress").toLowerCase(),
     );
     expect(action.steps.some((s) => s.kind === "cloudfront-origin")).toBe(true);
-    // The other five names lost ALBs that nothing has re-created: asked, not planned.
+    // The other five names lost ALBs whose owners are not back: asked, never pointed at the worker.
     expect(plan.questions).toHaveLength(5);
-    expect(plan.questions.join("\n")).toMatch(/1 candidate load balancer of another stack/);
+    for (const q of plan.questions) expect(q).toMatch(/cannot be established/);
+    expect(plan.questions.join("\n")).not.toMatch(/candidate|k8s-myapp-myappwor-0733a56cbb \(/);
+    // The card's targets: the owner from the controller's tags, the cluster, the hosts, the evidence.
+    expect(action.targets).toEqual([
+      expect.objectContaining({
+        loadBalancer: "k8s-myapp-myappwor-0733a56cbb",
+        owner: "Ingress myapp/myapp-worker-ingress",
+        namespaces: ["myapp"],
+        cluster: "prod-eks",
+        serves: ["test.example.com", "worker.example.com"],
+        hostnames: expect.arrayContaining(["test.example.com", "worker.example.com"]) as unknown,
+      }),
+    ]);
+    expect(action.targets?.[0]?.established).toMatch(
+      /exactly the name cluster prod-eks's controller derives/,
+    );
 
     const outcome = await applyRepoint({ aws }, "req-seed", action);
     expect(outcome.state).toBe("DONE");
@@ -137,50 +152,40 @@ describe("repoint: plan and apply", () => {
       () => new Date(),
     );
     const zoneId = (await aws.hostedZones())[0]?.id ?? "";
-    await c.route53
-      .send(
-        new ChangeResourceRecordSetsCommand({
-          HostedZoneId: zoneId,
-          ChangeBatch: {
-            Changes: [
-              {
-                Action: "UPSERT",
-                ResourceRecordSet: {
-                  Name: "worker.example.com",
-                  Type: "CNAME",
-                  TTL: 60,
-                  ResourceRecords: [{ Value: "maintenance.example.net" }],
+    // Someone else points worker.example.com at a maintenance page in between: the alias goes, a
+    // CNAME comes (an A alias and a CNAME cannot share a name; Route 53 refuses an alias to a name
+    // outside the target zone, so a CNAME is how this is done).
+    const [rec] = await aws.recordSets(zoneId, "worker.example.com");
+    await c.route53.send(
+      new ChangeResourceRecordSetsCommand({
+        HostedZoneId: zoneId,
+        ChangeBatch: {
+          Changes: [
+            {
+              Action: "DELETE",
+              ResourceRecordSet: {
+                Name: "worker.example.com",
+                Type: "A",
+                AliasTarget: {
+                  HostedZoneId: rec?.alias?.hostedZoneId ?? "",
+                  DNSName: rec?.alias?.dnsName ?? "",
+                  EvaluateTargetHealth: rec?.alias?.evaluateTargetHealth ?? false,
                 },
               },
-            ],
-          },
-        }),
-      )
-      .catch(async () => {
-        // An A alias and a CNAME cannot share a name: replace the alias itself instead.
-        const [rec] = await aws.recordSets(zoneId, "worker.example.com");
-        await c.route53.send(
-          new ChangeResourceRecordSetsCommand({
-            HostedZoneId: zoneId,
-            ChangeBatch: {
-              Changes: [
-                {
-                  Action: "UPSERT",
-                  ResourceRecordSet: {
-                    Name: "worker.example.com",
-                    Type: "A",
-                    AliasTarget: {
-                      HostedZoneId: rec?.alias?.hostedZoneId ?? "",
-                      DNSName: "maintenance.example.net",
-                      EvaluateTargetHealth: false,
-                    },
-                  },
-                },
-              ],
             },
-          }),
-        );
-      });
+            {
+              Action: "CREATE",
+              ResourceRecordSet: {
+                Name: "worker.example.com",
+                Type: "CNAME",
+                TTL: 60,
+                ResourceRecords: [{ Value: "maintenance.example.net" }],
+              },
+            },
+          ],
+        },
+      }),
+    );
     const before = writes(w).length;
     const outcome = await applyRepoint({ aws }, "req-stale-r53", plan.action as RepointPathAction);
     expect(outcome.state).toBe("STALE");
@@ -190,19 +195,22 @@ describe("repoint: plan and apply", () => {
     expect(JSON.stringify(now)).toContain("maintenance.example.net");
   });
 
-  it("two candidate load balancers with no evidence for either: no step for that origin, a question naming both; --to picks one", async () => {
+  it("ALBs of other stacks with no evidence: no step for that origin, an honest question; --to must serve the host", async () => {
     opened = await openAwsWorld("seed-incident.yaml");
     const { w, c } = opened;
-    // Re-created Ingresses that declare none of the stale names: nothing says which one replaces what.
+    // Re-created Ingresses that are not the worker: nothing says either replaces the worker's origin.
     await recoverSeed(w, ["myapp-web-a", "myapp-web-b"]);
     const aws = createAwsAdapter(c);
     const kube = createKubeAdapter(w.kube.kubeconfig());
     const ns = await planPathRepair(aws, kube, { namespace: "myapp" }, () => new Date());
     const q = ns.plan.questions.find((x) => x.startsWith("test.example.com"));
-    expect(q).toMatch(/2 candidate load balancers/);
-    expect(q).toMatch(/--to <load-balancer-name>/);
+    expect(q).toMatch(/cannot be established/);
+    expect(q).toMatch(/--to/);
+    expect(q).not.toMatch(/candidate/);
     expect(ns.plan.action?.steps.some((s) => s.kind === "cloudfront-origin")).toBeFalsy();
 
+    // The requester names one (its rule names no host: it serves any): planned, the unknown old
+    // owner said as the risk.
     const lbs = await aws.allLoadBalancers();
     const chosen = lbs.find((l) => l.dnsName === hostOf(w, "myapp-web-b"));
     expect(chosen).toBeDefined();
@@ -211,19 +219,21 @@ describe("repoint: plan and apply", () => {
       kube,
       { hostnames: ["test.example.com"] },
       () => new Date(),
-      chosen?.name,
+      chosen ? { choose: chosen.name } : {},
     );
     const step = picked.plan.action?.steps[0];
     expect(step?.kind).toBe("cloudfront-origin");
     expect(step?.kind === "cloudfront-origin" ? step.to : "").toBe(chosen?.dnsName);
+    expect(picked.plan.action?.targets?.[0]).toMatchObject({
+      loadBalancer: chosen?.name,
+      owner: "Ingress myapp/myapp-web-b",
+      serves: ["*"],
+    });
+    expect(picked.plan.action?.risks?.[0]).toMatch(/could not be established; Ingress myapp\/myapp-web-b/);
 
-    const unknown = await planPathRepair(
-      aws,
-      kube,
-      { hostnames: ["test.example.com"] },
-      () => new Date(),
-      "k8s-nope-0000000000",
-    );
+    const unknown = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, () => new Date(), {
+      choose: "k8s-nope-0000000000",
+    });
     expect(unknown.plan.action).toBeUndefined();
     expect(unknown.plan.questions[0]).toMatch(/No load balancer is named k8s-nope-0000000000/);
   });

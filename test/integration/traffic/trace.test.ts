@@ -70,7 +70,7 @@ describe("trace", () => {
     expect(t.paths.every((p) => p.verdict === "stale")).toBe(true);
   });
 
-  it("after recovery the worker's new ALB is named (its Ingress serves a name of the old stack); two ALBs with no such evidence are offered and none is chosen", async () => {
+  it("after recovery the worker's new ALB is named (same owner, serves the host); ALBs of other stacks are never offered while the owner is not back", async () => {
     const { w, c } = await open();
     await recoverSeed(w, ["myapp-worker-ingress"]);
     const aws = createAwsAdapter(c);
@@ -85,8 +85,12 @@ describe("trace", () => {
     expect(origin?.verdict).toBe("stale");
     expect(origin?.replacement?.dnsName).toBe(newHost);
     expect(origin?.replacement?.owner).toBe("Ingress myapp/myapp-worker-ingress");
+    expect(origin?.replacement?.cluster).toBe("prod-eks");
+    expect(origin?.replacement?.serves).toContain("test.example.com");
+    expect(origin?.replacement?.evidence).toMatch(/exactly the name cluster prod-eks's controller derives/);
 
-    // Ingresses that declare no host of the stale names: nothing says which one replaces the origin.
+    // Other Ingresses of the namespace are back (they serve any host), the worker is not: nothing in
+    // the cluster is the old origin's owner, so nothing replaces it and no other stack is offered.
     await opened?.close();
     const other = await openAwsWorld("seed-incident.yaml");
     opened = other;
@@ -101,7 +105,9 @@ describe("trace", () => {
       .find((p) => p.hostname === "test.example.com")
       ?.hops.find((h) => h.kind === "origin");
     expect(o2?.replacement).toBeUndefined();
-    expect(o2?.candidates).toHaveLength(2);
+    expect(o2?.candidates).toBeUndefined();
+    expect(o2?.oldOwner).toBeUndefined();
+    expect(o2?.unresolved).toMatch(/cannot be established/);
   });
 
   it("from the terminal: one line per hop, bad input refused with a clear message and no AWS call", async () => {

@@ -28,6 +28,7 @@ const ing = (ns: string, name: string, host: string): ObjectSnapshot => ({
   annotations: {},
   ownerReferences: [],
   loadBalancerHostnames: [host],
+  ruleHosts: ["shop.example.com"],
 });
 const alias = (name: string, target: string, extra: Partial<RecordSetSnapshot> = {}): RecordSetSnapshot => ({
   zoneId: "Z1",
@@ -73,11 +74,15 @@ describe("tracePaths", () => {
     );
     expect(p?.verdict).toBe("stale");
     const stale = p?.hops.find((h) => h.kind === "load-balancer");
-    expect(stale?.replacement).toEqual({
+    expect(stale?.replacement).toMatchObject({
       dnsName: NEW,
       loadBalancer: "k8s-shop-web-aaaaaaaaaa",
       owner: "Ingress shop/web",
+      namespaces: ["shop"],
+      cluster: "prod-eks",
+      serves: ["shop.example.com"],
     });
+    expect(stale?.replacement?.evidence).toMatch(/exists again, tagged by cluster prod-eks's controller/);
   });
 
   it("mismatched: the load balancer exists but its Ingress now uses another", () => {
@@ -97,23 +102,42 @@ describe("tracePaths", () => {
     expect(p?.hops[0]?.replacement?.dnsName).toBe(NEW);
   });
 
-  it("two candidates are offered, none chosen", () => {
+  it("two load balancers of the established owner serve the host: offered, none chosen", () => {
+    const gone = "k8s-shop-web-aaaaaaaaaa-9.ap-northeast-2.elb.amazonaws.com";
     const [p] = tracePaths(
       base({
-        records: [alias("shop.example.com", "k8s-shop-gone-cccccccccc-9.ap-northeast-2.elb.amazonaws.com")],
+        records: [alias("shop.example.com", gone)],
         loadBalancers: [
-          lb("k8s-shop-a-1", "k8s-shop-a-1-5.elb.amazonaws.com"),
-          lb("k8s-shop-b-2", "k8s-shop-b-2-6.elb.amazonaws.com"),
+          lb("k8s-shop-a-1", "k8s-shop-a-1-5.ap-northeast-2.elb.amazonaws.com", "shop/web"),
+          lb("k8s-shop-b-2", "k8s-shop-b-2-6.ap-northeast-2.elb.amazonaws.com", "shop/web"),
         ],
-        candidateOwners: [
-          ing("shop", "a", "k8s-shop-a-1-5.elb.amazonaws.com"),
-          ing("shop", "b", "k8s-shop-b-2-6.elb.amazonaws.com"),
-        ],
+        owners: [{ ...ing("shop", "web", gone), deletionTimestamp: "2026-01-01T00:00:00Z" }],
       }),
     );
     const stale = p?.hops.find((h) => h.verdict === "stale");
     expect(stale?.replacement).toBeUndefined();
-    expect(stale?.candidates).toHaveLength(2);
+    // The deleting owner's rules are not a live owner's: neither serves the host yet.
+    expect(stale?.unresolved).toMatch(/do not serve shop\.example\.com/);
+  });
+
+  it("load balancers of other namespaces with a look-alike prefix are never candidates", () => {
+    const [p] = tracePaths(
+      base({
+        records: [alias("shop.example.com", "k8s-shop-gone-cccccccccc-9.ap-northeast-2.elb.amazonaws.com")],
+        loadBalancers: [
+          lb(
+            "k8s-shop-gone-dddddddddd",
+            "k8s-shop-gone-dddddddddd-5.ap-northeast-2.elb.amazonaws.com",
+            "shop-dev/gone-x",
+          ),
+        ],
+        owners: [ing("shop-dev", "gone-x", "k8s-shop-gone-dddddddddd-5.ap-northeast-2.elb.amazonaws.com")],
+      }),
+    );
+    const stale = p?.hops.find((h) => h.verdict === "stale");
+    expect(stale?.replacement).toBeUndefined();
+    expect(stale?.candidates).toBeUndefined();
+    expect(stale?.unresolved).toMatch(/cannot be established/);
   });
 
   it("marks ExternalDNS-owned records, shows weighted sets, follows wildcard aliases and origin groups", () => {

@@ -14,7 +14,9 @@ import { planRepoint } from "../../../src/edge/repoint.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
 const zone = { id: "Z1", name: "example.com", private: false };
-const OLD = "k8s-shop-web-aaaaaaaaaa-111.ap-northeast-2.elb.amazonaws.com";
+// The name cluster "prod"'s controller derives for Ingress shop/web (internet-facing): the evidence
+// that the dead load balancer was shop/web's (computed by the simulator's independent naming code).
+const OLD = "k8s-shop-web-0c9cb52896-111.ap-northeast-2.elb.amazonaws.com";
 const NEW = "k8s-shop-web-bbbbbbbbbb-222.ap-northeast-2.elb.amazonaws.com";
 const lbNew: LoadBalancerSnapshot = {
   arn: "arn:aws:elasticloadbalancing:ap-northeast-2:1:loadbalancer/app/k8s-shop-web-bbbbbbbbbb/2",
@@ -49,6 +51,7 @@ const alias = (name: string, target: string): RecordSetSnapshot => ({
 
 function plan(input: Partial<TraceInput> & { etags?: Map<string, string> }) {
   const traceInput: TraceInput = {
+    cluster: "prod",
     hostnames: ["shop.example.com"],
     zones: [zone],
     records: [],
@@ -63,6 +66,8 @@ function plan(input: Partial<TraceInput> & { etags?: Map<string, string> }) {
     records: traceInput.records,
     distributions: traceInput.distributions,
     loadBalancers: traceInput.loadBalancers,
+    owners: traceInput.owners,
+    cluster: "prod",
     etags: input.etags ?? new Map(),
   });
 }

@@ -1,0 +1,154 @@
+/**
+ * Repairs chosen on ownership evidence, on the seed world after the forced removal, with hostile
+ * tenants beside it: a namespace whose name sanitises to the same 8 characters (`my-app` → `myapp`)
+ * and an Ingress `myapp-worker-ingress-x`, so the simulated controller gives it an ALB with the same
+ * `k8s-myapp-myappwor-` prefix as the worker's; and an Ingress in `sandbox` that claims
+ * test.example.com and worker.example.com as rule hosts. The names come from the simulated
+ * controller (its own naming code), not from the product.
+ *
+ * While the worker is not back, nothing is planned and no tenant is offered. Once it is back, the
+ * repair goes to the worker's ALB and nowhere else; `--to` onto either tenant is refused with the
+ * reason, and only `--other-namespace` lets it through, the risk then first on the request.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
+import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import { planPathRepair } from "../../../src/traffic/repoint.js";
+import { seedIngress } from "../../sim/argo-sync.js";
+import type { KubeObject } from "../../sim/kube/index.js";
+import { until } from "../../sim/kube/testing.js";
+import type { World } from "../../sim/world.js";
+import { openAwsWorld, recoverSeed, type AwsWorld } from "../helpers/aws-world.js";
+
+let opened: AwsWorld | undefined;
+afterEach(async () => {
+  await opened?.close();
+  opened = undefined;
+});
+
+function tenantIngress(namespace: string, name: string, hosts: readonly string[]): KubeObject {
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "Ingress",
+    metadata: {
+      name,
+      namespace,
+      annotations: { "alb.ingress.kubernetes.io/scheme": "internet-facing" },
+    },
+    spec: {
+      ingressClassName: "alb",
+      rules: hosts.map((host) => ({
+        host,
+        http: {
+          paths: [{ path: "/", pathType: "Prefix", backend: { service: { name, port: { number: 80 } } } }],
+        },
+      })),
+    },
+  };
+}
+
+/** The load balancer name the controller wrote into an Ingress's status, once it has one. */
+async function provisioned(w: World, namespace: string, name: string): Promise<string> {
+  return until(
+    () => {
+      const o = w.kube.store.get("networking.k8s.io/v1", "Ingress", namespace, name) as
+        { status?: { loadBalancer?: { ingress?: { hostname?: string }[] } } } | undefined;
+      const host = o?.status?.loadBalancer?.ingress?.[0]?.hostname;
+      // `[internal-]<name>-<digits>.<region>.elb.amazonaws.com` → `<name>`.
+      return host === undefined ? undefined : (host.split(".")[0] ?? "").replace(/^internal-|-\d+$/g, "");
+    },
+    20_000,
+    `the controller provisioning ${namespace}/${name}`,
+  );
+}
+
+async function hostileWorld(): Promise<{
+  w: World;
+  aws: ReturnType<typeof createAwsAdapter>;
+  lookalike: string;
+  claimer: string;
+}> {
+  opened = await openAwsWorld("seed-incident.yaml");
+  const { w, c } = opened;
+  await recoverSeed(w, []);
+  for (const ns of ["my-app", "sandbox"])
+    w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  w.kube.store.create(tenantIngress("my-app", "myapp-worker-ingress-x", ["lookalike.example.org"]));
+  w.kube.store.create(tenantIngress("sandbox", "claim", ["test.example.com", "worker.example.com"]));
+  const lookalike = await provisioned(w, "my-app", "myapp-worker-ingress-x");
+  const claimer = await provisioned(w, "sandbox", "claim");
+  return { w, aws: createAwsAdapter(c), lookalike, claimer };
+}
+
+describe("repairs on ownership evidence, with hostile tenants", () => {
+  it("a look-alike prefix and a claimed rule host never become a target; --to onto them is refused with the reason", async () => {
+    const { w, aws, lookalike, claimer } = await hostileWorld();
+    // The look-alike shares the worker's readable prefix: exactly what a prefix match would take.
+    expect(lookalike.startsWith("k8s-myapp-myappwor-")).toBe(true);
+    const kube = createKubeAdapter(w.kube.kubeconfig());
+    const now = (): Date => new Date();
+
+    // The worker is not back: nothing to plan, and neither tenant is offered.
+    const before = await planPathRepair(aws, kube, { namespace: "myapp" }, now);
+    expect(before.plan.action).toBeUndefined();
+    const asked = before.plan.questions.join("\n");
+    expect(asked).not.toContain(lookalike);
+    expect(asked).not.toContain(claimer);
+    expect(asked).not.toMatch(/candidate/);
+    const host = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now);
+    expect(host.plan.action).toBeUndefined();
+    expect(JSON.stringify(host)).not.toContain(claimer);
+
+    // The worker is back (Argo CD re-sync): its ALB, and only it, is the repair.
+    w.kube.store.create(seedIngress("myapp-worker-ingress"));
+    const worker = await provisioned(w, "myapp", "myapp-worker-ingress");
+    const after = await planPathRepair(
+      aws,
+      kube,
+      { hostnames: ["test.example.com", "worker.example.com"] },
+      now,
+    );
+    const action = after.plan.action;
+    expect(action?.targets?.map((t) => t.loadBalancer)).toEqual([worker]);
+    expect(action?.targets?.[0]).toMatchObject({
+      owner: "Ingress myapp/myapp-worker-ingress",
+      namespaces: ["myapp"],
+      cluster: "prod-eks",
+    });
+    expect(JSON.stringify(action)).not.toContain(lookalike);
+    expect(JSON.stringify(action)).not.toContain(claimer);
+
+    // --to the look-alike: it serves none of the hostname (its rules would answer 404).
+    const ontoLookalike = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now, {
+      choose: lookalike,
+    });
+    expect(ontoLookalike.plan.action).toBeUndefined();
+    expect(ontoLookalike.plan.questions[0]).toMatch(
+      new RegExp(`--to ${lookalike} is refused for test\\.example\\.com: .*lookalike\\.example\\.org.*404`),
+    );
+
+    // --to the claimer: it serves the host, but it is sandbox's, not myapp's (the old origin's owner).
+    const ontoClaimer = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now, {
+      choose: claimer,
+    });
+    expect(ontoClaimer.plan.action).toBeUndefined();
+    expect(ontoClaimer.plan.questions[0]).toMatch(
+      /Ingress sandbox\/claim \(namespace sandbox\), not to namespace myapp/,
+    );
+    expect(ontoClaimer.plan.questions[0]).toMatch(/--other-namespace/);
+
+    // Said explicitly: planned, with the move to another namespace as the first risk.
+    const explicit = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now, {
+      choose: claimer,
+      allowOtherNamespace: true,
+    });
+    expect(explicit.plan.action?.targets?.[0]).toMatchObject({
+      loadBalancer: claimer,
+      owner: "Ingress sandbox/claim",
+      namespaces: ["sandbox"],
+    });
+    expect(explicit.plan.action?.risks?.[0]).toMatch(
+      /test\.example\.com moves to Ingress sandbox\/claim \(namespace sandbox\) — another namespace than Ingress myapp\/myapp-worker-ingress/,
+    );
+  });
+});
