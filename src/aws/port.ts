@@ -7,6 +7,7 @@ import type {
   ListenerSnapshot,
   LoadBalancerSnapshot,
   NetworkInterfaceSnapshot,
+  RegisteredTargetSnapshot,
   SecurityGroupRuleSnapshot,
   SecurityGroupSnapshot,
   Tags,
@@ -77,6 +78,11 @@ export interface AwsPort {
   recordSets(zoneId: string, name?: string): Promise<RecordSetSnapshot[]>;
   /** Every CloudFront distribution (paged). IAM `cloudfront:ListDistributions`. */
   distributions(): Promise<DistributionSnapshot[]>;
+  /**
+   * Targets registered in one target group (`DescribeTargetHealth`); `undefined` when the target
+   * group does not exist. IAM `elasticloadbalancing:DescribeTargetHealth`.
+   */
+  registeredTargets(targetGroupArn: string): Promise<RegisteredTargetSnapshot[] | undefined>;
   /** Target groups by ARN (20 a call), with attachments but without tags; unknown ARNs are absent. */
   targetGroupsByArn(arns: readonly string[]): Promise<TargetGroupSnapshot[]>;
   /**

@@ -36,6 +36,7 @@ import {
   DescribeLoadBalancersCommand,
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
   type LoadBalancer,
   type ElasticLoadBalancingV2Client,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
@@ -53,6 +54,7 @@ import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
   NetworkInterfaceSnapshot,
+  RegisteredTargetSnapshot,
   SecurityGroupSnapshot,
   Tags,
 } from "./types.js";
@@ -688,6 +690,30 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
     },
 
     elbInterfaces: () => describeInterfaces([{ Name: "requester-id", Values: ["amazon-elb"] }]),
+
+    async registeredTargets(targetGroupArn) {
+      try {
+        const res = await aws("elasticloadbalancing:DescribeTargetHealth", () =>
+          elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: targetGroupArn })),
+        );
+        return (res.TargetHealthDescriptions ?? []).map((t): RegisteredTargetSnapshot => ({
+          id: t.Target?.Id ?? "",
+          ...(t.Target?.Port !== undefined ? { port: t.Target.Port } : {}),
+          ...(t.Target?.AvailabilityZone ? { availabilityZone: t.Target.AvailabilityZone } : {}),
+          state: t.TargetHealth?.State ?? "unknown",
+          ...(t.TargetHealth?.Reason ? { reason: t.TargetHealth.Reason } : {}),
+        }));
+      } catch (err) {
+        // The target group itself is gone: no target can be registered in it.
+        if (
+          err instanceof UnstuckError &&
+          (err.details.awsError === "TargetGroupNotFound" ||
+            err.details.awsError === "TargetGroupNotFoundException")
+        )
+          return undefined;
+        throw err;
+      }
+    },
 
     async targetGroupsByArn(arns) {
       const batches = await Promise.all(

@@ -26,6 +26,17 @@ export interface TargetGroupSnapshot {
   readonly tags: Tags;
 }
 
+/** One target registered in a target group, as `DescribeTargetHealth` reports it. */
+export interface RegisteredTargetSnapshot {
+  /** Instance id, IP address, Lambda ARN or ALB ARN. */
+  readonly id: string;
+  readonly port?: number;
+  readonly availabilityZone?: string;
+  /** `healthy`, `unhealthy`, `initial`, `draining` (being deregistered), `unused`, `unavailable`. */
+  readonly state: string;
+  readonly reason?: string;
+}
+
 export interface ListenerSnapshot {
   readonly arn: string;
   readonly loadBalancerArn: string;

@@ -9,7 +9,15 @@ import type {
   ObjectSnapshot,
   ResourceType,
 } from "../kube/types.js";
-import { lookupFinalizer, matchControllers, type FinalizerInfo } from "./finalizers.js";
+import {
+  bindingCleanup,
+  isIngressLbcFinalizer,
+  lookupFinalizer,
+  matchControllers,
+  sharedGroupMemberCleanup,
+  type FinalizerInfo,
+} from "./finalizers.js";
+import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { analyzeArgoOwnership } from "./argo.js";
 import { describeDependent, type AwsFindings } from "./aws.js";
 import type {
@@ -129,6 +137,49 @@ function ownerStatus(info: FinalizerInfo, candidates: readonly ControllerRef[]):
   return "not-installed";
 }
 
+/**
+ * What a forced removal really leaves, once AWS has been read: a TargetGroupBinding's registered
+ * targets (never a load balancer), or, for a member of an IngressGroup other live members share,
+ * only its own rules and target groups (the load balancer and its groups stay). Otherwise the
+ * table's text.
+ */
+function cleanupFromAws(
+  owners: FinalizerOwner[],
+  o: Pick<ObjectSnapshot, "kind" | "namespace" | "name">,
+  aws: AwsFindings | undefined,
+): FinalizerOwner[] {
+  if (!aws) return owners;
+  const binding = aws.binding;
+  if (binding && o.kind === "TargetGroupBinding") {
+    const cleanup = bindingCleanup({
+      targetGroup: binding.targetGroupName ?? binding.targetGroupArn ?? "(none named)",
+      ...(binding.exists !== undefined ? { exists: binding.exists } : {}),
+      ...(binding.ownerText !== undefined ? { owner: binding.ownerText } : {}),
+      ...(binding.targets ? { targets: registeredTargetsLeft(binding).map(targetSpec) } : {}),
+    });
+    return owners.map((w) => (w.finalizer === "elbv2.k8s.aws/resources" ? { ...w, cleanup } : w));
+  }
+  const group = aws.group;
+  if (!group || o.kind !== "Ingress") return owners;
+  const others = group.members
+    .filter((m) => !m.deleting && !(m.namespace === o.namespace && m.name === o.name))
+    .map((m) => m.ref);
+  if (others.length === 0) return owners;
+  const lb = aws.resources.find((r) => r.type === "LoadBalancer" && r.exists && r.liveness?.state === "live");
+  const cleanup = sharedGroupMemberCleanup({
+    group: group.name,
+    others,
+    ...(lb ? { loadBalancer: lb.name ?? lb.id } : {}),
+    securityGroups: aws.resources
+      .filter((r) => r.type === "SecurityGroup" && r.exists && r.liveness?.state === "live")
+      .map((r) => `${r.id}${r.name !== undefined ? ` (${r.name})` : ""}`),
+    targetGroups: aws.resources
+      .filter((r) => r.type === "TargetGroup" && r.exists && r.liveness?.state === "dying")
+      .map((r) => r.name ?? r.id),
+  });
+  return owners.map((w) => (isIngressLbcFinalizer(w.finalizer) ? { ...w, cleanup } : w));
+}
+
 export function formatDuration(seconds: number): string {
   if (seconds < 60) return `${Math.floor(seconds)}s`;
   const m = Math.floor(seconds / 60);
@@ -199,7 +250,7 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
         ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
         finalizers: o.finalizers,
         ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
-        owners: ownersOf(o.finalizers, input.deployments),
+        owners: cleanupFromAws(ownersOf(o.finalizers, input.deployments), o, aws),
         evidence: [
           ...(input.evidence.get(blockerKey(o)) ?? []),
           ...(aws ? awsEvidence(aws) : []),
@@ -291,6 +342,20 @@ function awsEvidence(f: AwsFindings): Evidence[] {
       });
     }
   }
+  const bound = f.binding;
+  if (bound?.targetGroupArn !== undefined) {
+    const left = registeredTargetsLeft(bound);
+    const tg = `target group ${bound.targetGroupName ?? bound.targetGroupArn}`;
+    if (bound.exists === false)
+      out.push({ source: "aws", from: tg, text: `does not exist (${bound.targetGroupArn})`, error: false });
+    else if (left.length > 0)
+      out.push({
+        source: "aws",
+        from: tg,
+        text: `still has ${String(left.length)} registered target${left.length === 1 ? "" : "s"}: ${left.slice(0, 10).map(targetSpec).join(" ")}`,
+        error: true,
+      });
+  }
   for (const p of f.problems) out.push({ source: "aws", from: "AWS", text: p, error: false });
   return out;
 }
@@ -362,8 +427,16 @@ function causeChain(x: ExplainInput): CauseLink[] {
           finalizer: missing.finalizer,
         });
       const firstError = b.evidence.find((e) => e.error && e.source !== "aws" && e.source !== "cloudtrail");
-      if (firstError)
-        out.push({ kind: "controller-error", object, from: firstError.from, text: firstError.text });
+      if (firstError) {
+        const who = reportingController(b, firstError);
+        out.push({
+          kind: "controller-error",
+          object,
+          from: firstError.from,
+          text: firstError.text,
+          ...(who ? { controller: who.controller, running: who.running, finalizer: who.finalizer } : {}),
+        });
+      }
       const culprits = groupCulprits(b);
       if (b.aws?.group && culprits.length > 0)
         out.push({ kind: "group-member-failing", object, group: b.aws.group.name, culprits });
@@ -407,6 +480,32 @@ function causeChain(x: ExplainInput): CauseLink[] {
     out.push({ kind: "namespace-finalizers", finalizers: x.namespaceFinalizers });
   }
   return out;
+}
+
+/**
+ * The controller an error comes from: the Deployment whose pod logged it, or the only candidate
+ * for an Event; else the controller family. `running`: that controller has every replica ready.
+ */
+function reportingController(
+  b: Pick<Blocker, "owners">,
+  e: Evidence,
+): { controller: string; running: boolean; finalizer: string } | undefined {
+  for (const o of b.owners) {
+    if (!o.known || o.status === "builtin") continue;
+    const live = o.candidates.filter((c) => c.kind !== "builtin");
+    if (live.length === 0) continue;
+    const byLog =
+      e.source === "log"
+        ? live
+            .filter((c) => e.from.startsWith(`${c.namespace}/${c.name}-`))
+            .sort((x, y) => y.name.length - x.name.length)[0]
+        : undefined;
+    if (e.source === "log" && byLog === undefined) continue;
+    const c = byLog ?? (live.length === 1 ? live[0] : undefined);
+    if (c) return { controller: c.name, running: c.healthy, finalizer: o.finalizer };
+    return { controller: o.controller, running: o.status === "healthy", finalizer: o.finalizer };
+  }
+  return undefined;
 }
 
 /** What to do, in order, typed. */
@@ -462,11 +561,30 @@ function remediesFor(x: ExplainInput): DiagnosisRemedy[] {
         }
       }
       if (b.aws) steps.push(...awsRemedies(b, b.aws));
+      const binding = b.aws?.binding;
+      if (binding?.deregisterCommand !== undefined && binding.targetGroupArn !== undefined) {
+        steps.push({
+          kind: "deregister-targets",
+          object: refOf(b),
+          targetGroupArn: binding.targetGroupArn,
+          targetGroupName: binding.targetGroupName ?? binding.targetGroupArn,
+          ...(binding.ownerText !== undefined ? { owner: binding.ownerText } : {}),
+          targets: registeredTargetsLeft(binding).map(targetSpec),
+          command: binding.deregisterCommand,
+          actionable: binding.deregisterActionable,
+          otherBindings: binding.otherBindings,
+        });
+      }
       const firstError = b.evidence.find((e) => e.error);
       if (firstError) {
         steps.push({ kind: "read-controller-error", object: refOf(b), text: firstError.text });
         // The generic hint only when the exact dependent is not already named above.
-        if (/securityGroup|DependencyViolation/i.test(firstError.text) && !b.aws?.blockedGroups.length)
+        // Not for a refusal by IAM: no dependent is involved then.
+        if (
+          /securityGroup|DependencyViolation/i.test(firstError.text) &&
+          !/UnauthorizedOperation|AccessDenied|not authorized/i.test(firstError.text) &&
+          !b.aws?.blockedGroups.length
+        )
           steps.push({ kind: "find-group-dependents" });
       }
     }
@@ -492,7 +610,10 @@ function remediesFor(x: ExplainInput): DiagnosisRemedy[] {
 function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): number | undefined {
   if (remedies.length === 0 || verdict === "active" || verdict === "not-found") return undefined;
   const nonForced = remedies.findIndex(
-    (r) => (r.kind === "release-dependent" && r.fix.actionable) || r.kind === "fix-group-member",
+    (r) =>
+      (r.kind === "release-dependent" && r.fix.actionable) ||
+      (r.kind === "deregister-targets" && r.actionable) ||
+      r.kind === "fix-group-member",
   );
   if (nonForced >= 0) return nonForced;
   const force = remedies.findIndex((r) => r.kind === "force-finalizer");
@@ -535,6 +656,11 @@ function plainSummary(ns: string, verdict: Verdict, since: string, cause: readon
         `all content is gone but the namespace itself still carries finalizers ${c.finalizers.join(", ")}`,
       );
   }
+  const failing = cause.find((c) => c.kind === "controller-error" && c.running === true);
+  if (failing?.kind === "controller-error" && failing.controller !== undefined)
+    parts.push(
+      `${failing.controller} is running but fails to finalize ${objectRef(failing.object)}: ${failing.text.replace(/^Reconciler error: /, "")}`,
+    );
   const root = cause.find((c) => c.kind === "security-group-held");
   if (root?.kind === "security-group-held")
     parts.push(

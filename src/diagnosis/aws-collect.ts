@@ -11,6 +11,7 @@ import type {
   CloudTrailEventSnapshot,
   LoadBalancerSnapshot,
   NetworkInterfaceSnapshot,
+  RegisteredTargetSnapshot,
   SecurityGroupRuleSnapshot,
   SecurityGroupSnapshot,
   Tags,
@@ -28,6 +29,7 @@ import {
   type AwsResourceFinding,
   type SecurityGroupDependents,
 } from "./aws.js";
+import { analyzeBinding } from "./binding.js";
 import {
   LBC_TAGS,
   ingressStack,
@@ -75,6 +77,9 @@ export async function collectAwsForBlocker(
       return fallback;
     }
   };
+
+  // A TargetGroupBinding has no load balancer or stack of its own: only its target group matters.
+  if (blocker.kind === "TargetGroupBinding") return collectBinding(aws, blocker, options, attempt, problems);
 
   const stack = ingressStack(blocker);
   const hostname = blocker.loadBalancerHostnames?.[0];
@@ -230,6 +235,46 @@ export async function collectAwsForBlocker(
   const listed = new Set([...findings.resources.map((r) => r.id), ...loadBalancers.map((l) => l.arn)]);
   const byTag = tagged.map(taggedFinding).filter((r): r is AwsResourceFinding => !!r && !listed.has(r.id));
   return byTag.length > 0 ? { ...findings, resources: [...findings.resources, ...byTag] } : findings;
+}
+
+/**
+ * The target group a TargetGroupBinding names (`spec.targetGroupARN`): whether it exists, its tags
+ * (who owns it) and the targets still registered in it. Three reads, no name derived.
+ */
+async function collectBinding(
+  aws: AwsPort,
+  blocker: ObjectSnapshot,
+  options: AwsCollectOptions,
+  attempt: <T>(fallback: T, op: () => Promise<T>) => Promise<T>,
+  problems: string[],
+): Promise<AwsFindings> {
+  const arn = blocker.targetGroupArn;
+  const unread = Symbol("unread");
+  const [groups, targets] =
+    arn === undefined
+      ? [[], null]
+      : await Promise.all([
+          attempt<TargetGroupSnapshot[] | typeof unread>(unread, () => aws.targetGroupsByArn([arn])),
+          attempt<RegisteredTargetSnapshot[] | undefined | typeof unread>(unread, () =>
+            aws.registeredTargets(arn),
+          ),
+        ]);
+  // Tags only of a target group that exists (asking for an unknown ARN's is an error, not an answer).
+  const tags =
+    arn !== undefined && groups !== unread && groups.some((g) => g.arn === arn)
+      ? await attempt<Map<string, Tags> | typeof unread>(unread, () => aws.elbTagsOf([arn]))
+      : unread;
+  const found = groups === unread ? undefined : groups.find((g) => g.arn === arn);
+  return analyzeBinding({
+    cluster: options.cluster,
+    blocker: { namespace: blocker.namespace ?? "default", name: blocker.name },
+    ...(arn !== undefined ? { targetGroupArn: arn } : {}),
+    targetGroup: groups === unread ? undefined : (found ?? null),
+    ...(tags !== unread && arn !== undefined && tags.has(arn) ? { tags: tags.get(arn) ?? {} } : {}),
+    targets: targets === unread ? undefined : (targets ?? null),
+    owners: options.owners,
+    problems,
+  });
 }
 
 /**

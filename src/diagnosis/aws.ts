@@ -21,6 +21,7 @@ import {
   type Liveness,
 } from "../edge/model.js";
 import { remedyForInterface, remedyForRule, type Remedy } from "../edge/remedies.js";
+import type { BindingFindings } from "./binding.js";
 import { LBC_TAGS } from "./lbc-names.js";
 
 export interface AwsResourceFinding {
@@ -98,6 +99,11 @@ export interface AwsFindings {
   readonly stays: readonly StayingResource[];
   /** The IngressGroup, when the blocker is a member of one. */
   readonly group?: GroupMembership;
+  /**
+   * For a TargetGroupBinding: the target group it registers into (no load balancer of its own), its
+   * owner and the targets still registered.
+   */
+  readonly binding?: BindingFindings;
   /**
    * `false` when a fix the operator can apply now (revoke a rule, take a group off an interface…)
    * lets the controller finish by itself; `true` when only waiting on AWS or forcing remains.

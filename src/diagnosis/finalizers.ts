@@ -553,6 +553,59 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
   },
 ];
 
+/** The Load Balancer Controller's finalizers of an Ingress (its own, or its IngressGroup's). */
+export function isIngressLbcFinalizer(finalizer: string): boolean {
+  return finalizer === "ingress.k8s.aws/resources" || finalizer.startsWith("group.ingress.k8s.aws/");
+}
+
+/**
+ * What removing a member's finalizer by hand leaves when other, live members share its
+ * IngressGroup: only the member's own listener rules and target groups; the load balancer and its
+ * security groups are the other members' live traffic path and stay.
+ */
+export function sharedGroupMemberCleanup(m: {
+  readonly group: string;
+  /** The other live members, `Ingress ns/name`. */
+  readonly others: readonly string[];
+  readonly loadBalancer?: string;
+  /** `sg-… (name)` of the groups that stay. */
+  readonly securityGroups: readonly string[];
+  /** The member's own target groups, by name. */
+  readonly targetGroups: readonly string[];
+}): string {
+  const others = `${m.others.slice(0, 3).join(", ")}${m.others.length > 3 ? ` and ${String(m.others.length - 3)} more` : ""}`;
+  const lb =
+    m.loadBalancer !== undefined
+      ? `the load balancer ${m.loadBalancer}`
+      : `IngressGroup ${m.group}'s load balancer`;
+  return (
+    `only this member's listener rules and target groups${m.targetGroups.length > 0 ? ` (${m.targetGroups.join(", ")})` : ""} — ` +
+    `${lb} and its security groups${m.securityGroups.length > 0 ? ` (${m.securityGroups.join(", ")})` : ""} stay: ` +
+    `they are the live traffic path of ${others}, still ${m.others.length === 1 ? "a member" : "members"} of IngressGroup ${m.group}; never delete them, ` +
+    "check only this member's rules and target groups for orphans after a forced removal"
+  );
+}
+
+/** What removing a TargetGroupBinding's finalizer by hand leaves, from what AWS says now. */
+export function bindingCleanup(b: {
+  readonly targetGroup: string;
+  readonly exists?: boolean;
+  readonly owner?: string;
+  /** `Id=…,Port=…` of the targets still registered; absent when unread. */
+  readonly targets?: readonly string[];
+}): string {
+  const rules = "the node security-group ingress rules the binding added";
+  if (b.exists === false)
+    return `no registered targets (target group ${b.targetGroup} does not exist); only ${rules}`;
+  const keep = `not the target group itself${b.owner !== undefined ? `, which is ${b.owner}` : ""}`;
+  if (b.targets === undefined)
+    return `the targets still registered in target group ${b.targetGroup} (${keep}), and ${rules}`;
+  if (b.targets.length === 0)
+    return `no registered targets (none is left in target group ${b.targetGroup}; ${keep}); only ${rules}`;
+  const shown = `${b.targets.slice(0, 10).join(" ")}${b.targets.length > 10 ? ` and ${String(b.targets.length - 10)} more` : ""}`;
+  return `the ${b.targets.length === 1 ? "target" : `${String(b.targets.length)} targets`} still registered in target group ${b.targetGroup} (${shown}) — ${keep} — and ${rules}`;
+}
+
 /** Finalizers already looked up: a namespace's thousands of blockers share a handful of them. */
 const looked = new Map<string, FinalizerInfo | null>();
 const MAX_LOOKED = 1_000;

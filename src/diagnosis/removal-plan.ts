@@ -8,6 +8,7 @@ import type { KubePort } from "../kube/port.js";
 import type { ResourceType } from "../kube/types.js";
 import { formatDuration } from "./analyze.js";
 import { describeDependent } from "./aws.js";
+import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
 import { lookupFinalizer } from "./finalizers.js";
 
@@ -115,13 +116,42 @@ export async function planFinalizerRemoval(
 
   for (const f of removing) {
     const info = lookupFinalizer(f);
+    // The blocker's owner says what is true for this object once AWS was read (a binding's
+    // targets, a shared IngressGroup member's own rules); the table's text otherwise.
+    const cleanup = blocker?.owners.find((o) => o.finalizer === f)?.cleanup ?? info?.cleanup;
     cleanupPlan.push(
-      info
-        ? `${f}: ${info.controller} would have cleaned up ${info.cleanup}.`
+      info && cleanup !== undefined
+        ? `${f}: ${info.controller} would have cleaned up ${cleanup}.`
         : `${f}: unknown controller — find what it would have cleaned up before approving.`,
     );
   }
   const aws = blocker?.aws;
+  const bound = aws?.binding;
+  if (aws && bound) {
+    // A TargetGroupBinding owns no load balancer or security group: what forcing leaves is the
+    // targets still registered in its target group, which itself stays.
+    const tg = bound.targetGroupName ?? bound.targetGroupArn ?? "(none named)";
+    const left = registeredTargetsLeft(bound);
+    if (bound.exists === false) {
+      cleanupPlan.push(`Target group ${tg} does not exist: no registered target is left behind in ELB.`);
+    } else if (left.length > 0) {
+      cleanupPlan.push(
+        `Left registered in target group ${tg}${bound.targetGroupArn !== undefined && bound.targetGroupArn !== tg ? ` (${bound.targetGroupArn})` : ""}: ${left.map(targetSpec).join(", ")}. ` +
+          (bound.deregisterActionable && bound.deregisterCommand !== undefined
+            ? `Deregister them: \`${bound.deregisterCommand}\`.`
+            : `Other live bindings (${bound.otherBindings.join(", ")}) share the target group: deregister only this binding's targets.`),
+      );
+    } else if (bound.targets !== undefined) {
+      cleanupPlan.push(`Target group ${tg} has no target left registered.`);
+    }
+    if (bound.ownerText !== undefined)
+      cleanupPlan.push(`Stays (not the binding's to delete): target group ${tg}, ${bound.ownerText}.`);
+    for (const p of aws.problems) cleanupPlan.push(`Could not read AWS: ${p}`);
+    cleanupPlan.push(
+      `After removal: check that no target of this binding is still registered${bound.targetGroupArn !== undefined && bound.exists !== false ? ` (\`aws elbv2 describe-target-health --target-group-arn ${bound.targetGroupArn}\`)` : ""} and that the node security-group rules it added are gone.`,
+    );
+    return { type, evidence, cleanupPlan };
+  }
   if (aws) {
     // Only what the controller was deleting can be left behind by forcing; what live objects still
     // use is named as staying, never as something to clean up.
@@ -147,8 +177,13 @@ export async function planFinalizerRemoval(
     }
     for (const p of aws.problems) cleanupPlan.push(`Could not read AWS: ${p}`);
   }
+  const others = aws?.group?.members.filter(
+    (m) => !m.deleting && !(m.namespace === namespace && m.name === name),
+  );
   cleanupPlan.push(
-    "After removal: check for orphans (ALB, target groups, security groups, ENIs) and that old DNS names no longer resolve.",
+    aws?.group !== undefined && others !== undefined && others.length > 0
+      ? `After removal: check only this member's listener rules and target groups for orphans; the load balancer of IngressGroup ${aws.group.name} and its security groups stay (${others.map((m) => m.ref).join(", ")} still ${others.length === 1 ? "uses" : "use"} them).`
+      : "After removal: check for orphans (ALB, target groups, security groups, ENIs) and that old DNS names no longer resolve.",
   );
   return { type, evidence, cleanupPlan };
 }

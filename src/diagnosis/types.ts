@@ -176,6 +176,15 @@ export type CauseLink =
       readonly object: ObjectRef;
       readonly from: string;
       readonly text: string;
+      /**
+       * The controller that reports it: its Deployment's name when the log line (or the only
+       * candidate) says which, else the controller family's name.
+       */
+      readonly controller?: string;
+      /** `true` when that controller is installed with every replica ready: it runs, yet fails to finalize. */
+      readonly running?: boolean;
+      /** The finalizer it fails to remove. */
+      readonly finalizer?: string;
     }
   /** A dying security group the controller cannot delete, and the exact object holding it. */
   | {
@@ -266,6 +275,24 @@ export type DiagnosisRemedy =
       readonly fix: AwsRemedy;
     }
   | { readonly kind: "read-controller-error"; readonly object: ObjectRef; readonly text: string }
+  /**
+   * A TargetGroupBinding's targets still registered in its target group: deregistering them lets
+   * the controller finish (`actionable`), and the target group itself stays (it is not the binding's).
+   */
+  | {
+      readonly kind: "deregister-targets";
+      readonly object: ObjectRef;
+      readonly targetGroupArn: string;
+      readonly targetGroupName: string;
+      /** Who owns the target group, in words. */
+      readonly owner?: string;
+      /** `Id=…,Port=…` of each target still registered. */
+      readonly targets: readonly string[];
+      readonly command: string;
+      /** False when another live binding shares the target group: some targets may be its own. */
+      readonly actionable: boolean;
+      readonly otherBindings: readonly string[];
+    }
   | { readonly kind: "find-group-dependents" }
   /** Ask a second person to approve removing the object's finalizers (recovery first). */
   | { readonly kind: "force-finalizer"; readonly object: ObjectRef }

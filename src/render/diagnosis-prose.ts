@@ -86,7 +86,11 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
           ? held.objects.find((o) => o.namespace === c.object.namespace && o.name === c.object.name)
               ?.finalizers
           : undefined;
-      return `${objectName(c.object)} keeps its finalizer${fin ? ` ${fin.join(", ")}` : ""}: the controller fails with "${truncate(c.text, 160)}"`;
+      const keeps = `${objectName(c.object)} keeps its finalizer${fin ? ` ${fin.join(", ")}` : ""}`;
+      // The controller is there and running: its own error is the cause, said first.
+      if (c.running === true && c.controller !== undefined)
+        return `${controllerFailing(c, 300)}, so ${keeps}`;
+      return `${keeps}: the controller fails with "${truncate(c.text, 160)}"`;
     }
     case "finalizers-remain": {
       const first = c.objects[0];
@@ -106,6 +110,46 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
     case "not-deleting":
       return `it is ${c.phase}, not being deleted`;
   }
+}
+
+/** A controller error without the controller-runtime prefix every reconcile failure carries. */
+function errorText(text: string, n: number): string {
+  return truncate(
+    text
+      .replace(/^Reconciler error: /, "")
+      .replace(/\s+/g, " ")
+      .replace(/\.$/, ""),
+    n,
+  );
+}
+
+/**
+ * "aws-load-balancer-controller is running but fails to finalize Ingress myapp/x: failed to delete
+ * securityGroup: …" — the controller's own error, said first.
+ */
+export function controllerFailing(c: Extract<CauseLink, { kind: "controller-error" }>, length = 160): string {
+  const who = c.controller ?? "the controller";
+  return c.running === true
+    ? `${who} is running but fails to finalize ${objectName(c.object)}: ${errorText(c.text, length)}`
+    : `${who} fails to finalize ${objectName(c.object)}${c.running === false ? " (not every replica is ready)" : ""}: ${errorText(c.text, length)}`;
+}
+
+/**
+ * The first line of one blocker's section: the controller's own error for it, when it reports
+ * one; `undefined` otherwise.
+ */
+export function blockerHeadline(
+  d: Pick<NamespaceDiagnosis, "cause">,
+  b: Pick<ObjectRef, "kind" | "namespace" | "name">,
+): string | undefined {
+  const c = d.cause.find(
+    (x) =>
+      x.kind === "controller-error" &&
+      x.object.kind === b.kind &&
+      x.object.namespace === b.namespace &&
+      x.object.name === b.name,
+  );
+  return c?.kind === "controller-error" && c.controller !== undefined ? controllerFailing(c, 300) : undefined;
 }
 
 /** One failing group-version, named by its APIService: whether it is Available, what backs it, the fix. */
@@ -165,6 +209,13 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
       return f.actionable
         ? `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` — ${cmds}` : ""}. The controller's next retry then deletes the group and removes the finalizer by itself (no forced removal needed).`
         : `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` (${cmds})` : ""}.`;
+    }
+    case "deregister-targets": {
+      const shown = `${r.targets.slice(0, 10).join(" ")}${r.targets.length > 10 ? ` and ${String(r.targets.length - 10)} more` : ""}`;
+      const tg = `target group ${r.targetGroupName}${r.owner !== undefined ? ` (${r.owner})` : ""}`;
+      return r.actionable
+        ? `Deregister the ${plural(r.targets.length, "target", "targets")} ${objectName(r.object)} left in ${tg}: ${shown} — \`${r.command}\`. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself (no forced removal needed). The target group itself stays: it is not the binding's to delete.`
+        : `${tg} still has ${plural(r.targets.length, "registered target", "registered targets")} (${shown}), but ${r.otherBindings.join(", ")} also bind${r.otherBindings.length === 1 ? "s" : ""} it: deregister only ${objectName(r.object)}'s own (its Service's endpoints) with \`aws elbv2 deregister-targets --target-group-arn ${r.targetGroupArn} --targets Id=…,Port=…\`, never the others'.`;
     }
     case "read-controller-error":
       return `The controller reports an error for ${objectName(r.object)}: "${truncate(r.text, 200)}".`;

@@ -2,14 +2,21 @@
  * Plain-text rendering of command results for the terminal (`npm run unstuck -- …`). The same
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
-import { orphanPlanLines, repointPlanLines } from "./repoint-plan.js";
+import { orphanPlanLines, repointPlanLines, repointTargetLines } from "./repoint-plan.js";
 import { describeAction } from "../approvals/types.js";
 import type { CommandResult, HelpDoc } from "../../commands/types.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
-import { causeSentence, nextStepTexts, plural, type ProseOptions } from "./diagnosis-prose.js";
+import { registeredTargetsLeft, targetSpec } from "../diagnosis/binding.js";
+import {
+  blockerHeadline,
+  causeSentence,
+  nextStepTexts,
+  plural,
+  type ProseOptions,
+} from "./diagnosis-prose.js";
 import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";
@@ -72,7 +79,11 @@ export function renderApprovalText(r: ApprovalRequest, now: Date): string {
           `  bound to resourceVersion ${a.precondition.resourceVersion}, finalizers [${a.precondition.finalizers.join(", ")}]`,
         ]
       : a.type === "repoint-path"
-        ? repointPlanLines(a).map((l) => `  ${l}`)
+        ? [
+            ...(a.risks ?? []).map((r) => `  RISK: ${r}`),
+            ...repointPlanLines(a).map((l) => `  ${l}`),
+            ...repointTargetLines(a).map((l) => `  target ${l}`),
+          ]
         : a.type === "open-deletion-guard"
           ? [
               `  bound to namespace uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}; preflight ${a.preflight.verdict}: ${a.preflight.summary}`,
@@ -182,6 +193,8 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTex
   const told = summary.total > SUMMARY_FIRST ? new Set<string>() : undefined;
   for (const b of summary.shown) {
     out.push("", `Blocker: ${b.kind} ${b.namespace}/${b.name} (${b.apiVersion})`);
+    const headline = blockerHeadline(d, b);
+    if (headline !== undefined) out.push(`  cause: ${headline}`);
     out.push(`  finalizers: ${b.finalizers.join(", ")}`);
     if (b.deletionTimestamp) out.push(`  deletionTimestamp: ${b.deletionTimestamp}`);
     if (b.loadBalancerHostnames) out.push(`  load balancer: ${b.loadBalancerHostnames.join(", ")}`);
@@ -209,7 +222,33 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTex
       }
       out.push(`    removing it by hand leaves: ${o.cleanup}`);
     }
-    if (b.aws) {
+    const bound = b.aws?.binding;
+    if (b.aws && bound) {
+      // A TargetGroupBinding: its target group and the targets left in it, no load balancer.
+      out.push(`  AWS (cluster ${b.aws.cluster}, no load balancer of its own):`);
+      const tg = bound.targetGroupName ?? bound.targetGroupArn;
+      if (tg === undefined) out.push("    target group: none named (spec.targetGroupARN is empty)");
+      else {
+        out.push(
+          `    ${bound.exists === false ? "gone   " : bound.exists === true ? "exists " : "unknown"} TargetGroup ${tg}${bound.targetGroupArn !== undefined && bound.targetGroupArn !== tg ? ` (${bound.targetGroupArn})` : ""}`,
+        );
+        if (bound.ownerText !== undefined) out.push(`      owner: ${bound.ownerText}`);
+        for (const t of bound.targets ?? [])
+          out.push(
+            `      registered: ${targetSpec(t)} — ${t.state}${t.state === "draining" ? " (being deregistered)" : ""}`,
+          );
+        if (bound.otherBindings.length > 0)
+          out.push(`      also bound by: ${bound.otherBindings.join(", ")}`);
+        if (bound.deregisterCommand !== undefined && registeredTargetsLeft(bound).length > 0) {
+          out.push(
+            `      fix (${bound.deregisterActionable ? "no forcing needed" : "only this binding's targets"}): deregister the targets left`,
+          );
+          out.push(`        $ ${bound.deregisterCommand}`);
+        }
+      }
+      for (const p of b.aws.problems) out.push(`    could not read: ${p}`);
+      out.push(`    => ${b.aws.summary}`);
+    } else if (b.aws) {
       out.push(`  AWS (cluster ${b.aws.cluster}, stack ${b.aws.stack}):`);
       for (const r of b.aws.resources) {
         out.push(

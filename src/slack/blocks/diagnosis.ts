@@ -1,7 +1,14 @@
 import type { Button, KnownBlock } from "@slack/types";
 import { forceAdvisedFor, formatDuration } from "../../diagnosis/analyze.js";
 import type { Blocker, DiagnosisRemedy, NamespaceDiagnosis } from "../../diagnosis/types.js";
-import { causeSentence, nextStepTexts, remedyText, type ProseOptions } from "../../render/diagnosis-prose.js";
+import { registeredTargetsLeft, targetSpec } from "../../diagnosis/binding.js";
+import {
+  blockerHeadline,
+  causeSentence,
+  nextStepTexts,
+  remedyText,
+  type ProseOptions,
+} from "../../render/diagnosis-prose.js";
 import { count, countLine, summarizeBlockers } from "../../render/blocker-summary.js";
 import type { SlackMessage } from "./index.js";
 import { clip, code, plain, safe, SlackLimit } from "./text.js";
@@ -66,10 +73,14 @@ function discoveryLine(f: NamespaceDiagnosis["discoveryFailures"][number]): stri
   return `${head}\n   APIService \`${code(a.name)}\` Available=${available}${a.message ? `: ${safe(a.message, 500)}` : ""}  ·  ${backing}`;
 }
 
-/** `told`: owners already explained above (a big result names each finalizer's owner once). */
-function blockerSection(b: Blocker, told?: Set<string>): KnownBlock {
+/**
+ * `told`: owners already explained above (a big result names each finalizer's owner once);
+ * `headline`: the controller's own error for the object, said first.
+ */
+function blockerSection(b: Blocker, told?: Set<string>, headline?: string): KnownBlock {
   const lines = [
     `*${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\`* (${safe(b.apiVersion, 100)})`,
+    ...(headline !== undefined ? [`:x: *${safe(headline, 600)}*`] : []),
     `finalizers: ${b.finalizers.map((f) => `\`${code(f)}\``).join(", ")}` +
       (b.deletionTimestamp ? `  ·  deleting since ${slackDate(b.deletionTimestamp)}` : ""),
   ];
@@ -97,7 +108,33 @@ function blockerSection(b: Blocker, told?: Set<string>): KnownBlock {
     lines.push(`\`${code(o.finalizer)}\` → ${safe(o.controller)}: ${who}`);
     lines.push(`   _removing it by hand leaves:_ ${safe(o.cleanup, 500)}`);
   }
-  if (b.aws) {
+  const bound = b.aws?.binding;
+  if (b.aws && bound) {
+    // A TargetGroupBinding: the target group it registers into and what is left in it.
+    const tg = bound.targetGroupName ?? bound.targetGroupArn;
+    lines.push(`*AWS* (cluster \`${code(b.aws.cluster)}\`, no load balancer of its own)`);
+    if (tg !== undefined) {
+      lines.push(
+        `   target group \`${code(tg)}\`${bound.exists === false ? " *does not exist*" : ""}${bound.ownerText !== undefined ? `: ${safe(bound.ownerText, 400)}` : ""}`,
+      );
+      const left = registeredTargetsLeft(bound);
+      if (left.length > 0)
+        lines.push(
+          `   still registered: ${left
+            .slice(0, 10)
+            .map((t) => `\`${code(targetSpec(t), 200)}\``)
+            .join(", ")}${left.length > 10 ? `, … ${String(left.length - 10)} more` : ""}`,
+        );
+      if (bound.otherBindings.length > 0)
+        lines.push(`   also bound by: ${bound.otherBindings.map((o) => safe(o, 200)).join(", ")}`);
+    }
+    lines.push(`   :mag: ${safe(b.aws.summary, 1000)}`);
+    if (bound.deregisterCommand !== undefined && bound.deregisterActionable)
+      lines.push(
+        `   :white_check_mark: *Fix without forcing:* deregister them — \`${code(bound.deregisterCommand, 1500)}\``,
+      );
+    for (const p of b.aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
+  } else if (b.aws) {
     const name = (r: { type: string; name?: string; id: string }): string =>
       `${safe(r.type, 60)} \`${code(r.name ?? r.id)}\``;
     const gone = b.aws.resources.filter((r) => !r.exists).map(name);
@@ -136,8 +173,11 @@ function headline(d: NamespaceDiagnosis): string {
   return `${verdict}: ${safe(capitalize(causeSentence(d)), 1500)}${since}.`;
 }
 
+/** The first word capitalised, unless it is a name (`aws-load-balancer-controller`), not prose. */
 function capitalize(s: string): string {
-  return s.length > 0 ? `${s.charAt(0).toUpperCase()}${s.slice(1)}` : s;
+  const first = /^\S*/.exec(s)?.[0] ?? "";
+  if (!/^[a-z]+$/.test(first)) return s;
+  return `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
 }
 
 /** The notification text: verdict and cause, so a phone's lock screen says what is wrong. */
@@ -169,6 +209,14 @@ function recommendation(r: DiagnosisRemedy, prose: ProseOptions): string {
       `:white_check_mark: *Recommended — no forcing needed:* ${safe(r.fix.action, 400)} (${safe(r.fix.what, 300)}). ` +
       `The controller's next retry then deletes ${safe(r.groupId, 40)} and removes the finalizer by itself.` +
       (cmd !== undefined ? `\n\`${code(cmd, 500)}\`` : "") +
+      "\nOnce done, *Check again* diagnoses the namespace afresh in the thread."
+    );
+  }
+  if (r.kind === "deregister-targets" && r.actionable) {
+    return (
+      `:white_check_mark: *Recommended — no forcing needed:* deregister the ${r.targets.length === 1 ? "target" : `${String(r.targets.length)} targets`} ${safe(r.object.kind, 63)} \`${code(`${r.object.namespace}/${r.object.name}`)}\` left in target group \`${code(r.targetGroupName, 200)}\`` +
+      `${r.owner !== undefined ? ` (${safe(r.owner, 400)})` : ""}. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself; the target group itself stays.` +
+      `\n\`${code(r.command, 1500)}\`` +
       "\nOnce done, *Check again* diagnoses the namespace afresh in the thread."
     );
   }
@@ -357,7 +405,7 @@ export function renderDiagnosisDetails(
   const shown = summary.shown.slice(0, room);
   if (shown.length > 0) blocks.push({ type: "divider" });
   const told = big ? new Set<string>() : undefined;
-  for (const b of shown) blocks.push(blockerSection(b, told));
+  for (const b of shown) blocks.push(blockerSection(b, told, blockerHeadline(d, b)));
   const hidden = summary.total - shown.length;
   if (hidden > 0) {
     const cli = `npm run unstuck -- ns ${d.namespace} --all`;

@@ -45,6 +45,7 @@ function account(
     networkInterfacesUsingAny: () => Promise.reject(new Error("not read by the collector")),
     resourcesByTags: () => Promise.resolve([]),
     targetGroupsByArn: () => Promise.reject(new Error("not read by the collector")),
+    registeredTargets: () => Promise.reject(new Error("not read by the collector")),
     elbTagsOf: () => Promise.reject(new Error("not read by the collector")),
     allLoadBalancers: () => Promise.resolve([]),
     hostedZones: () => Promise.resolve([]),

@@ -1,0 +1,240 @@
+/**
+ * The AWS side of a TargetGroupBinding's finalizer (`elbv2.k8s.aws/resources`). A binding has no
+ * load balancer of its own: the controller registers the Service's endpoints into a target group
+ * named by `spec.targetGroupARN` — often one Terraform or CloudFormation owns — and on deletion
+ * deregisters them (and revokes the node security-group rules it added) before it removes the
+ * finalizer. So the findings are that target group: whether it exists, who owns it (its tags), the
+ * targets still registered in it, and the exact command that deregisters them. Pure.
+ */
+import type { RegisteredTargetSnapshot, Tags, TargetGroupSnapshot } from "../aws/types.js";
+import type { EdgeOwner } from "../edge/model.js";
+import type { AwsFindings, AwsResourceFinding } from "./aws.js";
+import { LBC_TAGS } from "./lbc-names.js";
+
+/** Who owns a bound target group, read from its tags. */
+export type TargetGroupOwner =
+  | {
+      readonly managedBy: "controller";
+      readonly cluster: string;
+      /** `ingress.k8s.aws/stack` or `service.k8s.aws/stack`, when tagged. */
+      readonly stackTag?: string;
+      readonly stack?: string;
+    }
+  | {
+      readonly managedBy: "other";
+      /** A tag that says who made it (`aws:cloudformation:stack-name=…`, `ManagedBy=terraform`), if any. */
+      readonly hint?: string;
+    };
+
+export interface BindingTarget {
+  readonly id: string;
+  readonly port?: number;
+  readonly state: string;
+  readonly reason?: string;
+}
+
+/** What a TargetGroupBinding's finalizer is about in AWS. */
+export interface BindingFindings {
+  /** `spec.targetGroupARN`; absent when the binding names none. */
+  readonly targetGroupArn?: string;
+  /** The name inside the ARN (`…:targetgroup/<name>/<id>`). */
+  readonly targetGroupName?: string;
+  /** Whether the target group exists; absent when it could not be read. */
+  readonly exists?: boolean;
+  /** Who owns it; absent when its tags could not be read or it does not exist. */
+  readonly owner?: TargetGroupOwner;
+  /** The owner in words: "not managed by the controller (…)" or "the controller's, stack …". */
+  readonly ownerText?: string;
+  /** Load balancers that forward to it. */
+  readonly loadBalancerArns: readonly string[];
+  /** Targets registered now; absent when they could not be read. */
+  readonly targets?: readonly BindingTarget[];
+  /** Other, live TargetGroupBindings that bind the same target group (`Kind ns/name`). */
+  readonly otherBindings: readonly string[];
+  /** The exact command that deregisters the targets still registered (draining ones excluded). */
+  readonly deregisterCommand?: string;
+  /**
+   * `true` when deregistering those targets is safe to do now and lets the controller finish by
+   * itself (no other live binding shares the target group).
+   */
+  readonly deregisterActionable: boolean;
+}
+
+export interface BindingCollected {
+  readonly cluster: string;
+  readonly blocker: { readonly namespace: string; readonly name: string };
+  readonly targetGroupArn?: string;
+  /** `null`: the target group does not exist; `undefined`: it could not be read. */
+  readonly targetGroup: TargetGroupSnapshot | null | undefined;
+  /** Tags of the target group, when read. */
+  readonly tags?: Tags;
+  /** `null`: the target group does not exist; `undefined`: they could not be read. */
+  readonly targets: readonly RegisteredTargetSnapshot[] | null | undefined;
+  readonly owners: readonly EdgeOwner[];
+  readonly problems: readonly string[];
+}
+
+/** `arn:aws:elasticloadbalancing:…:targetgroup/<name>/<id>` → `<name>`. */
+export function targetGroupNameOf(arn: string): string | undefined {
+  return /:targetgroup\/([^/]+)\//.exec(arn)?.[1];
+}
+
+/** Hints that name who made a resource, by tag key (case-insensitive). */
+const CREATOR_TAGS = [
+  "aws:cloudformation:stack-name",
+  "managedby",
+  "managed-by",
+  "managed_by",
+  "terraform",
+  "created-by",
+  "createdby",
+];
+
+export function targetGroupOwner(tags: Tags): TargetGroupOwner {
+  const cluster = tags[LBC_TAGS.cluster];
+  if (cluster !== undefined) {
+    const stackTag = [LBC_TAGS.ingressStack, LBC_TAGS.serviceStack].find((k) => tags[k] !== undefined);
+    return {
+      managedBy: "controller",
+      cluster,
+      ...(stackTag !== undefined ? { stackTag, stack: tags[stackTag] ?? "" } : {}),
+    };
+  }
+  const hintKey = Object.keys(tags).find((k) => CREATOR_TAGS.includes(k.toLowerCase()));
+  return {
+    managedBy: "other",
+    ...(hintKey !== undefined ? { hint: `${hintKey}=${tags[hintKey] ?? ""}` } : {}),
+  };
+}
+
+export function describeTargetGroupOwner(o: TargetGroupOwner, cluster: string): string {
+  if (o.managedBy === "other") {
+    return `not managed by the controller (no ${LBC_TAGS.cluster} tag${o.hint !== undefined ? `; tagged ${o.hint}` : ""})`;
+  }
+  const of =
+    o.cluster === cluster
+      ? `cluster ${cluster}'s controller`
+      : `the controller of another cluster, ${o.cluster}`;
+  return `managed by ${of}${o.stack !== undefined ? ` for stack ${o.stackTag ?? ""}=${o.stack}` : ""}`;
+}
+
+/** `Id=10.0.3.14,Port=8080` — a target as `aws elbv2 deregister-targets --targets` takes it. */
+export function targetSpec(t: Pick<BindingTarget, "id" | "port">): string {
+  return `Id=${t.id}${t.port !== undefined ? `,Port=${String(t.port)}` : ""}`;
+}
+
+const q = (s: string): string => (/^[A-Za-z0-9._\-/:=@,]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+export function deregisterCommand(
+  arn: string,
+  targets: readonly Pick<BindingTarget, "id" | "port">[],
+): string {
+  return `aws elbv2 deregister-targets --target-group-arn ${q(arn)} --targets ${targets.map((t) => q(targetSpec(t))).join(" ")}`;
+}
+
+/** Targets still registered (a draining one is already being deregistered). */
+export function registeredTargetsLeft(b: Pick<BindingFindings, "targets">): readonly BindingTarget[] {
+  return (b.targets ?? []).filter((t) => t.state !== "draining");
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${String(n)} ${n === 1 ? one : many}`;
+}
+
+export function analyzeBinding(c: BindingCollected): AwsFindings {
+  const arn = c.targetGroupArn;
+  const me = `TargetGroupBinding ${c.blocker.namespace}/${c.blocker.name}`;
+  const name = arn !== undefined ? (c.targetGroup?.name ?? targetGroupNameOf(arn)) : undefined;
+  const exists = c.targetGroup === null || c.targets === null ? false : c.targetGroup ? true : undefined;
+  const owner = exists === true && c.tags !== undefined ? targetGroupOwner(c.tags) : undefined;
+  const ownerText = owner ? describeTargetGroupOwner(owner, c.cluster) : undefined;
+  const targets =
+    exists === false
+      ? []
+      : c.targets?.map((t) => ({
+          id: t.id,
+          ...(t.port !== undefined ? { port: t.port } : {}),
+          state: t.state,
+          ...(t.reason !== undefined ? { reason: t.reason } : {}),
+        }));
+  const otherBindings = c.owners
+    .filter(
+      (o) =>
+        o.kind === "TargetGroupBinding" &&
+        arn !== undefined &&
+        o.targetGroupArn === arn &&
+        !o.deleting &&
+        !(o.namespace === c.blocker.namespace && o.name === c.blocker.name),
+    )
+    .map((o) => `TargetGroupBinding ${o.namespace}/${o.name}`);
+  const left = registeredTargetsLeft({ ...(targets ? { targets } : {}) });
+  const command = arn !== undefined && left.length > 0 ? deregisterCommand(arn, left) : undefined;
+  const deregisterActionable = command !== undefined && otherBindings.length === 0;
+  const binding: BindingFindings = {
+    ...(arn !== undefined ? { targetGroupArn: arn } : {}),
+    ...(name !== undefined ? { targetGroupName: name } : {}),
+    ...(exists !== undefined ? { exists } : {}),
+    ...(owner ? { owner } : {}),
+    ...(ownerText !== undefined ? { ownerText } : {}),
+    loadBalancerArns: c.targetGroup?.loadBalancerArns ?? [],
+    ...(targets ? { targets } : {}),
+    otherBindings,
+    ...(command !== undefined ? { deregisterCommand: command } : {}),
+    deregisterActionable,
+  };
+
+  const resources: AwsResourceFinding[] =
+    arn === undefined
+      ? []
+      : [
+          {
+            type: "TargetGroup",
+            id: arn,
+            ...(name !== undefined ? { name } : {}),
+            exists: exists !== false,
+            ...(exists === false
+              ? { detail: "does not exist" }
+              : ownerText !== undefined
+                ? { detail: ownerText }
+                : {}),
+          },
+        ];
+
+  let summary: string;
+  const tg = `target group ${name ?? arn ?? "?"}`;
+  if (arn === undefined) {
+    summary = `${me} names no target group (spec.targetGroupARN is empty): nothing in ELB is registered for it.`;
+  } else if (exists === false) {
+    summary = `${tg} (${arn}) does not exist: no target can be left registered in it, so nothing in ELB is left for the controller to deregister.`;
+  } else if (targets === undefined) {
+    summary = `AWS could not be fully read, so the targets ${me} left in ${tg} are unknown: ${c.problems.join("; ")}`;
+  } else if (left.length > 0) {
+    const shared =
+      otherBindings.length > 0
+        ? ` ${otherBindings.join(", ")} also bind${otherBindings.length === 1 ? "s" : ""} it, so some of them may be ${otherBindings.length === 1 ? "its" : "theirs"}: deregister only ${me}'s (its Service's endpoints).`
+        : "";
+    summary = `${tg}${ownerText !== undefined ? `, ${ownerText},` : ""} still has ${plural(left.length, "registered target", "registered targets")}: ${left
+      .slice(0, 10)
+      .map(targetSpec)
+      .join(" ")}${left.length > 10 ? ` and ${String(left.length - 10)} more` : ""}.${shared}`;
+  } else {
+    summary = `${tg} has no target left registered${
+      (targets ?? []).length > 0
+        ? ` (${plural((targets ?? []).length, "target is", "targets are")} draining)`
+        : ""
+    }: nothing is left for the controller to deregister.`;
+  }
+
+  return {
+    cluster: c.cluster,
+    stack: owner?.managedBy === "controller" ? (owner.stack ?? "") : "",
+    resources,
+    blockedGroups: [],
+    stays: [],
+    binding,
+    // Deregistering the targets lets the controller finish by itself; otherwise forcing remains.
+    forceAdvised: !deregisterActionable,
+    problems: c.problems,
+    summary,
+  };
+}
