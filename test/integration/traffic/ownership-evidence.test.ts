@@ -10,6 +10,7 @@
  * repair goes to the worker's ALB and nowhere else; `--to` onto either tenant is refused with the
  * reason, and only `--other-namespace` lets it through, the risk then first on the request.
  */
+import { execFile } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
@@ -21,6 +22,19 @@ import type { World } from "../../sim/world.js";
 import { openAwsWorld, recoverSeed, type AwsWorld } from "../helpers/aws-world.js";
 
 let opened: AwsWorld | undefined;
+
+/** The real `aws` CLI against the world's AWS simulator: the judge of what the simulator answers. */
+function awsCli(w: World, args: readonly string[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "aws",
+      [...args, "--endpoint-url", w.aws.url, "--region", "ap-northeast-2", "--output", "json"],
+      { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...w.aws.env() } },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`aws ${args.join(" ")}: ${stderr}`)) : resolve(JSON.parse(stdout)),
+    );
+  });
+}
 afterEach(async () => {
   await opened?.close();
   opened = undefined;
@@ -81,6 +95,35 @@ async function hostileWorld(): Promise<{
 }
 
 describe("repairs on ownership evidence, with hostile tenants", () => {
+  it("the simulated controller writes each Ingress rule host as a host-header condition; the default rule answers 404", async () => {
+    const { w, claimer } = await hostileWorld();
+    const lbs = (await awsCli(w, ["elbv2", "describe-load-balancers", "--names", claimer])) as {
+      LoadBalancers: { LoadBalancerArn: string }[];
+    };
+    const arn = lbs.LoadBalancers[0]?.LoadBalancerArn ?? "";
+    const listeners = (await awsCli(w, ["elbv2", "describe-listeners", "--load-balancer-arn", arn])) as {
+      Listeners: { ListenerArn: string }[];
+    };
+    const rules = (await awsCli(w, [
+      "elbv2",
+      "describe-rules",
+      "--listener-arn",
+      listeners.Listeners[0]?.ListenerArn ?? "",
+    ])) as {
+      Rules: {
+        IsDefault: boolean;
+        Conditions: { Field: string; HostHeaderConfig?: { Values: string[] } }[];
+        Actions: { Type: string; FixedResponseConfig?: { StatusCode: string } }[];
+      }[];
+    };
+    const hosts = rules.Rules.flatMap((r) =>
+      r.Conditions.filter((c) => c.Field === "host-header").flatMap((c) => c.HostHeaderConfig?.Values ?? []),
+    );
+    expect(hosts.sort()).toEqual(["test.example.com", "worker.example.com"]);
+    const dflt = rules.Rules.find((r) => r.IsDefault);
+    expect(dflt?.Actions[0]?.FixedResponseConfig?.StatusCode).toBe("404");
+  });
+
   it("a look-alike prefix and a claimed rule host never become a target; --to onto them is refused with the reason", async () => {
     const { w, aws, lookalike, claimer } = await hostileWorld();
     // The look-alike shares the worker's readable prefix: exactly what a prefix match would take.

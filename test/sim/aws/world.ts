@@ -179,6 +179,8 @@ export interface ListenerRule {
   arn: string;
   priority: string;
   pathPatterns: string[];
+  /** `host-header` condition values (an Ingress rule's host); absent: the rule matches any host. */
+  hostHeaders?: string[];
   targetGroupArns: string[];
 }
 
@@ -752,7 +754,12 @@ export class AwsWorld {
     port: number;
     protocol?: string;
     defaultTargetGroupArn?: string;
-    rules?: { priority: string; pathPatterns?: string[]; targetGroupArns: string[] }[];
+    rules?: {
+      priority: string;
+      pathPatterns?: string[];
+      hostHeaders?: string[];
+      targetGroupArns: string[];
+    }[];
     certificates?: string[];
   }): Listener {
     const lb = this.requireLoadBalancer(input.loadBalancerArn);
@@ -771,6 +778,9 @@ export class AwsWorld {
         arn: this.elbArn("listener-rule", `${lbPath}/${listenerId}/${this.ids.hex(16)}`),
         priority: r.priority,
         pathPatterns: r.pathPatterns ?? ["/*"],
+        ...(r.hostHeaders !== undefined && r.hostHeaders.length > 0
+          ? { hostHeaders: [...r.hostHeaders] }
+          : {}),
         targetGroupArns: r.targetGroupArns,
       })),
       ...(input.certificates !== undefined ? { certificates: [...input.certificates] } : {}),
@@ -798,7 +808,7 @@ export class AwsWorld {
   /** Replaces a listener's rules (what CreateRule/ModifyRule/DeleteRule converge to). */
   public setListenerRules(
     arn: string,
-    rules: { priority: string; pathPatterns?: string[]; targetGroupArns: string[] }[],
+    rules: { priority: string; pathPatterns?: string[]; hostHeaders?: string[]; targetGroupArns: string[] }[],
   ): Listener {
     const l = this.listeners.get(arn);
     if (!l) throw new AwsApiError("ListenerNotFound", `Listener '${arn}' not found`);
@@ -810,6 +820,9 @@ export class AwsWorld {
         arn: kept?.arn ?? this.elbArn("listener-rule", `${lbPath}/${this.ids.hex(16)}`),
         priority: r.priority,
         pathPatterns: r.pathPatterns ?? ["/*"],
+        ...(r.hostHeaders !== undefined && r.hostHeaders.length > 0
+          ? { hostHeaders: [...r.hostHeaders] }
+          : {}),
         targetGroupArns: [...r.targetGroupArns],
       };
     });

@@ -4,7 +4,8 @@
  * or a load balancer. A distribution forwards to its default origin from the config its edges
  * currently serve (the previous one until an update is Deployed); an origin that is not a live
  * load balancer answers CloudFront's 502. A live load balancer answers 200 (the app's `/readyz`
- * and `/livez` included).
+ * and `/livez` included) when one of its listener rules matches the Host, else its default action
+ * (the controller's fixed 404).
  *
  * A host that does not resolve (no record, or an alias whose target is gone) would give the client
  * NXDOMAIN and no connection at all; the front cannot refuse a connection per host, so it
@@ -64,8 +65,39 @@ function send(res: ServerResponse, status: number, headers: Record<string, strin
   res.end(body);
 }
 
-/** The app behind a live load balancer: health endpoints and a page naming what served it. */
-function appResponse(lb: LoadBalancer, path: string): { status: number; body: string } {
+/** Does an ALB `host-header` value (exact, or `*.` one label) match the request's Host? */
+function hostMatches(pattern: string, host: string): boolean {
+  const p = fqdn(pattern);
+  const h = fqdn(host);
+  if (p === h) return true;
+  if (!p.startsWith("*.")) return false;
+  const rest = p.slice(1);
+  return h.endsWith(rest) && !h.slice(0, -rest.length).includes(".");
+}
+
+/**
+ * The app behind a live load balancer: health endpoints and a page naming what served it. An ALB
+ * routes by its listener rules: a request whose Host no rule matches (a rule without a host-header
+ * condition matches any) falls to the listener's default action — the controller's is a fixed 404
+ * unless the Ingress has a default backend. An NLB forwards whatever comes (TCP: no Host looked at).
+ */
+function appResponse(
+  world: AwsWorld,
+  lb: LoadBalancer,
+  host: string,
+  path: string,
+): { status: number; body: string } {
+  if (lb.type === "application") {
+    const listeners = [...world.listeners.values()].filter((l) => l.loadBalancerArn === lb.arn);
+    const routed =
+      listeners.length === 0 ||
+      listeners.some(
+        (l) =>
+          l.defaultTargetGroupArn !== undefined ||
+          l.rules.some((r) => r.hostHeaders === undefined || r.hostHeaders.some((v) => hostMatches(v, host))),
+      );
+    if (!routed) return { status: 404, body: "" };
+  }
   if (path === "/readyz" || path === "/livez") return { status: 200, body: "ok\n" };
   return { status: 200, body: `served by ${lb.name} (${lb.dnsName})\n` };
 }
@@ -123,7 +155,8 @@ function viaCloudFront(
     );
     return;
   }
-  const app = appResponse(lb, path);
+  // CloudFront forwards the viewer's Host (the distributions here use an all-viewer origin request policy).
+  const app = appResponse(world, lb, host, path);
   send(
     res,
     app.status,
@@ -165,7 +198,7 @@ function handle(world: AwsWorld, pop: string, req: IncomingMessage, res: ServerR
         );
         return;
       }
-      const app = appResponse(lb, path);
+      const app = appResponse(world, lb, host, path);
       send(
         res,
         app.status,

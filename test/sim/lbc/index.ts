@@ -1065,6 +1065,7 @@ class Worker {
       const rules = l.rules.map((r, i) => ({
         priority: String(i + 1),
         pathPatterns: [...r.paths],
+        ...(r.hosts.length > 0 ? { hostHeaders: [...r.hosts] } : {}),
         targetGroupArns: [arnOf(r.tgResId)],
       }));
       const defaultTg = l.defaultTgResId !== undefined ? arnOf(l.defaultTgResId) : undefined;
@@ -1086,11 +1087,19 @@ class Worker {
         );
         continue;
       }
+      // What a listener forwards, and for which hosts: a changed rule host is a change too.
       const forwards = (x: {
         defaultTargetGroupArn?: string;
-        rules: { targetGroupArns: string[] }[];
+        rules: { targetGroupArns: string[]; hostHeaders?: string[] }[];
       }): string =>
-        [...new Set([x.defaultTargetGroupArn ?? "", ...x.rules.flatMap((r) => r.targetGroupArns)])]
+        [
+          ...new Set([
+            x.defaultTargetGroupArn ?? "",
+            ...x.rules.flatMap((r) =>
+              r.targetGroupArns.map((t) => `${(r.hostHeaders ?? []).join("|")}>${t}`),
+            ),
+          ]),
+        ]
           .filter((s) => s !== "")
           .sort()
           .join();

@@ -69,7 +69,12 @@ export interface ListenerModel {
   readonly certificates: readonly string[];
   /** Forward target when set, else the fixed 404 response. */
   readonly defaultTgResId?: string;
-  readonly rules: readonly { readonly paths: readonly string[]; readonly tgResId: string }[];
+  /** Each rule's paths and, when the Ingress rule names one, its host (a `host-header` condition). */
+  readonly rules: readonly {
+    readonly paths: readonly string[];
+    readonly hosts: readonly string[];
+    readonly tgResId: string;
+  }[];
 }
 
 /** One stack as the controller would deploy it; `lb` undefined means "delete everything". */
@@ -245,7 +250,7 @@ export function buildIngressModel(
       protocol: string;
       certificates: string[];
       defaultTgResId?: string;
-      rules: { paths: string[]; tgResId: string }[];
+      rules: { paths: string[]; hosts: string[]; tgResId: string }[];
     }
   >();
   const cidrs = new Set<string>();
@@ -285,7 +290,10 @@ export function buildIngressModel(
       m as {
         spec?: {
           defaultBackend?: Backend;
-          rules?: { http?: { paths?: { path?: string; pathType?: string; backend?: Backend }[] } }[];
+          rules?: {
+            host?: string;
+            http?: { paths?: { path?: string; pathType?: string; backend?: Backend }[] };
+          }[];
         };
       }
     ).spec;
@@ -305,7 +313,11 @@ export function buildIngressModel(
       for (const rule of spec?.rules ?? []) {
         for (const p of rule.http?.paths ?? []) {
           if (p.backend?.service === undefined) continue;
-          cur.rules.push({ paths: pathPatterns(p.path, p.pathType), tgResId: tgFor(m, p.backend) });
+          cur.rules.push({
+            paths: pathPatterns(p.path, p.pathType),
+            hosts: rule.host !== undefined && rule.host !== "" ? [rule.host] : [],
+            tgResId: tgFor(m, p.backend),
+          });
         }
       }
       byPort.set(lp.port, cur);

@@ -287,16 +287,54 @@ export function handleElbv2(world: AwsWorld, req: ServiceRequest): ServiceResult
     case "DescribeRules": {
       const listener = world.listeners.get(f.get("ListenerArn") ?? "");
       if (!listener) throw new AwsApiError("ListenerNotFound", "One or more listeners not found");
+      // Every rule in priority order, then the listener's default rule (IsDefault, priority
+      // "default", no conditions), as ELB lists them. Conditions carry both the legacy `Values` and
+      // the typed config (`HostHeaderConfig`, `PathPatternConfig`), as ELB answers for rules made
+      // with the typed form (the Load Balancer Controller's).
+      const defaultActions =
+        listener.defaultTargetGroupArn !== undefined
+          ? [{ Type: "forward", TargetGroupArn: listener.defaultTargetGroupArn, Order: 1 }]
+          : [
+              {
+                Type: "fixed-response",
+                Order: 1,
+                FixedResponseConfig: { StatusCode: "404", ContentType: "text/plain" },
+              },
+            ];
       return respond(
         req.action,
         {
-          Rules: listener.rules.map((r) => ({
-            RuleArn: r.arn,
-            Priority: r.priority,
-            Conditions: [{ Field: "path-pattern", Values: r.pathPatterns }],
-            Actions: r.targetGroupArns.map((t) => ({ Type: "forward", TargetGroupArn: t })),
-            IsDefault: false,
-          })),
+          Rules: [
+            ...listener.rules.map((r) => ({
+              RuleArn: r.arn,
+              Priority: r.priority,
+              Conditions: [
+                ...(r.hostHeaders !== undefined && r.hostHeaders.length > 0
+                  ? [
+                      {
+                        Field: "host-header",
+                        Values: r.hostHeaders,
+                        HostHeaderConfig: { Values: r.hostHeaders },
+                      },
+                    ]
+                  : []),
+                {
+                  Field: "path-pattern",
+                  Values: r.pathPatterns,
+                  PathPatternConfig: { Values: r.pathPatterns },
+                },
+              ],
+              Actions: r.targetGroupArns.map((t) => ({ Type: "forward", TargetGroupArn: t, Order: 1 })),
+              IsDefault: false,
+            })),
+            {
+              RuleArn: `${listener.arn.replace(":listener/", ":listener-rule/")}/default`,
+              Priority: "default",
+              Conditions: [],
+              Actions: defaultActions,
+              IsDefault: true,
+            },
+          ],
         },
         id,
       );
