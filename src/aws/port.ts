@@ -4,6 +4,7 @@ import type {
   DistributionSnapshot,
   HostedZoneSnapshot,
   RecordSetSnapshot,
+  ListenerRuleSnapshot,
   ListenerSnapshot,
   LoadBalancerSnapshot,
   NetworkInterfaceSnapshot,
@@ -25,6 +26,8 @@ export interface AwsPort {
   /** Target groups attached to a load balancer, with their tags. */
   targetGroupsOf(loadBalancerArn: string): Promise<TargetGroupSnapshot[]>;
   listenersOf(loadBalancerArn: string): Promise<ListenerSnapshot[]>;
+  /** Every rule of every listener of a load balancer, the default rules included (`DescribeRules`). */
+  listenerRulesOf(loadBalancerArn: string): Promise<ListenerRuleSnapshot[]>;
   /** Security groups matching every tag given (server-side `tag:<k>` filters) and/or these ids. */
   securityGroups(query: {
     ids?: readonly string[];

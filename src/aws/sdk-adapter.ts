@@ -34,6 +34,7 @@ import {
   DeleteTargetGroupCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
+  DescribeRulesCommand,
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
@@ -51,6 +52,7 @@ import type {
   CloudTrailEventSnapshot,
   DistributionSnapshot,
   HostedZoneSnapshot,
+  ListenerRuleSnapshot,
   LoadBalancerSnapshot,
   RecordSetSnapshot,
   NetworkInterfaceSnapshot,
@@ -617,6 +619,35 @@ export function createAwsAdapter(clients: AwsDiagnosisClients): AwsPort {
         ...(l.Port !== undefined ? { port: l.Port } : {}),
         ...(l.Protocol ? { protocol: l.Protocol } : {}),
       }));
+    },
+
+    async listenerRulesOf(loadBalancerArn) {
+      const listeners = await port.listenersOf(loadBalancerArn);
+      const perListener = await Promise.all(
+        listeners.map(async (l) => {
+          const out: ListenerRuleSnapshot[] = [];
+          let marker: string | undefined;
+          do {
+            const res = await aws("elasticloadbalancing:DescribeRules", () =>
+              elbv2.send(new DescribeRulesCommand({ ListenerArn: l.arn, Marker: marker })),
+            );
+            for (const r of res.Rules ?? []) {
+              const hosts = (r.Conditions ?? [])
+                .filter((c) => c.Field === "host-header")
+                .flatMap((c) => c.HostHeaderConfig?.Values ?? c.Values ?? []);
+              out.push({
+                listenerArn: l.arn,
+                isDefault: r.IsDefault === true,
+                hosts,
+                forwards: (r.Actions ?? []).some((a) => a.Type === "forward"),
+              });
+            }
+            marker = res.NextMarker;
+          } while (marker);
+          return out;
+        }),
+      );
+      return perListener.flat();
     },
 
     async securityGroups(query) {

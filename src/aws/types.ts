@@ -44,6 +44,16 @@ export interface ListenerSnapshot {
   readonly protocol?: string;
 }
 
+/** One rule of a listener, as ELB routes with it: which hosts it matches and whether it forwards. */
+export interface ListenerRuleSnapshot {
+  readonly listenerArn: string;
+  readonly isDefault: boolean;
+  /** Its `host-header` values; empty: the rule matches any host. */
+  readonly hosts: readonly string[];
+  /** Forwards to a target group (rather than a fixed response or a redirect). */
+  readonly forwards: boolean;
+}
+
 export interface SecurityGroupSnapshot {
   readonly id: string;
   readonly name: string;

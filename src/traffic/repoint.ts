@@ -4,6 +4,9 @@
  * (`edge/repoint.ts`). Read-only: the plan becomes a change only through the two-person approval.
  */
 import type { AwsPort } from "../aws/port.js";
+import type { RepointTarget } from "../approvals/types.js";
+import type { ListenerRuleSnapshot, LoadBalancerSnapshot } from "../aws/types.js";
+import { hostServed } from "../edge/ownership.js";
 import { planRepoint, type RepointPlan } from "../edge/repoint.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
@@ -64,7 +67,7 @@ export async function planPathRepair(
       }
     }),
   );
-  const plan = planRepoint({
+  const planned = planRepoint({
     paths: traced.trace.paths,
     zones: traced.zones,
     records: traced.records,
@@ -76,5 +79,59 @@ export async function planPathRepair(
     ...(options.choose !== undefined ? { choose: options.choose } : {}),
     ...(options.allowOtherNamespace === true ? { allowOtherNamespace: true } : {}),
   });
+  const plan = await checkTargetsInAws(aws, planned, traced.loadBalancers, warnings);
   return { trace: { ...traced.trace, warnings }, plan };
+}
+
+/** Does a listener rule set route `host` to a target group (a rule without a host matches any)? */
+function rulesServe(rules: readonly ListenerRuleSnapshot[], host: string): boolean {
+  return rules.some(
+    (r) => r.forwards && (r.isDefault || r.hosts.length === 0 || r.hosts.some((h) => hostServed(h, host))),
+  );
+}
+
+/**
+ * The owner's rules say what a target should serve; its listener rules in AWS say what it serves
+ * now. An ALB target whose rules in AWS route none of its hostnames (the controller has not
+ * reconciled yet, or failed) would answer 404: the plan is refused with the reason. Each target's
+ * evidence gains what AWS says. Rules that cannot be read are a warning; the owner's rules stand.
+ */
+async function checkTargetsInAws(
+  aws: AwsPort,
+  plan: RepointPlan,
+  loadBalancers: readonly LoadBalancerSnapshot[],
+  warnings: string[],
+): Promise<RepointPlan> {
+  const action = plan.action;
+  if (action?.targets === undefined || action.targets.length === 0) return plan;
+  const refusals: string[] = [];
+  const targets: RepointTarget[] = await Promise.all(
+    action.targets.map(async (t) => {
+      const lb = loadBalancers.find((l) => l.name === t.loadBalancer);
+      if (!lb || lb.type === "network") return t;
+      let rules: ListenerRuleSnapshot[];
+      try {
+        rules = await aws.listenerRulesOf(lb.arn);
+      } catch (err) {
+        warnings.push(
+          `Could not read the listener rules of ${lb.name}: ${toUserError(err).message}; the hosts it serves are taken from its owner's rules.`,
+        );
+        return t;
+      }
+      const unserved = t.hostnames.filter((h) => !rulesServe(rules, h));
+      if (unserved.length > 0) {
+        const hosts = [...new Set(rules.flatMap((r) => r.hosts))];
+        refusals.push(
+          `${lb.name}'s listener rules in AWS do not route ${unserved.join(", ")} (rule hosts: ${hosts.join(", ") || "none"}; the default action ${rules.some((r) => r.isDefault && r.forwards) ? "forwards" : "answers 404"}): it would answer 404. The controller may not have applied its owner's rules yet — trace again once it has.`,
+        );
+        return t;
+      }
+      return {
+        ...t,
+        established: `${t.established}; its listener rules in AWS route ${t.hostnames.join(", ")}`,
+      };
+    }),
+  );
+  if (refusals.length > 0) return { questions: [...refusals, ...plan.questions], notes: plan.notes };
+  return { ...plan, action: { ...action, targets } };
 }

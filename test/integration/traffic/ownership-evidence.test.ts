@@ -193,5 +193,42 @@ describe("repairs on ownership evidence, with hostile tenants", () => {
     expect(explicit.plan.action?.risks?.[0]).toMatch(
       /test\.example\.com moves to Ingress sandbox\/claim \(namespace sandbox\) — another namespace than Ingress myapp\/myapp-worker-ingress/,
     );
+
+    // The owner's rules say the worker serves test.example.com, but its listener rules in AWS do
+    // not route it yet (the controller has not applied them): the plan is refused, it would 404.
+    await w.lbc?.stop();
+    const workerLb = [...w.aws.world.loadBalancers.values()].find((l) => l.name === worker);
+    const listener = [...w.aws.world.listeners.values()].find((l) => l.loadBalancerArn === workerLb?.arn);
+    if (!listener) throw new Error("the worker ALB's listener");
+    w.aws.world.setListenerRules(
+      listener.arn,
+      listener.rules
+        .filter((r) => !(r.hostHeaders ?? []).includes("test.example.com"))
+        .map((r) => ({
+          priority: r.priority,
+          pathPatterns: r.pathPatterns,
+          ...(r.hostHeaders ? { hostHeaders: r.hostHeaders } : {}),
+          targetGroupArns: r.targetGroupArns,
+        })),
+    );
+    const unrouted = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now);
+    expect(unrouted.plan.action).toBeUndefined();
+    expect(unrouted.plan.questions[0]).toMatch(
+      new RegExp(`${worker}'s listener rules in AWS do not route test\\.example\\.com .*answer 404`),
+    );
+    // Routed again: planned, the evidence saying what AWS routes.
+    w.aws.world.setListenerRules(
+      listener.arn,
+      listener.rules.map((r) => ({
+        priority: r.priority,
+        pathPatterns: r.pathPatterns,
+        hostHeaders: ["test.example.com"],
+        targetGroupArns: r.targetGroupArns,
+      })),
+    );
+    const routed = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now);
+    expect(routed.plan.action?.targets?.[0]?.established).toMatch(
+      /its listener rules in AWS route test\.example\.com$/,
+    );
   });
 });

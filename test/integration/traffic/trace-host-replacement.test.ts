@@ -1,10 +1,10 @@
 /**
- * `trace <hostname>` after the incident's recovery (INCIDENT.md steps 7–9): the namespace was forced
- * out and Argo CD re-created it, so the controller gave the worker Ingress a new ALB whose name no
- * longer shares the old one's prefix. The CloudFront origin of test.example.com still names the
- * deleted ALB. The hostname trace proves the replacement from a sibling record (worker.example.com
- * names the same old stack, and the live Ingress serves worker.example.com) and offers the repair —
- * reading only the re-created namespace's rule hosts, not the zone.
+ * `trace <hostname>` after the incident's recovery: the namespace was forced out and Argo CD
+ * re-created it, so the controller gave the worker Ingress a new ALB under the same derived name
+ * and a new DNS name. The CloudFront origin of test.example.com still names the deleted ALB. The
+ * hostname trace proves the replacement from ownership evidence (the dead name is exactly the one
+ * the controller derives for the worker Ingress, whose live ALB serves test.example.com) and offers
+ * the repair — reading a few records, not the zone.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe("trace <hostname> after the stack was re-created under a new name", () => {
-  it("names the new ALB as the origin's replacement from a sibling record, and plans the repair", async () => {
+  it("names the new ALB as the origin's replacement on ownership evidence, and plans the repair", async () => {
     opened = await openAwsWorld("seed-incident.yaml");
     const { w, c } = opened;
     await recoverSeed(w, ["myapp-worker-ingress"]);
@@ -40,7 +40,7 @@ describe("trace <hostname> after the stack was re-created under a new name", () 
     );
     expect(origin, JSON.stringify(hops.map((h) => [h.kind, h.verdict, h.label]))).toBeDefined();
     expect(origin?.replacement?.dnsName).toBe(fresh);
-    // Only the re-created namespace's rule hosts were asked for, one name each.
+    // A few names were asked for (the traced one and ExternalDNS ownership records), not the zone.
     const named = w.aws.calls().filter((x) => x.action === "ListResourceRecordSets");
     expect(named.length).toBeLessThanOrEqual(1 + 10);
 

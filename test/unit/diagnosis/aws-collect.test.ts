@@ -17,6 +17,7 @@ function account(
     loadBalancersByName: () => Promise.resolve([]),
     targetGroupsOf: () => Promise.resolve([]),
     listenersOf: () => Promise.resolve([]),
+    listenerRulesOf: () => Promise.resolve([]),
     securityGroups: ({ ids, tags }) =>
       Promise.resolve(groups.filter((g) => (!ids || ids.includes(g.id)) && (!tags || matches(g, tags)))),
     groupsReferencing: () => Promise.resolve([]),
