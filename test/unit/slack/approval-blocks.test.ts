@@ -225,3 +225,59 @@ describe("renderAuditEntries", () => {
     expect(renderAuditEntries([]).text).toContain("no entries");
   });
 });
+
+describe("renderApprovalRequest: a repoint names every target's owner", () => {
+  const repoint = (risks?: readonly string[]): ApprovalRequest =>
+    request({
+      action: {
+        type: "repoint-path",
+        hostnames: ["test.example.com"],
+        steps: [
+          {
+            kind: "cloudfront-origin",
+            distributionId: "E2MYAPPTEST0001",
+            originId: "myapp-worker-alb",
+            from: "k8s-myapp-myappwor-0733a56cbb-1570616586.ap-northeast-2.elb.amazonaws.com",
+            to: "k8s-sandbox-claim-54d1c4a2b7-77.ap-northeast-2.elb.amazonaws.com",
+            etag: "E3QWRUHAPOMQZL",
+            hostnames: ["test.example.com"],
+          },
+        ],
+        targets: [
+          {
+            loadBalancer: "k8s-sandbox-claim-54d1c4a2b7",
+            dnsName: "k8s-sandbox-claim-54d1c4a2b7-77.ap-northeast-2.elb.amazonaws.com",
+            owner: "Ingress sandbox/<claim>",
+            namespaces: ["sandbox"],
+            cluster: "prod-eks",
+            serves: ["test.example.com", "*"],
+            established: "named by the requester with --to",
+            hostnames: ["test.example.com"],
+          },
+        ],
+        ...(risks !== undefined ? { risks } : {}),
+      },
+    });
+
+  it("owner (escaped), namespace, cluster, served hosts and how it was established are on the card", () => {
+    const text = all(renderApprovalRequest(repoint(), NOW));
+    expect(text).toContain("owner Ingress sandbox/&lt;claim&gt; (namespace sandbox)");
+    expect(text).toContain("cluster prod-eks");
+    expect(text).toContain("serves test.example.com, any host");
+    expect(text).toContain("established: named by the requester with --to");
+    expect(text).not.toContain("<claim>");
+  });
+
+  it("a target of another namespace is the first line of the risk", () => {
+    const m = renderApprovalRequest(
+      repoint(["test.example.com moves to Ingress sandbox/claim (namespace sandbox) — another namespace"]),
+      NOW,
+    );
+    const riskBlock = JSON.stringify(m.blocks).indexOf("*Risk*");
+    const first = JSON.stringify(m.blocks).slice(riskBlock - 12, riskBlock + 80);
+    expect(first).toMatch(/:warning: \*Risk\*: test\.example\.com moves to Ingress sandbox\/claim/);
+    expect(JSON.stringify(m.blocks).indexOf("another namespace")).toBeLessThan(
+      JSON.stringify(m.blocks).indexOf("live traffic moves"),
+    );
+  });
+});
