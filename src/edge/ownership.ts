@@ -223,6 +223,42 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       });
   }
 
+  /**
+   * Every name the controller derives for the cluster's stacks, both schemes (an Ingress's group or
+   * `ns/name`; a Service's UID): built once, on the first dead target, whatever the fleet's size.
+   */
+  let derived: Map<string, { key: string; scheme: string }[]> | undefined;
+  function derivedNames(): Map<string, { key: string; scheme: string }[]> {
+    if (derived) return derived;
+    derived = new Map();
+    if (cluster === undefined) return derived;
+    const add = (name: string, key: string, scheme: string): void => {
+      const prior = derived?.get(name) ?? [];
+      if (!prior.some((p) => p.key === key)) derived?.set(name, [...prior, { key, scheme }]);
+    };
+    for (const [key, objs] of members) {
+      for (const o of objs) {
+        for (const scheme of ["internet-facing", "internal"] as const) {
+          if (o.kind === "Service") {
+            if (o.uid !== undefined)
+              add(
+                lbcNlbName(
+                  cluster,
+                  { namespace: o.namespace ?? "default", name: o.name, uid: o.uid },
+                  scheme,
+                ),
+                key,
+                scheme,
+              );
+          } else add(lbcLoadBalancerName(cluster, { ...ingressStack(o), scheme }), key, scheme);
+        }
+        // An IngressGroup's members share one name: one member is enough.
+        if (o.kind !== "Service") break;
+      }
+    }
+    return derived;
+  }
+
   function deadOwners(dnsName: string, recordName?: string): OwnerEvidence[] {
     const dns = norm(dnsName);
     const name = nameOfDns(dns);
@@ -235,36 +271,11 @@ export function buildOwnership(input: OwnershipInput): Ownership {
     }
     if (name !== undefined && !chosenNames.has(name)) {
       // 2. Exactly the name this cluster's controller derives for a stack (not a prefix).
-      if (cluster !== undefined) {
-        for (const [key, objs] of members) {
-          for (const o of objs) {
-            const derived: { name: string; scheme: string }[] = [];
-            for (const scheme of ["internet-facing", "internal"] as const) {
-              if (o.kind === "Service") {
-                if (o.uid !== undefined)
-                  derived.push({
-                    name: lbcNlbName(
-                      cluster,
-                      { namespace: o.namespace ?? "default", name: o.name, uid: o.uid },
-                      scheme,
-                    ),
-                    scheme,
-                  });
-              } else {
-                const s = ingressStack(o);
-                derived.push({ name: lbcLoadBalancerName(cluster, { ...s, scheme }), scheme });
-              }
-            }
-            const hit = derived.find((d) => d.name === name);
-            if (hit) {
-              found.push({
-                owner: stackOwner(key),
-                evidence: `${name} is exactly the name cluster ${cluster}'s controller derives for ${stackOwner(key).label} (${hit.scheme})`,
-              });
-              break;
-            }
-          }
-        }
+      for (const hit of derivedNames().get(name) ?? []) {
+        found.push({
+          owner: stackOwner(hit.key),
+          evidence: `${name} is exactly the name cluster ${cluster ?? "?"}'s controller derives for ${stackOwner(hit.key).label} (${hit.scheme})`,
+        });
       }
       // 3. A load balancer of that very name exists again, tagged for a stack; nobody chose the name.
       for (const lb of input.loadBalancers) {

@@ -269,7 +269,7 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
   }
   // Route 53 first: the names people type; then the origins CloudFront fetches from.
   // A `--to` that fails a check refuses the whole plan: half a repair onto a chosen target is worse.
-  if (refusals.length > 0) return { questions: [...refusals, ...questions], notes };
+  if (refusals.length > 0) return { questions: [...new Set([...refusals, ...questions])], notes };
   const steps = [...zones.values(), ...originEdits.values()];
   if (steps.length === 0) return { questions, notes };
   return {
