@@ -18,6 +18,7 @@ import { benchNs } from "./ns.js";
 import { benchColdStart, benchImageSize, benchMemory } from "./ship.js";
 import { benchOrphans } from "./orphans.js";
 import { benchPreflight } from "./preflight.js";
+import { benchRepointPlan } from "./repoint-plan.js";
 import { benchTraceZone } from "./trace-zone.js";
 import { benchWaits } from "./waits.js";
 import { benchWatcher } from "./watcher.js";
@@ -34,6 +35,7 @@ const BENCHES: readonly Bench[] = [
   { name: "approvals", run: benchApprovals },
   { name: "waits", run: benchWaits },
   { name: "trace-zone", run: benchTraceZone },
+  { name: "repoint-plan", run: benchRepointPlan },
   { name: "watcher", run: benchWatcher },
   { name: "orphans", run: benchOrphans },
   { name: "preflight", run: benchPreflight },

@@ -136,7 +136,9 @@ export function buildOwnership(input: OwnershipInput): Ownership {
   for (const o of input.owners) {
     if (o.kind !== "Ingress" && o.kind !== "Service") continue;
     const key = stackKeyOf(o);
-    members.set(key, [...(members.get(key) ?? []), o]);
+    const list = members.get(key);
+    if (list) list.push(o);
+    else members.set(key, [o]);
   }
   const live = (key: string): ObjectSnapshot[] =>
     (members.get(key) ?? []).filter((o) => o.deletionTimestamp === undefined);
@@ -146,7 +148,16 @@ export function buildOwnership(input: OwnershipInput): Ownership {
     ),
   );
 
+  const ownerMemo = new Map<string, StackOwner>();
   function stackOwner(key: string): StackOwner {
+    const known = ownerMemo.get(key);
+    if (known) return known;
+    const made = makeStackOwner(key);
+    ownerMemo.set(key, made);
+    return made;
+  }
+
+  function makeStackOwner(key: string): StackOwner {
     const [tagKey = "", ...rest] = key.split("=");
     const value = rest.join("=");
     const known = live(key).length > 0 ? live(key) : (members.get(key) ?? []);
@@ -259,15 +270,38 @@ export function buildOwnership(input: OwnershipInput): Ownership {
     return derived;
   }
 
+  /** Owners by each DNS name their status names, and load balancers by name: built once. */
+  let byStatus: Map<string, ObjectSnapshot[]> | undefined;
+  function statusIndex(): Map<string, ObjectSnapshot[]> {
+    if (byStatus) return byStatus;
+    byStatus = new Map();
+    for (const o of input.owners)
+      for (const h of o.loadBalancerHostnames ?? []) {
+        const list = byStatus.get(norm(h));
+        if (list) list.push(o);
+        else byStatus.set(norm(h), [o]);
+      }
+    return byStatus;
+  }
+  let byName: Map<string, LoadBalancerSnapshot[]> | undefined;
+  function lbsByName(): Map<string, LoadBalancerSnapshot[]> {
+    if (byName) return byName;
+    byName = new Map();
+    for (const l of input.loadBalancers) {
+      const list = byName.get(l.name);
+      if (list) list.push(l);
+      else byName.set(l.name, [l]);
+    }
+    return byName;
+  }
+
   function deadOwners(dnsName: string, recordName?: string): OwnerEvidence[] {
     const dns = norm(dnsName);
     const name = nameOfDns(dns);
     const found: OwnerEvidence[] = [];
     // 1. The controller wrote it into an owner's status.
-    for (const o of input.owners) {
-      if ((o.loadBalancerHostnames ?? []).some((h) => norm(h) === dns)) {
-        found.push({ owner: stackOwner(stackKeyOf(o)), evidence: `${ref(o)}'s status names ${dns}` });
-      }
+    for (const o of statusIndex().get(dns) ?? []) {
+      found.push({ owner: stackOwner(stackKeyOf(o)), evidence: `${ref(o)}'s status names ${dns}` });
     }
     if (name !== undefined && !chosenNames.has(name)) {
       // 2. Exactly the name this cluster's controller derives for a stack (not a prefix).
@@ -278,8 +312,8 @@ export function buildOwnership(input: OwnershipInput): Ownership {
         });
       }
       // 3. A load balancer of that very name exists again, tagged for a stack; nobody chose the name.
-      for (const lb of input.loadBalancers) {
-        if (lb.name !== name || norm(lb.dnsName) === dns) continue;
+      for (const lb of lbsByName().get(name) ?? []) {
+        if (norm(lb.dnsName) === dns) continue;
         const owner = ownerOf(lb);
         if (owner) {
           found.push({
@@ -307,12 +341,21 @@ export function buildOwnership(input: OwnershipInput): Ownership {
     return found;
   }
 
+  /** This cluster's load balancers by the stack key they are tagged for (built once). */
+  let byStack: Map<string, LoadBalancerSnapshot[]> | undefined;
   function liveTargetsOf(owner: StackOwner, except: string): LoadBalancerSnapshot[] {
-    return input.loadBalancers.filter(
-      (l) =>
-        norm(l.dnsName) !== except &&
-        (l.state === "active" || l.state === "provisioning") &&
-        ownerOf(l)?.key === owner.key,
+    if (!byStack) {
+      byStack = new Map();
+      for (const l of input.loadBalancers) {
+        const key = ownerOf(l)?.key;
+        if (key === undefined) continue;
+        const list = byStack.get(key);
+        if (list) list.push(l);
+        else byStack.set(key, [l]);
+      }
+    }
+    return (byStack.get(owner.key) ?? []).filter(
+      (l) => norm(l.dnsName) !== except && (l.state === "active" || l.state === "provisioning"),
     );
   }
 
