@@ -6,9 +6,14 @@
  * Safety: nothing from a message ever becomes HTML. Every string reaches the page through
  * `textContent` or an attribute the page sets itself (links only for http(s)/mailto URLs); the
  * server's Content-Security-Policy forbids any script but this file besides.
+ *
+ * Every request that acts sends the token the server put in this page (`X-Console-Token`) as
+ * `application/json`: the server refuses anything else, so no other site can act through it.
  */
 
 const $ = (id) => document.getElementById(id);
+/** This page's token, put in by the server when it served the page; every POST carries it. */
+const CONSOLE_TOKEN = document.querySelector('meta[name="console-token"]')?.getAttribute("content") ?? "";
 const state = { data: undefined, user: undefined, openViewId: undefined, version: "" };
 
 // ---------------------------------------------------------------------------------------------
@@ -41,7 +46,7 @@ function toast(text) {
 async function api(path, body) {
   const res = await fetch(path, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", "x-console-token": CONSOLE_TOKEN },
     body: JSON.stringify(body),
   });
   const answer = await res.json().catch(() => ({}));

@@ -16,8 +16,25 @@
  *   POST /api/close        `{ user, viewId }`: close a modal without submitting
  *   POST /api/world        `{ user, id }`: run one of the world's events (Argo CD re-syncs, …)
  *
+ * Who may drive it: the console signs what it sends as any sandbox user, so a request that acts must
+ * come from the console's own page, never from another site the same browser has open (see
+ * {@link refuseCrossSite} and {@link consoleTokens}). Every request that is not a GET:
+ *   - from the console's own origin: an `Origin` header, when sent, is `http://<its Host>` (a
+ *     loopback name and this port), and `Sec-Fetch-Site`, when sent, is `same-origin` or `none`;
+ *     browsers send `Origin` with every POST, so a cross-site page is refused here (403);
+ *   - with `X-Console-Token` equal to the token in the page it was served with (a `<meta>` tag,
+ *     random per page load, checked in constant time), 403 otherwise — except `POST /api/lint`,
+ *     which changes nothing; a client outside a browser (curl, the tests) has no `Origin` and reads
+ *     the token from `GET /` as the page does;
+ *   - with the media type exactly `application/json` (parameters such as `charset=utf-8` allowed),
+ *     415 otherwise: no form or `text/plain` body, which browsers send cross-site without asking.
+ * A refused request runs nothing. The GET endpoints that return data (`/api/state`, `/api/lint`,
+ * `/api/stream`) refuse cross-site requests too, and no response carries a CORS header: another
+ * site can neither read nor embed them (`Cross-Origin-Resource-Policy: same-origin`).
+ *
  * Only the sim uses it; it imports nothing from the product.
  */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -134,6 +151,75 @@ const STATIC_FILES: Record<string, string> = {
   "/console.js": "console.js",
   "/console.css": "console.css",
 };
+/** The header the page sends its token in, and the `<meta>` it reads it from. */
+export const CONSOLE_TOKEN_HEADER = "x-console-token";
+export const CONSOLE_TOKEN_META = "console-token";
+/** The placeholder in index.html that each served page gets its own token in. */
+const TOKEN_PLACEHOLDER = `<meta name="${CONSOLE_TOKEN_META}" content="" />`;
+/** Names the console answers under; a DNS name pointed at 127.0.0.1 by someone else is not one. */
+const LOOPBACK_NAMES: readonly string[] = ["127.0.0.1", "localhost", "[::1]"];
+/** Posts that change nothing: no token needed (they still must be same-origin JSON). */
+const TOKENLESS_POSTS: ReadonlySet<string> = new Set(["/api/lint"]);
+
+/**
+ * Page tokens: a random nonce and its HMAC under a key that lives only in this process, so each
+ * served page gets its own token and checking one needs no list of the tokens handed out.
+ */
+export function consoleTokens(key: Buffer = randomBytes(32)): {
+  mint(): string;
+  valid(presented: string | undefined): boolean;
+} {
+  const mac = (nonce: string): Buffer =>
+    Buffer.from(createHmac("sha256", key).update(nonce).digest("base64url"));
+  return {
+    mint() {
+      const nonce = randomBytes(18).toString("base64url");
+      return `${nonce}.${mac(nonce).toString()}`;
+    },
+    valid(presented) {
+      if (presented === undefined) return false;
+      const dot = presented.indexOf(".");
+      if (dot <= 0) return false;
+      const expected = mac(presented.slice(0, dot));
+      const given = Buffer.from(presented.slice(dot + 1));
+      // The length of a MAC is no secret; the comparison of its bytes takes the same time however many match.
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
+}
+
+/** A header's one value (Node joins repeated ones; an array only for `set-cookie`). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+/** `application/json; charset=utf-8` → `application/json`; the type and subtype only, lower case. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+/**
+ * Why a request is not the console's own page talking to it, or `undefined`. `Origin` must be this
+ * console's origin when present; `Sec-Fetch-Site` must be `same-origin` (the page) or `none` (typed
+ * in the address bar) when present. With neither header it is no browser's cross-site request.
+ */
+export function refuseCrossSite(req: IncomingMessage, port: number): string | undefined {
+  const origin = header(req, "origin");
+  if (origin !== undefined) {
+    const host = header(req, "host") ?? "";
+    const own = LOOPBACK_NAMES.map((name) => `http://${name}:${String(port)}`);
+    if (origin !== `http://${host}` || !own.includes(origin)) {
+      return `cross-origin request (Origin ${JSON.stringify(origin.slice(0, 100))})`;
+    }
+  }
+  const site = header(req, "sec-fetch-site");
+  if (site !== undefined && site !== "same-origin" && site !== "none") {
+    return `cross-site request (Sec-Fetch-Site ${JSON.stringify(site.slice(0, 40))})`;
+  }
+  return undefined;
+}
+
 const CONTENT_TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",
@@ -168,6 +254,9 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
   let counter = 0;
   const worldActions = options.worldActions ?? [];
   const worldEvents: WorldEvent[] = [];
+  const tokens = consoleTokens();
+  /** Set once listening: what `Origin` must name. */
+  let port = 0;
 
   const messages = (): ConsoleMessage[] => {
     const out: ConsoleMessage[] = [];
@@ -438,7 +527,7 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // Loopback only, and only under a loopback name: no DNS-rebound page can drive the bot.
     const host = (req.headers.host ?? "").replace(/:\d+$/, "");
-    if (!["127.0.0.1", "localhost", "[::1]"].includes(host)) {
+    if (!LOOPBACK_NAMES.includes(host)) {
       sendJson(res, 403, { error: "the console answers on 127.0.0.1 only" });
       return;
     }
@@ -446,7 +535,17 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
     if (req.method === "GET") {
       const file = STATIC_FILES[path];
       if (file !== undefined) {
-        const body = await readFile(join(dir, file));
+        let body: Buffer | string = await readFile(join(dir, file));
+        if (file === "index.html") {
+          // Each page its own token: only a page read from this server can act through it.
+          const html = body.toString("utf8");
+          if (!html.includes(TOKEN_PLACEHOLDER))
+            throw new HttpError(500, "index.html has no token placeholder");
+          body = html.replace(
+            TOKEN_PLACEHOLDER,
+            `<meta name="${CONSOLE_TOKEN_META}" content="${tokens.mint()}" />`,
+          );
+        }
         res
           .writeHead(200, {
             "content-type": CONTENT_TYPES[file.split(".").pop() ?? ""] ?? "application/octet-stream",
@@ -455,9 +554,19 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
             "content-security-policy":
               "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
             "x-content-type-options": "nosniff",
+            "cross-origin-resource-policy": "same-origin",
+            "cross-origin-opener-policy": "same-origin",
           })
           .end(body);
         return;
+      }
+      if (path.startsWith("/api/")) {
+        // What the bot posted is the sandbox's: another site may not read it, not even by embedding it.
+        const refused = refuseCrossSite(req, port);
+        if (refused !== undefined) {
+          sendJson(res, 403, { error: `refused: ${refused}` });
+          return;
+        }
       }
       if (path === "/api/state") return sendJson(res, 200, state());
       if (path === "/api/lint") return sendJson(res, 200, lint());
@@ -465,6 +574,8 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
         res.writeHead(200, {
           "content-type": "text/event-stream",
           "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+          "cross-origin-resource-policy": "same-origin",
           connection: "keep-alive",
         });
         res.write(`event: change\ndata: ${version()}\n\n`);
@@ -480,8 +591,21 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
       sendJson(res, 404, { error: "not found" });
       return;
     }
-    // A JSON body: a cross-site form cannot send one without a preflight this server never grants.
-    if (!(req.headers["content-type"] ?? "").includes("application/json")) {
+    // Only the console's own page acts, and only with the token it was served: checked before the
+    // body is read, so a refused request runs nothing.
+    const refused = refuseCrossSite(req, port);
+    if (refused !== undefined) {
+      sendJson(res, 403, { error: `refused: ${refused}` });
+      return;
+    }
+    if (!TOKENLESS_POSTS.has(path) && !tokens.valid(header(req, CONSOLE_TOKEN_HEADER))) {
+      sendJson(res, 403, {
+        error: `refused: no valid ${CONSOLE_TOKEN_HEADER}; send the token of the page (its <meta name="${CONSOLE_TOKEN_META}">)`,
+      });
+      return;
+    }
+    // Exactly a JSON body: `text/plain;charset=application/json` is text/plain, which any site may send.
+    if (mediaType(header(req, "content-type")) !== "application/json") {
       sendJson(res, 415, { error: "send application/json" });
       return;
     }
@@ -498,7 +622,7 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
 
   server.listen(options.port ?? 0, "127.0.0.1");
   await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${String(port)}/`,
     lint,
@@ -592,7 +716,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
     res.end();
     return;
   }
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    "cross-origin-resource-policy": "same-origin",
+  });
   res.end(JSON.stringify(body));
 }
 
