@@ -5,11 +5,17 @@
  * warning; the rest of the diagnosis still appears.
  */
 import type { AwsPort } from "../aws/port.js";
-import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
+import { ErrorCode, isUnstuckError, UnstuckError, toUserError } from "../errors.js";
 import { DEFAULT_KUBE_CONCURRENCY } from "../kube/limiter.js";
 import type { KubePort } from "../kube/port.js";
 import { edgeOwnerOf, type EdgeOwner } from "../edge/model.js";
-import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot, ResourceType } from "../kube/types.js";
+import type {
+  DeploymentSnapshot,
+  EventSnapshot,
+  NamespaceSnapshot,
+  ObjectSnapshot,
+  ResourceType,
+} from "../kube/types.js";
 import type { ApiServiceSnapshot, DiscoveryFailure } from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
@@ -49,6 +55,36 @@ const MAX_EVENT_BLOCKERS = 25;
 
 /** Groups whose objects are the same as another group's (listing both would double-count). */
 const DUPLICATE_GROUPS = new Set(["events.k8s.io"]);
+
+/**
+ * Types whose bodies are secrets. The adapter lists every type metadata only
+ * (`PartialObjectMetadataList`), but RBAC authorizes the verb, not the representation: the `list`
+ * this needs would return every Secret's data to a request for the full form, and even metadata can
+ * carry it (`kubectl.kubernetes.io/last-applied-configuration` of an applied Secret). So the
+ * diagnosis reads them only when the namespace's `NamespaceContentRemaining` condition names them
+ * (or says nothing), and a chart installed with `rbac.readScope=explicit` can leave the grant out.
+ */
+const BODY_SENSITIVE = new Set(["/secrets"]);
+
+/**
+ * Whether the namespace may still hold objects of `type`, by its own `NamespaceContentRemaining`
+ * condition (the namespace controller's last count, e.g. `Some resources are remaining: secrets.
+ * has 2 resource instances`). A Terminating namespace admits no new object, so a type the condition
+ * does not name is gone. Missing, Unknown or unreadable condition: true (list it to find out).
+ */
+export function contentMayRemain(
+  ns: Pick<NamespaceSnapshot, "conditions"> | null,
+  type: Pick<ResourceType, "group" | "resource">,
+): boolean {
+  const c = ns?.conditions.find((x) => x.type === "NamespaceContentRemaining");
+  if (c === undefined) return true;
+  if (c.status === "False") return false;
+  if (c.status !== "True") return true;
+  const listed = /^Some resources are remaining: (.*)$/.exec(c.message ?? "")?.[1];
+  if (listed === undefined) return true;
+  const label = `${type.resource}.${type.group} has `;
+  return listed.split(", ").some((part) => part.startsWith(label));
+}
 
 /** The line every diagnosis made without AWS settings carries (Slack card and terminal text). */
 export const AWS_NOT_CHECKED =
@@ -97,9 +133,15 @@ async function collectDiagnosis(
     const types = discovery.resources.filter(
       (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
     );
-    const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, (t) =>
-      giveUp.signal.aborted ? Promise.resolve([]) : kube.listObjects(t, name, { signal: giveUp.signal }),
-    );
+    const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, async (t) => {
+      if (giveUp.signal.aborted) return [];
+      if (BODY_SENSITIVE.has(`${t.group}/${t.resource}`)) {
+        // Listed only when the namespace's own condition says some remain (or says nothing).
+        const ns = await nsRead.catch(() => null);
+        if (giveUp.signal.aborted || !contentMayRemain(ns, t)) return [];
+      }
+      return kube.listObjects(t, name, { signal: giveUp.signal });
+    });
     return { discovery, types, results };
   })();
   // Never an unhandled rejection when the namespace read fails first (its error is the answer).
@@ -142,7 +184,10 @@ async function collectDiagnosis(
     const type = types[i];
     if (!type) return;
     if (r.ok) listed.push({ type, objects: r.value });
-    else {
+    else if (isUnstuckError(r.error) && r.error.code === ErrorCode.Forbidden && !contentMayRemain(ns, type)) {
+      // Not granted (rbac.readScope=explicit), and the namespace's own count says none is left.
+      listed.push({ type, objects: [] });
+    } else {
       unlisted.push(resourceLabel(type));
       warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
     }

@@ -57,6 +57,106 @@ async function template(release: string, namespace: string, args: readonly strin
     .filter((o): o is Obj => o !== null);
 }
 
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+const WRITE_VERBS = [
+  "create",
+  "update",
+  "patch",
+  "delete",
+  "deletecollection",
+  "escalate",
+  "bind",
+  "impersonate",
+  "approve",
+  "sign",
+];
+/** A subresource request always names one object: these are its verbs (`list` has no name, never one). */
+const SUBRESOURCE_VERBS = ["get", "create", "update", "patch", "delete", "watch"];
+/** Subresources the bot must never hold: the kubelet API, exec/attach/port-forward, proxies, tokens. */
+const FORBIDDEN_SUBRESOURCES: readonly [string, string][] = [
+  ["", "nodes/proxy"],
+  ["", "pods/exec"],
+  ["", "pods/attach"],
+  ["", "pods/portforward"],
+  ["", "pods/proxy"],
+  ["", "services/proxy"],
+  ["", "pods/ephemeralcontainers"],
+  ["", "serviceaccounts/token"],
+  ["", "namespaces/finalize"],
+  ["", "namespaces/status"],
+  ["apps", "deployments/scale"],
+];
+/** The subresources the bot uses, by name. */
+const NEEDED_SUBRESOURCES = new Set(["pods/log"]);
+/** `get` where the bot reads one object by name (besides the finalizer targets). */
+const GET_TYPES = new Set(["namespaces", "endpoints", "pods/log"]);
+/** `watch`: the discovery cache and the watcher. */
+const WATCH_TYPES = new Set(["customresourcedefinitions", "apiservices", "namespaces"]);
+
+// RBAC's own matching: `*` in verbs, groups or resources, and `*` + `/sub` for a subresource of any type.
+function grants(rule: Rule, verb: string, group: string, resource: string): boolean {
+  const sub = resource.includes("/") ? resource.slice(resource.indexOf("/")) : undefined;
+  return (
+    (rule.verbs.includes(verb) || rule.verbs.includes("*")) &&
+    (rule.apiGroups.includes(group) || rule.apiGroups.includes("*")) &&
+    (rule.resources.includes(resource) ||
+      rule.resources.includes("*") ||
+      (sub !== undefined && rule.resources.includes(`*${sub}`)))
+  );
+}
+
+/** Everything a rendered role grants beyond least privilege, one line per problem (empty = fine). */
+function rbacProblems(roles: readonly Obj[]): string[] {
+  const problems: string[] = [];
+  for (const role of roles) {
+    const name = role.metadata.name;
+    const writer = name.endsWith("-remove-finalizers") || name.endsWith("-open-deletion-guard");
+    for (const rule of (role.rules ?? []) as Rule[]) {
+      const at = `${name}: ${JSON.stringify(rule)}`;
+      if (rule.nonResourceURLs !== undefined) problems.push(`${at}: nonResourceURLs`);
+      const wild =
+        rule.apiGroups.includes("*") ||
+        rule.resources.some((r) => r.includes("*")) ||
+        rule.verbs.includes("*");
+      for (const verb of rule.verbs) {
+        if (wild && verb !== "list") problems.push(`${at}: ${verb} over *`);
+        if (WRITE_VERBS.includes(verb) && !writer)
+          problems.push(`${at}: write verb ${verb} outside the finalizer and guard roles`);
+        if (WRITE_VERBS.includes(verb) && writer && verb !== "patch")
+          problems.push(`${at}: write verb ${verb}`);
+        if (verb === "watch" && !rule.resources.every((r) => WATCH_TYPES.has(r)))
+          problems.push(`${at}: watch beyond CRDs, APIServices, namespaces`);
+        if (verb === "get" && !writer) {
+          for (const r of rule.resources) if (!GET_TYPES.has(r)) problems.push(`${at}: get on ${r}`);
+        }
+      }
+      for (const r of rule.resources) {
+        if (r.includes("/") && !NEEDED_SUBRESOURCES.has(r)) problems.push(`${at}: subresource ${r}`);
+      }
+      if (
+        name.endsWith("-open-deletion-guard") &&
+        JSON.stringify(rule) !==
+          JSON.stringify({ apiGroups: [""], resources: ["namespaces"], verbs: ["patch"] })
+      ) {
+        problems.push(`${at}: the guard role patches namespaces, nothing else`);
+      }
+      for (const [group, resource] of FORBIDDEN_SUBRESOURCES) {
+        for (const verb of SUBRESOURCE_VERBS) {
+          if (grants(rule, verb, group, resource)) problems.push(`${at}: grants ${verb} on ${resource}`);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
 const releaseOf = (set: ValueSet): string => `r-${set}`;
 const namespaceOf = (set: ValueSet): string => `unstuck-${set}`;
 
@@ -275,18 +375,62 @@ describe("the Helm chart", () => {
     ).toEqual(["ops"]);
   });
 
-  it("grants reads as get/list only and writes only as patch on the finalizer targets", () => {
+  it("grants least privilege: list (never get) over *, get only where the bot gets, no subresource but pods/log, writes only in the finalizer and guard roles", async () => {
+    const renders: [string, Obj[]][] = VALUE_SETS.map((set) => [set, rendered.get(set) ?? []]);
+    // Every optional role on, in both read scopes.
+    for (const scope of ["all", "explicit"]) {
+      const extra = ["--set", "guard.namespaceDeletion.enabled=true", "--set", "config.watchChannel=C0WATCH"];
+      renders.push([
+        `guard+watcher, readScope=${scope}`,
+        await template("r-all-on", "unstuck-all-on", [
+          "-f",
+          valuesFile("default"),
+          ...extra,
+          "--set",
+          `rbac.readScope=${scope}`,
+        ]),
+      ]);
+    }
+    for (const [name, objects] of renders) {
+      const roles = objects.filter((o) => o.kind === "ClusterRole" || o.kind === "Role");
+      expect(roles.length, name).toBeGreaterThan(0);
+      expect(rbacProblems(roles), name).toEqual([]);
+    }
+    // The checker itself: the old wildcard get, a kubelet proxy, exec, a write outside the two roles.
+    const role = (suffix: string, rules: Rule[]): Obj => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: `x${suffix}` },
+      rules,
+    });
+    const bad: [Obj, RegExp][] = [
+      [role("-read", [{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list"] }]), /get over \*/],
+      [role("-read", [{ apiGroups: [""], resources: ["nodes/proxy"], verbs: ["get"] }]), /nodes\/proxy/],
+      [role("-read", [{ apiGroups: [""], resources: ["*/exec"], verbs: ["create"] }]), /pods\/exec/],
+      [role("-read", [{ apiGroups: ["*"], resources: ["*"], verbs: ["list", "watch"] }]), /watch over \*/],
+      [role("-read", [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]), /get on secrets/],
+      [role("-read", [{ apiGroups: [""], resources: ["pods"], verbs: ["delete"] }]), /write/],
+      [
+        role("-remove-finalizers", [{ apiGroups: ["*"], resources: ["*"], verbs: ["patch"] }]),
+        /patch over \*/,
+      ],
+    ];
+    for (const [r, problem] of bad) expect(rbacProblems([r]).join("\n")).toMatch(problem);
+
     for (const set of VALUE_SETS) {
-      const read = find(set, "ClusterRole", "-read");
-      expect(read.rules).toEqual([{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list"] }]);
+      // get only on the finalizer targets (the executor re-reads the object) besides the read role's.
       const write = find(set, "ClusterRole", "-remove-finalizers");
-      for (const rule of write.rules as { verbs: string[]; resources: string[] }[]) {
-        expect(rule.verbs).toEqual(["patch"]);
+      for (const rule of write.rules as Rule[]) {
+        expect(rule.verbs).toEqual(["get", "patch"]);
         expect(rule.resources).not.toContain("*");
         for (const r of ["pods", "secrets", "configmaps", "deployments", "serviceaccounts"]) {
           expect(rule.resources).not.toContain(r);
         }
       }
+      const read = find(set, "ClusterRole", "-read").rules as Rule[];
+      expect(read.filter((r) => r.verbs.includes("get"))).toEqual([
+        { apiGroups: [""], resources: ["namespaces", "endpoints", "pods/log"], verbs: ["get"] },
+      ]);
       const bindings = (rendered.get(set) ?? []).filter((o) => o.kind === "ClusterRoleBinding");
       for (const b of bindings) {
         expect(b.subjects).toEqual([
@@ -298,6 +442,36 @@ describe("the Helm chart", () => {
         ]);
       }
     }
+    // readScope=all: one wildcard rule, list only. explicit (socket-irsa): no wildcard, no Secrets,
+    // and still every type the bot lists by name.
+    expect((find("default", "ClusterRole", "-read").rules as Rule[])[0]).toEqual({
+      apiGroups: ["*"],
+      resources: ["*"],
+      verbs: ["list"],
+    });
+    const explicit = find("socket-irsa", "ClusterRole", "-read").rules as Rule[];
+    const listed = explicit
+      .filter((r) => r.verbs.includes("list"))
+      .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((x) => `${x}.${g}`)));
+    expect(listed.some((x) => x.includes("*"))).toBe(false);
+    expect(listed).not.toContain("secrets.");
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        "namespaces.",
+        "pods.",
+        "events.",
+        "services.",
+        "deployments.apps",
+        "ingresses.networking.k8s.io",
+        "targetgroupbindings.elbv2.k8s.aws",
+        "endpointslices.discovery.k8s.io",
+        "apiservices.apiregistration.k8s.io",
+        "customresourcedefinitions.apiextensions.k8s.io",
+        "applications.argoproj.io",
+        "configmaps.",
+        "persistentvolumeclaims.",
+      ]),
+    );
     // The discovery cache's watches: CRDs and APIServices, watch only, in every install.
     for (const set of VALUE_SETS) {
       expect(find(set, "ClusterRole", "-watch-discovery").rules).toEqual([
@@ -322,7 +496,7 @@ describe("the Helm chart", () => {
     expect(find("socket-irsa", "ClusterRole", "-remove-finalizers").rules).toContainEqual({
       apiGroups: ["s3.services.k8s.aws"],
       resources: ["buckets"],
-      verbs: ["patch"],
+      verbs: ["get", "patch"],
     });
   });
 
@@ -450,6 +624,38 @@ describe("the Helm chart", () => {
       [
         ["--set", "image.repository=x", "--set", "aws.enabled=false", "--set", "redis.bundled.enabled=false"],
         "redis.external.url or redis.external.urlSecret.name is required",
+      ],
+      [
+        ["--set", "image.repository=x", "--set", "aws.enabled=false", "--set", "rbac.readScope=most"],
+        "rbac.readScope must be all or explicit",
+      ],
+      [
+        [
+          "--set",
+          "image.repository=x",
+          "--set",
+          "aws.enabled=false",
+          "--set",
+          "guard.namespaceDeletion.enabled=true",
+          "--set",
+          "worker.replicaCount=0",
+        ],
+        "guard.namespaceDeletion needs worker.replicaCount >= 1",
+      ],
+      [
+        [
+          "--set",
+          "image.repository=x",
+          "--set",
+          "aws.enabled=false",
+          "--set",
+          "rbac.readScope=explicit",
+          "--set",
+          "rbac.explicitResources[0].apiGroups[0]=",
+          "--set",
+          "rbac.explicitResources[0].resources[0]=nodes/proxy",
+        ],
+        'rbac.explicitResources names types, not "nodes/proxy"',
       ],
     ];
     for (const [args, message] of cases) {

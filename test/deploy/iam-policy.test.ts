@@ -3,8 +3,9 @@
  * `new XxxCommand(` in src/ and commands/, its service from the `@aws-sdk/client-*` package it is
  * imported from) is exactly the set of actions deploy/iam-policy.json allows — nothing missing (a
  * call AWS would refuse in production) and nothing extra. Reads and writes are separate
- * statements; writes never on every resource, and on EC2/ELB only on what the Load Balancer
- * Controller tagged.
+ * statements; writes never on every resource, and on EC2/ELB only on what this cluster's Load
+ * Balancer Controller tagged: `elbv2.k8s.aws/cluster` equal to the cluster's name, which the
+ * installer fills in for the placeholder `<cluster-name>` — never any controller's tag.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -24,6 +25,10 @@ const IAM_PREFIX: Readonly<Record<string, string>> = {
 const NEEDS_NO_PERMISSION = new Set(["sts:GetCallerIdentity"]);
 
 const READ = /^(Describe|List|Get|Lookup|Search)[A-Z]/;
+
+/** What the installer replaces with the EKS cluster's name (README, Deploy step 4). */
+const CLUSTER_PLACEHOLDER = "<cluster-name>";
+const CLUSTER_TAG = "aws:ResourceTag/elbv2.k8s.aws/cluster";
 
 interface Statement {
   Sid?: string;
@@ -114,15 +119,28 @@ describe("deploy/iam-policy.json", () => {
       expect(reads, `${s.Sid ?? "?"} mixes reads into a write statement`).toEqual([]);
       expect(list(s.Resource), `${s.Sid ?? "?"}: a write statement on every resource`).not.toContain("*");
       if (list(s.Action).some((a) => a.startsWith("ec2:") || a.startsWith("elasticloadbalancing:"))) {
-        const tagged =
-          s.Condition?.Null?.["aws:ResourceTag/elbv2.k8s.aws/cluster"] === "false" ||
-          s.Condition?.StringEquals?.["aws:ResourceTag/elbv2.k8s.aws/cluster"] !== undefined;
+        // Exactly this cluster's tag value: not "the tag exists" (Null), not a pattern (StringLike),
+        // not any other operator that another cluster's resources could satisfy.
         expect(
-          tagged,
-          `${s.Sid ?? "?"}: EC2/ELB writes must be conditioned on the controller's cluster tag`,
-        ).toBe(true);
+          s.Condition,
+          `${s.Sid ?? "?"}: EC2/ELB writes must be conditioned on elbv2.k8s.aws/cluster = this cluster's name`,
+        ).toEqual({ StringEquals: { [CLUSTER_TAG]: CLUSTER_PLACEHOLDER } });
       }
     }
+  });
+
+  it("leaves the cluster's name to the installer: one placeholder, filled in by the documented command", async () => {
+    const text = await readFile("deploy/iam-policy.json", "utf8");
+    // The only placeholder: a policy with it unfilled matches no resource (fails closed).
+    expect(text.match(/<[^>]*>/g)).toEqual([CLUSTER_PLACEHOLDER]);
+    const filled = JSON.parse(text.replaceAll(CLUSTER_PLACEHOLDER, "prod-eks")) as { Statement: Statement[] };
+    const conditioned = filled.Statement.filter((st) => st.Condition !== undefined);
+    expect(conditioned.map((st) => st.Condition?.StringEquals?.[CLUSTER_TAG])).toEqual(["prod-eks"]);
+    // The install steps say to fill it in, and with what.
+    const readme = await readFile("README.md", "utf8");
+    const step = readme.slice(readme.indexOf("4. **AWS**"), readme.indexOf("5. **Install**"));
+    expect(step).toContain(CLUSTER_PLACEHOLDER);
+    expect(step).toMatch(/sed .*<cluster-name>/);
   });
 
   it("finds commands by their package, also when renamed, and ignores type imports and other constructors", () => {

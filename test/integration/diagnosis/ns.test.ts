@@ -126,10 +126,21 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
   });
 
   it("says which verb and resource RBAC forbids, and keeps the rest of the diagnosis", async () => {
-    sim.setFaults({ forbid: [{ verb: "list", resource: "secrets" }] });
+    sim.setFaults({ forbid: [{ verb: "list", resource: "deployments", group: "apps" }] });
     const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
     expect(d.blockers.some((b) => b.name === "myapp-worker-ingress")).toBe(true);
-    expect(d.warnings.join("\n")).toMatch(/cannot list secrets/);
+    expect(d.warnings.join("\n")).toMatch(/cannot list deployments/);
+    // A type the namespace's own condition says is gone is not unread, even when it may not be listed
+    // (Secrets are not even asked for: the condition names only ingresses).
+    sim.setFaults({
+      forbid: [
+        { verb: "list", resource: "secrets" },
+        { verb: "list", resource: "configmaps" },
+      ],
+    });
+    const narrow = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
+    expect(narrow.blockers.some((b) => b.name === "myapp-worker-ingress")).toBe(true);
+    expect(narrow.warnings.join("\n")).not.toMatch(/secrets|configmaps/);
 
     sim.setFaults({ forbid: [{ verb: "get", resource: "namespaces" }] });
     const err = await diagnoseNamespace(kube, "myapp", { now: () => new Date() }).catch((e: unknown) => e);
