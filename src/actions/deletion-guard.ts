@@ -1,14 +1,16 @@
 /**
- * Executor of an approved `open-deletion-guard` request: sets `unstuck.dev/deletion-approved=<request
- * id>` on the namespace — which the chart's ValidatingAdmissionPolicy requires before it admits the
- * namespace's DELETE, and lets only the bot's ServiceAccount set — then schedules the job that takes
- * it off at the end of the window (`jobs/deletion-guard.ts`).
+ * Executor of an approved `open-deletion-guard` request: sets `unstuck.dev/deletion-approved` on the
+ * namespace — which the chart's ValidatingAdmissionPolicy requires before it admits the namespace's
+ * DELETE, and lets only the bot's ServiceAccount set — then schedules the job that takes it off at the
+ * end of the window (`jobs/deletion-guard.ts`). The value is signed and carries the request id and
+ * the end of the window (`deletion-guard-token.ts`), so the reconcile loop (`jobs/guard-reconcile.ts`)
+ * closes the guard on time even when that job is lost.
  *
  * Bound to the namespace as approved: the same uid (a namespace re-created under the same name is
  * another object, never opened on an old approval), the same resourceVersion, not Terminating.
  * The patch pins uid and resourceVersion with `test` operations, so the API server itself refuses
  * it if the namespace moved on between the check and the write. A resumed attempt that finds this
- * request's id already set completes (and schedules the close again: the job id collapses repeats).
+ * request's value already set completes (and schedules the close again: the job id collapses repeats).
  */
 import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../approvals/types.js";
 import type { OpenDeletionGuardAction } from "../approvals/types.js";
@@ -17,12 +19,15 @@ import type { GuardCloseData } from "../jobs/deletion-guard.js";
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
+import { parseGuardValue, type DeletionGuardSigner } from "./deletion-guard-token.js";
 
 export interface DeletionGuardDeps {
   readonly kube: KubePort;
   readonly now: () => Date;
   /** Schedules the close at the end of the window; without it nothing is opened (FAILED). */
   readonly scheduleClose?: (data: GuardCloseData, delayMs: number) => Promise<void>;
+  /** Signs the annotation's value (`UNSTUCK_APPROVAL_KEY`); without it nothing is opened (FAILED). */
+  readonly signer?: DeletionGuardSigner;
   readonly log?: Logger;
 }
 
@@ -59,50 +64,69 @@ export async function applyOpenDeletionGuard(
   request: ApprovalRequest,
   action: OpenDeletionGuardAction,
 ): Promise<DeletionGuardOutcome> {
-  const { kube, now } = deps;
+  const { kube, now, signer } = deps;
   const ns = action.namespace;
+  const uid = action.precondition.uid;
   const annotate = kube.annotateNamespace?.bind(kube);
-  if (annotate === undefined || deps.scheduleClose === undefined) {
+  if (annotate === undefined || deps.scheduleClose === undefined || signer === undefined) {
+    const cannot =
+      annotate === undefined
+        ? "write namespace annotations"
+        : signer === undefined
+          ? "sign the guard's annotation (no approval key)"
+          : "schedule the guard's close";
     return {
       state: "FAILED",
-      message: `Failed: this bot cannot ${annotate === undefined ? "write namespace annotations" : "schedule the guard's close"}, so namespace ${ns} was not opened for deletion.`,
+      message: `Failed: this bot cannot ${cannot}, so namespace ${ns} was not opened for deletion.`,
     };
   }
+  const scheduleClose = deps.scheduleClose;
   const close: GuardCloseData = {
     requestId: request.id,
     namespace: ns,
-    uid: action.precondition.uid,
+    uid,
     windowSeconds: action.windowSeconds,
     ...(request.message !== undefined
       ? { channel: request.message.channel, threadTs: request.message.ts }
       : {}),
   };
-  const windowMs = action.windowSeconds * 1000;
-  const opened = (already: boolean): DeletionGuardOutcome => {
-    const until = now().getTime() + windowMs;
-    return {
-      state: "DONE",
-      message: `🔓 ${already ? "Completed by the interrupted attempt: n" : "N"}amespace ${ns} may be deleted until about ${clock(until)} (${String(Math.round(action.windowSeconds / 60))} min): it carries ${DELETION_APPROVED_ANNOTATION}=${request.id}, which the deletion guard lets through. Delete it now (\`kubectl delete namespace ${ns}\`); the bot closes the guard at the end of the window.`,
-    };
+  /** This request's value on the namespace, verified, when it carries it. */
+  const ours = (seen: NamespaceSnapshot | null): Date | undefined => {
+    if (seen?.uid !== uid) return undefined;
+    const value = signer.verify(seen.annotations[DELETION_APPROVED_ANNOTATION], { namespace: ns, uid });
+    return value?.requestId === request.id ? value.until : undefined;
   };
+  const opened = (until: Date, already: boolean): DeletionGuardOutcome => ({
+    state: "DONE",
+    message: `🔓 ${already ? "Completed by the interrupted attempt: n" : "N"}amespace ${ns} may be deleted until about ${clock(until.getTime())} (${String(Math.round(action.windowSeconds / 60))} min): it carries ${DELETION_APPROVED_ANNOTATION} for request ${request.id} (signed by the bot, until ${until.toISOString().slice(0, 19)}Z), which the deletion guard lets through. Delete it now (\`kubectl delete namespace ${ns}\`); the bot closes the guard at the end of the window.`,
+  });
+  const schedule = (until: Date): Promise<void> =>
+    scheduleClose(close, Math.max(0, until.getTime() - now().getTime()));
 
   const current = await kube.getNamespace(ns);
-  if (
-    current?.uid === action.precondition.uid &&
-    current.annotations[DELETION_APPROVED_ANNOTATION] === request.id
-  ) {
-    // An earlier attempt set it and died before recording the outcome.
-    await deps.scheduleClose(close, windowMs);
-    return opened(true);
+  const resumed = ours(current);
+  if (resumed !== undefined) {
+    // An earlier attempt set it and died before recording the outcome: its window stands.
+    await schedule(resumed);
+    return opened(resumed, true);
   }
   const stale = judgeNamespace(action, current);
   if (stale !== undefined || current === null) return { state: "STALE", message: stale ?? "Not applied." };
+  const until = new Date(now().getTime() + action.windowSeconds * 1000);
+  const value = signer.sign({ namespace: ns, uid }, request.id, until);
+  const written = parseGuardValue(value)?.until ?? until;
   try {
-    await annotate(ns, DELETION_APPROVED_ANNOTATION, request.id, {
-      uid: action.precondition.uid,
-      resourceVersion: action.precondition.resourceVersion,
-      annotations: current.annotations,
-    });
+    await annotate(
+      ns,
+      DELETION_APPROVED_ANNOTATION,
+      value,
+      {
+        uid,
+        resourceVersion: action.precondition.resourceVersion,
+        annotations: current.annotations,
+      },
+      { requestId: request.id },
+    );
   } catch (err) {
     if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
       return {
@@ -112,35 +136,37 @@ export async function applyOpenDeletionGuard(
     }
     // The answer may have been lost after the write: look before deciding.
     const seen = await kube.getNamespace(ns).catch(() => null);
-    if (
-      seen?.uid !== action.precondition.uid ||
-      seen.annotations[DELETION_APPROVED_ANNOTATION] !== request.id
-    ) {
-      throw err;
-    }
+    if (ours(seen) === undefined) throw err;
   }
   try {
-    await deps.scheduleClose(close, windowMs);
+    await schedule(written);
   } catch (err) {
     // An open guard with nothing to close it must not stay: take it off again at once.
     const why = toUserError(err).message;
     deps.log?.error({ requestId: request.id, err: { message: why } }, "could not schedule the guard's close");
-    const seen = await kube.getNamespace(ns).catch(() => null);
-    if (
-      seen?.annotations[DELETION_APPROVED_ANNOTATION] === request.id &&
-      seen.resourceVersion !== undefined &&
-      seen.uid !== undefined
-    ) {
-      await annotate(ns, DELETION_APPROVED_ANNOTATION, null, {
-        uid: seen.uid,
-        resourceVersion: seen.resourceVersion,
-        annotations: seen.annotations,
-      });
+    const removeIf = kube.removeNamespaceAnnotation?.bind(kube);
+    if (removeIf !== undefined) {
+      await removeIf(ns, DELETION_APPROVED_ANNOTATION, { uid, value }, { requestId: request.id });
+    } else {
+      const seen = await kube.getNamespace(ns).catch(() => null);
+      if (
+        seen?.annotations[DELETION_APPROVED_ANNOTATION] === value &&
+        seen.resourceVersion !== undefined &&
+        seen.uid !== undefined
+      ) {
+        await annotate(
+          ns,
+          DELETION_APPROVED_ANNOTATION,
+          null,
+          { uid: seen.uid, resourceVersion: seen.resourceVersion, annotations: seen.annotations },
+          { requestId: request.id },
+        );
+      }
     }
     return {
       state: "FAILED",
       message: `Failed: the close of the guard could not be scheduled (${why}), so ${DELETION_APPROVED_ANNOTATION} was taken off namespace ${ns} again; nothing is open.`,
     };
   }
-  return opened(false);
+  return opened(written, false);
 }

@@ -1,9 +1,13 @@
 /**
  * Closing a namespace's deletion guard at the end of its window: one delayed job per approved
  * request (its id derives from the request), on the waits queue. It takes the annotation
- * `unstuck.dev/deletion-approved` off again only while it still carries this request's id: a
- * namespace deleted meanwhile, re-created, or opened again by a later request is left alone, and
- * the thread says which. Every outcome is audited.
+ * `unstuck.dev/deletion-approved` off again only while it still carries this request's value (a
+ * JSON-patch `test` on the exact value): a namespace deleted meanwhile, re-created, or opened again
+ * by a later request is left alone, and the thread says which. Every outcome is audited.
+ *
+ * This job is the punctual path, with the thread report; it is not what bounds the window. Should it
+ * be lost (deleted from Redis, Redis data lost), the reconcile loop (`guard-reconcile.ts`) takes the
+ * annotation off all the same once the `until` it carries has passed.
  */
 import type { Queue } from "bullmq";
 import type { AuditLog } from "../audit/log.js";
@@ -11,6 +15,8 @@ import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { Logger } from "../log.js";
+import { guardRequestId } from "../actions/deletion-guard-token.js";
+import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { ThreadReporter } from "./waits.js";
 
@@ -36,6 +42,8 @@ export interface GuardCloseDeps {
   readonly reporter?: ThreadReporter;
   readonly now: () => Date;
   readonly log?: Logger;
+  /** Records the thread reply under the request's key, so a close that runs again says it once. */
+  readonly posted?: PostLedger;
 }
 
 export function guardCloseJobId(requestId: string): string {
@@ -86,37 +94,63 @@ export async function closeDeletionGuard(
       break;
     }
     const value = seen.annotations[DELETION_APPROVED_ANNOTATION];
-    if (value !== data.requestId) {
+    const carries = guardRequestId(value);
+    if (value === undefined || carries !== data.requestId || seen.uid !== data.uid) {
       const recreated = seen.uid !== data.uid ? " (it was re-created since)" : "";
       result = {
         outcome: "left-alone",
         text:
           value === undefined
             ? `🔒 Deletion window of namespace ${ns} ended (${minutes}): the guard was already closed${recreated}.`
-            : `🔒 Deletion window of namespace ${ns} ended (${minutes}): it now carries ${DELETION_APPROVED_ANNOTATION}=${value}, another request's; left alone${recreated}.`,
+            : carries !== undefined && carries !== data.requestId
+              ? `🔒 Deletion window of namespace ${ns} ended (${minutes}): it now carries ${DELETION_APPROVED_ANNOTATION} for request ${carries}, another request's; left alone${recreated}.`
+              : `🔒 Deletion window of namespace ${ns} ended (${minutes}): it carries ${DELETION_APPROVED_ANNOTATION} with a value this request did not write; left alone (the bot's reconcile loop takes off any value that is not valid)${recreated}.`,
       };
       break;
     }
-    if (
-      kube.annotateNamespace === undefined ||
-      seen.uid === undefined ||
-      seen.resourceVersion === undefined
-    ) {
+    if (seen.uid === undefined || seen.resourceVersion === undefined) {
       throw new UnstuckError(
-        ErrorCode.Config,
-        "This Kubernetes adapter cannot write namespace annotations, so the deletion guard cannot be closed.",
+        ErrorCode.Upstream,
+        `The API server returned namespace ${ns} without a uid or resourceVersion.`,
       );
     }
+    const closed: GuardCloseResult = {
+      outcome: "closed",
+      text: `🔒 Closed the deletion guard of namespace ${ns}: the ${minutes} window ended, ${DELETION_APPROVED_ANNOTATION} removed; deleting it needs a new approval.${seen.deletionTimestamp !== undefined ? " (Its deletion had already started.)" : ""}`,
+    };
     try {
-      await kube.annotateNamespace(ns, DELETION_APPROVED_ANNOTATION, null, {
-        uid: seen.uid,
-        resourceVersion: seen.resourceVersion,
-        annotations: seen.annotations,
-      });
-      result = {
-        outcome: "closed",
-        text: `🔒 Closed the deletion guard of namespace ${ns}: the ${minutes} window ended, ${DELETION_APPROVED_ANNOTATION} removed; deleting it needs a new approval.${seen.deletionTimestamp !== undefined ? " (Its deletion had already started.)" : ""}`,
-      };
+      if (kube.removeNamespaceAnnotation !== undefined) {
+        // Only this exact value: a value written meanwhile (another approval) makes the API refuse it.
+        const outcome = await kube.removeNamespaceAnnotation(
+          ns,
+          DELETION_APPROVED_ANNOTATION,
+          { uid: seen.uid, value },
+          { requestId: data.requestId },
+        );
+        if (outcome === "changed" && attempt < PATCH_ATTEMPTS) continue;
+        if (outcome === "changed") {
+          throw new UnstuckError(
+            ErrorCode.Stale,
+            `Namespace ${ns} kept changing while the guard was being closed.`,
+          );
+        }
+        result = outcome === "removed" ? closed : undefined;
+        if (result === undefined) continue; // gone meanwhile: the next read says so
+      } else if (kube.annotateNamespace !== undefined) {
+        await kube.annotateNamespace(
+          ns,
+          DELETION_APPROVED_ANNOTATION,
+          null,
+          { uid: seen.uid, resourceVersion: seen.resourceVersion, annotations: seen.annotations },
+          { requestId: data.requestId },
+        );
+        result = closed;
+      } else {
+        throw new UnstuckError(
+          ErrorCode.Config,
+          "This Kubernetes adapter cannot write namespace annotations, so the deletion guard cannot be closed.",
+        );
+      }
     } catch (err) {
       // Moved on between the read and the patch: read again (bounded), never patch blindly.
       if (isUnstuckError(err) && err.code === ErrorCode.Stale && attempt < PATCH_ATTEMPTS) continue;
@@ -136,9 +170,14 @@ export async function closeDeletionGuard(
     target: `deletion guard of namespace ${ns}`,
     result: result.text,
   });
-  if (data.channel !== undefined && data.threadTs !== undefined && deps.reporter !== undefined) {
+  const { channel, threadTs } = data;
+  const reporter = deps.reporter;
+  if (channel !== undefined && threadTs !== undefined && reporter !== undefined) {
     try {
-      await deps.reporter.post(data.channel, data.threadTs, result.text);
+      const text = result.text;
+      await (deps.posted ?? unrecordedPosts).once(postKey("guard-close", data.requestId, "result"), () =>
+        reporter.post(channel, threadTs, text),
+      );
     } catch (err) {
       deps.log?.warn(
         { requestId: data.requestId, err: { message: toUserError(err).message } },

@@ -1,16 +1,21 @@
 /**
  * The chart's namespace-deletion guard (templates/guard-namespace-deletion.yaml, values
  * guard.namespaceDeletion.enabled): a ValidatingAdmissionPolicy that refuses a namespace DELETE
- * without `unstuck.dev/deletion-approved`, and refuses any CREATE/UPDATE that sets, changes or
- * removes that annotation unless it comes from the bot's ServiceAccount. Its CEL is evaluated here
- * with a conformant CEL evaluator (@bufbuild/cel) on crafted admission requests and on the old and
- * new objects of the bot's real write: the Kubernetes adapter's annotation patch sent to the kube
- * simulator. (No real API server evaluates it here.)
+ * without `unstuck.dev/deletion-approved` of the shape the bot writes (signed, with request id and
+ * window), refuses any CREATE/UPDATE that sets, changes or removes that annotation unless it comes
+ * from the bot's ServiceAccount, and refuses any change to it through the `namespaces/finalize` and
+ * `namespaces/status` subresources (whose update strategies keep metadata) from anyone. Its CEL is
+ * evaluated here with a conformant CEL evaluator (@bufbuild/cel) on crafted admission requests for
+ * the namespace and each subresource, and on the old and new objects of the bot's real write: the
+ * Kubernetes adapter's annotation patch sent to the kube simulator. (No real API server evaluates it
+ * here.)
  */
 import { run, isCelError } from "@bufbuild/cel";
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { DeletionGuardSigner, GUARD_VALUE_PATTERN } from "../../src/actions/deletion-guard-token.js";
+import { randomApprovalKey } from "../../src/approvals/integrity.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../src/kube/port.js";
 import { startKubeSim, type KubeObject, type KubeSim } from "../sim/kube/index.js";
@@ -21,6 +26,11 @@ const CHART = "deploy/chart/unstuck";
 const NAMESPACE = "ops";
 const BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck`;
 const KEY = "unstuck.dev/deletion-approved";
+const UID = "0b8c1e9e-6a52-4d35-9d7e-1d2f3c4b5a69";
+const signer = new DeletionGuardSigner(randomApprovalKey());
+/** A value as the bot writes it: request `reqid…`, open for an hour. */
+const approved = (name = "myapp", request = "aaaaaaaaaaaaaaaaaaaaaaaaaa"): string =>
+  signer.sign({ namespace: name, uid: UID }, request, new Date(Date.now() + 3_600_000));
 
 interface Policy {
   matchConstraints: { resourceRules: { operations: string[]; resources: string[] }[] };
@@ -46,20 +56,30 @@ function evaluate(expression: string, bindings: Record<string, unknown>): unknow
 
 type Operation = "CREATE" | "UPDATE" | "DELETE";
 
-/** The policy's verdict: the messages of the failed validations (empty = admitted). */
+/**
+ * The policy's verdict: the messages of the failed validations (empty = admitted; undefined = the
+ * request is not matched at all). `subResource` "" is the namespace itself.
+ */
 function admit(
   policy: Policy,
   operation: Operation,
   username: string,
   oldObject: unknown,
   object: unknown,
-): string[] {
+  subResource: "" | "finalize" | "status" = "",
+): string[] | undefined {
+  const resource = subResource === "" ? "namespaces" : `namespaces/${subResource}`;
   const matched = policy.matchConstraints.resourceRules.some(
-    (r) => r.operations.includes(operation) && r.resources.includes("namespaces"),
+    (r) => r.operations.includes(operation) && r.resources.includes(resource),
   );
-  if (!matched) return [];
-  // As the API server binds them: oldObject is null on CREATE, object is null on DELETE.
-  const request = toCel({ userInfo: { username }, operation });
+  if (!matched) return undefined;
+  // As the API server binds them: oldObject is null on CREATE, object is null on DELETE; the
+  // request's subResource is omitted when empty (omitempty), present for a subresource.
+  const request = toCel({
+    userInfo: { username },
+    operation,
+    ...(subResource !== "" ? { subResource } : {}),
+  });
   const bindings: Record<string, unknown> = {
     request,
     object: object === null ? null : toCel(object),
@@ -91,7 +111,7 @@ function ns(name: string, annotations?: Record<string, string>, labels?: Record<
     kind: "Namespace",
     metadata: {
       name,
-      uid: "0b8c1e9e-6a52-4d35-9d7e-1d2f3c4b5a69",
+      uid: UID,
       resourceVersion: "41",
       labels: { "kubernetes.io/metadata.name": name, ...labels },
       ...(annotations ? { annotations } : {}),
@@ -106,6 +126,8 @@ describe("the namespace-deletion guard", () => {
   let binding: Loose;
   let finalizerOnly: Policy & { matchConditions: { expression: string }[] };
   let refuseDelete: string;
+  let refuseMalformed: string;
+  let refuseSubresource: string;
   let refuseAnnotation: string;
 
   beforeAll(async () => {
@@ -135,8 +157,12 @@ describe("the namespace-deletion guard", () => {
       (d) =>
         d?.kind === "ValidatingAdmissionPolicy" && String(d.metadata.name).endsWith("-finalizer-only-writes"),
     ).spec;
-    [refuseDelete, refuseAnnotation] = policy.validations.map((v) => v.message) as [string, string];
+    [refuseDelete, refuseMalformed, refuseSubresource, refuseAnnotation] = policy.validations.map(
+      (v) => v.message,
+    ) as [string, string, string, string];
     expect(refuseDelete).toMatch(/approve-delete/);
+    expect(refuseMalformed).toMatch(/not a value the bot writes/);
+    expect(refuseSubresource).toMatch(/namespaces\/finalize or namespaces\/status/);
     expect(refuseAnnotation).toMatch(/unstuck\.dev\/deletion-approved/);
   });
 
@@ -155,7 +181,13 @@ describe("the namespace-deletion guard", () => {
     ]);
   });
 
-  it("refuses a namespace DELETE without the annotation and admits it with the annotation", () => {
+  it("repeats the exact shape of the value the bot writes (GUARD_VALUE_PATTERN)", () => {
+    const shape = policy.validations[1]?.expression ?? "";
+    expect(shape).toContain(`v.matches('${GUARD_VALUE_PATTERN}')`);
+    expect(new RegExp(GUARD_VALUE_PATTERN).test(approved())).toBe(true);
+  });
+
+  it("refuses a namespace DELETE without the annotation or with one the bot did not write, and admits it with the bot's value", () => {
     expect(admit(policy, "DELETE", "kubernetes-admin", ns("myapp"), null)).toEqual([refuseDelete]);
     expect(admit(policy, "DELETE", "kubernetes-admin", ns("myapp", { other: "x" }), null)).toEqual([
       refuseDelete,
@@ -171,7 +203,92 @@ describe("the namespace-deletion guard", () => {
         null,
       ),
     ).toEqual([refuseDelete]);
-    expect(admit(policy, "DELETE", "kubernetes-admin", ns("myapp", { [KEY]: "abc" }), null)).toEqual([]);
+    expect(admit(policy, "DELETE", "kubernetes-admin", ns("myapp", { [KEY]: approved() }), null)).toEqual([]);
+    expect(admit(policy, "DELETE", BOT, ns("myapp", { [KEY]: approved() }), null)).toEqual([]);
+    // Present but not of the bot's shape: refused, whoever deletes.
+    const good = approved();
+    const malformed = [
+      "abc",
+      "",
+      "aaaaaaaaaaaaaaaaaaaaaaaaaa",
+      "true",
+      good.replace(";mac=", ";sig="),
+      good.slice(0, -1),
+      `${good}x`,
+      good.replace(/until=[^;]+/, "until=2030-01-01"),
+      good.replace(/req=[^;]+/, "req=AAAAAAAAAAAAAAAAAAAAAAAAAA"),
+      ` ${good}`,
+      `${good}\n`,
+    ];
+    for (const value of malformed) {
+      expect(admit(policy, "DELETE", "kubernetes-admin", ns("myapp", { [KEY]: value }), null), value).toEqual(
+        [refuseMalformed],
+      );
+    }
+  });
+
+  it("matches namespaces/finalize and namespaces/status on UPDATE, and refuses any change to the annotation through them, from anyone", () => {
+    const value = approved();
+    const other = approved("myapp", "bbbbbbbbbbbbbbbbbbbbbbbbbb");
+    const plain = ns("myapp", { team: "shop" });
+    const open = ns("myapp", { team: "shop", [KEY]: value });
+    const changes: [string, Loose, Loose][] = [
+      ["added", plain, open],
+      ["added with the first annotations", ns("myapp"), ns("myapp", { [KEY]: value })],
+      ["changed", open, ns("myapp", { team: "shop", [KEY]: other })],
+      ["emptied", open, ns("myapp", { team: "shop", [KEY]: "" })],
+      ["removed", open, plain],
+      ["removed with every annotation", open, ns("myapp")],
+    ];
+    const everyone = [
+      BOT,
+      "kubernetes-admin",
+      "alice@example.com",
+      "system:serviceaccount:kube-system:namespace-controller",
+    ];
+    for (const sub of ["finalize", "status"] as const) {
+      for (const [what, before, after] of changes) {
+        for (const user of everyone) {
+          expect(admit(policy, "UPDATE", user, before, after, sub), `${sub}, ${user}: ${what}`).toEqual([
+            refuseSubresource,
+          ]);
+        }
+      }
+    }
+    // Leaving the annotation alone: what these subresources are for goes through.
+    const terminating = (annotations?: Record<string, string>, finalizers = ["kubernetes"]): Loose => {
+      const o = ns("myapp", annotations);
+      o.metadata.deletionTimestamp = "2030-01-01T00:00:00Z";
+      o.spec.finalizers = finalizers;
+      o.status = { phase: "Terminating" };
+      return o;
+    };
+    const annotationSets: (Record<string, string> | undefined)[] = [
+      undefined,
+      { team: "shop" },
+      { team: "shop", [KEY]: value },
+    ];
+    for (const annotations of annotationSets) {
+      for (const user of everyone) {
+        // finalize: the namespace controller (or a human) empties spec.finalizers.
+        expect(
+          admit(policy, "UPDATE", user, terminating(annotations), terminating(annotations, []), "finalize"),
+        ).toEqual([]);
+        // status: a condition is written; another annotation changed alongside.
+        const after = terminating({ ...annotations, note: "x" });
+        after.status.conditions = [{ type: "NamespaceContentRemaining", status: "True" }];
+        expect(admit(policy, "UPDATE", user, terminating(annotations), after, "status")).toEqual([]);
+      }
+    }
+    // No DELETE or CREATE through a subresource is matched.
+    expect(admit(policy, "DELETE", "alice@example.com", open, null, "finalize")).toBeUndefined();
+    expect(admit(policy, "CREATE", "alice@example.com", null, open, "status")).toBeUndefined();
+    expect(policy.matchConstraints.resourceRules).toContainEqual(
+      expect.objectContaining({
+        operations: ["UPDATE"],
+        resources: ["namespaces/finalize", "namespaces/status"],
+      }),
+    );
   });
 
   it("lets only the bot's ServiceAccount set, change or remove the annotation", () => {
@@ -250,8 +367,9 @@ describe("the namespace-deletion guard", () => {
 
     it("admits the bot opening and closing the guard, refuses the same write from anyone else, and the finalizer-only guard admits it too", async () => {
       for (const name of ["shop", "bare"]) {
-        const [before, opened] = await botAnnotates(name, "reqid");
-        expect(opened.metadata?.annotations?.[KEY]).toBe("reqid");
+        const value = approved(name);
+        const [before, opened] = await botAnnotates(name, value);
+        expect(opened.metadata?.annotations?.[KEY]).toBe(value);
         expect(admit(policy, "UPDATE", BOT, before, opened)).toEqual([]);
         expect(admit(policy, "UPDATE", "alice@example.com", before, opened)).toEqual([refuseAnnotation]);
         // The bot's write changes only its own annotation (and what the server bumps).

@@ -239,7 +239,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
         ].join("\n")
       : a.type === "open-deletion-guard"
         ? [
-            `*Change*: set \`${code(`${DELETION_APPROVED_ANNOTATION}=${req.id}`)}\` on namespace \`${code(a.namespace)}\`, which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min.`,
+            `*Change*: set \`${code(DELETION_APPROVED_ANNOTATION)}\` on namespace \`${code(a.namespace)}\` to a value signed by the bot that names request \`${code(req.id)}\` and the end of the window (\`v1;req=…;until=…;mac=…\`), which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min, and every worker removes it within seconds of the window's end even if that job is lost.`,
             `Bound to the namespace as it was when requested: uid \`${code(a.precondition.uid, 40)}\`, resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, not Terminating. If it was re-created or changed, the executor refuses (STALE).`,
           ].join("\n")
         : a.type === "delete-orphans"

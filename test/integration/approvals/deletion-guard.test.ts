@@ -1,14 +1,31 @@
 /**
  * `approve-delete ns` end to end below Slack: the command (preflight attached) makes a two-person
  * request in real Redis; the requester cannot approve it; a second person's approval runs the real
- * actions worker, which sets `unstuck.dev/deletion-approved=<request id>` on the namespace in the
- * kube simulator through the real adapter and schedules the close on the waits queue; the waits
- * worker takes it off at the end of the (short) window — never another request's id. A re-created
- * or changed namespace is STALE; a missing or Terminating one is refused before anything is stored.
+ * actions worker, which sets `unstuck.dev/deletion-approved` — signed, with the request id and the
+ * end of the window — on the namespace in the kube simulator through the real adapter and schedules
+ * the close on the waits queue; the waits worker takes it off at the end of the (short) window —
+ * never another request's value. A re-created or changed namespace is STALE; a missing or
+ * Terminating one is refused before anything is stored.
+ *
+ * The reconcile loop (`jobs/guard-reconcile.ts`, started as every worker process starts it) closes
+ * the guard within its bound when the close job is deleted from Redis or Redis loses the test's
+ * data, takes off at once a value the bot did not sign for that namespace, and never a newer one.
+ * The runtime runs it on a worker, not on a bot-only process.
  */
 import type { Worker } from "bullmq";
 import type { Redis } from "ioredis";
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import {
+  DeletionGuardSigner,
+  guardRequestId,
+  parseGuardValue,
+} from "../../../src/actions/deletion-guard-token.js";
+import { loadConfig } from "../../../src/config.js";
+import { startGuardReconciler, type GuardReconciler } from "../../../src/jobs/guard-reconcile.js";
+import { createRuntime } from "../../../src/runtime.js";
+import { createServices } from "../../../src/services.js";
+import { startFakeSlack } from "../../sim/slack/index.js";
 import { approveDeleteCommand } from "../../../commands/approve-delete.js";
 import { defaultRegistry } from "../../../commands/index.js";
 import type { CommandContext } from "../../../commands/types.js";
@@ -22,12 +39,19 @@ import { closeWorker, createActionsWorker, createWaitsWorker } from "../../../sr
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { silentLogger } from "../../../src/log.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { alice, bob, CHANNEL, createHarness, type Harness } from "./helpers/harness.js";
-import { connect, eventually, uniquePrefix } from "./helpers/redis.js";
+import { alice, bob, CHANNEL, createHarness, TEST_APPROVAL_KEY, type Harness } from "./helpers/harness.js";
+import { connect, deleteKeys, eventually, uniquePrefix } from "./helpers/redis.js";
 
 const KEY = DELETION_APPROVED_ANNOTATION;
 const THREAD = { channel: CHANNEL, ts: "1700000000.000100" };
+/** The signer every worker of this test process holds (`UNSTUCK_APPROVAL_KEY`). */
+const guardSigner = new DeletionGuardSigner(TEST_APPROVAL_KEY);
+/** The reconcile loop's timing in these tests: a pass every 250 ms, no grace past `until`. */
+const RECONCILE = { everyMs: 250, graceMs: 0 };
 
 class RecordingReporter implements ThreadReporter {
   public readonly posts: { channel: string; threadTs: string; text: string }[] = [];
@@ -44,6 +68,8 @@ interface Rig {
   sim: KubeSim;
   kube: KubePort;
   h: Harness;
+  prefix: string;
+  bull: Redis;
   workflow: ApprovalWorkflow;
   queues: Queues;
   reporter: RecordingReporter;
@@ -55,7 +81,7 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function rig(windowSeconds: number): Promise<Rig> {
+async function rig(windowSeconds: number, opts: { reconcile?: boolean } = {}): Promise<Rig> {
   const sim = await startKubeSim({ controllerIntervalMs: 100 });
   const kube = createKubeAdapter(sim.kubeconfig(), { maxAttempts: 1 });
   const prefix = uniquePrefix("deletion-guard");
@@ -89,6 +115,7 @@ async function rig(windowSeconds: number): Promise<Rig> {
       scheduleGuardClose: async (data, delayMs) => {
         await enqueueGuardClose(queues.waits, data, delayMs);
       },
+      guardSigner,
     }),
     createWaitsWorker(setup, {
       kube,
@@ -98,7 +125,17 @@ async function rig(windowSeconds: number): Promise<Rig> {
       deletionGuard: { kube, audit: h.audit, reporter, now },
     }),
   ];
+  // Redis keys deleted under running workers (the lost-data test) are reported, not thrown.
+  for (const w of workers) w.on("error", () => undefined);
+  // As every worker process runs it (runtime.ts), with the test's short timing.
+  const reconciler: GuardReconciler | undefined = opts.reconcile
+    ? startGuardReconciler(
+        { kube, signer: guardSigner, now, audit: h.audit, graceMs: RECONCILE.graceMs },
+        RECONCILE,
+      )
+    : undefined;
   cleanups.push(async () => {
+    await reconciler?.stop();
     await Promise.all(workers.map((w) => closeWorker(w)));
     await queues.close();
     await bull.quit();
@@ -110,6 +147,8 @@ async function rig(windowSeconds: number): Promise<Rig> {
     sim,
     kube,
     h,
+    prefix,
+    bull,
     workflow,
     queues,
     reporter,
@@ -190,15 +229,22 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     await r.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
     const done = await settled(r, request.id);
     expect(done.state, done.result?.message).toBe("DONE");
-    expect(done.result?.message).toContain(`${KEY}=${request.id}`);
-    // Opened: the annotation carries this request's id (until the close job runs two seconds later).
+    expect(done.result?.message).toContain(`${KEY} for request ${request.id}`);
+    // Opened: the annotation carries this request's id and window, signed for this namespace (until
+    // the close job runs two seconds later).
     const opened = await eventually(
       () => annotationOf(r.sim, "shop") ?? (r.reporter.posts.length > 0 ? "closed already" : undefined),
       5_000,
       "the annotation",
     );
-    expect(opened).toBe(request.id);
-    expect(r.h.notifier.replies.join("\n")).toContain(`${KEY}=${request.id}`);
+    const uid = r.sim.store.get("v1", "Namespace", undefined, "shop")?.metadata?.uid ?? "";
+    const verified = guardSigner.verify(opened, { namespace: "shop", uid });
+    expect(verified?.requestId).toBe(request.id);
+    expect(Math.abs((verified?.until.getTime() ?? 0) - (Date.now() + 2_000))).toBeLessThan(3_000);
+    // Bound to this namespace: the same value does not verify for another name or uid.
+    expect(guardSigner.verify(opened, { namespace: "cart", uid })).toBeUndefined();
+    expect(guardSigner.verify(opened, { namespace: "shop", uid: "another-uid" })).toBeUndefined();
+    expect(r.h.notifier.replies.join("\n")).toContain(`${KEY} for request ${request.id}`);
 
     await closeJobDone(r, request.id);
     expect(annotationOf(r.sim, "shop")).toBeUndefined();
@@ -227,13 +273,18 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     // Another (later) opening replaced it before this one's window ended.
     const ns = r.sim.store.get("v1", "Namespace", undefined, "shop");
     if (!ns?.metadata) throw new Error("no namespace");
-    expect(ns.metadata.annotations?.[KEY]).toBe(request.id);
-    r.sim.store.update({ ...ns, metadata: { ...ns.metadata, annotations: { [KEY]: "anotherrequestid" } } });
+    expect(guardRequestId(ns.metadata.annotations?.[KEY])).toBe(request.id);
+    const another = guardSigner.sign(
+      { namespace: "shop", uid: ns.metadata.uid ?? "" },
+      "bbbbbbbbbbbbbbbbbbbbbbbbbb",
+      new Date(Date.now() + 60_000),
+    );
+    r.sim.store.update({ ...ns, metadata: { ...ns.metadata, annotations: { [KEY]: another } } });
 
     await closeJobDone(r, request.id);
-    expect(annotationOf(r.sim, "shop")).toBe("anotherrequestid");
+    expect(annotationOf(r.sim, "shop")).toBe(another);
     expect(r.reporter.posts.map((p) => p.text)).toEqual([
-      expect.stringMatching(/another request's; left alone/),
+      expect.stringMatching(/for request b{26}, another request's; left alone/),
     ]);
     const events = (await r.h.audit.latest(50)).filter((e) => e.requestId === request.id).map((e) => e.event);
     expect(events).toContain("deletion-guard.left-alone");
@@ -291,5 +342,240 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     expect(dying.error.message).toMatch(/^Namespace dying is already being deleted \(Terminating since /);
     expect(await r.workflow.listPending()).toEqual([]);
     expect(annotationOf(r.sim, "dying")).toBeUndefined();
+  });
+
+  /** Approve a deletion of `name` and wait until the bot has opened its guard; its value. */
+  async function opened(
+    r: Rig,
+    name: string,
+  ): Promise<{ request: ApprovalRequest; value: string; until: Date }> {
+    const request = await requestFor(r, name);
+    await r.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
+    const done = await settled(r, request.id);
+    expect(done.state, done.result?.message).toBe("DONE");
+    const value = annotationOf(r.sim, name);
+    const until = parseGuardValue(value)?.until;
+    if (value === undefined || until === undefined)
+      throw new Error(`no guard value on ${name}: ${String(value)}`);
+    expect(guardRequestId(value)).toBe(request.id);
+    return { request, value, until };
+  }
+
+  /** When the annotation left `name` (polled every 25 ms), or a timeout. */
+  async function closedAt(r: Rig, name: string): Promise<number> {
+    return eventually(
+      () => (annotationOf(r.sim, name) === undefined ? Date.now() : undefined),
+      15_000,
+      `${KEY} off ${name}`,
+    );
+  }
+
+  /** The bound on an open guard: `until` + grace + one period, plus a list and a patch (slack 1.5 s). */
+  const BOUND_MS = RECONCILE.graceMs + RECONCILE.everyMs + 1_500;
+
+  it("closes the guard within the reconcile loop's bound when its close job is deleted from Redis", async () => {
+    const r = await rig(2, { reconcile: true });
+    createNamespace(r.sim, "shop");
+    const { request, until } = await opened(r, "shop");
+    const job = await r.queues.waits.getJob(guardCloseJobId(request.id));
+    expect(job, "the close job was scheduled").toBeDefined();
+    await job?.remove();
+    expect(await r.queues.waits.getJob(guardCloseJobId(request.id))).toBeUndefined();
+
+    const at = await closedAt(r, "shop");
+    expect(at).toBeGreaterThanOrEqual(until.getTime());
+    expect(at - until.getTime()).toBeLessThanOrEqual(BOUND_MS);
+    // Nobody else closed it: no job ran, so nothing was posted in the thread.
+    expect(r.reporter.posts).toEqual([]);
+    expect(r.sim.store.get("v1", "Namespace", undefined, "shop")?.metadata?.labels).toMatchObject({
+      team: "shop",
+    });
+    const events = (await r.h.audit.latest(50)).filter((e) => e.requestId === request.id).map((e) => e.event);
+    expect(events).toContain("deletion-guard.reconciled-expired");
+  });
+
+  it("closes the guard within the bound when Redis lost everything the bot kept (every key of the test's prefix deleted)", async () => {
+    const r = await rig(2, { reconcile: true });
+    createNamespace(r.sim, "shop");
+    const { until } = await opened(r, "shop");
+    await deleteKeys(r.bull, r.prefix);
+    expect(await r.queues.waits.getDelayedCount()).toBe(0);
+
+    const at = await closedAt(r, "shop");
+    expect(at - until.getTime()).toBeLessThanOrEqual(BOUND_MS);
+    expect(r.reporter.posts).toEqual([]);
+  });
+
+  it("takes off at once a value the bot did not sign for that namespace, leaves an open window alone, and never undoes a newer value", async () => {
+    const r = await rig(60, { reconcile: true });
+    for (const name of ["forged", "copied", "garbage", "expired", "open"]) {
+      createNamespace(r.sim, name, { annotations: { "example.com/owner": name } });
+    }
+    const uidOf = (name: string): string =>
+      r.sim.store.get("v1", "Namespace", undefined, name)?.metadata?.uid ?? "";
+    const set = (name: string, value: string): void => {
+      const ns = r.sim.store.get("v1", "Namespace", undefined, name);
+      if (!ns?.metadata) throw new Error(name);
+      r.sim.store.update({
+        ...ns,
+        metadata: { ...ns.metadata, annotations: { ...ns.metadata.annotations, [KEY]: value } },
+      });
+    };
+    const later = new Date(Date.now() + 3_600_000);
+    const request = "cccccccccccccccccccccccccc";
+    const forger = new DeletionGuardSigner("not-the-bot's-key-but-32-bytes-long-anyway");
+    set("forged", forger.sign({ namespace: "forged", uid: uidOf("forged") }, request, later));
+    set("copied", guardSigner.sign({ namespace: "open", uid: uidOf("open") }, request, later));
+    set("garbage", "yes");
+    set(
+      "expired",
+      guardSigner.sign(
+        { namespace: "expired", uid: uidOf("expired") },
+        request,
+        new Date(Date.now() - 1_000),
+      ),
+    );
+    const open = guardSigner.sign({ namespace: "open", uid: uidOf("open") }, request, later);
+    set("open", open);
+
+    for (const name of ["forged", "copied", "garbage", "expired"]) await closedAt(r, name);
+    // Only the annotation went; the namespaces' own annotations stay.
+    for (const name of ["forged", "copied", "garbage", "expired"]) {
+      expect(r.sim.store.get("v1", "Namespace", undefined, name)?.metadata?.annotations).toEqual({
+        "example.com/owner": name,
+      });
+    }
+    // A few passes later the open window is still open.
+    await new Promise((resolve) => setTimeout(resolve, 4 * RECONCILE.everyMs));
+    expect(annotationOf(r.sim, "open")).toBe(open);
+    const events = (await r.h.audit.latest(50)).map((e) => `${e.event} ${e.target}`);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        "deletion-guard.reconciled-invalid deletion guard of namespace forged",
+        "deletion-guard.reconciled-invalid deletion guard of namespace garbage",
+        "deletion-guard.reconciled-expired deletion guard of namespace expired",
+      ]),
+    );
+
+    // A pass that read an expired value just before a re-approval wrote a new one: its patch `test`s
+    // the value it read, so the API server refuses it and the new value stays.
+    const expiredValue = guardSigner.sign(
+      { namespace: "open", uid: uidOf("open") },
+      "dddddddddddddddddddddddddd",
+      new Date(Date.now() - 1_000),
+    );
+    const stale = {
+      listNamespaces: async () =>
+        ((await r.kube.listNamespaces?.()) ?? []).map((ns) =>
+          ns.name === "open" ? { ...ns, annotations: { ...ns.annotations, [KEY]: expiredValue } } : ns,
+        ),
+      removeNamespaceAnnotation: r.kube.removeNamespaceAnnotation?.bind(r.kube),
+    };
+    const { reconcileDeletionGuards } = await import("../../../src/jobs/guard-reconcile.js");
+    const report = await reconcileDeletionGuards({
+      kube: stale,
+      signer: guardSigner,
+      now: () => new Date(),
+      graceMs: 0,
+    });
+    expect(report.removed).toEqual([]);
+    expect(report.failed).toEqual([]);
+    expect(annotationOf(r.sim, "open")).toBe(open);
+    expect(
+      await r.kube.removeNamespaceAnnotation?.("open", KEY, { uid: uidOf("open"), value: expiredValue }),
+    ).toBe("changed");
+    expect(await r.kube.removeNamespaceAnnotation?.("open", KEY, { uid: "another-uid", value: open })).toBe(
+      "changed",
+    );
+    expect(await r.kube.removeNamespaceAnnotation?.("ghost", KEY, { uid: "x", value: open })).toBe("gone");
+    expect(annotationOf(r.sim, "open")).toBe(open);
+  });
+});
+
+describe("the reconcile loop in the runtime", () => {
+  it("runs on a worker process (not on a bot-only one), through the services the runtime builds from the config", async () => {
+    const sim = await startKubeSim({ controllerIntervalMs: 100 });
+    const slack = await startFakeSlack({ token: "xoxb-guard-reconcile" });
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-guard-"));
+    const prefix = uniquePrefix("guard-reconcile");
+    const admin = connect();
+    cleanups.push(async () => {
+      await deleteKeys(admin, prefix);
+      await admin.quit();
+      await slack.stop();
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+    await sim.writeKubeconfig(join(dir, "kubeconfig"));
+    createNamespace(sim, "shop");
+    const uid = sim.store.get("v1", "Namespace", undefined, "shop")?.metadata?.uid ?? "";
+    const expired = guardSigner.sign(
+      { namespace: "shop", uid },
+      "eeeeeeeeeeeeeeeeeeeeeeeeee",
+      new Date(Date.now() - 1_000),
+    );
+    const ns = sim.store.get("v1", "Namespace", undefined, "shop");
+    if (!ns?.metadata) throw new Error("no shop");
+    sim.store.update({ ...ns, metadata: { ...ns.metadata, annotations: { [KEY]: expired } } });
+
+    const log = pino({ level: "silent" });
+    const start = async (role: "bot" | "worker") => {
+      const config = loadConfig({
+        SLACK_BOT_TOKEN: "xoxb-guard-reconcile",
+        SLACK_SIGNING_SECRET: "guard-reconcile-secret",
+        SLACK_API_URL: slack.url,
+        PORT: "0",
+        REDIS_URL: "redis://127.0.0.1:6379",
+        UNSTUCK_REDIS_PREFIX: prefix,
+        UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        KUBECONFIG: join(dir, "kubeconfig"),
+        UNSTUCK_ROLE: role,
+      });
+      // No `services`: the runtime builds them from the config, as in production.
+      const runtime = await createRuntime({ config, log, role, guardReconcile: RECONCILE });
+      await runtime.start();
+      return runtime;
+    };
+
+    const bot = await start("bot");
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 6 * RECONCILE.everyMs));
+      expect(annotationOf(sim, "shop")).toBe(expired);
+    } finally {
+      await bot.stop();
+    }
+    const worker = await start("worker");
+    try {
+      await eventually(
+        () => (annotationOf(sim, "shop") === undefined ? true : undefined),
+        10_000,
+        "the loop",
+      );
+      // The services built from the config carry the guard's writes (the executor opens guards with them).
+      const services = createServices(loadConfig({ KUBECONFIG: join(dir, "kubeconfig") }), log);
+      const seen = await services.kube.getNamespace("shop");
+      if (!seen?.uid || !seen.resourceVersion) throw new Error("no shop");
+      const value = guardSigner.sign(
+        { namespace: "shop", uid: seen.uid },
+        "ffffffffffffffffffffffffff",
+        new Date(Date.now() + 60_000),
+      );
+      await services.kube.annotateNamespace?.("shop", KEY, value, {
+        uid: seen.uid,
+        resourceVersion: seen.resourceVersion,
+        annotations: seen.annotations,
+      });
+      expect(annotationOf(sim, "shop")).toBe(value);
+      expect((await services.kube.listNamespaces?.())?.find((n) => n.name === "shop")?.annotations[KEY]).toBe(
+        value,
+      );
+      expect(await services.kube.removeNamespaceAnnotation?.("shop", KEY, { uid: seen.uid, value })).toBe(
+        "removed",
+      );
+      expect(annotationOf(sim, "shop")).toBeUndefined();
+      await services.kube.close?.();
+    } finally {
+      await worker.stop();
+    }
   });
 });

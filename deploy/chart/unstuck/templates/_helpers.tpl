@@ -42,6 +42,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (include "unstuck.redisName" .) .Values.redis.bundled.auth.existingSecret -}}
 {{- end -}}
 
+{{/*
+The shape of the deletion guard's annotation value as the bot writes it (GUARD_VALUE_PATTERN in
+src/actions/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps the two equal).
+*/}}
+{{- define "unstuck.guardValuePattern" -}}
+^v1;req=[a-z2-7]{26};until=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z;mac=[A-Za-z0-9_-]{43}$
+{{- end -}}
+
 {{/* Fail early, naming the value, rather than render a bot that cannot start. */}}
 {{- define "unstuck.validate" -}}
 {{- if not .Values.image.repository -}}
@@ -61,6 +69,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- if and .Values.ingress.enabled (ne .Values.slack.mode "http") -}}
 {{- fail "ingress.enabled needs slack.mode=http: in Socket Mode nothing is served to Slack" -}}
+{{- end -}}
+{{- if not (has .Values.rbac.readScope (list "all" "explicit")) -}}
+{{- fail (printf "rbac.readScope must be all or explicit, not %q" .Values.rbac.readScope) -}}
+{{- end -}}
+{{- if and .Values.guard.namespaceDeletion.enabled (not .Values.worker.enabled) (lt (int .Values.replicaCount) 1) -}}
+{{- fail "guard.namespaceDeletion needs a process running the workers (replicaCount >= 1): they close every opened guard" -}}
+{{- end -}}
+{{- if and .Values.guard.namespaceDeletion.enabled .Values.worker.enabled (lt (int .Values.worker.replicaCount) 1) -}}
+{{- fail "guard.namespaceDeletion needs worker.replicaCount >= 1: the workers close every opened guard" -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.host is required when ingress.enabled=true" -}}
