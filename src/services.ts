@@ -6,6 +6,7 @@ import { createEdgeProbe } from "./edge/probe.js";
 import type { CommandServices } from "../commands/types.js";
 import type { AwsPort } from "./aws/port.js";
 import type { Config } from "./config.js";
+import { ErrorCode, UnstuckError } from "./errors.js";
 import type { KubePort } from "./kube/port.js";
 import type { Logger } from "./log.js";
 
@@ -26,6 +27,11 @@ function lazyAwsPort(load: () => Promise<AwsPort>): AwsPort {
             return p[name]?.(...args);
           },
   });
+}
+
+/** What a hand-made port without the deletion guard's methods answers (the adapter has them). */
+function missing(what: string): UnstuckError {
+  return new UnstuckError(ErrorCode.Config, `This Kubernetes adapter cannot ${what}.`);
 }
 
 export function createServices(
@@ -95,8 +101,25 @@ export function createServices(
       listArgoApplications: async () => (await kube()).listArgoApplications(),
       getServiceEndpoints: async (namespace, service) =>
         (await kube()).getServiceEndpoints(namespace, service),
-      removeFinalizers: async (type, namespace, name, precondition, remove) =>
-        (await kube()).removeFinalizers(type, namespace, name, precondition, remove),
+      // The write context too: the adapter names the request to the API server (field manager, User-Agent).
+      removeFinalizers: async (type, namespace, name, precondition, remove, write) =>
+        (await kube()).removeFinalizers(type, namespace, name, precondition, remove, write),
+      // The deletion guard's writes and its reconcile loop's list (the adapter has all three).
+      annotateNamespace: async (name, key, value, seen, write) => {
+        const k = await kube();
+        if (k.annotateNamespace === undefined) throw missing("write namespace annotations");
+        return k.annotateNamespace(name, key, value, seen, write);
+      },
+      listNamespaces: async () => {
+        const k = await kube();
+        if (k.listNamespaces === undefined) throw missing("list namespaces");
+        return k.listNamespaces();
+      },
+      removeNamespaceAnnotation: async (name, key, expected, write) => {
+        const k = await kube();
+        if (k.removeNamespaceAnnotation === undefined) throw missing("remove namespace annotations");
+        return k.removeNamespaceAnnotation(name, key, expected, write);
+      },
       // Stops the discovery watches of a long-running adapter (nothing to stop if never built).
       close: () => built?.close?.() ?? Promise.resolve(),
     },

@@ -7,6 +7,11 @@
  * resourceVersion and finalizers with the frozen precondition, and sends a JSON patch whose `test`
  * operations make the API server itself refuse the change if anything moved in between.
  *
+ * A record signed with a key the bot no longer holds (rotated out: neither `UNSTUCK_APPROVAL_KEY`
+ * nor `UNSTUCK_APPROVAL_KEY_PREVIOUS`) is not executed either, but ends FAILED saying so, not
+ * TAMPERED. A request that ended already and is found put back to APPROVED is refused by the claim
+ * (`lua/finished.lua`): never executed twice.
+ *
  * A write is never retried blindly: after an ambiguous failure (5xx, timeout, reset) the object
  * is re-read first. Finalizers gone (or the object gone) → DONE, confirmed by the re-read;
  * unchanged → the same patch again (bounded); changed otherwise → STALE.
@@ -28,13 +33,14 @@ import type {
   RemoveFinalizerAction,
   RequestState,
 } from "../approvals/types.js";
-import { describeAction, describeTarget, isTerminal } from "../approvals/types.js";
+import { approverIds, auditChange, describeAction, describeTarget, isTerminal } from "../approvals/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { AwsPort } from "../aws/port.js";
 import type { AuditEntry } from "../audit/log.js";
 import { applyRepoint, type RepointApplied } from "./repoint-path.js";
 import { applyDeleteOrphans } from "./delete-orphans.js";
 import { applyOpenDeletionGuard } from "./deletion-guard.js";
+import type { DeletionGuardSigner } from "./deletion-guard-token.js";
 import type { GuardCloseData } from "../jobs/deletion-guard.js";
 
 /** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
@@ -70,6 +76,8 @@ export interface RemoveFinalizerDeps {
   readonly afterDone?: (request: ApprovalRequest, applied?: RepointApplied) => Promise<void>;
   /** Schedules the close of an opened deletion guard (`open-deletion-guard`); absent: those fail. */
   readonly scheduleGuardClose?: (data: GuardCloseData, delayMs: number) => Promise<void>;
+  /** Signs the deletion guard's annotation (`UNSTUCK_APPROVAL_KEY`); absent: those requests fail. */
+  readonly guardSigner?: DeletionGuardSigner;
 }
 
 export interface ExecutionAttempt {
@@ -228,6 +236,19 @@ export async function executeRemoveFinalizer(
   const system = { kind: "system", component: "executor" } as const;
   // The claim's audit entry is written by the claim's own script (it fills in a resumed attempt).
   const pre = await store.get(requestId);
+  /** Who asked, who approved (as recorded) and the exact change, on every entry about the request. */
+  const about = (
+    request: ApprovalRequest | null,
+    approvers?: readonly string[],
+  ): Pick<AuditEntry, "requester" | "approvers" | "change"> => {
+    if (request === null) return {};
+    const ids = approvers ?? approverIds(request);
+    return {
+      requester: { userId: request.requester.userId, teamId: request.requester.teamId },
+      ...(ids.length > 0 ? { approvers: ids } : {}),
+      change: auditChange(request.action),
+    };
+  };
   const claimEntry: AuditEntry = {
     at: now().toISOString(),
     actor: system,
@@ -235,10 +256,29 @@ export async function executeRemoveFinalizer(
     requestId,
     action: pre?.action.type ?? "unknown",
     target: pre ? describeAction(pre.action) : "unknown",
+    ...about(pre),
     before: "APPROVED",
     after: "EXECUTING",
   };
   const claim = await store.claimExecution(requestId, attempt.token, now(), claimEntry);
+  if (claim.status === "FINISHED") {
+    // It had ended already and its record was put back (an earlier, signed state restored): the claim
+    // refused it and restored how it ended; the first refusal wrote the one audit entry.
+    deps.log?.warn(
+      { requestId, found: claim.prior.state, ended: claim.state },
+      "refused to execute a finished request put back to an earlier state",
+    );
+    if (claim.refusedNow) {
+      audit.mirror({
+        ...claimEntry,
+        event: "execution.refused",
+        before: claim.prior.state,
+        after: claim.state,
+        result: `it had already ended ${claim.state}; its record, put back to ${claim.prior.state}, was refused and restored`,
+      });
+    }
+    return { kind: "skipped", state: claim.state };
+  }
   if (claim.status === "NOT_FOUND") {
     throw new UnstuckError(ErrorCode.NotFound, "The approval request to execute does not exist.", {
       requestId,
@@ -289,6 +329,8 @@ export async function executeRemoveFinalizer(
       : {}),
   });
 
+  /** The approvers the verification counted, once it has run (before: as recorded). */
+  let verified: readonly string[] | undefined;
   const finish = async (
     state: "DONE" | "STALE" | "FAILED" | "TAMPERED",
     message: string,
@@ -309,6 +351,7 @@ export async function executeRemoveFinalizer(
       requestId,
       action: action.type,
       target,
+      ...about(request, verified),
       before: "EXECUTING",
       after: state,
       result: message,
@@ -345,6 +388,26 @@ export async function executeRemoveFinalizer(
       signer: deps.signer,
       approvers,
     });
+    if (!verification.ok && verification.cause === "retired-key") {
+      // A key rotation, not an intruder: the record was signed with a key the bot no longer holds.
+      const detail = verification.problems.join("; ");
+      const keys = verification.retiredKeyIds.join(", ");
+      const message = `Not executed: this request was signed with a retired approval key (key id ${keys}: neither UNSTUCK_APPROVAL_KEY nor UNSTUCK_APPROVAL_KEY_PREVIOUS), so its approval cannot be verified (${detail}). Nothing was changed; ask for a new approval.`;
+      deps.log?.warn({ requestId, keyIds: verification.retiredKeyIds }, "approval signed with a retired key");
+      await audit.append({
+        at: now().toISOString(),
+        actor: system,
+        event: "approval.retired-key",
+        requestId,
+        action: action.type,
+        target,
+        ...about(request),
+        before: claim.prior.state,
+        after: "FAILED",
+        result: detail,
+      });
+      return await finish("FAILED", message);
+    }
     if (!verification.ok) {
       const detail = verification.problems.join("; ");
       const message = `Refused: this approval record failed verification (${detail}). Nothing was changed; someone may have written to the bot's Redis directly.`;
@@ -356,12 +419,14 @@ export async function executeRemoveFinalizer(
         requestId,
         action: action.type,
         target,
+        ...about(request),
         before: claim.prior.state,
         after: "TAMPERED",
         result: detail,
       });
       return await finish("TAMPERED", `:rotating_light: ${message}`);
     }
+    verified = verification.approvers;
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
     if (action.type === "open-deletion-guard") {
@@ -370,6 +435,7 @@ export async function executeRemoveFinalizer(
           kube,
           now,
           ...(deps.scheduleGuardClose ? { scheduleClose: deps.scheduleGuardClose } : {}),
+          ...(deps.guardSigner ? { signer: deps.guardSigner } : {}),
           ...(deps.log ? { log: deps.log } : {}),
         },
         request,
@@ -426,7 +492,10 @@ export async function executeRemoveFinalizer(
     for (let patchAttempt = 1; ; patchAttempt++) {
       let after: ObjectSnapshot;
       try {
-        after = await kube.removeFinalizers(type, namespace, name, action.precondition, action.remove);
+        // Named for the API server's audit log: field manager and User-Agent carry the request id.
+        after = await kube.removeFinalizers(type, namespace, name, action.precondition, action.remove, {
+          requestId,
+        });
       } catch (err) {
         if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
           return await finish("STALE", "Not applied: the object changed between the check and the patch.");

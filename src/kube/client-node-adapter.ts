@@ -28,9 +28,10 @@ import type { Logger } from "../log.js";
 import { delay, mapLimit } from "../util/concurrency.js";
 import { DiscoveryCache, type DiscoveryCacheOptions } from "./discovery-cache.js";
 import { buildAnnotationPatch } from "./annotation-patch.js";
+import { buildAnnotationRemovalIf } from "./annotation-removal.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
 import { createLimiter, DEFAULT_KUBE_CONCURRENCY, type RequestLimiter } from "./limiter.js";
-import type { KubePort } from "./port.js";
+import type { KubePort, WriteContext } from "./port.js";
 import type {
   ApiServiceSnapshot,
   ArgoApplicationSnapshot,
@@ -344,14 +345,35 @@ class ResourceApi extends KubernetesObjectApi {
     throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", body, flatHeaders(res.headers));
   }
 
-  public async jsonPatch(path: string, ops: readonly Json[]): Promise<Json> {
+  /** A JSON patch, sent under the field manager and User-Agent of the request it carries out. */
+  public async jsonPatch(path: string, ops: readonly Json[], write?: WriteContext): Promise<Json> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
+    const named = writeIdentity(write);
     ctx.setHeaderParam("Accept", "application/json");
     ctx.setHeaderParam("Content-Type", "application/json-patch+json");
-    ctx.setQueryParam("fieldManager", "unstuck");
+    ctx.setHeaderParam("User-Agent", named.userAgent);
+    ctx.setQueryParam("fieldManager", named.fieldManager);
     ctx.setBody(JSON.stringify(ops));
     return (await this.requestPromise(ctx, "any")) as unknown as Json;
   }
+}
+
+/** Kubernetes refuses a field manager longer than this (or with a character that is not printable). */
+export const FIELD_MANAGER_MAX_LENGTH = 128;
+
+/**
+ * The field manager and User-Agent of a write: `unstuck-<request id>` and a User-Agent naming the
+ * request, so the API server's audit log (which records both) ties the write to its approval;
+ * `unstuck` and the adapter's own User-Agent for a write made for no request. Anything but letters,
+ * digits, `.`, `_` and `-` is dropped from the id, and the manager is cut to Kubernetes' 128 characters.
+ */
+export function writeIdentity(write?: WriteContext): { fieldManager: string; userAgent: string } {
+  const id = (write?.requestId ?? "").replace(/[^A-Za-z0-9._-]/g, "").slice(0, FIELD_MANAGER_MAX_LENGTH - 8);
+  if (id === "") return { fieldManager: "unstuck", userAgent: USER_AGENT };
+  return {
+    fieldManager: `unstuck-${id}`,
+    userAgent: `unstuck (approval request ${id}; @kubernetes/client-node)`,
+  };
 }
 
 /** undici's response headers (a repeated header is an array) as one string each, as fetch gives them. */
@@ -649,14 +671,16 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         );
 
   const port: KubePort = {
-    async annotateNamespace(name, key, value, seen) {
+    async annotateNamespace(name, key, value, seen, write) {
       const ctx: CallContext = { verb: "patch", resource: "namespaces", name };
       const ops = buildAnnotationPatch(seen, key, value) as unknown as Json[];
       try {
         // One attempt, like the finalizer patch: after an ambiguous failure the caller re-reads.
         let ns: Json;
         try {
-          ns = await limiter.run(() => raw.jsonPatch(`/api/v1/namespaces/${encodeURIComponent(name)}`, ops));
+          ns = await limiter.run(() =>
+            raw.jsonPatch(`/api/v1/namespaces/${encodeURIComponent(name)}`, ops, write),
+          );
         } catch (err) {
           throw mapKubeError(err, ctx, server);
         }
@@ -671,6 +695,41 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
           );
         }
         throw err;
+      }
+    },
+
+    async listNamespaces() {
+      const ctx: CallContext = { verb: "list", resource: "namespaces" };
+      const items = await listAll(ctx, async (cont, limit) => {
+        const list = await raw.getJson(
+          "/api/v1/namespaces",
+          { limit: limit !== undefined ? String(limit) : undefined, continue: cont },
+          ACCEPT_METADATA_LIST,
+        );
+        const page = Array.isArray(list.items) ? (list.items as unknown[]) : [];
+        return {
+          // Metadata only, whichever form the server answered in.
+          items: page.map((o) => ({ metadata: obj(obj(o).metadata) })),
+          cont: optStr(obj(list.metadata).continue),
+        };
+      });
+      return items.map((o) => toNamespaceSnapshot(o as Json));
+    },
+
+    async removeNamespaceAnnotation(name, key, expected, write) {
+      const ctx: CallContext = { verb: "patch", resource: "namespaces", name };
+      const ops = buildAnnotationRemovalIf(key, expected) as unknown as Json[];
+      try {
+        // One attempt: the caller (a periodic loop, a retried job) reads again before another.
+        await limiter.run(() => raw.jsonPatch(`/api/v1/namespaces/${encodeURIComponent(name)}`, ops, write));
+        return "removed";
+      } catch (err) {
+        const mapped = mapKubeError(err, ctx, server);
+        if (mapped.code === ErrorCode.NotFound) return "gone";
+        const failure: Error = mapped;
+        // A `test` that failed: the namespace or the value is not the one read.
+        if (isPreconditionRefusal(failure)) return "changed";
+        throw failure;
       }
     },
 
@@ -824,7 +883,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       return { namespace, service, ...countEndpoints(ep), source: "endpoints" };
     },
 
-    async removeFinalizers(type, namespace, name, precondition, remove) {
+    async removeFinalizers(type, namespace, name, precondition, remove, write) {
       const ctx: CallContext = { verb: "patch", resource: type.resource, group: type.group, namespace, name };
       // The same patch the approval request showed; its `test` operations make the API server
       // itself refuse it if the object moved on since that state: no read-check-write race.
@@ -834,7 +893,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
         // applied, and only the executor, re-reading the object, may decide what to do next.
         let obj: Json;
         try {
-          obj = await limiter.run(() => raw.jsonPatch(resourcePath(type, namespace, name), ops));
+          obj = await limiter.run(() => raw.jsonPatch(resourcePath(type, namespace, name), ops, write));
         } catch (err) {
           throw mapKubeError(err, ctx, server);
         }

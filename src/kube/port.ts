@@ -19,6 +19,16 @@ export interface NamespaceAnnotationPrecondition {
 }
 
 /**
+ * Who a write is made for: the approval request it carries out. The adapter names it to the API
+ * server, so its audit log ties the write to the approval: the field manager
+ * `unstuck-<request id>` (recorded in the object's `managedFields`) and a User-Agent naming the
+ * request.
+ */
+export interface WriteContext {
+  readonly requestId: string;
+}
+
+/**
  * The narrow set of Kubernetes reads and writes the bot makes. `client-node-adapter.ts`
  * implements it with `@kubernetes/client-node`; tests may substitute a hand-made one for pure
  * logic, but integration tests use the real adapter against the simulator.
@@ -72,6 +82,7 @@ export interface KubePort {
     name: string,
     precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
     remove: readonly string[],
+    write?: WriteContext,
   ): Promise<ObjectSnapshot>;
   /**
    * Set (`value`) or remove (`null`) one annotation of a Namespace with a JSON patch whose `test`
@@ -85,7 +96,30 @@ export interface KubePort {
     key: string,
     value: string | null,
     seen: NamespaceAnnotationPrecondition,
+    write?: WriteContext,
   ): Promise<NamespaceSnapshot>;
+  /**
+   * Every namespace, metadata only (`PartialObjectMetadataList`, every page): name, uid,
+   * resourceVersion, deletionTimestamp, labels and annotations; status and spec are not read, so
+   * `conditions` and `specFinalizers` are empty and `phase` follows the deletionTimestamp.
+   * Optional: the deletion guard's reconcile loop uses it to find the namespaces carrying its
+   * annotation.
+   */
+  listNamespaces?(): Promise<NamespaceSnapshot[]>;
+  /**
+   * Remove one annotation of a Namespace only while it still has exactly `expected.value` (and the
+   * namespace is still `expected.uid`): a JSON patch of `test` operations on both, then `remove`.
+   * Not pinned to a resourceVersion, so an unrelated change to the namespace does not make it fail,
+   * and a new value written meanwhile (a re-approval) is never undone. `removed`: taken off now;
+   * `changed`: the namespace or the value is not the one expected (nothing written); `gone`: no
+   * such namespace. Optional, like `annotateNamespace`.
+   */
+  removeNamespaceAnnotation?(
+    name: string,
+    key: string,
+    expected: { readonly uid: string; readonly value: string },
+    write?: WriteContext,
+  ): Promise<"removed" | "changed" | "gone">;
   /**
    * Release what the adapter holds open (the discovery cache's watches). Optional: a port without
    * long-lived state has nothing to close. Calls made after it still work, uncached.

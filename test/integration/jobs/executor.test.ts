@@ -124,6 +124,8 @@ describe("remove-finalizer execution", () => {
     expect(done.state).toBe("DONE");
     expect(done.result?.finalizersAfter).toEqual(["example.com/keep"]);
     expect(r.h.fake.applied).toHaveLength(1);
+    // The write names the request it carries out (field manager and User-Agent, in the adapter).
+    expect(r.h.fake.applied[0]?.requestId).toBe(req.id);
     expect(r.h.fake.peek(INGRESS, "myapp", "myapp-worker-ingress")?.finalizers).toEqual(["example.com/keep"]);
     const events = (await r.h.audit.forRequest(req.id)).map((e) => `${e.event}:${e.after ?? ""}`);
     expect(events).toEqual([

@@ -110,6 +110,8 @@ export interface RequestRecord {
   user: string;
   /** The request's `Accept` header ("" when none): which representation the client asked for. */
   accept: string;
+  /** The request's `User-Agent` header ("" when none), as kube-apiserver's audit log records it. */
+  userAgent: string;
   /** The answer's `Content-Type` ("" when none was sent): which representation it got. */
   contentType: string;
   /** When the request arrived and when its answer was finished (`performance.now()`, ms). */
@@ -427,6 +429,7 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
       query: url.search,
       method: req.method ?? "GET",
       accept: req.headers.accept ?? "",
+      userAgent: req.headers["user-agent"] ?? "",
       startedAt: performance.now(),
     };
     res.on("finish", () => {

@@ -8,7 +8,7 @@
  * Stand-in until the wire-level simulator (`test/sim/kube`) and the real adapter can be used.
  */
 import { ErrorCode, UnstuckError } from "../../../../src/errors.js";
-import type { KubePort } from "../../../../src/kube/port.js";
+import type { KubePort, WriteContext } from "../../../../src/kube/port.js";
 import type { NamespaceSnapshot, ObjectSnapshot, ResourceType } from "../../../../src/kube/types.js";
 
 export const INGRESS: ResourceType = {
@@ -26,6 +26,8 @@ export interface AppliedPatch {
   readonly name: string;
   readonly removed: readonly string[];
   readonly resourceVersionBefore: string;
+  /** The approval request the write was made for, as the executor named it. */
+  readonly requestId?: string;
 }
 
 type Method = "getObject" | "getNamespace" | "removeFinalizers";
@@ -136,6 +138,7 @@ export class FakeKube implements KubePort {
     name: string,
     precondition: { readonly resourceVersion: string; readonly finalizers: readonly string[] },
     remove: readonly string[],
+    write?: WriteContext,
   ): Promise<ObjectSnapshot> {
     this.patchRequests += 1;
     this.fault("removeFinalizers");
@@ -160,6 +163,7 @@ export class FakeKube implements KubePort {
       name,
       removed: [...remove],
       resourceVersionBefore: precondition.resourceVersion,
+      ...(write !== undefined ? { requestId: write.requestId } : {}),
     });
     if (finalizers.length === 0 && cur.deletionTimestamp) this.objects.delete(k);
     else this.objects.set(k, next);
