@@ -65,6 +65,16 @@ const EnvSchema = z.object({
       error: "must be at least 32 bytes of secret (e.g. `openssl rand -base64 48`)",
     })
     .optional(),
+  /**
+   * The key being rotated out: during a rotation window it still verifies the records it signed
+   * (requests pending when the key changed); it never signs. Unset it once they have ended.
+   */
+  UNSTUCK_APPROVAL_KEY_PREVIOUS: z
+    .string()
+    .refine((v) => Buffer.byteLength(v, "utf8") >= 32, {
+      error: "must be at least 32 bytes of secret (the UNSTUCK_APPROVAL_KEY being retired)",
+    })
+    .optional(),
   UNSTUCK_APPROVALS_REQUIRED: z.coerce.number().int().min(1).max(10).default(1),
   UNSTUCK_REQUEST_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(1800),
   UNSTUCK_AUDIT_CHANNEL: z.string().optional(),
@@ -199,6 +209,8 @@ export interface Config {
   readonly approvalsRequired: number;
   /** `UNSTUCK_APPROVAL_KEY`: signs approval records; never logged. */
   readonly approvalKey?: string;
+  /** `UNSTUCK_APPROVAL_KEY_PREVIOUS`: verifies (never signs) records of the key rotated out; never logged. */
+  readonly approvalKeyPrevious?: string;
   readonly requestTtlSeconds: number;
   readonly auditChannel?: string;
   readonly redisPrefix: string;
@@ -246,6 +258,19 @@ export function loadConfig(
     });
   }
   const e = parsed.data;
+  if (e.UNSTUCK_APPROVAL_KEY_PREVIOUS !== undefined) {
+    const why =
+      e.UNSTUCK_APPROVAL_KEY === undefined
+        ? "it only verifies beside UNSTUCK_APPROVAL_KEY, which is not set"
+        : e.UNSTUCK_APPROVAL_KEY_PREVIOUS === e.UNSTUCK_APPROVAL_KEY
+          ? "it is the same key as UNSTUCK_APPROVAL_KEY (set it to the key being retired, or unset it)"
+          : undefined;
+    if (why !== undefined) {
+      throw new UnstuckError(ErrorCode.Config, `Invalid UNSTUCK_APPROVAL_KEY_PREVIOUS: ${why}.`, {
+        variable: "UNSTUCK_APPROVAL_KEY_PREVIOUS",
+      });
+    }
+  }
   const missingSlack: string[] = [];
   // A worker receives nothing from Slack: the bot token is all it needs.
   const receives = e.UNSTUCK_ROLE !== "worker";
@@ -286,6 +311,7 @@ export function loadConfig(
     approvers: e.UNSTUCK_APPROVERS,
     approvalsRequired: e.UNSTUCK_APPROVALS_REQUIRED,
     ...(e.UNSTUCK_APPROVAL_KEY ? { approvalKey: e.UNSTUCK_APPROVAL_KEY } : {}),
+    ...(e.UNSTUCK_APPROVAL_KEY_PREVIOUS ? { approvalKeyPrevious: e.UNSTUCK_APPROVAL_KEY_PREVIOUS } : {}),
     requestTtlSeconds: e.UNSTUCK_REQUEST_TTL_SECONDS,
     ...(e.UNSTUCK_AUDIT_CHANNEL ? { auditChannel: e.UNSTUCK_AUDIT_CHANNEL } : {}),
     redisPrefix,

@@ -9,12 +9,21 @@
  * - `<prefix>:pending`          sorted set of PENDING ids by expiry (ms)
  * - `<prefix>:approved`         sorted set of APPROVED, not yet claimed ids by approval time (ms)
  * - `<prefix>:open:<target>`    id of the PENDING request for one object (one pending request each)
+ * - `<prefix>:finished:<id>`    how a request ended (state, time, state MAC, result), set by every
+ *                               terminal transition and kept longer than the request itself: a hash
+ *                               rolled back to an earlier signed state is refused and put back
+ *                               (`lua/finished.lua`), so a finished request never runs again
+ * - `<prefix>:requeues:<id>`    how often the sweep re-queued an approved request (bounded)
  *
  * Integrity: the hash holds `docMac` (HMAC of id and `doc`) and `stateMac` (HMAC of the state and
  * its time); every vote carries its own MAC. The MACs are computed here, under the bot's
  * `UNSTUCK_APPROVAL_KEY`, and stored by the scripts; Redis never holds the key, so a record
  * written straight into Redis does not verify (see `integrity.ts` and `verify.ts`). Reads need no
  * key; every write does.
+ *
+ * Audit: a transition's entry is written by its own script; each script returns the entries it
+ * wrote beside its reply, and the store logs each one (`logAuditEntry`), with the change the
+ * caller's template named (which the stream does not keep).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -32,8 +41,10 @@ import type {
   VoteDecision,
 } from "./types.js";
 import { actionSubject, isRequestId } from "./types.js";
-import type { AuditEntry } from "../audit/log.js";
+import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
+import type { Logger } from "../log.js";
 import { missingSignerError, type ApprovalSigner } from "./integrity.js";
+import { verifyIntegrity, type IntegrityCheck } from "./verify.js";
 
 /** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
 export interface NewRequest {
@@ -51,7 +62,15 @@ export interface NewRequest {
   readonly approvalsRequired: number;
 }
 
-export type VoteStatus = "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED";
+export type VoteStatus =
+  | "OK"
+  | "NOT_FOUND"
+  | "INVALID_STATE"
+  | "EXPIRED"
+  | "SELF_APPROVAL"
+  | "ALREADY_VOTED"
+  /** It had ended already and its record was found put back to an earlier state: refused, restored. */
+  | "FINISHED";
 
 export interface VoteOutcome {
   readonly status: VoteStatus;
@@ -68,12 +87,26 @@ export interface CancelOutcome {
 }
 
 export interface ClaimOutcome {
-  /** CLAIMED: was APPROVED. RESUMED: was EXECUTING, an earlier attempt died. */
-  readonly status: "CLAIMED" | "RESUMED" | "INVALID_STATE" | "NOT_FOUND";
+  /**
+   * CLAIMED: was APPROVED. RESUMED: was EXECUTING, an earlier attempt died. FINISHED: it had ended
+   * already (its finished marker) and its record was found put back to an earlier state: refused,
+   * and restored to how it ended (`state`).
+   */
+  readonly status: "CLAIMED" | "RESUMED" | "INVALID_STATE" | "NOT_FOUND" | "FINISHED";
   readonly state: RequestState | "";
   readonly attempts: number;
   /** The state, its transition time and its MAC as found before the claim. */
   readonly prior: SignedState;
+  /** FINISHED: true for the one call that wrote the refusal's audit entry. */
+  readonly refusedNow: boolean;
+}
+
+/** The sweep's requeue of an approved, unclaimed request (see `lua/requeue.lua`). */
+export interface RequeueOutcome {
+  readonly status: "OK" | "FINISHED" | "NOT_APPROVED" | "NOT_FOUND" | "GAVE_UP";
+  readonly state: RequestState | "";
+  /** Requeues counted so far. */
+  readonly count: number;
 }
 
 /** A state as stored with its transition time and MAC. */
@@ -102,6 +135,8 @@ export interface ApprovalStoreOptions {
   readonly prefix: string;
   /** How long a terminal request stays readable; default 30 days. */
   readonly retentionSeconds?: number;
+  /** How long the record of a request's end outlives it (`<prefix>:finished:<id>`); default 365 days. */
+  readonly finishedRetentionSeconds?: number;
   /** Signs every write (`UNSTUCK_APPROVAL_KEY`); without it the store is read-only. */
   readonly signer?: ApprovalSigner;
   /**
@@ -109,10 +144,18 @@ export interface ApprovalStoreOptions {
    * written by the same script as the transition (see `lua/audit.lua`).
    */
   readonly auditKey?: string;
+  /** Where each entry a transition's script writes is logged as well (`logAuditEntry`). */
+  readonly log?: Logger;
 }
 
 /** The entry a transition writes; the script fills in `after` (and the event of an expiry it finds). */
 export type AuditTemplate = AuditEntry;
+
+/** A script's own reply, and the audit entries (JSON) it wrote to the stream. */
+interface ScriptResult {
+  readonly reply: unknown;
+  readonly written: readonly string[];
+}
 
 class LuaScript {
   private readonly sha: string;
@@ -124,38 +167,48 @@ class LuaScript {
     this.sha = createHash("sha1").update(source).digest("hex");
   }
 
-  /** `numberOfKeys` counts the audit stream, which every script takes as its last key. */
+  /**
+   * `numberOfKeys` counts the audit stream, which every script takes as its last key. The file's body
+   * runs as a function after the shared preludes, so that the whole script returns its reply and the
+   * audit entries it wrote (`AUDIT_WRITTEN`, see `audit.lua`).
+   */
   public static load(file: string, numberOfKeys: number): LuaScript {
     const read = (name: string): string => readFileSync(new URL(`./lua/${name}`, import.meta.url), "utf8");
-    return new LuaScript(`${read("audit.lua")}\n${read("open.lua")}\n${read(file)}`, numberOfKeys);
+    const preludes = ["audit.lua", "open.lua", "finished.lua"].map(read).join("\n");
+    return new LuaScript(
+      `${preludes}\nlocal function main()\n${read(file)}\nend\nlocal reply = main()\nreturn { reply, AUDIT_WRITTEN }\n`,
+      numberOfKeys,
+    );
   }
 
   public async run(
     redis: RedisConnection,
     keys: readonly string[],
     args: readonly (string | number)[],
-  ): Promise<unknown> {
+  ): Promise<ScriptResult> {
     if (keys.length !== this.numberOfKeys) throw new Error(`script expects ${this.numberOfKeys} keys`);
+    let out: unknown;
     try {
-      return await redis.evalsha(this.sha, this.numberOfKeys, ...keys, ...args);
+      out = await redis.evalsha(this.sha, this.numberOfKeys, ...keys, ...args);
     } catch (err) {
       // The script cache is empty after a Redis restart or on a fresh server: send the source once.
-      if (err instanceof Error && err.message.startsWith("NOSCRIPT")) {
-        return redis.eval(this.source, this.numberOfKeys, ...keys, ...args);
-      }
-      throw err;
+      if (!(err instanceof Error && err.message.startsWith("NOSCRIPT"))) throw err;
+      out = await redis.eval(this.source, this.numberOfKeys, ...keys, ...args);
     }
+    const [reply, written] = tuple(out);
+    return { reply, written: Array.isArray(written) ? written.map(str) : [] };
   }
 }
 
 const SCRIPTS = {
   create: LuaScript.load("create.lua", 4),
-  vote: LuaScript.load("vote.lua", 6),
-  cancel: LuaScript.load("cancel.lua", 5),
-  claim: LuaScript.load("claim.lua", 3),
-  finish: LuaScript.load("finish.lua", 4),
+  vote: LuaScript.load("vote.lua", 7),
+  cancel: LuaScript.load("cancel.lua", 6),
+  claim: LuaScript.load("claim.lua", 4),
+  finish: LuaScript.load("finish.lua", 5),
   expire: LuaScript.load("expire.lua", 2),
   setMessage: LuaScript.load("set-message.lua", 1),
+  requeue: LuaScript.load("requeue.lua", 7),
 };
 
 function tuple(reply: unknown): unknown[] {
@@ -219,16 +272,26 @@ export function assertRequestId(id: string): void {
 /** Redis-backed approval requests with atomic transitions. */
 export class ApprovalStore {
   private readonly retention: number;
+  private readonly finishedRetention: number;
 
   public constructor(
     private readonly redis: RedisConnection,
     private readonly options: ApprovalStoreOptions,
   ) {
     this.retention = options.retentionSeconds ?? 30 * 86_400;
+    this.finishedRetention = Math.max(this.retention, options.finishedRetentionSeconds ?? 365 * 86_400);
   }
 
   private requestKey(id: string): string {
     return `${this.options.prefix}:req:${id}`;
+  }
+
+  private markerKey(id: string): string {
+    return `${this.options.prefix}:finished:${id}`;
+  }
+
+  private requeueKey(id: string): string {
+    return `${this.options.prefix}:requeues:${id}`;
   }
 
   private keysFor(id: string): [string, string, string] {
@@ -262,7 +325,33 @@ export class ApprovalStore {
   }
 
   private auditArg(template: AuditTemplate | undefined): string {
-    return template !== undefined && this.options.auditKey !== undefined ? JSON.stringify(template) : "";
+    return template !== undefined && this.options.auditKey !== undefined
+      ? JSON.stringify(streamFields(template))
+      : "";
+  }
+
+  /**
+   * Run a script and log the audit entries it wrote, each with the change its template named (the
+   * stream does not keep it; templates are matched by request id).
+   */
+  private async exec(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    templates: readonly (AuditTemplate | undefined)[] = [],
+  ): Promise<unknown> {
+    const { reply, written } = await script.run(this.redis, keys, args);
+    for (const raw of written) {
+      let entry: AuditEntry;
+      try {
+        entry = JSON.parse(raw) as AuditEntry;
+      } catch {
+        continue;
+      }
+      const change = templates.find((t) => t?.requestId === entry.requestId)?.change;
+      logAuditEntry(this.options.log, change !== undefined ? { ...entry, change } : entry);
+    }
+    return reply;
   }
 
   private get signer(): ApprovalSigner {
@@ -290,8 +379,8 @@ export class ApprovalStore {
     const doc = JSON.stringify(request);
     const docMac = signer.requestMac(request.id, doc);
     const reply = tuple(
-      await SCRIPTS.create.run(
-        this.redis,
+      await this.exec(
+        SCRIPTS.create,
         [this.requestKey(request.id), this.pendingKey, this.openKey(request.action), this.auditStream],
         [
           request.id,
@@ -306,6 +395,7 @@ export class ApprovalStore {
           now.getTime(),
           this.auditArg(audit),
         ],
+        [audit],
       ),
     );
     const status = num(reply[0]);
@@ -373,9 +463,9 @@ export class ApprovalStore {
     const vote: Vote = { ...fields, mac: signer.voteMac(docMac, fields) };
     const stateMac = (state: string): string => signer.stateMac(id, docMac, state, at);
     const reply = tuple(
-      await SCRIPTS.vote.run(
-        this.redis,
-        [...this.keysFor(id), this.pendingKey, this.approvedKey, this.auditStream],
+      await this.exec(
+        SCRIPTS.vote,
+        [...this.keysFor(id), this.pendingKey, this.approvedKey, this.markerKey(id), this.auditStream],
         [
           id,
           voter.userId,
@@ -388,8 +478,10 @@ export class ApprovalStore {
           stateMac("APPROVED"),
           stateMac("DENIED"),
           stateMac("EXPIRED"),
+          this.finishedRetention,
           this.auditArg(audit),
         ],
+        [audit],
       ),
     );
     return {
@@ -407,9 +499,9 @@ export class ApprovalStore {
     const docMac = await this.docMacOf(id);
     const at = now.toISOString();
     const reply = tuple(
-      await SCRIPTS.cancel.run(
-        this.redis,
-        [...this.keysFor(id), this.pendingKey, this.auditStream],
+      await this.exec(
+        SCRIPTS.cancel,
+        [...this.keysFor(id), this.pendingKey, this.markerKey(id), this.auditStream],
         [
           id,
           actor.userId,
@@ -418,8 +510,10 @@ export class ApprovalStore {
           this.retention,
           signer.stateMac(id, docMac, "CANCELLED", at),
           signer.stateMac(id, docMac, "EXPIRED", at),
+          this.finishedRetention,
           this.auditArg(audit),
         ],
+        [audit],
       ),
     );
     return { status: str(reply[0]) as CancelOutcome["status"], state: str(reply[1]) as RequestState | "" };
@@ -437,10 +531,11 @@ export class ApprovalStore {
     const docMac = await this.docMacOf(id);
     const at = now.toISOString();
     const reply = tuple(
-      await SCRIPTS.claim.run(
-        this.redis,
-        [this.requestKey(id), this.approvedKey, this.auditStream],
-        [token, at, id, signer.stateMac(id, docMac, "EXECUTING", at), this.auditArg(audit)],
+      await this.exec(
+        SCRIPTS.claim,
+        [this.requestKey(id), this.approvedKey, this.markerKey(id), this.auditStream],
+        [token, at, id, signer.stateMac(id, docMac, "EXECUTING", at), this.retention, this.auditArg(audit)],
+        [audit],
       ),
     );
     return {
@@ -448,6 +543,7 @@ export class ApprovalStore {
       state: str(reply[1]) as RequestState | "",
       attempts: num(reply[2]),
       prior: { state: str(reply[3]), at: str(reply[4]), mac: str(reply[5]) },
+      refusedNow: num(reply[6]) === 1,
     };
   }
 
@@ -465,9 +561,9 @@ export class ApprovalStore {
     const docMac = await this.docMacOf(id);
     const at = now.toISOString();
     const reply = tuple(
-      await SCRIPTS.finish.run(
-        this.redis,
-        [...this.keysFor(id), this.auditStream],
+      await this.exec(
+        SCRIPTS.finish,
+        [...this.keysFor(id), this.markerKey(id), this.auditStream],
         [
           token,
           state,
@@ -475,8 +571,10 @@ export class ApprovalStore {
           at,
           this.retention,
           signer.stateMac(id, docMac, state, at),
+          this.finishedRetention,
           this.auditArg(audit),
         ],
+        [audit],
       ),
     );
     return { status: str(reply[0]) as FinishOutcome["status"], state: str(reply[1]) as RequestState | "" };
@@ -505,19 +603,29 @@ export class ApprovalStore {
       auditFor !== undefined && this.options.auditKey !== undefined
         ? await Promise.all(due.map((id) => this.get(id)))
         : [];
-    const triples = due.flatMap((id, i) => {
+    const templates = due.map((_id, i) => {
       const request = requests[i];
-      return [
-        id,
-        signer.stateMac(id, str(macs[i]?.[1]), "EXPIRED", at),
-        request && auditFor ? JSON.stringify(auditFor(request)) : "",
-      ];
+      return request && auditFor ? auditFor(request) : undefined;
     });
+    const triples = due.flatMap((id, i) => [
+      id,
+      signer.stateMac(id, str(macs[i]?.[1]), "EXPIRED", at),
+      this.auditArg(templates[i]),
+    ]);
     const reply = tuple(
-      await SCRIPTS.expire.run(
-        this.redis,
+      await this.exec(
+        SCRIPTS.expire,
         [this.pendingKey, this.auditStream],
-        [now.getTime(), `${this.options.prefix}:req:`, at, this.retention, ...triples],
+        [
+          now.getTime(),
+          `${this.options.prefix}:req:`,
+          at,
+          this.retention,
+          `${this.options.prefix}:finished:`,
+          this.finishedRetention,
+          ...triples,
+        ],
+        templates,
       ),
     );
     return reply.map(str);
@@ -531,10 +639,63 @@ export class ApprovalStore {
     return this.redis.zrangebyscore(this.approvedKey, "-inf", approvedBefore.getTime(), "LIMIT", 0, limit);
   }
 
+  /**
+   * The sweep's requeue of an approved, unclaimed request (see `lua/requeue.lua`): `check` before
+   * the enqueue (a request that ended already is refused, one no longer APPROVED unlisted), `count`
+   * after it; past `maxRequeues` counted requeues the request ends FAILED with `result`.
+   * `audit` is the template of the refusal's or the end's entry.
+   */
+  public async requeue(
+    id: string,
+    mode: "check" | "count",
+    now: Date,
+    maxRequeues: number,
+    result: ExecutionResult,
+    audit?: AuditTemplate,
+  ): Promise<RequeueOutcome> {
+    assertRequestId(id);
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const at = now.toISOString();
+    const reply = tuple(
+      await this.exec(
+        SCRIPTS.requeue,
+        [...this.keysFor(id), this.approvedKey, this.markerKey(id), this.requeueKey(id), this.auditStream],
+        [
+          id,
+          mode,
+          at,
+          this.retention,
+          this.finishedRetention,
+          maxRequeues,
+          signer.stateMac(id, docMac, "FAILED", at),
+          JSON.stringify(result),
+          this.auditArg(audit),
+        ],
+        [audit],
+      ),
+    );
+    return {
+      status: str(reply[0]) as RequeueOutcome["status"],
+      state: str(reply[1]) as RequestState | "",
+      count: num(reply[2]),
+    };
+  }
+
+  /**
+   * Whether the request's document and current state verify under a key this bot holds (`null`:
+   * no such request). Needs the signer's keys, not a write.
+   */
+  public async checkIntegrity(id: string): Promise<IntegrityCheck | null> {
+    const record = await this.getSigned(id);
+    if (!record) return null;
+    return verifyIntegrity(id, record, this.signer);
+  }
+
   /** Remember the Slack message showing the request; false when the request is unknown. */
   public async setMessage(id: string, message: MessageRef): Promise<boolean> {
     assertRequestId(id);
-    const stored = await SCRIPTS.setMessage.run(this.redis, [this.requestKey(id)], [JSON.stringify(message)]);
+    const stored = await this.exec(SCRIPTS.setMessage, [this.requestKey(id)], [JSON.stringify(message)]);
     return num(stored) === 1;
   }
 

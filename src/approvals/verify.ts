@@ -12,16 +12,30 @@
  *   from the requester's team and the request's channel; and no valid deny;
  * - the stored patch is exactly the one the precondition and the finalizers to remove imply;
  * - the requester's statements (in the document, so bound by its MAC) are the form's own words.
+ *
+ * A refusal says why: `tampered` when something was written past the bot (a MAC that does not
+ * verify under the key it names, a plan or state the bot never signed), `retired-key` when every MAC
+ * that fails names a key the bot no longer holds (neither `UNSTUCK_APPROVAL_KEY` nor
+ * `UNSTUCK_APPROVAL_KEY_PREVIOUS`) and nothing else is wrong: a key rotation, not an intruder.
  */
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
-import type { ApprovalSigner } from "./integrity.js";
+import { ApprovalSigner } from "./integrity.js";
 import type { SignedRecord, SignedState } from "./store.js";
 import type { ApprovalRequest, RepointPathAction } from "./types.js";
 import { areKnownStatements } from "./types.js";
 
+/** Why a record cannot be trusted: edited outside the bot, or signed with a key it no longer holds. */
+export type RefusalCause = "tampered" | "retired-key";
+
 export type Verification =
   | { readonly ok: true; readonly approvers: readonly string[] }
-  | { readonly ok: false; readonly problems: readonly string[] };
+  | {
+      readonly ok: false;
+      readonly problems: readonly string[];
+      readonly cause: RefusalCause;
+      /** The key ids of the retired keys its MACs name (for the message and the audit log). */
+      readonly retiredKeyIds: readonly string[];
+    };
 
 export interface VerifyInput {
   readonly id: string;
@@ -81,32 +95,73 @@ function samePatch(request: ApprovalRequest): boolean {
   );
 }
 
+/** The cause of a record's refusal, from what failed. */
+function refusal(
+  problems: readonly string[],
+  tampered: boolean,
+  retired: ReadonlySet<string>,
+): Extract<Verification, { ok: false }> {
+  return {
+    ok: false,
+    problems,
+    cause: !tampered && retired.size > 0 ? "retired-key" : "tampered",
+    retiredKeyIds: [...retired].sort(),
+  };
+}
+
+function retiredProblem(what: string, keyId: string | undefined): string {
+  return `${what} was signed with a retired approval key (key id ${keyId ?? "?"}: neither UNSTUCK_APPROVAL_KEY nor UNSTUCK_APPROVAL_KEY_PREVIOUS)`;
+}
+
 export function verifyApproval(input: VerifyInput): Verification {
   const { id, record, prior, signer, approvers } = input;
   const { request, doc, docMac } = record;
   const problems: string[] = [];
+  const retired = new Set<string>();
+  /** Records the key id of a MAC that failed because its key is retired; false for any other failure. */
+  const isRetired = (mac: unknown): boolean => {
+    if (signer.keyOf(mac) !== "retired") return false;
+    retired.add(ApprovalSigner.keyIdOf(mac) ?? "?");
+    return true;
+  };
   if (!signer.verifyRequest(id, doc, docMac) || request.id !== id) {
     // Nothing else in the record can be trusted once the document does not verify.
-    return { ok: false, problems: ["the request document's MAC does not verify (plan or target edited)"] };
+    if (request.id === id && isRetired(docMac)) {
+      return refusal([retiredProblem("the request", ApprovalSigner.keyIdOf(docMac))], false, retired);
+    }
+    return refusal(["the request document's MAC does not verify (plan or target edited)"], true, retired);
   }
+  let tampered = false;
   if (prior.state !== "APPROVED" && prior.state !== "EXECUTING") {
     problems.push(`it was claimed from state ${prior.state || "(none)"}`);
+    tampered = true;
   } else if (!signer.verifyState(id, docMac, prior.state, prior.at, prior.mac)) {
-    problems.push(`its ${prior.state} state was not recorded by the bot (state MAC does not verify)`);
+    if (isRetired(prior.mac)) {
+      problems.push(retiredProblem(`its ${prior.state} state`, ApprovalSigner.keyIdOf(prior.mac)));
+    } else {
+      problems.push(`its ${prior.state} state was not recorded by the bot (state MAC does not verify)`);
+      tampered = true;
+    }
   }
-  if (!samePatch(request)) problems.push("its patch is not the one its precondition implies");
+  if (!samePatch(request)) {
+    problems.push("its patch is not the one its precondition implies");
+    tampered = true;
+  }
   if (request.statements !== undefined && !areKnownStatements(request.statements)) {
     problems.push("its requester statements are not the ones the form asks for");
+    tampered = true;
   }
 
   const created = Date.parse(request.createdAt);
   const expires = Date.parse(request.expiresAt);
   const counted = new Set<string>();
   let forged = 0;
+  let retiredVotes = 0;
   let denied = false;
   for (const vote of request.votes) {
     if (vote.requestId !== id || !signer.verifyVote(docMac, vote)) {
-      forged++;
+      if (vote.requestId === id && isRetired(vote.mac)) retiredVotes++;
+      else forged++;
       continue;
     }
     if (vote.decision === "deny") {
@@ -125,12 +180,54 @@ export function verifyApproval(input: VerifyInput): Verification {
       at < expires;
     if (eligible) counted.add(vote.voter.userId);
   }
-  if (forged > 0) problems.push(`${forged} vote(s) carry no valid MAC for this request`);
-  if (denied) problems.push("it carries a deny vote");
+  if (forged > 0) {
+    problems.push(`${forged} vote(s) carry no valid MAC for this request`);
+    tampered = true;
+  }
+  if (retiredVotes > 0) problems.push(`${retiredVotes} vote(s) were signed with a retired approval key`);
+  if (denied) {
+    problems.push("it carries a deny vote");
+    tampered = true;
+  }
   if (counted.size < request.approvalsRequired) {
+    // A consequence of the failures above, or of a changed approver list: neither cause on its own.
     problems.push(
       `only ${counted.size} of the ${request.approvalsRequired} required approval(s) verify as signed votes by eligible approvers`,
     );
+    if (retired.size === 0) tampered = true;
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, approvers: [...counted].sort() };
+  return problems.length > 0
+    ? refusal(problems, tampered, retired)
+    : { ok: true, approvers: [...counted].sort() };
+}
+
+/** Whether a request can still be acted on, as far as its signatures go (checked before a vote). */
+export type IntegrityCheck =
+  { readonly ok: true } | { readonly ok: false; readonly cause: RefusalCause; readonly problem: string };
+
+/**
+ * The request document and its current state verify under a key the bot holds. A vote on a record
+ * that fails could never lead to an execution: the workflow refuses it with this reason.
+ */
+export function verifyIntegrity(id: string, record: SignedRecord, signer: ApprovalSigner): IntegrityCheck {
+  const { request, doc, docMac, state } = record;
+  const check = (mac: unknown, what: string, problem: string): IntegrityCheck => {
+    if (signer.keyOf(mac) === "retired") {
+      return { ok: false, cause: "retired-key", problem: retiredProblem(what, ApprovalSigner.keyIdOf(mac)) };
+    }
+    return { ok: false, cause: "tampered", problem };
+  };
+  if (request.id !== id || !signer.verifyRequest(id, doc, docMac)) {
+    return request.id === id
+      ? check(docMac, "it", "its request document does not verify (plan or target edited outside the bot)")
+      : { ok: false, cause: "tampered", problem: "its record names another request" };
+  }
+  if (!signer.verifyState(id, docMac, state.state, state.at, state.mac)) {
+    return check(
+      state.mac,
+      `its ${state.state} state`,
+      `its ${state.state} state was not recorded by the bot`,
+    );
+  }
+  return { ok: true };
 }

@@ -16,6 +16,7 @@ import { assertRequestId, type ApprovalStore } from "./store.js";
 import type {
   ApprovalAction,
   ApprovalRequest,
+  ExecutionResult,
   Identity,
   MessageRef,
   RemoveFinalizerAction,
@@ -25,11 +26,36 @@ import type {
   RequesterStatement,
   VoteDecision,
 } from "./types.js";
-import { areKnownStatements, DELETION_APPROVED_ANNOTATION, describeAction, newRequestId } from "./types.js";
+import {
+  approverIds,
+  areKnownStatements,
+  auditChange,
+  DELETION_APPROVED_ANNOTATION,
+  describeAction,
+  isRequestId,
+  newRequestId,
+} from "./types.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
+import { parseGuardValue } from "../actions/deletion-guard-token.js";
 
-/** Puts the execution of an approved request on the actions queue (idempotent per request). */
-export type EnqueueExecution = (request: ApprovalRequest) => Promise<void>;
+/**
+ * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:
+ * waiting, delayed or running), `ended` (its job ran and ended, so the enqueue changed nothing).
+ */
+export type EnqueueOutcome = "added" | "pending" | "ended";
+
+/**
+ * Puts the execution of an approved request on the actions queue (idempotent per request); may say
+ * what it found (an enqueue that says nothing counts as `added`).
+ */
+export type EnqueueExecution = (
+  request: ApprovalRequest,
+  // An enqueue that says nothing (a test's, the terminal's refusing one) is read as `added`.
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+) => Promise<EnqueueOutcome | void>;
+
+/** Requeues by the sweep of one approved request before it ends FAILED (default of `maxRequeues`). */
+export const DEFAULT_MAX_REQUEUES = 5;
 
 export interface ApprovalWorkflowDeps {
   readonly store: ApprovalStore;
@@ -48,6 +74,11 @@ export interface ApprovalWorkflowDeps {
   readonly newId?: () => string;
   /** How long an approved deletion guard stays open (config `deletionWindowSeconds`; default 3600). */
   readonly deletionWindowSeconds?: number;
+  /**
+   * How often the sweep may queue one approved request again when its job is gone or ended without
+   * claiming it; past that the request ends FAILED (default {@link DEFAULT_MAX_REQUEUES}).
+   */
+  readonly maxRequeues?: number;
 }
 
 export interface DeletionGuardInput {
@@ -252,9 +283,13 @@ export class ApprovalWorkflow {
     }
     const open = ns.annotations[DELETION_APPROVED_ANNOTATION];
     if (open !== undefined) {
+      // Never echo the value: anyone who may annotate the namespace chose it.
+      const parsed = parseGuardValue(open);
       throw new UnstuckError(
         ErrorCode.Conflict,
-        `Namespace ${input.namespace} already carries ${DELETION_APPROVED_ANNOTATION}=${open}: its deletion guard is open until the bot closes it.`,
+        parsed
+          ? `Namespace ${input.namespace} already carries ${DELETION_APPROVED_ANNOTATION} for request ${parsed.requestId}: its deletion guard is open until ${parsed.until.toISOString()}, when the bot closes it.`
+          : `Namespace ${input.namespace} carries a ${DELETION_APPROVED_ANNOTATION} annotation the bot did not write; the workers remove it within seconds. Ask again then.`,
         { namespace: input.namespace },
       );
     }
@@ -285,7 +320,7 @@ export class ApprovalWorkflow {
     const created = this.deps.now();
     const id = (this.deps.newId ?? newRequestId)();
     const createdEntry = this.entry(
-      { id, action },
+      { id, action, requester: input.requester, votes: [] },
       userActor(input.requester),
       "request.created",
       undefined,
@@ -370,12 +405,37 @@ export class ApprovalWorkflow {
         { action: "vote" },
       );
     }
+    // A request that can never execute takes no vote: one signed with a retired key, or whose
+    // record does not verify, is refused with why (terminal and expired ones by the vote's script).
+    if (before.state === "PENDING") {
+      const integrity = await store.checkIntegrity(requestId);
+      if (integrity !== null && !integrity.ok) {
+        throw new UnstuckError(
+          ErrorCode.InvalidState,
+          integrity.cause === "retired-key"
+            ? `This request can no longer be executed: ${integrity.problem}, so your vote was not counted. Ask for a new request.`
+            : `This request can no longer be executed: ${integrity.problem}, so your vote was not counted.`,
+          { state: before.state, cause: integrity.cause },
+        );
+      }
+    }
     const voteEntry = this.entry(before, userActor(voter), `vote.${decision}`, "PENDING", undefined);
     const outcome = await store.vote(requestId, voter, decision, now(), context.channelId, voteEntry);
     const after = (await store.get(requestId)) ?? before;
     switch (outcome.status) {
       case "NOT_FOUND":
         throw this.unknown(requestId);
+      case "FINISHED":
+        // Its record had been put back to an earlier state; the script restored it and audited that.
+        this.deps.log?.warn(
+          { requestId, state: outcome.state },
+          "a vote found a finished request put back to an earlier state; refused",
+        );
+        throw new UnstuckError(
+          ErrorCode.InvalidState,
+          `This request already ended ${outcome.state}; votes are closed.`,
+          { state: outcome.state },
+        );
       case "SELF_APPROVAL":
         throw new UnstuckError(
           ErrorCode.SelfApproval,
@@ -505,25 +565,90 @@ export class ApprovalWorkflow {
    * Re-enqueue approved requests whose execution was never claimed (the enqueue after the
    * approving vote can fail, e.g. on a Redis failover). Safe to run any time: the job id derives
    * from the request, so a job that does exist absorbs the duplicate. Returns the ids re-enqueued.
+   *
+   * Never a loop: a request that ended already and was put back to APPROVED (an earlier record
+   * restored in Redis) is refused, restored and audited once, never queued again (`lua/finished.lua`);
+   * a job still waiting to run is left to run (nothing counted, nothing audited); any other requeue
+   * is counted, and past `maxRequeues` the request ends FAILED with one `execution.requeue-limit`
+   * entry.
    */
   public async requeueApproved(graceMs = 30_000): Promise<string[]> {
     const { store, now } = this.deps;
     const ids = await store.approvedUnclaimed(new Date(now().getTime() - graceMs));
+    const max = this.deps.maxRequeues ?? DEFAULT_MAX_REQUEUES;
+    const system = { kind: "system", component: "sweep" } as const;
     const out: string[] = [];
     for (const id of ids) {
+      if (!isRequestId(id)) continue;
       const request = await store.get(id);
-      if (request?.state !== "APPROVED") continue;
-      await this.deps.enqueueExecution(request);
+      if (request === null) {
+        await store.requeue(id, "check", now(), max, this.gaveUp(max, now()));
+        continue;
+      }
+      const gaveUp = this.gaveUp(max, now());
+      const refusal = this.entry(request, system, "execution.refused", request.state, undefined);
+      const check = await store.requeue(id, "check", now(), max, gaveUp, refusal);
+      if (check.status === "FINISHED") {
+        this.refusedFinished(request, refusal, check.state);
+        continue;
+      }
+      if (check.status !== "OK") continue;
+      const found = (await this.deps.enqueueExecution(request)) ?? "added";
+      // Its job is waiting (workers busy or down, a retry's backoff): it runs when a worker takes it.
+      if (found === "pending") continue;
+      const limit = this.entry(
+        request,
+        system,
+        "execution.requeue-limit",
+        "APPROVED",
+        "FAILED",
+        gaveUp.message,
+      );
+      const counted = await store.requeue(id, "count", now(), max, gaveUp, limit);
+      if (counted.status === "GAVE_UP") {
+        this.deps.log?.error(
+          { requestId: id, requeues: counted.count },
+          "approved request never claimed; ended FAILED",
+        );
+        this.deps.audit.mirror(limit);
+        const latest = (await store.get(id)) ?? request;
+        await notifySafely(this.deps.notifier, this.deps.log, latest, gaveUp.message);
+        continue;
+      }
+      if (counted.status !== "OK") continue;
       await this.audit(
         request,
-        { kind: "system", component: "sweep" },
+        system,
         "execution.requeued",
         "APPROVED",
         "APPROVED",
+        `requeue ${String(counted.count)} of at most ${String(max)}${found === "ended" ? "; its job had ended without claiming it" : ""}`,
       );
       out.push(id);
     }
     return out;
+  }
+
+  /** The result a request gets when the sweep gives up on it. */
+  private gaveUp(max: number, at: Date): ExecutionResult {
+    return {
+      outcome: "failed",
+      message: `Not executed: the approved request was queued ${String(max)} times without ever being started, so it ended FAILED and will not run. Nothing was changed; ask for a new approval.`,
+      at: at.toISOString(),
+    };
+  }
+
+  /** A finished request found put back to an earlier state was refused: raise it (the script audited it). */
+  private refusedFinished(request: ApprovalRequest, refusal: AuditEntry, state: string): void {
+    this.deps.log?.warn(
+      { requestId: request.id, found: request.state, ended: state },
+      "a finished request was found put back to an earlier state; refused and restored",
+    );
+    this.deps.audit.mirror({
+      ...refusal,
+      after: state,
+      result: `it had already ended ${state}; its record, put back to ${request.state}, was refused and restored`,
+    });
   }
 
   /** The periodic housekeeping: expire overdue requests and repair lost enqueues. */
@@ -588,13 +713,14 @@ export class ApprovalWorkflow {
 
   /** An audit entry about `request` (written by a transition's script, or appended on its own). */
   private entry(
-    request: Pick<ApprovalRequest, "id" | "action">,
+    request: Pick<ApprovalRequest, "id" | "action" | "requester" | "votes">,
     actor: AuditActor,
     event: string,
     before: string | undefined,
     after: string | undefined,
     result?: string,
   ): AuditEntry {
+    const approvers = approverIds(request);
     return {
       at: this.deps.now().toISOString(),
       actor,
@@ -602,6 +728,9 @@ export class ApprovalWorkflow {
       requestId: request.id,
       action: request.action.type,
       target: describeAction(request.action),
+      requester: { userId: request.requester.userId, teamId: request.requester.teamId },
+      ...(approvers.length > 0 ? { approvers } : {}),
+      change: auditChange(request.action),
       ...(before ? { before } : {}),
       ...(after ? { after } : {}),
       ...(result ? { result } : {}),

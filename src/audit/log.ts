@@ -3,9 +3,37 @@
  * when, what and the state before and after, so "who approved that at 03:12?" has one answer.
  * An optional mirror copies each entry to an audit channel; a mirror failure never blocks the
  * transition it reports (the stream is the record, the channel is a convenience).
+ *
+ * Every entry written to the stream — here, or by a transition's own script (the approval store
+ * logs those) — is also one structured log line at info level (`auditLogLine`), so the audit
+ * trail leaves Redis for whatever collects the logs (a SIEM): `{"audit": {…}, "msg": "audit"}`,
+ * always the same keys (`null` or `[]` when not known), never a token, key or MAC.
  */
 import type { RedisConnection } from "../redis-connection.js";
 import type { Logger } from "../log.js";
+
+/**
+ * The exact change a request makes, for the log line: the action's target and its JSON patch
+ * (finalizer removal), or one line per call of its plan (repoint, clean-up, deletion guard).
+ */
+export interface AuditChange {
+  /** Action type, e.g. `remove-finalizer`. */
+  readonly type: string;
+  /** Human name of the target, as in the entry. */
+  readonly target: string;
+  /** The object a patch is sent to (finalizer removal). */
+  readonly object?: {
+    readonly apiVersion: string;
+    readonly kind: string;
+    readonly namespace: string;
+    readonly name: string;
+    readonly uid?: string;
+  };
+  /** The JSON patch exactly as sent (finalizer removal). */
+  readonly patch?: readonly unknown[];
+  /** The plan, one line per call (repoint, clean-up, deletion guard). */
+  readonly plan?: readonly string[];
+}
 
 /** Who caused an entry: a Slack user, or the bot itself (expiry sweep, executor). */
 export type AuditActor =
@@ -33,6 +61,15 @@ export interface AuditEntry {
    */
   readonly channel?: string;
   readonly threadTs?: string;
+  /** Who asked for the request (stored with the entry). */
+  readonly requester?: { readonly userId: string; readonly teamId: string };
+  /** User ids of the approvals recorded so far (or verified, at execution); stored with the entry. */
+  readonly approvers?: readonly string[];
+  /**
+   * The exact change (target and patch or plan): in the log line only. The stream stays one short
+   * line per entry; the request record holds the plan, bound by its MAC.
+   */
+  readonly change?: AuditChange;
 }
 
 /** Not a transition: where a request's message was posted (its channel and thread), for the timeline. */
@@ -71,23 +108,135 @@ export function formatAuditEntry(entry: AuditEntry): string {
   return `${entry.at} ${who} ${entry.event} ${entry.action} ${entry.target} [${entry.requestId}]${move}${result}`;
 }
 
+/**
+ * The entry as the stream stores it: without the change (log line only), and without an empty
+ * approver list (the transition scripts' JSON codec cannot tell an empty array from an object).
+ */
+export function streamFields(entry: AuditEntry): Omit<AuditEntry, "change"> {
+  const stored: { -readonly [K in keyof AuditEntry]?: AuditEntry[K] } & Omit<AuditEntry, "change"> = {
+    ...entry,
+  };
+  delete stored.change;
+  if (stored.approvers?.length === 0) delete stored.approvers;
+  return stored;
+}
+
+/** One audit entry as a log line: every key always present, in one shape a SIEM can parse. */
+export interface AuditLogLine {
+  readonly event: string;
+  readonly at: string;
+  /** `null` for an entry about no request (a bot observation). */
+  readonly requestId: string | null;
+  readonly actor: {
+    readonly kind: "user" | "system";
+    readonly userId: string | null;
+    readonly teamId: string | null;
+    readonly component: string | null;
+  };
+  readonly requester: { readonly userId: string; readonly teamId: string } | null;
+  /** The person who voted, for `vote.*` entries. */
+  readonly voter: { readonly userId: string; readonly teamId: string } | null;
+  readonly approvers: readonly string[];
+  readonly action: string;
+  readonly target: string;
+  readonly change: AuditChange | null;
+  readonly before: string | null;
+  readonly after: string | null;
+  readonly result: string | null;
+  readonly channel: string | null;
+  readonly threadTs: string | null;
+}
+
+function identity(value: unknown): { userId: string; teamId: string } | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as { userId?: unknown; teamId?: unknown };
+  return typeof v.userId === "string"
+    ? { userId: v.userId, teamId: typeof v.teamId === "string" ? v.teamId : "" }
+    : null;
+}
+
+function text(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+/**
+ * The log line of an entry. Fields are copied one by one from what an entry may hold — anything
+ * else an entry carries is not logged — so no token, key or MAC can reach it.
+ */
+export function auditLogLine(entry: AuditEntry): AuditLogLine {
+  // Read as found: an entry parsed back from a script's JSON is not checked against the type.
+  const actor: AuditActor | undefined = entry.actor;
+  const user = actor?.kind === "user" ? identity(actor) : null;
+  const change = entry.change;
+  return {
+    event: entry.event,
+    at: entry.at,
+    requestId: text(entry.requestId),
+    actor: {
+      kind: actor?.kind === "user" ? "user" : "system",
+      userId: user?.userId ?? null,
+      teamId: user?.teamId ?? null,
+      component: actor?.kind === "system" ? text(actor.component) : null,
+    },
+    requester: identity(entry.requester),
+    voter: entry.event.startsWith("vote.") ? user : null,
+    approvers: Array.isArray(entry.approvers)
+      ? entry.approvers.filter((a): a is string => typeof a === "string")
+      : [],
+    action: entry.action,
+    target: entry.target,
+    change:
+      change === undefined
+        ? null
+        : {
+            type: change.type,
+            target: change.target,
+            ...(change.object !== undefined
+              ? {
+                  object: {
+                    apiVersion: change.object.apiVersion,
+                    kind: change.object.kind,
+                    namespace: change.object.namespace,
+                    name: change.object.name,
+                    ...(change.object.uid !== undefined ? { uid: change.object.uid } : {}),
+                  },
+                }
+              : {}),
+            ...(change.patch !== undefined ? { patch: change.patch } : {}),
+            ...(change.plan !== undefined ? { plan: change.plan } : {}),
+          },
+    before: text(entry.before),
+    after: text(entry.after),
+    result: text(entry.result),
+    channel: text(entry.channel),
+    threadTs: text(entry.threadTs),
+  };
+}
+
+/** Write an entry's log line (info, message `audit`); nothing without a logger. */
+export function logAuditEntry(log: Logger | undefined, entry: AuditEntry): void {
+  log?.info({ audit: auditLogLine(entry) }, "audit");
+}
+
 export class AuditLog {
   public constructor(
     private readonly redis: RedisConnection,
     private readonly options: AuditLogOptions,
   ) {}
 
-  /** The stream write itself (capped near `maxLen`). */
-  private write(entry: AuditEntry): Promise<string | null> {
-    return this.redis.xadd(
+  /** The stream write itself (capped near `maxLen`), then the entry's log line. */
+  private async write(entry: AuditEntry): Promise<string | null> {
+    const id = await this.redis.xadd(
       this.options.key,
       "MAXLEN",
       "~",
       this.options.maxLen ?? 100_000,
       "*",
       "entry",
-      JSON.stringify(entry),
+      JSON.stringify(streamFields(entry)),
     );
+    logAuditEntry(this.options.log, entry);
+    return id;
   }
 
   /** Append one entry; returns its stream id. */
@@ -112,8 +261,8 @@ export class AuditLog {
   }
 
   /**
-   * Copy an entry to the audit channel without appending it: for entries a transition's own script
-   * wrote to the stream. Never awaited by the transition: a slow or failing Slack call holds up nothing.
+   * Copy an entry to the audit channel without appending it (nor logging it: the store logs what its
+   * scripts write): for entries a transition's own script wrote to the stream. Never awaited by the transition: a slow or failing Slack call holds up nothing.
    */
   public mirror(entry: AuditEntry): void {
     const mirror = this.options.mirror;

@@ -5,7 +5,7 @@
  */
 import { Queue, type ConnectionOptions } from "bullmq";
 import type { ApprovalRequest } from "../approvals/types.js";
-import type { EnqueueExecution } from "../approvals/workflow.js";
+import type { EnqueueExecution, EnqueueOutcome } from "../approvals/workflow.js";
 
 export const QueueName = { Actions: "actions", Waits: "waits" } as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
@@ -79,10 +79,17 @@ export interface ExecutionRetry {
   readonly backoffMs?: number;
 }
 
-/** The `enqueueExecution` the workflow needs, bound to the actions queue. */
+/**
+ * The `enqueueExecution` the workflow needs, bound to the actions queue. It says what it found: a
+ * job still to run (`pending`), one that ran and ended (`ended`: adding it again would do nothing),
+ * or none (`added`), so the sweep repairs a lost enqueue without looping on a job that exists.
+ */
 export function executionEnqueuer(actions: Queue, retry: ExecutionRetry = {}): EnqueueExecution {
-  return async (request: ApprovalRequest) => {
+  return async (request: ApprovalRequest): Promise<EnqueueOutcome> => {
     const data: ExecutionJobData = { requestId: request.id };
+    const state = await actions.getJobState(executionJobId(request.id));
+    if (state === "completed" || state === "failed") return "ended";
+    if (state !== "unknown") return "pending";
     await actions.add(request.action.type, data, {
       jobId: executionJobId(request.id),
       attempts: retry.attempts ?? 5,
@@ -91,6 +98,7 @@ export function executionEnqueuer(actions: Queue, retry: ExecutionRetry = {}): E
       removeOnComplete: { age: 86_400 },
       removeOnFail: { age: 7 * 86_400 },
     });
+    return "added";
   };
 }
 

@@ -284,6 +284,7 @@ const FINISH_EVENTS = new Set([
   "execution.failed",
   "execution.stale",
   "execution.tampered",
+  "execution.requeue-limit",
 ]);
 
 const OBSERVATION_NOUNS: Readonly<Record<string, string>> = {
@@ -359,6 +360,8 @@ function outcomeOf(e: TimelineEntry): string {
       return "**stale** (the object changed after the approval; nothing was written)";
     case "execution.tampered":
       return "**refused** (the approval record did not verify)";
+    case "execution.requeue-limit":
+      return "**failed** (queued again and again, never started)";
     default:
       return span(e.event, 60);
   }
@@ -392,6 +395,10 @@ export function describeEvent(e: TimelineEntry): string {
       return `resumed executing ${req}${detail}`;
     case "approval.tampered":
       return `refused ${req}: the approval record did not verify${detail}`;
+    case "approval.retired-key":
+      return `refused ${req}: it was signed with a retired approval key${detail}`;
+    case "execution.refused":
+      return `refused to run ${req} again: it had already ended${detail}`;
     case `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`:
       return `diagnosed ${target}${detail}`;
     case `${OBSERVED_PREFIX}${ObservationKind.PathCheck}`:

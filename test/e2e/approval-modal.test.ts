@@ -238,7 +238,7 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     expect(f.h.fake.calls().filter(isRequestPost)).toEqual([]);
   });
 
-  it("the statements are part of the signed request: altered in Redis, the approved request is refused TAMPERED", async () => {
+  it("the statements are part of the signed request: altered in Redis, a vote is refused and a forced approval is refused TAMPERED", async () => {
     const f = await setup();
     const view = await openModalFromDiagnosis(f);
     await submit(f, view, REASON, "ingress.k8s.aws/resources");
@@ -258,7 +258,14 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     };
     await f.redis.hset(key, "doc", JSON.stringify(edited));
 
-    await f.click(APPROVE, requestId, BOB, ts);
+    // The approval is refused with why: the record can never lead to an execution.
+    const click = await f.click(APPROVE, requestId, BOB, ts);
+    expect(String((await f.answer(click)).body["text"])).toMatch(/can no longer be executed/);
+    expect((await f.workflow.get(requestId)).state).toBe("PENDING");
+    // Marked APPROVED through Redis as well: the executor refuses it.
+    await f.redis.hset(key, "state", "APPROVED");
+    await f.redis.zadd(`${f.storePrefix}:approved`, Date.now(), requestId);
+    await f.workflow.requeueApproved(0);
     const final = await f.settled(requestId, ["DONE", "FAILED", "STALE", "TAMPERED"]);
     expect(final.state).toBe("TAMPERED");
     expect(f.patches()).toEqual([]);

@@ -186,7 +186,17 @@ describe("approvals forged through Redis are refused before any write", () => {
       },
     };
     await f.redis.hset(key, "doc", JSON.stringify(edited));
-    await f.click(APPROVE, legit.request.id, BOB, legit.ts);
+    // The second, real approval is refused with why (it could never lead to an execution), not thanked.
+    const late = await f.click(APPROVE, legit.request.id, BOB, legit.ts);
+    const answer = (await f.answer(late)).body;
+    expect(answer["response_type"]).toBe("ephemeral");
+    expect(String(answer["text"])).toMatch(/can no longer be executed: its request document does not verify/);
+    expect((await f.workflow.get(legit.request.id)).state).toBe("PENDING");
+    expect(f.h.fake.thread(CHANNEL, legit.ts).some((m) => /<@U0BOB> approved/.test(m.text ?? ""))).toBe(
+      false,
+    );
+    // Marked APPROVED through Redis all the same: the executor refuses the edited plan.
+    await forgeApproval(f, legit.request.id);
     const final = await expectRefused(f, legit.request.id, legit.ts, true);
     expect(final.result?.message).toMatch(/request document's MAC does not verify/);
     // Nothing reached the original target either.

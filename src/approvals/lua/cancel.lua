@@ -5,7 +5,8 @@
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
   KEYS[4]  pending sorted set      <prefix>:pending
-  KEYS[5]  audit stream            (see audit.lua)
+  KEYS[5]  finished marker         <prefix>:finished:<id>     (see finished.lua)
+  KEYS[6]  audit stream            (see audit.lua)
 
   ARGV[1]  id
   ARGV[2]  actor user id
@@ -14,7 +15,8 @@
   ARGV[5]  retention in seconds for a request once it is terminal
   ARGV[6]  state MAC of CANCELLED at ARGV[4]
   ARGV[7]  state MAC of EXPIRED   at ARGV[4]
-  ARGV[8]  audit entry template (JSON, or "")
+  ARGV[8]  how long the finished marker is kept, seconds
+  ARGV[9]  audit entry template (JSON, or "")
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "NOT_REQUESTER" | "INVALID_STATE" | "EXPIRED"
@@ -32,12 +34,17 @@ local function finish(state)
   redis.call("EXPIRE", KEYS[1], ttl)
   redis.call("EXPIRE", KEYS[2], ttl)
   redis.call("EXPIRE", KEYS[3], ttl)
+  mark_finished(KEYS[5], KEYS[1], tonumber(ARGV[8]))
 end
 
 local fields = redis.call("HMGET", KEYS[1], "state", "requester", "expiresAtMs")
 local state = fields[1]
 if not state then
   return { "NOT_FOUND", "" }
+end
+local ended = refuse_finished(KEYS[5], KEYS[1], ARGV[1], { KEYS[4] }, ARGV[#ARGV], ARGV[4], tonumber(ARGV[5]))
+if ended then
+  return { "INVALID_STATE", ended }
 end
 if ARGV[2] ~= fields[2] then
   return { "NOT_REQUESTER", state }

@@ -7,16 +7,20 @@
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  approved sorted set     <prefix>:approved  (the id leaves it once claimed)
-  KEYS[3]  audit stream            (see audit.lua)
+  KEYS[3]  finished marker         <prefix>:finished:<id>     (see finished.lua)
+  KEYS[4]  audit stream            (see audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  now, ISO-8601
   ARGV[3]  id
   ARGV[4]  state MAC of EXECUTING at ARGV[2]
-  ARGV[5]  audit entry template (JSON, or "")
+  ARGV[5]  retention in seconds for a request once it is terminal
+  ARGV[6]  audit entry template (JSON, or "")
 
-  Returns  { status, state, attempts, priorState, priorUpdatedAt, priorStateMac }
+  Returns  { status, state, attempts, priorState, priorUpdatedAt, priorStateMac, refusedNow }
            status: "CLAIMED" (was APPROVED) | "RESUMED" (was EXECUTING) | "INVALID_STATE" | "NOT_FOUND"
+                   | "FINISHED" (it had ended already and its record was put back: refused, restored;
+                   refusedNow = 1 for the one call that wrote the refusal's audit entry)
            state: the state after this call; attempts: how many attempts claimed it so far
            prior*: the state, transition time and state MAC found before this call ("" when absent)
 ]]
@@ -27,6 +31,10 @@ if not state then
 end
 local priorAt = fields[3] or ""
 local priorMac = fields[4] or ""
+local ended, refused_now = refuse_finished(KEYS[3], KEYS[1], ARGV[3], { KEYS[2] }, ARGV[#ARGV], ARGV[2], tonumber(ARGV[5]))
+if ended then
+  return { "FINISHED", ended, tonumber(fields[2]) or 0, state, priorAt, priorMac, refused_now and 1 or 0 }
+end
 if state ~= "APPROVED" and state ~= "EXECUTING" then
   redis.call("ZREM", KEYS[2], ARGV[3])
   return { "INVALID_STATE", state, tonumber(fields[2]) or 0, state, priorAt, priorMac }

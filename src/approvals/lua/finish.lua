@@ -6,7 +6,8 @@
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
-  KEYS[4]  audit stream            (see audit.lua)
+  KEYS[4]  finished marker         <prefix>:finished:<id>     (see finished.lua)
+  KEYS[5]  audit stream            (see audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  final state: "DONE" | "FAILED" | "STALE" | "TAMPERED"
@@ -14,7 +15,8 @@
   ARGV[4]  now, ISO-8601
   ARGV[5]  retention in seconds for a request once it is terminal
   ARGV[6]  state MAC of ARGV[2] at ARGV[4]
-  ARGV[7]  audit entry template (JSON, or "")
+  ARGV[7]  how long the finished marker is kept, seconds
+  ARGV[8]  audit entry template (JSON, or "")
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH"; state: the state after this call
@@ -37,5 +39,6 @@ clear_open(KEYS[1])
 redis.call("EXPIRE", KEYS[1], ttl)
 redis.call("EXPIRE", KEYS[2], ttl)
 redis.call("EXPIRE", KEYS[3], ttl)
+mark_finished(KEYS[4], KEYS[1], tonumber(ARGV[7]))
 audit(ARGV[2])
 return { "OK", ARGV[2] }

@@ -9,7 +9,8 @@
   KEYS[4]  pending sorted set      <prefix>:pending
   KEYS[5]  approved sorted set     <prefix>:approved  (member id, score approval time ms) — requests
            approved but not yet claimed by an executor, so a lost enqueue can be repaired
-  KEYS[6]  audit stream            (see audit.lua)
+  KEYS[6]  finished marker         <prefix>:finished:<id>     (see finished.lua)
+  KEYS[7]  audit stream            (see audit.lua)
 
   ARGV[1]  id
   ARGV[2]  voter user id
@@ -22,10 +23,12 @@
   ARGV[9]  state MAC of APPROVED at ARGV[6]
   ARGV[10] state MAC of DENIED   at ARGV[6]
   ARGV[11] state MAC of EXPIRED  at ARGV[6]
-  ARGV[12] audit entry template (JSON, or "")
+  ARGV[12] how long the finished marker is kept, seconds
+  ARGV[13] audit entry template (JSON, or "")
 
   Returns  { status, state, approvals, transitioned }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED"
+                   | "FINISHED" (it had ended already and its record was put back: refused, restored)
            state: the state after this call ("" when not found)
            approvals: approvals recorded so far
            transitioned: 1 when THIS call changed the state (to APPROVED, DENIED or EXPIRED), else 0
@@ -43,13 +46,34 @@ local function finish(state)
     redis.call("EXPIRE", KEYS[1], ttl)
     redis.call("EXPIRE", KEYS[2], ttl)
     redis.call("EXPIRE", KEYS[3], ttl)
+    mark_finished(KEYS[6], KEYS[1], tonumber(ARGV[12]))
   end
+end
+
+-- The approvals recorded so far (the votes this script wrote), for the audit entry.
+local function approvers()
+  local out = {}
+  for _, raw in ipairs(redis.call("LRANGE", KEYS[3], 0, -1)) do
+    local ok, vote = pcall(cjson.decode, raw)
+    if ok and type(vote) == "table" and vote["decision"] == "approve" and type(vote["voter"]) == "table"
+      and type(vote["voter"]["userId"]) == "string" then
+      out[#out + 1] = vote["voter"]["userId"]
+    end
+  end
+  if #out == 0 then
+    return nil
+  end
+  return { approvers = out }
 end
 
 local fields = redis.call("HMGET", KEYS[1], "state", "requester", "expiresAtMs", "approvalsRequired", "approvals")
 local state = fields[1]
 if not state then
   return { "NOT_FOUND", "", 0, 0 }
+end
+local ended = refuse_finished(KEYS[6], KEYS[1], ARGV[1], { KEYS[4], KEYS[5] }, ARGV[#ARGV], ARGV[6], tonumber(ARGV[7]))
+if ended then
+  return { "FINISHED", ended, tonumber(fields[5]) or 0, 0 }
 end
 local approvals = tonumber(fields[5])
 if state ~= "PENDING" then
@@ -69,15 +93,15 @@ end
 redis.call("RPUSH", KEYS[3], ARGV[5])
 if ARGV[3] == "deny" then
   finish("DENIED")
-  audit("DENIED", nil, approvals .. "/" .. fields[4] .. " approvals")
+  audit("DENIED", nil, approvals .. "/" .. fields[4] .. " approvals", nil, approvers())
   return { "OK", "DENIED", approvals, 1 }
 end
 approvals = redis.call("HINCRBY", KEYS[1], "approvals", 1)
 if approvals >= tonumber(fields[4]) then
   finish("APPROVED")
-  audit("APPROVED", nil, approvals .. "/" .. fields[4] .. " approvals")
+  audit("APPROVED", nil, approvals .. "/" .. fields[4] .. " approvals", nil, approvers())
   return { "OK", "APPROVED", approvals, 1 }
 end
 redis.call("HSET", KEYS[1], "updatedAt", ARGV[6], "stateMac", STATE_MAC.PENDING)
-audit("PENDING", nil, approvals .. "/" .. fields[4] .. " approvals")
+audit("PENDING", nil, approvals .. "/" .. fields[4] .. " approvals", nil, approvers())
 return { "OK", "PENDING", approvals, 0 }

@@ -93,6 +93,27 @@ describe("loadConfig", () => {
     expect(missing.details.variable).toBe("UNSTUCK_APPROVAL_KEY");
     expect(missing.message).toMatch(/UNSTUCK_APPROVAL_KEY is not set/);
   });
+
+  it("UNSTUCK_APPROVAL_KEY_PREVIOUS: the key being retired, beside the current one, never part of an error message", () => {
+    const key = randomApprovalKey();
+    const previous = randomApprovalKey();
+    const c = loadConfig({ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_APPROVAL_KEY_PREVIOUS: previous });
+    expect(c.approvalKeyPrevious).toBe(previous);
+    expect(loadConfig({ UNSTUCK_APPROVAL_KEY: key }).approvalKeyPrevious).toBeUndefined();
+    for (const [env, why] of [
+      [{ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_APPROVAL_KEY_PREVIOUS: "short-old-secret" }, /32 bytes/],
+      [{ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_APPROVAL_KEY_PREVIOUS: key }, /same key as UNSTUCK_APPROVAL_KEY/],
+      [{ UNSTUCK_APPROVAL_KEY_PREVIOUS: previous }, /UNSTUCK_APPROVAL_KEY, which is not set/],
+    ] as const) {
+      const err = configError(() => loadConfig(env));
+      expect(err.code).toBe(ErrorCode.Config);
+      expect(err.details.variable).toBe("UNSTUCK_APPROVAL_KEY_PREVIOUS");
+      expect(err.message).toMatch(why);
+      expect(err.message).not.toContain(key);
+      expect(err.message).not.toContain(previous);
+      expect(err.message).not.toContain("short-old-secret");
+    }
+  });
 });
 
 describe("Redis Cluster (REDIS_URL=redis+cluster://…)", () => {

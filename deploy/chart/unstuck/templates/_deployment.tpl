@@ -75,6 +75,8 @@ spec:
             {{- end }}
             - name: UNSTUCK_APPROVAL_KEY
               valueFrom: { secretKeyRef: { name: {{ $root.Values.slack.existingSecret }}, key: {{ $root.Values.slack.keys.approvalKey }} } }
+            - name: UNSTUCK_APPROVAL_KEY_PREVIOUS
+              valueFrom: { secretKeyRef: { name: {{ $root.Values.slack.existingSecret }}, key: {{ $root.Values.slack.keys.approvalKeyPrevious }}, optional: true } }
             {{- if $root.Values.redis.bundled.enabled }}
             # Defined before REDIS_URL, which expands it.
             - name: REDIS_PASSWORD
