@@ -8,7 +8,9 @@
  *
  * Each wait owns one status message in the incident thread: posted on the first check, edited on
  * every later one, and edited to the result at the end. A wait that took more than one check also
- * posts the result as a reply of its own, since an edit notifies nobody.
+ * posts the result as a reply of its own, since an edit notifies nobody. Both posts are recorded
+ * under the wait's key (`post-once.ts`), so a check that runs again — its job handed over after the
+ * result was posted, or re-delivered after a Redis restart — posts neither a second time.
  */
 import { DelayedError, type Job, type Queue } from "bullmq";
 import type { AwsPort } from "../aws/port.js";
@@ -16,8 +18,9 @@ import type { EdgeProbe, ResolveResult } from "../edge/probe.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
+import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
-import type { ThreadReporter } from "./waits.js";
+import { statusMessage, type ThreadReporter } from "./waits.js";
 
 /** What an edge wait waits for. */
 export type EdgeWaitTarget =
@@ -93,6 +96,8 @@ export interface EdgeWaitDeps {
   readonly log?: Logger;
   /** Records the wait's start and end in the audit log for the incident timeline (never throws). */
   readonly record?: Observe;
+  /** Records each post under this wait's key, so a check that runs again posts nothing twice. */
+  readonly posted?: PostLedger;
 }
 
 function targetKey(target: EdgeWaitTarget): string {
@@ -115,6 +120,19 @@ function targetKey(target: EdgeWaitTarget): string {
  */
 export function edgeWaitJobId(target: EdgeWaitTarget, channel: string, threadTs: string): string {
   return jobId(JobName.EdgeWait, target.kind, targetKey(target), channel, threadTs);
+}
+
+/** The idempotency key of one post of one edge wait (a wait started again later is another one). */
+function edgePostKey(data: EdgeWaitData, what: string): string {
+  return postKey(
+    "edge-wait",
+    data.target.kind,
+    targetKey(data.target),
+    data.channel,
+    data.threadTs,
+    data.startedAt,
+    what,
+  );
 }
 
 /** Start an edge wait; the first check runs at once. Returns the job id (the same for a duplicate). */
@@ -327,6 +345,7 @@ export async function checkEdgeWait(
   const when = `(${clock(data.deadline)}, after ${elapsed})`;
   const next = data.intervalMs;
 
+  const posted = deps.posted ?? unrecordedPosts;
   let text: string;
   let result: EdgeWaitResult | undefined;
   try {
@@ -344,7 +363,7 @@ export async function checkEdgeWait(
     const message = bounded(err instanceof ProbeError ? err.message : toUserError(err).message, 500);
     const missing = targetMissing(err);
     if (isPermanent(err) || missing) {
-      await report(deps.reporter, data, `❌ ${subject(data.target)} cannot be checked: ${message}`);
+      await report(deps.reporter, posted, data, `❌ ${subject(data.target)} cannot be checked: ${message}`);
       throw missing ? new UnstuckError(ErrorCode.NotFound, message, err.details, { cause: err }) : err;
     }
     // A flaky read is not an answer: say so and keep waiting until the deadline.
@@ -356,7 +375,7 @@ export async function checkEdgeWait(
     }
   }
 
-  const statusTs = await report(deps.reporter, data, text);
+  const statusTs = await report(deps.reporter, posted, data, text);
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,
@@ -376,7 +395,10 @@ export async function checkEdgeWait(
     // more than one check says it once more as a reply. Its failure does not undo the result.
     if (data.statusTs !== undefined) {
       try {
-        await deps.reporter.post(data.channel, data.threadTs, result.text);
+        // One result per wait: a run after the result was posted (its job not marked done) says nothing.
+        await posted.once(edgePostKey(data, "result"), () =>
+          deps.reporter.post(data.channel, data.threadTs, result.text),
+        );
       } catch (err) {
         deps.log?.warn(
           { err: { message: toUserError(err).message }, jobId: job.id },
@@ -397,8 +419,11 @@ export async function checkEdgeWait(
   throw new DelayedError();
 }
 
-async function report(reporter: ThreadReporter, data: EdgeWaitData, text: string): Promise<string> {
-  if (data.statusTs === undefined) return (await reporter.post(data.channel, data.threadTs, text)).ts;
-  await reporter.update(data.channel, data.statusTs, text);
-  return data.statusTs;
+async function report(
+  reporter: ThreadReporter,
+  posted: PostLedger,
+  data: EdgeWaitData,
+  text: string,
+): Promise<string> {
+  return statusMessage(reporter, posted, edgePostKey(data, "status"), data, text);
 }

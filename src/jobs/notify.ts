@@ -6,13 +6,16 @@
  * A job carries only the request id (and a reply's text); it paints the state stored when it runs,
  * never a snapshot taken when it was queued, so jobs finishing in any order converge on the truth.
  * Repaints are deduplicated by the request's progress (state, votes, attempts); a reply by its text,
- * so a notification repeated by a retried executor posts once.
+ * so a notification repeated by a retried executor posts once. A reply job that runs again after it
+ * posted (handed over or re-delivered before it was marked done) finds its post recorded under the
+ * job's key (`post-once.ts`) and posts nothing; edits are idempotent as they are.
  */
 import { createHash } from "node:crypto";
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { ApprovalNotifier } from "../approvals/notifier.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { Logger } from "../log.js";
+import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { jobId } from "./queues.js";
 
 export const NotifyQueueName = "notify";
@@ -115,6 +118,8 @@ export interface NotifyWorkerDeps {
   /** Applies an `edit` job (`chat.update` with its own short retry loop); edits fail without it. */
   readonly edit?: (edit: EditJobData) => Promise<void>;
   readonly log?: Logger;
+  /** Records each reply under its job's key, so a reply job that runs again does not post twice. */
+  readonly posted?: PostLedger;
 }
 
 export interface NotifyWorkerSetup {
@@ -162,7 +167,15 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
           return;
         }
         if (job.name === NotifyJobName.Reply) {
-          await deps.slack.threadReply(request, (job.data as ReplyJobData).text);
+          const text = (job.data as ReplyJobData).text;
+          // This job, not just this text: the same reply queued again a day later is a new one.
+          await (deps.posted ?? unrecordedPosts).once(
+            postKey("notify-reply", job.id ?? "", job.timestamp),
+            async () => {
+              await deps.slack.threadReply(request, text);
+              return undefined;
+            },
+          );
           return;
         }
       } catch (err) {

@@ -4,14 +4,17 @@
  * the controller builds new load balancers. This wait re-traces the namespace's paths until a repair
  * can be planned (then it posts the card with *Fix the path*), the path is intact again, or the
  * deadline passes (then it says the stack was not re-created and how to repoint by hand). Like every
- * wait it holds no worker between checks and owns one status message in the thread.
+ * wait it holds no worker between checks and owns one status message in the thread; its posts (the
+ * status, the card, the follow-ups) are recorded under its key, so a check that runs again posts
+ * none of them twice.
  */
 import { DelayedError, type Job, type Queue } from "bullmq";
 import { isPermanent, toUserError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
+import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
-import type { ThreadCard, ThreadReporter } from "./waits.js";
+import { statusMessage, type ThreadCard, type ThreadReporter } from "./waits.js";
 
 export interface PathRecheckData {
   readonly namespace: string;
@@ -49,6 +52,8 @@ export interface PathRecheckDeps {
   readonly log?: Logger;
   /** Records re-checks that concluded, and the orphan checks after them, for the incident timeline. */
   readonly record?: Observe;
+  /** Records each post under this re-check's key, so a check that runs again posts nothing twice. */
+  readonly posted?: PostLedger;
 }
 
 export interface PathRecheckRequest {
@@ -82,6 +87,11 @@ export async function enqueuePathRecheck(waits: Queue, req: PathRecheckRequest, 
     backoff: { type: "exponential", delay: 5000 },
   });
   return id;
+}
+
+/** The idempotency key of one post of one re-check (one per namespace, thread and start). */
+function recheckPostKey(data: PathRecheckData, what: string): string {
+  return postKey("path-recheck", data.namespace, data.channel, data.threadTs, data.startedAt, what);
 }
 
 function minutes(ms: number): string {
@@ -129,9 +139,8 @@ export async function checkPathRecheck(
       status = `⏳ Re-trace ${String(checks)} of ${ns}'s traffic path failed (${message.slice(0, 300)}); retrying in ${minutes(data.intervalMs)}.`;
     }
   }
-  let statusTs = data.statusTs;
-  if (statusTs === undefined) statusTs = (await deps.reporter.post(data.channel, data.threadTs, status)).ts;
-  else await deps.reporter.update(data.channel, statusTs, status);
+  const posted = deps.posted ?? unrecordedPosts;
+  const statusTs = await statusMessage(deps.reporter, posted, recheckPostKey(data, "status"), data, status);
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,
@@ -145,14 +154,22 @@ export async function checkPathRecheck(
       result: `${result.outcome}: ${status}`,
     });
   if (card !== undefined) {
-    if (deps.reporter.postCard) await deps.reporter.postCard(data.channel, data.threadTs, card);
-    else await deps.reporter.post(data.channel, data.threadTs, card.text);
+    const shown = card;
+    await posted.once(recheckPostKey(data, "card"), () =>
+      deps.reporter.postCard
+        ? deps.reporter.postCard(data.channel, data.threadTs, shown)
+        : deps.reporter.post(data.channel, data.threadTs, shown.text),
+    );
   }
   if (followUps !== undefined) {
     const texts = await followUps().catch((err: unknown) => [
       `Could not check orphans again: ${toUserError(err).message.slice(0, 300)}`,
     ]);
-    for (const t of texts) await deps.reporter.post(data.channel, data.threadTs, t);
+    for (const [i, t] of texts.entries()) {
+      await posted.once(recheckPostKey(data, `follow-up:${String(i)}`), () =>
+        deps.reporter.post(data.channel, data.threadTs, t),
+      );
+    }
     if (texts.length > 0) {
       await deps.record?.({ ...where, kind: ObservationKind.OrphanCheck, result: texts.join(" ") });
     }

@@ -2,14 +2,16 @@
  * Wait jobs. A wait checks once; if the condition is not met it moves itself back to the delayed
  * set (`job.moveToDelayed` + `DelayedError`) and frees the worker, so a thousand waits cost Redis
  * entries, not worker slots. Each wait owns one status message in the incident thread: posted on
- * the first check, edited on every later one, and ending with the result.
+ * the first check, edited on every later one, and ending with the result. What a wait posts is
+ * recorded under its own key (`post-once.ts`): a check that runs again posts nothing twice.
  */
 import { DelayedError, type Job, type Queue } from "bullmq";
-import { isPermanent, toUserError } from "../errors.js";
+import { ErrorCode, isPermanent, toUserError, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
+import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
@@ -91,6 +93,12 @@ export interface WaitDeps {
    * done). Failures are logged, never thrown: the result is already in the thread.
    */
   readonly onFinished?: (data: NamespaceGoneData, result: NamespaceGoneResult) => Promise<void>;
+  /**
+   * Records each post under a key naming this wait and the message (its status, each follow-up), so
+   * a check that runs again (a job handed over or re-delivered) posts nothing twice. Without it every
+   * run posts.
+   */
+  readonly posted?: PostLedger;
 }
 
 /**
@@ -100,6 +108,11 @@ export interface WaitDeps {
  */
 export function namespaceGoneJobId(cluster: string, namespace: string): string {
   return jobId(JobName.NamespaceGone, cluster, namespace);
+}
+
+/** The idempotency key of one post of one namespace wait (an episode: its deadline tells them apart). */
+function waitPostKey(data: NamespaceGoneData, what: string): string {
+  return postKey("ns-gone", data.cluster, data.namespace, data.channel, data.threadTs, data.deadline, what);
 }
 
 /** Where a namespace-gone request ended up: a new wait, or the one already running (and its thread). */
@@ -269,7 +282,8 @@ export async function checkNamespaceGone(
     }
   }
 
-  const statusTs = await report(deps.reporter, data, text);
+  const posted = deps.posted ?? unrecordedPosts;
+  const statusTs = await report(deps.reporter, posted, data, text);
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,
@@ -305,11 +319,14 @@ export async function checkNamespaceGone(
         `Could not check orphans and the traffic path after ${ns} was deleted: ${bounded(toUserError(err).message)}`,
       ];
     }
-    for (const f of followUps) {
+    for (const [i, f] of followUps.entries()) {
       try {
-        if (typeof f === "string") await deps.reporter.post(data.channel, data.threadTs, f);
-        else if (deps.reporter.postCard) await deps.reporter.postCard(data.channel, data.threadTs, f);
-        else await deps.reporter.post(data.channel, data.threadTs, f.text);
+        // A check that runs again recomputes them; what an earlier run posted is not posted again.
+        await posted.once(waitPostKey(data, `follow-up:${String(i)}`), () => {
+          if (typeof f === "string") return deps.reporter.post(data.channel, data.threadTs, f);
+          if (deps.reporter.postCard) return deps.reporter.postCard(data.channel, data.threadTs, f);
+          return deps.reporter.post(data.channel, data.threadTs, f.text);
+        });
       } catch (err) {
         deps.log?.warn(
           { err: { message: toUserError(err).message } },
@@ -324,8 +341,35 @@ export async function checkNamespaceGone(
   throw new DelayedError();
 }
 
-async function report(reporter: ThreadReporter, data: NamespaceGoneData, text: string): Promise<string> {
-  if (data.statusTs === undefined) return (await reporter.post(data.channel, data.threadTs, text)).ts;
-  await reporter.update(data.channel, data.statusTs, text);
-  return data.statusTs;
+/**
+ * Post the wait's status message, or edit it. A first check that runs again finds the message its
+ * earlier run posted (the record outlives a job whose `statusTs` was never saved) and edits it.
+ */
+async function report(
+  reporter: ThreadReporter,
+  posted: PostLedger,
+  data: NamespaceGoneData,
+  text: string,
+): Promise<string> {
+  return statusMessage(reporter, posted, waitPostKey(data, "status"), data, text);
+}
+
+/** The one status message of a wait: posted once under `key`, edited from then on. */
+export async function statusMessage(
+  reporter: ThreadReporter,
+  posted: PostLedger,
+  key: string,
+  where: { readonly channel: string; readonly threadTs: string; readonly statusTs?: string },
+  text: string,
+): Promise<string> {
+  if (where.statusTs !== undefined) {
+    await reporter.update(where.channel, where.statusTs, text);
+    return where.statusTs;
+  }
+  const made = await posted.once(key, () => reporter.post(where.channel, where.threadTs, text));
+  if (made.ts === undefined) {
+    throw new UnstuckError(ErrorCode.Upstream, "The wait's status message was posted but its ts is unknown.");
+  }
+  if (!made.posted) await reporter.update(where.channel, made.ts, text);
+  return made.ts;
 }

@@ -24,6 +24,7 @@ import {
   type GuardCloseResult,
 } from "./deletion-guard.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
+import type { PostLedger } from "./post-once.js";
 import { JobName, QueueName, type ExecutionJobData } from "./queues.js";
 import {
   checkNamespaceGone,
@@ -147,7 +148,11 @@ export async function closeWorker(worker: Worker, force = false): Promise<void> 
   await worker.close(force);
 }
 
-/** What the waits worker runs with: the namespace wait's deps, and the edge waits' when wired. */
+/**
+ * What the waits worker runs with: the namespace wait's deps, and the edge waits' when wired. Its
+ * `posted` ledger (`post-once.ts`) also keys the posts of the edge waits, re-checks and guard closes
+ * that were not given one of their own.
+ */
 export type WaitsWorkerDeps = WaitDeps & {
   /** CloudFront, Route 53, DNS and HTTP waits; without it an edge wait job fails, unrecoverably. */
   readonly edge?: EdgeWaitDeps;
@@ -159,6 +164,11 @@ export type WaitsWorkerDeps = WaitDeps & {
 
 export type WaitJobData = NamespaceGoneData | EdgeWaitData | PathRecheckData | GuardCloseData;
 export type WaitJobResult = NamespaceGoneResult | EdgeWaitResult | PathRecheckResult | GuardCloseResult;
+
+/** The worker's post ledger for a part that has none of its own. */
+function withPosted<D extends { readonly posted?: PostLedger }>(part: D, posted: PostLedger | undefined): D {
+  return part.posted !== undefined || posted === undefined ? part : { ...part, posted };
+}
 
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
 export function createWaitsWorker(
@@ -181,7 +191,7 @@ export function createWaitsWorker(
             return await checkPathRecheck(
               job as Job<PathRecheckData, PathRecheckResult>,
               token,
-              deps.pathRecheck,
+              withPosted(deps.pathRecheck, deps.posted),
             );
           }
           case JobName.EdgeWait: {
@@ -190,7 +200,11 @@ export function createWaitsWorker(
                 `wait job "${job.name}" needs the edge wait dependencies (AWS, DNS/HTTP probe), which this worker was not given`,
               );
             }
-            return await checkEdgeWait(job as Job<EdgeWaitData, EdgeWaitResult>, token, deps.edge);
+            return await checkEdgeWait(
+              job as Job<EdgeWaitData, EdgeWaitResult>,
+              token,
+              withPosted(deps.edge, deps.posted),
+            );
           }
           case JobName.DeletionGuardClose: {
             if (deps.deletionGuard === undefined) {
@@ -198,7 +212,10 @@ export function createWaitsWorker(
                 `wait job "${job.name}" needs the deletion guard dependencies (audit log), which this worker was not given`,
               );
             }
-            return await closeDeletionGuard(job.data as GuardCloseData, deps.deletionGuard);
+            return await closeDeletionGuard(
+              job.data as GuardCloseData,
+              withPosted(deps.deletionGuard, deps.posted),
+            );
           }
           default:
             throw new UnrecoverableError(`unknown wait job "${job.name}"`);

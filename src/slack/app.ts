@@ -26,6 +26,7 @@ import { createActionRouter, type ActionRouter, type HasActionRouter } from "./a
 import { boltLogger } from "./bolt-logger.js";
 import { ChannelGate } from "./channel-gate.js";
 import { commandListener, type AfterPost, type PostApprovalRequest } from "./command.js";
+import { dedupeEvents, memoryEventClaims, type EventClaims } from "./event-dedupe.js";
 import { mentionListener } from "./mention.js";
 import {
   ackFirst,
@@ -61,6 +62,11 @@ export interface SlackAppDeps {
   readonly postApprovalRequest?: PostApprovalRequest;
   /** Which channels may use the bot; built from the configuration when absent. */
   readonly channelGate?: ChannelGate;
+  /**
+   * Claims of Events API `event_id`s, so an event Slack re-delivers is answered once: in Redis (every
+   * replica agrees) from the runtime; within this process when absent.
+   */
+  readonly eventClaims?: EventClaims;
 }
 
 export interface SlackApp extends HasActionRouter {
@@ -165,6 +171,10 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
     convoStore: false,
     ...(slack.apiUrl !== undefined ? { clientOptions: { slackApiUrl: slack.apiUrl } } : {}),
   });
+
+  // Before every listener: an event Slack delivers again (X-Slack-Retry-Num, Socket Mode's
+  // retry_attempt) is acknowledged and goes no further once one delivery has claimed its event_id.
+  app.use(dedupeEvents(deps.eventClaims ?? memoryEventClaims(), log));
 
   app.error(async (err) => {
     log.error(

@@ -40,6 +40,14 @@ export type SlackFault =
   | { readonly kind: "rate-limited"; readonly retryAfterSeconds: number; readonly times?: number }
   | { readonly kind: "http"; readonly status: number; readonly times?: number };
 
+/** A held answer (see {@link FakeSlack.hold}). */
+export interface SlackHold {
+  /** Resolves with the call once it arrived and took effect (its answer is ready, not sent). */
+  readonly arrived: Promise<SlackCall>;
+  /** Send the answer (at once if the call has not arrived yet: it is then not held at all). */
+  release(): void;
+}
+
 /** One post to a `response_url` handed out by {@link FakeSlack.responseUrl}. */
 export interface SlackResponsePost {
   readonly id: string;
@@ -130,6 +138,12 @@ export interface FakeSlack {
    * `undefined` clears it. Failed calls are recorded with `fault` set, and change nothing.
    */
   setFault(method: string, fault: SlackFault | undefined): void;
+  /**
+   * Hold the answer to the next call of `method` matching `predicate`: the call takes effect (a message
+   * is posted and can be read) but its caller hears nothing until `release()` — Slack answering late,
+   * or the caller being stopped, handed over or killed between the post and the answer.
+   */
+  hold(method: string, predicate?: (call: SlackCall) => boolean): SlackHold;
   /** Members of a user group, for `usergroups.users.list`. */
   setUsergroup(id: string, users: readonly string[]): void;
   setChannel(id: string, channel: FakeChannel): void;
@@ -188,6 +202,13 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const failures = new Map<string, string>();
   /** Injected faults with the number of calls they still fail (`Infinity` until cleared). */
   const faults = new Map<string, { fault: SlackFault; left: number }>();
+  /** Answers to hold, first match first. */
+  const holds: {
+    method: string;
+    predicate: (call: SlackCall) => boolean;
+    arrive: (call: SlackCall) => void;
+    released: Promise<void>;
+  }[] = [];
   const usergroups = new Map<string, readonly string[]>();
   const channels = new Map<string, FakeChannel>();
   /** channel → ts → message, so `chat.update` can answer `message_not_found` like Slack. */
@@ -548,8 +569,16 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       send(res, 200, { ok: false, error: "unknown_method" });
       return;
     }
-    call.response = { ok: true, ...handler(body) };
-    send(res, 200, call.response);
+    const answer = { ok: true, ...handler(body) };
+    call.response = answer;
+    const held = holds.findIndex((h) => h.method === method && h.predicate(call));
+    const hold = held >= 0 ? holds.splice(held, 1)[0] : undefined;
+    if (hold !== undefined) {
+      hold.arrive(call);
+      void hold.released.then(() => send(res, 200, answer));
+      return;
+    }
+    send(res, 200, answer);
   };
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
@@ -616,6 +645,14 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     setFault: (method, fault) => {
       if (fault === undefined) faults.delete(method);
       else faults.set(method, { fault, left: fault.times ?? Number.POSITIVE_INFINITY });
+    },
+    hold: (method, predicate = () => true) => {
+      let arrive!: (call: SlackCall) => void;
+      let release!: () => void;
+      const arrived = new Promise<SlackCall>((r) => (arrive = r));
+      const released = new Promise<void>((r) => (release = r));
+      holds.push({ method, predicate, arrive, released });
+      return { arrived, release };
     },
     setUsergroup: (id, users) => usergroups.set(id, [...users]),
     setChannel: (id, channel) => channels.set(id, channel),

@@ -7,6 +7,7 @@ export type {
   FakeSlackOptions,
   SlackCall,
   SlackFault,
+  SlackHold,
   SlackResponsePost,
 } from "./fake-slack.js";
 export { slashCommandEnvelope } from "./socket.js";

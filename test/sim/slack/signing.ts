@@ -233,17 +233,21 @@ export function appMentionBody(fields: AppMentionFields): string {
   });
 }
 
-/** POST a JSON body (an Events API callback) to the bot, signed with `secret`. */
+/**
+ * POST a JSON body (an Events API callback) to the bot, signed with `secret`. `headers` adds what
+ * Slack adds to a re-delivery (`X-Slack-Retry-Num`, `X-Slack-Retry-Reason`).
+ */
 export async function postSignedJson(
   url: string,
   secret: string,
   body: string,
   timestamp?: number,
+  headers: Readonly<Record<string, string>> = {},
 ): Promise<{ status: number; text: string; elapsedMs: number }> {
   const started = performance.now();
   const res = await fetch(url, {
     method: "POST",
-    headers: { ...signRequest(secret, body, timestamp), "content-type": "application/json" },
+    headers: { ...headers, ...signRequest(secret, body, timestamp), "content-type": "application/json" },
     body,
   });
   const text = await res.text();

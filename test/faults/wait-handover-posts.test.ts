@@ -1,0 +1,195 @@
+/**
+ * A wait's outcome is posted once, even when the job that posted it runs again. Two worker
+ * processes' runtimes (`createRuntime`, `UNSTUCK_ROLE=worker`, as `main.ts` builds them) on one real
+ * Redis, the fake Slack, and the simulated world after a repair: CloudFront InProgress → Deployed,
+ * test.example.com 502 → 200. The first worker posts both results in the thread; Slack is slow to
+ * answer (the fake holds its answers), and the worker is stopped meanwhile: past its shutdown bound it
+ * hands both jobs back, unfinished, as it does on SIGTERM. The second worker runs them again — the
+ * distribution is Deployed, the name answers 200 — and must not say so a second time; the first
+ * worker hears Slack's answer and records its posts. Each outcome is in the thread once; each
+ * status message was posted once and edited in place.
+ */
+import { randomBytes } from "node:crypto";
+import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
+import type { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
+import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { loadConfig } from "../../src/config.js";
+import { enqueueEdgeWait, edgeWaitJobId, type EdgeWaitTarget } from "../../src/jobs/edge-waits.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { botEnv } from "../e2e/bot-env.js";
+import { connect, REDIS_URL } from "../integration/approvals/helpers/redis.js";
+import { until } from "../sim/kube/testing.js";
+import { deleteKeysWithPrefix } from "../sim/redis.js";
+import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
+import { startWorld, type World } from "../sim/world.js";
+
+const TOKEN = "xoxb-wait-handover-token";
+const CHANNEL = "C0INCIDENT";
+const THREAD = "1770888000.000100";
+const DIST = "E2MYAPPTEST0001";
+const URL_OK = "https://test.example.com/readyz";
+const DEPLOYED = /^✅ CloudFront E2MYAPPTEST0001 is Deployed after/;
+const ANSWERS = /^✅ test\.example\.com answers 200 \(GET https:\/\/test\.example\.com\/readyz\) after/;
+
+let world: World;
+let clients: AwsClients;
+let fake: FakeSlack;
+let redis: Redis;
+const prefix = `unstuck-wait-handover-${randomBytes(4).toString("hex")}`;
+const runtimes: Runtime[] = [];
+
+async function worker(): Promise<Runtime> {
+  const log = pino({ level: "silent" });
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: "", slackUrl: fake.url, prefix },
+      {
+        ...world.aws.env(),
+        REDIS_URL,
+        UNSTUCK_ROLE: "worker",
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        // A stop gives running jobs 1.5 s, then hands them back for another worker.
+        UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
+        UNSTUCK_DNS_RESOLVERS: world.dns.address,
+        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
+      },
+    ),
+  );
+  const runtime = await createRuntime({
+    config,
+    log,
+    services: {
+      kube: createKubeAdapter(world.kube.kubeconfig()),
+      now: () => new Date(),
+      log,
+      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+    },
+  });
+  runtimes.push(runtime);
+  await runtime.start();
+  return runtime;
+}
+
+/** The repair's CloudFront change: the default origin becomes the live payments ALB (InProgress). */
+async function repoint(): Promise<void> {
+  const live = [...world.aws.world.loadBalancers.values()].find((lb) => lb.state === "active");
+  if (!live) throw new Error("the seed has a live load balancer (payments)");
+  const got = await clients.cloudfront.send(new GetDistributionConfigCommand({ Id: DIST }));
+  const config = got.DistributionConfig;
+  const origin = config?.Origins?.Items?.[0];
+  if (!config || !origin) throw new Error("the distribution has an origin");
+  origin.DomainName = live.dnsName;
+  await clients.cloudfront.send(
+    new UpdateDistributionCommand({ Id: DIST, IfMatch: got.ETag, DistributionConfig: config }),
+  );
+}
+
+const text = (c: SlackCall): string => (typeof c.body["text"] === "string" ? c.body["text"] : "");
+const inThread = (c: SlackCall): boolean => c.body["thread_ts"] === THREAD && c.response?.["ok"] === true;
+/** Thread replies posted (not edits) whose text matches. */
+const posts = (re: RegExp): SlackCall[] =>
+  fake.calls().filter((c) => c.method === "chat.postMessage" && inThread(c) && re.test(text(c)));
+/** Edits of one message whose text matches. */
+const edits = (ts: string, re: RegExp): number =>
+  fake.calls().filter((c) => c.method === "chat.update" && c.body["ts"] === ts && re.test(text(c))).length;
+
+beforeAll(async () => {
+  world = await startWorld({
+    scenario: "test/fixtures/scenarios/seed-incident.yaml",
+    lbc: false,
+    cloudFrontDeployMs: 1_500,
+  });
+  clients = createAwsClients({
+    region: "ap-northeast-2",
+    endpoint: world.aws.url,
+    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+    maxAttempts: 1,
+  });
+  fake = await startFakeSlack({ token: TOKEN });
+  redis = connect();
+}, 60_000);
+
+afterAll(async () => {
+  for (const r of runtimes) await r.stop();
+  await deleteKeysWithPrefix(redis, prefix);
+  await redis.quit();
+  await fake.stop();
+  destroyAwsClients(clients);
+  await world.stop();
+}, 60_000);
+
+describe("a wait whose job runs again after it posted its outcome", () => {
+  it("CloudFront Deployed and the name answering 200 are each posted once, across a hand-over to another worker", async () => {
+    // Slack answers both result replies late: they are posted, their callers wait.
+    const deployed = fake.hold("chat.postMessage", (c) => inThread(c) && DEPLOYED.test(text(c)));
+    const answers = fake.hold("chat.postMessage", (c) => inThread(c) && ANSWERS.test(text(c)));
+
+    const first = await worker();
+    await repoint();
+    const targets: EdgeWaitTarget[] = [
+      { kind: "cloudfront-deployed", distributionId: DIST },
+      { kind: "http-ok", url: URL_OK },
+    ];
+    for (const target of targets) {
+      await enqueueEdgeWait(
+        first.queues.waits,
+        {
+          target,
+          cluster: "prod-eks",
+          channel: CHANNEL,
+          threadTs: THREAD,
+          intervalMs: 200,
+          maxIntervalMs: 400,
+          timeoutMs: 60_000,
+        },
+        new Date(),
+      );
+    }
+    // Both results are in the thread; the first worker has not heard back from Slack.
+    await Promise.all([deployed.arrived, answers.arrived]);
+    const statusOf = (re: RegExp): string => {
+      const status = fake
+        .calls()
+        .find((c) => c.method === "chat.postMessage" && inThread(c) && re.test(text(c)));
+      return String(status?.response?.["ts"]);
+    };
+    const cloudFrontStatus = statusOf(/^⏳ CloudFront E2MYAPPTEST0001 is InProgress/);
+    const hostStatus = statusOf(/^⏳ test\.example\.com answers 502/);
+    expect(edits(cloudFrontStatus, DEPLOYED)).toBe(1);
+    expect(edits(hostStatus, ANSWERS)).toBe(1);
+
+    // The first worker is stopped: past its bound it hands both running jobs back, unfinished.
+    await first.stop();
+    const ids = targets.map((t) => edgeWaitJobId(t, CHANNEL, THREAD));
+
+    // Another worker runs both checks again: the distribution is Deployed, the name answers 200.
+    const second = await worker();
+    await until(
+      () => (edits(cloudFrontStatus, DEPLOYED) >= 2 && edits(hostStatus, ANSWERS) >= 2 ? true : undefined),
+      15_000,
+      "the second worker re-ran both checks (each status edited to its result again)",
+    );
+    // Slack's answers reach the first worker at last.
+    deployed.release();
+    answers.release();
+    await until(
+      async () => {
+        const states = await Promise.all(ids.map((id) => second.queues.waits.getJobState(id)));
+        return states.every((s) => s === "unknown" || s === "completed") ? true : undefined;
+      },
+      15_000,
+      "both waits finished",
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+
+    // Each outcome once; each status message posted once (then edited in place).
+    expect(posts(DEPLOYED)).toHaveLength(1);
+    expect(posts(ANSWERS)).toHaveLength(1);
+    expect(posts(/CloudFront E2MYAPPTEST0001/)).toHaveLength(2);
+    expect(posts(/test\.example\.com/)).toHaveLength(2);
+  }, 60_000);
+});
