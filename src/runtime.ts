@@ -42,6 +42,8 @@ import {
 } from "./jobs/notify.js";
 import { startNamespaceGone, type NamespaceGoneStarted, type ThreadCard } from "./jobs/waits.js";
 import { NamespaceMessageKind, NamespaceMessages } from "./jobs/namespace-messages.js";
+import { postKey, redisPostLedger } from "./jobs/post-once.js";
+import { redisEventClaims } from "./slack/event-dedupe.js";
 import { renderDiagnosisBlocks } from "./slack/blocks/diagnosis.js";
 import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "./slack/blocks/watch.js";
 import { messageLink } from "./approvals/workflow.js";
@@ -50,6 +52,8 @@ import type { KnownBlock } from "@slack/types";
 import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";
 import { enqueuePathRecheck, type Replanned } from "./jobs/path-recheck.js";
 import { enqueueGuardClose } from "./jobs/deletion-guard.js";
+import { startGuardReconciler, type GuardReconciler } from "./jobs/guard-reconcile.js";
+import { DeletionGuardSigner } from "./actions/deletion-guard-token.js";
 import { createEdgeProbe } from "./edge/probe.js";
 import type { RepointApplied } from "./actions/repoint-path.js";
 import type { RepointPathAction } from "./approvals/types.js";
@@ -100,6 +104,8 @@ export interface RuntimeOptions {
   readonly pathRecheck?: { readonly intervalMs?: number; readonly timeoutMs?: number };
   /** Pauses of the path waits after a repair (tests shorten them; production uses each kind's default). */
   readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
+  /** The deletion guard's reconcile loop on worker processes: period and grace past `until` (tests shorten them). */
+  readonly guardReconcile?: { readonly everyMs?: number; readonly graceMs?: number };
   /** Retries of a message edit or reply: the in-process loop, then the durable job's (tests shorten them). */
   readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
   /**
@@ -150,7 +156,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
     );
   }
-  const signer = new ApprovalSigner(requireApprovalKey(config));
+  const signer = new ApprovalSigner(requireApprovalKey(config), {
+    ...(config.approvalKeyPrevious !== undefined ? { previous: config.approvalKeyPrevious } : {}),
+  });
+  // The deletion guard's annotation is signed under a key derived from the same approval key.
+  const guardSigner = new DeletionGuardSigner(requireApprovalKey(config), {
+    ...(config.approvalKeyPrevious !== undefined ? { previous: config.approvalKeyPrevious } : {}),
+  });
   const now = options.now ?? (() => new Date());
   const base = options.services ?? createServices(config, log, now, { longRunning: true });
   const cluster = config.clusterName ?? "default";
@@ -191,6 +203,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     prefix: `${prefix}:approvals`,
     signer,
     auditKey: `${prefix}:audit`,
+    log,
   });
   const audit = new AuditLog(redis, {
     key: `${prefix}:audit`,
@@ -216,6 +229,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint (§2).
   const namespaceMessages = new NamespaceMessages(redis, prefix);
+  // Every thread reply and file a job posts, recorded: a job step that runs again posts nothing twice.
+  const posted = redisPostLedger(redis, prefix);
   /** Start the namespace's wait, or join the one running (one wait per namespace). */
   const startWait = async (
     namespace: string,
@@ -268,11 +283,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         const started = await startWait(namespace, thread);
         // Another wait already reports on it: say where, instead of a second status and "gone".
         if (started.joined) {
-          await client.chat.postMessage({
-            channel: thread.channel,
-            thread_ts: thread.ts,
-            text: `Namespace ${namespace} is already being watched; its progress and the result are in that thread: ${messageLink({ channel: started.channel, ts: started.threadTs })}`,
-          });
+          await posted.once(postKey("wait-joined", request.id), () =>
+            client.chat.postMessage({
+              channel: thread.channel,
+              thread_ts: thread.ts,
+              text: `Namespace ${namespace} is already being watched; its progress and the result are in that thread: ${messageLink({ channel: started.channel, ts: started.threadTs })}`,
+            }),
+          );
         }
       }
       return;
@@ -380,6 +397,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           scheduleGuardClose: async (data, delayMs) => {
             await enqueueGuardClose(queues.waits, data, delayMs);
           },
+          guardSigner,
           ...(base.aws ? { aws: base.aws.port } : {}),
         },
         { sweep: () => workflow.sweep() },
@@ -439,6 +457,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             : {}),
           now,
           log,
+          posted,
           record: auditObserver(audit, now),
           // The namespace's wait ended: repaint what was posted about it (durably, on the notify queue).
           onFinished: async (data, result) => {
@@ -482,6 +501,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           );
         },
         log,
+        posted,
       }),
     );
   }
@@ -535,6 +555,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const slack = createSlackApp({
       config,
       channelGate,
+      // One answer per event, whichever replica Slack's re-delivery reaches.
+      eventClaims: redisEventClaims(redis, prefix),
       // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
       // a write), so the requester always gets an answer.
       registry: boundedRegistry(
@@ -621,6 +643,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   };
 
+  // Closes deletion guards past their window on every worker, whatever became of the close job.
+  let reconciler: GuardReconciler | undefined;
   let stopped = false;
   return {
     role,
@@ -634,6 +658,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     async start() {
       watcher?.start();
       if (role !== "bot") await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? 30_000);
+      if (role !== "bot" && !stopped) {
+        const g = options.guardReconcile;
+        reconciler ??= startGuardReconciler(
+          {
+            kube: base.kube,
+            signer: guardSigner,
+            now,
+            audit,
+            log,
+            ...(g?.graceMs !== undefined ? { graceMs: g.graceMs } : {}),
+          },
+          g?.everyMs !== undefined ? { everyMs: g.everyMs } : {},
+        );
+      }
       return slack !== undefined ? slack.start() : {};
     },
     async stop() {
@@ -643,6 +681,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const graceful = (async () => {
         // The watcher first: its lease released, another replica leads at once.
         await watcher?.stop().catch(() => undefined);
+        await reconciler?.stop();
         await slack?.stop();
         await Promise.all(workers.map((w) => closeWorker(w)));
         await Promise.all([queues.close(), notifyQueue.close()]);
