@@ -17,20 +17,9 @@ import { analyzeAws, type AwsCollected } from "../../../src/diagnosis/aws.js";
 import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import { findOrphans } from "../../../src/edge/orphans.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
+import { mulberry32 as rng } from "../../security/hostile.js";
 
 const CLUSTER = "prod-eks";
-
-/** mulberry32: a small seeded generator, so a failing world can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface World {
   readonly objects: ObjectSnapshot[];

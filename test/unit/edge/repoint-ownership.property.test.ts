@@ -15,22 +15,11 @@ import type { LoadBalancerSnapshot, RecordSetSnapshot } from "../../../src/aws/t
 import { tracePaths, type TraceInput } from "../../../src/edge/path.js";
 import { planRepoint } from "../../../src/edge/repoint.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
+import { mulberry32 as rng } from "../../security/hostile.js";
 import { albName } from "../../sim/lbc/names.js";
 
 const CLUSTER = "prod-eks";
 const HOST = "api.example.com";
-
-/** mulberry32: a small seeded generator, so a failing world can be replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Generated {
   readonly input: TraceInput;
