@@ -308,7 +308,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       for (const hit of derivedNames().get(name) ?? []) {
         found.push({
           owner: stackOwner(hit.key),
-          evidence: `${name} is exactly the name cluster ${cluster ?? "?"}'s controller derives for ${stackOwner(hit.key).label} (${hit.scheme})`,
+          evidence: `${name} is exactly the name cluster ${cluster ?? "?"}'s controller derives for it (${hit.scheme})`,
         });
       }
       // 3. A load balancer of that very name exists again, tagged for a stack; nobody chose the name.
@@ -318,7 +318,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
         if (owner) {
           found.push({
             owner,
-            evidence: `load balancer ${name} exists again, tagged by cluster ${lb.tags[EDGE_TAGS.cluster] ?? "?"}'s controller for ${owner.label}, and no Ingress or Service chose that name by annotation (the controller gives a stack the same name each time)`,
+            evidence: `a load balancer named ${name} exists again, tagged for it by cluster ${lb.tags[EDGE_TAGS.cluster] ?? "?"}'s controller, and no Ingress or Service chose that name by annotation (the controller gives a stack the same name each time)`,
           });
         }
       }
@@ -370,7 +370,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       return {
         kind: "none",
         oldOwner,
-        why: `it belonged to ${owner.label} (${oldOwner.evidence}), which has no load balancer now${live(owner.key).length === 0 ? ": the owner is not back yet" : ""} — no replacement yet`,
+        why: `it was ${owner.label}'s (${oldOwner.evidence}), which has no load balancer now${live(owner.key).length === 0 ? ": the owner is not back yet" : ""}`,
       };
     }
     const serving = targets.filter((t) => serves(t, host));
@@ -378,7 +378,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       return {
         kind: "none",
         oldOwner,
-        why: `it belonged to ${owner.label} (${oldOwner.evidence}), but ${targets.map((t) => t.loadBalancer).join(", ")} of that owner ${targets.length === 1 ? "does" : "do"} not serve ${host} (${targets.map(servesList).join("; ")}): it would answer 404 — no replacement`,
+        why: `it was ${owner.label}'s (${oldOwner.evidence}), but ${targets.map((t) => t.loadBalancer).join(", ")} of that owner ${targets.length === 1 ? "does" : "do"} not serve ${host} (${targets.map(servesList).join("; ")}): it would answer 404`,
       };
     }
     if (serving.length > 1) return { kind: "several", targets: serving, oldOwner };
@@ -387,12 +387,8 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       kind: "found",
       target,
       oldOwner,
-      evidence: `${oldEvidenceText(oldOwner)}; ${how} ${target.loadBalancer}, tagged by cluster ${target.cluster ?? "?"}'s controller for ${owner.label}, whose rules serve ${host}`,
+      evidence: `the old target was ${owner.label}'s: ${oldOwner.evidence}; ${how} ${target.loadBalancer}, tagged for it by cluster ${target.cluster ?? "?"}'s controller, whose rules serve ${host}`,
     };
-  }
-
-  function oldEvidenceText(e: OwnerEvidence): string {
-    return `owner ${e.owner.label}: ${e.evidence}`;
   }
 
   return {
@@ -407,7 +403,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       if (keys.length === 0) {
         return {
           kind: "none",
-          why: `whose load balancer it was cannot be established (no owner's status, name derived for a stack, re-created load balancer of that name${recordName !== undefined ? " or ExternalDNS ownership record" : ""} names one; a similar name is not evidence): no replacement — name the target with --to if you know it`,
+          why: `whose it was cannot be established — no owner's status, name derived for a stack, re-created load balancer of that name${recordName !== undefined ? " or ExternalDNS record" : ""} names one, and a similar name is not evidence; name the target with --to if you know it`,
         };
       }
       if (keys.length > 1) {
@@ -416,7 +412,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
           why: `the evidence names ${String(keys.length)} owners for it (${evidence.map((e) => `${e.owner.label}: ${e.evidence}`).join("; ")}): not guessed`,
         };
       }
-      return choose(evidence[0] as OwnerEvidence, host, dns, "it now has");
+      return choose(evidence[0] as OwnerEvidence, host, dns, "its load balancer now is");
     },
     currentFor(lb, owner, host) {
       const now = (owner.loadBalancerHostnames ?? []).map(norm);
@@ -439,7 +435,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
         return {
           kind: "none",
           oldOwner,
-          why: `${ref(owner)}'s current load balancer does not serve ${host} (${current.map((c) => servesList(factsOf(c))).join("; ")}): no replacement`,
+          why: `${ref(owner)}'s current load balancer does not serve ${host} (${current.map((c) => servesList(factsOf(c))).join("; ")}): it would answer 404`,
         };
       }
       if (facts.length > 1) return { kind: "several", targets: facts, oldOwner };

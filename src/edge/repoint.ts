@@ -180,7 +180,9 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
             `${where} — ${String(hop.candidates.length)} load balancers of ${hop.oldOwner?.label ?? "its owner"} serve ${path.hostname}: ${hop.candidates.join("; ")}. Not guessed: name one with \`repoint ${path.hostname} --to <load-balancer-name>\`.`,
           );
         } else {
-          questions.push(`${where} — ${hop.unresolved ?? "no load balancer replaces it yet"}.`);
+          questions.push(
+            `${where} — no replacement: ${hop.unresolved ?? "no load balancer replaces it yet"}.`,
+          );
         }
         continue;
       }

@@ -24,6 +24,7 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
   );
   for (const p of t.paths) {
     out.push("", `${p.hostname}: ${p.verdict.toUpperCase()}`);
+    let prev: (typeof p.hops)[number] | undefined;
     for (const h of p.hops) {
       const pad = "  ".repeat(h.depth + 1);
       out.push(`${pad}${MARK[h.verdict]} ${h.label} — ${h.why}`);
@@ -38,7 +39,10 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
         out.push(
           `${pad}           → ${String(h.candidates.length)} load balancers of the same owner serve it, choose one: ${h.candidates.join("; ")}`,
         );
-      if (h.unresolved !== undefined) out.push(`${pad}           → no replacement: ${h.unresolved}`);
+      // A record carries its load balancer's answer: said once, on the record.
+      if (h.unresolved !== undefined && h.unresolved !== prev?.unresolved)
+        out.push(`${pad}           → no replacement: ${h.unresolved}`);
+      prev = h;
       if (h.warning) out.push(`${pad}           ! ${h.warning}`);
     }
   }

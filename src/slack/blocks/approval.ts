@@ -254,7 +254,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
               ...(a.targets !== undefined && a.targets.length > 0
                 ? [
                     "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
-                    ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 600)}`),
+                    ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 1000)}`),
                   ]
                 : []),
               "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",

@@ -40,6 +40,7 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
   ];
   for (const p of t.paths.slice(0, 40)) {
     const lines = [`${ICON[p.verdict]} *${esc(p.hostname)}*`];
+    let prev: (typeof p.hops)[number] | undefined;
     for (const h of p.hops) {
       const pad = "  ".repeat(h.depth);
       lines.push(`${pad}${ICON[h.verdict]} ${esc(h.label)} — _${esc(h.why)}_`);
@@ -51,7 +52,10 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
         lines.push(
           `${pad}   → ${String(h.candidates.length)} load balancers of the same owner serve it: ${h.candidates.map(esc).join("; ")}`,
         );
-      if (h.unresolved !== undefined) lines.push(`${pad}   → _no replacement: ${esc(h.unresolved)}_`);
+      // A record carries its load balancer's answer: said once, on the record.
+      if (h.unresolved !== undefined && h.unresolved !== prev?.unresolved)
+        lines.push(`${pad}   → _no replacement: ${esc(h.unresolved)}_`);
+      prev = h;
       if (h.warning) lines.push(`${pad}   :warning: ${esc(h.warning)}`);
     }
     blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });
