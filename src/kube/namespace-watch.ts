@@ -6,22 +6,18 @@
  *
  * I/O only: the watcher (src/watcher) decides what the events mean.
  */
-import {
-  CoreV1Api,
-  createConfiguration,
-  KubeConfig,
-  ServerConfiguration,
-  Watch,
-  type RequestContext,
-  type ResponseContext,
-} from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, Watch } from "@kubernetes/client-node";
 import { ErrorCode, UnstuckError } from "../errors.js";
+import { obj } from "./decode.js";
+import { mapKubeError } from "./errors.js";
+import { loadKubeConfig } from "./kubeconfig.js";
 import {
+  ACCEPT_METADATA_LIST,
+  ACCEPT_METADATA_WATCH,
   DEFAULT_KUBE_TIMEOUT_MS,
-  loadKubeConfig,
-  mapKubeError,
-  poolDispatchers,
-} from "./client-node-adapter.js";
+  makeClient,
+  watchConfig,
+} from "./transport.js";
 
 /** What the watcher keeps of a namespace. */
 export interface NamespaceMeta {
@@ -55,15 +51,7 @@ export interface NamespaceWatchIo {
   ): Promise<() => void>;
 }
 
-const ACCEPT_METADATA_LIST =
-  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-const ACCEPT_METADATA_WATCH = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-
-type Json = Record<string, unknown>;
-
-function obj(v: unknown): Json {
-  return v !== null && typeof v === "object" ? (v as Json) : {};
-}
+/** The watcher's own reading of a string field: only a string (or a `Date`) counts. */
 function str(v: unknown): string {
   return typeof v === "string" ? v : v instanceof Date ? v.toISOString().replace(/\.\d{3}Z$/, "Z") : "";
 }
@@ -84,33 +72,14 @@ export function createNamespaceWatchIo(
   source: string | KubeConfig,
   options: { readonly timeoutMs?: number; readonly pageSize?: number } = {},
 ): NamespaceWatchIo {
-  const kc = poolDispatchers(typeof source === "string" ? loadKubeConfig({ text: source }) : source);
+  const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
   const cluster = kc.getCurrentCluster();
   if (!cluster)
     throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
   const timeoutMs = options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
-  const core = new CoreV1Api(
-    createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kc },
-      promiseMiddleware: [
-        {
-          pre: (ctx: RequestContext) => {
-            ctx.setHeaderParam("Accept", ACCEPT_METADATA_LIST);
-            ctx.setSignal(AbortSignal.timeout(timeoutMs));
-            return Promise.resolve(ctx);
-          },
-          post: (res: ResponseContext) => Promise.resolve(res),
-        },
-      ],
-    }),
-  );
-  const watchConfig = Object.create(kc) as KubeConfig;
-  // client-node 2 builds a watch request through applySecurityAuthentication and sends its headers.
-  watchConfig.applySecurityAuthentication = async (context: RequestContext) => {
-    await kc.applySecurityAuthentication(context);
-    context.setHeaderParam("Accept", ACCEPT_METADATA_WATCH);
-  };
+  // The kubeconfig's pooled connections and credentials (`./transport.ts`), metadata only.
+  const core = makeClient(kc, CoreV1Api, timeoutMs, ACCEPT_METADATA_LIST);
+  const metadataWatch = watchConfig(kc, ACCEPT_METADATA_WATCH);
   return {
     async list() {
       const items: NamespaceMeta[] = [];
@@ -131,7 +100,7 @@ export function createNamespaceWatchIo(
       return { items, resourceVersion };
     },
     async watch(resourceVersion, timeoutSeconds, onEvent, onEnd) {
-      const controller = await new Watch(watchConfig).watch(
+      const controller = await new Watch(metadataWatch).watch(
         "/api/v1/namespaces",
         {
           allowWatchBookmarks: true,

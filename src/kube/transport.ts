@@ -1,0 +1,370 @@
+/**
+ * Transport: how a request reaches the API server. Owns authentication (the kubeconfig's token,
+ * exec plugin, client certificate, CA, TLS server name and proxy, applied to every request), the
+ * per-request deadline, the raw reads sent with undici's `request` (gzip, the caller's give-up
+ * signal), the JSON patches and the identity a write carries, and the configuration of the
+ * generated clients and watches. Connections come from `./pool.ts`; mapping failures to
+ * `UnstuckError` is `./errors.ts`'s.
+ *
+ * Why nothing of client-node is patched: its `applySecurityAuthentication` builds a new undici
+ * `Agent` for every request to a cluster with any TLS option — every real cluster — so each
+ * request opened its own connection and TLS handshake. This was once fixed by replacing
+ * `KubeConfig`'s private `createDispatcher` at run time; a private method may change or vanish in
+ * any release of the library (the fix then stops working unnoticed, or breaks every request), and
+ * the replacement changed the behaviour of every user of that `KubeConfig` object. The library is
+ * now used through public API only: `applyToHTTPSOptions` resolves the credentials,
+ * `createDispatcherOptions` says which dispatcher they need, the dispatcher itself is ours
+ * (`./pool.ts`), and {@link KubeAuth} applies both to a request. The generated clients take it as
+ * their `SecurityAuthentication` (`authMethods.default`), watches through a `KubeConfig` subclass
+ * overriding the public `applySecurityAuthentication`, and the raw reads are sent by this module.
+ */
+import type { AgentOptions, RequestOptions } from "node:https";
+import { promisify } from "node:util";
+import { gunzip } from "node:zlib";
+import {
+  ApiException,
+  type Cluster,
+  type Configuration,
+  createConfiguration,
+  HttpMethod,
+  KubeConfig,
+  KubernetesObjectApi,
+  type KubernetesObject,
+  type RequestContext,
+  type ResponseContext,
+  type SecurityAuthentication,
+  ServerConfiguration,
+} from "@kubernetes/client-node";
+import { request as undiciRequest, type Dispatcher } from "undici";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { Json } from "./decode.js";
+import { poolFor, type DispatcherPool } from "./pool.js";
+import type { WriteContext } from "./port.js";
+
+/** Default per-request deadline: generous for a healthy API server, short enough to answer in Slack. */
+export const DEFAULT_KUBE_TIMEOUT_MS = 10_000;
+
+export const ACCEPT_JSON = "application/json";
+
+/**
+ * Metadata-only lists, as the namespace controller asks for them: finalizers, owner references
+ * and deletion timestamps without spec, data or status, so the bot never holds a Secret's data
+ * or a ConfigMap's payload. Plain JSON follows as the fallback for a server without it.
+ */
+export const ACCEPT_METADATA_LIST =
+  "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/** Metadata-only watch events (a watch transforms each object, not a list). */
+export const ACCEPT_METADATA_WATCH =
+  "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/**
+ * Aggregated discovery (kube-apiserver ≥ 1.26), in kubectl's order: every group-version's
+ * resources in one document from `/api` and one from `/apis`; an older server answers the
+ * plain APIVersions / APIGroupList and the bot discovers group by group.
+ */
+export const ACCEPT_DISCOVERY =
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," +
+  "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList," +
+  "application/json";
+
+/** What the API server's audit log records as the bot's client for its reads. */
+const USER_AGENT = "unstuck (@kubernetes/client-node; undici)";
+
+/** Kubernetes refuses a field manager longer than this (or with a character that is not printable). */
+export const FIELD_MANAGER_MAX_LENGTH = 128;
+
+/**
+ * The field manager and User-Agent of a write: `unstuck-<request id>` and a User-Agent naming the
+ * request, so the API server's audit log (which records both) ties the write to its approval;
+ * `unstuck` and the adapter's own User-Agent for a write made for no request. Anything but letters,
+ * digits, `.`, `_` and `-` is dropped from the id, and the manager is cut to Kubernetes' 128 characters.
+ */
+export function writeIdentity(write?: WriteContext): { fieldManager: string; userAgent: string } {
+  const id = (write?.requestId ?? "").replace(/[^A-Za-z0-9._-]/g, "").slice(0, FIELD_MANAGER_MAX_LENGTH - 8);
+  if (id === "") return { fieldManager: "unstuck", userAgent: USER_AGENT };
+  return {
+    fieldManager: `unstuck-${id}`,
+    userAgent: `unstuck (approval request ${id}; @kubernetes/client-node)`,
+  };
+}
+
+/**
+ * A kubeconfig's credentials on a request, as client-node's own `applySecurityAuthentication`
+ * sets them (Basic auth, then the token or exec plugin's headers, `Impersonate-User`), with the
+ * pooled dispatcher for the request's TLS options instead of a new one per request.
+ */
+export class KubeAuth implements SecurityAuthentication {
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly pool: DispatcherPool,
+  ) {}
+
+  getName(): string {
+    return "kubeconfig authentication (pooled connections)";
+  }
+
+  async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await this.authenticate(context);
+  }
+
+  /** Sets the credentials' headers and dispatcher on `context`; the dispatcher (if any) is returned. */
+  async authenticate(context: RequestContext): Promise<Dispatcher | undefined> {
+    const cluster = this.kc.getCurrentCluster();
+    const user = this.kc.getCurrentUser();
+    // Public: the credentials and TLS material as https options (it also keeps one unused
+    // `https.Agent` per cluster and user in the KubeConfig's own cache; it never connects).
+    const options: RequestOptions = {};
+    await this.kc.applyToHTTPSOptions(options);
+    if (user?.username) {
+      const basic = Buffer.from(`${user.username}:${String(user.password)}`).toString("base64");
+      context.setHeaderParam("Authorization", `Basic ${basic}`);
+    }
+    for (const [key, value] of Object.entries(options.headers ?? {}))
+      context.setHeaderParam(key, String(value));
+    const dispatcher = await this.pool.dispatcherFor(cluster, tlsOptions(options));
+    if (dispatcher !== undefined) context.setDispatcher(dispatcher);
+    return dispatcher;
+  }
+}
+
+/** The TLS options of a request, copied from its https options as client-node copies them. */
+function tlsOptions(options: RequestOptions): AgentOptions {
+  const agentOptions: AgentOptions = {
+    ca: options.ca,
+    cert: options.cert,
+    key: options.key,
+    pfx: options.pfx,
+    passphrase: options.passphrase,
+  };
+  if (options.rejectUnauthorized !== undefined) agentOptions.rejectUnauthorized = options.rejectUnauthorized;
+  if (options.servername !== undefined) agentOptions.servername = options.servername;
+  return agentOptions;
+}
+
+const auths = new WeakMap<KubeConfig, KubeAuth>();
+
+/** The authentication of a kubeconfig's requests (one per `KubeConfig`, so one connection pool). */
+export function kubeAuth(kc: KubeConfig): KubeAuth {
+  let auth = auths.get(kc);
+  if (auth === undefined) {
+    auth = new KubeAuth(kc, poolFor(kc));
+    auths.set(kc, auth);
+  }
+  return auth;
+}
+
+/**
+ * What client-node's `Watch` is given: it reads the current cluster and authenticates its request
+ * through `applySecurityAuthentication`, then sends the request's headers — so `accept` is set there,
+ * after the credentials.
+ */
+class WatchConfig extends KubeConfig {
+  constructor(
+    private readonly source: KubeConfig,
+    private readonly accept: string,
+  ) {
+    super();
+  }
+
+  override getCurrentCluster(): Cluster | null {
+    return this.source.getCurrentCluster();
+  }
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await kubeAuth(this.source).authenticate(context);
+    context.setHeaderParam("Accept", this.accept);
+  }
+}
+
+/** A `KubeConfig` for client-node's `Watch`: `kc`'s cluster and pooled credentials, asking for `accept`. */
+export function watchConfig(kc: KubeConfig, accept: string): KubeConfig {
+  return new WatchConfig(kc, accept);
+}
+
+/**
+ * The generated clients' configuration: `kc`'s server and pooled credentials, and an `AbortSignal`
+ * on every request that fires after `timeoutMs` (client-node 2 sends through undici's fetch, which
+ * honours it for the connection, the headers and the body alike, so a server that stalls mid-body
+ * is cut off too; the raw reads carry the same bound: {@link ResourceApi.getJson}). `accept`
+ * replaces the Accept header of every request.
+ */
+function clientConfiguration(kc: KubeConfig, timeoutMs: number, accept?: string): Configuration {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
+    throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kubeAuth(kc) },
+    promiseMiddleware: [
+      {
+        pre: (ctx: RequestContext) => {
+          if (accept !== undefined) ctx.setHeaderParam("Accept", accept);
+          ctx.setSignal(AbortSignal.timeout(timeoutMs));
+          return Promise.resolve(ctx);
+        },
+        post: (res: ResponseContext) => Promise.resolve(res),
+      },
+    ],
+  });
+}
+
+/** A generated client (`CoreV1Api`, …) for `kc`: see {@link clientConfiguration}. */
+export function makeClient<T>(
+  kc: KubeConfig,
+  api: new (config: Configuration) => T,
+  timeoutMs: number,
+  accept?: string,
+): T {
+  return new api(clientConfiguration(kc, timeoutMs, accept));
+}
+
+const gunzipAsync = promisify(gunzip);
+
+/** Largest decompressed answer read (a list page of 500 full objects is a few MiB). */
+const MAX_BODY_BYTES = 512 * 1024 * 1024;
+
+/**
+ * How long a request already sent may still finish once its caller gave it up: a healthy server's
+ * answer is read to the end, so undici keeps the connection (an abort destroys the socket, and the
+ * next diagnosis would pay a TLS handshake per list); a server that hangs is cut off after it.
+ */
+const GIVE_UP_GRACE_MS = 2_000;
+const graceSignals = new WeakMap<AbortSignal, AbortSignal>();
+
+/** `signal`, delayed by {@link GIVE_UP_GRACE_MS}: one derived signal (and one listener) per caller signal. */
+function cutOffAfterGrace(signal: AbortSignal): AbortSignal {
+  const known = graceSignals.get(signal);
+  if (known !== undefined) return known;
+  const cut = new AbortController();
+  const start = (): void => {
+    setTimeout(() => cut.abort(signal.reason), GIVE_UP_GRACE_MS).unref();
+  };
+  if (signal.aborted) start();
+  else signal.addEventListener("abort", start, { once: true });
+  graceSignals.set(signal, cut.signal);
+  return cut.signal;
+}
+
+/** undici's response headers (a repeated header is an array) as one string each, as fetch gives them. */
+function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers))
+    if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
+  return out;
+}
+
+function setQuery(ctx: RequestContext, query: Record<string, string | undefined>): void {
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
+}
+
+/**
+ * Generic object access by resource path. Reads parse the body themselves ({@link getJson}): the
+ * library's own processing hands any body with `apiVersion` and `kind` to its `KubernetesObject`
+ * model, which re-reads `metadata` as an ObjectMeta — a list's `metadata.continue` was dropped and
+ * every list ended after its first page. Errors stay the library's `ApiException`.
+ */
+export class ResourceApi extends KubernetesObjectApi {
+  /** Bound on one request (the generated APIs get it from middleware). */
+  private readonly timeoutMs: number;
+  private readonly auth: KubeAuth;
+
+  constructor(kc: KubeConfig, timeoutMs: number = DEFAULT_KUBE_TIMEOUT_MS) {
+    super(clientConfiguration(kc, timeoutMs));
+    this.timeoutMs = timeoutMs;
+    this.auth = kubeAuth(kc);
+  }
+
+  /**
+   * The response body exactly as the server sent it (lists keep `metadata.continue`). `accept`
+   * asks for another representation (metadata-only lists, aggregated discovery); callers read
+   * the body's `kind` to see which one the server chose.
+   *
+   * The request is built by the library's `RequestContext`, authenticated by {@link KubeAuth} (with
+   * the pooled dispatcher) and sent with undici's `request` rather than the library's `fetch`: a
+   * diagnosis is ~170 of these at once, and fetch's WHATWG streams and header objects were the
+   * largest share of the client's own CPU time per diagnosis. A non-2xx answer is the library's
+   * `ApiException`, as its own requests reject with.
+   */
+  public async getJson(
+    path: string,
+    query: Record<string, string | undefined> = {},
+    accept: string = ACCEPT_JSON,
+    /** The caller giving the read up (its own bound is {@link timeoutMs}). */
+    signal?: AbortSignal,
+  ): Promise<Json> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
+    ctx.setHeaderParam("Accept", accept);
+    setQuery(ctx, query);
+    const dispatcher = await this.auth.authenticate(ctx);
+    // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
+    // still the token; undici's request refuses such a value where fetch trimmed it).
+    // gzip offered as client-go offers it: kube-apiserver compresses answers of 128 KiB and more
+    // (big lists, the aggregated discovery of a CRD-heavy cluster) — what a terminal far from its
+    // cluster waits on.
+    const headers: Record<string, string> = { "user-agent": USER_AGENT, "accept-encoding": "gzip" };
+    for (const [k, v] of Object.entries(ctx.getHeaders()))
+      headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    const res = await undiciRequest(ctx.getUrl(), {
+      method: "GET",
+      headers,
+      signal:
+        signal !== undefined
+          ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), cutOffAfterGrace(signal)])
+          : AbortSignal.timeout(this.timeoutMs),
+      ...(dispatcher !== undefined ? { dispatcher } : {}),
+    });
+    const ok = res.statusCode >= 200 && res.statusCode <= 299;
+    const encoding = String(res.headers["content-encoding"] ?? "")
+      .trim()
+      .toLowerCase();
+    let text: string;
+    if (encoding === "" || encoding === "identity") {
+      text = await res.body.text();
+    } else {
+      const bytes = Buffer.from(await res.body.arrayBuffer());
+      try {
+        if (encoding !== "gzip" && encoding !== "x-gzip") throw new Error(`not asked for: ${encoding}`);
+        text =
+          bytes.length === 0
+            ? ""
+            : (await gunzipAsync(bytes, { maxOutputLength: MAX_BODY_BYTES })).toString("utf8");
+      } catch (err) {
+        const why = `a body with Content-Encoding ${encoding} that could not be decoded (${err instanceof Error ? err.message : String(err)})`;
+        // An error answer keeps its status (a proxy's 503 with a broken body is still retried, a 403
+        // still names RBAC); a success that cannot be read is a failure of its own.
+        if (!ok)
+          throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", why, flatHeaders(res.headers));
+        throw new UnstuckError(ErrorCode.Upstream, `The Kubernetes API answered ${path} with ${why}.`, {
+          status: res.statusCode,
+        });
+      }
+    }
+    // The parse boundary: a 2xx answer of the API server is a JSON object, read field by field
+    // through `./decode.ts`.
+    if (ok) return JSON.parse(text) as Json;
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: the text is the message
+    }
+    throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", body, flatHeaders(res.headers));
+  }
+
+  /** A JSON patch, sent under the field manager and User-Agent of the request it carries out. */
+  public async jsonPatch(
+    path: string,
+    ops: readonly object[],
+    write?: WriteContext,
+  ): Promise<KubernetesObject> {
+    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
+    const named = writeIdentity(write);
+    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Content-Type", "application/json-patch+json");
+    ctx.setHeaderParam("User-Agent", named.userAgent);
+    ctx.setQueryParam("fieldManager", named.fieldManager);
+    ctx.setBody(JSON.stringify(ops));
+    return this.requestPromise<KubernetesObject>(ctx, "any");
+  }
+}
