@@ -36,6 +36,12 @@ export default tseslint.config(
     },
   },
   {
+    // The dependency-cruiser rules (`npm run lint`): a CommonJS file read by depcruise, outside the TS project.
+    files: [".dependency-cruiser.cjs"],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
+  },
+  {
     // The local Slack console's page script: plain browser JavaScript served as it is (no build).
     files: ["test/sim/slack/console/**/*.js"],
     extends: [tseslint.configs.disableTypeChecked],

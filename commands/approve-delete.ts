@@ -2,7 +2,8 @@ import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { collectPreflight } from "../src/preflight/collect.js";
 import type { PreflightReport } from "../src/preflight/analyze.js";
-import { MIN_REASON_LENGTH, requireApprovals } from "./finalize.js";
+import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
+import { requireApprovals } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
 

@@ -1,6 +1,7 @@
 import type { ApprovalRequest } from "../src/approvals/types.js";
 import type { FinalizerRemovalInput } from "../src/approvals/workflow.js";
 import { planFinalizerRemoval, resolveResourceType } from "../src/diagnosis/removal-plan.js";
+import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName, assertObjectName } from "../src/kube/names.js";
 import type { CommandSyntax } from "./grammar.js";
@@ -38,9 +39,6 @@ export const finalizeSyntax: CommandSyntax = {
     'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by an ENI; recovery first"',
   ],
 };
-
-/** The same minimum the modal asks for: a reason is a sentence, not a word. */
-export const MIN_REASON_LENGTH = 10;
 
 export interface FinalizeInput {
   readonly kind: string;

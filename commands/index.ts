@@ -17,7 +17,7 @@ import { repointCommand, repointNsCommand } from "./repoint.js";
 import { traceCommand, traceNsCommand } from "./trace.js";
 import { timelineCommand } from "./timeline.js";
 import { watchCommand } from "./watch.js";
-import type { CommandContext, CommandModule, CommandResult, HelpDoc } from "./types.js";
+import type { CommandContext, CommandDispatcher, CommandModule, CommandResult, HelpDoc } from "./types.js";
 import { metricSink } from "../src/ops/metric-sink.js";
 
 /**
@@ -28,7 +28,7 @@ function observeCommand(verb: string, started: number, outcome: "ok" | "error"):
   metricSink()?.command(verb, outcome, (performance.now() - started) / 1000);
 }
 
-export interface Registry {
+export interface Registry extends CommandDispatcher {
   readonly commands: readonly CommandModule[];
   help(prefix?: string): HelpDoc;
   /** Parse and validate without running (no I/O). Throws UnstuckError. */

@@ -4,7 +4,8 @@ import { assertNamespaceName } from "../src/kube/names.js";
 import { collectOrphans } from "../src/orphans/collect.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
-import { MIN_REASON_LENGTH, requireApprovals } from "./finalize.js";
+import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
+import { requireApprovals } from "./finalize.js";
 
 export const orphansSyntax: CommandSyntax = {
   path: ["orphans"],

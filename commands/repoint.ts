@@ -1,13 +1,15 @@
 import { ErrorCode, UnstuckError } from "../src/errors.js";
+import { assertHostname } from "../src/edge/hostname.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import type { ApprovalRequest } from "../src/approvals/types.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
 import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
 import type { TraceResult } from "../src/traffic/trace.js";
 import { repointPlanLines } from "../src/render/repoint-plan.js";
-import { MIN_REASON_LENGTH, requireApprovals } from "./finalize.js";
+import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
+import { requireApprovals } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
-import { assertHostname, awsOf, clusterOf } from "./trace.js";
+import { awsOf, clusterOf } from "./trace.js";
 import type { CommandModule, CommandResult, CommandServices, CommandContext } from "./types.js";
 
 const reasonFlag = {

@@ -1,4 +1,5 @@
 import { commandObserver, ObservationKind } from "../src/audit/observe.js";
+import { assertHostname } from "../src/edge/hostname.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
@@ -30,22 +31,6 @@ export const traceNsSyntax: CommandSyntax = {
   flags: [PROBE_FLAG],
   examples: ["trace ns myapp"],
 };
-
-/** RFC 1123 host name: labels of letters, digits and '-', at most 63 each, 253 in all. */
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
-export function assertHostname(text: string): string {
-  const h = text.trim().toLowerCase().replace(/\.$/, "");
-  const labels = h.split(".");
-  if (h.length === 0 || h.length > 253 || labels.length < 2 || !labels.every((l) => LABEL.test(l))) {
-    throw new UnstuckError(
-      ErrorCode.BadInput,
-      `"${text.slice(0, 80)}" is not a DNS host name: use letters, digits, '-' and dots, e.g. test.example.com.`,
-      { name: text.slice(0, 80) },
-    );
-  }
-  return h;
-}
 
 export function awsOf(services: CommandServices): NonNullable<CommandServices["aws"]>["port"] {
   if (!services.aws) {

@@ -7,7 +7,7 @@ import { enableCompileCache } from "node:module";
 import { userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
 import { defaultRegistry } from "../commands/index.js";
-import type { ApprovalServices, CommandResult, CommandServices } from "../commands/types.js";
+import type { ApprovalServices, CommandResult, CommandServices } from "./command-contract.js";
 import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
@@ -15,7 +15,7 @@ import { delay } from "./util/concurrency.js";
 import { createLogger } from "./log.js";
 import { renderText } from "./render/text.js";
 
-// Start-up (issue 13 §2, ≤ 1 s): what only some commands need is imported when one does — the
+// Start-up (≤ 1 s, docs/design.md): what only some commands need is imported when one does — the
 // configuration (zod, yaml), the clients (@kubernetes/client-node, the AWS SDK) once the command
 // line parses, Redis and the approval engine only for the commands that read them. Slack and BullMQ
 // are never loaded here. Imported after the compile cache is on, so their compiled code is reused.

@@ -6,7 +6,7 @@ import { loadConfig, type Config } from "./config.js";
 import { toUserError } from "./errors.js";
 import { createLogger } from "./log.js";
 import { loadOpsConfig, type OpsConfig } from "./ops/config.js";
-import { runtimeTarget } from "./ops/runtime-target.js";
+import { runtimeTarget } from "./ops-target.js";
 import { startOpsServer, type OpsServer } from "./ops/server.js";
 import { createRuntime } from "./runtime.js";
 import { checkStartup, StartupError } from "./startup.js";

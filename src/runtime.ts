@@ -13,7 +13,7 @@ import type { Job, Worker } from "bullmq";
 import { auditObserver } from "./audit/observe.js";
 import { requestRemovalWithPlan } from "../commands/finalize.js";
 import { defaultRegistry, type Registry } from "../commands/index.js";
-import type { CommandResult, CommandServices } from "../commands/types.js";
+import type { CommandResult, CommandServices } from "./command-contract.js";
 import type { ApprovalNotifier } from "./approvals/notifier.js";
 import { ApprovalPolicy } from "./approvals/policy.js";
 import { ApprovalSigner } from "./approvals/integrity.js";
@@ -53,8 +53,8 @@ import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";
 import { enqueuePathRecheck, type Replanned } from "./jobs/path-recheck.js";
 import { enqueueGuardClose } from "./jobs/deletion-guard.js";
 import { startGuardReconciler, type GuardReconciler } from "./jobs/guard-reconcile.js";
-import { DeletionGuardSigner } from "./actions/deletion-guard-token.js";
-import { createEdgeProbe } from "./edge/probe.js";
+import { DeletionGuardSigner } from "./approvals/deletion-guard-token.js";
+import { createEdgeProbe } from "./net/probe.js";
 import type { RepointApplied } from "./actions/repoint-path.js";
 import type { RepointPathAction } from "./approvals/types.js";
 import { registerRepairActions } from "./slack/repair.js";
@@ -227,7 +227,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   const queues = createQueues({ connection: redis, prefix: `${prefix}:bull` });
 
-  // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint (§2).
+  // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint
+  // (one truth per thing).
   const namespaceMessages = new NamespaceMessages(redis, prefix);
   // Every thread reply and file a job posts, recorded: a job step that runs again posts nothing twice.
   const posted = redisPostLedger(redis, prefix);
@@ -353,7 +354,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     approvals: { workflow, audit },
   };
 
-  // First to notice (issue 13 §3): one leader among replicas watches namespaces and posts the
+  // First to notice: one leader among replicas watches namespaces and posts the
   // diagnosis of one stuck past the threshold to the watch channel.
   const watch = config.watch;
   const watcher =
@@ -818,7 +819,7 @@ function replanNamespace(
     });
     const broken = trace.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
     const card = renderTraceBlocks(trace, plan);
-    // The stack is back: check orphans again (INCIDENT.md step 11), now that new and old are told apart.
+    // The stack is back: check orphans again (docs/incident.md, step 11), now new and old are told apart.
     const followUps = async (): Promise<readonly string[]> => {
       const report = await collectOrphans(aws.port, kube, {
         namespace,

@@ -2,8 +2,8 @@
  * Builds the services commands run with, from a validated `Config`. The one place that turns
  * configuration into live clients, shared by the Slack app (`runtime.ts`) and the CLI (`cli.ts`).
  */
-import { createEdgeProbe } from "./edge/probe.js";
-import type { CommandServices } from "../commands/types.js";
+import { createEdgeProbe } from "./net/probe.js";
+import type { CommandServices } from "./command-contract.js";
 import type { AwsPort } from "./aws/port.js";
 import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError } from "./errors.js";
@@ -13,7 +13,7 @@ import type { Logger } from "./log.js";
 /**
  * An `AwsPort` whose SDK clients are imported and built on its first call: the AWS SDK is the
  * biggest thing a process loads after @kubernetes/client-node, and most commands (and most
- * namespaces: no Load Balancer Controller finalizer) never call AWS (issue 13 §2, start-up ≤ 1 s).
+ * namespaces: no Load Balancer Controller finalizer) never call AWS (the terminal starts in ≤ 1 s).
  */
 function lazyAwsPort(load: () => Promise<AwsPort>): AwsPort {
   let port: Promise<AwsPort> | undefined;

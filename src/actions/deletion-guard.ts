@@ -15,11 +15,22 @@
 import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../approvals/types.js";
 import type { OpenDeletionGuardAction } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
-import type { GuardCloseData } from "../jobs/deletion-guard.js";
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
-import { parseGuardValue, type DeletionGuardSigner } from "./deletion-guard-token.js";
+import { parseGuardValue, type DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
+import { clock } from "../util/format.js";
+
+export interface GuardCloseData {
+  readonly requestId: string;
+  readonly namespace: string;
+  /** The namespace's uid when the guard was opened (for the report: re-created or not). */
+  readonly uid: string;
+  readonly windowSeconds: number;
+  /** The request's thread, when it was posted in Slack. */
+  readonly channel?: string;
+  readonly threadTs?: string;
+}
 
 export interface DeletionGuardDeps {
   readonly kube: KubePort;
@@ -34,10 +45,6 @@ export interface DeletionGuardDeps {
 export interface DeletionGuardOutcome {
   readonly state: "DONE" | "STALE" | "FAILED";
   readonly message: string;
-}
-
-function clock(ms: number): string {
-  return `${new Date(ms).toISOString().slice(11, 16)}Z`;
 }
 
 /** Why the namespace as it is now is not the one approved; undefined when it is. */
@@ -98,7 +105,7 @@ export async function applyOpenDeletionGuard(
   };
   const opened = (until: Date, already: boolean): DeletionGuardOutcome => ({
     state: "DONE",
-    message: `🔓 ${already ? "Completed by the interrupted attempt: n" : "N"}amespace ${ns} may be deleted until about ${clock(until.getTime())} (${String(Math.round(action.windowSeconds / 60))} min): it carries ${DELETION_APPROVED_ANNOTATION} for request ${request.id} (signed by the bot, until ${until.toISOString().slice(0, 19)}Z), which the deletion guard lets through. Delete it now (\`kubectl delete namespace ${ns}\`); the bot closes the guard at the end of the window.`,
+    message: `🔓 ${already ? "Completed by the interrupted attempt: n" : "N"}amespace ${ns} may be deleted until about ${clock(until.getTime(), { minutes: true })} (${String(Math.round(action.windowSeconds / 60))} min): it carries ${DELETION_APPROVED_ANNOTATION} for request ${request.id} (signed by the bot, until ${until.toISOString().slice(0, 19)}Z), which the deletion guard lets through. Delete it now (\`kubectl delete namespace ${ns}\`); the bot closes the guard at the end of the window.`,
   });
   const schedule = (until: Date): Promise<void> =>
     scheduleClose(close, Math.max(0, until.getTime() - now().getTime()));

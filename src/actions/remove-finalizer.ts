@@ -39,9 +39,8 @@ import type { AwsPort } from "../aws/port.js";
 import type { AuditEntry } from "../audit/log.js";
 import { applyRepoint, type RepointApplied } from "./repoint-path.js";
 import { applyDeleteOrphans } from "./delete-orphans.js";
-import { applyOpenDeletionGuard } from "./deletion-guard.js";
-import type { DeletionGuardSigner } from "./deletion-guard-token.js";
-import type { GuardCloseData } from "../jobs/deletion-guard.js";
+import { applyOpenDeletionGuard, type GuardCloseData } from "./deletion-guard.js";
+import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 
 /** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
 export interface ExecutorHooks {

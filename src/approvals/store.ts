@@ -44,7 +44,9 @@ import { actionSubject, isRequestId } from "./types.js";
 import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
 import { missingSignerError, type ApprovalSigner } from "./integrity.js";
-import { verifyIntegrity, type IntegrityCheck } from "./verify.js";
+import { verifyIntegrity, type IntegrityCheck, type SignedRecord, type SignedState } from "./verify.js";
+
+export type { SignedRecord, SignedState };
 
 /** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
 export interface NewRequest {
@@ -107,22 +109,6 @@ export interface RequeueOutcome {
   readonly state: RequestState | "";
   /** Requeues counted so far. */
   readonly count: number;
-}
-
-/** A state as stored with its transition time and MAC. */
-export interface SignedState {
-  readonly state: string;
-  readonly at: string;
-  readonly mac: string;
-}
-
-/** A request with the raw material its MACs cover, for verification. */
-export interface SignedRecord {
-  readonly request: ApprovalRequest;
-  /** The stored document, byte for byte. */
-  readonly doc: string;
-  readonly docMac: string;
-  readonly state: SignedState;
 }
 
 export interface FinishOutcome {

@@ -331,8 +331,8 @@ export interface MessageRef {
 }
 
 /**
- * The three conditions for forcing a change (issue 11 §1), each a statement the requester ticks in the
- * form: shown to approvers as the requester's own words, never as the bot's check marks.
+ * The three conditions for forcing a change (the operator's rule in docs/incident.md, step 7), each a
+ * statement the requester ticks in the form: shown to approvers as the requester's own words, never as the bot's check marks.
  */
 export const RequesterStatementId = {
   CauseConfirmed: "cause-confirmed",

@@ -20,9 +20,24 @@
  */
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { ApprovalSigner } from "./integrity.js";
-import type { SignedRecord, SignedState } from "./store.js";
 import type { ApprovalRequest, RepointPathAction } from "./types.js";
 import { areKnownStatements } from "./types.js";
+
+/** A state as stored with its transition time and MAC. */
+export interface SignedState {
+  readonly state: string;
+  readonly at: string;
+  readonly mac: string;
+}
+
+/** A request with the raw material its MACs cover, for verification. */
+export interface SignedRecord {
+  readonly request: ApprovalRequest;
+  /** The stored document, byte for byte. */
+  readonly doc: string;
+  readonly docMac: string;
+  readonly state: SignedState;
+}
 
 /** Why a record cannot be trusted: edited outside the bot, or signed with a key it no longer holds. */
 export type RefusalCause = "tampered" | "retired-key";

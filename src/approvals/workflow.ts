@@ -36,7 +36,8 @@ import {
   newRequestId,
 } from "./types.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
-import { parseGuardValue } from "../actions/deletion-guard-token.js";
+import { parseGuardValue } from "./deletion-guard-token.js";
+import { MIN_REASON_LENGTH } from "./reason.js";
 
 /**
  * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:
@@ -123,9 +124,6 @@ export interface VoteResult {
   readonly transitioned: boolean;
 }
 
-/** A reason is a sentence, not a word: the same minimum the slash command and the modal ask for. */
-export const MIN_REASON_CHARS = 10;
-
 /** Where a vote was cast, as the signed Slack payload says. */
 export interface VoteContext {
   /** The channel of the message whose button was clicked. */
@@ -169,10 +167,10 @@ export class ApprovalWorkflow {
     assertNamespaceName(input.namespace);
     assertObjectName(input.name);
     const reason = input.reason.trim();
-    if (reason.length < MIN_REASON_CHARS) {
+    if (reason.length < MIN_REASON_LENGTH) {
       throw new UnstuckError(
         ErrorCode.BadInput,
-        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (cause confirmed, recovery first).`,
+        `Say why in at least ${MIN_REASON_LENGTH} characters: add --reason "…" (cause confirmed, recovery first).`,
       );
     }
     if (input.statements !== undefined && !areKnownStatements(input.statements)) {
@@ -236,10 +234,10 @@ export class ApprovalWorkflow {
     const { policy } = this.deps;
     await policy.assertMayRequest(input.channelId);
     const reason = input.reason.trim();
-    if (reason.length < MIN_REASON_CHARS) {
+    if (reason.length < MIN_REASON_LENGTH) {
       throw new UnstuckError(
         ErrorCode.BadInput,
-        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (what is stale, why this target).`,
+        `Say why in at least ${MIN_REASON_LENGTH} characters: add --reason "…" (what is stale, why this target).`,
       );
     }
     if ((input.action.type === "repoint-path" ? input.action.steps : input.action.resources).length === 0) {
@@ -261,10 +259,10 @@ export class ApprovalWorkflow {
     await policy.assertMayRequest(input.channelId);
     assertNamespaceName(input.namespace);
     const reason = input.reason.trim();
-    if (reason.length < MIN_REASON_CHARS) {
+    if (reason.length < MIN_REASON_LENGTH) {
       throw new UnstuckError(
         ErrorCode.BadInput,
-        `Say why in at least ${MIN_REASON_CHARS} characters: add --reason "…" (why this namespace goes, who owns it).`,
+        `Say why in at least ${MIN_REASON_LENGTH} characters: add --reason "…" (why this namespace goes, who owns it).`,
       );
     }
     const ns = await kube.getNamespace(input.namespace);

@@ -20,6 +20,7 @@ import {
 import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { analyzeArgoOwnership } from "./argo.js";
 import { describeDependent, type AwsFindings } from "./aws.js";
+import { plural } from "../util/format.js";
 import type {
   Blocker,
   CauseLink,
@@ -620,10 +621,6 @@ function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): numb
   if (force >= 0) return force;
   const fix = remedies.findIndex((r) => r.kind !== "fix-argo-ownership" && r.kind !== "leave-in-place");
   return fix >= 0 ? fix : undefined;
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${String(n)} ${n === 1 ? one : many}`;
 }
 
 /** The cause in one plain sentence (no markup): the verdict, what remains and its deepest cause. */

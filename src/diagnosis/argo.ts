@@ -2,7 +2,7 @@
  * Who owns a namespace in Argo CD: the Applications whose `status.resources` list the Namespace
  * object itself or objects in it, their sync settings, and Argo CD's own `SharedResourceWarning`.
  * Two Applications owning one Namespace is the seed incident's root cause: deleting it from one
- * app's dashboard deleted everything (INCIDENT.md steps 1–2). Pure.
+ * app's dashboard deleted everything (docs/incident.md, steps 1–2). Pure.
  */
 import type { ArgoApplicationSnapshot } from "../kube/types.js";
 

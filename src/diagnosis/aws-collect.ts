@@ -36,7 +36,7 @@ import {
   lbcLoadBalancerName,
   loadBalancerNameFromHostname,
   type IngressStack,
-} from "./lbc-names.js";
+} from "../edge/lbc-names.js";
 
 export interface AwsCollectOptions {
   readonly cluster: string;

@@ -21,8 +21,7 @@ import {
   type Liveness,
 } from "../edge/model.js";
 import { remedyForInterface, remedyForRule, type Remedy } from "../edge/remedies.js";
-import type { BindingFindings } from "./binding.js";
-import { LBC_TAGS } from "./lbc-names.js";
+import { LBC_TAGS } from "../edge/lbc-names.js";
 
 export interface AwsResourceFinding {
   readonly type: "LoadBalancer" | "TargetGroup" | "Listener" | "SecurityGroup";
@@ -86,6 +85,55 @@ export interface CloudTrailFailure {
   readonly errorCode: string;
   readonly errorMessage?: string;
   readonly caller?: string;
+}
+
+/** Who owns a bound target group, read from its tags. */
+export type TargetGroupOwner =
+  | {
+      readonly managedBy: "controller";
+      readonly cluster: string;
+      /** `ingress.k8s.aws/stack` or `service.k8s.aws/stack`, when tagged. */
+      readonly stackTag?: string;
+      readonly stack?: string;
+    }
+  | {
+      readonly managedBy: "other";
+      /** A tag that says who made it (`aws:cloudformation:stack-name=…`, `ManagedBy=terraform`), if any. */
+      readonly hint?: string;
+    };
+
+export interface BindingTarget {
+  readonly id: string;
+  readonly port?: number;
+  readonly state: string;
+  readonly reason?: string;
+}
+
+/** What a TargetGroupBinding's finalizer is about in AWS. */
+export interface BindingFindings {
+  /** `spec.targetGroupARN`; absent when the binding names none. */
+  readonly targetGroupArn?: string;
+  /** The name inside the ARN (`…:targetgroup/<name>/<id>`). */
+  readonly targetGroupName?: string;
+  /** Whether the target group exists; absent when it could not be read. */
+  readonly exists?: boolean;
+  /** Who owns it; absent when its tags could not be read or it does not exist. */
+  readonly owner?: TargetGroupOwner;
+  /** The owner in words: "not managed by the controller (…)" or "the controller's, stack …". */
+  readonly ownerText?: string;
+  /** Load balancers that forward to it. */
+  readonly loadBalancerArns: readonly string[];
+  /** Targets registered now; absent when they could not be read. */
+  readonly targets?: readonly BindingTarget[];
+  /** Other, live TargetGroupBindings that bind the same target group (`Kind ns/name`). */
+  readonly otherBindings: readonly string[];
+  /** The exact command that deregisters the targets still registered (draining ones excluded). */
+  readonly deregisterCommand?: string;
+  /**
+   * `true` when deregistering those targets is safe to do now and lets the controller finish by
+   * itself (no other live binding shares the target group).
+   */
+  readonly deregisterActionable: boolean;
 }
 
 export interface AwsFindings {

@@ -23,7 +23,7 @@ import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
 import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
-import { clusterNameFromArgs } from "./lbc-names.js";
+import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import { evidenceFromLogs } from "./logs.js";
 import type { DiscoveryFailureFinding, Evidence, NamespaceDiagnosis } from "./types.js";
 

@@ -20,7 +20,7 @@
  *   an origin that should serve it forwards the viewer's `Host`.
  */
 import type { LoadBalancerSnapshot, RecordSetSnapshot } from "../aws/types.js";
-import { ingressStack, lbcLoadBalancerName, lbcNlbName } from "../diagnosis/lbc-names.js";
+import { ingressStack, lbcLoadBalancerName, lbcNlbName } from "./lbc-names.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import { EDGE_TAGS } from "./model.js";
 

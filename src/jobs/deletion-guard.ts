@@ -15,21 +15,11 @@ import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { Logger } from "../log.js";
-import { guardRequestId } from "../actions/deletion-guard-token.js";
+import { guardRequestId } from "../approvals/deletion-guard-token.js";
+import type { GuardCloseData } from "../actions/deletion-guard.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { ThreadReporter } from "./waits.js";
-
-export interface GuardCloseData {
-  readonly requestId: string;
-  readonly namespace: string;
-  /** The namespace's uid when the guard was opened (for the report: re-created or not). */
-  readonly uid: string;
-  readonly windowSeconds: number;
-  /** The request's thread, when it was posted in Slack. */
-  readonly channel?: string;
-  readonly threadTs?: string;
-}
 
 export interface GuardCloseResult {
   readonly outcome: "closed" | "left-alone" | "gone";

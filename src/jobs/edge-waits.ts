@@ -14,13 +14,14 @@
  */
 import { DelayedError, type Job, type Queue } from "bullmq";
 import type { AwsPort } from "../aws/port.js";
-import type { EdgeProbe, ResolveResult } from "../edge/probe.js";
+import type { EdgeProbe, ResolveResult } from "../net/probe.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import { statusMessage, type ThreadReporter } from "./waits.js";
+import { clock } from "../util/format.js";
 
 /** What an edge wait waits for. */
 export type EdgeWaitTarget =
@@ -173,10 +174,6 @@ export function duration(ms: number): string {
   if (h > 0) return `${h}h${pad(m)}m${pad(s)}s`;
   if (m > 0) return `${m}m${pad(s)}s`;
   return `${s}s`;
-}
-
-function clock(ms: number): string {
-  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
 }
 
 function bounded(message: string, max = 300): string {

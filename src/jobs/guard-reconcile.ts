@@ -18,7 +18,7 @@
  */
 import type { AuditLog } from "../audit/log.js";
 import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
-import { guardRequestId, type DeletionGuardSigner } from "../actions/deletion-guard-token.js";
+import { guardRequestId, type DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { Logger } from "../log.js";

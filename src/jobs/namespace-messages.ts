@@ -1,6 +1,6 @@
 /**
  * What the bot posted about a namespace, so it can be repainted when the namespace's state changes
- * (issue 11 §2, "one truth per thing"): each diagnosis card and each "Watching…" message, with where
+ * ("one truth per thing", docs/design.md): each diagnosis card and each "Watching…" message, with where
  * it is (channel, ts) and the card's blocks as posted (what a GONE repaint keeps). One Redis hash per
  * namespace, `<prefix>:ns-messages:<cluster>:<namespace>`, field `<channel>:<ts>`; it expires a week
  * after the last post, and the namespace-gone wait deletes it once everything in it is repainted.

@@ -13,6 +13,7 @@ import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
+import { clock } from "../util/format.js";
 
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
 export interface ThreadReporter {
@@ -205,10 +206,6 @@ async function addNamespaceGone(
   });
 }
 
-function clock(ms: number): string {
-  return `${new Date(ms).toISOString().slice(11, 19)}Z`;
-}
-
 /** An API error can quote a whole response body; the status line needs its first sentence or so. */
 function bounded(message: string): string {
   return message.length > 500 ? `${message.slice(0, 499)}…` : message;
@@ -310,7 +307,7 @@ export async function checkNamespaceGone(
   }
   if (result?.outcome === "gone" && deps.afterGone) {
     // The namespace is gone, so what the forced removal may have left behind and whether the
-    // traffic still reaches a live load balancer are the next questions (INCIDENT.md steps 9–11).
+    // traffic still reaches a live load balancer are the next questions (docs/incident.md, steps 9–11).
     let followUps: readonly (string | ThreadCard)[];
     try {
       followUps = await deps.afterGone(ns, { channel: data.channel, threadTs: data.threadTs });

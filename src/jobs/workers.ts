@@ -17,12 +17,8 @@ import {
   type PathRecheckDeps,
   type PathRecheckResult,
 } from "./path-recheck.js";
-import {
-  closeDeletionGuard,
-  type GuardCloseData,
-  type GuardCloseDeps,
-  type GuardCloseResult,
-} from "./deletion-guard.js";
+import type { GuardCloseData } from "../actions/deletion-guard.js";
+import { closeDeletionGuard, type GuardCloseDeps, type GuardCloseResult } from "./deletion-guard.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
 import type { PostLedger } from "./post-once.js";
 import { JobName, QueueName, type ExecutionJobData } from "./queues.js";

@@ -2,7 +2,7 @@
  * Where the request paths report what `/metrics` counts, without loading prom-client: the metrics
  * module (`./metrics.ts`, loaded by the bot with its ops server and Slack client) connects itself
  * here when it loads; a process that never loads it — the terminal CLI, whose start-up must stay
- * under a second (issue 13 §2) — counts nothing and pays nothing.
+ * under a second (docs/design.md, Performance targets) — counts nothing and pays nothing.
  */
 export interface MetricSink {
   /** A command's latency from its text to its result, by verb and outcome. */

@@ -1,31 +1,28 @@
 /**
- * The readiness checks and metric sources of a running bot: Redis (the bot's own connection),
- * the Kubernetes API (`GET /version`, as at start-up) and Slack (`auth.test`), and BullMQ job
- * counts by queue and state with the age of the oldest waiting and active job, and approval requests
- * by state from the store's indexes.
+ * The readiness checks and metric sources of a running bot: the checks it is handed (Redis, the
+ * Kubernetes API, Slack: wired in `src/ops-target.ts`), BullMQ job counts by queue and state with the
+ * age of the oldest waiting and active job, and approval requests by state from the store's indexes.
+ * Everything that talks to a dependency is passed in, so this module imports no adapter.
  */
-import { WebClient } from "@slack/web-api";
-import { Queue } from "bullmq";
-import type { RedisConnection } from "../redis-connection.js";
-import { approvalIndexCounts } from "../approvals/store.js";
-import type { Config } from "../config.js";
-import { kubeVersion, loadKubeConfig } from "../kube/client-node-adapter.js";
-import { slackErrorCode } from "../slack/slack-errors.js";
+import type { Queue } from "bullmq";
 import { gauge, type Family, type Sample } from "./metrics.js";
 import type { OpsTarget, ReadinessCheck } from "./server.js";
 
-export interface RuntimeParts {
-  readonly redis: Pick<RedisConnection, "ping" | "zcard" | "zcount">;
-  /** The runtime's queues; every BullMQ `Queue` among its values is counted. */
-  readonly queues: object;
+/** Approval requests by indexed state, as the approval store counts them. */
+export interface ApprovalCounts {
+  readonly pending: number;
+  readonly approved: number;
+  readonly pendingOverdue: number;
 }
 
-export interface RuntimeTargetOptions {
-  /** Bound on one request of a check (default 3 s). */
-  readonly timeoutMs?: number;
-  /** A passed Slack check is trusted this long (default 60 s): `auth.test` is rate-limited per workspace. */
-  readonly slackCacheMs?: number;
-  readonly now?: () => number;
+export interface RuntimeTargetParts {
+  /** The readiness checks, in the order `/readyz` runs them. */
+  readonly checks: readonly ReadinessCheck[];
+  /** The queues whose jobs are counted. */
+  readonly queues: readonly Pick<Queue, "name" | "getJobCounts" | "getJobs">[];
+  /** Approval requests by state at `now`. */
+  readonly approvals: (now: Date) => Promise<ApprovalCounts>;
+  readonly now: () => number;
 }
 
 const JOB_STATES = [
@@ -38,63 +35,10 @@ const JOB_STATES = [
   "completed",
 ] as const;
 
-export function runtimeTarget(
-  config: Config,
-  runtime: RuntimeParts,
-  options: RuntimeTargetOptions = {},
-): OpsTarget {
-  const timeoutMs = options.timeoutMs ?? 3_000;
-  const now = options.now ?? (() => Date.now());
-  const checks: ReadinessCheck[] = [
-    {
-      name: "redis",
-      async run() {
-        await runtime.redis.ping();
-      },
-    },
-  ];
-
-  const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
-  checks.push({
-    name: "kubernetes",
-    async run() {
-      await kubeVersion(kc, timeoutMs);
-    },
-  });
-
-  const slack = config.slack;
-  if (slack !== undefined) {
-    const client = new WebClient(slack.botToken, {
-      ...(slack.apiUrl !== undefined ? { slackApiUrl: slack.apiUrl } : {}),
-      retryConfig: { retries: 0 },
-      timeout: timeoutMs,
-      rejectRateLimitedCalls: true,
-    });
-    const cacheMs = options.slackCacheMs ?? 60_000;
-    let passedAt: number | undefined;
-    checks.push({
-      name: "slack",
-      async run() {
-        if (passedAt !== undefined && now() - passedAt < cacheMs) return;
-        try {
-          await client.auth.test();
-        } catch (err) {
-          // Rate limited: Slack answered, so it is reachable; anything else is not ready.
-          const code = slackErrorCode(err);
-          if ((err as { code?: unknown }).code !== "slack_webapi_rate_limited_error") {
-            throw new Error(code !== undefined ? `auth.test: ${code}` : "Slack Web API unreachable", {
-              cause: err,
-            });
-          }
-        }
-        passedAt = now();
-      },
-    });
-  }
-
-  const queues = Object.values(runtime.queues).filter((q): q is Queue => q instanceof Queue);
+export function runtimeOpsTarget(parts: RuntimeTargetParts): OpsTarget {
+  const { queues, now } = parts;
   return {
-    checks,
+    checks: parts.checks,
     async metrics(): Promise<Family[]> {
       const counts: Sample[] = [];
       const ages: Sample[] = [];
@@ -109,12 +53,7 @@ export function runtimeTarget(
           ages.push({ labels: { queue: queue.name, state }, value: age });
         }
       }
-      // The approval store's prefix, as the runtime builds it.
-      const approvals = await approvalIndexCounts(
-        runtime.redis,
-        `${config.redisPrefix}:approvals`,
-        new Date(now()),
-      );
+      const approvals = await parts.approvals(new Date(now()));
       return [
         gauge("unstuck_approvals", "Approval requests by state (the store's indexed states).", [
           { labels: { state: "PENDING" }, value: approvals.pending },

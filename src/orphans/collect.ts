@@ -14,7 +14,7 @@ import type {
 } from "../aws/types.js";
 import { clusterOwners } from "../diagnosis/diagnose.js";
 import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
-import { clusterNameFromArgs } from "../diagnosis/lbc-names.js";
+import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import { findOrphans, type OrphanReport } from "../edge/orphans.js";
 import { buildEdgeModel, EDGE_TAGS, type EdgeOwner } from "../edge/model.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";

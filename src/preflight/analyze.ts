@@ -1,7 +1,7 @@
 /**
- * The blast radius before anyone deletes a namespace (INCIDENT.md lessons: "standardise a
- * pre-deletion checklist: Argo auto-sync state, finalizers on the targets, external dependencies
- * (ALB/SG), domain paths (Route 53/CloudFront)"). Pure: from what the collector read, a verdict
+ * The blast radius before anyone deletes a namespace (the pre-deletion checklist among the lessons in
+ * docs/incident.md: Argo CD auto-sync, finalizers on the targets, external dependencies (ALB/SG),
+ * domain paths (Route 53/CloudFront)). Pure: from what the collector read, a verdict
  * `safe` | `risky` | `blocked` with its reasons, the double-ownership red flag first.
  */
 import type { ArgoOwnership } from "../diagnosis/argo.js";

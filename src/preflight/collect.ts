@@ -15,7 +15,7 @@ import { analyzeArgoOwnership } from "../diagnosis/argo.js";
 import { ownersOf, resourceLabel } from "../diagnosis/analyze.js";
 import { clusterOwners } from "../diagnosis/diagnose.js";
 import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
-import { clusterNameFromArgs } from "../diagnosis/lbc-names.js";
+import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import { buildEdgeModel, EDGE_TAGS, type EdgeOwner } from "../edge/model.js";
 import { hostnamesReaching, tracePaths } from "../edge/path.js";
 import { toUserError } from "../errors.js";

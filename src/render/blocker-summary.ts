@@ -1,5 +1,5 @@
 /**
- * A big diagnosis as a person reads it (issue 13 §2): the objects that keep finalizers counted by
+ * A big diagnosis as a person reads it: the objects that keep finalizers counted by
  * type and by finalizer, then the first few in full, the ones that carry findings first. Shared by
  * the terminal text (the rest behind `--all`) and the Slack Details reply (the rest behind the
  * terminal and `--json`); `--json` always holds every object.

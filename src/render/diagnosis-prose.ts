@@ -10,6 +10,7 @@ import type {
   NamespaceDiagnosis,
   ObjectRef,
 } from "../diagnosis/types.js";
+import { plural } from "../util/format.js";
 
 export interface ProseOptions {
   /** The slash command as configured (`UNSTUCK_COMMAND`), named in steps that run one. */
@@ -25,10 +26,6 @@ const DEFAULT_COMMAND = "/unstuck";
 
 export function truncate(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
-}
-
-export function plural(n: number, one: string, many: string): string {
-  return `${String(n)} ${n === 1 ? one : many}`;
 }
 
 export function objectName(o: Pick<ObjectRef, "kind" | "namespace" | "name">): string {

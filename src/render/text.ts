@@ -4,19 +4,14 @@
  */
 import { orphanPlanLines, repointPlanLines, repointTargetLines } from "./repoint-plan.js";
 import { describeAction } from "../approvals/types.js";
-import type { CommandResult, HelpDoc } from "../../commands/types.js";
+import type { CommandResult, HelpDoc } from "../command-contract.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { registeredTargetsLeft, targetSpec } from "../diagnosis/binding.js";
-import {
-  blockerHeadline,
-  causeSentence,
-  nextStepTexts,
-  plural,
-  type ProseOptions,
-} from "./diagnosis-prose.js";
+import { blockerHeadline, causeSentence, nextStepTexts, type ProseOptions } from "./diagnosis-prose.js";
+import { plural } from "../util/format.js";
 import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "../audit/log.js";

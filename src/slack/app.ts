@@ -17,12 +17,11 @@ import {
   type SlackActionMiddlewareArgs,
   type SlackCommandMiddlewareArgs,
 } from "@slack/bolt";
-import type { Registry } from "../../commands/index.js";
-import type { CommandServices } from "../../commands/types.js";
+import type { CommandDispatcher, CommandServices } from "../command-contract.js";
 import type { Config } from "../config.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { createActionRouter, type ActionRouter, type HasActionRouter } from "./actions.js";
+import { createActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
 import { ChannelGate } from "./channel-gate.js";
 import { commandListener, type AfterPost, type PostApprovalRequest } from "./command.js";
@@ -36,6 +35,9 @@ import {
   type ScopedArgs,
 } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
+import type { SlackApp } from "./slack-app.js";
+
+export type { SlackApp };
 
 /** Where Slack sends commands, events and interactions in HTTP mode. */
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -43,7 +45,7 @@ export const HEALTH_PATH = "/healthz";
 
 export interface SlackAppDeps {
   readonly config: Config;
-  readonly registry: Registry;
+  readonly registry: CommandDispatcher;
   readonly services: CommandServices;
   readonly log: Logger;
   readonly now?: () => Date;
@@ -67,19 +69,6 @@ export interface SlackAppDeps {
    * replica agrees) from the runtime; within this process when absent.
    */
   readonly eventClaims?: EventClaims;
-}
-
-export interface SlackApp extends HasActionRouter {
-  readonly app: App;
-  /** Register button handlers here (see `registerActions`). */
-  readonly actions: ActionRouter;
-  readonly mode: "http" | "socket";
-  /**
-   * Verify the bot token (`auth.test`, failing fast with a clear error) and start receiving. In HTTP mode the
-   * result carries the bound port, which is the real one when the configured port is 0.
-   */
-  start(): Promise<{ port?: number }>;
-  stop(): Promise<void>;
 }
 
 /** Build the app; nothing listens and no request is made until `start()`. */

@@ -15,13 +15,13 @@ import type { ApprovalWorkflow } from "../approvals/workflow.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
-import type { SlackApp } from "./app.js";
+import type { SlackApp } from "./slack-app.js";
 import { ApprovalActionId, renderApprovalRequest, renderLostRequest } from "./blocks/approval.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
-import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
+import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { slackRetryVerdict } from "./notifier.js";
 import {
   badTarget,

@@ -4,8 +4,7 @@
  * evidence; `help` and errors go back only to the person who asked.
  */
 import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/bolt";
-import type { CommandServices, CommandResult } from "../../commands/types.js";
-import type { Registry } from "../../commands/index.js";
+import type { CommandDispatcher, CommandServices, CommandResult } from "../command-contract.js";
 import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
 import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
@@ -14,10 +13,10 @@ import type { WebClient } from "@slack/web-api";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { Logger } from "../log.js";
 import { unpostedText, type PostOutcome } from "./approvals.js";
-import { attachTimelineFile, renderTimelineCard } from "../timeline/slack.js";
+import { attachTimelineFile, renderTimelineCard } from "./timeline.js";
 
 export interface CommandListenerDeps {
-  readonly registry: Registry;
+  readonly registry: CommandDispatcher;
   readonly services: CommandServices;
   /** The slash command as configured (`/unstuck`), used as the prefix in help. */
   readonly command: string;

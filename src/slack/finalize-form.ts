@@ -7,7 +7,7 @@ import type { KnownBlock, View } from "@slack/types";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import { clip, esc } from "./blocks/text.js";
-import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
+import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { REQUESTER_STATEMENTS, RequesterStatementId, type RequesterStatement } from "../approvals/types.js";
 
 /** Callback id of the "Request finalizer removal" modal. */

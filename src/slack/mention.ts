@@ -8,10 +8,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from "@slack/bolt";
-import type { Registry } from "../../commands/index.js";
-import type { Actor, CommandServices } from "../../commands/types.js";
+import type { Actor, CommandDispatcher, CommandServices } from "../command-contract.js";
 import type { Logger } from "../log.js";
-import { attachTimelineFile, renderTimelineCard } from "../timeline/slack.js";
+import { attachTimelineFile, renderTimelineCard } from "./timeline.js";
 import { renderSlackMessage } from "./blocks/index.js";
 import { clip, SlackLimit } from "./blocks/text.js";
 import type { ChannelGate } from "./channel-gate.js";
@@ -19,7 +18,7 @@ import { channelRefusal } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
 export interface MentionListenerDeps {
-  readonly registry: Registry;
+  readonly registry: CommandDispatcher;
   readonly services: CommandServices;
   /** The slash command as configured (`/unstuck`), for the hint. */
   readonly command: string;

@@ -8,15 +8,15 @@
 import type { ViewSubmitAction } from "@slack/bolt";
 import type { KnownBlock, View } from "@slack/types";
 import { pino } from "pino";
-import { MIN_REASON_LENGTH } from "../../commands/finalize.js";
-import { assertHostname } from "../../commands/trace.js";
+import { MIN_REASON_LENGTH } from "../approvals/reason.js";
+import { assertHostname } from "../edge/hostname.js";
 import type { ApprovalRequest, Identity } from "../approvals/types.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { assertNamespaceName } from "../kube/names.js";
 import type { Logger } from "../log.js";
 import type { RepairSubject } from "../traffic/repoint.js";
 import { registerActions, type ActionContext } from "./actions.js";
-import type { SlackApp } from "./app.js";
+import type { SlackApp } from "./slack-app.js";
 import { postRequest, tellRequester, type ApprovalActionDeps } from "./approvals.js";
 import { REPAIR_PATH_ACTION } from "./blocks/trace.js";
 import { clip, esc, safe } from "./blocks/text.js";

@@ -4,7 +4,7 @@
  * Ingresses and Services — and hands the snapshots to the pure model (`src/edge/path.ts`). A read
  * that fails becomes a named warning and the links that depended on it are `unknown`, never `ok`.
  */
-import type { EdgeProbe } from "../edge/probe.js";
+import type { EdgeProbe } from "../net/probe.js";
 import type { AwsPort } from "../aws/port.js";
 import type {
   DistributionSnapshot,
@@ -14,7 +14,7 @@ import type {
 } from "../aws/types.js";
 import { elbNameOf, hostnamesReaching, normalizeDns, tracePaths, type TracedPath } from "../edge/path.js";
 import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
-import { clusterNameFromArgs } from "../diagnosis/lbc-names.js";
+import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";

@@ -1,5 +1,5 @@
 /**
- * First to notice (issue 13 §3): a metadata-only watch on namespaces that posts the diagnosis card
+ * First to notice: a metadata-only watch on namespaces that posts the diagnosis card
  * to a channel when a namespace has been Terminating longer than the threshold with content left —
  * once per namespace and episode (episode = uid + deletionTimestamp), with updates in the card's
  * thread and a quiet note there when the namespace finally goes (the card repainted GONE, no buttons).
@@ -24,8 +24,9 @@ import { toUserError } from "../errors.js";
 import type { NamespaceMeta, NamespaceWatchEvent, NamespaceWatchIo } from "../kube/namespace-watch.js";
 import type { Logger } from "../log.js";
 import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
-import type { SlackMessage } from "../slack/blocks/index.js";
-import { code, plain, safe } from "../slack/blocks/text.js";
+import { renderGoneCard } from "../slack/blocks/watch.js";
+import type { SlackMessage } from "../slack/blocks/message.js";
+import { code, safe } from "../slack/blocks/text.js";
 
 /** How the watcher talks to Slack (a WebClient in production; escaped content only). */
 export interface WatcherSlack {
@@ -119,28 +120,6 @@ export function renderWatchCard(d: NamespaceDiagnosis, thresholdMs: number): Sla
     ],
   };
   return { text: m.text, blocks: [intro, ...m.blocks].slice(0, 50) };
-}
-
-/** The card once the namespace is gone: its content kept, buttons removed, header GONE. */
-export function renderGoneCard(
-  namespace: string,
-  blocks: readonly KnownBlock[],
-  after: string,
-): SlackMessage {
-  const kept = blocks
-    .filter((b) => b.type !== "actions")
-    .map((b): KnownBlock =>
-      b.type === "header"
-        ? { type: "header", text: { type: "plain_text", text: plain(`Namespace ${namespace}: GONE`) } }
-        : b,
-    );
-  const note: KnownBlock = {
-    type: "context",
-    elements: [
-      { type: "mrkdwn", text: `:white_check_mark: Gone ${after}. The findings below are as first reported.` },
-    ],
-  };
-  return { text: `Namespace ${namespace} is gone.`, blocks: [note, ...kept].slice(0, 50) };
 }
 
 export class NamespaceWatcher {

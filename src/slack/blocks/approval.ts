@@ -8,7 +8,7 @@ import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
 import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "../../approvals/types.js";
 import { orphanPlanLines, repointPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
-import type { SlackMessage } from "./index.js";
+import type { SlackMessage } from "./message.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
 /** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */

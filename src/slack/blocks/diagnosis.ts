@@ -10,7 +10,7 @@ import {
   type ProseOptions,
 } from "../../render/diagnosis-prose.js";
 import { count, countLine, summarizeBlockers } from "../../render/blocker-summary.js";
-import type { SlackMessage } from "./index.js";
+import type { SlackMessage } from "./message.js";
 import { clip, code, plain, safe, SlackLimit } from "./text.js";
 
 const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
@@ -280,7 +280,7 @@ export function renderDiagnosisBlocks(
         .join(", ")}`,
     );
   facts.push(`checked ${slackDate(d.checkedAt, "{time}")}`);
-  // A missing AWS region is said in so many words (issue 11 §3); the rest counted as unread.
+  // A missing AWS region is said in so many words; the rest counted as unread.
   const awsOff = d.warnings.find((w) => w.startsWith("AWS not checked"));
   if (awsOff !== undefined) facts.push(`:grey_question: ${safe(awsOff, 200)}`);
   // A partial answer says so on the card, naming the first thing that could not be read (an
@@ -383,7 +383,7 @@ export function renderDiagnosisDetails(
       },
     });
   }
-  // A big result is summarised (issue 13 §2): counts by type and by finalizer, then the first
+  // A big result is summarised: counts by type and by finalizer, then the first
   // objects in full, those with findings first. Slack allows 50 blocks: keep room for the tail
   // (more-objects note, next steps, Argo, warnings).
   const summary = summarizeBlockers(d.blockers);

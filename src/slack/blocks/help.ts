@@ -1,7 +1,7 @@
 import type { KnownBlock } from "@slack/types";
-import type { HelpDoc } from "../../../commands/types.js";
+import type { HelpDoc } from "../../command-contract.js";
 import type { ErrorCode, ErrorDetails } from "../../errors.js";
-import type { SlackMessage } from "./index.js";
+import type { SlackMessage } from "./message.js";
 import { clip, code, esc, safe, SlackLimit } from "./text.js";
 
 export function renderHelpBlocks(help: HelpDoc): SlackMessage {

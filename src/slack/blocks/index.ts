@@ -1,5 +1,4 @@
-import type { KnownBlock } from "@slack/types";
-import type { CommandResult } from "../../../commands/types.js";
+import type { CommandResult } from "../../command-contract.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
@@ -7,13 +6,10 @@ import { renderOrphansBlocks } from "./orphans.js";
 import { renderPreflightBlocks } from "./preflight.js";
 import { renderTraceBlocks } from "./trace.js";
 import { renderWatching } from "./watch.js";
-import { renderTimelineBlocks } from "../../timeline/blocks.js";
+import { renderTimelineBlocks } from "./timeline.js";
+import type { SlackMessage } from "./message.js";
 
-/** A Slack message: `text` is the notification/fallback, `blocks` the Block Kit body. */
-export interface SlackMessage {
-  readonly text: string;
-  readonly blocks: KnownBlock[];
-}
+export type { SlackMessage };
 
 /** What the renderers need from the configuration. */
 export interface RenderOptions {

@@ -1,7 +1,7 @@
 /** Slack card for an orphan report: the first line says whether anything was left behind. */
 import type { KnownBlock } from "@slack/types";
 import type { OrphanReport } from "../../edge/orphans.js";
-import type { SlackMessage } from "./index.js";
+import type { SlackMessage } from "./message.js";
 import { clip, esc, SlackLimit } from "./text.js";
 
 export function renderOrphansBlocks(r: OrphanReport): SlackMessage {

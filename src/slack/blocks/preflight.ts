@@ -1,7 +1,7 @@
 /** Slack card for a pre-deletion check: the verdict first, then the reasons. */
 import type { KnownBlock } from "@slack/types";
 import type { PreflightReport } from "../../preflight/analyze.js";
-import type { SlackMessage } from "./index.js";
+import type { SlackMessage } from "./message.js";
 import { clip, esc, SlackLimit } from "./text.js";
 
 const ICON = {

@@ -3,7 +3,7 @@ import type { KnownBlock } from "@slack/types";
 import type { RepointPlan } from "../../edge/repoint.js";
 import { repointPlanLines } from "../../render/repoint-plan.js";
 import type { TraceResult } from "../../traffic/trace.js";
-import type { SlackMessage } from "./index.js";
+import type { SlackMessage } from "./message.js";
 import { clip, esc, SlackLimit } from "./text.js";
 
 const ICON = {

@@ -4,10 +4,9 @@
  * namespace: a link to its thread instead of a second status message and a second "gone").
  */
 import type { KnownBlock } from "@slack/types";
-import { renderGoneCard } from "../../watcher/watcher.js";
 import { slackDate } from "./diagnosis.js";
-import type { SlackMessage } from "./index.js";
-import { clip, code, SlackLimit } from "./text.js";
+import type { SlackMessage } from "./message.js";
+import { clip, code, plain, SlackLimit } from "./text.js";
 
 /** The intro line, then the diagnosis card as it was posted. */
 function withIntro(intro: string, blocks: readonly KnownBlock[], text: string): SlackMessage {
@@ -65,4 +64,26 @@ export function renderWatchFinished(
 /** A diagnosis card once the namespace is gone: GONE, no buttons, the findings as first reported. */
 export function renderDiagnosisGone(namespace: string, card: readonly KnownBlock[], at: Date): SlackMessage {
   return renderGoneCard(namespace, card, `at ${slackDate(at.toISOString())}`);
+}
+
+/** The card once the namespace is gone: its content kept, buttons removed, header GONE. */
+export function renderGoneCard(
+  namespace: string,
+  blocks: readonly KnownBlock[],
+  after: string,
+): SlackMessage {
+  const kept = blocks
+    .filter((b) => b.type !== "actions")
+    .map((b): KnownBlock =>
+      b.type === "header"
+        ? { type: "header", text: { type: "plain_text", text: plain(`Namespace ${namespace}: GONE`) } }
+        : b,
+    );
+  const note: KnownBlock = {
+    type: "context",
+    elements: [
+      { type: "mrkdwn", text: `:white_check_mark: Gone ${after}. The findings below are as first reported.` },
+    ],
+  };
+  return { text: `Namespace ${namespace} is gone.`, blocks: [note, ...kept].slice(0, 50) };
 }

@@ -44,7 +44,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 The shape of the deletion guard's annotation value as the bot writes it (GUARD_VALUE_PATTERN in
-src/actions/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps the two equal).
+src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps the two equal).
 */}}
 {{- define "unstuck.guardValuePattern" -}}
 ^v1;req=[a-z2-7]{26};until=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z;mac=[A-Za-z0-9_-]{43}$

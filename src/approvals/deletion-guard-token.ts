@@ -17,7 +17,7 @@
  * (`GUARD_VALUE_PATTERN`, which the chart repeats and `test/deploy` keeps equal) is present.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { MIN_APPROVAL_KEY_BYTES } from "../approvals/integrity.js";
+import { MIN_APPROVAL_KEY_BYTES } from "./integrity.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 
 /**

@@ -1,15 +1,15 @@
 /**
  * The timeline in Slack: a short card (how many events, the draft's first lines in a code block) and
  * the whole draft uploaded as a Markdown file, `postmortem-<date>.md`, into the card's thread with
- * `files.uploadV2` (`slack.ts`). When the upload fails (most often the app lacks the `files:write`
+ * `files.uploadV2` (`src/slack/timeline.ts`). When the upload fails (most often the app lacks the `files:write`
  * scope: `missing_scope`) the card is repainted to say why and how to get the whole draft, so the
  * card alone still stands. The Markdown is escaped as a whole inside the code block, so even the bot's
  * own mentions show as text there and nothing in it can notify anyone; the file is plain text Slack
  * does not render as markup.
  */
 import type { KnownBlock } from "@slack/types";
-import type { SlackMessage } from "../slack/blocks/index.js";
-import { clip, esc, safe, SlackLimit } from "../slack/blocks/text.js";
+import type { SlackMessage } from "./message.js";
+import { clip, esc, safe, SlackLimit } from "./text.js";
 
 /** Room for the draft inside one section (3,000 characters with the fences). */
 const DRAFT_BUDGET = SlackLimit.Section - 100;

@@ -5,11 +5,11 @@
  * never loses the answer: the card is repainted to say why, and how to get the whole draft.
  */
 import type { WebClient } from "@slack/web-api";
-import type { CommandResult } from "../../commands/types.js";
+import type { CommandResult } from "../command-contract.js";
 import type { Logger } from "../log.js";
-import type { SlackMessage } from "../slack/blocks/index.js";
-import { slackErrorCode } from "../slack/slack-errors.js";
-import { renderTimelineBlocks, timelineFilename } from "./blocks.js";
+import type { SlackMessage } from "./blocks/message.js";
+import { slackErrorCode } from "./slack-errors.js";
+import { renderTimelineBlocks, timelineFilename } from "./blocks/timeline.js";
 
 export type TimelineResult = Extract<CommandResult, { type: "timeline" }>;
 
