@@ -1,5 +1,5 @@
 /**
- * Acks and approvals against the bot as its own process (issue 13 §0b, §2): the bundle is spawned
+ * Acks and approvals against the bot as its own process: the bundle is spawned
  * as the image runs it (the Dockerfile's CMD and ENV; `dist/` rebuilt first when stale) with the
  * environment `npm start` reads — against a fake Slack Web API and the Kubernetes simulator (seed incident) that
  * live in this process, and the Redis at `REDIS_URL`. The clients send their signed requests from
@@ -40,7 +40,7 @@ import { ApprovalStore } from "../src/approvals/store.js";
 import { newRequestId, type ApprovalRequest } from "../src/approvals/types.js";
 import { startKubeSim } from "../test/sim/kube/index.js";
 import { until } from "../test/sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../test/sim/redis.js";
+import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -249,7 +249,7 @@ function pendingCopy(
 
 export async function benchApprovals(options: BenchOptions): Promise<BenchResult> {
   const { runs, scale } = options;
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const redisUrl = REDIS_URL;
   const prefix = `unstuck-bench-${randomBytes(4).toString("hex")}`;
   const secret = randomBytes(16).toString("hex");
   const token = `xoxb-bench-${randomBytes(8).toString("hex")}`;

@@ -1,5 +1,5 @@
 /**
- * Benchmark for the AWS side of a diagnosis (issue 4). A simulated account the size of a busy
+ * Benchmark for the AWS side of a diagnosis. A simulated account the size of a busy
  * production one — 2,000 ALBs, 6,000 target groups, 5,000 security groups, 20,000 ENIs, thousands
  * of unrelated CloudTrail events — with 30 ms latency per call and ELB's real token bucket on.
  * Measures the product's `collectAwsForBlocker` for the seed incident's stuck Ingress (its stack's

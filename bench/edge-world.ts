@@ -1,5 +1,5 @@
 /**
- * A busy account and cluster for the edge benchmarks (orphans, preflight; issue 12 §5): built
+ * A busy account and cluster for the edge benchmarks (orphans, preflight): built
  * through the simulators' own world methods, never through product code.
  *
  * Cluster `prod-eks`: `NAMESPACES` team namespaces of nine ALB stacks each (two Ingresses share an

@@ -1,7 +1,7 @@
 /**
- * The growth curve of `ns` (issue 13 §4): the same world as `bench/ns.ts` at 1×, 4× and 16×
- * (types × objects: 160 × 5,000, 300 × 20,000, 600 × 80,000; every object held by a finalizer in
- * one Terminating namespace; 20 ms per request), side by side in one table:
+ * The growth curve of `ns` (docs/design.md, Performance targets): the same world as `bench/ns.ts` at
+ * 1×, 4× and 16× (types × objects: 160 × 5,000, 300 × 20,000, 600 × 80,000; every object held by a
+ * finalizer in one Terminating namespace; 20 ms per request), side by side in one table:
  * - requests (the simulator's own log) and bytes received (a counting proxy) of one diagnosis;
  * - time: warm (a long-lived process holding the bot's services, `bench/ns-warm.ts`) and cold (a
  *   fresh compiled CLI process, start-up included, built first if stale; `UNSTUCK_BENCH_CLI` as for `ns`);
@@ -50,7 +50,7 @@ import {
 } from "./ns.js";
 import { summarize, type DiagnosisSummary } from "./ns-summary.js";
 
-/** The scales of the curve (issue 13 §4). */
+/** The scales of the curve. */
 const SCALES = [1, 4, 16] as const;
 /** kubectl's recipe beyond 4× takes many minutes a run. */
 const KUBECTL_MAX_SCALE = 4;

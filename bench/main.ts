@@ -6,7 +6,7 @@
  * failed on. Benchmarks are never timed assertions in tests.
  *
  * `UNSTUCK_BENCH_RUNS` (default 3): repetitions of every timed measurement, the same for unstuck and
- * its baseline. `UNSTUCK_BENCH_SCALE` (default 1; 4 and 16 are issue 13's growth curve): world size;
+ * its baseline. `UNSTUCK_BENCH_SCALE` (default 1; 4 and 16 are the growth curve's): world size;
  * `growth` runs the curve's 1×, 4× and 16× side by side whatever it is.
  * `REDIS_URL` (default redis://127.0.0.1:6379): the Redis the approvals benchmark's bot uses.
  */

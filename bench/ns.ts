@@ -1,5 +1,5 @@
 /**
- * `ns` against the manual kubectl recipe, on one simulated cluster (issue 13 §0b, §4).
+ * `ns` against the manual kubectl recipe, on one simulated cluster.
  *
  * The world: ~160 namespaced listable types (140 CRDs plus the built-ins) and 5,000 objects, each
  * held by a finalizer, in a Terminating namespace, 20 ms latency per request (× `UNSTUCK_BENCH_SCALE`:
@@ -60,7 +60,7 @@ export const PAGE = 500;
 const TYPES_AT: Readonly<Record<number, number>> = { 1: 160, 4: 300, 16: 600 };
 /** Types that span several pages (× scale): the count a first-page-only list gets wrong. */
 const BIG = { configmaps: 1201, first: 1001, second: 501 } as const;
-/** Targets from issue 13. */
+/** Targets (docs/design.md, Performance targets). */
 const TARGET = { warmMs: 400, coldMs: 1000, warmRatio: 100, coldRatio: 20 } as const;
 /** The diagnosis' list concurrency (its default), for the floor. */
 export const LIST_CONCURRENCY = DEFAULT_KUBE_CONCURRENCY;
@@ -419,7 +419,8 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
       await warmProcess.close();
     }
 
-    // Where the bytes go: as the bot asks, and as a server without issue 13's features answers.
+    // Where the bytes go: as the bot asks, and as a server without aggregated discovery or
+    // metadata-only lists answers (plain JSON).
     const lean = await proxiedDiagnosis(sim);
     const plain = await proxiedDiagnosis(sim, "application/json");
 

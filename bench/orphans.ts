@@ -1,5 +1,5 @@
 /**
- * The orphan scan of a whole cluster (issue 12 §5): a 2,000-load-balancer account (× scale) with
+ * The orphan scan of a whole cluster: a 2,000-load-balancer account (× scale) with
  * 30 ms per AWS call and ELB's real token bucket on (40 burst, 10 a second), 20 ms per Kubernetes
  * request, the cluster's 2,000-odd Ingresses and Services in the Kubernetes simulator; both
  * simulators run in a process of their own (bench/edge-sim.ts). Runs the

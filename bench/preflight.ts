@@ -1,5 +1,5 @@
 /**
- * `preflight delete ns shop` (issue 12 §5) in the orphan benchmark's busy account (bench/edge-world.ts:
+ * `preflight delete ns shop` in the orphan benchmark's busy account (bench/edge-world.ts:
  * 2,000 load balancers × scale, 30 ms per AWS call with ELB's token bucket on, 20 ms per
  * Kubernetes request, simulators in a process of their own). The namespace holds 40 Ingresses in
  * 10 IngressGroups behind 10 hostnames, 3 of them through CloudFront; the last group also serves an

@@ -1,5 +1,5 @@
 /**
- * What the bot's resident set is made of, and what V8 flags do to it (issue 13: RSS ≤ 200 MiB):
+ * What the bot's resident set is made of, and what V8 flags do to it (target: RSS ≤ 200 MiB):
  * `node --import tsx bench/rss.ts [diagnoses] [variant…]`. A variant is NODE_OPTIONS, with any
  * leading `NAME=value` words set in the environment instead (e.g. `MALLOC_ARENA_MAX=2`). For each
  * (default: the chart's, then a few alternatives) one compiled bot process (the memory bench's harness,

@@ -1,5 +1,5 @@
 /**
- * The shipping numbers (issue 10 §5, issue 13's RSS), each against the figures from before beside it:
+ * The shipping numbers (image size, cold start, resident memory), each against the figures from before beside it:
  *
  * - `memory`: resident memory (VmRSS from /proc/<pid>/status) of one bot process run as the image
  *   runs it (the Dockerfile's CMD and ENV, read from it; UNSTUCK_ROLE=bot, the chart's NODE_OPTIONS)
@@ -15,7 +15,7 @@
  *   Slack checked), the bundle, and the same entry point run through tsx.
  *
  * Each bot talks to the seed incident's Kubernetes and AWS simulators, the fake Slack (all in this
- * process) and the Redis at `REDIS_URL` (default redis://127.0.0.1:6379) under a unique prefix,
+ * process) and the Redis at `REDIS_URL` (test/helpers/redis.ts, as the tests use) under a unique prefix,
  * deleted after. `dist/` is rebuilt first when a source (or the lockfile) is newer than it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -32,7 +32,7 @@ import { randomApprovalKey } from "../src/approvals/integrity.js";
 import type { KubeSim } from "../test/sim/kube/index.js";
 import { startWorld as startSimWorld } from "../test/sim/world.js";
 import { parseDockerfile, runTimeImports } from "../test/deploy/dockerfile.js";
-import { deleteKeysWithPrefix } from "../test/sim/redis.js";
+import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../test/sim/slack/index.js";
 import {
   check,
@@ -59,7 +59,7 @@ export const CHART_NODE_OPTIONS = ((): string => {
     throw new Error("deploy/chart/unstuck/values.yaml: no nodeOptions");
   return values.nodeOptions;
 })();
-/** Issue 13's target for the bot's resident set. */
+/** The target for the bot's resident set (docs/design.md, Performance targets). */
 const RSS_TARGET_MIB = 200;
 const DIAGNOSES = 1_000;
 /** Growth allowed from the 100th to the 1,000th diagnosis: the heap has settled by the 100th. */
@@ -146,7 +146,7 @@ export async function startWorld(): Promise<World> {
   const dir = await mkdtemp(join(tmpdir(), "unstuck-bench-ship-"));
   const kubeconfig = join(dir, "kubeconfig");
   await sim.writeKubeconfig(kubeconfig);
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const redisUrl = REDIS_URL;
   const prefix = `unstuck-bench-ship-${randomBytes(4).toString("hex")}`;
   return {
     sim,
@@ -416,14 +416,14 @@ export async function benchMemory(): Promise<BenchResult> {
     figures.push(
       {
         what: "bot RSS when ready (compiled)",
-        value: `${mib(ready)} (tsc's output before the bundle, AWS configured: 204 MiB; before issue 13's memory work: 220-236 MiB without AWS; tsx measured now: ${mib(tsxRss)})`,
-        target: `≤ ${String(RSS_TARGET_MIB)} MiB (issue 13)`,
+        value: `${mib(ready)} (tsc's output before the bundle, AWS configured: 204 MiB; before this memory work: 220-236 MiB without AWS; tsx measured now: ${mib(tsxRss)})`,
+        target: `≤ ${String(RSS_TARGET_MIB)} MiB`,
         met: ready <= RSS_TARGET_MIB * MiB,
       },
       {
         what: `bot RSS after 100 / ${String(DIAGNOSES)} diagnoses`,
-        value: `${mib(at100)} / ${mib(at1000)} (tsc's output, AWS configured: 243 / 257 MiB; before issue 13's memory work, without AWS: 313-341 / 337-442 MiB)`,
-        target: `≤ ${String(RSS_TARGET_MIB)} MiB (issue 13); the chart requests 384 MiB`,
+        value: `${mib(at100)} / ${mib(at1000)} (tsc's output, AWS configured: 243 / 257 MiB; before this memory work, without AWS: 313-341 / 337-442 MiB)`,
+        target: `≤ ${String(RSS_TARGET_MIB)} MiB; the chart requests 384 MiB`,
         met: Math.max(at100, at1000, settled) <= RSS_TARGET_MIB * MiB,
       },
       {

@@ -1,5 +1,5 @@
 /**
- * Where a warm `ns` spends its time, split between the simulator and the product (issue 13 §1):
+ * Where a warm `ns` spends its time, split between the simulator and the product:
  * `node --import tsx bench/sim-lists.ts [runs]`. Builds the `ns` benchmark's world (bench/ns.ts,
  * 20 ms per request), starts bench/ns-warm.ts as its own process, and prints medians of
  *   - a warm diagnosis (`ns bench` through the command registry),

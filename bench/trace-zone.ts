@@ -1,5 +1,5 @@
 /**
- * Benchmark for `trace` (issue 7 §7): one hostname, `test.example.com`, traced through a Route 53
+ * Benchmark for `trace`: one hostname, `test.example.com`, traced through a Route 53
  * zone of 10,000 records in an account with 300 CloudFront distributions, every AWS call answered
  * by the AWS simulator after 30 ms (its `latencyMs` fault). The world is the seed incident (the
  * name is an alias to a distribution whose origin names the worker's deleted ALB; the controller's

@@ -1,5 +1,5 @@
 /**
- * Benchmark for the waits queue (issue 7 §7): 1,000 concurrent CloudFront-Deployed waits on 2
+ * Benchmark for the waits queue: 1,000 concurrent CloudFront-Deployed waits on 2
  * worker processes with concurrency 5, side by side with the naive design in the same run.
  *
  * - unstuck: the product's `enqueueEdgeWait` and `createWaitsWorker` (`checkEdgeWait`): each check
@@ -8,7 +8,7 @@
  *   which is what a worker awaiting the SDK's `waitUntilDistributionDeployed` does: it holds its
  *   slot for the whole deployment, so 2 × 5 slots progress 10 waits at a time.
  *
- * Both run against the Redis at `REDIS_URL` (default redis://127.0.0.1:6379) under a unique key
+ * Both run against the Redis at `REDIS_URL` (test/helpers/redis.ts, as the tests use) under a unique key
  * prefix deleted at the end, with 2 worker processes each (this file with `--worker`). AWS is a
  * fake `distributionStatus` that answers `Deployed` once its distribution's deploy time has passed
  * (10–20 s after the enqueue, spread over the waits; encoded in the distribution id); the thread
@@ -32,13 +32,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Queue, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import type { EdgeProbe } from "../src/edge/probe.js";
+import type { EdgeProbe } from "../src/net/probe.js";
 import { enqueueEdgeWait, type EdgeWaitDeps } from "../src/jobs/edge-waits.js";
 import { createQueues } from "../src/jobs/queues.js";
 import type { ThreadReporter } from "../src/jobs/waits.js";
 import { closeWorker, createWaitsWorker } from "../src/jobs/workers.js";
 import type { KubePort } from "../src/kube/port.js";
-import { deleteKeysWithPrefix } from "../test/sim/redis.js";
+import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
 import {
   benchOptions,
   check,
@@ -119,7 +119,7 @@ interface NaiveData {
 
 /** `--worker <design> <prefix>`: one worker process; `stats` → JSON; ends when stdin closes. */
 async function workerProcess(design: Design, prefix: string): Promise<void> {
-  const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const url = REDIS_URL;
   const connection = new Redis(url, { maxRetriesPerRequest: null });
   const f = fakes();
   const now = (): Date => new Date();
@@ -416,7 +416,7 @@ export async function benchWaits(options: BenchOptions): Promise<BenchResult> {
   const quick = process.env.BENCH_QUICK === "1";
   const n = envInt("BENCH_WAITS", quick ? 100 : 1000 * options.scale);
   const windowMs = envInt("BENCH_NAIVE_WINDOW_MS", quick ? 15_000 : 40_000);
-  const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const redisUrl = REDIS_URL;
   const prefix = `unstuck-bench-waits-${randomBytes(4).toString("hex")}`;
   const stats = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
   const checks: Check[] = [];

@@ -1,5 +1,5 @@
 /**
- * Benchmark for the stuck-namespace watcher (issue 13 §3, §4): 2,000 namespaces (× scale) in the
+ * Benchmark for the stuck-namespace watcher: 2,000 namespaces (× scale) in the
  * kube simulator, then 50 of them go Terminating at once with a ConfigMap whose finalizer nothing
  * removes, and 10 more go Terminating with nothing that holds them (they finish before the
  * threshold). The product's watcher service (lease, metadata-only list and watch, one timer per
@@ -20,14 +20,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { WebClient } from "@slack/web-api";
-import { Redis } from "ioredis";
 import { pino } from "pino";
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../src/kube/client-node-adapter.js";
 import { createNamespaceWatchIo } from "../src/kube/namespace-watch.js";
 import { createWatcherService, slackWatcherClient } from "../src/watcher/service.js";
 import { startKubeSim } from "../test/sim/kube/index.js";
-import { deleteKeysWithPrefix } from "../test/sim/redis.js";
+import { client, deleteKeysWithPrefix } from "../test/helpers/redis.js";
 import { startFakeSlack } from "../test/sim/slack/index.js";
 import {
   check,
@@ -62,7 +61,7 @@ export async function benchWatcher(options: BenchOptions): Promise<BenchResult> 
   const thresholdMs = thresholdSeconds * 1000;
   const sim = await startKubeSim({ controllerIntervalMs: 1000 });
   const fake = await startFakeSlack({ token: TOKEN });
-  const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  const redis = client();
   const prefix = `unstuck-bench-watcher-${randomBytes(4).toString("hex")}`;
   const log = pino({ level: "silent" });
   const checks: Check[] = [];
@@ -168,7 +167,7 @@ export async function benchWatcher(options: BenchOptions): Promise<BenchResult> 
       target: `≤ ${ms(TARGET_MS)}`,
       met: max <= TARGET_MS,
     });
-    // Detecting within 2 s is the feature's contract (issue 13 §4), so unlike other timings it is checked.
+    // Detecting within 2 s is the feature's contract, so unlike other timings it is checked.
     checks.push(
       check(
         `watcher: every stuck namespace detected within ${ms(TARGET_MS)} past the threshold`,

@@ -6,6 +6,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { REDIS_URL } from "../helpers/redis.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const ARTIFACTS = resolve("test-artifacts/browser");
@@ -38,7 +39,12 @@ export interface SandboxProcess {
 /** Start the sandbox as `npm start` does from a checkout (sources through tsx), console on a free port. */
 export async function startSandboxProcess(timeoutMs = 60_000): Promise<SandboxProcess> {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", UNSTUCK_CONSOLE_PORT: "0" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/root",
+      REDIS_URL,
+      UNSTUCK_CONSOLE_PORT: "0",
+    },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let out = "";

@@ -7,19 +7,15 @@
  * answer and modal is one entry of a snapshot-style table (command → surface → problems) that
  * must list no error.
  */
-import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createAwsClients, destroyAwsClients } from "../../src/aws/clients.js";
+import { destroyAwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime } from "../../src/runtime.js";
 import { buttonValue } from "../e2e/block-kit.js";
-import { botEnv } from "../e2e/bot-env.js";
+import { botEnv, simAwsClients, startRuntime } from "../e2e/bot-env.js";
+import { deletePrefix, uniquePrefix } from "../helpers/redis.js";
 import { lintMessage, lintView, type LintProblem } from "../sim/slack/block-kit-lint.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -44,7 +40,7 @@ afterEach(async () => {
 async function bot(scenario: string): Promise<{ fake: FakeSlack; events: string }> {
   const world = await startWorld({ scenario: `test/fixtures/scenarios/${scenario}` });
   const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = `unstuck-cards-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("cards");
   const config = loadConfig(
     botEnv(
       { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
@@ -59,34 +55,19 @@ async function bot(scenario: string): Promise<{ fake: FakeSlack; events: string 
       },
     ),
   );
-  const log = pino({ level: "silent" });
-  const clients = createAwsClients({
-    region: "ap-northeast-2",
-    endpoint: world.aws.url,
-    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-    maxAttempts: 1,
+  const clients = simAwsClients(world.aws.url, 1);
+  const { runtime, events } = await startRuntime(config, {
+    kube: createKubeAdapter(world.kube.kubeconfig()),
+    aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
   });
-  const runtime = await createRuntime({
-    config,
-    log,
-    services: {
-      kube: createKubeAdapter(world.kube.kubeconfig()),
-      now: () => new Date(),
-      log,
-      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
-    },
-  });
-  const { port } = await runtime.start();
   cleanups.push(async () => {
     await runtime.stop();
-    const redis = new Redis("redis://127.0.0.1:6379");
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deletePrefix(prefix);
     destroyAwsClients(clients);
     await fake.stop();
     await world.stop();
   });
-  return { fake, events: `http://127.0.0.1:${String(port)}/slack/events` };
+  return { fake, events };
 }
 
 let counter = 0;

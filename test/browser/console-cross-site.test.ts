@@ -12,17 +12,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import { pino } from "pino";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { botEnv } from "../e2e/bot-env.js";
-import { connect, REDIS_URL } from "../integration/approvals/helpers/redis.js";
+import type { Runtime } from "../../src/runtime.js";
+import { botEnv, startRuntime } from "../e2e/bot-env.js";
+import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { CONSOLE_TOKEN_HEADER, startConsole, type SlackConsole } from "../sim/slack/console/server.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { launchChromium, screenshot } from "./browser.js";
@@ -42,7 +40,7 @@ let browser: Browser;
 let attacker: Server;
 let attackerPort = 0;
 let worldRuns = 0;
-const prefix = `unstuck-console-xsite-${randomBytes(4).toString("hex")}`;
+const prefix = uniquePrefix("console-xsite");
 
 /**
  * A page of another site: on load it sends the console what a browser lets any page send without a
@@ -138,7 +136,6 @@ beforeAll(async () => {
   sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
   fake = await startFakeSlack({ token: TOKEN });
   redis = connect();
-  const log = pino({ level: "silent" });
   const config = loadConfig(
     botEnv(
       { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
@@ -152,15 +149,11 @@ beforeAll(async () => {
       },
     ),
   );
-  runtime = await createRuntime({
-    config,
-    log,
-    services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-  });
-  const { port } = await runtime.start();
+  const bot = await startRuntime(config, { kube: createKubeAdapter(sim.kubeconfig()) });
+  runtime = bot.runtime;
   con = await startConsole({
     fake,
-    eventsUrl: `http://127.0.0.1:${String(port)}/slack/events`,
+    eventsUrl: bot.events,
     signingSecret: SECRET,
     channel: { id: CHANNEL, name: "incident" },
     users: [

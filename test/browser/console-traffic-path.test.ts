@@ -1,5 +1,5 @@
 /**
- * The traffic half of the seed incident from the browser (INCIDENT.md steps 8–11), on the sandbox as
+ * The traffic half of the seed incident from the browser (docs/incident.md, steps 8–11), on the sandbox as
  * `npm start` runs it: the namespace is freed (the finalize request, approved by a second person),
  * then the console's world bar has Argo CD re-sync myapp — the namespace and its Ingress come back and
  * the simulated Load Balancer Controller builds a new ALB with a new DNS name. `trace

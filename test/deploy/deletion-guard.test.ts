@@ -14,7 +14,7 @@ import { run, isCelError } from "@bufbuild/cel";
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { DeletionGuardSigner, GUARD_VALUE_PATTERN } from "../../src/actions/deletion-guard-token.js";
+import { DeletionGuardSigner, GUARD_VALUE_PATTERN } from "../../src/approvals/deletion-guard-token.js";
 import { randomApprovalKey } from "../../src/approvals/integrity.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../src/kube/port.js";

@@ -11,12 +11,12 @@ import { randomBytes } from "node:crypto";
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../faults/helpers.js";
+import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { slashCommandEnvelope, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import {
   buildWithoutDocker,
@@ -260,7 +260,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     // npm start = `node dist/src/main.js` after `npm run build`; the build stage is that checkout.
     const child = spawn(process.execPath, [join(work, "stages", "build", "dist", "src", "main.js")], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root" },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root", REDIS_URL },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let out = "";
@@ -333,13 +333,13 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     let sim: KubeSim;
     let fake: FakeSlack;
     let redis: Redis;
-    const prefix = `unstuck-image-${randomBytes(4).toString("hex")}`;
+    const prefix = uniquePrefix("image");
     const channel = "C0IMAGE01";
 
     beforeAll(async () => {
       sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
       fake = await startFakeSlack({ token: `xoxb-image-${randomBytes(8).toString("hex")}` });
-      redis = new Redis("redis://127.0.0.1:6379");
+      redis = client();
     });
     afterAll(async () => {
       await deleteKeysWithPrefix(redis, prefix);
@@ -358,7 +358,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
         SLACK_APP_TOKEN: fake.appToken,
         SLACK_API_URL: fake.url,
         PORT: String(httpPort),
-        REDIS_URL: "redis://127.0.0.1:6379",
+        REDIS_URL,
         UNSTUCK_REDIS_PREFIX: prefix,
         UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
         KUBECONFIG: kubeconfig,

@@ -1,5 +1,5 @@
 /**
- * Newcomer paths and incident channels over signed HTTP against the fake Slack (issue 11 §3, §3b):
+ * Newcomer paths and incident channels over signed HTTP against the fake Slack (docs/design.md, Newcomers):
  * "did you mean" with the missing sub-word, errors and not-found answers only to the one who typed
  * them, the missing AWS region stated on the card, and channels allowed by name pattern
  * (conversations.info, cached) besides fixed ids, with a refusal that says how to enable a channel.

@@ -1,23 +1,21 @@
 /**
- * One truth per thing (issue 11 §2), through the product's own wiring (`createRuntime`): signed
+ * One truth per thing (docs/design.md), through the product's own wiring (`createRuntime`): signed
  * slash commands over HTTP, the fake Slack Web API, real Redis and BullMQ, the kube simulator.
  * A diagnosis card and a "Watching…" message are recorded when posted; once the namespace is gone,
  * the card is repainted GONE without buttons and the watch message done. One wait per namespace: a
  * second `watch` links to the running wait's thread, and only one "gone" is posted.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
+import { deletePrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import type { SlackCall } from "../sim/slack/index.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { buttonIds } from "./approval-fixture.js";
-import { botEnv } from "./bot-env.js";
+import { botEnv, startRuntime } from "./bot-env.js";
 
 const SECRET = "e2e-signing-secret";
 const TOKEN = "xoxb-e2e-one-truth";
@@ -45,7 +43,7 @@ describe("one truth per namespace: repainted when it is gone, one wait", () => {
   let fake: FakeSlack;
   let runtime: Runtime;
   let events: string;
-  const prefix = `unstuck-e2e-truth-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("e2e-truth");
 
   beforeAll(async () => {
     sim = await startKubeSim({
@@ -59,21 +57,12 @@ describe("one truth per namespace: repainted when it is gone, one wait", () => {
         { UNSTUCK_CHANNELS: CHANNEL, UNSTUCK_WAIT_INTERVAL_SECONDS: "1", UNSTUCK_CLUSTER_NAME: "prod-eks" },
       ),
     );
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({
-      config,
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-    });
-    const { port } = await runtime.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    ({ runtime, events } = await startRuntime(config, { kube: createKubeAdapter(sim.kubeconfig()) }));
   });
 
   afterAll(async () => {
     await runtime.stop();
-    const redis = new Redis("redis://127.0.0.1:6379");
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deletePrefix(prefix);
     await fake.stop();
     await sim.stop();
   });

@@ -9,15 +9,14 @@
  * reaches the API server), ends DONE, its message is repainted to DONE once, and the namespace wait
  * posts one "gone" message in the request's thread.
  */
-import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -56,7 +55,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
   let sim: KubeSim;
   let fake: FakeSlack;
   let redis: Redis;
-  const prefix = `unstuck-replicas-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("replicas");
   const bots: Runtime[] = [];
   const workers: Runtime[] = [];
   const events: string[] = [];
@@ -67,7 +66,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
       controllerIntervalMs: 200,
     });
     fake = await startFakeSlack({ token: TOKEN });
-    redis = new Redis("redis://127.0.0.1:6379");
+    redis = client();
     const log = pino({ level: "silent" });
     const make = async (role: "bot" | "worker"): Promise<Runtime> => {
       const config = loadConfig(

@@ -8,18 +8,16 @@
  * approved by a second person → UpdateDistribution with the planning ETag → the waits in the same
  * thread: CloudFront Deployed, then test.example.com answering 200 — which the HTTP front confirms.
  */
-import { randomBytes } from "node:crypto";
 import { request } from "node:http";
-import { Redis } from "ioredis";
-import { pino } from "pino";
+import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { createAwsClients, destroyAwsClients } from "../../src/aws/clients.js";
+import { destroyAwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -30,7 +28,7 @@ import {
 } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
 import { buttonValue } from "./block-kit.js";
-import { botEnv } from "./bot-env.js";
+import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
 import { FAST_LBC, forceRemoveSeedFinalizer } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
 
@@ -65,7 +63,7 @@ async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
     route53SyncMs: 500,
   });
   const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = `unstuck-repoint-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("repoint");
   const config = loadConfig(
     botEnv(
       { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
@@ -80,34 +78,23 @@ async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
       },
     ),
   );
-  const log = pino({ level: "silent" });
-  const clients = createAwsClients({
-    region: "ap-northeast-2",
-    endpoint: world.aws.url,
-    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-    maxAttempts: 1,
-  });
-  const runtime = await createRuntime({
+  const clients = simAwsClients(world.aws.url, 1);
+  const { runtime, events } = await startRuntime(
     config,
-    log,
-    services: {
+    {
       kube: createKubeAdapter(world.kube.kubeconfig()),
-      now: () => new Date(),
-      log,
       aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
     },
-    edgeWaits: { intervalMs: 200, maxIntervalMs: 400 },
-    pathRecheck: { intervalMs: 300 },
-  });
-  const { port } = await runtime.start();
-  const redis = new Redis("redis://127.0.0.1:6379");
+    { edgeWaits: { intervalMs: 200, maxIntervalMs: 400 }, pathRecheck: { intervalMs: 300 } },
+  );
+  const redis = client();
   const s: Setup = {
     world,
     fake,
     runtime,
     redis,
     prefix,
-    events: `http://127.0.0.1:${String(port)}/slack/events`,
+    events,
     close: async () => {
       await runtime.stop();
       await deleteKeysWithPrefix(redis, prefix);

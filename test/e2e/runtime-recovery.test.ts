@@ -6,14 +6,13 @@
  */
 import { finalizerRemoval } from "../../src/approvals/types.js";
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { createAwsClients, destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
+import type { Runtime } from "../../src/runtime.js";
+import { destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { deletePrefix, uniquePrefix } from "../helpers/redis.js";
 import type { KubeSim } from "../sim/kube/index.js";
 import { startWorld, type World } from "../sim/world.js";
 import { until } from "../sim/kube/testing.js";
@@ -24,9 +23,8 @@ import {
   startFakeSlack,
   type FakeSlack,
 } from "../sim/slack/index.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { buttonValue } from "./block-kit.js";
-import { botEnv } from "./bot-env.js";
+import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
 
 const SECRET = "e2e-signing-secret";
 const TOKEN = "xoxb-e2e-runtime-token";
@@ -41,7 +39,7 @@ describe("seed incident recovery through the runtime", () => {
   let fake: FakeSlack;
   let runtime: Runtime;
   let events: string;
-  const prefix = `unstuck-e2e-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("e2e");
 
   beforeAll(async () => {
     // The one world (kube + AWS); the simulated controller is off, as in the incident it was stuck.
@@ -51,12 +49,7 @@ describe("seed incident recovery through the runtime", () => {
       lbc: false,
     });
     sim = world.kube;
-    clients = createAwsClients({
-      region: "ap-northeast-2",
-      endpoint: world.aws.url,
-      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-      maxAttempts: 2,
-    });
+    clients = simAwsClients(world.aws.url, 2);
     fake = await startFakeSlack({ token: TOKEN });
     const config = loadConfig(
       botEnv(
@@ -69,26 +62,15 @@ describe("seed incident recovery through the runtime", () => {
         },
       ),
     );
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({
-      config,
-      log,
-      services: {
-        kube: createKubeAdapter(sim.kubeconfig()),
-        now: () => new Date(),
-        log,
-        aws: { port: createAwsAdapter(clients) },
-      },
-    });
-    const { port } = await runtime.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    ({ runtime, events } = await startRuntime(config, {
+      kube: createKubeAdapter(sim.kubeconfig()),
+      aws: { port: createAwsAdapter(clients) },
+    }));
   });
 
   afterAll(async () => {
     await runtime.stop();
-    const redis = new Redis("redis://127.0.0.1:6379");
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deletePrefix(prefix);
     await fake.stop();
     destroyAwsClients(clients);
     await world.stop();
@@ -189,7 +171,7 @@ describe("seed incident recovery through the runtime", () => {
     );
     // Then, by itself, in the same thread: what the forced removal left in AWS (the backend group
     // and the interface of the deleted ALB) and the traffic path that still names deleted ALBs —
-    // test.example.com's CloudFront origin (INCIDENT.md steps 9–11).
+    // test.example.com's CloudFront origin (docs/incident.md, steps 9–11).
     const orphans = await until(
       () => Promise.resolve(fake.thread(CHANNEL, ts).find((m) => /orphan/i.test(m.text ?? ""))),
       20_000,

@@ -2,17 +2,14 @@
  * A finalizer-removal request that cannot be posted in the channel (the bot is not a member) is
  * cancelled, not left pending where no approver can see it; the requester is told why.
  */
-import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { TEST_APPROVAL_KEY } from "../integration/approvals/helpers/harness.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { deletePrefix, uniquePrefix } from "../helpers/redis.js";
+import type { Runtime } from "../../src/runtime.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { botEnv, startRuntime } from "./bot-env.js";
 
 const SECRET = "e2e-unposted-secret";
 const TOKEN = "xoxb-e2e-unposted";
@@ -23,35 +20,24 @@ describe("an approval request the channel never saw", () => {
   let fake: FakeSlack;
   let runtime: Runtime;
   let events: string;
-  const prefix = `unstuck-e2e-unposted-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("e2e-unposted");
 
   beforeAll(async () => {
     sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
     fake = await startFakeSlack({ token: TOKEN });
     fake.setChannel(CHANNEL, { isMember: false });
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({
-      config: loadConfig({
-        SLACK_BOT_TOKEN: TOKEN,
-        SLACK_SIGNING_SECRET: SECRET,
-        SLACK_API_URL: fake.url,
-        PORT: "0",
-        UNSTUCK_REDIS_PREFIX: prefix,
-        UNSTUCK_APPROVERS: "U0APPROVER1",
-        UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
-      }),
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-    });
-    const { port } = await runtime.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    const config = loadConfig(
+      botEnv(
+        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+        { UNSTUCK_APPROVERS: "U0APPROVER1" },
+      ),
+    );
+    ({ runtime, events } = await startRuntime(config, { kube: createKubeAdapter(sim.kubeconfig()) }));
   });
 
   afterAll(async () => {
     await runtime.stop();
-    const redis = new Redis("redis://127.0.0.1:6379");
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deletePrefix(prefix);
     await fake.stop();
     await sim.stop();
   });

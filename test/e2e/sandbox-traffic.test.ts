@@ -1,27 +1,12 @@
 /**
- * The traffic half of the seed incident in the sandbox's terminal driver (INCIDENT.md steps 8–11),
+ * The traffic half of the seed incident in the sandbox's terminal driver (docs/incident.md, steps 8–11),
  * as `npm start` runs it with no credentials: the namespace freed through an approved request,
  * `argo sync myapp` re-creating it (a new ALB; CloudFront keeps the old origin), the bot's re-check
  * offering *Fix the path*, the repair requested through its form and approved by a second person,
  * and the request's thread saying CloudFront is Deployed and test.example.com answers 200.
  */
-import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-
-function runSandbox(script: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out }));
-    child.stdin.end(script);
-  });
-}
+import { runSandbox } from "./sandbox-run.js";
 
 describe("the sandbox's terminal driver, traffic path", () => {
   it("argo sync after the namespace is gone → Fix the path → approved → Deployed and 200 in the thread", async () => {

@@ -3,23 +3,8 @@
  * here as a user would, with a script on standard input, in a child process with an empty
  * environment (no credentials, no kubeconfig, no AWS settings).
  */
-import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-
-function runSandbox(script: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/root" },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out }));
-    child.stdin.end(script);
-  });
-}
+import { runSandbox } from "./sandbox-run.js";
 
 describe("npm start without Slack credentials", () => {
   it("names the missing variables, then runs the sandbox: diagnose, request, approve, recover", async () => {

@@ -112,7 +112,7 @@ describe("/unstuck ns myapp against the seed incident", () => {
   });
 
   it("summarises a namespace of 1,200 objects with finalizers in the card and its Details, within Block Kit's limits", async () => {
-    // Issue 13 §2: three pages of ConfigMaps, each held by a finalizer, in a Terminating namespace.
+    // A big result: three pages of ConfigMaps, each held by a finalizer, in a Terminating namespace.
     sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bigns" } });
     for (let i = 0; i < 1200; i++)
       sim.store.create({

@@ -15,10 +15,9 @@ import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { EVENT_CLAIM_TTL_SECONDS } from "../../src/slack/event-dedupe.js";
-import { connect, REDIS_URL } from "../integration/approvals/helpers/redis.js";
+import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { appMentionBody, postSignedJson, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { botEnv } from "./bot-env.js";
 import { messageText } from "./slack-harness.js";
@@ -32,7 +31,7 @@ const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, m
 let sim: KubeSim;
 let fake: FakeSlack;
 let redis: Redis;
-const prefix = `unstuck-event-retries-${randomBytes(4).toString("hex")}`;
+const prefix = uniquePrefix("event-retries");
 const runtimes: Runtime[] = [];
 /** The `/slack/events` URL of each HTTP replica. */
 const replicas: string[] = [];

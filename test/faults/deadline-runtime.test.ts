@@ -5,16 +5,14 @@
  * about; and a stop with an execution hung on the API server completes within its bound.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ApprovalRequest } from "../../src/approvals/types.js";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -24,7 +22,7 @@ import {
   type SlackCall,
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
-import { botEnv } from "../e2e/bot-env.js";
+import { botEnv, startRuntime } from "../e2e/bot-env.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -54,7 +52,7 @@ describe("deadlines through the runtime", () => {
   });
   afterEach(() => sim.setFaults({}));
   afterAll(async () => {
-    const redis = new Redis("redis://127.0.0.1:6379");
+    const redis = client();
     for (const bot of bots) {
       await bot.runtime.stop();
       await deleteKeysWithPrefix(redis, bot.prefix);
@@ -65,7 +63,7 @@ describe("deadlines through the runtime", () => {
   });
 
   async function startBot(env: Record<string, string>, kubeTimeoutMs: number): Promise<Bot> {
-    const prefix = `unstuck-faults-${randomBytes(4).toString("hex")}`;
+    const prefix = uniquePrefix("faults");
     const config = loadConfig(
       botEnv(
         { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
@@ -77,21 +75,16 @@ describe("deadlines through the runtime", () => {
         },
       ),
     );
-    const log = pino({ level: "silent" });
-    const runtime = await createRuntime({
+    const { runtime, events } = await startRuntime(
       config,
-      log,
-      services: {
-        kube: createKubeAdapter(sim.kubeconfig(), { requestTimeoutMs: kubeTimeoutMs, maxAttempts: 1 }),
-        now: () => new Date(),
-        log,
+      { kube: createKubeAdapter(sim.kubeconfig(), { requestTimeoutMs: kubeTimeoutMs, maxAttempts: 1 }) },
+      {
+        // One job attempt: the executor's own re-read and bounded re-sends decide the outcome.
+        execution: { attempts: 1, backoffMs: 100 },
+        worker: { lockDuration: 5_000, stalledInterval: 5_000 },
       },
-      // One job attempt: the executor's own re-read and bounded re-sends decide the outcome.
-      execution: { attempts: 1, backoffMs: 100 },
-      worker: { lockDuration: 5_000, stalledInterval: 5_000 },
-    });
-    const { port } = await runtime.start();
-    const bot = { runtime, events: `http://127.0.0.1:${String(port)}/slack/events`, prefix };
+    );
+    const bot = { runtime, events, prefix };
     bots.push(bot);
     return bot;
   }

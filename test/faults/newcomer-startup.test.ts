@@ -1,5 +1,5 @@
 /**
- * Start-up for a newcomer (issue 11 §3), the real entry point as a process: half a Slack
+ * Start-up for a newcomer (docs/design.md, Newcomers), the real entry point as a process: half a Slack
  * configuration is an error naming what is missing (the sandbox starts only when no Slack variable
  * is set); the sandbox honours REDIS_URL and, when nothing answers there, starts its own
  * redis-server on a free loopback port, or says in one line how to get one — no ioredis stack trace.
@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
+import { REDIS_URL } from "../helpers/redis.js";
 import { ensureSandboxRedis, redisAnswers } from "../sim/sandbox-redis.js";
 import { freePort, runMain } from "./helpers.js";
 
@@ -83,8 +84,8 @@ describe("the sandbox's Redis", () => {
 
   it("uses the Redis REDIS_URL names when it answers, starting nothing", async () => {
     const lines: string[] = [];
-    const redis = await ensureSandboxRedis("redis://127.0.0.1:6379", (l) => lines.push(l), "/nonexistent");
-    expect(redis?.url).toBe("redis://127.0.0.1:6379");
+    const redis = await ensureSandboxRedis(REDIS_URL, (l) => lines.push(l), "/nonexistent");
+    expect(redis?.url).toBe(REDIS_URL);
     expect(redis?.own).toBe(false);
     expect(lines).toEqual([]);
     await redis?.stop();

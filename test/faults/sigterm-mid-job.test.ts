@@ -11,11 +11,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -41,7 +41,7 @@ describe("SIGTERM while an approved change is being executed", () => {
   let dir: string;
   let redis: Redis;
   let env: Record<string, string>;
-  const prefix = `unstuck-sigterm-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("sigterm");
   const runs: MainRun[] = [];
 
   beforeAll(async () => {
@@ -52,12 +52,12 @@ describe("SIGTERM while an approved change is being executed", () => {
     });
     dir = await mkdtemp(join(tmpdir(), "unstuck-sigterm-"));
     await sim.writeKubeconfig(join(dir, "kubeconfig"));
-    redis = new Redis("redis://127.0.0.1:6379");
+    redis = client();
     env = {
       SLACK_BOT_TOKEN: TOKEN,
       SLACK_API_URL: fake.url,
       KUBECONFIG: join(dir, "kubeconfig"),
-      REDIS_URL: "redis://127.0.0.1:6379",
+      REDIS_URL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_REDIS_PREFIX: prefix,
       UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),

@@ -7,14 +7,14 @@
  * repaints its message "expired / lost" without buttons.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../src/runtime.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import {
   blockActionsBody,
   postSigned,
@@ -65,7 +65,7 @@ async function setup(extra: Pick<RuntimeOptions, "notify"> = {}): Promise<Setup>
     controllerIntervalMs: 200,
   });
   const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = `unstuck-faults-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("faults");
   const config = loadConfig(
     botEnv(
       { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
@@ -97,7 +97,7 @@ async function setup(extra: Pick<RuntimeOptions, "notify"> = {}): Promise<Setup>
       others.push(r);
       return r;
     },
-    redis: new Redis("redis://127.0.0.1:6379"),
+    redis: client(),
     prefix,
     events: `http://127.0.0.1:${String(port)}/slack/events`,
   };

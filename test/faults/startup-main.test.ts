@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REDIS_URL } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
@@ -67,7 +68,7 @@ describe("start-up checks of the real entry point", () => {
       ...base,
       KUBECONFIG: dead,
       // The shared Redis persists nothing: allowed here, so that only the fault under test fails.
-      REDIS_URL: "redis://127.0.0.1:6379",
+      REDIS_URL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
     });
     const { code } = await run.exited;
@@ -84,7 +85,7 @@ describe("start-up checks of the real entry point", () => {
       ...base,
       SLACK_BOT_TOKEN: "xoxb-revoked-startup-token",
       // The shared Redis persists nothing: allowed here, so that only the fault under test fails.
-      REDIS_URL: "redis://127.0.0.1:6379",
+      REDIS_URL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
     });
     const { code } = await run.exited;
@@ -102,7 +103,7 @@ describe("start-up checks of the real entry point", () => {
     const run = runMain({
       ...base,
       SLACK_API_URL: `http://127.0.0.1:${String(port)}/api/`,
-      REDIS_URL: "redis://127.0.0.1:6379",
+      REDIS_URL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
     });
     const { code } = await run.exited;

@@ -9,21 +9,19 @@
  * worker hears Slack's answer and records its posts. Each outcome is in the thread once; each
  * status message was posted once and edited in place.
  */
-import { randomBytes } from "node:crypto";
 import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAwsClients, destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
+import { destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
 import { loadConfig } from "../../src/config.js";
 import { enqueueEdgeWait, edgeWaitJobId, type EdgeWaitTarget } from "../../src/jobs/edge-waits.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { botEnv } from "../e2e/bot-env.js";
-import { connect, REDIS_URL } from "../integration/approvals/helpers/redis.js";
+import { botEnv, simAwsClients } from "../e2e/bot-env.js";
+import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { until } from "../sim/kube/testing.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
 
@@ -39,7 +37,7 @@ let world: World;
 let clients: AwsClients;
 let fake: FakeSlack;
 let redis: Redis;
-const prefix = `unstuck-wait-handover-${randomBytes(4).toString("hex")}`;
+const prefix = uniquePrefix("wait-handover");
 const runtimes: Runtime[] = [];
 
 async function worker(): Promise<Runtime> {
@@ -103,12 +101,7 @@ beforeAll(async () => {
     lbc: false,
     cloudFrontDeployMs: 1_500,
   });
-  clients = createAwsClients({
-    region: "ap-northeast-2",
-    endpoint: world.aws.url,
-    credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-    maxAttempts: 1,
-  });
+  clients = simAwsClients(world.aws.url, 1);
   fake = await startFakeSlack({ token: TOKEN });
   redis = connect();
 }, 60_000);

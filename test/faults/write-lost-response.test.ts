@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubePort } from "../../src/kube/port.js";
-import { eventually } from "../integration/approvals/helpers/redis.js";
+import { eventually } from "../helpers/eventually.js";
 import {
   APPROVE,
   BOB,

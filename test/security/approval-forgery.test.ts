@@ -11,7 +11,7 @@ import { webApi } from "@slack/bolt";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRequest, Vote } from "../../src/approvals/types.js";
 import { renderApprovalRequest } from "../../src/slack/blocks/approval.js";
-import { eventually } from "../integration/approvals/helpers/redis.js";
+import { eventually } from "../helpers/eventually.js";
 import {
   APPROVE,
   BOB,

@@ -15,7 +15,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { executeRemoveFinalizer } from "../../src/actions/remove-finalizer.js";
 import { closeWorker, createActionsWorker } from "../../src/jobs/workers.js";
 import { executionJobId, QueueName } from "../../src/jobs/queues.js";
-import { connect, eventually } from "../integration/approvals/helpers/redis.js";
+import { eventually } from "../helpers/eventually.js";
+import { connect } from "../helpers/redis.js";
 import { APPROVE, BOB, CHANNEL, startFixture, type Fixture } from "../e2e/approval-fixture.js";
 
 /** The workflow's default bound on the sweep's requeues of one request (`DEFAULT_MAX_REQUEUES`). */

@@ -1,5 +1,5 @@
 /**
- * The smaller holes of issue 9, each tried through the signed HTTP path against the approval runtime on the
+ * The smaller holes in approvals, each tried through the signed HTTP path against the approval runtime on the
  * simulators: a vote from another workspace or another channel, a group member removed since the display
  * cache was filled, a failing membership lookup, a replayed `finalize` while a request is pending, request
  * timestamps in the future, and a reason shorter than the minimum. Each is refused and changes nothing.
@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { blockActionsBody, postSigned, viewSubmissionBody } from "../sim/slack/index.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";
 import { ErrorCode, UnstuckError } from "../../src/errors.js";
-import { eventually } from "../integration/approvals/helpers/redis.js";
+import { eventually } from "../helpers/eventually.js";
 import {
   APPROVE,
   BOB,

@@ -8,19 +8,17 @@
  * did not write itself.
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import type { SlackMessage } from "../../src/slack/blocks/index.js";
 import { SlackLimit } from "../../src/slack/blocks/text.js";
+import { deletePrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { deleteKeysWithPrefix } from "../sim/redis.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { allowedFor, assertSafeMessage, assertSafeText, hostile, mulberry32 } from "./hostile.js";
-import { botEnv } from "../e2e/bot-env.js";
+import { botEnv, startRuntime } from "../e2e/bot-env.js";
 
 const SEED = 20_260_212;
 const COUNT = 2_000;
@@ -141,7 +139,7 @@ describe(`fuzzed slash commands over signed HTTP (seed ${String(SEED)}, ${String
   let fake: FakeSlack;
   let runtime: Runtime;
   let events: string;
-  const prefix = `unstuck-fuzz-${randomBytes(4).toString("hex")}`;
+  const prefix = uniquePrefix("fuzz");
 
   beforeAll(async () => {
     sim = await startKubeSim({
@@ -162,21 +160,12 @@ describe(`fuzzed slash commands over signed HTTP (seed ${String(SEED)}, ${String
         },
       ),
     );
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({
-      config,
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-    });
-    const { port } = await runtime.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    ({ runtime, events } = await startRuntime(config, { kube: createKubeAdapter(sim.kubeconfig()) }));
   }, 30_000);
 
   afterAll(async () => {
     await runtime.stop();
-    const redis = new Redis("redis://127.0.0.1:6379");
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
+    await deletePrefix(prefix);
     await fake.stop();
     await sim.stop();
   });

@@ -1,5 +1,5 @@
 /**
- * Argo CD re-syncing the seed's application after namespace myapp is gone (INCIDENT.md step 8): the
+ * Argo CD re-syncing the seed's application after namespace myapp is gone (docs/incident.md, step 8): the
  * namespace and its Ingresses come back from Git, and the simulated Load Balancer Controller builds
  * each a new ALB with a new DNS name. Route 53 and CloudFront are left as they were: CloudFront's
  * origin still names the deleted ALB (step 9). Used by the sandbox (its `argo sync` line and the
@@ -70,7 +70,10 @@ export async function untilProvisioned(
   );
 }
 
-/** INCIDENT.md step 8: Argo CD re-creates namespace myapp and its Ingresses; the controller builds ALBs. */
+/**
+ * docs/incident.md, step 8: Argo CD re-creates namespace myapp and its Ingresses; the controller
+ * builds ALBs.
+ */
 export async function recreateSeed(
   w: World,
   ingresses: readonly string[],

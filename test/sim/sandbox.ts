@@ -10,7 +10,7 @@
  *   click 2                    press button [2] of a message shown above
  *   click Fix the path         press the latest button with that label
  *   wait is Deployed           wait (up to 2 min) until the bot says this (since the last command)
- *   argo sync myapp            Argo CD re-syncs myapp once it is gone (INCIDENT.md step 8): the
+ *   argo sync myapp            Argo CD re-syncs myapp once it is gone (docs/incident.md, step 8): the
  *                              namespace and its Ingress come back, the controller builds a new ALB
  *   quit
  *

@@ -20,7 +20,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "./helpers/fake-kube.js";
 import { alice, bob, CHANNEL, TEST_APPROVAL_KEY, testSigner } from "./helpers/harness.js";
-import { connect, deleteKeys, uniquePrefix } from "./helpers/redis.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 

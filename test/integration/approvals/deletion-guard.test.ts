@@ -20,7 +20,7 @@ import {
   DeletionGuardSigner,
   guardRequestId,
   parseGuardValue,
-} from "../../../src/actions/deletion-guard-token.js";
+} from "../../../src/approvals/deletion-guard-token.js";
 import { loadConfig } from "../../../src/config.js";
 import { startGuardReconciler, type GuardReconciler } from "../../../src/jobs/guard-reconcile.js";
 import { createRuntime } from "../../../src/runtime.js";
@@ -44,7 +44,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { alice, bob, CHANNEL, createHarness, TEST_APPROVAL_KEY, type Harness } from "./helpers/harness.js";
-import { connect, deleteKeys, eventually, uniquePrefix } from "./helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, deleteKeys, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
 const KEY = DELETION_APPROVED_ANNOTATION;
 const THREAD = { channel: CHANNEL, ts: "1700000000.000100" };
@@ -525,7 +526,7 @@ describe("the reconcile loop in the runtime", () => {
         SLACK_SIGNING_SECRET: "guard-reconcile-secret",
         SLACK_API_URL: slack.url,
         PORT: "0",
-        REDIS_URL: "redis://127.0.0.1:6379",
+        REDIS_URL,
         UNSTUCK_REDIS_PREFIX: prefix,
         UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
         KUBECONFIG: join(dir, "kubeconfig"),

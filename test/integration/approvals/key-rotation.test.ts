@@ -21,7 +21,7 @@ import type { KubePort } from "../../../src/kube/port.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "./helpers/fake-kube.js";
 import { alice, bob, carol, CHANNEL, RecordingNotifier } from "./helpers/harness.js";
-import { connect, deleteKeys, uniquePrefix } from "./helpers/redis.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 const INGRESS_PATH = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses/myapp-worker-ingress";

@@ -1,8 +1,9 @@
 /**
- * One request per object (issue 11 §2), against real Redis: the object's open-request pointer is
- * checked and set in the create script, so concurrent `finalize`s of one object make one request and
- * the others link to it; the pointer holds while the request is PENDING, APPROVED or EXECUTING, and
- * every terminal transition (DENIED, CANCELLED, EXPIRED, DONE/FAILED/STALE) clears it.
+ * One request per object (one truth per thing, docs/design.md), against real Redis: the object's
+ * open-request pointer is checked and set in the create script, so concurrent `finalize`s of one
+ * object make one request and the others link to it; the pointer holds while the request is PENDING,
+ * APPROVED or EXECUTING, and every terminal transition (DENIED, CANCELLED, EXPIRED,
+ * DONE/FAILED/STALE) clears it.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { actionSubject, type ApprovalRequest } from "../../../src/approvals/types.js";

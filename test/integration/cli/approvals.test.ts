@@ -2,20 +2,19 @@
  * The terminal reads the bot's approvals and audit log from Redis (no kubeconfig needed), and
  * refuses to request a change.
  */
-import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 import { testSigner } from "../approvals/helpers/harness.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
 import { newRequestId } from "../../../src/approvals/types.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import { AuditLog } from "../../../src/audit/log.js";
 import { runCli } from "../../../src/cli.js";
-import { deleteKeysWithPrefix } from "../../sim/redis.js";
 import { WORKER_INGRESS } from "../../unit/approvals/fixtures.js";
 
-const prefix = `unstuck-cli-${randomBytes(4).toString("hex")}`;
-const env = { UNSTUCK_REDIS_PREFIX: prefix, HOME: "/nonexistent-home" };
+const prefix = uniquePrefix("cli");
+const env = { REDIS_URL, UNSTUCK_REDIS_PREFIX: prefix, HOME: "/nonexistent-home" };
 let redis: Redis;
 const id = newRequestId();
 
@@ -26,7 +25,7 @@ async function cli(args: string[]): Promise<{ code: number; out: string }> {
 }
 
 beforeAll(async () => {
-  redis = new Redis("redis://127.0.0.1:6379");
+  redis = client();
   const precondition = { resourceVersion: "1009", finalizers: ["ingress.k8s.aws/resources"] };
   const now = new Date();
   // The bot signs what it writes; the terminal only reads, with no key.

@@ -1,5 +1,5 @@
 /**
- * Issue 13 §2: a big result is summarised for people and complete for programs. A Terminating
+ * A big result is summarised for people and complete for programs. A Terminating
  * namespace with 2,201 objects holding finalizers (1,200 ConfigMaps: three pages of the simulator's
  * `limit`/`continue`): the terminal text counts them by type and by finalizer — the same counts as
  * the namespace controller's conditions — shows the first 20 and says how to see the rest; `--all`
@@ -50,7 +50,7 @@ async function cli(args: string[]): Promise<{ code: number; out: string }> {
   return { code, out: out.join("\n") };
 }
 
-describe("a big diagnosis: summarised text and Slack, --all and --json complete (issue 13 §2)", () => {
+describe("a big diagnosis: summarised text and Slack, --all and --json complete", () => {
   let sim: KubeSim;
   let dir: string;
   let kubeconfig: string;

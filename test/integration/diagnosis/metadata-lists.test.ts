@@ -1,5 +1,5 @@
 /**
- * Issue 13, "ask for less": the diagnosis lists every type metadata-only
+ * "Ask for less" (docs/design.md): the diagnosis lists every type metadata-only
  * (`PartialObjectMetadataList`), except the few whose spec or status the analysis reads (Ingress,
  * Service, TargetGroupBinding), and still finds every blocker, finalizer and owner — across CRDs
  * and across pages. A Secret's data and a ConfigMap's payload never cross the wire to the bot.
@@ -82,7 +82,7 @@ function crd(plural: string, kind: string) {
 const isList = (r: RequestRecord, resource: string) =>
   r.method === "GET" && r.path.startsWith("/api") && r.path.endsWith(`/${resource}`);
 
-describe("metadata-only lists (issue 13)", () => {
+describe("metadata-only lists", () => {
   let sim: KubeSim;
   const proxies: Server[] = [];
 

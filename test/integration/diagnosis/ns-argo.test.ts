@@ -1,6 +1,6 @@
 /**
  * The seed's root cause through the kube simulator: two Argo CD Applications own Namespace myapp
- * (INCIDENT.md step 1). `ns` names both with their sync settings and makes it the last step, after
+ * (docs/incident.md, step 1). `ns` names both with their sync settings and makes it the last step, after
  * recovery; without permission to read Applications it says so and still diagnoses.
  */
 import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";

@@ -1,5 +1,5 @@
 /**
- * Issue 13: lists stopped after their first page (500 objects per type). The bot must read every
+ * Lists used to stop after their first page (500 objects per type). The bot must read every
  * page of every list (`limit` + `continue`), so that the diagnosis of a namespace with thousands of
  * objects counts what the namespace controller counts, and must restart a list whose continue
  * token expired (410) without looping.
@@ -62,7 +62,7 @@ async function startProxy(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-describe("paged lists against the Kubernetes simulator (issue 13)", () => {
+describe("paged lists against the Kubernetes simulator", () => {
   let sim: KubeSim;
   let kube: KubePort;
   let types: readonly ResourceType[];

@@ -8,7 +8,7 @@ import { until } from "../../sim/kube/testing.js";
 import { startWorld, type World } from "../../sim/world.js";
 import { recreateSeed } from "../../sim/argo-sync.js";
 
-// Argo CD's re-sync (INCIDENT.md step 8) is simulator code: the sandbox runs it too.
+// Argo CD's re-sync (docs/incident.md, step 8) is simulator code: the sandbox runs it too.
 export { recreateSeed, seedIngress, untilProvisioned } from "../../sim/argo-sync.js";
 
 /** Controller periods compressed for tests (real: 2 s retry, 2 min timeouts, 10 s requeue). */
@@ -48,7 +48,7 @@ export async function openAwsWorld(file: string): Promise<AwsWorld> {
   };
 }
 
-/** INCIDENT.md step 7 by hand: the seed Ingress's finalizer comes off; resolves once myapp is gone. */
+/** docs/incident.md, step 7, by hand: the seed Ingress's finalizer comes off; resolves once myapp is gone. */
 export async function forceRemoveSeedFinalizer(w: World): Promise<void> {
   const stuck = w.kube.store.get(
     "networking.k8s.io/v1",
@@ -66,7 +66,10 @@ export async function forceRemoveSeedFinalizer(w: World): Promise<void> {
   );
 }
 
-/** Recovery as in INCIDENT.md steps 7–8: the finalizer comes off, the namespace goes, Argo re-creates it. */
+/**
+ * Recovery as in docs/incident.md, steps 7–8: the finalizer comes off, the namespace goes, Argo
+ * re-creates it.
+ */
 export async function recoverSeed(w: World, ingresses: readonly string[]): Promise<void> {
   await forceRemoveSeedFinalizer(w);
   await recreateSeed(w, ingresses);

@@ -1,5 +1,5 @@
 /**
- * Edge waits (issue 7 §4) against real Redis and BullMQ, the AWS simulator through the real SDK,
+ * Edge waits against real Redis and BullMQ, the AWS simulator through the real SDK,
  * the world's DNS server (Node's resolver) and its HTTP front: CloudFront InProgress → Deployed,
  * Route 53 PENDING → INSYNC, an old load balancer name going NXDOMAIN, a URL going 502 → 200 once
  * the repointed distribution is Deployed. Each wait owns one status message edited in place, holds
@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
 import type { AwsPort } from "../../../src/aws/port.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
-import { createEdgeProbe } from "../../../src/edge/probe.js";
+import { createEdgeProbe } from "../../../src/net/probe.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import {
   edgeWaitJobId,
@@ -26,7 +26,8 @@ import type { ThreadReporter } from "../../../src/jobs/waits.js";
 import { createWaitsWorker, type WorkerSetup } from "../../../src/jobs/workers.js";
 import { startWorld, type World } from "../../sim/world.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
-import { connect, deleteKeys, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 const SEED = fileURLToPath(new URL("../../fixtures/scenarios/seed-incident.yaml", import.meta.url));
 const DIST = "E2MYAPPTEST0001";

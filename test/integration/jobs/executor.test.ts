@@ -26,7 +26,8 @@ import {
   seedIngress,
   type Harness,
 } from "../approvals/helpers/harness.js";
-import { connect, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, uniquePrefix } from "../../helpers/redis.js";
 
 interface Rig {
   h: Harness;

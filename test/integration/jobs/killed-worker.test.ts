@@ -17,7 +17,8 @@ import {
   TEST_APPROVAL_KEY,
   type Harness,
 } from "../approvals/helpers/harness.js";
-import { connect, eventually, REDIS_URL, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/actions-worker.ts", import.meta.url));
 const LOCK_MS = 1000;

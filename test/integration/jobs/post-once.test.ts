@@ -20,7 +20,8 @@ import { createWaitsWorker } from "../../../src/jobs/workers.js";
 import { createSlackApprovalNotifier, createSlackThreadReporter } from "../../../src/slack/notifier.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
-import { connect, deleteKeys, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 const CHANNEL = "COPS";
 const THREAD = "1770889000.000100";

@@ -15,7 +15,8 @@ import { createActionsWorker, createWaitsWorker } from "../../../src/jobs/worker
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
-import { connect, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, uniquePrefix } from "../../helpers/redis.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 const INGRESS_PATH = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses/myapp-worker-ingress";

@@ -1,8 +1,8 @@
 /**
- * Issue 13: a wait check asks only what it needs. Each check of a "namespace gone" wait is one GET
- * of the namespace; the blockers are described (a whole diagnosis) on the first check and again
- * only when the namespace's own status says what remains has changed — against the simulated API
- * server, through the real adapter, counted in the server's request log.
+ * Ask for less (docs/design.md): a wait check asks only what it needs. Each check of a "namespace
+ * gone" wait is one GET of the namespace; the blockers are described (a whole diagnosis) on the first
+ * check and again only when the namespace's own status says what remains has changed — against the
+ * simulated API server, through the real adapter, counted in the server's request log.
  */
 import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +12,8 @@ import { enqueueNamespaceGone, type ThreadReporter } from "../../../src/jobs/wai
 import { createWaitsWorker } from "../../../src/jobs/workers.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { connect, deleteKeys, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 const NS = "waiting";
 
@@ -43,7 +44,7 @@ function dropFinalizer(sim: KubeSim, name: string): void {
   sim.store.update({ ...cm, metadata: { ...cm.metadata, finalizers: [] } });
 }
 
-describe("namespace-gone wait reads (issue 13)", () => {
+describe("namespace-gone wait reads", () => {
   it("checks with one GET of the namespace and describes blockers only when what remains changed", async () => {
     const sim = await world();
     const kube = createKubeAdapter(sim.kubeconfig());

@@ -10,7 +10,8 @@ import {
 } from "../../../src/jobs/waits.js";
 import { createWaitsWorker } from "../../../src/jobs/workers.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
-import { connect, deleteKeys, eventually, uniquePrefix } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 interface Message {
   readonly channel: string;

@@ -1,5 +1,5 @@
 /**
- * The adapter keeps its connections alive (issue 13 §1, §3): client-node 2.0.1 builds a new undici
+ * The adapter keeps its connections alive: client-node 2.0.1 builds a new undici
  * Agent for every request of a cluster with TLS options (here `insecure-skip-tls-verify`, as the
  * simulator's kubeconfig has; a CA or a client certificate does the same), so every request opened
  * its own connection — on a real cluster its own TLS handshake. Counted at a TCP proxy in front of

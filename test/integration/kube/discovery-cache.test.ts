@@ -1,5 +1,5 @@
 /**
- * The long-running bot's discovery cache and shared request bound (issue 13 §1), against the
+ * The long-running bot's discovery cache and shared request bound, against the
  * simulator: a warm diagnosis makes no discovery request; a CRD or APIService added, changed or
  * deleted is seen within a second through the watch; a 410 Gone re-lists; a forbidden watch falls
  * back to a TTL without breaking discovery. 20 concurrent diagnoses' worth of requests never exceed

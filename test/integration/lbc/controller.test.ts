@@ -197,7 +197,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     );
     expect(w.aws.world.securityGroups.has(BACKEND_SG)).toBe(false);
 
-    // Argo CD re-syncs: same Ingress, new ALB, new DNS name (INCIDENT.md step 8).
+    // Argo CD re-syncs: same Ingress, new ALB, new DNS name (docs/incident.md, step 8).
     w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
     w.kube.store.create(ingress("myapp", "myapp-worker-ingress"));
     const hostname = await until(

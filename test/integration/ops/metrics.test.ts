@@ -14,10 +14,11 @@ import { loadConfig } from "../../../src/config.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createQueues } from "../../../src/jobs/queues.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
-import { runtimeTarget } from "../../../src/ops/runtime-target.js";
+import { runtimeTarget } from "../../../src/ops-target.js";
 import { startOpsServer, type OpsServer } from "../../../src/ops/server.js";
 import { boltLogger } from "../../../src/slack/bolt-logger.js";
 import { countedRetries, countRateLimits } from "../../../src/slack/web-metrics.js";
+import { connect } from "../../helpers/redis.js";
 import { startFakeSlack, type FakeSlack } from "../../sim/slack/fake-slack.js";
 import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
@@ -46,7 +47,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 beforeAll(async () => {
   world = await openAwsWorld("seed-incident.yaml");
   slack = await startFakeSlack({ token: "xoxb-metrics-test" });
-  redis = new Redis("redis://127.0.0.1:6379", { maxRetriesPerRequest: null });
+  redis = connect();
   queues = createQueues({ connection: redis, prefix: `${prefix}:bull` });
   server = await startOpsServer({ port: 0, host: "127.0.0.1", log, cacheMs: 0 });
   const kubeconfig = `/tmp/${prefix}.kubeconfig`;

@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../src/cli.js";
 import { loadConfig } from "../../../src/config.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
-import { runtimeTarget } from "../../../src/ops/runtime-target.js";
+import { runtimeTarget } from "../../../src/ops-target.js";
 import type { RedisConnection } from "../../../src/redis-connection.js";
 import { createRuntime, type Runtime } from "../../../src/runtime.js";
 import { checkStartup, StartupError } from "../../../src/startup.js";
@@ -41,7 +41,7 @@ import { createQueues, executionEnqueuer, executionJobId } from "../../../src/jo
 import { createActionsWorker } from "../../../src/jobs/workers.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { alice, bob, createHarness, requestRemoval, seedIngress } from "../approvals/helpers/harness.js";
-import { eventually } from "../approvals/helpers/redis.js";
+import { eventually } from "../../helpers/eventually.js";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

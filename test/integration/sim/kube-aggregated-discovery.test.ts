@@ -1,5 +1,5 @@
 /**
- * Aggregated discovery (issue 13): the simulator serves `apidiscovery.k8s.io/v2`
+ * Aggregated discovery (docs/wire-facts.md): the simulator serves `apidiscovery.k8s.io/v2`
  * `APIGroupDiscoveryList` on `/api` and `/apis` as kube-apiserver ≥ 1.26 does — CRDs included, an
  * unavailable APIService as a `Stale` group-version without resources — and the real kubectl and
  * the bot's adapter both use it: two discovery requests instead of one per group. The adapter
@@ -78,7 +78,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
-describe("aggregated discovery (issue 13)", () => {
+describe("aggregated discovery", () => {
   let sim: KubeSim;
   let dir: string;
   let kcPath: string;

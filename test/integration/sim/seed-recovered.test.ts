@@ -1,5 +1,5 @@
 /**
- * The recovered seed world (INCIDENT.md step 8): the namespace and its six Ingresses are back, each
+ * The recovered seed world (docs/incident.md, step 8): the namespace and its six Ingresses are back, each
  * on a new ALB whose DNS name the Ingress reports and Route 53 aliases, the old ALB names are
  * NXDOMAIN, and test.example.com still answers CloudFront's 502 because the distribution's origin
  * is the deleted old ALB — until the origin is repointed (real CLI) and Deployed.

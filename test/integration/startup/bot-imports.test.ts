@@ -1,9 +1,9 @@
 /**
- * Issue 13, process RSS ≤ 200 MiB: the bot's module graph (src/main.ts, its runtime and start-up
- * checks) loads the AWS SDK only when AWS is configured — the start-up check imports it on demand,
- * the services build their AWS port on first use. The SDK's clients' code is about 60 MiB of a
- * ready bot's resident set (bench/rss.ts). Checked by the packages a real process resolves while
- * importing the modules (a module hook in the child).
+ * Process RSS ≤ 200 MiB (docs/design.md, Performance targets): the bot's module graph (src/main.ts,
+ * its runtime and start-up checks) loads the AWS SDK only when AWS is configured — the start-up check
+ * imports it on demand, the services build their AWS port on first use. The SDK's clients' code is
+ * about 60 MiB of a ready bot's resident set (bench/rss.ts). Checked by the packages a real process
+ * resolves while importing the modules (a module hook in the child).
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";

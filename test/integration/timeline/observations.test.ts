@@ -18,7 +18,7 @@ import {
 } from "../../../src/jobs/waits.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { silentLogger } from "../../../src/log.js";
-import { connect, deleteKeys, uniquePrefix } from "../approvals/helpers/redis.js";
+import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 import { forceRemoveSeedFinalizer, openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
 const CHANNEL = "C0INCIDENT";

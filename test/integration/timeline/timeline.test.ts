@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { timelineCommand } from "../../../commands/timeline.js";
 import type { CommandContext, CommandResult } from "../../../commands/types.js";
+import { REDIS_URL } from "../../helpers/redis.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import {
   alice,
@@ -89,7 +90,7 @@ async function cli(h: Harness, args: string[]): Promise<{ code: number; out: str
   const lines: string[] = [];
   const code = await runCli(
     args,
-    { UNSTUCK_REDIS_PREFIX: h.prefix, HOME: "/nonexistent-home" },
+    { REDIS_URL, UNSTUCK_REDIS_PREFIX: h.prefix, HOME: "/nonexistent-home" },
     { out: (s) => lines.push(s), err: (s) => lines.push(s) },
   );
   return { code, out: lines.join("\n") };

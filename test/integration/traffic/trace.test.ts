@@ -1,6 +1,6 @@
 /**
  * `trace` on the seed world through the real SDK clients and the kube adapter: the stale
- * CloudFront origin behind test.example.com (INCIDENT.md step 9) and every stale alias of the
+ * CloudFront origin behind test.example.com (docs/incident.md, step 9) and every stale alias of the
  * namespace; after the namespace is re-created and the simulated controller builds a new ALB, the
  * replacement is named — and with two candidates it is offered as a choice, never guessed.
  */

@@ -6,9 +6,8 @@
  * duplicate across a 410 re-list, two replicas, or a restart mid-episode; the lease moves on stop
  * and when its holder dies.
  */
-import { randomBytes } from "node:crypto";
 import { WebClient } from "@slack/web-api";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
@@ -23,8 +22,8 @@ import {
   type WatcherService,
 } from "../../../src/watcher/service.js";
 import type { WatcherSlack } from "../../../src/watcher/watcher.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { deleteKeysWithPrefix } from "../../sim/redis.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
 
 const TOKEN = "xoxb-watcher-test-token";
@@ -57,8 +56,8 @@ describe("namespace watcher", () => {
   beforeEach(async () => {
     sim = await startKubeSim({ controllerIntervalMs: 100, bookmarkIntervalMs: 100 });
     fake = await startFakeSlack({ token: TOKEN });
-    redis = new Redis("redis://127.0.0.1:6379");
-    prefix = `unstuck-watcher-${randomBytes(4).toString("hex")}`;
+    redis = client();
+    prefix = uniquePrefix("watcher");
   });
 
   afterEach(async () => {
@@ -361,8 +360,8 @@ describe("the watcher in the bot runtime", () => {
   it("runs when UNSTUCK_WATCH_CHANNEL is set, posts once, and releases its lease on stop", async () => {
     const sim = await startKubeSim({ controllerIntervalMs: 100 });
     const fake = await startFakeSlack({ token: TOKEN });
-    const redis = new Redis("redis://127.0.0.1:6379");
-    const prefix = `unstuck-watcher-rt-${randomBytes(4).toString("hex")}`;
+    const redis = client();
+    const prefix = uniquePrefix("watcher-rt");
     const log = pino({ level: "silent" });
     const config = loadConfig(
       botEnv(

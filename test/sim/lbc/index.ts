@@ -38,7 +38,7 @@
  *   due to …`) and the finalizer stays.
  *
  * Each configured Deployment reconciles independently with its own access key, so CloudTrail shows
- * the controller's role as the caller, as in INCIDENT.md step 6.
+ * the controller's role as the caller, as in docs/incident.md, step 6.
  *
  * Departures from upstream, on purpose: a model is validated (certificates) before anything is
  * changed, where upstream fails at the listener after earlier resources were synced; a live stack
@@ -921,7 +921,7 @@ class Worker {
 
     let lb = existingLb;
     if (lb === undefined) {
-      // A new load balancer always gets a new DNS suffix, even under an old name (INCIDENT.md step 8).
+      // A new load balancer always gets a new DNS suffix, even under an old name (docs/incident.md, step 8).
       lb = aws.createLoadBalancer({
         name: lbSpec.name,
         type: lbSpec.type,

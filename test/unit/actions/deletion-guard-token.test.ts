@@ -9,7 +9,7 @@ import {
   GUARD_VALUE_PATTERN,
   guardRequestId,
   parseGuardValue,
-} from "../../../src/actions/deletion-guard-token.js";
+} from "../../../src/approvals/deletion-guard-token.js";
 import { ApprovalSigner, randomApprovalKey } from "../../../src/approvals/integrity.js";
 import { newRequestId } from "../../../src/approvals/types.js";
 import { ErrorCode } from "../../../src/errors.js";

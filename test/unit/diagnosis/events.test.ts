@@ -1,5 +1,5 @@
 /**
- * A blocker's Events in the diagnosis (issue 13 §1: one round of requests): the namespace's Events
+ * A blocker's Events in the diagnosis (one round of requests): the namespace's Events
  * are listed once, beside the type lists, and matched to each blocker by involvedObject kind and
  * name — the newest five, Warnings as errors, for the first 25 blockers — instead of one
  * field-selected list per blocker after the lists. An Events list that fails leaves one warning

@@ -5,7 +5,7 @@ import {
   ingressStack,
   lbcLoadBalancerName,
   loadBalancerNameFromHostname,
-} from "../../../src/diagnosis/lbc-names.js";
+} from "../../../src/edge/lbc-names.js";
 
 describe("Load Balancer Controller naming", () => {
   it("derives the implicit-group name k8s-<ns:8>-<name:8>-<hash:10> from cluster, stack and scheme", () => {

@@ -1,4 +1,4 @@
-/** Issue 11 §3: without an AWS region every diagnosis says so, in the terminal text and on the card. */
+/** Without an AWS region every diagnosis says so, in the terminal text and on the card. */
 import { describe, expect, it } from "vitest";
 import { AWS_NOT_CHECKED, diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import type { AwsPort } from "../../../src/aws/port.js";

@@ -5,7 +5,7 @@ import type {
   SecurityGroupSnapshot,
 } from "../../../src/aws/types.js";
 import { analyzeAws, type AwsCollected } from "../../../src/diagnosis/aws.js";
-import { loadBalancerNameFromHostname } from "../../../src/diagnosis/lbc-names.js";
+import { loadBalancerNameFromHostname } from "../../../src/edge/lbc-names.js";
 import { buildEdgeModel, edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import { remedyForInterface } from "../../../src/edge/remedies.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";

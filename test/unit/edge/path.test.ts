@@ -82,7 +82,9 @@ describe("tracePaths", () => {
       cluster: "prod-eks",
       serves: ["shop.example.com"],
     });
-    expect(stale?.replacement?.evidence).toMatch(/exists again, tagged for it by cluster prod-eks's controller/);
+    expect(stale?.replacement?.evidence).toMatch(
+      /exists again, tagged for it by cluster prod-eks's controller/,
+    );
   });
 
   it("mismatched: the load balancer exists but its Ingress now uses another", () => {

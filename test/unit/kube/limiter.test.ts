@@ -1,5 +1,5 @@
 /**
- * The adapter's shared request limiter (issue 13 §1): a bound on requests in flight across every
+ * The adapter's shared request limiter: a bound on requests in flight across every
  * caller, FIFO, and a 429's Retry-After holding back every new request.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Issue 13 §2: how a big diagnosis reads. The summary counts objects by type and by finalizer as
+ * How a big diagnosis reads. The summary counts objects by type and by finalizer as
  * the namespace controller does, shows the ones with findings first, and the terminal text stays
  * readable at 600 types and 80,000 objects while `--all` keeps every line.
  */

@@ -8,7 +8,7 @@ import {
   type TimelineEntry,
 } from "../../../src/timeline/build.js";
 import { parseSince, resolveSince } from "../../../src/timeline/since.js";
-import { renderTimelineBlocks } from "../../../src/timeline/blocks.js";
+import { renderTimelineBlocks } from "../../../src/slack/blocks/timeline.js";
 import { timelineCommand } from "../../../commands/timeline.js";
 import { defaultRegistry } from "../../../commands/index.js";
 

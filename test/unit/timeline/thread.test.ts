@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseThreadRef } from "../../../commands/timeline.js";
 import { defaultRegistry } from "../../../commands/index.js";
 import { buildTimeline, type TimelineEntry } from "../../../src/timeline/build.js";
-import { renderTimelineBlocks, timelineFilename } from "../../../src/timeline/blocks.js";
+import { renderTimelineBlocks, timelineFilename } from "../../../src/slack/blocks/timeline.js";
 
 const REQ_A = "aaaaaaaaaaaaaaaaaaaaaaaaaa";
 const REQ_B = "bbbbbbbbbbbbbbbbbbbbbbbbbb";

@@ -9,7 +9,7 @@ import { ApprovalWorkflow, type EnqueueExecution } from "../../../../src/approva
 import { AuditLog } from "../../../../src/audit/log.js";
 import type { KubePort } from "../../../../src/kube/port.js";
 import { FakeKube, INGRESS } from "./fake-kube.js";
-import { connect, deleteKeys, uniquePrefix } from "./redis.js";
+import { connect, deleteKeys, uniquePrefix } from "../../../helpers/redis.js";
 
 export const TEAM = "T0001";
 export const alice: Identity = { userId: "UALICE", teamId: TEAM };
