@@ -16,68 +16,20 @@
  * is re-read first. Finalizers gone (or the object gone) → DONE, confirmed by the re-read;
  * unchanged → the same patch again (bounded); changed otherwise → STALE.
  */
-import { setTimeout as delay } from "node:timers/promises";
-import type { AuditLog } from "../audit/log.js";
-import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
-import type { KubePort } from "../kube/port.js";
-import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
-import type { Logger } from "../log.js";
-import { notifySafely, type ApprovalNotifier } from "../approvals/notifier.js";
-import type { ApprovalSigner } from "../approvals/integrity.js";
-import type { ApprovalPolicy } from "../approvals/policy.js";
-import type { ApprovalStore } from "../approvals/store.js";
+import { ErrorCode, isPermanent, toUserError, UnstuckError } from "../errors.js";
+import type { ObjectSnapshot } from "../kube/types.js";
+import { notifySafely } from "../approvals/notifier.js";
 import { verifyApproval } from "../approvals/verify.js";
-import type {
-  ExecutionResult,
-  ObjectTarget,
-  RemoveFinalizerAction,
-  RequestState,
-} from "../approvals/types.js";
-import { approverIds, auditChange, describeAction, describeTarget, isTerminal } from "../approvals/types.js";
+import type { ExecutionResult, RequestState } from "../approvals/types.js";
+import { approverIds, auditChange, describeAction, isTerminal } from "../approvals/types.js";
 import type { ApprovalRequest } from "../approvals/types.js";
-import type { AwsPort } from "../aws/port.js";
 import type { AuditEntry } from "../audit/log.js";
-import { applyRepoint, type RepointApplied } from "./repoint-path.js";
-import { applyDeleteOrphans } from "./delete-orphans.js";
-import { applyOpenDeletionGuard, type GuardCloseData } from "./deletion-guard.js";
-import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
+import type { RepointApplied } from "./repoint-path.js";
+import type { RemoveFinalizerDeps } from "./deps.js";
+import { runAction } from "./executors.js";
 
-/** Test seams to stop a worker at a precise point (the killed-worker tests use them). */
-export interface ExecutorHooks {
-  /** After the request was claimed EXECUTING, before the object is read. */
-  afterClaim?(requestId: string): Promise<void>;
-  /** After the patch was accepted, before the outcome is recorded. */
-  afterPatch?(requestId: string): Promise<void>;
-}
-
-export interface RemoveFinalizerDeps {
-  readonly store: ApprovalStore;
-  /** Verifies the record's MACs (`UNSTUCK_APPROVAL_KEY`). */
-  readonly signer: ApprovalSigner;
-  /** The approver list, looked up live to re-derive eligibility from the signed votes. */
-  readonly policy: Pick<ApprovalPolicy, "approverIds">;
-  /** PATCH attempts when the API server's answer is ambiguous and a re-read shows nothing changed (default 3). */
-  readonly patchAttempts?: number;
-  /** Pause before re-sending such a patch, times the attempt number (default 250 ms). */
-  readonly patchRetryDelayMs?: number;
-  readonly kube: KubePort;
-  readonly audit: AuditLog;
-  readonly now: () => Date;
-  readonly notifier?: ApprovalNotifier;
-  readonly log?: Logger;
-  readonly hooks?: ExecutorHooks;
-  /** AWS, for `repoint-path` requests (absent: those fail with a clear message). */
-  readonly aws?: AwsPort;
-  /**
-   * Follow-up work started from the executor's outcome (not from a message edit): the namespace
-   * wait after a finalizer removal, the Route 53 / CloudFront waits after a repoint. Failures are logged.
-   */
-  readonly afterDone?: (request: ApprovalRequest, applied?: RepointApplied) => Promise<void>;
-  /** Schedules the close of an opened deletion guard (`open-deletion-guard`); absent: those fail. */
-  readonly scheduleGuardClose?: (data: GuardCloseData, delayMs: number) => Promise<void>;
-  /** Signs the deletion guard's annotation (`UNSTUCK_APPROVAL_KEY`); absent: those requests fail. */
-  readonly guardSigner?: DeletionGuardSigner;
-}
+export type { ExecutorHooks, RemoveFinalizerDeps } from "./deps.js";
+export { afterAmbiguous, isAmbiguous, judge, resourceTypeOf, type Verdict } from "./finalizer.js";
 
 export interface ExecutionAttempt {
   /** Unique per attempt; fences a taken-over attempt out of recording an outcome. */
@@ -95,132 +47,12 @@ export type ExecutionOutcome =
   /** Nothing to do: the request already ended (a duplicate job) or another attempt took over. */
   | { readonly kind: "skipped"; readonly state: RequestState | "" };
 
-/** What to do after re-reading the object. */
-export type Verdict =
-  | { readonly kind: "apply" }
-  | { readonly kind: "stale"; readonly message: string }
-  | { readonly kind: "done"; readonly message: string };
-
 const OUTCOME_OF = {
   DONE: "done",
   STALE: "stale",
   FAILED: "failed",
   TAMPERED: "tampered",
 } as const satisfies Record<string, ExecutionResult["outcome"]>;
-
-function list(values: readonly string[]): string {
-  return `[${values.join(", ")}]`;
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
-}
-
-/**
- * Compare the object as it is now with the approved precondition. `resumed` says an earlier
- * attempt claimed the request and died, so its patch may already have been applied.
- */
-export function judge(
-  action: RemoveFinalizerAction,
-  current: ObjectSnapshot | null,
-  resumed: boolean,
-): Verdict {
-  const { precondition, remove } = action;
-  if (current === null) {
-    return resumed
-      ? {
-          kind: "done",
-          message:
-            "Completed by the interrupted attempt: the object is gone, so its finalizers were released and deletion finished.",
-        }
-      : { kind: "stale", message: "Not applied: the object is gone." };
-  }
-  const rvNow = current.resourceVersion ?? "(none)";
-  const rvSame = rvNow === precondition.resourceVersion;
-  const finSame = sameList(current.finalizers, precondition.finalizers);
-  if (rvSame && finSame) return { kind: "apply" };
-  const expectedAfter = precondition.finalizers.filter((f) => !remove.includes(f));
-  if (resumed && sameList(current.finalizers, expectedAfter)) {
-    return {
-      kind: "done",
-      message: `Completed by the interrupted attempt: finalizers are now ${list(current.finalizers)}.`,
-    };
-  }
-  const changes: string[] = [];
-  if (!rvSame) changes.push(`resourceVersion ${precondition.resourceVersion} → ${rvNow}`);
-  changes.push(
-    finSame
-      ? "finalizers unchanged"
-      : `finalizers ${list(precondition.finalizers)} → ${list(current.finalizers)}`,
-  );
-  return {
-    kind: "stale",
-    message: `Not applied: the object changed since approval (${changes.join("; ")}).`,
-  };
-}
-
-/**
- * A failure after which the write may have been applied: a 5xx, a timeout, a reset connection or
- * anything unrecognised. Refusals (4xx: RBAC, validation, not found) were not applied.
- */
-export function isAmbiguous(err: unknown): boolean {
-  if (!isUnstuckError(err)) return true;
-  if (err.code === ErrorCode.Unreachable || err.code === ErrorCode.Internal) return true;
-  if (err.code === ErrorCode.Upstream) {
-    const status = err.details.status;
-    return status === undefined || status >= 500;
-  }
-  return false;
-}
-
-function errorCode(err: unknown): string {
-  return isUnstuckError(err) ? err.code : "unknown";
-}
-
-/** Decide from a re-read after an ambiguous patch failure. */
-export function afterAmbiguous(
-  action: RemoveFinalizerAction,
-  seen: ObjectSnapshot | null,
-): { kind: "done"; message: string } | { kind: "retry" } | { kind: "stale"; message: string } {
-  const target = describeTarget(action.target);
-  if (seen === null) {
-    return {
-      kind: "done",
-      message: `Removed ${list(action.remove)} from ${target}: the object is gone, so deletion finished`,
-    };
-  }
-  const { precondition, remove } = action;
-  const expectedAfter = precondition.finalizers.filter((f) => !remove.includes(f));
-  if (sameList(seen.finalizers, expectedAfter)) {
-    return {
-      kind: "done",
-      message: `Removed ${list(remove)} from ${target}; finalizers now ${list(seen.finalizers)}`,
-    };
-  }
-  if (
-    seen.resourceVersion === precondition.resourceVersion &&
-    sameList(seen.finalizers, precondition.finalizers)
-  ) {
-    return { kind: "retry" };
-  }
-  return {
-    kind: "stale",
-    message: `Not applied: after the API server's answer was lost, the object had changed (resourceVersion ${precondition.resourceVersion} → ${seen.resourceVersion ?? "(none)"}; finalizers ${list(precondition.finalizers)} → ${list(seen.finalizers)}).`,
-  };
-}
-
-/** The `ResourceType` the kube port needs, rebuilt from the frozen target. */
-export function resourceTypeOf(target: ObjectTarget): ResourceType {
-  return {
-    group: target.group,
-    version: target.version,
-    apiVersion: target.apiVersion,
-    kind: target.kind,
-    resource: target.resource,
-    namespaced: true,
-    verbs: ["get", "patch"],
-  };
-}
 
 /**
  * Run one attempt. Returns how it ended; throws only when the job should retry (a transient
@@ -231,7 +63,7 @@ export async function executeRemoveFinalizer(
   requestId: string,
   attempt: ExecutionAttempt,
 ): Promise<ExecutionOutcome> {
-  const { store, kube, audit, now } = deps;
+  const { store, audit, now } = deps;
   const system = { kind: "system", component: "executor" } as const;
   // The claim's audit entry is written by the claim's own script (it fills in a resumed attempt).
   const pre = await store.get(requestId);
@@ -428,105 +260,9 @@ export async function executeRemoveFinalizer(
     verified = verification.approvers;
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
-    if (action.type === "open-deletion-guard") {
-      const outcome = await applyOpenDeletionGuard(
-        {
-          kube,
-          now,
-          ...(deps.scheduleGuardClose ? { scheduleClose: deps.scheduleGuardClose } : {}),
-          ...(deps.guardSigner ? { signer: deps.guardSigner } : {}),
-          ...(deps.log ? { log: deps.log } : {}),
-        },
-        request,
-        action,
-      );
-      return await finish(outcome.state, outcome.message);
-    }
-    if (action.type === "delete-orphans") {
-      if (deps.aws === undefined) {
-        return await finish(
-          "FAILED",
-          "Failed: AWS is not configured for the bot (no region), so nothing was deleted.",
-        );
-      }
-      const outcome = await applyDeleteOrphans(
-        { aws: deps.aws, kube, ...(deps.log ? { log: deps.log } : {}) },
-        action,
-      );
-      return await finish(outcome.state, outcome.message);
-    }
-    if (action.type === "repoint-path") {
-      if (deps.aws === undefined) {
-        return await finish(
-          "FAILED",
-          "Failed: AWS is not configured for the bot (no region), so nothing was changed.",
-        );
-      }
-      const outcome = await applyRepoint(
-        { aws: deps.aws, ...(deps.log ? { log: deps.log } : {}) },
-        requestId,
-        action,
-      );
-      return await finish(outcome.state, outcome.message, undefined, outcome.applied);
-    }
-    const type = resourceTypeOf(action.target);
-    const { namespace, name } = action.target;
-    const current = await kube.getObject(type, namespace, name);
-    if (current !== null && action.target.uid !== undefined && current.uid !== action.target.uid) {
-      return await finish(
-        "STALE",
-        `Not applied: ${target} is a different object now (uid ${current.uid ?? "(none)"}, approved ${action.target.uid}).`,
-      );
-    }
-    if (current !== null && !current.deletionTimestamp) {
-      return await finish(
-        "STALE",
-        `Not applied: ${target} is not being deleted (no deletionTimestamp), so its finalizers still guard a live object.`,
-      );
-    }
-    const verdict = judge(action, current, resumed);
-    if (verdict.kind === "stale") return await finish("STALE", verdict.message);
-    if (verdict.kind === "done") return await finish("DONE", verdict.message, current ?? undefined);
-    const maxAttempts = Math.max(1, deps.patchAttempts ?? 3);
-    for (let patchAttempt = 1; ; patchAttempt++) {
-      let after: ObjectSnapshot;
-      try {
-        // Named for the API server's audit log: field manager and User-Agent carry the request id.
-        after = await kube.removeFinalizers(type, namespace, name, action.precondition, action.remove, {
-          requestId,
-        });
-      } catch (err) {
-        if (isUnstuckError(err) && err.code === ErrorCode.Stale) {
-          return await finish("STALE", "Not applied: the object changed between the check and the patch.");
-        }
-        if (!isAmbiguous(err)) throw err;
-        // The write may or may not have been applied: look before deciding.
-        const why = toUserError(err).message;
-        deps.log?.warn(
-          { requestId, patchAttempt, code: errorCode(err) },
-          "ambiguous patch failure; re-reading",
-        );
-        const seen = await kube.getObject(type, namespace, name);
-        const check = afterAmbiguous(action, seen);
-        if (check.kind === "done") {
-          return await finish(
-            "DONE",
-            `${check.message} (confirmed by re-read after the API server's answer was lost: ${why})`,
-            seen ?? undefined,
-          );
-        }
-        if (check.kind === "stale") return await finish("STALE", check.message);
-        if (patchAttempt >= maxAttempts) throw err;
-        await delay((deps.patchRetryDelayMs ?? 250) * patchAttempt);
-        continue;
-      }
-      await deps.hooks?.afterPatch?.(requestId);
-      return await finish(
-        "DONE",
-        `Removed ${list(action.remove)} from ${target}; finalizers now ${list(after.finalizers)}.`,
-        after,
-      );
-    }
+    // One executor per action type (`executors.ts`): what is approved is done by its own module.
+    const outcome = await runAction({ deps, request, requestId, resumed, target }, action);
+    return await finish(outcome.state, outcome.message, outcome.object, outcome.applied);
   } catch (err) {
     if (isPermanent(err) || attempt.finalAttempt) {
       const { message } = toUserError(err);
