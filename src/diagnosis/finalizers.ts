@@ -7,6 +7,7 @@
  * is recognised without configuration.
  */
 import type { DeploymentSnapshot } from "../kube/types.js";
+import { clusterNameFromArgs } from "../edge/lbc-names.js";
 
 export interface ControllerMatcher {
   /** Label key/value pairs; a Deployment matches if any pair matches (its labels or selector). */
@@ -649,4 +650,17 @@ export function matchControllers(
       (m.nameIncludes ?? []).some((s) => d.name.includes(s)) ||
       (m.imageIncludes ?? []).some((s) => d.images.some((img) => img.includes(s))),
   );
+}
+
+/**
+ * The cluster names the Load Balancer Controller's Deployments tag with (their `--cluster-name`),
+ * distinct, in Deployment order: what the controller's `elbv2.k8s.aws/cluster` tags say.
+ */
+export function lbcClusterNames(deployments: readonly DeploymentSnapshot[]): string[] {
+  const info = lookupFinalizer("ingress.k8s.aws/resources");
+  if (!info) return [];
+  const names = matchControllers(info, deployments)
+    .map((d) => clusterNameFromArgs(d.args))
+    .filter((c): c is string => c !== undefined);
+  return [...new Set(names)];
 }

@@ -13,8 +13,7 @@ import type {
   TargetGroupSnapshot,
 } from "../aws/types.js";
 import { clusterOwners } from "../diagnosis/diagnose.js";
-import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
-import { clusterNameFromArgs } from "../edge/lbc-names.js";
+import { lbcClusterNames } from "../diagnosis/finalizers.js";
 import { findOrphans, type OrphanReport } from "../edge/orphans.js";
 import { buildEdgeModel, EDGE_TAGS, type EdgeOwner } from "../edge/model.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
@@ -38,11 +37,7 @@ export async function collectOrphans(
   // about; the Kubernetes owners are read meanwhile — the two sides share no request.
   const clusterName = async (): Promise<string> => {
     if (options.cluster !== undefined) return options.cluster;
-    const deployments = await kube.listDeployments();
-    const info = lookupFinalizer("ingress.k8s.aws/resources");
-    const found = (info ? matchControllers(info, deployments) : [])
-      .map((d) => clusterNameFromArgs(d.args))
-      .find((c) => c !== undefined);
+    const [found] = lbcClusterNames(await kube.listDeployments());
     if (found === undefined) {
       throw new UnstuckError(
         ErrorCode.BadInput,

@@ -13,8 +13,7 @@ import type {
   RecordSetSnapshot,
 } from "../aws/types.js";
 import { elbNameOf, hostnamesReaching, normalizeDns, tracePaths, type TracedPath } from "../edge/path.js";
-import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
-import { clusterNameFromArgs } from "../edge/lbc-names.js";
+import { lbcClusterNames } from "../diagnosis/finalizers.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
@@ -117,13 +116,9 @@ const OWNER_TYPES = [
 
 /** The cluster name the Load Balancer Controller tags with, from its Deployment's `--cluster-name`. */
 async function controllerCluster(kube: KubePort): Promise<string | undefined> {
-  const info = lookupFinalizer("ingress.k8s.aws/resources");
-  if (!info) return undefined;
-  const names = matchControllers(info, await kube.listDeployments())
-    .map((d) => clusterNameFromArgs(d.args))
-    .filter((c): c is string => c !== undefined);
+  const names = lbcClusterNames(await kube.listDeployments());
   // Two controllers tagging for different clusters: which tags count is not known.
-  return new Set(names).size === 1 ? names[0] : undefined;
+  return names.length === 1 ? names[0] : undefined;
 }
 
 async function commonReads(
