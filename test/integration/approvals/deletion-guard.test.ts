@@ -391,8 +391,15 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     expect(r.sim.store.get("v1", "Namespace", undefined, "shop")?.metadata?.labels).toMatchObject({
       team: "shop",
     });
-    const events = (await r.h.audit.latest(50)).filter((e) => e.requestId === request.id).map((e) => e.event);
-    expect(events).toContain("deletion-guard.reconciled-expired");
+    // The loop audits after its patch lands, so the record may trail the annotation's removal.
+    await eventually(
+      async () => {
+        const events = (await r.h.audit.latest(50)).filter((e) => e.requestId === request.id);
+        return events.some((e) => e.event === "deletion-guard.reconciled-expired") ? true : undefined;
+      },
+      5_000,
+      "the reconcile loop's audit record",
+    );
   });
 
   it("closes the guard within the bound when Redis lost everything the bot kept (every key of the test's prefix deleted)", async () => {
