@@ -12,6 +12,7 @@ import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
 import type { Logger } from "./log.js";
 import { boltLogger } from "./slack/bolt-logger.js";
+import { withTimeout } from "./util/deadline.js";
 
 /** A dependency the bot cannot start without, and why. */
 export class StartupError extends Error {
@@ -49,16 +50,6 @@ function reason(err: unknown): string {
   if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
   const message = err instanceof Error ? err.message : String(err);
   return message.split("\n")[0]?.slice(0, 200) ?? "unknown error";
-}
-
-function bounded<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(onTimeout()), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 const isText = (v: string | undefined): v is string => typeof v === "string" && v.length > 0;
@@ -126,7 +117,7 @@ async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> 
     socketError ??= err;
   });
   try {
-    await bounded(
+    await withTimeout(
       redis.connect(),
       timeoutMs,
       () => new Error(`no answer within ${seconds(timeoutMs)}`),
@@ -135,7 +126,7 @@ async function checkRedis(config: Config, timeoutMs: number): Promise<string[]> 
     });
     // Each primary of a cluster keeps its own slots: each must be fit.
     const primaries = redisPrimaries(redis);
-    const checked = await bounded(
+    const checked = await withTimeout(
       Promise.all(primaries.map((node) => redisDurability(node))),
       timeoutMs,
       () => new StartupError(`${where} did not answer CONFIG GET within ${seconds(timeoutMs)}`),
@@ -188,7 +179,11 @@ async function checkSlack(config: Config, timeoutMs: number, log?: Logger): Prom
   });
   const where = `Slack (${slack.apiUrl ?? "https://slack.com/api/"})`;
   try {
-    await bounded(client.auth.test(), timeoutMs, () => new Error(`no answer within ${seconds(timeoutMs)}`));
+    await withTimeout(
+      client.auth.test(),
+      timeoutMs,
+      () => new Error(`no answer within ${seconds(timeoutMs)}`),
+    );
   } catch (err) {
     const slackError = (err as { data?: { error?: unknown } }).data?.error;
     if (typeof slackError === "string") {
@@ -271,10 +266,10 @@ export async function checkStartup(config: Config, log?: Logger): Promise<Startu
   const ms = config.startupTimeoutMs;
   const timeout = (what: string) => () => new StartupError(`${what} did not answer within ${seconds(ms)}`);
   const results = await Promise.allSettled([
-    bounded(checkRedis(config, ms), ms, timeout(`Redis at ${redisAddress(config.redisUrl)}`)),
-    bounded(checkSlack(config, ms, log), ms, timeout("Slack auth.test")),
-    bounded(checkKube(config, ms), ms, timeout("the Kubernetes API")),
-    bounded(checkAws(config, ms), ms, timeout("AWS")),
+    withTimeout(checkRedis(config, ms), ms, timeout(`Redis at ${redisAddress(config.redisUrl)}`)),
+    withTimeout(checkSlack(config, ms, log), ms, timeout("Slack auth.test")),
+    withTimeout(checkKube(config, ms), ms, timeout("the Kubernetes API")),
+    withTimeout(checkAws(config, ms), ms, timeout("AWS")),
   ]);
   const failures: string[] = [];
   const warnings: string[] = [];

@@ -10,6 +10,7 @@ import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balan
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import { Route53Client } from "@aws-sdk/client-route-53";
 import { metricSink } from "../ops/metric-sink.js";
+import { withTimeout } from "../util/deadline.js";
 
 /** Static credentials; omit to use the SDK's default chain (IRSA / Pod Identity in the cluster). */
 export interface AwsStaticCredentials {
@@ -119,15 +120,16 @@ function addOutermost<C extends MiddlewareClient>(client: C, name: string, mw: I
  * step, so the caller's promise settles on time even if a retry is still in flight underneath.
  */
 function withCallDeadline<C extends MiddlewareClient>(client: C, timeoutMs: number): C {
-  return addOutermost(client, "unstuckCallDeadline", (next, context) => (args) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new AwsCallTimeoutError(context.commandName ?? "call", timeoutMs));
-      }, timeoutMs);
-    });
-    return Promise.race([next(args), deadline]).finally(() => clearTimeout(timer));
-  });
+  return addOutermost(
+    client,
+    "unstuckCallDeadline",
+    (next, context) => (args) =>
+      withTimeout(
+        next(args),
+        timeoutMs,
+        () => new AwsCallTimeoutError(context.commandName ?? "call", timeoutMs),
+      ),
+  );
 }
 
 /**

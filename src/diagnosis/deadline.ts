@@ -48,6 +48,9 @@ export function startDiagnosisDeadline(ms: number): DiagnosisDeadline {
     );
   };
 
+  // Every call races the one shared expiry rather than a timer of its own (`withTimeout` of
+  // src/util/deadline.ts): a call started late gets only what is left of the diagnosis, the calls
+  // still waiting are cut off together, and the single unref'd timer is all there is to clear.
   const bounded = <T>(what: string, call: () => Promise<T>): Promise<T> => {
     if (expired) return Promise.reject(cutOff(what));
     return Promise.race([

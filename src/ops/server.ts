@@ -13,6 +13,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../log.js";
+import { withTimeout } from "../util/deadline.js";
 import { collectProcessMetrics, CONTENT_TYPE, exposition, gauge, type Family } from "./metrics.js";
 
 /** One dependency the bot needs to do its work; `run` rejects when it is not usable. */
@@ -63,14 +64,9 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
+/** `p`, or an error naming `what` once `ms` pass first. */
 function bounded<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${String(ms)} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+  return withTimeout(p, ms, () => new Error(`${what}: no answer within ${String(ms)} ms`));
 }
 
 function message(err: unknown): string {

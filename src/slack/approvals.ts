@@ -23,6 +23,7 @@ import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { slackRetryVerdict } from "./notifier.js";
+import { orElse } from "../util/deadline.js";
 import {
   badTarget,
   CHANNEL_ID,
@@ -223,17 +224,6 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
   );
 }
 
-/** Resolves with `undefined` after `ms`, unless `cancel` is called first (so no timer outlives a request). */
-function budget(ms: number): { promise: Promise<undefined>; cancel: () => void } {
-  let timer: NodeJS.Timeout | undefined;
-  const promise = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => {
-      resolve(undefined);
-    }, ms);
-  });
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-
 function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): void {
   const baseLog = deps.log ?? pino({ level: "silent" });
   slackApp.app.view<ViewSubmitAction>(
@@ -295,9 +285,8 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
           channelId: meta.channelId,
         }),
       );
-      const timer = budget(deps.submitBudgetMs ?? SUBMIT_ACK_BUDGET_MS);
-      const early = await Promise.race([work, timer.promise]);
-      timer.cancel();
+      // Settled within the budget, or `undefined`: answered after the form has closed.
+      const early = await orElse(work, deps.submitBudgetMs ?? SUBMIT_ACK_BUDGET_MS, () => undefined);
       if (early !== undefined && !early.ok) {
         log.info({ code: toUserError(early.error).code }, "finalizer removal request refused");
         await ack({
