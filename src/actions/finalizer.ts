@@ -11,6 +11,10 @@ import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
 import type { ObjectTarget, RemoveFinalizerAction } from "../approvals/types.js";
 import { describeTarget } from "../approvals/types.js";
 import type { ActionOutcome, ActionRun } from "./deps.js";
+import { isAmbiguous } from "./ambiguous.js";
+
+// The one rule of ambiguous.ts, still offered here beside the other decisions of this executor.
+export { isAmbiguous };
 
 /** What to do after re-reading the object. */
 export type Verdict =
@@ -67,20 +71,6 @@ export function judge(
     kind: "stale",
     message: `Not applied: the object changed since approval (${changes.join("; ")}).`,
   };
-}
-
-/**
- * A failure after which the write may have been applied: a 5xx, a timeout, a reset connection or
- * anything unrecognised. Refusals (4xx: RBAC, validation, not found) were not applied.
- */
-export function isAmbiguous(err: unknown): boolean {
-  if (!isUnstuckError(err)) return true;
-  if (err.code === ErrorCode.Unreachable || err.code === ErrorCode.Internal) return true;
-  if (err.code === ErrorCode.Upstream) {
-    const status = err.details.status;
-    return status === undefined || status >= 500;
-  }
-  return false;
 }
 
 function errorCode(err: unknown): string {

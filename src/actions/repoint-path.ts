@@ -22,6 +22,7 @@ import type {
 } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { isAmbiguous } from "./ambiguous.js";
 
 /** What the waits after a repair follow: Route 53 change ids and updated distributions. */
 export interface RepointApplied {
@@ -57,12 +58,6 @@ function describeStep(step: RepointStep): string {
     return step.edits.map((e) => `${e.type} ${e.name} → ${e.to}`).join("; ");
   }
   return `CloudFront ${step.distributionId} origin ${step.originId} → ${step.to}`;
-}
-
-/** Whether an error leaves it open whether the write was applied (5xx, timeout, reset). */
-function ambiguous(err: unknown): boolean {
-  if (!isUnstuckError(err)) return true;
-  return err.code === ErrorCode.Upstream || err.code === ErrorCode.Unreachable;
 }
 
 type StepState = "planned" | "applied" | "changed";
@@ -168,7 +163,7 @@ export async function applyRepoint(
         break;
       } catch (err) {
         if (isUnstuckError(err) && err.code === ErrorCode.Stale) return staleAfter(step, err.message);
-        if (!ambiguous(err) || attempt >= attempts) throw err;
+        if (!isAmbiguous(err) || attempt >= attempts) throw err;
         deps.log?.warn(
           { requestId, step: step.kind, attempt, err: { message: toUserError(err).message } },
           "ambiguous AWS write failure; re-reading before deciding",
