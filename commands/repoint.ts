@@ -3,9 +3,9 @@ import { assertHostname } from "../src/edge/hostname.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import type { ApprovalRequest } from "../src/approvals/types.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
+import { repointCalls } from "../src/edge/repoint-calls.js";
 import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
 import type { TraceResult } from "../src/traffic/trace.js";
-import { repointPlanLines } from "../src/render/repoint-plan.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { requireApprovals } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
@@ -160,9 +160,7 @@ export async function requestRepairWithPlan(
       )
       .slice(0, 20),
     cleanupPlan: [
-      ...repointPlanLines(plan.action)
-        .filter((l) => /^\d+\./.test(l))
-        .map((l) => `wait for it to take effect: ${l.replace(/^\d+\.\s*/, "")}`),
+      ...repointCalls(plan.action).map((c) => `wait for it to take effect: ${c.call}:`),
       "the bot waits in this thread: Route 53 INSYNC, CloudFront Deployed, each hostname answering 2xx",
       ...plan.questions.map((q) => `still open (not in this plan): ${q}`),
     ].slice(0, 20),

@@ -1,42 +1,17 @@
 /**
- * The exact API calls of a repoint plan, one line each, as the executor will send them: what the
- * approval request shows (Slack escapes these lines; the terminal prints them as they are).
+ * The lines of a repair's plan: a repoint's exact API calls as the executor will send them (printed
+ * by the terminal; the approval card renders the same calls for Slack), its targets, and the deletes
+ * of a clean-up (these two the card shows too, escaped).
  */
-import type { RecordSetSnapshot } from "../aws/types.js";
-import type {
-  DeleteOrphansAction,
-  RepointPathAction,
-  RepointStep,
-  RepointTarget,
-} from "../approvals/types.js";
+import type { DeleteOrphansAction, RepointPathAction, RepointTarget } from "../approvals/types.js";
+import { repointCalls } from "../edge/repoint-calls.js";
 
-function recordTarget(r: RecordSetSnapshot): string {
-  if (r.alias)
-    return `ALIAS ${r.alias.dnsName} (zone ${r.alias.hostedZoneId}, evaluate health ${String(r.alias.evaluateTargetHealth)})`;
-  return `${r.values.join(" ")} (TTL ${String(r.ttl ?? 300)})`;
-}
-
-export function repointStepLines(step: RepointStep): string[] {
-  if (step.kind === "route53") {
-    return [
-      `Route 53 ChangeResourceRecordSets, zone ${step.zoneName} (${step.zoneId}), one atomic batch:`,
-      ...step.changes.map(
-        (c) =>
-          `  ${c.action} ${c.record.type} ${c.record.name}${c.record.setIdentifier ? ` [${c.record.setIdentifier}]` : ""} → ${recordTarget(c.record)}`,
-      ),
-    ];
-  }
-  return [
-    `CloudFront UpdateDistribution ${step.distributionId}, If-Match ${step.etag}:`,
-    `  origin ${step.originId} DomainName ${step.from} → ${step.to}${step.hostnames.length > 0 ? ` (serves ${step.hostnames.join(", ")})` : ""}`,
-  ];
-}
-
+/** Each call numbered, then what it changes, indented beneath it. */
 export function repointPlanLines(action: RepointPathAction): string[] {
-  return action.steps.flatMap((s, i) => {
-    const [first, ...rest] = repointStepLines(s);
-    return [`${String(i + 1)}. ${first ?? ""}`, ...rest];
-  });
+  return repointCalls(action).flatMap((c) => [
+    `${String(c.step)}. ${c.call}:`,
+    ...c.changes.map((line) => `  ${line}`),
+  ]);
 }
 
 /** One line per target of a repair: whose it is, which cluster tagged it, what it serves, and why it. */

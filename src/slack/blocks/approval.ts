@@ -5,9 +5,10 @@
  */
 import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
-import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
+import type { ApprovalRequest, RepointPathAction, RequestState } from "../../approvals/types.js";
 import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "../../approvals/types.js";
-import { orphanPlanLines, repointPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
+import { repointCalls } from "../../edge/repoint-calls.js";
+import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./message.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
@@ -176,6 +177,13 @@ function bulletList(items: readonly string[], empty: string, numbered = false): 
   return items.map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${safe(item, 500)}`).join("\n");
 }
 
+/** A repoint's calls for the card's code block: each numbered, what it changes indented beneath (raw: escape at use). */
+function callsText(a: RepointPathAction): string {
+  return repointCalls(a)
+    .flatMap((c) => [`${String(c.step)}. ${c.call}:`, ...c.changes.map((line) => `  ${line}`)])
+    .join("\n");
+}
+
 /** What could go wrong if the change is made: what approvers weigh first. */
 function riskText(req: ApprovalRequest): string {
   const a = req.action;
@@ -250,7 +258,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
             ].join("\n")
           : [
               `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
-              "```" + safe(repointPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+              "```" + safe(callsText(a).replace(/`/g, "ˋ"), 2400) + "```",
               ...(a.targets !== undefined && a.targets.length > 0
                 ? [
                     "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
