@@ -97,6 +97,14 @@ module.exports = {
       to: { path: `^(node_modules/)?(${packages})(/|$)`, dependencyTypesNot: ["type-only"] },
     })),
     {
+      name: "aws-sdk-only-in-src-aws",
+      comment:
+        "Only src/aws speaks the AWS SDK, its types included: every other module (the wiring too) sees AWS through the ports of src/aws/port.ts and the snapshots of src/aws/types.ts, so no model, collector or executor is tied to one SDK client or its shapes.",
+      severity: "error",
+      from: { path: "^(src|commands)/", pathNot: "^src/aws/" },
+      to: { path: "^(node_modules/)?@aws-sdk/" },
+    },
+    {
       name: "adapters-wired-at-the-top",
       comment:
         "A concrete adapter (the client-node and SDK adapters, the namespace watch, the probes of src/net) is constructed by the wiring only; the rest of the code uses its port (type-only imports stay free).",

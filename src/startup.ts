@@ -227,12 +227,10 @@ async function checkKube(config: Config, timeoutMs: number): Promise<string> {
 async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
   const aws = config.aws;
   if (!aws) return [];
-  const [{ DescribeSecurityGroupsCommand }, { createAwsClients, destroyAwsClients }, { mapAwsError }] =
-    await Promise.all([
-      import("@aws-sdk/client-ec2"),
-      import("./aws/clients.js"),
-      import("./aws/sdk-adapter.js"),
-    ]);
+  const [{ createAwsClients, destroyAwsClients }, { mapAwsError, probeEc2 }] = await Promise.all([
+    import("./aws/clients.js"),
+    import("./aws/sdk-adapter.js"),
+  ]);
   const clients = createAwsClients({
     region: aws.region,
     ...(aws.endpoint !== undefined ? { endpoint: aws.endpoint } : {}),
@@ -243,7 +241,7 @@ async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
   });
   const where = `AWS (${aws.endpoint ?? `region ${aws.region}`})`;
   try {
-    await clients.ec2.send(new DescribeSecurityGroupsCommand({ MaxResults: 5 }));
+    await probeEc2(clients.ec2);
     return [];
   } catch (err) {
     const e = mapAwsError(err, "ec2:DescribeSecurityGroups");

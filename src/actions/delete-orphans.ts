@@ -6,7 +6,7 @@
  * because the resource is in use is reported the same way; a resource already gone counts as deleted.
  * Order: load balancers, target groups, security groups (each frees the next).
  */
-import type { AwsPort } from "../aws/port.js";
+import type { OrphanAwsDeletes, OrphanAwsReads } from "../aws/port.js";
 import type { DeleteOrphansAction, OrphanTarget } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
@@ -29,7 +29,7 @@ function label(r: OrphanTarget): string {
   return `${r.type} ${r.name !== undefined && r.name !== r.id ? `${r.name} (${r.id})` : r.id}`;
 }
 
-async function remove(aws: AwsPort, r: OrphanTarget): Promise<void> {
+async function remove(aws: OrphanAwsDeletes, r: OrphanTarget): Promise<void> {
   switch (r.type) {
     case "LoadBalancer":
       return aws.deleteLoadBalancer(r.id);
@@ -41,7 +41,7 @@ async function remove(aws: AwsPort, r: OrphanTarget): Promise<void> {
 }
 
 export async function applyDeleteOrphans(
-  deps: { readonly aws: AwsPort; readonly kube: KubePort; readonly log?: Logger },
+  deps: { readonly aws: OrphanAwsReads & OrphanAwsDeletes; readonly kube: KubePort; readonly log?: Logger },
   action: DeleteOrphansAction,
 ): Promise<DeleteOrphansOutcome> {
   // The precondition, from a fresh read: still orphans, still removable.

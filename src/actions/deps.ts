@@ -12,7 +12,7 @@ import type { ApprovalPolicy } from "../approvals/policy.js";
 import type { ApprovalStore } from "../approvals/store.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { ObjectSnapshot } from "../kube/types.js";
-import type { AwsPort } from "../aws/port.js";
+import type { OrphanAwsDeletes, OrphanAwsReads, RepointAwsWrites } from "../aws/port.js";
 import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 import type { RepointApplied } from "./repoint-path.js";
 import type { GuardCloseData } from "./deletion-guard.js";
@@ -41,8 +41,8 @@ export interface RemoveFinalizerDeps {
   readonly notifier?: ApprovalNotifier;
   readonly log?: Logger;
   readonly hooks?: ExecutorHooks;
-  /** AWS, for `repoint-path` requests (absent: those fail with a clear message). */
-  readonly aws?: AwsPort;
+  /** AWS, for `repoint-path` and `delete-orphans` requests (absent: those fail with a clear message). */
+  readonly aws?: RepointAwsWrites & OrphanAwsReads & OrphanAwsDeletes;
   /**
    * Follow-up work started from the executor's outcome (not from a message edit): the namespace
    * wait after a finalizer removal, the Route 53 / CloudFront waits after a repoint. Failures are logged.

@@ -12,7 +12,7 @@
  * as approved → send it; otherwise → STALE. Steps run in order; a STALE step after applied ones
  * says exactly which were applied.
  */
-import type { AwsPort, RecordChange } from "../aws/port.js";
+import type { RecordChange, RepointAwsWrites } from "../aws/port.js";
 import type { RecordSetSnapshot } from "../aws/types.js";
 import type {
   CloudFrontOriginStep,
@@ -63,7 +63,7 @@ function describeStep(step: RepointStep): string {
 type StepState = "planned" | "applied" | "changed";
 
 /** Where a Route 53 step stands now: every DELETE still present (planned), every CREATE present (applied). */
-async function route53State(aws: AwsPort, step: Route53RepointStep): Promise<StepState> {
+async function route53State(aws: RepointAwsWrites, step: Route53RepointStep): Promise<StepState> {
   const names = [...new Set(step.changes.map((c) => c.record.name))];
   const current = (await Promise.all(names.map((n) => aws.recordSets(step.zoneId, n)))).flat();
   const present = (r: RecordSetSnapshot) => current.some((c) => sameRecord(c, r));
@@ -78,7 +78,7 @@ async function route53State(aws: AwsPort, step: Route53RepointStep): Promise<Ste
   return "changed";
 }
 
-async function cloudFrontState(aws: AwsPort, step: CloudFrontOriginStep): Promise<StepState> {
+async function cloudFrontState(aws: RepointAwsWrites, step: CloudFrontOriginStep): Promise<StepState> {
   const { etag, config } = await aws.distributionConfig(step.distributionId);
   const origin = config.Origins?.Items?.find((o) => o.Id === step.originId);
   if (origin?.DomainName?.toLowerCase() === step.to.toLowerCase()) return "applied";
@@ -86,12 +86,12 @@ async function cloudFrontState(aws: AwsPort, step: CloudFrontOriginStep): Promis
   return "changed";
 }
 
-async function applyRoute53(aws: AwsPort, step: Route53RepointStep, comment: string) {
+async function applyRoute53(aws: RepointAwsWrites, step: Route53RepointStep, comment: string) {
   const changes: RecordChange[] = [...step.changes];
   return aws.changeRecordSets(step.zoneId, changes, comment);
 }
 
-async function applyCloudFront(aws: AwsPort, step: CloudFrontOriginStep): Promise<void> {
+async function applyCloudFront(aws: RepointAwsWrites, step: CloudFrontOriginStep): Promise<void> {
   const { config } = await aws.distributionConfig(step.distributionId);
   const items = config.Origins?.Items ?? [];
   const updated = {
@@ -107,7 +107,7 @@ async function applyCloudFront(aws: AwsPort, step: CloudFrontOriginStep): Promis
 }
 
 export interface RepointDeps {
-  readonly aws: AwsPort;
+  readonly aws: RepointAwsWrites;
   readonly log?: Logger;
   /** Re-sends of one step after an ambiguous failure that left it as planned (default 3). */
   readonly writeAttempts?: number;

@@ -142,3 +142,22 @@ export interface DistributionSnapshot {
   /** Other cache behaviours: path pattern → target origin id. */
   readonly behaviors: readonly { readonly pathPattern: string; readonly target: string }[];
 }
+
+/**
+ * A distribution's whole config as `GetDistributionConfig` returns it, to be changed and sent back
+ * whole with `UpdateDistribution`: only what the product reads or changes is typed (the origins'
+ * ids and domain names), and every other field the object holds is carried through untouched, as
+ * read. Only `distributionConfig` makes one; change it by spreading, never build one.
+ */
+export interface DistributionConfigDocument {
+  readonly Origins?: {
+    readonly Quantity?: number;
+    readonly Items?: readonly DistributionOriginDocument[];
+  };
+}
+
+/** One origin of a {@link DistributionConfigDocument} (its other fields carried through as read). */
+export interface DistributionOriginDocument {
+  readonly Id?: string;
+  readonly DomainName?: string;
+}

@@ -1,12 +1,12 @@
 /**
  * Collects the AWS state behind one Load Balancer Controller finalizer through the injected
- * `AwsPort`, with the fewest calls that answer the question: the load balancer by its exact name,
+ * `DiagnosisAwsReads`, with the fewest calls that answer the question: the load balancer by its exact name,
  * security groups by server-side tag filters, dependents by `group-id` filters, and the stack's
  * load balancers and target groups by the controller's tags (one paged `GetResources`), which also
  * finds target groups left behind after their load balancer is gone. A call that fails (missing IAM
  * permission, throttling) becomes a named problem; the rest still appears.
  */
-import type { AwsPort } from "../aws/port.js";
+import type { DiagnosisAwsReads } from "../aws/port.js";
 import type {
   CloudTrailEventSnapshot,
   LoadBalancerSnapshot,
@@ -63,7 +63,7 @@ const INTERFACE_CHANGES = [
 const STACK_RESOURCE_TYPES = ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"];
 
 export async function collectAwsForBlocker(
-  aws: AwsPort,
+  aws: DiagnosisAwsReads,
   blocker: ObjectSnapshot,
   options: AwsCollectOptions,
 ): Promise<AwsFindings> {
@@ -242,7 +242,7 @@ export async function collectAwsForBlocker(
  * (who owns it) and the targets still registered in it. Three reads, no name derived.
  */
 async function collectBinding(
-  aws: AwsPort,
+  aws: DiagnosisAwsReads,
   blocker: ObjectSnapshot,
   options: AwsCollectOptions,
   attempt: <T>(fallback: T, op: () => Promise<T>) => Promise<T>,
@@ -297,7 +297,7 @@ function belongsToStack(g: SecurityGroupSnapshot, cluster: string, stack: Ingres
 
 /** Describe groups by id; one missing id fails the batch call, so fall back to one by one. */
 async function describeEach(
-  aws: AwsPort,
+  aws: DiagnosisAwsReads,
   ids: readonly string[],
   attempt: <T>(fallback: T, op: () => Promise<T>) => Promise<T>,
 ): Promise<SecurityGroupSnapshot[]> {

@@ -4,7 +4,7 @@
  * coded error naming what did not answer, so the collectors' own "could not read" paths turn the
  * missing parts into warnings and the diagnosis returns what it has, marked partial.
  */
-import type { AwsPort } from "../aws/port.js";
+import type { DiagnosisAwsReads } from "../aws/port.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ResourceType } from "../kube/types.js";
@@ -15,7 +15,7 @@ export const DEFAULT_DIAGNOSIS_DEADLINE_MS = 20_000;
 export interface DiagnosisDeadline {
   /** The same port; its calls fail once the deadline has passed. */
   kube(port: KubePort): KubePort;
-  aws(port: AwsPort): AwsPort;
+  aws(port: DiagnosisAwsReads): DiagnosisAwsReads;
   /** What was cut off by the deadline, in the order it was cut off (deduplicated). */
   missed(): readonly string[];
   /** The warning that marks the result partial, or undefined when nothing was cut off. */

@@ -4,7 +4,7 @@
  * events — and hands the snapshots to the pure analysis. A part that cannot be read becomes a
  * warning; the rest of the diagnosis still appears.
  */
-import type { AwsPort } from "../aws/port.js";
+import type { DiagnosisAwsReads } from "../aws/port.js";
 import { ErrorCode, isUnstuckError, UnstuckError, toUserError } from "../errors.js";
 import { DEFAULT_KUBE_CONCURRENCY } from "../kube/limiter.js";
 import type { KubePort } from "../kube/port.js";
@@ -41,7 +41,7 @@ export interface DiagnoseOptions {
    * Look into AWS for Load Balancer Controller finalizers. `cluster` is the EKS cluster name the
    * controller tags with; when absent it is read from the controller's `--cluster-name`.
    */
-  readonly aws?: { readonly port: AwsPort; readonly cluster?: string };
+  readonly aws?: { readonly port: DiagnosisAwsReads; readonly cluster?: string };
   /**
    * Overall bound (default 20 s): after it, reads still waiting are given up, named in the
    * warnings, and the diagnosis returns what it has.

@@ -13,7 +13,7 @@
  * result was posted, or re-delivered after a Redis restart — posts neither a second time.
  */
 import { DelayedError, type Job, type Queue } from "bullmq";
-import type { AwsPort } from "../aws/port.js";
+import type { EdgeWaitAwsReads } from "../aws/port.js";
 import type { EdgeProbe, ResolveResult } from "../net/probe.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -90,7 +90,7 @@ export interface EdgeWaitResult {
 }
 
 export interface EdgeWaitDeps {
-  readonly aws: Pick<AwsPort, "distributionStatus" | "changeStatus">;
+  readonly aws: EdgeWaitAwsReads;
   readonly reporter: ThreadReporter;
   readonly probe: EdgeProbe;
   readonly now: () => Date;

@@ -4,7 +4,7 @@
  * hands them to the pure finder (`src/edge/orphans.ts`). A read that fails is a named warning; the
  * finder then reports nothing it cannot prove orphaned.
  */
-import type { AwsPort } from "../aws/port.js";
+import type { OrphanAwsReads } from "../aws/port.js";
 import type {
   LoadBalancerSnapshot,
   NetworkInterfaceSnapshot,
@@ -20,7 +20,7 @@ import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 
 export async function collectOrphans(
-  aws: AwsPort,
+  aws: OrphanAwsReads,
   kube: KubePort,
   options: { readonly cluster?: string; readonly namespace?: string },
 ): Promise<OrphanReport> {

@@ -4,7 +4,7 @@
  * Argo CD Applications, and — through the edge model — which AWS resources the controller would
  * delete with the namespace and which hostnames end at them. Nothing is changed.
  */
-import type { AwsPort } from "../aws/port.js";
+import type { PreflightAwsReads } from "../aws/port.js";
 import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
@@ -31,7 +31,7 @@ import {
 
 export async function collectPreflight(
   kube: KubePort,
-  aws: { readonly port: AwsPort; readonly cluster?: string } | undefined,
+  aws: { readonly port: PreflightAwsReads; readonly cluster?: string } | undefined,
   namespace: string,
 ): Promise<PreflightReport> {
   const warnings: string[] = [];
@@ -185,7 +185,7 @@ const TAG_VALUES_PER_CALL = 20;
  * load balancers and target groups.
  */
 async function readStackResources(
-  aws: AwsPort,
+  aws: PreflightAwsReads,
   cluster: string | undefined,
   namespace: string,
   owners: readonly EdgeOwner[],

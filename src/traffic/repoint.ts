@@ -3,7 +3,7 @@
  * namespace), the ETag of each distribution whose origin would change, and the pure plan
  * (`edge/repoint.ts`). Read-only: the plan becomes a change only through the two-person approval.
  */
-import type { AwsPort } from "../aws/port.js";
+import type { RepairPlanAwsReads } from "../aws/port.js";
 import type { RepointTarget } from "../approvals/types.js";
 import type { ListenerRuleSnapshot, LoadBalancerSnapshot } from "../aws/types.js";
 import { hostServed } from "../edge/ownership.js";
@@ -34,7 +34,7 @@ export interface RepairOptions {
 }
 
 export async function planPathRepair(
-  aws: AwsPort,
+  aws: RepairPlanAwsReads,
   kube: KubePort | undefined,
   subject: RepairSubject,
   now: () => Date,
@@ -97,7 +97,7 @@ function rulesServe(rules: readonly ListenerRuleSnapshot[], host: string): boole
  * evidence gains what AWS says. Rules that cannot be read are a warning; the owner's rules stand.
  */
 async function checkTargetsInAws(
-  aws: AwsPort,
+  aws: RepairPlanAwsReads,
   plan: RepointPlan,
   loadBalancers: readonly LoadBalancerSnapshot[],
   warnings: string[],

@@ -5,7 +5,7 @@
  * that fails becomes a named warning and the links that depended on it are `unknown`, never `ok`.
  */
 import type { EdgeProbe } from "../net/probe.js";
-import type { AwsPort } from "../aws/port.js";
+import type { TraceAwsReads } from "../aws/port.js";
 import type {
   DistributionSnapshot,
   HostedZoneSnapshot,
@@ -122,7 +122,7 @@ async function controllerCluster(kube: KubePort): Promise<string | undefined> {
 }
 
 async function commonReads(
-  aws: AwsPort,
+  aws: TraceAwsReads,
   kube: KubePort | undefined,
   options: TraceOptions,
   namespace?: string,
@@ -167,7 +167,7 @@ function longestZone(zones: readonly HostedZoneSnapshot[], name: string): Hosted
 
 /** `trace <hostname…>`: each name forward to its load balancer and owner. */
 export async function traceHostnames(
-  aws: AwsPort,
+  aws: TraceAwsReads,
   kube: KubePort | undefined,
   hostnames: readonly string[],
   now: () => Date,
@@ -177,7 +177,7 @@ export async function traceHostnames(
 }
 
 export async function traceHostnamesWithReads(
-  aws: AwsPort,
+  aws: TraceAwsReads,
   kube: KubePort | undefined,
   hostnames: readonly string[],
   now: () => Date,
@@ -232,7 +232,7 @@ export async function traceHostnamesWithReads(
  * named like its A record was already read with it (`recordSets(zone, name)` returns every type).
  */
 async function ownershipRecords(
-  aws: AwsPort,
+  aws: TraceAwsReads,
   reads: Reads,
   records: readonly RecordSetSnapshot[],
 ): Promise<RecordSetSnapshot[]> {
@@ -259,7 +259,7 @@ async function ownershipRecords(
  * balancers — or names one of its stacks' load balancers that no longer exists — traced forward.
  */
 export async function traceNamespace(
-  aws: AwsPort,
+  aws: TraceAwsReads,
   kube: KubePort,
   namespace: string,
   now: () => Date,
@@ -269,7 +269,7 @@ export async function traceNamespace(
 }
 
 export async function traceNamespaceWithReads(
-  aws: AwsPort,
+  aws: TraceAwsReads,
   kube: KubePort,
   namespace: string,
   now: () => Date,

@@ -6,7 +6,7 @@
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { isAmbiguous } from "../../../src/actions/ambiguous.js";
-import { mapAwsError } from "../../../src/aws/sdk-adapter.js";
+import { mapAwsError } from "../../../src/aws/sdk-calls.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { mapKubeError } from "../../../src/kube/errors.js";
 

@@ -76,6 +76,13 @@ const FILES: Record<string, string> = {
   "src/net/probe.ts": "export interface EdgeProbe { resolve(name: string): Promise<string[]> }\n",
   "src/jobs/edge-waits.ts": 'import type { EdgeProbe } from "../net/probe.js";\nexport type P = EdgeProbe;\n',
 
+  // aws-sdk-only-in-src-aws: the CloudFront adapter loads the SDK; a collector may not, not even a type.
+  ...fakePackage("@aws-sdk/client-cloudfront"),
+  "src/aws/cloudfront.ts":
+    'import { x } from "@aws-sdk/client-cloudfront";\nexport const createCloudFrontAdapter = () => x;\n',
+  "src/traffic/repoint.ts":
+    'import type { x } from "@aws-sdk/client-cloudfront";\nexport type DistributionConfig = typeof x;\n',
+
   // src-below-commands: only an entry point imports commands/.
   "commands/types.ts": "export type CommandResult = string;\n",
   "commands/index.ts":
@@ -127,6 +134,7 @@ const FILES: Record<string, string> = {
 const EXPECTED = [
   "adapters-wired-at-the-top: src/traffic/trace.ts → src/kube/client-node-adapter.ts",
   "approvals-below-actions: src/approvals/workflow.ts → src/actions/deletion-guard.ts",
+  "aws-sdk-only-in-src-aws: src/traffic/repoint.ts → node_modules/@aws-sdk/client-cloudfront/index.js",
   "blocks-only-render: src/slack/blocks/watch.ts → src/watcher/watcher.ts",
   "commands-below-surfaces: commands/ns.ts → src/slack/blocks/text.ts",
   "core-is-pure: src/edge/model.ts → dns/promises",

@@ -1,0 +1,100 @@
+/**
+ * `CloudFrontPort` over the CloudFront SDK client: distributions as the trace reads them, and the
+ * repair's config read-modify-write guarded by the ETag read when the change was planned.
+ */
+import {
+  GetDistributionCommand,
+  GetDistributionConfigCommand,
+  ListDistributionsCommand,
+  UpdateDistributionCommand,
+  type CloudFrontClient,
+  type DistributionConfig,
+} from "@aws-sdk/client-cloudfront";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { CloudFrontPort } from "./port.js";
+import { aws, needs, staleWrite } from "./sdk-calls.js";
+import type { DistributionConfigDocument, DistributionSnapshot } from "./types.js";
+
+/** @param client Absent → every call fails with a clear error (the traffic path is not configured). */
+export function createCloudFrontAdapter(client: CloudFrontClient | undefined): CloudFrontPort {
+  return {
+    async distributions() {
+      const cf = needs(client, "CloudFront");
+      const out: DistributionSnapshot[] = [];
+      let marker: string | undefined;
+      do {
+        const res = await aws("cloudfront:ListDistributions", () =>
+          cf.send(new ListDistributionsCommand({ Marker: marker })),
+        );
+        const list = res.DistributionList;
+        for (const d of list?.Items ?? []) {
+          out.push({
+            id: d.Id ?? "",
+            domainName: (d.DomainName ?? "").toLowerCase(),
+            status: d.Status ?? "unknown",
+            enabled: d.Enabled !== false,
+            aliases: (d.Aliases?.Items ?? []).map((a) => a.toLowerCase()),
+            origins: (d.Origins?.Items ?? []).map((o) => ({
+              id: o.Id ?? "",
+              domainName: o.DomainName ?? "",
+            })),
+            originGroups: (d.OriginGroups?.Items ?? []).map((g) => ({
+              id: g.Id ?? "",
+              members: (g.Members?.Items ?? []).map((m) => m.OriginId ?? ""),
+            })),
+            defaultTarget: d.DefaultCacheBehavior?.TargetOriginId ?? "",
+            behaviors: (d.CacheBehaviors?.Items ?? []).map((b) => ({
+              pathPattern: b.PathPattern ?? "",
+              target: b.TargetOriginId ?? "",
+            })),
+          });
+        }
+        marker = list?.IsTruncated ? list.NextMarker : undefined;
+      } while (marker);
+      return out;
+    },
+
+    async distributionConfig(id) {
+      const cf = needs(client, "CloudFront");
+      const res = await aws("cloudfront:GetDistributionConfig", () =>
+        cf.send(new GetDistributionConfigCommand({ Id: id })),
+      );
+      if (res.DistributionConfig === undefined || res.ETag === undefined) {
+        throw new UnstuckError(ErrorCode.Upstream, `CloudFront returned no config or ETag for ${id}.`);
+      }
+      // The document is the SDK's object itself, every field as read.
+      const config: DistributionConfigDocument = res.DistributionConfig;
+      return { etag: res.ETag, config };
+    },
+
+    async updateDistribution(id, config, ifMatch) {
+      const cf = needs(client, "CloudFront");
+      try {
+        const res = await cf.send(
+          new UpdateDistributionCommand({
+            Id: id,
+            // A config read by `distributionConfig`, changed: whole, so the SDK's shape.
+            DistributionConfig: config as DistributionConfig,
+            IfMatch: ifMatch,
+          }),
+        );
+        return { etag: res.ETag ?? "", status: res.Distribution?.Status ?? "InProgress" };
+      } catch (err) {
+        return staleWrite(
+          err,
+          "cloudfront:UpdateDistribution",
+          ["PreconditionFailed", "InvalidIfMatchVersion"],
+          `Distribution ${id} changed since the plan was made`,
+        );
+      }
+    },
+
+    async distributionStatus(id) {
+      const cf = needs(client, "CloudFront");
+      const res = await aws("cloudfront:GetDistribution", () =>
+        cf.send(new GetDistributionCommand({ Id: id })),
+      );
+      return { status: res.Distribution?.Status ?? "unknown", etag: res.ETag ?? "" };
+    },
+  };
+}
