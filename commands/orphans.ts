@@ -100,7 +100,7 @@ export const orphansCommand: CommandModule<OrphansInput> = {
     if (!approvals || input.deleteReason === undefined || removable.length === 0) {
       return { type: "orphans", report };
     }
-    const request = await approvals.workflow.requestRepoint({
+    const request = await approvals.workflow.requestOrphanDeletion({
       action: {
         type: "delete-orphans",
         cluster: report.cluster,

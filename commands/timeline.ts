@@ -1,6 +1,6 @@
 import { isRequestId } from "../src/approvals/types.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
-import { buildTimeline } from "../src/timeline/build.js";
+import { buildTimeline } from "../src/render/timeline-markdown.js";
 import { parseSince, resolveSince, type SinceSpec } from "../src/timeline/since.js";
 import type { CommandSyntax } from "./grammar.js";
 import { requireApprovals } from "./finalize.js";

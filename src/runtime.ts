@@ -46,7 +46,7 @@ import { postKey, redisPostLedger } from "./jobs/post-once.js";
 import { redisEventClaims } from "./slack/event-dedupe.js";
 import { renderDiagnosisBlocks } from "./slack/blocks/diagnosis.js";
 import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "./slack/blocks/watch.js";
-import { messageLink } from "./approvals/workflow.js";
+import { messageLink } from "./slack/links.js";
 import { retrying } from "./approvals/notifier.js";
 import type { KnownBlock } from "@slack/types";
 import { enqueueEdgeWait, type EdgeWaitTarget } from "./jobs/edge-waits.js";

@@ -177,7 +177,8 @@ async function checkSlack(config: Config, timeoutMs: number, log?: Logger): Prom
     timeout: timeoutMs,
     rejectRateLimitedCalls: true,
   });
-  const where = `Slack (${slack.apiUrl ?? "https://slack.com/api/"})`;
+  // The client's own default when none is configured.
+  const where = `Slack (${slack.apiUrl ?? client.slackApiUrl})`;
   try {
     await withTimeout(
       client.auth.test(),

@@ -198,7 +198,11 @@ export async function executeRemoveFinalizer(
     }
     audit.mirror(finishEntry);
     const latest = await store.get(requestId);
-    await notifySafely(deps.notifier, deps.log, latest ?? { ...request, state, result }, message);
+    await notifySafely(deps.notifier, deps.log, latest ?? { ...request, state, result }, {
+      kind: "outcome",
+      state,
+      message,
+    });
     // A STALE repoint may still have applied its first steps: their waits run too.
     const wrote = applied !== undefined && applied.route53Changes.length + applied.distributions.length > 0;
     if (deps.afterDone && (state === "DONE" || wrote)) {
@@ -255,7 +259,8 @@ export async function executeRemoveFinalizer(
         after: "TAMPERED",
         result: detail,
       });
-      return await finish("TAMPERED", `:rotating_light: ${message}`);
+      // Raised loudly by the surfaces, which mark a TAMPERED outcome as an alarm.
+      return await finish("TAMPERED", message);
     }
     verified = verification.approvers;
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });

@@ -1,7 +1,8 @@
 /**
  * How the engine tells the Slack layer that a request changed. The Slack layer implements it:
  * `requestUpdated` re-renders the original request message (`chat.update`) to the current state;
- * `threadReply` posts a line (a vote, an outcome) in that message's thread.
+ * `threadReply` posts a line in that message's thread for a {@link ThreadEvent} (a vote, a cancel,
+ * an expiry, an outcome). The engine says what happened; the words and the markup are the surface's.
  *
  * Messages converge: an implementation retries a failed edit (honouring the platform's `Retry-After`)
  * and paints the state stored at each attempt, never the snapshot it was handed; `retrying` below is
@@ -9,11 +10,38 @@
  * that outlives its process's retries, or its process, is still made.
  */
 import type { Logger } from "../log.js";
-import type { ApprovalRequest } from "./types.js";
+import type { ApprovalRequest, VoteDecision } from "./types.js";
+
+/** The state an execution ended in, as its outcome reply reports it. */
+export type OutcomeState = "DONE" | "STALE" | "FAILED" | "TAMPERED";
+
+/**
+ * What a thread reply reports. Plain data (it travels as JSON through the durable notify queue):
+ * user ids, counts and the outcome's own sentence, never markup.
+ */
+export type ThreadEvent =
+  /** A vote was counted; `tally` while the request still waits for more approvals. */
+  | {
+      readonly kind: "vote";
+      readonly voter: string;
+      readonly decision: VoteDecision;
+      readonly tally?: { readonly approvals: number; readonly required: number };
+    }
+  /** The requester cancelled the request. */
+  | { readonly kind: "cancelled"; readonly by: string }
+  /** The request expired without enough approvals. */
+  | { readonly kind: "expired" }
+  /** The execution ended (or the sweep gave up on it): its state and its result's message. */
+  | { readonly kind: "outcome"; readonly state: OutcomeState; readonly message: string }
+  /**
+   * A reply queued as finished words before replies were events (a notify job already in Redis
+   * when the bot was upgraded): posted as it was queued. Nothing new is queued in this form.
+   */
+  | { readonly kind: "legacy-text"; readonly text: string };
 
 export interface ApprovalNotifier {
   requestUpdated(request: ApprovalRequest): Promise<void>;
-  threadReply(request: ApprovalRequest, text: string): Promise<void>;
+  threadReply(request: ApprovalRequest, event: ThreadEvent): Promise<void>;
 }
 
 /**
@@ -26,7 +54,7 @@ export async function notifySafely(
   notifier: ApprovalNotifier | undefined,
   log: Logger | undefined,
   request: ApprovalRequest,
-  reply?: string,
+  reply?: ThreadEvent,
 ): Promise<void> {
   if (!notifier) return;
   const guard = (what: string, work: () => Promise<void>): Promise<void> =>

@@ -38,6 +38,7 @@ import {
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
+import { duplicateRequestSentence, type DuplicateRequest } from "./duplicate.js";
 
 /**
  * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:
@@ -108,15 +109,22 @@ export interface FinalizerRemovalInput {
   readonly channelId: string;
 }
 
-export interface RepointInput {
-  /** The plan, made from a fresh read (a repoint from a trace, a clean-up from the orphans); not empty. */
-  readonly action: RepointPathAction | DeleteOrphansAction;
+/** What a request carrying a ready plan is asked with (a repoint, an orphan clean-up). */
+interface PlannedInput<A extends ApprovalAction> {
+  /** The plan, made from a fresh read; not empty. */
+  readonly action: A;
   readonly reason: string;
   readonly evidence?: readonly string[];
   readonly cleanupPlan?: readonly string[];
   readonly requester: Identity;
   readonly channelId: string;
 }
+
+/** A repoint of the traffic path, planned from a trace. */
+export type RepointInput = PlannedInput<RepointPathAction>;
+
+/** A clean-up of the AWS orphans the orphan check found removable. */
+export type OrphanDeletionInput = PlannedInput<DeleteOrphansAction>;
 
 export interface VoteResult {
   readonly request: ApprovalRequest;
@@ -231,6 +239,22 @@ export class ApprovalWorkflow {
    * updates, each bound to what was read when planning (exact record values, the distribution's ETag).
    */
   public async requestRepoint(input: RepointInput): Promise<ApprovalRequest> {
+    return this.requestPlanned(input, input.action.steps.length);
+  }
+
+  /**
+   * Create a request to delete AWS orphans: the resources the orphan check found removable, each
+   * re-checked by the executor before it is deleted.
+   */
+  public async requestOrphanDeletion(input: OrphanDeletionInput): Promise<ApprovalRequest> {
+    return this.requestPlanned(input, input.action.resources.length);
+  }
+
+  /** The checks of a request whose plan is made (`changes`: the calls it holds), then its store. */
+  private async requestPlanned(
+    input: PlannedInput<RepointPathAction | DeleteOrphansAction>,
+    changes: number,
+  ): Promise<ApprovalRequest> {
     const { policy } = this.deps;
     await policy.assertMayRequest(input.channelId);
     const reason = input.reason.trim();
@@ -240,7 +264,7 @@ export class ApprovalWorkflow {
         `Say why in at least ${MIN_REASON_LENGTH} characters: add --reason "…" (what is stale, why this target).`,
       );
     }
-    if ((input.action.type === "repoint-path" ? input.action.steps : input.action.resources).length === 0) {
+    if (changes === 0) {
       throw new UnstuckError(
         ErrorCode.BadInput,
         "The plan has no change to make: the path has nothing stale to repoint.",
@@ -312,7 +336,7 @@ export class ApprovalWorkflow {
   private async store(
     action: ApprovalAction,
     reason: string,
-    input: Pick<RepointInput, "evidence" | "cleanupPlan" | "requester" | "channelId"> &
+    input: Pick<PlannedInput<ApprovalAction>, "evidence" | "cleanupPlan" | "requester" | "channelId"> &
       Pick<FinalizerRemovalInput, "statements">,
   ): Promise<ApprovalRequest> {
     const created = this.deps.now();
@@ -494,9 +518,14 @@ export class ApprovalWorkflow {
         );
       }
     }
-    const verb = decision === "approve" ? "approved" : "denied";
-    const tail = outcome.state === "PENDING" ? ` (${outcome.approvals}/${after.approvalsRequired})` : "";
-    await notifySafely(this.deps.notifier, this.deps.log, after, `<@${voter.userId}> ${verb}${tail}.`);
+    await notifySafely(this.deps.notifier, this.deps.log, after, {
+      kind: "vote",
+      voter: voter.userId,
+      decision,
+      ...(outcome.state === "PENDING"
+        ? { tally: { approvals: outcome.approvals, required: after.approvalsRequired } }
+        : {}),
+    });
     return { request: after, transitioned: outcome.transitioned };
   }
 
@@ -532,12 +561,7 @@ export class ApprovalWorkflow {
         break;
     }
     this.deps.audit.mirror(cancelEntry);
-    await notifySafely(
-      this.deps.notifier,
-      this.deps.log,
-      request,
-      `<@${actor.userId}> cancelled the request.`,
-    );
+    await notifySafely(this.deps.notifier, this.deps.log, request, { kind: "cancelled", by: actor.userId });
     return request;
   }
 
@@ -610,7 +634,11 @@ export class ApprovalWorkflow {
         );
         this.deps.audit.mirror(limit);
         const latest = (await store.get(id)) ?? request;
-        await notifySafely(this.deps.notifier, this.deps.log, latest, gaveUp.message);
+        await notifySafely(this.deps.notifier, this.deps.log, latest, {
+          kind: "outcome",
+          state: "FAILED",
+          message: gaveUp.message,
+        });
         continue;
       }
       if (counted.status !== "OK") continue;
@@ -667,12 +695,7 @@ export class ApprovalWorkflow {
 
   /** Tell the thread; the expiry's audit entry was written with the transition. */
   private async expired(request: ApprovalRequest): Promise<void> {
-    await notifySafely(
-      this.deps.notifier,
-      this.deps.log,
-      request,
-      "The request expired without enough approvals.",
-    );
+    await notifySafely(this.deps.notifier, this.deps.log, request, { kind: "expired" });
   }
 
   /** A `Conflict` naming the pending request for the same object, or `err` unchanged. */
@@ -683,24 +706,25 @@ export class ApprovalWorkflow {
         : undefined;
     if (typeof existingId !== "string") return err;
     const existing = await this.deps.store.get(existingId);
-    const by = existing ? ` by <@${existing.requester.userId}>` : "";
-    const what = `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : action.type === "open-deletion-guard" ? "open the" : "repoint"} ${describeAction(action)}`;
-    // One request per object: point at the one that exists, and at its message, instead of a second.
-    const where = existing?.message !== undefined ? ` ${messageLink(existing.message)}` : "";
-    const running = existing !== null && (existing.state === "APPROVED" || existing.state === "EXECUTING");
-    return new UnstuckError(
-      ErrorCode.Conflict,
-      running
-        ? `${what} is already approved and being applied (request ${existingId}${by});${where} its outcome will be posted in its thread.`
-        : `${what} is already pending (request ${existingId}${by});${where} vote on that one, or cancel it before asking again.`,
-      {
-        requestId: existingId,
-        existingRequestId: existingId,
-        ...(existing?.message !== undefined
-          ? { existingChannel: existing.message.channel, existingTs: existing.message.ts }
-          : {}),
-      },
-    );
+    // One request per object: point at the one that exists (who asked, where its message is) instead
+    // of a second; the surfaces word the person and the message their own way (`duplicate.ts`).
+    const duplicate: DuplicateRequest = {
+      what: `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : action.type === "open-deletion-guard" ? "open the" : "repoint"} ${describeAction(action)}`,
+      requestId: existingId,
+      running: existing !== null && (existing.state === "APPROVED" || existing.state === "EXECUTING"),
+      ...(existing ? { requester: existing.requester.userId } : {}),
+      ...(existing?.message !== undefined
+        ? { message: { channel: existing.message.channel, ts: existing.message.ts } }
+        : {}),
+    };
+    return new UnstuckError(ErrorCode.Conflict, duplicateRequestSentence(duplicate), {
+      requestId: existingId,
+      existingRequestId: existingId,
+      ...(existing?.message !== undefined
+        ? { existingChannel: existing.message.channel, existingTs: existing.message.ts }
+        : {}),
+      duplicateOf: duplicate,
+    });
   }
 
   private unknown(requestId: string): UnstuckError {
@@ -746,12 +770,4 @@ export class ApprovalWorkflow {
   ): Promise<void> {
     await this.deps.audit.append(this.entry(request, actor, event, before, after, result));
   }
-}
-
-/**
- * A link to a posted message (Slack's permalink form, resolved in the reader's workspace): a bare
- * URL, which Slack links by itself even inside escaped text.
- */
-export function messageLink(message: { readonly channel: string; readonly ts: string }): string {
-  return `https://slack.com/archives/${encodeURIComponent(message.channel)}/p${message.ts.replace(".", "")}`;
 }

@@ -81,14 +81,12 @@ export interface StoredAuditEntry extends AuditEntry {
 }
 
 /**
- * Where the Slack layer mirrors entries (`UNSTUCK_AUDIT_CHANNEL`). Entries carry what users and
- * clusters wrote (reasons, names, error messages), so a mirror that posts to Slack should take the
- * entry (`postEntry`) and render it with escaping; `postToChannel` gets the terminal line and must
- * treat all of it as untrusted text.
+ * Where the Slack layer mirrors entries (`UNSTUCK_AUDIT_CHANNEL`). It gets the entry itself and words
+ * it (who acted, what, the result); entries carry what users and clusters wrote (reasons, names,
+ * error messages), so it renders them with escaping.
  */
 export interface AuditMirror {
-  postToChannel(text: string): Promise<void>;
-  postEntry?(entry: AuditEntry): Promise<void>;
+  postEntry(entry: AuditEntry): Promise<void>;
 }
 
 export interface AuditLogOptions {
@@ -98,14 +96,6 @@ export interface AuditLogOptions {
   readonly maxLen?: number;
   readonly mirror?: AuditMirror;
   readonly log?: Logger;
-}
-
-/** One line for humans: `03:12:09Z U123 vote.approve Ingress myapp/x (PENDING → APPROVED): …`. */
-export function formatAuditEntry(entry: AuditEntry): string {
-  const who = entry.actor.kind === "user" ? `<@${entry.actor.userId}>` : entry.actor.component;
-  const move = entry.before || entry.after ? ` (${entry.before ?? "—"} → ${entry.after ?? "—"})` : "";
-  const result = entry.result ? `: ${entry.result}` : "";
-  return `${entry.at} ${who} ${entry.event} ${entry.action} ${entry.target} [${entry.requestId}]${move}${result}`;
 }
 
 /**
@@ -267,8 +257,7 @@ export class AuditLog {
   public mirror(entry: AuditEntry): void {
     const mirror = this.options.mirror;
     if (!mirror) return;
-    const posted = mirror.postEntry ? mirror.postEntry(entry) : mirror.postToChannel(formatAuditEntry(entry));
-    posted.catch((err: unknown) => {
+    mirror.postEntry(entry).catch((err: unknown) => {
       this.options.log?.warn(
         { err, requestId: entry.requestId },
         "audit mirror failed; the stream has the entry",

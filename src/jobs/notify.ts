@@ -3,16 +3,17 @@
  * the `notify` queue, so a Slack outage, a rate limit longer than a process's patience or a process
  * that dies mid-retry loses nothing: the job stays in Redis and any replica's worker finishes it.
  *
- * A job carries only the request id (and a reply's text); it paints the state stored when it runs,
- * never a snapshot taken when it was queued, so jobs finishing in any order converge on the truth.
- * Repaints are deduplicated by the request's progress (state, votes, attempts); a reply by its text,
- * so a notification repeated by a retried executor posts once. A reply job that runs again after it
+ * A job carries only the request id (and a reply's event, as JSON); it paints the state stored when
+ * it runs, never a snapshot taken when it was queued, so jobs finishing in any order converge on the
+ * truth. Repaints are deduplicated by the request's progress (state, votes, attempts); a reply by its
+ * event, so a notification repeated by a retried executor posts once. A reply job queued before
+ * replies were events carries finished words (`text`) instead: it is still delivered, as it was. A reply job that runs again after it
  * posted (handed over or re-delivered before it was marked done) finds its post recorded under the
  * job's key (`post-once.ts`) and posts nothing; edits are idempotent as they are.
  */
 import { createHash } from "node:crypto";
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
-import type { ApprovalNotifier } from "../approvals/notifier.js";
+import type { ApprovalNotifier, ThreadEvent } from "../approvals/notifier.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { Logger } from "../log.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
@@ -39,7 +40,16 @@ export interface RepaintJobData {
   readonly snapshot: ApprovalRequest;
 }
 export interface ReplyJobData extends RepaintJobData {
-  readonly text: string;
+  /** What the reply reports; the worker's notifier words it. */
+  readonly event?: ThreadEvent;
+  /** A reply queued before replies were events: its finished words (read, never written). */
+  readonly text?: string;
+}
+
+/** The event of a reply job: its own, or the words of one queued before replies were events. */
+export function replyEvent(data: ReplyJobData): ThreadEvent | undefined {
+  if (data.event !== undefined) return data.event;
+  return typeof data.text === "string" ? { kind: "legacy-text", text: data.text } : undefined;
 }
 type NotifyJobData = RepaintJobData | ReplyJobData | EditJobData;
 
@@ -94,10 +104,10 @@ export function queuedNotifier(queue: Queue, retry: NotifyRetry = {}): ApprovalN
         removeOnComplete: true,
       });
     },
-    async threadReply(request: ApprovalRequest, text: string) {
+    async threadReply(request: ApprovalRequest, event: ThreadEvent) {
       if (request.message === undefined) return;
-      const data: ReplyJobData = { requestId: request.id, snapshot: request, text };
-      const digest = createHash("sha256").update(text).digest("hex").slice(0, 24);
+      const data: ReplyJobData = { requestId: request.id, snapshot: request, event };
+      const digest = createHash("sha256").update(JSON.stringify(event)).digest("hex").slice(0, 24);
       await queue.add(NotifyJobName.Reply, data, {
         ...opts,
         jobId: jobId(NotifyJobName.Reply, request.id, digest),
@@ -161,18 +171,21 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
       // The Slack notifier re-reads the record itself before each attempt (a vanished one is
       // repainted "expired / lost"); the snapshot only says where the message is.
       const request = (await deps.current(data.requestId)) ?? data.snapshot;
+      const reply = job.name === NotifyJobName.Reply ? replyEvent(job.data as ReplyJobData) : undefined;
+      if (job.name === NotifyJobName.Reply && reply === undefined) {
+        throw new UnrecoverableError("a reply job with neither an event nor a text");
+      }
       try {
         if (job.name === NotifyJobName.Repaint) {
           await deps.slack.requestUpdated(request);
           return;
         }
-        if (job.name === NotifyJobName.Reply) {
-          const text = (job.data as ReplyJobData).text;
-          // This job, not just this text: the same reply queued again a day later is a new one.
+        if (reply !== undefined) {
+          // This job, not just this event: the same reply queued again a day later is a new one.
           await (deps.posted ?? unrecordedPosts).once(
             postKey("notify-reply", job.id ?? "", job.timestamp),
             async () => {
-              await deps.slack.threadReply(request, text);
+              await deps.slack.threadReply(request, reply);
               return undefined;
             },
           );

@@ -14,7 +14,7 @@ import { blockerHeadline, causeSentence, nextStepTexts, type ProseOptions } from
 import { plural } from "../util/format.js";
 import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
 import type { ApprovalRequest } from "../approvals/types.js";
-import { formatAuditEntry } from "../audit/log.js";
+import { formatAuditEntry } from "./audit-text.js";
 import { renderOrphansText } from "./orphans-text.js";
 import { renderPreflightText } from "./preflight-text.js";
 import { renderTraceText } from "./trace-text.js";

@@ -21,6 +21,7 @@ import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
+import { slackUserError } from "./blocks/error-text.js";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { slackRetryVerdict } from "./notifier.js";
 import { orElse } from "../util/deadline.js";
@@ -291,7 +292,7 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
         log.info({ code: toUserError(early.error).code }, "finalizer removal request refused");
         await ack({
           response_action: "errors",
-          errors: { [FinalizeModalField.Reason]: clip(toUserError(early.error).message, 300) },
+          errors: { [FinalizeModalField.Reason]: clip(slackUserError(early.error).message, 300) },
         });
         return;
       }
@@ -306,7 +307,7 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
           client,
           meta.channelId,
           requester.userId,
-          `:no_entry_sign: ${toUserError(settled.error).message}`,
+          `:no_entry_sign: ${slackUserError(settled.error).message}`,
           log,
         );
         return;

@@ -10,6 +10,7 @@ import {
   type ApprovalNotifier,
   type RetryPolicy,
   type RetryVerdict,
+  type ThreadEvent,
 } from "../approvals/notifier.js";
 import type { SlackDirectory } from "../approvals/policy.js";
 import type { ApprovalRequest, RequestState } from "../approvals/types.js";
@@ -18,6 +19,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { ThreadReporter } from "../jobs/waits.js";
 import type { Logger } from "../log.js";
 import { renderApprovalRequest, renderAuditLine, renderLostRequest } from "./blocks/approval.js";
+import { outcomeSentence } from "./blocks/outcome.js";
 import { clip, safe, safeLine, SlackLimit } from "./blocks/text.js";
 import { slackErrorCode } from "./slack-errors.js";
 
@@ -108,6 +110,32 @@ function isOlder(a: readonly [number, number, number, string], b: readonly [numb
   return false;
 }
 
+/**
+ * A thread reply's words, before escaping: a vote or a cancel leads with the mention of who did it
+ * (the only markup `threadReply` keeps, and only for someone taking part in the request); an outcome
+ * is its sentence, a TAMPERED one behind the alarm.
+ */
+export function renderThreadReply(event: ThreadEvent): string {
+  switch (event.kind) {
+    case "vote": {
+      const verb = event.decision === "approve" ? "approved" : "denied";
+      const tally =
+        event.tally !== undefined
+          ? ` (${String(event.tally.approvals)}/${String(event.tally.required)})`
+          : "";
+      return `<@${event.voter}> ${verb}${tally}.`;
+    }
+    case "cancelled":
+      return `<@${event.by}> cancelled the request.`;
+    case "expired":
+      return "The request expired without enough approvals.";
+    case "outcome":
+      return outcomeSentence(event.state === "TAMPERED", event.message);
+    case "legacy-text":
+      return event.text;
+  }
+}
+
 /** Forget rendered versions beyond this many requests; a process sees few requests at once. */
 const RENDERED_CAP = 1_000;
 
@@ -173,9 +201,10 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
         }),
       );
     },
-    async threadReply(request, text) {
+    async threadReply(request, event) {
       const message = request.message;
       if (message === undefined) return;
+      const text = renderThreadReply(event);
       // Replies carry outcomes with cluster text; only a leading mention of a participant is the bot's own.
       const people = new Set([request.requester.userId, ...request.votes.map((v) => v.voter.userId)]);
       const reply = {
@@ -231,8 +260,16 @@ export function createSlackThreadReporter(client: WebClient): ThreadReporter {
   };
 }
 
-/** Copies audit lines to `UNSTUCK_AUDIT_CHANNEL`; the Redis stream stays the record. */
-export function createSlackAuditMirror(client: WebClient, channel: string): AuditMirror {
+/** The audit-channel mirror; `postToChannel` posts a line composed elsewhere, all of it escaped. */
+export interface SlackAuditMirror extends AuditMirror {
+  postToChannel(text: string): Promise<void>;
+}
+
+/**
+ * Copies audit entries to `UNSTUCK_AUDIT_CHANNEL`, each as one line naming who acted (a mention of
+ * the person, or the bot's component); the Redis stream stays the record.
+ */
+export function createSlackAuditMirror(client: WebClient, channel: string): SlackAuditMirror {
   return {
     async postToChannel(text) {
       // Audit lines name users and objects; unfurling or pinging everyone would only add noise.

@@ -22,6 +22,7 @@ import { REPAIR_PATH_ACTION } from "./blocks/trace.js";
 import { clip, esc, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
+import { slackUserError } from "./blocks/error-text.js";
 
 export const REPAIR_SUBMIT_CALLBACK = "path-repair-submit";
 const REASON_FIELD = "reason";
@@ -183,7 +184,7 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
           client,
           meta.channelId,
           requester.userId,
-          `:no_entry_sign: ${toUserError(err).message}`,
+          `:no_entry_sign: ${slackUserError(err).message}`,
           log,
         );
       }

@@ -13,8 +13,9 @@
  * Security property: the draft is posted to Slack and pasted into documents, so nothing a user or a
  * cluster wrote (reasons, targets, results, ids) may reach it as markup. Foreign text is always
  * rendered as an inline code span whose content cannot close the span, start a line, or carry a
- * Slack control sequence (`<`/`>` become look-alikes). The only markup left is the bot's own:
- * `<@U…>` mentions of the people who acted, for ids in Slack's own format.
+ * Slack control sequence (`<`/`>` become look-alikes). The people who acted are not text here: a
+ * line holds them as {@link DraftPerson} parts (for ids in Slack's own format), and the renderer of
+ * the draft (`src/render/timeline-markdown.ts`) names them.
  */
 import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/log.js";
 import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observe.js";
@@ -42,12 +43,46 @@ export interface TimelineOptions {
   readonly generatedAt?: string;
 }
 
-export interface Timeline {
-  readonly markdown: string;
+/** A person who acted, by Slack user id (only ids in Slack's own format become one). */
+export interface DraftPerson {
+  readonly person: string;
+}
+
+/** A piece of a draft line: Markdown the builder wrote (foreign text already in code spans), or a person. */
+export type DraftPart = string | DraftPerson;
+
+/** One line of the draft. */
+export type DraftLine = readonly DraftPart[];
+
+/** The draft before its people are named: its lines, and what it covers. */
+export interface TimelineDraft {
+  readonly lines: readonly DraftLine[];
   /** Audit entries the draft covers. */
   readonly entries: number;
   /** The UTC day (`YYYY-MM-DD`) of the first event, else of the window's start, else undefined. */
   readonly date?: string;
+}
+
+/** The draft's Markdown, each person named by `person` (given the user id). */
+export function draftText(draft: TimelineDraft, person: (userId: string) => string): string {
+  return draft.lines
+    .map((line) => line.map((part) => (typeof part === "string" ? part : person(part.person))).join(""))
+    .join("\n");
+}
+
+/** A line from a template whose values may be people or lines of their own (flattened in place). */
+function line(strings: TemplateStringsArray, ...values: readonly (DraftPart | DraftLine)[]): DraftPart[] {
+  const out: DraftPart[] = [];
+  strings.forEach((text, i) => {
+    if (text !== "") out.push(text);
+    const value = values[i];
+    if (value === undefined) return;
+    if (typeof value === "string") {
+      if (value !== "") out.push(value);
+    } else if ("person" in value) out.push(value);
+    else out.push(...value);
+  });
+  return out;
 }
 
 const HOUR = 3_600_000;
@@ -112,8 +147,11 @@ export function selectEntries(
   ].sort(compareEntries);
 }
 
-/** The Markdown draft. */
-export function buildTimeline(entries: readonly TimelineEntry[], options: TimelineOptions = {}): Timeline {
+/** The post-mortem draft, its people not yet named (see {@link draftText}). */
+export function buildTimelineDraft(
+  entries: readonly TimelineEntry[],
+  options: TimelineOptions = {},
+): TimelineDraft {
   const selected = selectEntries(entries, options);
   const first = selected[0];
   const last = selected[selected.length - 1];
@@ -127,7 +165,7 @@ export function buildTimeline(entries: readonly TimelineEntry[], options: Timeli
         ? `request ${first.requestId.slice(0, 26)}`
         : "unstuck actions";
   const date = first ? day(first.at) : options.since ? day(options.since) : undefined;
-  const lines: string[] = [`# Incident: ${subject}${date ? ` — ${date}` : ""}`, ""];
+  const lines: (string | DraftLine)[] = [`# Incident: ${subject}${date ? ` — ${date}` : ""}`, ""];
 
   const threadScope =
     options.thread !== undefined
@@ -167,7 +205,8 @@ export function buildTimeline(entries: readonly TimelineEntry[], options: Timeli
 
   lines.push("", "## Timeline (UTC)", "");
   if (selected.length === 0) lines.push("_No events._");
-  for (const e of selected) lines.push(`- ${timeOf(e.at, multiDay)} ${who(e.actor)} — ${describeEvent(e)}`);
+  for (const e of selected)
+    lines.push(line`- ${timeOf(e.at, multiDay)} ${who(e.actor)} — ${describeEvent(e)}`);
 
   const executions = requestsOf(selected).filter((r) => r.finish !== undefined);
   lines.push("", "## Recovery", "");
@@ -212,12 +251,16 @@ export function buildTimeline(entries: readonly TimelineEntry[], options: Timeli
     "",
     ...lessonPrompts(selected),
   );
-  return { markdown: lines.join("\n"), entries: selected.length, ...(date !== undefined ? { date } : {}) };
+  return {
+    lines: lines.map((l) => (typeof l === "string" ? [l] : l)),
+    entries: selected.length,
+    ...(date !== undefined ? { date } : {}),
+  };
 }
 
 /** The "what happened" paragraph: per request, who asked for what, who voted, what ran and how it ended. */
-function summarise(entries: readonly TimelineEntry[]): string {
-  const sentences: string[] = [];
+function summarise(entries: readonly TimelineEntry[]): DraftLine {
+  const sentences: (string | DraftLine)[] = [];
   const firstDiagnosis = entries.find((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`);
   if (firstDiagnosis) {
     sentences.push(
@@ -231,13 +274,15 @@ function summarise(entries: readonly TimelineEntry[]): string {
     const what = `${actionPhrase(head)} ${span(head.target)}`;
     sentences.push(
       r.created
-        ? `At ${timeOf(r.created.at, false)} UTC ${who(r.created.actor)} requested the ${what} (request ${span(r.id, 40)})${r.created.result ? `, giving as reason ${span(r.created.result, 300)}` : ""}.`
+        ? line`At ${timeOf(r.created.at, false)} UTC ${who(r.created.actor)} requested the ${what} (request ${span(r.id, 40)})${r.created.result ? `, giving as reason ${span(r.created.result, 300)}` : ""}.`
         : `Request ${span(r.id, 40)} (the ${what}) was already open when this window starts.`,
     );
-    const approvers = unique(r.entries.filter((e) => e.event === "vote.approve").map((e) => who(e.actor)));
-    const deniers = unique(r.entries.filter((e) => e.event === "vote.deny").map((e) => who(e.actor)));
-    if (approvers.length > 0) sentences.push(`${list(approvers)} approved it.`);
-    if (deniers.length > 0) sentences.push(`${list(deniers)} denied it.`);
+    const approvers = uniqueParts(
+      r.entries.filter((e) => e.event === "vote.approve").map((e) => who(e.actor)),
+    );
+    const deniers = uniqueParts(r.entries.filter((e) => e.event === "vote.deny").map((e) => who(e.actor)));
+    if (approvers.length > 0) sentences.push(line`${list(approvers)} approved it.`);
+    if (deniers.length > 0) sentences.push(line`${list(deniers)} denied it.`);
     const cancelled = r.entries.find((e) => e.event === "request.cancelled");
     const expired = r.entries.find((e) => e.event === "request.expired");
     const tampered = r.entries.find((e) => e.event === "approval.tampered");
@@ -248,7 +293,7 @@ function summarise(entries: readonly TimelineEntry[]): string {
     } else if (tampered) {
       sentences.push("The bot refused to execute it: the approval record did not verify.");
     } else if (cancelled) {
-      sentences.push(`${who(cancelled.actor)} cancelled it.`);
+      sentences.push(line`${who(cancelled.actor)} cancelled it.`);
     } else if (expired) {
       sentences.push("It expired without enough approvals.");
     } else if (r.entries.some((e) => e.event === "execution.claimed")) {
@@ -265,12 +310,15 @@ function summarise(entries: readonly TimelineEntry[]): string {
       observed.map((e) => OBSERVATION_NOUNS[e.event.slice(OBSERVED_PREFIX.length)] ?? "other checks"),
     );
     sentences.push(
-      `The bot recorded ${plural(observed.length, "observation", "observations")} (${list(kinds)}), listed below.`,
+      line`The bot recorded ${plural(observed.length, "observation", "observations")} (${list(kinds)}), listed below.`,
     );
   }
-  const people = unique(entries.flatMap((e) => (e.actor.kind === "user" ? [who(e.actor)] : [])));
-  if (people.length > 0) sentences.push(`People involved: ${list(people)}.`);
-  return sentences.join(" ");
+  const people = uniqueParts(entries.flatMap((e) => (e.actor.kind === "user" ? [who(e.actor)] : [])));
+  if (people.length > 0) sentences.push(line`People involved: ${list(people)}.`);
+  return sentences.flatMap((sentence, i) => {
+    const parts = typeof sentence === "string" ? [sentence] : sentence;
+    return i === 0 ? parts : [" ", ...parts];
+  });
 }
 
 interface RequestStory {
@@ -439,10 +487,10 @@ function actionPhrase(e: TimelineEntry): string {
 /** A Slack user id as Slack issues them: only those become mentions. */
 const USER_ID = /^[UW][A-Z0-9]{2,20}$/;
 
-/** Who acted: a mention the bot writes for a Slack user id, a code span for anything else. */
-export function who(actor: AuditActor): string {
+/** Who acted: a person for a Slack user id, a code span for anything else. */
+export function who(actor: AuditActor): DraftPart {
   if (actor.kind === "user")
-    return USER_ID.test(actor.userId) ? `<@${actor.userId}>` : span(actor.userId, 40);
+    return USER_ID.test(actor.userId) ? { person: actor.userId } : span(actor.userId, 40);
   return /^[a-z0-9-]{1,40}$/i.test(actor.component) ? `unstuck (${actor.component})` : "unstuck";
 }
 
@@ -509,7 +557,23 @@ function unique<T>(xs: readonly T[]): T[] {
   return [...new Set(xs)];
 }
 
-function list(xs: readonly string[]): string {
-  if (xs.length <= 1) return xs.join("");
-  return `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1] ?? ""}`;
+/** Parts without repeats (a person once, however often they acted). */
+function uniqueParts(xs: readonly DraftPart[]): DraftPart[] {
+  const seen = new Set<string>();
+  return xs.filter((x) => {
+    const key = typeof x === "string" ? `t:${x}` : `p:${x.person}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function list(xs: readonly DraftPart[]): DraftPart[] {
+  if (xs.length <= 1) return [...xs];
+  const out: DraftPart[] = [];
+  xs.slice(0, -1).forEach((x, i) => out.push(...(i > 0 ? [", ", x] : [x])));
+  const last = xs[xs.length - 1];
+  if (last !== undefined) out.push(" and ", last);
+  return out;
 }

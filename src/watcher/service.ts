@@ -3,15 +3,15 @@
  * while this replica holds it. Off unless `UNSTUCK_WATCH_CHANNEL` is set (see `runtime.ts`).
  */
 import { hostname } from "node:os";
-import type { WebClient } from "@slack/web-api";
 import type { RedisConnection } from "../redis-connection.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
-import { ErrorCode, UnstuckError } from "../errors.js";
 import type { NamespaceWatchIo } from "../kube/namespace-watch.js";
 import type { Logger } from "../log.js";
-import { clip, SlackLimit } from "../slack/blocks/text.js";
 import { LeaderLease } from "./lease.js";
 import { NamespaceWatcher, type WatcherOptions, type WatcherSlack, type WatcherStats } from "./watcher.js";
+
+/** The Slack adapter of the watcher's port, built by the wiring (it lives with the Slack surface). */
+export { slackWatcherClient } from "../slack/watcher-client.js";
 
 export interface WatcherServiceOptions {
   readonly redis: RedisConnection;
@@ -38,33 +38,6 @@ export interface WatcherService {
   stop(): Promise<void>;
   isLeader(): boolean;
   stats(): WatcherStats;
-}
-
-/** Posts and edits through the Web API; the renderers escape everything foreign. */
-export function slackWatcherClient(client: WebClient): WatcherSlack {
-  return {
-    async post(channel, message, threadTs) {
-      const res = await client.chat.postMessage({
-        channel,
-        ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
-        text: clip(message.text, SlackLimit.Fallback),
-        blocks: message.blocks,
-        unfurl_links: false,
-        unfurl_media: false,
-      });
-      if (res.ts === undefined)
-        throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a message but returned no ts.");
-      return { ts: res.ts };
-    },
-    async update(channel, ts, message) {
-      await client.chat.update({
-        channel,
-        ts,
-        text: clip(message.text, SlackLimit.Fallback),
-        blocks: message.blocks,
-      });
-    },
-  };
 }
 
 export function createWatcherService(o: WatcherServiceOptions): WatcherService {

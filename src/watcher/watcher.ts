@@ -16,22 +16,43 @@
  *
  * Only the lease holder runs this (see `lease.ts`); `start`/`stop` follow the lease.
  */
-import type { KnownBlock } from "@slack/types";
 import type { RedisConnection } from "../redis-connection.js";
-import { formatDuration } from "../diagnosis/analyze.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { toUserError } from "../errors.js";
 import type { NamespaceMeta, NamespaceWatchEvent, NamespaceWatchIo } from "../kube/namespace-watch.js";
 import type { Logger } from "../log.js";
-import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
-import { renderGoneCard } from "../slack/blocks/watch.js";
-import type { SlackMessage } from "../slack/blocks/message.js";
-import { code, safe } from "../slack/blocks/text.js";
 
-/** How the watcher talks to Slack (a WebClient in production; escaped content only). */
+/**
+ * What the watcher tells the channel; the Slack adapter words and renders it
+ * (`src/slack/watcher-client.ts`).
+ */
+export type WatcherMessage =
+  /** The card: the namespace has been Terminating longer than `thresholdMs` with content left. */
+  | { readonly kind: "notice"; readonly diagnosis: NamespaceDiagnosis; readonly thresholdMs: number }
+  /** In the card's thread: what is left changed. */
+  | { readonly kind: "still-terminating"; readonly diagnosis: NamespaceDiagnosis }
+  /** In the card's thread: the namespace is gone, after this long Terminating (when known). */
+  | { readonly kind: "gone"; readonly namespace: string; readonly terminatingSeconds?: number }
+  /** The card repainted GONE: `card` is the card as posted (what `post` returned for the notice). */
+  | {
+      readonly kind: "gone-card";
+      readonly namespace: string;
+      readonly card: readonly unknown[];
+      readonly terminatingSeconds?: number;
+    };
+
+/** How the watcher talks to Slack (a WebClient in production; it escapes everything foreign). */
 export interface WatcherSlack {
-  post(channel: string, message: SlackMessage, threadTs?: string): Promise<{ ts: string }>;
-  update(channel: string, ts: string, message: SlackMessage): Promise<void>;
+  /**
+   * Post a message (in `threadTs`'s thread when given). Returns its ts and, for a card, what it was
+   * posted as: kept with the episode to repaint it GONE later.
+   */
+  post(
+    channel: string,
+    message: WatcherMessage,
+    threadTs?: string,
+  ): Promise<{ ts: string; blocks?: readonly unknown[] }>;
+  update(channel: string, ts: string, message: WatcherMessage): Promise<void>;
 }
 
 export interface WatcherOptions {
@@ -77,7 +98,8 @@ interface EpisodeRecord {
   readonly deletionTimestamp: string;
   readonly channel?: string;
   readonly ts?: string;
-  readonly blocks?: KnownBlock[];
+  /** The card as posted (Block Kit, opaque here): repainted GONE at the end. */
+  readonly blocks?: readonly unknown[];
   /** What the thread last said remains (to post an update only when it changed). */
   readonly signature?: string;
 }
@@ -105,21 +127,6 @@ function contentLeft(d: NamespaceDiagnosis): boolean {
     d.verdict !== "active" &&
     (d.blockers.length > 0 || d.remaining.some((r) => r.count > 0))
   );
-}
-
-/** The diagnosis card, introduced as the watcher's own notice. */
-export function renderWatchCard(d: NamespaceDiagnosis, thresholdMs: number): SlackMessage {
-  const m = renderDiagnosisBlocks(d);
-  const intro: KnownBlock = {
-    type: "context",
-    elements: [
-      {
-        type: "mrkdwn",
-        text: `:rotating_light: Noticed by the watcher: namespace \`${code(d.namespace, 63)}\` has been Terminating longer than ${formatDuration(Math.round(thresholdMs / 1000))} with content left. Updates in the thread.`,
-      },
-    ],
-  };
-  return { text: m.text, blocks: [intro, ...m.blocks].slice(0, 50) };
 }
 
 export class NamespaceWatcher {
@@ -421,14 +428,17 @@ export class NamespaceWatcher {
       t.episode = key;
       return;
     }
-    const card = renderWatchCard(d, this.o.thresholdMs);
-    const { ts } = await this.o.slack.post(this.o.channel, card);
+    const { ts, blocks } = await this.o.slack.post(this.o.channel, {
+      kind: "notice",
+      diagnosis: d,
+      thresholdMs: this.o.thresholdMs,
+    });
     const record: EpisodeRecord = {
       ...base,
       state: "posted",
       channel: this.o.channel,
       ts,
-      blocks: card.blocks,
+      ...(blocks !== undefined ? { blocks } : {}),
       signature: signatureOf(d),
     };
     await this.o.redis
@@ -478,21 +488,7 @@ export class NamespaceWatcher {
     if (!contentLeft(d)) return;
     const signature = signatureOf(d);
     if (signature === rec.signature) return;
-    const shown = d.blockers
-      .slice(0, 5)
-      .map((b) => `${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\``);
-    const more =
-      d.blockers.length > shown.length ? ` and ${String(d.blockers.length - shown.length)} more` : "";
-    const text =
-      `Still Terminating${d.terminatingSeconds !== null ? ` after ${formatDuration(d.terminatingSeconds)}` : ""}: ` +
-      (d.blockers.length > 0
-        ? `${String(d.blockers.length)} blocking object(s) left: ${shown.join(", ")}${more}.`
-        : `${d.remaining.map((r) => `${code(r.resource, 120)} ${String(r.count)}`).join(", ")} left.`);
-    await this.o.slack.post(
-      rec.channel,
-      { text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] },
-      rec.ts,
-    );
+    await this.o.slack.post(rec.channel, { kind: "still-terminating", diagnosis: d }, rec.ts);
     await this.o.redis.set(t.episode, JSON.stringify({ ...rec, signature }), "KEEPTTL");
     this.counts.updates++;
   }
@@ -514,16 +510,20 @@ export class NamespaceWatcher {
     const rec = json === null ? undefined : (JSON.parse(json) as EpisodeRecord);
     if (rec?.state === "posted" && rec.channel !== undefined && rec.ts !== undefined) {
       const since = Date.parse(rec.deletionTimestamp);
-      const after = Number.isFinite(since)
-        ? `after ${formatDuration(Math.max(0, Math.round((this.now() - since) / 1000)))} Terminating`
-        : "";
-      const text = `Namespace \`${code(rec.namespace, 63)}\` is gone${after ? ` ${after}` : ""}.`;
+      const terminating = Number.isFinite(since)
+        ? { terminatingSeconds: Math.max(0, Math.round((this.now() - since) / 1000)) }
+        : {};
       await this.o.slack.post(
         rec.channel,
-        { text, blocks: [{ type: "context", elements: [{ type: "mrkdwn", text }] }] },
+        { kind: "gone", namespace: rec.namespace, ...terminating },
         rec.ts,
       );
-      await this.o.slack.update(rec.channel, rec.ts, renderGoneCard(rec.namespace, rec.blocks ?? [], after));
+      await this.o.slack.update(rec.channel, rec.ts, {
+        kind: "gone-card",
+        namespace: rec.namespace,
+        card: rec.blocks ?? [],
+        ...terminating,
+      });
       await this.o.redis.set(
         episodeKey,
         JSON.stringify({ ...rec, state: "gone", blocks: undefined }),

@@ -418,10 +418,20 @@ describe("nothing a user or a cluster writes reaches Slack as live markup", () =
       });
       const voter = req.votes[0]?.voter.userId ?? req.requester.userId;
       // The shapes the workflow and the executor write: a leading mention, or an outcome sentence.
-      await notifier.threadReply(req, `<@${voter}> approved (1/1).`);
-      await notifier.threadReply(req, `<@${voter}> cancelled the request.`);
-      await notifier.threadReply(req, hostile(r));
-      await notifier.threadReply(req, `<@U0STRANGER> ${hostile(r)}`);
+      await notifier.threadReply(req, {
+        kind: "vote",
+        voter,
+        decision: "approve",
+        tally: { approvals: 1, required: 1 },
+      });
+      await notifier.threadReply(req, { kind: "cancelled", by: voter });
+      await notifier.threadReply(req, { kind: "outcome", state: "FAILED", message: hostile(r) });
+      await notifier.threadReply(req, {
+        kind: "outcome",
+        state: "TAMPERED",
+        message: `<@U0STRANGER> ${hostile(r)}`,
+      });
+      await notifier.threadReply(req, { kind: "legacy-text", text: `<@U0STRANGER> ${hostile(r)}` });
       await notifier.requestUpdated(req);
       const reporter = createSlackThreadReporter(client);
       await reporter.post("C0INCIDENT", "1.000001", `⏳ Namespace myapp is still Terminating, ${hostile(r)}`);

@@ -10,6 +10,7 @@ import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "..
 import { repointCalls } from "../../edge/repoint-calls.js";
 import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./message.js";
+import { outcomeSentence } from "./outcome.js";
 import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
 
 /** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */
@@ -147,7 +148,8 @@ function votesText(req: ApprovalRequest): string {
 /** How the request ended, in one paragraph; `undefined` while there is nothing to report. */
 function outcomeText(req: ApprovalRequest): string | undefined {
   if (req.result) {
-    const parts = [`*Outcome* (${when(req.result.at)}): ${safe(req.result.message, 1000)}`];
+    const said = outcomeSentence(req.result.outcome === "tampered", req.result.message);
+    const parts = [`*Outcome* (${when(req.result.at)}): ${safe(said, 1000)}`];
     if (req.result.finalizersAfter) {
       parts.push(
         `finalizers now: ${req.result.finalizersAfter.length === 0 ? "none" : req.result.finalizersAfter.map((f) => `\`${code(f)}\``).join(", ")}`,
@@ -321,7 +323,9 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
 
   const text =
     `[${req.state}] ${mention(req.requester.userId)} asks to ${safe(describeChange(req), 600)}` +
-    (outcome !== undefined && req.result ? ` — ${safe(req.result.message, 600)}` : "");
+    (outcome !== undefined && req.result
+      ? ` — ${safe(outcomeSentence(req.result.outcome === "tampered", req.result.message), 600)}`
+      : "");
   return { text: clip(text, SlackLimit.Fallback), blocks };
 }
 
@@ -434,6 +438,7 @@ export function renderAuditEntries(entries: readonly StoredAuditEntry[]): SlackM
 export function renderAuditLine(e: AuditEntry): string {
   const who = e.actor.kind === "user" ? mention(e.actor.userId) : `_${safe(e.actor.component, 40)}_`;
   const move = e.before || e.after ? ` (${safe(e.before ?? "—", 20)} → ${safe(e.after ?? "—", 20)})` : "";
-  const result = e.result ? `: ${safe(e.result, 500)}` : "";
+  const said = e.result ? outcomeSentence(e.event === "execution.tampered", e.result) : "";
+  const result = said ? `: ${safe(said, 500)}` : "";
   return `• ${when(e.at)} ${who} *${safe(e.event, 60)}* ${safe(e.target)} \`${code(e.requestId, 64)}\`${move}${result}`;
 }

@@ -3,6 +3,7 @@ import type { HelpDoc } from "../../command-contract.js";
 import type { ErrorCode, ErrorDetails } from "../../errors.js";
 import type { SlackMessage } from "./message.js";
 import { clip, code, esc, safe, SlackLimit } from "./text.js";
+import { slackErrorMessage } from "./error-text.js";
 
 export function renderHelpBlocks(help: HelpDoc): SlackMessage {
   const blocks: KnownBlock[] = [
@@ -32,11 +33,12 @@ export function renderErrorBlocks(
   error: { code: ErrorCode; message: string; details: ErrorDetails },
   help?: HelpDoc,
 ): SlackMessage {
+  const message = slackErrorMessage(error);
   const blocks: KnownBlock[] = [
     // Error messages often quote what the user typed (a name, a flag): bounded, then escaped.
-    { type: "section", text: { type: "mrkdwn", text: `:warning: ${safe(error.message, ERROR_MAX)}` } },
+    { type: "section", text: { type: "mrkdwn", text: `:warning: ${safe(message, ERROR_MAX)}` } },
     { type: "context", elements: [{ type: "mrkdwn", text: `code \`${code(error.code, 40)}\`` }] },
   ];
   if (help) blocks.push(...renderHelpBlocks(help).blocks);
-  return { text: safe(error.message, ERROR_MAX), blocks: blocks.slice(0, 50) };
+  return { text: safe(message, ERROR_MAX), blocks: blocks.slice(0, 50) };
 }

@@ -1,12 +1,15 @@
 /**
  * The top-level "Watching…" message of `watch ns` and its later forms: done (the namespace is gone),
  * timed out (still there at the wait's deadline), or joined (another wait already reports on the
- * namespace: a link to its thread instead of a second status message and a second "gone").
+ * namespace: a link to its thread instead of a second status message and a second "gone"). Also the
+ * watcher's own messages: its notice card, the updates in its thread, and the namespace gone.
  */
 import type { KnownBlock } from "@slack/types";
-import { slackDate } from "./diagnosis.js";
+import { formatDuration } from "../../diagnosis/analyze.js";
+import type { NamespaceDiagnosis } from "../../diagnosis/types.js";
+import { renderDiagnosisBlocks, slackDate } from "./diagnosis.js";
 import type { SlackMessage } from "./message.js";
-import { clip, code, plain, SlackLimit } from "./text.js";
+import { clip, code, plain, safe, SlackLimit } from "./text.js";
 
 /** The intro line, then the diagnosis card as it was posted. */
 function withIntro(intro: string, blocks: readonly KnownBlock[], text: string): SlackMessage {
@@ -86,4 +89,55 @@ export function renderGoneCard(
     ],
   };
   return { text: `Namespace ${namespace} is gone.`, blocks: [note, ...kept].slice(0, 50) };
+}
+
+/** The diagnosis card, introduced as the watcher's own notice. */
+export function renderWatchCard(d: NamespaceDiagnosis, thresholdMs: number): SlackMessage {
+  const m = renderDiagnosisBlocks(d);
+  const intro: KnownBlock = {
+    type: "context",
+    elements: [
+      {
+        type: "mrkdwn",
+        text: `:rotating_light: Noticed by the watcher: namespace \`${code(d.namespace, 63)}\` has been Terminating longer than ${formatDuration(Math.round(thresholdMs / 1000))} with content left. Updates in the thread.`,
+      },
+    ],
+  };
+  return { text: m.text, blocks: [intro, ...m.blocks].slice(0, 50) };
+}
+
+/** In the watcher's thread: what is left of a namespace still Terminating. */
+export function renderWatchUpdate(d: NamespaceDiagnosis): SlackMessage {
+  const shown = d.blockers
+    .slice(0, 5)
+    .map((b) => `${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\``);
+  const more =
+    d.blockers.length > shown.length ? ` and ${String(d.blockers.length - shown.length)} more` : "";
+  const text =
+    `Still Terminating${d.terminatingSeconds !== null ? ` after ${formatDuration(d.terminatingSeconds)}` : ""}: ` +
+    (d.blockers.length > 0
+      ? `${String(d.blockers.length)} blocking object(s) left: ${shown.join(", ")}${more}.`
+      : `${d.remaining.map((r) => `${code(r.resource, 120)} ${String(r.count)}`).join(", ")} left.`);
+  return { text, blocks: [{ type: "section", text: { type: "mrkdwn", text } }] };
+}
+
+/** `after 12m Terminating`, or nothing when how long is not known. */
+function terminatingFor(seconds: number | undefined): string {
+  return seconds !== undefined ? `after ${formatDuration(seconds)} Terminating` : "";
+}
+
+/** In the watcher's thread: the namespace is gone (a quiet note). */
+export function renderWatchGoneNote(namespace: string, terminatingSeconds?: number): SlackMessage {
+  const after = terminatingFor(terminatingSeconds);
+  const text = `Namespace \`${code(namespace, 63)}\` is gone${after ? ` ${after}` : ""}.`;
+  return { text, blocks: [{ type: "context", elements: [{ type: "mrkdwn", text }] }] };
+}
+
+/** The watcher's card once the namespace is gone: GONE, no buttons, the findings as first posted. */
+export function renderWatchGoneCard(
+  namespace: string,
+  card: readonly KnownBlock[],
+  terminatingSeconds?: number,
+): SlackMessage {
+  return renderGoneCard(namespace, card, terminatingFor(terminatingSeconds));
 }

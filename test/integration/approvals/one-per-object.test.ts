@@ -6,8 +6,9 @@
  * DONE/FAILED/STALE) clears it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { actionSubject, type ApprovalRequest } from "../../../src/approvals/types.js";
-import { messageLink } from "../../../src/approvals/workflow.js";
+import { actionSubject, describeAction, type ApprovalRequest } from "../../../src/approvals/types.js";
+import { slackErrorMessage } from "../../../src/slack/blocks/error-text.js";
+import { messageLink } from "../../../src/slack/links.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import {
   alice,
@@ -71,7 +72,13 @@ describe("one request per object", () => {
     expect(err.code).toBe(ErrorCode.Conflict);
     expect(err.message).toContain("already pending");
     expect(err.message).toContain(first.id);
-    expect(err.message).toContain(messageLink({ channel: CHANNEL, ts: "1700000000.000100" }));
+    // The engine's words are plain; Slack's name the requester and link the message.
+    expect(err.message).toContain(`by ${alice.userId}); its message is ${CHANNEL}:1700000000.000100;`);
+    expect(err.message).not.toMatch(/<@|slack\.com/);
+    const slack = slackErrorMessage(err);
+    expect(slack).toBe(
+      `A request to remove finalizers from ${describeAction(first.action)} is already pending (request ${first.id} by <@${alice.userId}>); ${messageLink({ channel: CHANNEL, ts: "1700000000.000100" })} vote on that one, or cancel it before asking again.`,
+    );
     expect(messageLink({ channel: CHANNEL, ts: "1700000000.000100" })).toBe(
       `https://slack.com/archives/${CHANNEL}/p1700000000000100`,
     );
@@ -86,6 +93,7 @@ describe("one request per object", () => {
     const err = await rejection(requestRemoval(h, carol));
     expect(err.code).toBe(ErrorCode.Conflict);
     expect(err.message).toContain("already approved and being applied");
+    expect(slackErrorMessage(err)).toContain(`(request ${first.id} by <@${alice.userId}>);`);
     expect(err.details.existingRequestId).toBe(first.id);
     // Executing: still held; finished: the pointer is cleared and the object free again.
     const claim = await h.store.claimExecution(first.id, "tok-1", h.clock.now());

@@ -309,11 +309,12 @@ describe("audit", () => {
     const h = setup();
     const posted: string[] = [];
     const { AuditLog } = await import("../../../src/audit/log.js");
+    const { formatAuditEntry } = await import("../../../src/render/audit-text.js");
     const mirrored = new AuditLog(h.redis, {
       key: `${h.prefix}:audit-mirrored`,
       mirror: {
-        postToChannel: (text) => {
-          posted.push(text);
+        postEntry: (entry) => {
+          posted.push(formatAuditEntry(entry));
           return Promise.reject(new Error("slack down"));
         },
       },

@@ -276,7 +276,11 @@ describe("a job that runs again after it posted posts nothing twice", () => {
     } as unknown as ApprovalRequest;
     const held = fake.hold("chat.postMessage", (c) => /Finalizer removed/.test(text(c)));
     start();
-    await queuedNotifier(queue).threadReply(request, "✅ Finalizer removed: the Ingress is gone.");
+    await queuedNotifier(queue).threadReply(request, {
+      kind: "outcome",
+      state: "DONE",
+      message: "✅ Finalizer removed: the Ingress is gone.",
+    });
     await held.arrived;
     const [job] = await queue.getJobs(["active"]);
     if (job?.id === undefined) throw new Error("the reply job is running");

@@ -73,7 +73,7 @@ describe("createSlackApprovalNotifier", () => {
       votes: [{ voter: { userId: "UBOB", teamId: "T1" }, decision: "deny", at: "2026-02-12T08:46:00Z" }],
     });
     await notifier.requestUpdated(denied);
-    await notifier.threadReply(denied, "<@UBOB> denied.");
+    await notifier.threadReply(denied, { kind: "vote", voter: "UBOB", decision: "deny" });
     const m = fake.message(message.channel, message.ts);
     expect(m?.updates).toBe(1);
     expect(m?.text).toContain("[DENIED]");
@@ -83,7 +83,7 @@ describe("createSlackApprovalNotifier", () => {
   it("does nothing for a request without a message", async () => {
     const notifier = createSlackApprovalNotifier({ client, now: () => NOW, log });
     await notifier.requestUpdated(request());
-    await notifier.threadReply(request(), "x");
+    await notifier.threadReply(request(), { kind: "expired" });
     expect(fake.calls()).toEqual([]);
   });
 

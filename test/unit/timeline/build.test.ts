@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AuditActor } from "../../../src/audit/log.js";
-import {
-  buildTimeline,
-  namespaceOf,
-  selectEntries,
-  span,
-  type TimelineEntry,
-} from "../../../src/timeline/build.js";
+import { buildTimeline } from "../../../src/render/timeline-markdown.js";
+import { namespaceOf, selectEntries, span, type TimelineEntry } from "../../../src/timeline/build.js";
 import { parseSince, resolveSince } from "../../../src/timeline/since.js";
 import { renderTimelineBlocks } from "../../../src/slack/blocks/timeline.js";
 import { timelineCommand } from "../../../commands/timeline.js";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseThreadRef } from "../../../commands/timeline.js";
 import { defaultRegistry } from "../../../commands/index.js";
-import { buildTimeline, type TimelineEntry } from "../../../src/timeline/build.js";
+import type { TimelineEntry } from "../../../src/timeline/build.js";
+import { buildTimeline } from "../../../src/render/timeline-markdown.js";
 import { renderTimelineBlocks, timelineFilename } from "../../../src/slack/blocks/timeline.js";
 
 const REQ_A = "aaaaaaaaaaaaaaaaaaaaaaaaaa";

@@ -3,11 +3,12 @@ import type { RedisConnection } from "../../../../src/redis-connection.js";
 import { ApprovalPolicy, type SlackDirectory } from "../../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../../src/approvals/store.js";
 import { ApprovalSigner, randomApprovalKey } from "../../../../src/approvals/integrity.js";
-import type { ApprovalNotifier } from "../../../../src/approvals/notifier.js";
+import type { ApprovalNotifier, ThreadEvent } from "../../../../src/approvals/notifier.js";
 import type { ApprovalRequest, Identity } from "../../../../src/approvals/types.js";
 import { ApprovalWorkflow, type EnqueueExecution } from "../../../../src/approvals/workflow.js";
 import { AuditLog } from "../../../../src/audit/log.js";
 import type { KubePort } from "../../../../src/kube/port.js";
+import { renderThreadReply } from "../../../../src/slack/notifier.js";
 import { FakeKube, INGRESS } from "./fake-kube.js";
 import { connect, deleteKeys, uniquePrefix } from "../../../helpers/redis.js";
 
@@ -23,15 +24,18 @@ export const CHANNEL = "COPS";
 export const TEST_APPROVAL_KEY = randomApprovalKey();
 export const testSigner = new ApprovalSigner(TEST_APPROVAL_KEY);
 
+/** Records each thread reply as the words Slack is sent (before escaping). */
 export class RecordingNotifier implements ApprovalNotifier {
   public readonly updates: ApprovalRequest[] = [];
   public readonly replies: string[] = [];
+  public readonly events: ThreadEvent[] = [];
   public requestUpdated(request: ApprovalRequest): Promise<void> {
     this.updates.push(request);
     return Promise.resolve();
   }
-  public threadReply(_request: ApprovalRequest, text: string): Promise<void> {
-    this.replies.push(text);
+  public threadReply(_request: ApprovalRequest, event: ThreadEvent): Promise<void> {
+    this.events.push(event);
+    this.replies.push(renderThreadReply(event));
     return Promise.resolve();
   }
 }

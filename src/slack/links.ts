@@ -1,0 +1,1 @@
+export { messageLink } from "./blocks/links.js";

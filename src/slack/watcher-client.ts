@@ -1,0 +1,65 @@
+/**
+ * The watcher's Slack client: it words and renders what the watcher reports (`WatcherMessage`) with
+ * the Block Kit renderers of `blocks/watch.ts`, which escape everything foreign, and posts or edits it
+ * through the Web API.
+ */
+import type { KnownBlock } from "@slack/types";
+import type { WebClient } from "@slack/web-api";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { WatcherMessage, WatcherSlack } from "../watcher/watcher.js";
+import type { SlackMessage } from "./blocks/message.js";
+import { clip, SlackLimit } from "./blocks/text.js";
+import {
+  renderWatchCard,
+  renderWatchGoneCard,
+  renderWatchGoneNote,
+  renderWatchUpdate,
+} from "./blocks/watch.js";
+
+/** A watcher message as Slack shows it. */
+export function renderWatcherMessage(message: WatcherMessage): SlackMessage {
+  switch (message.kind) {
+    case "notice":
+      return renderWatchCard(message.diagnosis, message.thresholdMs);
+    case "still-terminating":
+      return renderWatchUpdate(message.diagnosis);
+    case "gone":
+      return renderWatchGoneNote(message.namespace, message.terminatingSeconds);
+    case "gone-card":
+      // The card as it was posted (this adapter's own blocks, kept with the episode).
+      return renderWatchGoneCard(
+        message.namespace,
+        message.card as readonly KnownBlock[],
+        message.terminatingSeconds,
+      );
+  }
+}
+
+/** Posts and edits through the Web API. */
+export function slackWatcherClient(client: WebClient): WatcherSlack {
+  return {
+    async post(channel, watcherMessage, threadTs) {
+      const message = renderWatcherMessage(watcherMessage);
+      const res = await client.chat.postMessage({
+        channel,
+        ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+        text: clip(message.text, SlackLimit.Fallback),
+        blocks: message.blocks,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      if (res.ts === undefined)
+        throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a message but returned no ts.");
+      return { ts: res.ts, blocks: message.blocks };
+    },
+    async update(channel, ts, watcherMessage) {
+      const message = renderWatcherMessage(watcherMessage);
+      await client.chat.update({
+        channel,
+        ts,
+        text: clip(message.text, SlackLimit.Fallback),
+        blocks: message.blocks,
+      });
+    },
+  };
+}
