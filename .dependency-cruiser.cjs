@@ -5,8 +5,10 @@
  * The direction, top to bottom (imports point down; the rules below hold each line that matters):
  *
  *   entry points   src/main.ts, src/cli.ts, src/runtime.ts, and the wiring beside them
- *                  (src/services.ts, src/startup.ts, src/ops-target.ts): they build the adapters
- *                  and hand the command registry to the surfaces
+ *                  (src/services.ts, src/startup.ts, src/ops-target.ts, src/wiring/): they build the
+ *                  adapters and hand the command registry to the surfaces
+ *   application    src/app/: the use cases that connect the engine's outcomes to what happens
+ *                  next, over injected ports; only the wiring calls them, and they speak no Slack
  *   surfaces       src/slack/ and commands/, side by side: commands/ is the grammar and the
  *                  handlers over the src/ services; the Slack listeners reach it only through
  *                  the contract in src/command-contract.ts, and it never reaches for them
@@ -66,8 +68,8 @@ const CLIENTS = [
   ],
 ];
 /** Where the process is assembled: the only modules that build adapters and hand out the registry. */
-const ENTRY_POINTS = "^src/(main|cli|runtime)\\.ts$";
-const WIRING = "^src/(main|cli|runtime|services|startup|ops-target)\\.ts$";
+const ENTRY_POINTS = ["^src/(main|cli|runtime)\\.ts$", "^src/wiring/"];
+const WIRING = ["^src/(main|cli|runtime|services|startup|ops-target)\\.ts$", "^src/wiring/"];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -93,7 +95,7 @@ module.exports = {
       comment:
         "I/O lives in adapters: each client of the world outside the process is imported (for its values) only in its own adapter and by the wiring; everything else receives a port or an injected function.",
       severity: "error",
-      from: { pathNot: [WIRING, home] },
+      from: { pathNot: [...WIRING, home] },
       to: { path: `^(node_modules/)?(${packages})(/|$)`, dependencyTypesNot: ["type-only"] },
     })),
     {
@@ -109,7 +111,7 @@ module.exports = {
       comment:
         "A concrete adapter (the client-node and SDK adapters, the namespace watch, the probes of src/net) is constructed by the wiring only; the rest of the code uses its port (type-only imports stay free).",
       severity: "error",
-      from: { path: "^(src|commands)/", pathNot: [WIRING, "^src/kube/", "^src/aws/", "^src/net/"] },
+      from: { path: "^(src|commands)/", pathNot: [...WIRING, "^src/kube/", "^src/aws/", "^src/net/"] },
       to: {
         path: ["^src/kube/", "^src/aws/", "^src/net/"],
         pathNot: [KUBE_CONTRACT, AWS_CONTRACT],
@@ -119,7 +121,7 @@ module.exports = {
     {
       name: "src-below-commands",
       comment:
-        "commands/ is the grammar and the handlers over the src/ services, so src/ never imports it; only the entry points, which hand its registry to the surfaces (through src/command-contract.ts), may.",
+        "commands/ is the grammar and the handlers over the src/ services, so src/ never imports it; only the entry points and src/wiring, which hand its registry and its request planners to the surfaces (through src/command-contract.ts and injected functions), may.",
       severity: "error",
       from: { path: "^src/", pathNot: ENTRY_POINTS },
       to: { path: "^commands/" },
@@ -130,7 +132,33 @@ module.exports = {
         "A handler returns a result; it never reaches for the surface that shows it (src/slack) nor for the entry points and wiring that call it.",
       severity: "error",
       from: { path: "^commands/" },
-      to: { path: ["^src/slack/", "^src/render/text\\.ts$", WIRING] },
+      to: { path: ["^src/slack/", "^src/render/text\\.ts$", ...WIRING] },
+    },
+    {
+      name: "app-speaks-no-slack",
+      comment:
+        "src/app holds the use cases (what follows an outcome, a posted answer, a form) over injected ports: it imports nothing of Slack, neither src/slack nor its packages; a card, a link or a reply in Slack's words is a presenter the wiring passes in.",
+      severity: "error",
+      from: { path: "^src/app/" },
+      to: { path: ["^src/slack/", "^node_modules/@slack/"] },
+    },
+    {
+      name: "engine-speaks-no-slack",
+      comment:
+        "The engine, the collectors and the pure core emit typed results and events; only src/slack turns them into mrkdwn or Block Kit (and src/render into terminal text). None of them imports src/slack or a Slack package, so no Slack word is written below the surfaces.",
+      severity: "error",
+      from: {
+        path: "^src/(approvals|actions|jobs|watcher|audit|timeline|diagnosis|edge|traffic|orphans|preflight|render)/",
+      },
+      to: { path: ["^src/slack/", "^node_modules/@slack/"] },
+    },
+    {
+      name: "app-called-by-wiring",
+      comment:
+        "The use cases of src/app are constructed and connected by the runtime and src/wiring only: the surfaces and the engine are handed them as functions, so neither depends on the application layer above it.",
+      severity: "error",
+      from: { path: "^(src|commands)/", pathNot: [...WIRING, "^src/app/"] },
+      to: { path: "^src/app/" },
     },
     {
       name: "runtime-target-injected",

@@ -5,7 +5,6 @@
  * namespace, `<prefix>:ns-messages:<cluster>:<namespace>`, field `<channel>:<ts>`; it expires a week
  * after the last post, and the namespace-gone wait deletes it once everything in it is repainted.
  */
-import type { KnownBlock } from "@slack/types";
 
 export const NamespaceMessageKind = { Diagnosis: "diagnosis", Watch: "watch" } as const;
 export type NamespaceMessageKind = (typeof NamespaceMessageKind)[keyof typeof NamespaceMessageKind];
@@ -15,8 +14,11 @@ export interface NamespaceMessage {
   readonly namespace: string;
   readonly channel: string;
   readonly ts: string;
-  /** The diagnosis card's blocks as posted (for `watch`: without its intro line). */
-  readonly blocks: readonly KnownBlock[];
+  /**
+   * The diagnosis card's blocks as posted (for `watch`: without its intro line), kept opaque here:
+   * only the Slack surface reads them back.
+   */
+  readonly blocks: readonly unknown[];
 }
 
 /** The Redis calls the record needs (a plain client or a cluster client alike). */

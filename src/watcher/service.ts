@@ -1,6 +1,6 @@
 /**
  * The watcher as the bot runs it: a lease among replicas, and the namespace watcher running only
- * while this replica holds it. Off unless `UNSTUCK_WATCH_CHANNEL` is set (see `runtime.ts`).
+ * while this replica holds it. Off unless `UNSTUCK_WATCH_CHANNEL` is set (see `src/wiring/watcher.ts`).
  */
 import { hostname } from "node:os";
 import type { RedisConnection } from "../redis-connection.js";
@@ -9,9 +9,6 @@ import type { NamespaceWatchIo } from "../kube/namespace-watch.js";
 import type { Logger } from "../log.js";
 import { LeaderLease } from "./lease.js";
 import { NamespaceWatcher, type WatcherOptions, type WatcherSlack, type WatcherStats } from "./watcher.js";
-
-/** The Slack adapter of the watcher's port, built by the wiring (it lives with the Slack surface). */
-export { slackWatcherClient } from "../slack/watcher-client.js";
 
 export interface WatcherServiceOptions {
   readonly redis: RedisConnection;

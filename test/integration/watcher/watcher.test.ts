@@ -16,11 +16,8 @@ import { createRuntime } from "../../../src/runtime.js";
 import { botEnv } from "../../e2e/bot-env.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { createNamespaceWatchIo } from "../../../src/kube/namespace-watch.js";
-import {
-  createWatcherService,
-  slackWatcherClient,
-  type WatcherService,
-} from "../../../src/watcher/service.js";
+import { slackWatcherClient } from "../../../src/slack/watcher-client.js";
+import { createWatcherService, type WatcherService } from "../../../src/watcher/service.js";
 import type { WatcherSlack } from "../../../src/watcher/watcher.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";

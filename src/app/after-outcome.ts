@@ -1,0 +1,107 @@
+/**
+ * What follows an approved change once the executor made it: the namespace-gone wait after a
+ * finalizer removal (or a pointer to the wait already running), the edge waits after a repair.
+ * Started from the executor's outcome, in the request's thread.
+ */
+import type { RepointApplied } from "../actions/repoint-path.js";
+import type { ApprovalRequest, RepointPathAction } from "../approvals/types.js";
+import type { EdgeWaitRequest, EdgeWaitTarget } from "../jobs/edge-waits.js";
+import { postKey, type PostLedger } from "../jobs/post-once.js";
+import type { KubePort } from "../kube/port.js";
+import { runningThread, type PostedMessage, type StartNamespaceWait } from "./namespace-wait.js";
+
+/**
+ * The deadline of a repaired hostname's HTTP wait when the repair changed a CloudFront
+ * distribution: the names answer only once CloudFront has deployed, so they get CloudFront's deadline.
+ */
+export const HTTP_WAIT_AFTER_CLOUDFRONT_MS = 50 * 60_000;
+
+export interface AfterOutcomeDeps {
+  readonly kube: Pick<KubePort, "getNamespace">;
+  readonly startWait: StartNamespaceWait;
+  /** Adds one edge wait (the waits queue; a duplicate joins the running one). */
+  readonly enqueueEdgeWait: (request: EdgeWaitRequest) => Promise<unknown>;
+  /** Records each reply under its key, so an outcome handled again posts nothing twice. */
+  readonly posted: PostLedger;
+  /**
+   * The surface's reply in `thread`: the namespace is already watched, its progress and result are
+   * in `running`'s thread.
+   */
+  readonly replyAlreadyWatched: (
+    thread: PostedMessage,
+    namespace: string,
+    running: PostedMessage,
+  ) => Promise<{ readonly ts?: string } | undefined>;
+  readonly cluster: string;
+  /** Paths probed on each repaired hostname (`UNSTUCK_HEALTH_PATHS`). */
+  readonly healthPaths: readonly string[];
+  /** Pauses of the edge waits (tests shorten them; production uses each kind's default). */
+  readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
+}
+
+/** What to watch once an approved change is made. */
+export function afterOutcome(
+  deps: AfterOutcomeDeps,
+): (request: ApprovalRequest, applied?: RepointApplied) => Promise<void> {
+  return async (request, applied) => {
+    const thread = request.message;
+    if (thread === undefined) return;
+    const action = request.action;
+    // A clean-up has nothing to wait for: its outcome says what was deleted.
+    if (action.type === "delete-orphans") return;
+    // An opened deletion guard: its outcome said so, and its close is already scheduled.
+    if (action.type === "open-deletion-guard") return;
+    if (action.type === "remove-finalizer") {
+      const namespace = action.target.namespace;
+      // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
+      // (the wait then reports the result in the thread at its first check).
+      const ns = await deps.kube.getNamespace(namespace);
+      if (ns === null || ns.deletionTimestamp) {
+        const started = await deps.startWait(namespace, thread);
+        // Another wait already reports on it: say where, instead of a second status and "gone".
+        if (started.joined) {
+          await deps.posted.once(postKey("wait-joined", request.id), () =>
+            deps.replyAlreadyWatched(thread, namespace, runningThread(started)),
+          );
+        }
+      }
+      return;
+    }
+    // A repair: Route 53 INSYNC, CloudFront Deployed and every repaired hostname answering — each a
+    // wait with its own status message in the thread. (A mismatched target's old load balancer still
+    // exists, so its name resolving says nothing: no NXDOMAIN wait here.)
+    const targets: EdgeWaitTarget[] = [];
+    for (const c of applied?.route53Changes ?? [])
+      targets.unshift({
+        kind: "route53-insync",
+        changeId: c.changeId,
+        zoneName: zoneNameOf(action, c.zoneId),
+      });
+    for (const id of applied?.distributions ?? [])
+      targets.unshift({ kind: "cloudfront-deployed", distributionId: id });
+    for (const host of action.hostnames)
+      for (const path of deps.healthPaths) targets.push({ kind: "http-ok", url: `https://${host}${path}` });
+    const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t])).values()];
+    for (const target of unique) {
+      await deps.enqueueEdgeWait({
+        target,
+        cluster: deps.cluster,
+        channel: thread.channel,
+        threadTs: thread.ts,
+        ...(deps.edgeWaits?.intervalMs !== undefined ? { intervalMs: deps.edgeWaits.intervalMs } : {}),
+        ...(deps.edgeWaits?.maxIntervalMs !== undefined
+          ? { maxIntervalMs: deps.edgeWaits.maxIntervalMs }
+          : {}),
+        // The names answer only once CloudFront has deployed: give them CloudFront's deadline.
+        ...(target.kind === "http-ok" && (applied?.distributions.length ?? 0) > 0
+          ? { timeoutMs: HTTP_WAIT_AFTER_CLOUDFRONT_MS }
+          : {}),
+      });
+    }
+  };
+}
+
+function zoneNameOf(action: RepointPathAction, zoneId: string): string {
+  const step = action.steps.find((s) => s.kind === "route53" && s.zoneId === zoneId);
+  return step?.kind === "route53" ? step.zoneName : zoneId;
+}

@@ -1,0 +1,19 @@
+/** The Redis connection a running bot holds: connected at start, or an error naming `REDIS_URL`. */
+import type { Config } from "../config.js";
+import { ErrorCode, UnstuckError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { createRedisConnection, type RedisConnection } from "../redis-connection.js";
+
+export async function connectRedis(config: Config, log: Logger): Promise<RedisConnection> {
+  // BullMQ needs maxRetriesPerRequest: null on connections its workers block on.
+  const redis = createRedisConnection(config, { maxRetriesPerRequest: null, lazyConnect: true });
+  redis.on("error", (err: Error) => log.warn({ err: { message: err.message } }, "redis connection error"));
+  await redis.connect().catch((err: unknown) => {
+    throw new UnstuckError(
+      ErrorCode.Unreachable,
+      `Cannot reach Redis at REDIS_URL (${err instanceof Error ? err.message : String(err)}).`,
+      { variable: "REDIS_URL" },
+    );
+  });
+  return redis;
+}

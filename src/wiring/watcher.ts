@@ -1,0 +1,51 @@
+/**
+ * The stuck-namespace watcher, when `UNSTUCK_WATCH_CHANNEL` is set: one leader among replicas
+ * watches namespaces and posts the diagnosis of one stuck past the threshold to the watch channel.
+ */
+import type { WebClient } from "@slack/web-api";
+import { diagnoseOptions } from "../../commands/finalize.js";
+import type { CommandServices } from "../command-contract.js";
+import type { Config } from "../config.js";
+import { diagnoseNamespace } from "../diagnosis/diagnose.js";
+import { loadKubeConfig } from "../kube/client-node-adapter.js";
+import { createNamespaceWatchIo, type NamespaceWatchIo } from "../kube/namespace-watch.js";
+import type { Logger } from "../log.js";
+import type { RedisConnection } from "../redis-connection.js";
+import { slackWatcherClient } from "../slack/watcher-client.js";
+import { createWatcherService, type WatcherService, type WatcherServiceOptions } from "../watcher/service.js";
+
+export interface WatcherDeps {
+  readonly config: Config;
+  readonly redis: RedisConnection;
+  readonly prefix: string;
+  readonly services: CommandServices;
+  readonly client: WebClient;
+  readonly log: Logger;
+  /** Its namespace watch (default from the kubeconfig) and timings (tests pass both). */
+  readonly options?: { readonly io?: NamespaceWatchIo; readonly tuning?: WatcherServiceOptions["tuning"] };
+}
+
+/** The watcher service, or nothing when no watch channel is configured. */
+export function createWatcher(d: WatcherDeps): WatcherService | undefined {
+  const { config, services } = d;
+  const watch = config.watch;
+  return watch === undefined
+    ? undefined
+    : createWatcherService({
+        redis: d.redis,
+        prefix: d.prefix,
+        channel: watch.channel,
+        thresholdMs: config.blockedAfterSeconds * 1000,
+        leaseMs: watch.leaseMs,
+        io:
+          d.options?.io ??
+          createNamespaceWatchIo(
+            loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
+            { timeoutMs: config.kubeTimeoutMs },
+          ),
+        diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
+        slack: slackWatcherClient(d.client),
+        log: d.log,
+        ...(d.options?.tuning !== undefined ? { tuning: d.options.tuning } : {}),
+      });
+}

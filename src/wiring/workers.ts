@@ -1,0 +1,232 @@
+/**
+ * The workers of a worker process, wired: approved actions, the waits (namespace gone, edge, path
+ * re-check, deletion-guard close) with the use cases that follow them, and the durable notifications.
+ * Also the record of the jobs running here, which a stop that runs out of time hands back.
+ */
+import type { WebClient } from "@slack/web-api";
+import type { Job, Queue, Worker } from "bullmq";
+import { afterOutcome } from "../app/after-outcome.js";
+import {
+  afterNamespaceGone,
+  blockerLines,
+  replanNamespace,
+  repaintWhenFinished,
+} from "../app/namespace-gone.js";
+import type { StartNamespaceWait } from "../app/namespace-wait.js";
+import type { RunningJob } from "../app/shutdown.js";
+import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
+import type { ApprovalSigner } from "../approvals/integrity.js";
+import type { ApprovalNotifier, RetryPolicy } from "../approvals/notifier.js";
+import type { ApprovalPolicy } from "../approvals/policy.js";
+import type { ApprovalStore } from "../approvals/store.js";
+import type { ApprovalWorkflow } from "../approvals/workflow.js";
+import { auditObserver } from "../audit/observe.js";
+import type { AuditLog } from "../audit/log.js";
+import type { CommandServices } from "../command-contract.js";
+import type { Config } from "../config.js";
+import { enqueueGuardClose } from "../jobs/deletion-guard.js";
+import { startGuardReconciler, type GuardReconciler } from "../jobs/guard-reconcile.js";
+import { enqueueEdgeWait } from "../jobs/edge-waits.js";
+import type { NamespaceMessages } from "../jobs/namespace-messages.js";
+import { createNotifyWorker, queueMessageEdit, type NotifyRetry } from "../jobs/notify.js";
+import { enqueuePathRecheck } from "../jobs/path-recheck.js";
+import type { PostLedger } from "../jobs/post-once.js";
+import type { Queues } from "../jobs/queues.js";
+import { createActionsWorker, createWaitsWorker, type WorkerSetup } from "../jobs/workers.js";
+import type { Logger } from "../log.js";
+import { createEdgeProbe } from "../net/probe.js";
+import type { RedisConnection } from "../redis-connection.js";
+import {
+  createSlackApprovalNotifier,
+  createSlackThreadReporter,
+  slackRetryVerdict,
+} from "../slack/notifier.js";
+import {
+  slackAlreadyWatchedReply,
+  slackMessageEditor,
+  slackRepaint,
+  slackTraceCard,
+} from "./slack-presenters.js";
+
+/** Approved actions run at once on one worker process. */
+const ACTIONS_CONCURRENCY = 4;
+/** Wait checks run at once on one worker process (a check is short; a wait holds no slot between checks). */
+const WAITS_CONCURRENCY = 8;
+
+export interface WorkersDeps {
+  readonly config: Config;
+  readonly redis: RedisConnection;
+  readonly prefix: string;
+  readonly cluster: string;
+  readonly base: Omit<CommandServices, "approvals">;
+  readonly store: ApprovalStore;
+  readonly signer: ApprovalSigner;
+  readonly guardSigner: DeletionGuardSigner;
+  readonly policy: ApprovalPolicy;
+  readonly audit: AuditLog;
+  readonly workflow: ApprovalWorkflow;
+  readonly notifier: ApprovalNotifier;
+  readonly queues: Queues;
+  readonly notifyQueue: Queue;
+  readonly namespaceMessages: NamespaceMessages;
+  readonly posted: PostLedger;
+  readonly startWait: StartNamespaceWait;
+  readonly client: WebClient;
+  readonly notifierClient: WebClient;
+  readonly now: () => Date;
+  readonly log: Logger;
+  /** Worker lock settings, path re-check and edge-wait timings, notification retries (tests shorten them). */
+  readonly tuning: {
+    readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
+    readonly pathRecheck?: { readonly intervalMs?: number; readonly timeoutMs?: number };
+    readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
+    readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
+  };
+}
+
+export function createWorkers(d: WorkersDeps): Worker[] {
+  const { config, base, audit, now, log, queues, tuning } = d;
+  const workerSetup: WorkerSetup = { connection: d.redis, prefix: `${d.prefix}:bull`, ...tuning.worker };
+  // `current` lets every replica paint the stored state, never an older one it happens to hold.
+  const slackNotifier = createSlackApprovalNotifier({
+    client: d.notifierClient,
+    now,
+    log,
+    current: (id) => d.store.get(id),
+    ...(tuning.notify?.retry !== undefined ? { retry: tuning.notify.retry } : {}),
+  });
+  return [
+    createActionsWorker(
+      { ...workerSetup, concurrency: ACTIONS_CONCURRENCY },
+      {
+        store: d.store,
+        signer: d.signer,
+        policy: d.policy,
+        kube: base.kube,
+        audit,
+        now,
+        notifier: d.notifier,
+        log,
+        afterDone: afterOutcome({
+          kube: base.kube,
+          startWait: d.startWait,
+          enqueueEdgeWait: (request) => enqueueEdgeWait(queues.waits, request, now()),
+          posted: d.posted,
+          replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
+          cluster: d.cluster,
+          healthPaths: config.edgeProbe.healthPaths,
+          ...(tuning.edgeWaits !== undefined ? { edgeWaits: tuning.edgeWaits } : {}),
+        }),
+        scheduleGuardClose: async (data, delayMs) => {
+          await enqueueGuardClose(queues.waits, data, delayMs);
+        },
+        guardSigner: d.guardSigner,
+        ...(base.aws ? { aws: base.aws.port } : {}),
+      },
+      { sweep: () => d.workflow.sweep() },
+    ),
+    createWaitsWorker(
+      { ...workerSetup, concurrency: WAITS_CONCURRENCY },
+      {
+        kube: base.kube,
+        reporter: createSlackThreadReporter(d.client),
+        describeBlockers: blockerLines(base.kube, now),
+        deletionGuard: { kube: base.kube, audit, reporter: createSlackThreadReporter(d.client), now, log },
+        ...(base.aws
+          ? {
+              afterGone: afterNamespaceGone({
+                kube: base.kube,
+                aws: base.aws,
+                now,
+                renderTrace: slackTraceCard,
+                enqueuePathRecheck: (request) => enqueuePathRecheck(queues.waits, request, now()),
+                ...(tuning.pathRecheck !== undefined ? { pathRecheck: tuning.pathRecheck } : {}),
+              }),
+              pathRecheck: {
+                replan: replanNamespace({ kube: base.kube, aws: base.aws, now, renderTrace: slackTraceCard }),
+                reporter: createSlackThreadReporter(d.client),
+                now,
+                log,
+                record: auditObserver(audit, now),
+              },
+            }
+          : {}),
+        ...(base.aws
+          ? {
+              edge: {
+                aws: base.aws.port,
+                reporter: createSlackThreadReporter(d.client),
+                probe: createEdgeProbe({
+                  resolvers: config.edgeProbe.resolvers,
+                  ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+                }),
+                now,
+                log,
+                record: auditObserver(audit, now),
+              },
+            }
+          : {}),
+        now,
+        log,
+        posted: d.posted,
+        record: auditObserver(audit, now),
+        // The namespace's wait ended: repaint what was posted about it (durably, on the notify queue).
+        onFinished: repaintWhenFinished({
+          messages: d.namespaceMessages,
+          queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, edit, key, tuning.notify?.job),
+          present: slackRepaint,
+          now,
+        }),
+      },
+    ),
+    createNotifyWorker(workerSetup, {
+      current: (id) => d.store.get(id),
+      slack: slackNotifier,
+      isPermanent: (err) => !slackRetryVerdict(err).retry,
+      edit: slackMessageEditor(d.notifierClient),
+      log,
+      posted: d.posted,
+    }),
+  ];
+}
+
+/** The jobs running on these workers now, with their lock tokens; worker errors logged. */
+export function trackRunning(workers: readonly Worker[], log: Logger): Iterable<RunningJob> {
+  const running = new Map<string, Job>();
+  const runningKey = (job: Job): string => `${job.queueName}:${job.id ?? ""}`;
+  for (const w of workers) {
+    w.on("error", (err) => log.error({ err: { message: err.message } }, "worker error"));
+    w.on("active", (job: Job) => running.set(runningKey(job), job));
+    w.on("completed", (job: Job) => running.delete(runningKey(job)));
+    w.on("failed", (job: Job | undefined) => {
+      if (job !== undefined) running.delete(runningKey(job));
+    });
+  }
+  return { [Symbol.iterator]: () => running.values() };
+}
+
+export interface ReconcilerDeps {
+  readonly kube: CommandServices["kube"];
+  readonly guardSigner: DeletionGuardSigner;
+  readonly now: () => Date;
+  readonly audit: AuditLog;
+  readonly log: Logger;
+  /** Period and grace past `until` (tests shorten them). */
+  readonly tuning?: { readonly everyMs?: number; readonly graceMs?: number } | undefined;
+}
+
+/** The deletion guard's reconcile loop a worker process runs on its own timer. */
+export function startReconciler(d: ReconcilerDeps): GuardReconciler {
+  const g = d.tuning;
+  return startGuardReconciler(
+    {
+      kube: d.kube,
+      signer: d.guardSigner,
+      now: d.now,
+      audit: d.audit,
+      log: d.log,
+      ...(g?.graceMs !== undefined ? { graceMs: g.graceMs } : {}),
+    },
+    g?.everyMs !== undefined ? { everyMs: g.everyMs } : {},
+  );
+}
