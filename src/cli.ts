@@ -3,6 +3,7 @@
  * Same grammar, same handlers as Slack; renders text, or JSON with `--json`.
  * Exit codes: 0 answered, 1 the command failed (API error …), 2 bad input.
  */
+import { blockerLine } from "./render/diagnosis-prose.js";
 import { enableCompileCache } from "node:module";
 import { userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -259,9 +260,7 @@ async function watchInTerminal(
     }
     if (Date.now() - started >= options.timeoutMs) {
       const d = await diagnoseNamespace(services.kube, namespace, { now: services.now });
-      const blockers = d.blockers.map(
-        (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
-      );
+      const blockers = d.blockers.map(blockerLine);
       io.out(
         options.json
           ? JSON.stringify({ namespace, outcome: "timed-out", checks: check, blockers })

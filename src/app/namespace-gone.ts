@@ -5,6 +5,7 @@
  * re-trace each re-check makes; and when the wait ends, the repaint of every message posted about
  * the namespace.
  */
+import { blockerLine } from "../render/diagnosis-prose.js";
 import type { CommandServices } from "../command-contract.js";
 import { diagnoseNamespace } from "../diagnosis/diagnose.js";
 import type { RepointPlan } from "../edge/repoint.js";
@@ -37,10 +38,7 @@ export interface NamespaceGoneDeps {
 
 /** Lines naming what still blocks a namespace, for the wait's status message. */
 export function blockerLines(kube: KubePort, now: () => Date): DescribeBlockers {
-  return async (namespace) =>
-    (await diagnoseNamespace(kube, namespace, { now })).blockers.map(
-      (b) => `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`,
-    );
+  return async (namespace) => (await diagnoseNamespace(kube, namespace, { now })).blockers.map(blockerLine);
 }
 
 export interface AfterNamespaceGoneDeps extends NamespaceGoneDeps {

@@ -4,6 +4,7 @@
  * the whole sentence (nothing here is the bot's own `<…>` markup), the terminal prints it as is.
  */
 import type {
+  Blocker,
   CauseLink,
   DiagnosisRemedy,
   DiscoveryFailureFinding,
@@ -239,4 +240,9 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
 /** Every remedy as a sentence, in order. */
 export function nextStepTexts(d: Pick<NamespaceDiagnosis, "remedies">, options: ProseOptions = {}): string[] {
   return d.remedies.map((r) => remedyText(r, options));
+}
+
+/** One object still blocking, as the waits' status and the terminal watch name it: `Kind ns/name (finalizers)`. */
+export function blockerLine(b: Pick<Blocker, "kind" | "namespace" | "name" | "finalizers">): string {
+  return `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`;
 }
