@@ -2,27 +2,13 @@
  * A button or form turned into an approval request: a finalizer removal whose target the form names
  * by resource and API version (resolved through discovery), and a traffic-path repair planned afresh.
  */
-import type { ApprovalRequest, Identity, RequesterStatement } from "../approvals/types.js";
+import type { ApprovalRequest, Identity, RemovalRequestInput } from "../approvals/types.js";
 import type { FinalizerRemovalInput } from "../approvals/workflow.js";
 import { resolveResourceType } from "../diagnosis/removal-plan.js";
 import type { RepointPlan } from "../edge/repoint.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { RepairSubject } from "../traffic/repoint.js";
-
-/** What the removal form names: the object by resource, API version and kind. */
-export interface RemovalFormInput {
-  readonly namespace: string;
-  readonly resource: string;
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly finalizer?: string;
-  readonly reason: string;
-  readonly statements?: readonly RequesterStatement[];
-  readonly requester: Identity;
-  readonly channelId: string;
-}
 
 export interface RemovalRequestDeps {
   readonly kube: Pick<KubePort, "discover">;
@@ -35,7 +21,7 @@ export interface RemovalRequestDeps {
 /** Creates a finalizer-removal request from the form; throws `UnstuckError` when the kind does not match. */
 export function removalRequester(
   deps: RemovalRequestDeps,
-): (input: RemovalFormInput) => Promise<ApprovalRequest> {
+): (input: RemovalRequestInput) => Promise<ApprovalRequest> {
   return async (input) => {
     const type = resolveResourceType(
       (await deps.kube.discover()).resources,

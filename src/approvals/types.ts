@@ -440,3 +440,18 @@ export function isRequestId(value: string): boolean {
 export function describeTarget(target: ObjectTarget): string {
   return `${target.kind} ${target.namespace}/${target.name}`;
 }
+
+/** A finalizer removal as a form names it: the object by resource, API version and kind. */
+export interface RemovalRequestInput {
+  readonly namespace: string;
+  readonly resource: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly finalizer?: string;
+  readonly reason: string;
+  /** The statements the requester ticked in the form (the form sends all three). */
+  readonly statements?: readonly RequesterStatement[];
+  readonly requester: Identity;
+  readonly channelId: string;
+}

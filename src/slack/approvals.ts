@@ -10,7 +10,7 @@
 import { webApi, type ViewSubmitAction } from "@slack/bolt";
 import { pino } from "pino";
 import { retrying } from "../approvals/notifier.js";
-import type { ApprovalRequest, Identity, RequesterStatement, VoteDecision } from "../approvals/types.js";
+import type { ApprovalRequest, Identity, RemovalRequestInput, VoteDecision } from "../approvals/types.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -50,19 +50,7 @@ const SUBMIT_ACK_BUDGET_MS = 2_000;
 // Buttons and the modal
 // ---------------------------------------------------------------------------------------------------------
 
-export interface RemovalRequestInput {
-  readonly namespace: string;
-  readonly resource: string;
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly finalizer?: string;
-  readonly reason: string;
-  /** The statements the requester ticked in the form (the form sends all three). */
-  readonly statements?: readonly RequesterStatement[];
-  readonly requester: Identity;
-  readonly channelId: string;
-}
+export type { RemovalRequestInput };
 
 export interface ApprovalActionDeps {
   readonly workflow: ApprovalWorkflow;
