@@ -12,6 +12,8 @@ import { INSTALL_RESOURCES, ResourceRegistry } from "./registry.js";
 import { SimStore } from "./store.js";
 import { LogStore } from "./logs.js";
 import { NamespaceController } from "./namespace-controller.js";
+import { admitDelete } from "./admission.js";
+import { WorkloadControllers } from "./workloads.js";
 import { ApiServiceAvailability, ensureAggregatedApi } from "./apiservices.js";
 import { createHandler, type KubeFaults, type RequestRecord } from "./server.js";
 import type { KubeObject } from "./object.js";
@@ -76,13 +78,16 @@ function userFromToken(token: string | undefined): string | undefined {
 /**
  * Start the simulator on 127.0.0.1. Without a scenario the cluster holds only the four base
  * namespaces; with one, its `kube` section is loaded verbatim (finalizers, deletionTimestamps and
- * status included). Only the namespace controller and the garbage collector run: nothing else
- * removes finalizers, exactly like a cluster whose controllers are stuck.
+ * status included). Only the namespace controller, the garbage collector, the kubelets of Ready
+ * nodes, the pod garbage collector and the pvc-protection controller run (`workloads.ts`): nothing
+ * else removes finalizers, exactly like a cluster whose controllers are stuck. DELETEs pass the
+ * admission webhooks (`admission.ts`).
  */
 export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
   const now = options.now ?? (() => new Date());
   const registry = new ResourceRegistry(options.installKinds === true ? INSTALL_RESOURCES : []);
   const store = new SimStore(registry, now);
+  store.setDeleteAdmission((d, o) => admitDelete(store, d, o));
   const logs = new LogStore(now);
   let faults: KubeFaults = { ...(options.faults ?? {}) };
   let throttleLeft = faults.throttle?.count ?? 0;
@@ -133,12 +138,14 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   availability.reconcile();
 
   const controller = new NamespaceController(store, () => availability.failingGroups());
+  const workloads = new WorkloadControllers(store);
   let scheduled = false;
   let stopped = false;
   const runController = () => {
     scheduled = false;
     if (stopped) return;
     availability.reconcile();
+    workloads.reconcileAll();
     controller.reconcileAll();
   };
   const unsubscribe = store.onChange(() => {
@@ -223,6 +230,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     },
     reconcileNow() {
       availability.reconcile();
+      workloads.reconcileAll();
       controller.reconcileAll();
       return Promise.resolve();
     },

@@ -49,6 +49,20 @@ export function discoveryFailureMessage(failing: readonly string[]): string {
   return `Discovery failed for some groups, ${failing.length} failing: unable to retrieve the complete list of server APIs: ${groups.join(", ")}`;
 }
 
+/** upstream `estimateGracefulTerminationForPods`. */
+function podEstimateSeconds(pods: readonly KubeObject[]): number {
+  let estimate = 0;
+  for (const p of pods) {
+    const phase = isRecord(p.status) ? p.status.phase : undefined;
+    if (phase === "Succeeded" || phase === "Failed") continue;
+    const grace = isRecord(p.spec) ? p.spec.terminationGracePeriodSeconds : undefined;
+    // The API server defaults an unset grace period to 30 s.
+    const g = typeof grace === "number" ? grace : 30;
+    if (g > estimate) estimate = g;
+  }
+  return estimate;
+}
+
 export class NamespaceController {
   /**
    * @param failingGroups the group-versions whose discovery currently fails (`metrics.k8s.io/v1beta1`).
@@ -110,12 +124,26 @@ export class NamespaceController {
       .filter((d) => d.namespaced && d.verbs.includes("delete") && !failingSet.has(apiVersionOf(d)));
     const remaining = new Map<string, number>();
     const finalizers = new Map<string, number>();
+    const deleteErrors: string[] = [];
     for (const d of deletable) {
+      // upstream deletes the collection; the first refusal (an admission webhook that cannot be
+      // called) is that type's error, and the type is then not counted as remaining.
+      let refused: string | undefined;
       for (const o of this.store.listIn(d, name)) {
         if (o.metadata?.deletionTimestamp !== undefined) continue;
-        this.store.deleteIn(d, name, o.metadata?.name ?? "", {
-          propagationPolicy: PropagationPolicy.Background,
-        });
+        try {
+          this.store.deleteIn(d, name, o.metadata?.name ?? "", {
+            propagationPolicy: PropagationPolicy.Background,
+          });
+        } catch (err) {
+          if (!(err instanceof KubeApiError) || err.code === 404 || err.code === 409) throw err;
+          refused = err.message;
+          break;
+        }
+      }
+      if (refused !== undefined) {
+        deleteErrors.push(refused);
+        continue;
       }
       const left = this.store.listIn(d, name);
       if (left.length === 0) continue;
@@ -123,6 +151,9 @@ export class NamespaceController {
       for (const o of left) {
         for (const f of o.metadata?.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
       }
+      // Pods: upstream's estimate is the longest terminationGracePeriodSeconds of the pods not yet
+      // Succeeded or Failed; while it is above 0, pods left are no error (their kubelets finish them).
+      if (d.group === "" && d.resource === "pods" && podEstimateSeconds(left) > 0) continue;
       if (!left.some((o) => (o.metadata?.finalizers ?? []).length > 0)) {
         errors.push(
           `unexpected items still remain in namespace: ${name} for gvr: ${d.group}/${d.version}, Resource=${d.resource}`,
@@ -147,7 +178,8 @@ export class NamespaceController {
         message: `Some content in the namespace has finalizers remaining: ${parts.join(", ")}`,
       });
     }
-    const contentErrors = errors.filter((e) => e.startsWith("unexpected items"));
+    errors.push(...deleteErrors);
+    const contentErrors = [...errors.filter((e) => e.startsWith("unexpected items")), ...deleteErrors];
     if (contentErrors.length > 0) {
       newConditions.push({
         type: "NamespaceDeletionContentFailure",

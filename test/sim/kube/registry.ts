@@ -97,6 +97,17 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
     sub: ["status"],
   }),
   def("apiregistration.k8s.io/v1", "apiservices", "APIService", { namespaced: false, sub: ["status"] }),
+  def("admissionregistration.k8s.io/v1", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", {
+    namespaced: false,
+  }),
+  def(
+    "admissionregistration.k8s.io/v1",
+    "validatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration",
+    {
+      namespaced: false,
+    },
+  ),
   def("apps/v1", "daemonsets", "DaemonSet", { short: ["ds"], sub: ["status"], categories: ALL }),
   def("apps/v1", "deployments", "Deployment", {
     short: ["deploy"],

@@ -795,7 +795,10 @@ function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): Dele
   const orphan =
     b.orphanDependents ?? (q.has("orphanDependents") ? q.get("orphanDependents") === "true" : undefined);
   const pre = isRecord(b.preconditions) ? (b.preconditions as DeleteOptions["preconditions"]) : undefined;
+  const graceRaw = b.gracePeriodSeconds ?? q.get("gracePeriodSeconds") ?? undefined;
+  const grace = graceRaw === undefined || graceRaw === null ? undefined : Number(graceRaw);
   return {
+    ...(grace !== undefined && Number.isFinite(grace) ? { gracePeriodSeconds: grace } : {}),
     ...(policy !== undefined ? { propagationPolicy: policy } : {}),
     ...(typeof orphan === "boolean" ? { orphanDependents: orphan } : {}),
     ...(pre !== undefined ? { preconditions: pre } : {}),

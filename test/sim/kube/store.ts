@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 
 import { apiVersionOf, typeKey, type ResourceDef, type ResourceRegistry } from "./registry.js";
 import { clone, deepEqual, isRecord, rfc3339, type KubeObject } from "./object.js";
+import { PVC_PROTECTION_FINALIZER, awaitsKubelet, podGracePeriod } from "./workloads.js";
 import {
   KubeApiError,
   alreadyExists,
@@ -40,6 +41,8 @@ export interface DeleteOptions {
   orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
   dryRun?: boolean;
+  /** Pods: the grace period asked for (0 with `--force`: gone without waiting for the kubelet). */
+  gracePeriodSeconds?: number;
 }
 
 export interface WriteOptions {
@@ -199,6 +202,14 @@ export class SimStore {
     private readonly now: () => Date,
   ) {
     this.events.setMaxListeners(0);
+  }
+
+  /** Admission of a DELETE (the API server's webhooks); throws to refuse. Set by the server. */
+  private deleteAdmission: ((d: ResourceDef, obj: KubeObject) => void) | undefined;
+
+  /** Install the DELETE admission every delete passes (the HTTP API's, the controllers', the tests'). */
+  public setDeleteAdmission(admit: ((d: ResourceDef, obj: KubeObject) => void) | undefined): void {
+    this.deleteAdmission = admit;
   }
 
   /** The current global resourceVersion (the counter every write bumps). */
@@ -507,6 +518,11 @@ export class SimStore {
       const status = isRecord(o.status) ? o.status : {};
       o.status = { phase: "Pending", qosClass: "BestEffort", ...status };
     }
+    if (d.group === "" && d.resource === "persistentvolumeclaims") {
+      // The StorageObjectInUseProtection admission plugin (enabled by default).
+      const fins = meta.finalizers ?? [];
+      if (!fins.includes(PVC_PROTECTION_FINALIZER)) meta.finalizers = [...fins, PVC_PROTECTION_FINALIZER];
+    }
     if (d.group === "apiextensions.k8s.io" && d.resource === "customresourcedefinitions") this.crdCreated(o);
   }
 
@@ -694,8 +710,25 @@ export class SimStore {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${curMeta.resourceVersion ?? ""}`,
       );
     }
+    this.deleteAdmission?.(d, cur);
     if (opts.dryRun) return this.present(d, cur);
-    if (curMeta.deletionTimestamp !== undefined) return this.present(d, cur);
+    const isPod = d.group === "" && d.resource === "pods";
+    if (curMeta.deletionTimestamp !== undefined) {
+      // A pod waiting for its kubelet goes at once when deleted again with grace 0 (`--force`).
+      if (isPod && opts.gracePeriodSeconds === 0 && (curMeta.deletionGracePeriodSeconds ?? 0) > 0) {
+        const next = clone(cur);
+        const meta = (next.metadata ??= {});
+        meta.deletionGracePeriodSeconds = 0;
+        meta.resourceVersion = String(++this.rv);
+        bucket.set(key, next);
+        this.emit("MODIFIED", d, next);
+        this.gcNeeded = true;
+        this.finishIfFinalized(d, key);
+        this.collectGarbage();
+        return this.present(d, bucket.get(key) ?? next);
+      }
+      return this.present(d, cur);
+    }
 
     const policy: PropagationPolicy =
       opts.propagationPolicy ??
@@ -709,7 +742,12 @@ export class SimStore {
     const isNamespace = d.group === "" && d.resource === "namespaces";
     const specFins =
       isNamespace && isRecord(next.spec) && Array.isArray(next.spec.finalizers) ? next.spec.finalizers : [];
-    if (fins.length === 0 && specFins.length === 0) {
+    // A bound, running pod waits for its node's kubelet (graceful deletion); see workloads.ts.
+    const grace = isPod ? podGracePeriod(cur, opts.gracePeriodSeconds) : 0;
+    const graceful =
+      grace > 0 &&
+      awaitsKubelet(this, { ...cur, metadata: { ...curMeta, deletionGracePeriodSeconds: grace } });
+    if (fins.length === 0 && specFins.length === 0 && !graceful) {
       bucket.delete(key);
       this.rv++;
       meta.resourceVersion = String(this.rv);
@@ -720,8 +758,8 @@ export class SimStore {
       return this.present(d, next);
     }
     if (fins.length > 0) meta.finalizers = fins;
-    meta.deletionTimestamp = rfc3339(this.now());
-    meta.deletionGracePeriodSeconds = 0;
+    meta.deletionTimestamp = rfc3339(new Date(this.now().getTime() + (graceful ? grace * 1000 : 0)));
+    meta.deletionGracePeriodSeconds = graceful ? grace : 0;
     if (isNamespace) next.status = { ...(isRecord(next.status) ? next.status : {}), phase: "Terminating" };
     meta.resourceVersion = String(++this.rv);
     bucket.set(key, next);
@@ -759,6 +797,7 @@ export class SimStore {
       const spec = isRecord(o.spec) ? o.spec : {};
       if (Array.isArray(spec.finalizers) && spec.finalizers.length > 0) return;
     }
+    if (d.group === "" && d.resource === "pods" && awaitsKubelet(this, o)) return;
     this.remove(d, key);
   }
 
@@ -825,9 +864,7 @@ export class SimStore {
           const deps = dependents(meta.uid);
           for (const dep of deps) {
             if (dep.o.metadata?.deletionTimestamp === undefined) {
-              this.deleteIn(dep.d, dep.o.metadata?.namespace, dep.o.metadata?.name ?? "", {
-                propagationPolicy: PropagationPolicy.Foreground,
-              });
+              this.gcDelete(dep.d, dep.o, PropagationPolicy.Foreground);
             }
           }
           const blocking = dependents(meta.uid).filter(
@@ -856,9 +893,7 @@ export class SimStore {
           const crDef = this.registry.preferred().find((x) => x.group === group && x.resource === plural);
           if (crBucket !== undefined && crDef !== undefined) {
             for (const cr of [...crBucket.values()]) {
-              if (cr.metadata?.deletionTimestamp === undefined) {
-                this.deleteIn(crDef, cr.metadata?.namespace, cr.metadata?.name ?? "");
-              }
+              if (cr.metadata?.deletionTimestamp === undefined) this.gcDelete(crDef, cr);
             }
           }
           if (crBucket === undefined || crBucket.size === 0) {
@@ -880,14 +915,26 @@ export class SimStore {
           (r) => byUid.has(r.uid) && this.bucket(byUid.get(r.uid)!.d).has(byUid.get(r.uid)!.key),
         );
         if (live.length === 0) {
-          if (e.o.metadata?.deletionTimestamp === undefined) {
-            this.deleteIn(e.d, e.o.metadata?.namespace, e.o.metadata?.name ?? "");
+          if (e.o.metadata?.deletionTimestamp === undefined && this.gcDelete(e.d, e.o)) {
             this.gcNeeded = true;
           }
         } else if (live.length < refs.length) {
           for (const r of refs) if (!live.includes(r)) this.stripOwner(e.d, e.key, r.uid);
         }
       }
+    }
+  }
+
+  /** A collector's delete; one an admission webhook refuses is left for a later round. */
+  private gcDelete(d: ResourceDef, o: KubeObject, propagationPolicy?: PropagationPolicy): boolean {
+    try {
+      this.deleteIn(d, o.metadata?.namespace, o.metadata?.name ?? "", {
+        ...(propagationPolicy !== undefined ? { propagationPolicy } : {}),
+      });
+      return true;
+    } catch (err) {
+      if (err instanceof KubeApiError) return false;
+      throw err;
     }
   }
 

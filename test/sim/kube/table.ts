@@ -78,6 +78,22 @@ function podStatus(o: KubeObject): unknown {
   return getPath(o, "status.reason") ?? getPath(o, "status.phase") ?? "Unknown";
 }
 
+function nodeStatus(o: KubeObject): string {
+  const conds = getPath(o, "status.conditions");
+  const ready = (Array.isArray(conds) ? conds : []).find((c) => isRecord(c) && c.type === "Ready");
+  const status = [isRecord(ready) ? (ready.status === "True" ? "Ready" : "NotReady") : "Unknown"];
+  if (getPath(o, "spec.unschedulable") === true) status.push("SchedulingDisabled");
+  return status.join(",");
+}
+
+function nodeRoles(o: KubeObject): string {
+  const roles = Object.keys(o.metadata?.labels ?? {})
+    .filter((k) => k.startsWith("node-role.kubernetes.io/"))
+    .map((k) => k.slice("node-role.kubernetes.io/".length))
+    .filter((r) => r !== "");
+  return roles.length > 0 ? roles.sort().join(",") : "<none>";
+}
+
 function ingressHosts(o: KubeObject): string {
   const rules = getPath(o, "spec.rules");
   const hosts = Array.isArray(rules)
@@ -158,6 +174,27 @@ function columnsFor(d: ResourceDef): Column[] {
               ? `${status} (${c.reason})`
               : status;
           },
+        },
+        age,
+      ];
+    case "/nodes":
+      // The node printer: Ready, NotReady (Ready condition False or Unknown), or Unknown (none).
+      return [
+        name,
+        { name: "Status", type: "string", cell: nodeStatus },
+        { name: "Roles", type: "string", cell: nodeRoles },
+        age,
+        { name: "Version", type: "string", cell: str("status.nodeInfo.kubeletVersion", "") },
+      ];
+    case "admissionregistration.k8s.io/validatingwebhookconfigurations":
+    case "admissionregistration.k8s.io/mutatingwebhookconfigurations":
+      return [
+        name,
+        {
+          name: "Webhooks",
+          type: "integer",
+          cell: (o) =>
+            Array.isArray(getPath(o, "webhooks")) ? (getPath(o, "webhooks") as unknown[]).length : 0,
         },
         age,
       ];

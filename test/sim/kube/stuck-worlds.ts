@@ -1,0 +1,240 @@
+/**
+ * Scenario builders: one world per cause the namespace controller can be stuck on, each a
+ * namespace already deleted (a `deletionTimestamp` in the past) whose content is still live, so
+ * the simulator's own controllers do the deleting on start and end up where a real cluster would:
+ *
+ * - {@link webhookBlockedWorld}: a webhook configuration with `failurePolicy: Fail` intercepting
+ *   DELETE, whose Service is gone or has no ready endpoint → `NamespaceDeletionContentFailure`.
+ * - {@link lostNodeWorld}: pods bound to a NotReady (or deleted) node, one of them mounting a PVC →
+ *   pods Terminating for good, the claim held by `kubernetes.io/pvc-protection`.
+ * - {@link namespaceFinalizerWorld}: a namespace whose `spec.finalizers` carry a finalizer other
+ *   than `kubernetes` → empty, conditions all False, still Terminating until `/finalize`.
+ *
+ * `startKubeSim({ scenario: webhookBlockedWorld({ namespace: "shop" }) })`.
+ */
+import type { Scenario, ScenarioObject } from "../scenario.js";
+
+function at(now: Date, offsetMs: number): string {
+  return new Date(now.getTime() + offsetMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function scenario(name: string, objects: ScenarioObject[]): Scenario {
+  return { name, kube: { objects, logs: [], failingGroups: [] } };
+}
+
+function terminatingNamespace(
+  name: string,
+  now: Date,
+  deletedMinutesAgo: number,
+  finalizers: readonly string[] = ["kubernetes"],
+): ScenarioObject {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name,
+      creationTimestamp: at(now, -30 * 86_400_000),
+      deletionTimestamp: at(now, -deletedMinutesAgo * 60_000),
+    },
+    spec: { finalizers: [...finalizers] },
+    status: { phase: "Terminating" },
+  };
+}
+
+export interface WebhookWorldOptions {
+  readonly namespace: string;
+  readonly now?: Date;
+  /** `Validating` (default) or `Mutating`. */
+  readonly kind?: "Validating" | "Mutating";
+  readonly configuration?: string;
+  readonly webhook?: string;
+  /** Where the webhook's Service lives (its own namespace, not the one being deleted). */
+  readonly serviceNamespace?: string;
+  readonly service?: string;
+  /** `missing` (default): no Service at all; `no-endpoints`: the Service without a ready endpoint. */
+  readonly serviceState?: "missing" | "no-endpoints";
+  /** The types its rules intercept (default `configmaps`, core group). */
+  readonly resources?: readonly string[];
+  readonly failurePolicy?: "Fail" | "Ignore";
+  readonly deletedMinutesAgo?: number;
+}
+
+export function webhookBlockedWorld(o: WebhookWorldOptions): Scenario {
+  const now = o.now ?? new Date();
+  const svcNs = o.serviceNamespace ?? "policy-system";
+  const svc = o.service ?? "policy-webhook";
+  const kind = o.kind ?? "Validating";
+  const objects: ScenarioObject[] = [
+    terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 25),
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "app-settings", namespace: o.namespace },
+      data: { mode: "production" },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: `${kind}WebhookConfiguration`,
+      metadata: { name: o.configuration ?? "policy-validator" },
+      webhooks: [
+        {
+          name: o.webhook ?? "validate.policy.example.com",
+          admissionReviewVersions: ["v1"],
+          sideEffects: "None",
+          failurePolicy: o.failurePolicy ?? "Fail",
+          timeoutSeconds: 10,
+          clientConfig: { service: { namespace: svcNs, name: svc, path: "/validate", port: 443 } },
+          rules: [
+            {
+              operations: ["CREATE", "UPDATE", "DELETE"],
+              apiGroups: [""],
+              apiVersions: ["v1"],
+              resources: [...(o.resources ?? ["configmaps"])],
+              scope: "Namespaced",
+            },
+          ],
+          namespaceSelector: {
+            matchExpressions: [
+              { key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system", svcNs] },
+            ],
+          },
+        },
+      ],
+    },
+  ];
+  if (o.serviceState === "no-endpoints") {
+    objects.push(
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: svcNs } },
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: svc, namespace: svcNs },
+        spec: {
+          type: "ClusterIP",
+          clusterIP: "10.100.23.7",
+          selector: { app: svc },
+          ports: [{ port: 443, targetPort: 9443, protocol: "TCP" }],
+        },
+      },
+      {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: {
+          name: `${svc}-x7k2p`,
+          namespace: svcNs,
+          labels: { "kubernetes.io/service-name": svc },
+        },
+        addressType: "IPv4",
+        endpoints: [],
+        ports: [{ port: 9443, protocol: "TCP" }],
+      },
+    );
+  }
+  return scenario(`webhook-blocked-${o.namespace}`, objects);
+}
+
+export interface LostNodeWorldOptions {
+  readonly namespace: string;
+  readonly now?: Date;
+  readonly node?: string;
+  /** `not-ready` (default): the Node is there, its kubelet silent; `missing`: no Node object. */
+  readonly nodeState?: "not-ready" | "missing";
+  /** Pods bound to the node (default `web-0`, `web-1`); the first mounts the claim. */
+  readonly pods?: readonly string[];
+  /** The claim the first pod mounts (default `data-web-0`); `null` for none. */
+  readonly claim?: string | null;
+  readonly deletedMinutesAgo?: number;
+}
+
+export function lostNodeWorld(o: LostNodeWorldOptions): Scenario {
+  const now = o.now ?? new Date();
+  const node = o.node ?? "ip-10-0-3-41.ap-northeast-2.compute.internal";
+  const pods = o.pods ?? ["web-0", "web-1"];
+  const claim = o.claim === undefined ? "data-web-0" : o.claim;
+  const objects: ScenarioObject[] = [terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 40)];
+  if (o.nodeState !== "missing") {
+    objects.push({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: node,
+        creationTimestamp: at(now, -20 * 86_400_000),
+        labels: { "kubernetes.io/hostname": node },
+      },
+      spec: {
+        taints: [
+          { key: "node.kubernetes.io/unreachable", effect: "NoSchedule", timeAdded: at(now, -55 * 60_000) },
+          { key: "node.kubernetes.io/unreachable", effect: "NoExecute", timeAdded: at(now, -55 * 60_000) },
+        ],
+      },
+      status: {
+        conditions: [
+          {
+            type: "Ready",
+            status: "Unknown",
+            reason: "NodeStatusUnknown",
+            message: "Kubelet stopped posting node status.",
+            lastHeartbeatTime: at(now, -56 * 60_000),
+            lastTransitionTime: at(now, -55 * 60_000),
+          },
+        ],
+        nodeInfo: { kubeletVersion: "v1.32.3-eks-4096722" },
+      },
+    });
+  }
+  if (claim !== null) {
+    objects.push({
+      apiVersion: "v1",
+      kind: "PersistentVolumeClaim",
+      metadata: {
+        name: claim,
+        namespace: o.namespace,
+        // What the StorageObjectInUseProtection admission plugin put on it at creation.
+        finalizers: ["kubernetes.io/pvc-protection"],
+      },
+      spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "10Gi" } } },
+      status: { phase: "Bound" },
+    });
+  }
+  pods.forEach((name, i) => {
+    objects.push({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, namespace: o.namespace, labels: { app: "web" } },
+      spec: {
+        nodeName: node,
+        terminationGracePeriodSeconds: 30,
+        containers: [{ name: "web", image: "nginx:1.27" }],
+        ...(i === 0 && claim !== null
+          ? { volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }] }
+          : {}),
+      },
+      status: { phase: "Running" },
+    });
+  });
+  return scenario(`lost-node-${o.namespace}`, objects);
+}
+
+export interface NamespaceFinalizerWorldOptions {
+  readonly namespace: string;
+  readonly now?: Date;
+  /** Besides `kubernetes` (which the namespace controller removes). */
+  readonly finalizers?: readonly string[];
+  readonly deletedMinutesAgo?: number;
+}
+
+export function namespaceFinalizerWorld(o: NamespaceFinalizerWorldOptions): Scenario {
+  const now = o.now ?? new Date();
+  return scenario(`namespace-finalizer-${o.namespace}`, [
+    terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 15, [
+      "kubernetes",
+      ...(o.finalizers ?? ["example.com/tenant-cleanup"]),
+    ]),
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "leftover", namespace: o.namespace },
+      data: { a: "1" },
+    },
+  ]);
+}
