@@ -13,7 +13,7 @@
  *                  handlers over the src/ services; the Slack listeners reach it only through
  *                  the contract in src/command-contract.ts, and it never reaches for them
  *   engine         src/approvals/, src/actions/, src/jobs/, src/watcher/, src/audit/
- *   collectors     src/diagnosis/{diagnose,aws-collect,removal-plan,deadline}.ts, src/traffic/,
+ *   collectors     src/diagnosis/{diagnose,causes-collect,aws-collect,removal-plan,deadline}.ts, src/traffic/,
  *                  src/orphans/, src/preflight/collect.ts (through the ports only)
  *   pure core      src/edge/, src/render/, the analysis in src/diagnosis/, src/preflight/analyze.ts,
  *                  src/timeline/
@@ -49,7 +49,7 @@ const IO_MODULES = [
 const PURE_CORE = [
   "^src/edge/",
   "^src/render/",
-  "^src/diagnosis/(analyze|argo|aws|binding|finalizers|logs|types)\\.ts$",
+  "^src/diagnosis/(analyze|argo|aws|binding|controller-report|finalizers|logs|types)\\.ts$",
   "^src/preflight/analyze\\.ts$",
   "^src/timeline/",
 ];

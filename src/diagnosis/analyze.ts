@@ -9,6 +9,7 @@ import type {
   ObjectSnapshot,
   ResourceType,
 } from "../kube/types.js";
+import type { AdmissionWebhookSnapshot, NodeSnapshot, PodPlacementSnapshot } from "../kube/port.js";
 import {
   bindingCleanup,
   isIngressLbcFinalizer,
@@ -58,6 +59,148 @@ export interface AnalyzeInput {
   readonly blockedAfterSeconds: number;
   /** Argo CD Applications of the cluster, when Argo CD is installed and readable. */
   readonly argoApplications?: readonly ArgoApplicationSnapshot[];
+  /** What the namespace's conditions point at (webhooks, pods' nodes and claims), when read. */
+  readonly causes?: CauseReads;
+}
+
+/** What `collectCauses` read because the namespace's state pointed at it. */
+export interface CauseReads {
+  /** The webhooks `NamespaceDeletionContentFailure` names, with their Service's state. */
+  readonly webhooks?: readonly {
+    readonly webhook: AdmissionWebhookSnapshot;
+    readonly serviceExists?: boolean;
+    readonly readyEndpoints?: number;
+  }[];
+  /** The namespace's pods with their node and claims. */
+  readonly pods?: readonly PodPlacementSnapshot[];
+  /** The nodes of the pods being deleted, by name; `null`: no such Node. */
+  readonly nodes?: ReadonlyMap<string, NodeSnapshot | null>;
+}
+
+const PVC_PROTECTION = "kubernetes.io/pvc-protection";
+
+/** The condition's message while it is True. */
+function trueCondition(ns: NamespaceSnapshot, type: string): string | undefined {
+  const c = ns.conditions.find((x) => x.type === type);
+  return c?.status === "True" ? (c.message ?? "") : undefined;
+}
+
+/** Webhook names an API server error quotes: `failed calling webhook "x"`, `admission webhook "x" denied`. */
+export function webhooksNamedIn(message: string): string[] {
+  const names = [...message.matchAll(/(?:failed calling webhook|admission webhook) "([^"]+)"/g)].map(
+    (m) => m[1] ?? "",
+  );
+  return [...new Set(names)].filter((n) => n !== "");
+}
+
+function interceptsDelete(w: AdmissionWebhookSnapshot): boolean {
+  return w.rules.some((r) => r.operations.includes("DELETE") || r.operations.includes("*"));
+}
+
+/** The refusals `NamespaceDeletionContentFailure` reports, each named with its owner when it can be. */
+function deleteRefusals(ns: NamespaceSnapshot, reads: CauseReads | undefined): CauseLink[] {
+  const message = trueCondition(ns, "NamespaceDeletionContentFailure");
+  if (message === undefined) return [];
+  const detail = message.replace(/^Failed to delete all resource types, \d+ remaining: /, "");
+  const out: CauseLink[] = [];
+  const named = webhooksNamedIn(detail);
+  for (const name of named) {
+    const found = (reads?.webhooks ?? []).filter((w) => w.webhook.name === name);
+    for (const f of found) {
+      const w = f.webhook;
+      out.push({
+        kind: "delete-refused-by-webhook",
+        message: detail,
+        webhook: {
+          configuration: w.configuration,
+          configurationKind: w.configurationKind,
+          webhook: w.name,
+          failurePolicy: w.failurePolicy,
+          interceptsDelete: interceptsDelete(w),
+          ...(w.service ? { service: `${w.service.namespace}/${w.service.name}` } : {}),
+          ...(f.serviceExists !== undefined ? { serviceExists: f.serviceExists } : {}),
+          ...(f.readyEndpoints !== undefined ? { readyEndpoints: f.readyEndpoints } : {}),
+        },
+      });
+    }
+    if (found.length === 0) out.push({ kind: "delete-refused", message: detail });
+  }
+  if (named.length > 0) return out;
+  const leftovers = [
+    ...detail.matchAll(
+      /unexpected items still remain in namespace: \S+ for gvr: ([^,]*), Resource=([\w.-]+)/g,
+    ),
+  ];
+  for (const m of leftovers) {
+    const group = (m[1] ?? "").split("/")[0] ?? "";
+    const resource = `${m[2] ?? ""}${group !== "" ? `.${group}` : ""}`;
+    out.push({ kind: "delete-refused", message: m[0], resource });
+  }
+  if (out.length === 0) out.push({ kind: "delete-refused", message: detail });
+  return out;
+}
+
+/** Pods being deleted whose node is NotReady or gone: no kubelet will confirm them. Grouped by node. */
+function lostNodePods(reads: CauseReads | undefined): Extract<CauseLink, { kind: "pods-on-lost-node" }>[] {
+  const byNode = new Map<string, string[]>();
+  for (const p of reads?.pods ?? []) {
+    if (p.deletionTimestamp === undefined || p.nodeName === undefined) continue;
+    if (p.phase === "Succeeded" || p.phase === "Failed") continue;
+    const node = reads?.nodes?.get(p.nodeName);
+    if (node === undefined || node?.ready?.status === "True") continue;
+    byNode.set(p.nodeName, [...(byNode.get(p.nodeName) ?? []), p.name]);
+  }
+  return [...byNode].map(([name, pods]) => {
+    const node = reads?.nodes?.get(name) ?? null;
+    return {
+      kind: "pods-on-lost-node" as const,
+      pods: pods.sort(),
+      node: node
+        ? {
+            name,
+            state: "not-ready" as const,
+            ...(node.ready ? { ready: node.ready } : {}),
+            taints: node.taints,
+          }
+        : { name, state: "missing" as const, taints: [] },
+    };
+  });
+}
+
+/** Claims kept by pvc-protection, with the scheduled pods that still mount them. */
+function claimsInUse(
+  blockers: readonly Blocker[],
+  reads: CauseReads | undefined,
+  stuck: ReadonlySet<string>,
+): Extract<CauseLink, { kind: "claim-in-use" }>[] {
+  const out: Extract<CauseLink, { kind: "claim-in-use" }>[] = [];
+  for (const b of blockers) {
+    if (b.kind !== "PersistentVolumeClaim" || !b.finalizers.includes(PVC_PROTECTION)) continue;
+    const pods = (reads?.pods ?? [])
+      .filter((p) => p.nodeName !== undefined && p.claims.includes(b.name))
+      .map((p) => p.name)
+      .sort();
+    if (pods.length === 0) continue;
+    out.push({ kind: "claim-in-use", claim: refOf(b), pods, podsStuck: pods.some((p) => stuck.has(p)) });
+  }
+  return out;
+}
+
+/** The namespace's own finalizers other than `kubernetes`, each with who may own it. */
+function namespaceFinalizerOwners(
+  finalizers: readonly string[],
+  deployments: readonly DeploymentSnapshot[],
+): CauseLink[] {
+  return ownersOf(
+    finalizers.filter((f) => f !== "kubernetes"),
+    deployments,
+  ).map((o) => ({
+    kind: "namespace-finalizer" as const,
+    finalizer: o.finalizer,
+    controller: o.controller,
+    known: o.known,
+    candidates: o.candidates.filter((c) => c.kind !== "builtin").map((c) => `${c.namespace}/${c.name}`),
+  }));
 }
 
 export function blockerKey(o: { resource: string; name: string }): string {
@@ -265,7 +408,11 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
 
   // Content is gone only when every type was read: a list that failed or hung may hold anything.
   const unlisted = input.unlisted ?? [];
-  const contentGone = remaining.length === 0 && unlisted.length === 0;
+  // …and none was refused: a refused delete leaves objects the controller's count leaves out.
+  const contentGone =
+    remaining.length === 0 &&
+    unlisted.length === 0 &&
+    trueCondition(ns, "NamespaceDeletionContentFailure") === undefined;
   const namespaceFinalizers = contentGone ? [...ns.specFinalizers, ...ns.finalizers] : [];
   const slow = terminatingSeconds >= input.blockedAfterSeconds;
   const failing = blockers.some((b) => b.evidence.some((e) => e.error));
@@ -276,8 +423,18 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
   );
   const unknownFinalizer = blockers.some((b) => b.owners.some((o) => !o.known));
 
+  // What the namespace's conditions point at: refused deletes, pods no kubelet will confirm, the
+  // claims they hold, the namespace's own finalizers.
+  const refusals = deleteRefusals(ns, input.causes);
+  const lostNodes = lostNodePods(input.causes);
+  const stuckPods = new Set(lostNodes.flatMap((l) => l.pods));
+  const claims = claimsInUse(blockers, input.causes, stuckPods);
+  const nsFinalizers = namespaceFinalizerOwners(namespaceFinalizers, input.deployments);
+  const deeper: CauseLink[] = [...refusals, ...lostNodes, ...claims, ...nsFinalizers];
+
   let verdict: Verdict = "terminating";
   if (input.discoveryFailures.length > 0) verdict = "blocked";
+  else if (refusals.length > 0 || lostNodes.some((l) => l.node.state === "not-ready")) verdict = "blocked";
   else if (blockers.length > 0 && (slow || failing || orphanedFinalizer)) verdict = "blocked";
   else if (contentGone && namespaceFinalizers.length > 0 && slow) verdict = "blocked";
   else if (!contentGone && slow && unknownFinalizer) verdict = "blocked";
@@ -292,10 +449,20 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
   };
-  const cause = causeChain(explained);
+  const cause = [...causeChain(explained), ...deeper];
+  const deeperSteps = deeperRemedies(ns.name, deeper);
+  // Forcing a claim's pvc-protection while a pod mounts it is never the advice: its pods are.
+  const held = new Set(claims.map((c) => c.claim.name));
+  const forceable = (b: Blocker): boolean =>
+    !(
+      b.kind === "PersistentVolumeClaim" &&
+      held.has(b.name) &&
+      b.finalizers.every((f) => f === PVC_PROTECTION)
+    );
   // The root cause comes after recovery: "never again" is the last step, not the first.
   const remedies: DiagnosisRemedy[] = [
-    ...remediesFor(explained),
+    ...deeperSteps,
+    ...remediesFor(explained, forceable).filter((r) => !(deeperSteps.length > 0 && r.kind === "wait")),
     ...(argo?.redFlag ? [{ kind: "fix-argo-ownership" as const, redFlag: argo.redFlag }] : []),
   ];
   const recommended = recommend(remedies, verdict);
@@ -509,8 +676,27 @@ function reportingController(
   return undefined;
 }
 
+/** The fixes of the deeper causes: restore or remove a webhook, recover a node, let a claim go. */
+function deeperRemedies(namespace: string, deeper: readonly CauseLink[]): DiagnosisRemedy[] {
+  const steps: DiagnosisRemedy[] = [];
+  const seen = new Set<string>();
+  for (const c of deeper) {
+    if (c.kind === "delete-refused-by-webhook") {
+      const key = `${c.webhook.configurationKind}/${c.webhook.configuration}/${c.webhook.webhook}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      steps.push({ kind: "fix-webhook", webhook: c.webhook });
+    } else if (c.kind === "pods-on-lost-node") {
+      steps.push({ kind: "recover-node", node: c.node, namespace, pods: c.pods });
+    } else if (c.kind === "claim-in-use") {
+      steps.push({ kind: "release-claim", claim: c.claim, pods: c.pods });
+    }
+  }
+  return steps;
+}
+
 /** What to do, in order, typed. */
-function remediesFor(x: ExplainInput): DiagnosisRemedy[] {
+function remediesFor(x: ExplainInput, forceable: (b: Blocker) => boolean = () => true): DiagnosisRemedy[] {
   const steps: DiagnosisRemedy[] = [];
   const named = x.discoveryFailures.filter((f) => f.apiService !== undefined);
   for (const failure of named) steps.push({ kind: "fix-api-service", failure });
@@ -590,7 +776,7 @@ function remediesFor(x: ExplainInput): DiagnosisRemedy[] {
       }
     }
     // Forcing is the advice only when no fix the operator can apply lets the controller finish.
-    const first = x.blockers.find((b) => forceAdvisedFor(b));
+    const first = x.blockers.find((b) => forceable(b) && forceAdvisedFor(b));
     if (first && x.verdict === "blocked") steps.push({ kind: "force-finalizer", object: refOf(first) });
   } else if (x.remaining.length > 0) {
     steps.push({ kind: "wait", namespace: x.ns.name });
@@ -612,6 +798,8 @@ function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): numb
   if (remedies.length === 0 || verdict === "active" || verdict === "not-found") return undefined;
   const nonForced = remedies.findIndex(
     (r) =>
+      r.kind === "fix-webhook" ||
+      r.kind === "recover-node" ||
       (r.kind === "release-dependent" && r.fix.actionable) ||
       (r.kind === "deregister-targets" && r.actionable) ||
       r.kind === "fix-group-member",
@@ -652,6 +840,33 @@ function plainSummary(ns: string, verdict: Verdict, since: string, cause: readon
       parts.push(
         `all content is gone but the namespace itself still carries finalizers ${c.finalizers.join(", ")}`,
       );
+  }
+  for (const c of cause) {
+    if (c.kind === "delete-refused-by-webhook") {
+      const w = c.webhook;
+      const svc =
+        w.service === undefined
+          ? ""
+          : w.serviceExists === false
+            ? `: its Service ${w.service} does not exist`
+            : w.readyEndpoints === 0
+              ? `: its Service ${w.service} has no ready endpoint`
+              : ` (Service ${w.service})`;
+      parts.push(
+        `the namespace controller's deletes are refused by webhook ${w.webhook} of ${w.configurationKind} ${w.configuration} (failurePolicy ${w.failurePolicy})${svc}`,
+      );
+    } else if (c.kind === "delete-refused")
+      parts.push(`the namespace controller's deletes fail: ${c.message}`);
+    else if (c.kind === "pods-on-lost-node")
+      parts.push(
+        `${plural(c.pods.length, "pod stays", "pods stay")} Terminating on node ${c.node.name}, which ${c.node.state === "missing" ? "no longer exists" : "is NotReady"}: ${c.pods.join(", ")}`,
+      );
+    else if (c.kind === "claim-in-use")
+      parts.push(
+        `PersistentVolumeClaim ${c.claim.name} is kept by kubernetes.io/pvc-protection while ${c.pods.join(", ")} mount it`,
+      );
+    else if (c.kind === "namespace-finalizer")
+      parts.push(`the namespace's finalizer ${c.finalizer} belongs to ${c.controller}`);
   }
   const failing = cause.find((c) => c.kind === "controller-error" && c.running === true);
   if (failing?.kind === "controller-error" && failing.controller !== undefined)

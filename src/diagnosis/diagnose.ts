@@ -1,9 +1,10 @@
 /**
- * Collects what `analyzeNamespace` needs through the injected `KubePort` — discovery, every
- * namespaced listable type in parallel (bounded), controllers, their logs and the blockers'
- * events — and hands the snapshots to the pure analysis. A part that cannot be read becomes a
- * warning; the rest of the diagnosis still appears.
- */
+ * Collects what `analyzeNamespace` needs through the injected `KubePort` — the namespace first
+ * (a live one costs nothing more), then what is left in it: only the types the namespace
+ * controller's own report names when that report can be trusted, every namespaced listable type
+ * otherwise (metadata only, in parallel, bounded) — the controllers of the finalizers found, their
+ * logs and the blockers' events — and hands the snapshots to the pure analysis. A part that cannot
+ * be read becomes a warning; the rest of the diagnosis still appears. */
 import type { DiagnosisAwsReads } from "../aws/port.js";
 import { ErrorCode, isUnstuckError, UnstuckError, toUserError } from "../errors.js";
 import { DEFAULT_KUBE_CONCURRENCY } from "../kube/limiter.js";
@@ -16,16 +17,24 @@ import type {
   ObjectSnapshot,
   ResourceType,
 } from "../kube/types.js";
-import type { ApiServiceSnapshot, DiscoveryFailure } from "../kube/types.js";
+import type { ApiServiceSnapshot, DiscoveryFailure, DiscoverySnapshot } from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
 import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
+import { collectCauses } from "./causes-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
 import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
 import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import { evidenceFromLogs } from "./logs.js";
-import type { DiscoveryFailureFinding, Evidence, NamespaceDiagnosis } from "./types.js";
+import { checkReport, readControllerReport, reportLabel } from "./controller-report.js";
+import type {
+  ContentScan,
+  DiscoveryFailureFinding,
+  Evidence,
+  NamespaceDiagnosis,
+  ScanFallback,
+} from "./types.js";
 
 export interface DiagnoseOptions {
   readonly now: () => Date;
@@ -120,41 +129,10 @@ async function collectDiagnosis(
 ): Promise<NamespaceDiagnosis> {
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
   const warnings: string[] = [];
-  // One round. The namespace and every type's list are asked at once (discovery is cached in the
-  // bot): the lists do not wait a round trip for the namespace's answer. Should the namespace turn
-  // out not to be Terminating (or missing, or unreadable), the lists are given up — no further list
-  // or page is sent, and those in flight are cut off unless they finish within a short grace — so a
-  // live namespace costs at most one wave of metadata-only list requests. The controllers' Deployments and the namespace's Events are asked for once the
-  // namespace is known to be Terminating, still during the lists.
-  const giveUp = new AbortController();
-  const nsRead = kube.getNamespace(name);
-  const listsRead = (async () => {
-    const discovery = await kube.discover();
-    const types = discovery.resources.filter(
-      (t) => t.namespaced && t.verbs.includes("list") && !DUPLICATE_GROUPS.has(t.group),
-    );
-    const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, async (t) => {
-      if (giveUp.signal.aborted) return [];
-      if (BODY_SENSITIVE.has(`${t.group}/${t.resource}`)) {
-        // Listed only when the namespace's own condition says some remain (or says nothing).
-        const ns = await nsRead.catch(() => null);
-        if (giveUp.signal.aborted || !contentMayRemain(ns, t)) return [];
-      }
-      return kube.listObjects(t, name, { signal: giveUp.signal });
-    });
-    return { discovery, types, results };
-  })();
-  // Never an unhandled rejection when the namespace read fails first (its error is the answer).
-  listsRead.catch(() => undefined);
-  let ns: Awaited<typeof nsRead>;
-  try {
-    ns = await nsRead;
-  } catch (err) {
-    giveUp.abort();
-    throw err;
-  }
+  // The namespace first: a live (or missing) namespace costs this one read, and a Terminating one
+  // carries the namespace controller's own report of what is left in it.
+  const ns = await kube.getNamespace(name);
   if (!ns || !ns.deletionTimestamp) {
-    giveUp.abort();
     return analyzeNamespace({
       name,
       namespace: ns,
@@ -167,39 +145,15 @@ async function collectDiagnosis(
       blockedAfterSeconds,
     });
   }
-  const deploymentsRead = kube.listDeployments().catch((err: unknown) => {
-    warnings.push(`Could not list controller Deployments: ${toUserError(err).message}`);
-    return [] as DeploymentSnapshot[];
-  });
   const eventsRead = kube.listEvents(name).then(
     (events) => ({ ok: true as const, events }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-
-  const { discovery, types, results: listedResults } = await listsRead;
-  const deployments = await deploymentsRead;
-  const listed: ListedType[] = [];
-  const unlisted: string[] = [];
-  listedResults.forEach((r, i) => {
-    const type = types[i];
-    if (!type) return;
-    if (r.ok) listed.push({ type, objects: r.value });
-    else if (isUnstuckError(r.error) && r.error.code === ErrorCode.Forbidden && !contentMayRemain(ns, type)) {
-      // Not granted (rbac.readScope=explicit), and the namespace's own count says none is left.
-      listed.push({ type, objects: [] });
-    } else {
-      unlisted.push(resourceLabel(type));
-      warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
-    }
-  });
-  if (types.length > 0 && listed.length === 0 && listedResults[0] && !listedResults[0].ok) {
-    // Nothing at all could be read: report the cause rather than an empty, misleading verdict.
-    throw listedResults[0].error instanceof UnstuckError
-      ? listedResults[0].error
-      : new UnstuckError(ErrorCode.Upstream, toUserError(listedResults[0].error).message);
-  }
+  const discovery = await kube.discover();
+  const { listed, unlisted, scan, controllers } = await readContent(kube, ns, discovery, options, warnings);
 
   const blockers = listed.flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0));
+  const deployments = await controllerDeployments(kube, blockers, controllers, warnings);
   const argoInstalled = discovery.resources.some(
     (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),
   );
@@ -226,7 +180,7 @@ async function collectDiagnosis(
       : undefined,
   ]);
 
-  return analyzeNamespace({
+  const diagnosis = analyzeNamespace({
     name,
     namespace: ns,
     listed,
@@ -235,11 +189,176 @@ async function collectDiagnosis(
     evidence,
     ...(aws ? { aws } : {}),
     ...(argoApplications ? { argoApplications } : {}),
+    // What the namespace's conditions point at: webhooks, the nodes of its pods, their claims.
+    causes: await collectCauses(kube, ns, listed, warnings),
     warnings,
     unlisted,
     now: options.now(),
     blockedAfterSeconds,
   });
+  return { ...diagnosis, scan };
+}
+
+interface ContentRead {
+  readonly listed: ListedType[];
+  readonly unlisted: string[];
+  readonly scan: ContentScan;
+  /** The controllers of the finalizers the report names, asked for beside the lists. */
+  readonly controllers?: { readonly finalizers: ReadonlySet<string>; readonly read: Promise<Controllers> };
+}
+
+/**
+ * What is left in the namespace. When the namespace controller's report can be trusted (see
+ * `readControllerReport`), only the types it names are listed — and the controllers of the
+ * finalizers it names are asked for at the same time; should what the lists find disagree with it,
+ * every other type is listed too. Otherwise every namespaced listable type is listed.
+ */
+async function readContent(
+  kube: KubePort,
+  ns: NamespaceSnapshot,
+  discovery: DiscoverySnapshot,
+  options: DiagnoseOptions,
+  warnings: string[],
+): Promise<ContentRead> {
+  const listable = discovery.resources.filter((t) => t.namespaced && t.verbs.includes("list"));
+  const all = listable.filter((t) => !DUPLICATE_GROUPS.has(t.group));
+  const report = readControllerReport(ns, discovery.failures.length > 0);
+  const full = async (reason: ScanFallback): Promise<ContentRead> => ({
+    ...(await listTypes(kube, ns, all, options, warnings, { mustReadSome: true })),
+    scan: { path: "full", listedTypes: all.length, reason },
+  });
+  if (!("types" in report)) return full(report);
+
+  const named: ResourceType[] = [];
+  for (const label of report.types.keys()) {
+    const type = listable.find((t) => reportLabel(t) === label);
+    if (type === undefined) return full({ kind: "unknown-type", resource: label });
+    // The same objects as another group's type, counted there.
+    if (!DUPLICATE_GROUPS.has(type.group)) named.push(type);
+  }
+  const finalizers = new Set(report.finalizers.keys());
+  const controllers = { finalizers, read: readControllers(kube, finalizers) };
+  const first = await listTypes(kube, ns, named, options, warnings, { mustReadSome: false });
+  const disagreement = checkReport(report, first.listed, first.unlisted.length === 0);
+  if (disagreement === undefined) {
+    return { ...first, scan: { path: "report", listedTypes: named.length }, controllers };
+  }
+  const rest = await listTypes(
+    kube,
+    ns,
+    all.filter((t) => !named.includes(t)),
+    options,
+    warnings,
+    { mustReadSome: false },
+  );
+  return {
+    listed: [...first.listed, ...rest.listed],
+    unlisted: [...first.unlisted, ...rest.unlisted],
+    scan: { path: "full", listedTypes: all.length, reason: disagreement },
+    controllers,
+  };
+}
+
+/**
+ * Every object of `types` in the namespace (metadata only, bounded in parallel). A list that fails
+ * is a warning and its type unread. `mustReadSome`: when not one list answered, the first failure
+ * is the answer (an empty verdict would mislead).
+ */
+async function listTypes(
+  kube: KubePort,
+  ns: NamespaceSnapshot,
+  types: readonly ResourceType[],
+  options: DiagnoseOptions,
+  warnings: string[],
+  { mustReadSome }: { readonly mustReadSome: boolean },
+): Promise<{ listed: ListedType[]; unlisted: string[] }> {
+  const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, (t) =>
+    // Listed only when the namespace's own condition says some remain (or says nothing).
+    BODY_SENSITIVE.has(`${t.group}/${t.resource}`) && !contentMayRemain(ns, t)
+      ? Promise.resolve([])
+      : kube.listObjects(t, ns.name),
+  );
+  const listed: ListedType[] = [];
+  const unlisted: string[] = [];
+  results.forEach((r, i) => {
+    const type = types[i];
+    if (!type) return;
+    if (r.ok) listed.push({ type, objects: r.value });
+    else if (isUnstuckError(r.error) && r.error.code === ErrorCode.Forbidden && !contentMayRemain(ns, type)) {
+      // Not granted (rbac.readScope=explicit), and the namespace's own count says none is left.
+      listed.push({ type, objects: [] });
+    } else {
+      unlisted.push(resourceLabel(type));
+      warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
+    }
+  });
+  const first = results[0];
+  if (mustReadSome && listed.length === 0 && first && !first.ok) {
+    throw first.error instanceof UnstuckError
+      ? first.error
+      : new UnstuckError(ErrorCode.Upstream, toUserError(first.error).message);
+  }
+  return { listed, unlisted };
+}
+
+type Controllers = { ok: true; deployments: DeploymentSnapshot[] } | { ok: false; error: unknown };
+
+/** The Deployments of the blockers' controllers: those asked for beside the lists when they cover every finalizer. */
+async function controllerDeployments(
+  kube: KubePort,
+  blockers: readonly ObjectSnapshot[],
+  early: ContentRead["controllers"],
+  warnings: string[],
+): Promise<DeploymentSnapshot[]> {
+  const finalizers = new Set(blockers.flatMap((b) => b.finalizers));
+  const covered = early !== undefined && [...finalizers].every((f) => early.finalizers.has(f));
+  const r = await (covered ? early.read : readControllers(kube, finalizers));
+  if (r.ok) return r.deployments;
+  warnings.push(`Could not list controller Deployments: ${toUserError(r.error).message}`);
+  return [];
+}
+
+/** A label value a selector accepts. */
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/**
+ * The Deployments that may run the controllers of `finalizers`, read where they are: by the labels
+ * the finalizer table knows each controller by (`app.kubernetes.io/name in (…)`, one list per
+ * label key) rather than every Deployment of the cluster. Every Deployment is read only when a
+ * controller has no label to look for, or no Deployment of it was found by label: it may be
+ * installed without its chart's labels (matched by name or image), and "not installed" is said
+ * only after looking at all of them. Built-in and unknown finalizers need none: no request.
+ */
+async function readControllers(kube: KubePort, finalizers: Iterable<string>): Promise<Controllers> {
+  const wanted = [...new Set(finalizers)].flatMap((finalizer) => {
+    const info = lookupFinalizer(finalizer);
+    const matcher = info && !info.builtin ? (info.matcherFor?.(finalizer) ?? info.matcher) : undefined;
+    return info && matcher ? [{ finalizer, info, matcher }] : [];
+  });
+  try {
+    if (wanted.length === 0) return { ok: true, deployments: [] };
+    const values = new Map<string, Set<string>>();
+    const keys = new Set<string>();
+    let unlabelled = false;
+    for (const { matcher } of wanted) {
+      const labels = (matcher.labels ?? []).filter(([, v]) => v !== "" && LABEL_VALUE.test(v));
+      for (const [k, v] of labels) values.set(k, (values.get(k) ?? new Set()).add(v));
+      for (const k of matcher.labelKeys ?? []) keys.add(k);
+      if (labels.length === 0 && (matcher.labelKeys ?? []).length === 0) unlabelled = true;
+    }
+    if (unlabelled) return { ok: true, deployments: await kube.listDeployments() };
+    const selectors = [...[...values].map(([k, vs]) => `${k} in (${[...vs].sort().join(",")})`), ...keys];
+    const lists = await Promise.all(
+      selectors.map((labelSelector) => kube.listDeployments({ labelSelector })),
+    );
+    const byName = new Map(lists.flat().map((d) => [`${d.namespace}/${d.name}`, d]));
+    const found = [...byName.values()];
+    if (wanted.some(({ finalizer, info }) => matchControllers(info, found, finalizer).length === 0))
+      return { ok: true, deployments: await kube.listDeployments() };
+    return { ok: true, deployments: found };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 /** AWS findings for each blocker whose finalizer belongs to a load-balancer controller. */

@@ -138,7 +138,47 @@ export interface NamespaceDiagnosis {
   /** What could not be read (partial results say so). */
   readonly warnings: readonly string[];
   readonly checkedAt: string;
+  /** How the namespace's content was found; absent when it was not looked at (active, not found). */
+  readonly scan?: ContentScan;
 }
+
+/**
+ * How the diagnosis found what is left in a Terminating namespace. `report`: only the types the
+ * namespace controller's own report names (its `NamespaceContentRemaining` and
+ * `NamespaceFinalizersRemaining` conditions) were listed, and what they hold agreed with it.
+ * `full`: every namespaced type was listed, for `reason`.
+ */
+export type ContentScan =
+  | { readonly path: "report"; readonly listedTypes: number }
+  | { readonly path: "full"; readonly listedTypes: number; readonly reason: ScanFallback };
+
+/** Why the namespace controller's report was not enough. */
+export type ScanFallback =
+  /** The condition is not there yet (the controller has not made a pass). */
+  | { readonly kind: "no-report"; readonly condition: string }
+  | { readonly kind: "report-unknown"; readonly condition: string }
+  /** The condition's message is not in the controller's wording. */
+  | { readonly kind: "report-unreadable"; readonly condition: string }
+  /** Discovery failed: for the namespace controller (its report may miss types) or for the bot. */
+  | { readonly kind: "discovery-failed"; readonly by: "namespace-controller" | "unstuck" }
+  /** The controller could not delete some content, and says so in words other than a count. */
+  | { readonly kind: "content-failure" }
+  /** The report names a type discovery does not serve as listable. */
+  | { readonly kind: "unknown-type"; readonly resource: string }
+  /** A type holds another number of objects than the report says. */
+  | {
+      readonly kind: "count-mismatch";
+      readonly resource: string;
+      readonly reported: number;
+      readonly found: number;
+    }
+  /** The types the report names hold another number of objects with this finalizer than it says. */
+  | {
+      readonly kind: "finalizer-mismatch";
+      readonly finalizer: string;
+      readonly reported: number;
+      readonly found: number;
+    };
 
 /** An object named in a finding: enough to show it and to build a request for it. */
 export interface ObjectRef {
@@ -147,6 +187,37 @@ export interface ObjectRef {
   readonly resource: string;
   readonly namespace: string;
   readonly name: string;
+}
+
+/** An admission webhook the namespace controller's deletes fail on, with what backs it. */
+export interface WebhookRef {
+  readonly configuration: string;
+  readonly configurationKind: "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration";
+  readonly webhook: string;
+  readonly failurePolicy: string;
+  /** Its rules intercept `DELETE` (or `*`). */
+  readonly interceptsDelete: boolean;
+  /** `namespace/name` of the Service it calls; absent for a URL webhook. */
+  readonly service?: string;
+  /** `false`: the Service does not exist; absent when it could not be read. */
+  readonly serviceExists?: boolean;
+  /** Ready endpoints of that Service; absent when not read (or the Service is gone). */
+  readonly readyEndpoints?: number;
+}
+
+/** A Node that will not finish its pods' deletion, as read (or its absence). */
+export interface NodeRef {
+  readonly name: string;
+  /** `not-ready`: the Node is there but its Ready condition is not True; `missing`: no such Node. */
+  readonly state: "not-ready" | "missing";
+  /** The Ready condition (status, reason, message, since), when the Node reports one. */
+  readonly ready?: {
+    readonly status: string;
+    readonly reason?: string;
+    readonly message?: string;
+    readonly lastTransitionTime?: string;
+  };
+  readonly taints: readonly string[];
 }
 
 /** One link of the cause chain, from the symptom to the root. */
@@ -210,6 +281,32 @@ export type CauseLink =
       /** CloudTrail `DeleteSecurityGroup` failures for the group and the earliest one's time. */
       readonly failures: number;
       readonly firstFailure?: string;
+    }
+  /**
+   * The namespace controller's deletes are refused by an admission webhook it cannot call
+   * (`NamespaceDeletionContentFailure`): the webhook, its Service and whether anything answers there.
+   */
+  | { readonly kind: "delete-refused-by-webhook"; readonly webhook: WebhookRef; readonly message: string }
+  /** Another refusal the `NamespaceDeletionContentFailure` condition reports, verbatim. */
+  | { readonly kind: "delete-refused"; readonly message: string; readonly resource?: string }
+  /** Pods Terminating for good: their node's kubelet is not there to confirm the deletion. */
+  | { readonly kind: "pods-on-lost-node"; readonly node: NodeRef; readonly pods: readonly string[] }
+  /** A claim kept by `kubernetes.io/pvc-protection` because pods (of its namespace) still mount it. */
+  | {
+      readonly kind: "claim-in-use";
+      readonly claim: ObjectRef;
+      readonly pods: readonly string[];
+      /** Those pods are themselves stuck Terminating (their node is lost). */
+      readonly podsStuck: boolean;
+    }
+  /** A finalizer of the namespace itself other than `kubernetes`, and who may own it. */
+  | {
+      readonly kind: "namespace-finalizer";
+      readonly finalizer: string;
+      readonly controller: string;
+      readonly known: boolean;
+      /** `namespace/name` of Deployments that match its owner. */
+      readonly candidates: readonly string[];
     }
   /** Another member of the object's IngressGroup is what the controller's errors name. */
   | {
@@ -299,5 +396,16 @@ export type DiagnosisRemedy =
   | { readonly kind: "wait"; readonly namespace: string }
   | { readonly kind: "namespace-finalizer-builtin" }
   | { readonly kind: "namespace-finalizer-custom"; readonly finalizers: readonly string[] }
+  /** Restore the webhook's Service, or remove its configuration if the add-on is gone. */
+  | { readonly kind: "fix-webhook"; readonly webhook: WebhookRef }
+  /** Bring the node back, or remove it if its machine is gone; force-deleting pods comes last. */
+  | {
+      readonly kind: "recover-node";
+      readonly node: NodeRef;
+      readonly namespace: string;
+      readonly pods: readonly string[];
+    }
+  /** The claim goes by itself once the pods that mount it are gone: never force its finalizer. */
+  | { readonly kind: "release-claim"; readonly claim: ObjectRef; readonly pods: readonly string[] }
   /** After recovery: the root cause of the deletion itself. */
   | { readonly kind: "fix-argo-ownership"; readonly redFlag: string };

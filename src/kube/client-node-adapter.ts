@@ -43,6 +43,7 @@ import {
   toResourceTypes,
 } from "./decode.js";
 import { DiscoveryCache, type DiscoveryCacheOptions } from "./discovery-cache.js";
+import { toAdmissionWebhooks, toNodeSnapshot, toPodPlacement } from "./decode-causes.js";
 import { type CallContext, describeTarget, isPreconditionRefusal, mapKubeError } from "./errors.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
 import { loadKubeConfig } from "./kubeconfig.js";
@@ -520,6 +521,44 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       const ctx: CallContext = { verb: "list", resource: "applications", group: "argoproj.io" };
       const items = await listPath(ctx, "/apis/argoproj.io/v1alpha1/applications");
       return items.map(toArgoApplicationSnapshot);
+    },
+
+    async listAdmissionWebhooks() {
+      const group = "admissionregistration.k8s.io";
+      const kinds = [
+        ["validatingwebhookconfigurations", "ValidatingWebhookConfiguration"],
+        ["mutatingwebhookconfigurations", "MutatingWebhookConfiguration"],
+      ] as const;
+      const lists = await Promise.all(
+        kinds.map(async ([resource, kind]) =>
+          (await listPath({ verb: "list", resource, group }, `/apis/${group}/v1/${resource}`)).flatMap((c) =>
+            toAdmissionWebhooks(c, kind),
+          ),
+        ),
+      );
+      return lists.flat();
+    },
+
+    async serviceExists(namespace, name) {
+      const ctx: CallContext = { verb: "list", resource: "services", namespace };
+      const items = await listPath(ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`, {
+        fieldSelector: `metadata.name=${name}`,
+      });
+      return items.length > 0;
+    },
+
+    async getNode(name) {
+      // A list of that one name: `list` is what the read role grants (never `get` over every type).
+      const ctx: CallContext = { verb: "list", resource: "nodes", name };
+      const items = await listPath(ctx, "/api/v1/nodes", { fieldSelector: `metadata.name=${name}` });
+      const node = items.find((n) => str(obj(n.metadata).name) === name);
+      return node ? toNodeSnapshot(node) : null;
+    },
+
+    async listPodPlacements(namespace) {
+      const ctx: CallContext = { verb: "list", resource: "pods", namespace };
+      const items = await listPath(ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`);
+      return items.map(toPodPlacement);
     },
 
     async getServiceEndpoints(namespace, service) {

@@ -11,6 +11,51 @@ import type {
   ServiceEndpointsSnapshot,
 } from "./types.js";
 
+/** One webhook of a Validating- or MutatingWebhookConfiguration (cluster-scoped). */
+export interface AdmissionWebhookSnapshot {
+  readonly configuration: string;
+  readonly configurationKind: "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration";
+  /** The webhook's own name (`webhooks[].name`), as the API server's errors quote it. */
+  readonly name: string;
+  /** `Fail` (the v1 default) or `Ignore`. */
+  readonly failurePolicy: string;
+  readonly service?: { readonly namespace: string; readonly name: string; readonly port?: number };
+  readonly url?: string;
+  readonly rules: readonly {
+    readonly operations: readonly string[];
+    readonly apiGroups: readonly string[];
+    readonly resources: readonly string[];
+  }[];
+}
+
+/** A Node as the diagnosis reads it: is its kubelet there to finish its pods' deletion? */
+export interface NodeSnapshot {
+  readonly name: string;
+  /** The `Ready` condition; absent when the node reports none. */
+  readonly ready?: {
+    readonly status: string;
+    readonly reason?: string;
+    readonly message?: string;
+    readonly lastTransitionTime?: string;
+  };
+  readonly unschedulable: boolean;
+  /** `key:effect` of each taint, e.g. `node.kubernetes.io/unreachable:NoExecute`. */
+  readonly taints: readonly string[];
+}
+
+/** Where a pod runs and what it mounts: what holds a Terminating pod and a protected claim. */
+export interface PodPlacementSnapshot {
+  readonly namespace: string;
+  readonly name: string;
+  readonly nodeName?: string;
+  readonly phase: string;
+  readonly deletionTimestamp?: string;
+  readonly deletionGracePeriodSeconds?: number;
+  readonly finalizers: readonly string[];
+  /** `spec.volumes[].persistentVolumeClaim.claimName`. */
+  readonly claims: readonly string[];
+}
+
 /** The namespace as read before an annotation change. */
 export interface NamespaceAnnotationPrecondition {
   readonly uid: string;
@@ -70,6 +115,20 @@ export interface KubePort {
    * or the core Endpoints object when slices cannot be read. No endpoints at all counts as 0 ready.
    */
   getServiceEndpoints(namespace: string, service: string): Promise<ServiceEndpointsSnapshot>;
+  /**
+   * Every webhook of every Validating- and MutatingWebhookConfiguration. Optional (hand-made ports):
+   * read only when the namespace reports `NamespaceDeletionContentFailure`.
+   */
+  listAdmissionWebhooks?(): Promise<AdmissionWebhookSnapshot[]>;
+  /** Whether a Service exists (a list of that one name, so only `list services` is needed). Optional. */
+  serviceExists?(namespace: string, name: string): Promise<boolean>;
+  /**
+   * One Node by name (a list of that one name), `null` when it does not exist. Optional: read only
+   * for the nodes of pods being deleted.
+   */
+  getNode?(name: string): Promise<NodeSnapshot | null>;
+  /** The pods of a namespace with their node and claims. Optional. */
+  listPodPlacements?(namespace: string): Promise<PodPlacementSnapshot[]>;
   /**
    * Remove finalizers from one object with a JSON patch whose `test` operations pin the
    * approved state: the object's `resourceVersion` and its exact finalizer list. If anything

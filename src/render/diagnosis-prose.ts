@@ -6,10 +6,14 @@
 import type {
   Blocker,
   CauseLink,
+  ContentScan,
   DiagnosisRemedy,
   DiscoveryFailureFinding,
   NamespaceDiagnosis,
+  NodeRef,
   ObjectRef,
+  ScanFallback,
+  WebhookRef,
 } from "../diagnosis/types.js";
 import { plural } from "../util/format.js";
 
@@ -36,6 +40,11 @@ export function objectName(o: Pick<ObjectRef, "kind" | "namespace" | "name">): s
 /** The root of the cause chain: the most specific link (what holds what). */
 export function rootCause(d: Pick<NamespaceDiagnosis, "cause">): CauseLink | undefined {
   const order: CauseLink["kind"][] = [
+    "delete-refused-by-webhook",
+    "pods-on-lost-node",
+    "delete-refused",
+    "claim-in-use",
+    "namespace-finalizer",
     "security-group-held",
     "group-member-failing",
     "controller-missing",
@@ -103,11 +112,73 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
       return `what is left cannot be told: ${plural(c.types.length, "type", "types")} of the namespace could not be listed (${c.types.slice(0, 3).join(", ")}${c.types.length > 3 ? ", …" : ""}), so this answer is partial — ask again`;
     case "content-deleting":
       return `${plural(c.objects, "object without finalizers is", "objects without finalizers are")} still being removed`;
+    case "delete-refused-by-webhook":
+      return `the namespace controller cannot delete its content: ${webhookText(c.webhook)} refuses the deletes`;
+    case "delete-refused":
+      return `the namespace controller cannot delete its content${c.resource !== undefined ? ` (${c.resource})` : ""}: "${truncate(c.message, 300)}"`;
+    case "pods-on-lost-node":
+      return `${plural(c.pods.length, "pod stays", "pods stay")} Terminating (${c.pods.slice(0, 3).join(", ")}${c.pods.length > 3 ? ", …" : ""}) because ${nodeText(c.node)}: no kubelet confirms the deletion`;
+    case "claim-in-use":
+      return `PersistentVolumeClaim ${objectName(c.claim)} keeps kubernetes.io/pvc-protection while ${c.pods.join(", ")} ${c.pods.length === 1 ? "mounts" : "mount"} it${c.podsStuck ? " (and those pods are stuck Terminating)" : ""}`;
+    case "namespace-finalizer":
+      return `all content is gone but the namespace still carries its finalizer ${c.finalizer}, owned by ${c.controller}${c.candidates.length > 0 ? ` (${c.candidates.join(", ")})` : ""}: only it removes that finalizer`;
     case "namespace-missing":
       return "it does not exist: it was deleted, or the name is misspelt";
     case "not-deleting":
       return `it is ${c.phase}, not being deleted`;
   }
+}
+
+/**
+ * "webhook validate.x of ValidatingWebhookConfiguration y (failurePolicy Fail, intercepts DELETE),
+ * whose Service ns/svc does not exist".
+ */
+export function webhookText(w: WebhookRef): string {
+  const policy = `failurePolicy ${w.failurePolicy}${w.interceptsDelete ? ", intercepts DELETE" : ""}`;
+  const svc =
+    w.service === undefined
+      ? ""
+      : w.serviceExists === false
+        ? `, whose Service ${w.service} does not exist`
+        : w.readyEndpoints === 0
+          ? `, whose Service ${w.service} has no ready endpoint`
+          : w.readyEndpoints !== undefined
+            ? `, whose Service ${w.service} has ${plural(w.readyEndpoints, "ready endpoint", "ready endpoints")}`
+            : `, which calls Service ${w.service}`;
+  return `webhook ${w.webhook} of ${w.configurationKind} ${w.configuration} (${policy})${svc}`;
+}
+
+/** "their node n is NotReady (Ready=Unknown, NodeStatusUnknown: Kubelet stopped posting node status.)". */
+export function nodeText(n: NodeRef): string {
+  if (n.state === "missing") return `their node ${n.name} no longer exists`;
+  const r = n.ready;
+  const why = r
+    ? ` (Ready=${r.status}${r.reason !== undefined ? `, ${r.reason}` : ""}${r.message !== undefined ? `: ${truncate(r.message, 160)}` : ""}${r.lastTransitionTime !== undefined ? `, since ${r.lastTransitionTime}` : ""})`
+    : " (it reports no Ready condition)";
+  return `their node ${n.name} is NotReady${why}`;
+}
+
+/** The evidence of the deeper causes, one line each (Slack details, terminal). */
+export function deeperCauseLines(d: Pick<NamespaceDiagnosis, "cause">): string[] {
+  const out: string[] = [];
+  for (const c of d.cause) {
+    if (c.kind === "delete-refused-by-webhook")
+      out.push(`Deletes refused by ${webhookText(c.webhook)}: "${truncate(c.message, 400)}"`);
+    else if (c.kind === "delete-refused") out.push(`Deletes fail: "${truncate(c.message, 400)}"`);
+    else if (c.kind === "pods-on-lost-node")
+      out.push(
+        `Pods stuck Terminating because ${nodeText(c.node)}${c.node.taints.length > 0 ? `; taints ${c.node.taints.join(", ")}` : ""}: ${c.pods.join(", ")}`,
+      );
+    else if (c.kind === "claim-in-use")
+      out.push(
+        `PersistentVolumeClaim ${objectName(c.claim)} (kubernetes.io/pvc-protection) is mounted by ${c.pods.join(", ")}`,
+      );
+    else if (c.kind === "namespace-finalizer")
+      out.push(
+        `Namespace finalizer ${c.finalizer}: ${c.known ? "" : "not a well-known finalizer, "}owned by ${c.controller}${c.candidates.length > 0 ? ` (found: ${c.candidates.join(", ")})` : ""}`,
+      );
+  }
+  return out;
 }
 
 /** A controller error without the controller-runtime prefix every reconcile failure carries. */
@@ -232,6 +303,24 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
       return "The namespace controller removes `kubernetes` within seconds once content is gone; if it persists, check kube-controller-manager and any failing API discovery.";
     case "namespace-finalizer-custom":
       return `A custom finalizer on the namespace itself (${r.finalizers.join(", ")}): find the controller that set it; only it should remove it (via the \`/finalize\` subresource).`;
+    case "fix-webhook": {
+      const w = r.webhook;
+      const kind = w.configurationKind.toLowerCase();
+      const restore =
+        w.service !== undefined
+          ? `restore ${w.service} (its Deployment and pods: \`kubectl get pods -n ${w.service.split("/")[0] ?? ""}\`)`
+          : "make its URL answer";
+      return `The namespace controller's deletes fail on ${webhookText(w)}: ${restore}, or if that add-on is gone remove its configuration with \`kubectl delete ${kind} ${w.configuration}\`. The namespace controller then deletes the rest by itself (no forced removal needed).`;
+    }
+    case "recover-node": {
+      const n = r.node;
+      const first = r.pods[0] ?? "<pod>";
+      return n.state === "missing"
+        ? `Node ${n.name} no longer exists: the pod garbage collector force-deletes its pods within about a minute; if they stay, check kube-controller-manager, or \`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`.`
+        : `Node ${n.name} is NotReady, so nothing confirms the deletion of ${r.pods.join(", ")}: bring its kubelet back, or if the machine is gone \`kubectl delete node ${n.name}\` (the pod garbage collector then removes its pods). Force-delete a pod (\`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`) only once you know its containers no longer run.`;
+    }
+    case "release-claim":
+      return `PersistentVolumeClaim ${objectName(r.claim)} goes by itself once ${r.pods.join(", ")} ${r.pods.length === 1 ? "is" : "are"} gone: deal with the pods, never with its kubernetes.io/pvc-protection finalizer.`;
     case "fix-argo-ownership":
       return `Root cause to fix after recovery: ${r.redFlag}`;
   }
@@ -245,4 +334,38 @@ export function nextStepTexts(d: Pick<NamespaceDiagnosis, "remedies">, options: 
 /** One object still blocking, as the waits' status and the terminal watch name it: `Kind ns/name (finalizers)`. */
 export function blockerLine(b: Pick<Blocker, "kind" | "namespace" | "name" | "finalizers">): string {
   return `${b.kind} ${b.namespace}/${b.name} (${b.finalizers.join(", ")})`;
+}
+
+/** Why every type was listed, in a few words. */
+function fallbackReason(r: ScanFallback): string {
+  switch (r.kind) {
+    case "no-report":
+      return `the namespace controller has not reported yet (no ${r.condition} condition)`;
+    case "report-unknown":
+      return `the namespace controller's ${r.condition} condition is Unknown`;
+    case "report-unreadable":
+      return `the namespace controller's ${r.condition} message could not be read`;
+    case "discovery-failed":
+      return r.by === "unstuck"
+        ? "API discovery failed, so a type may be missing from the report"
+        : "the namespace controller's discovery failed, so its report may miss types";
+    case "content-failure":
+      return "the namespace controller failed to delete some content, so its report may miss types";
+    case "unknown-type":
+      return `the report names ${r.resource}, which discovery does not serve`;
+    case "count-mismatch":
+      return `the report says ${r.resource} has ${String(r.reported)}, but ${String(r.found)} ${r.found === 1 ? "was" : "were"} found`;
+    case "finalizer-mismatch":
+      return `the report counts ${plural(r.reported, "object", "objects")} with finalizer ${r.finalizer}, but the types it names hold ${String(r.found)}`;
+  }
+}
+
+/**
+ * How the namespace's content was found, in one line: from the namespace controller's report, or
+ * by listing every type and why. Plain text (Slack escapes it).
+ */
+export function scanText(scan: ContentScan): string {
+  return scan.path === "report"
+    ? `listed only the ${plural(scan.listedTypes, "type", "types")} the namespace controller reports as remaining`
+    : `listed every namespaced type (${String(scan.listedTypes)}): ${fallbackReason(scan.reason)}`;
 }

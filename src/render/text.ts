@@ -10,7 +10,14 @@ import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { registeredTargetsLeft, targetSpec } from "../diagnosis/binding.js";
-import { blockerHeadline, causeSentence, nextStepTexts, type ProseOptions } from "./diagnosis-prose.js";
+import {
+  blockerHeadline,
+  causeSentence,
+  deeperCauseLines,
+  nextStepTexts,
+  scanText,
+  type ProseOptions,
+} from "./diagnosis-prose.js";
 import { plural } from "../util/format.js";
 import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
 import type { ApprovalRequest } from "../approvals/types.js";
@@ -134,6 +141,9 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTex
     );
   }
   out.push(`  ${d.summary}`);
+  if (d.scan !== undefined) out.push(`  Content: ${scanText(d.scan)}.`);
+  const deeper = deeperCauseLines(d);
+  if (deeper.length > 0) out.push("", "What holds it:", ...deeper.map((l) => `  - ${l}`));
   if (d.conditions.length > 0) {
     out.push("", "Conditions:");
     for (const c of d.conditions) {

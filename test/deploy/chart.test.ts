@@ -470,6 +470,9 @@ describe("the Helm chart", () => {
         "applications.argoproj.io",
         "configmaps.",
         "persistentvolumeclaims.",
+        "nodes.",
+        "validatingwebhookconfigurations.admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations.admissionregistration.k8s.io",
       ]),
     );
     // The discovery cache's watches: CRDs and APIServices, watch only, in every install.

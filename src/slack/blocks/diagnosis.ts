@@ -5,8 +5,10 @@ import { registeredTargetsLeft, targetSpec } from "../../diagnosis/binding.js";
 import {
   blockerHeadline,
   causeSentence,
+  deeperCauseLines,
   nextStepTexts,
   remedyText,
+  scanText,
   type ProseOptions,
 } from "../../render/diagnosis-prose.js";
 import { count, countLine, summarizeBlockers } from "../../render/blocker-summary.js";
@@ -280,6 +282,13 @@ export function renderDiagnosisBlocks(
         .join(", ")}`,
     );
   facts.push(`checked ${slackDate(d.checkedAt, "{time}")}`);
+  // Which path found the content: the namespace controller's report, or every type (and why).
+  if (d.scan !== undefined)
+    facts.push(
+      d.scan.path === "report"
+        ? `from the namespace controller's report (${count(d.scan.listedTypes)} ${d.scan.listedTypes === 1 ? "type" : "types"} listed)`
+        : `every type listed (${count(d.scan.listedTypes)}, see Details)`,
+    );
   // A missing AWS region is said in so many words; the rest counted as unread.
   const awsOff = d.warnings.find((w) => w.startsWith("AWS not checked"));
   if (awsOff !== undefined) facts.push(`:grey_question: ${safe(awsOff, 200)}`);
@@ -345,6 +354,12 @@ export function renderDiagnosisDetails(
       },
     },
   ];
+  if (d.scan !== undefined) {
+    blocks.push({
+      type: "context",
+      elements: [{ type: "mrkdwn", text: clip(`Content: ${safe(scanText(d.scan), 600)}.`) }],
+    });
+  }
   const trueConditions = d.conditions.filter((c) => c.status === "True");
   if (trueConditions.length > 0) {
     blocks.push({
@@ -369,6 +384,16 @@ export function renderDiagnosisDetails(
         text: clip(
           `:rotating_light: *Discovery failures*\n${d.discoveryFailures.map(discoveryLine).join("\n")}`,
         ),
+      },
+    });
+  }
+  const deeper = deeperCauseLines(d);
+  if (deeper.length > 0) {
+    blocks.push({
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(`:mag: *What holds it*\n${deeper.map((l) => `• ${safe(l, 700)}`).join("\n")}`),
       },
     });
   }

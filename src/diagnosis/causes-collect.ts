@@ -1,0 +1,117 @@
+/**
+ * Reads what a Terminating namespace's own state points at, and nothing else, through the
+ * `KubePort`: the admission webhooks `NamespaceDeletionContentFailure` names (with whether their
+ * Service exists and has a ready endpoint), and — when pods are being deleted or a claim is held by
+ * `kubernetes.io/pvc-protection` — the namespace's pods with their node and claims, and the nodes of
+ * the pods being deleted. What cannot be read is a warning; the analysis (`analyze.ts`) names the
+ * causes.
+ */
+import { toUserError } from "../errors.js";
+import type { KubePort, NodeSnapshot } from "../kube/port.js";
+import type { NamespaceSnapshot } from "../kube/types.js";
+import { webhooksNamedIn, type CauseReads, type ListedType } from "./analyze.js";
+
+/** At most this many nodes are read (pods of one namespace rarely sit on more lost nodes). */
+const MAX_NODES = 10;
+
+export async function collectCauses(
+  kube: KubePort,
+  ns: NamespaceSnapshot,
+  listed: readonly ListedType[],
+  warnings: string[],
+): Promise<CauseReads> {
+  const [webhooks, placement] = await Promise.all([
+    webhookReads(kube, ns, warnings),
+    podReads(kube, ns.name, listed, warnings),
+  ]);
+  return { ...(webhooks ? { webhooks } : {}), ...placement };
+}
+
+async function webhookReads(
+  kube: KubePort,
+  ns: NamespaceSnapshot,
+  warnings: string[],
+): Promise<CauseReads["webhooks"]> {
+  const failure = ns.conditions.find((c) => c.type === "NamespaceDeletionContentFailure");
+  if (failure?.status !== "True" || !kube.listAdmissionWebhooks) return undefined;
+  const named = webhooksNamedIn(failure.message ?? "");
+  if (named.length === 0) return undefined;
+  let all;
+  try {
+    all = await kube.listAdmissionWebhooks();
+  } catch (err) {
+    warnings.push(`Could not read the admission webhook configurations: ${toUserError(err).message}`);
+    return undefined;
+  }
+  const found = all.filter((w) => named.includes(w.name));
+  return Promise.all(
+    found.map(async (webhook) => {
+      const svc = webhook.service;
+      if (!svc) return { webhook };
+      let serviceExists: boolean | undefined;
+      let readyEndpoints: number | undefined;
+      try {
+        serviceExists = kube.serviceExists ? await kube.serviceExists(svc.namespace, svc.name) : undefined;
+        if (serviceExists !== false)
+          readyEndpoints = (await kube.getServiceEndpoints(svc.namespace, svc.name)).ready;
+      } catch (err) {
+        warnings.push(
+          `Could not read Service ${svc.namespace}/${svc.name} of webhook ${webhook.name}: ${toUserError(err).message}`,
+        );
+      }
+      return {
+        webhook,
+        ...(serviceExists !== undefined ? { serviceExists } : {}),
+        ...(readyEndpoints !== undefined ? { readyEndpoints } : {}),
+      };
+    }),
+  );
+}
+
+async function podReads(
+  kube: KubePort,
+  namespace: string,
+  listed: readonly ListedType[],
+  warnings: string[],
+): Promise<Pick<CauseReads, "pods" | "nodes">> {
+  const of = (group: string, resource: string) =>
+    listed.find((l) => l.type.group === group && l.type.resource === resource)?.objects ?? [];
+  const podsDeleting = of("", "pods").some((o) => o.deletionTimestamp !== undefined);
+  const claimsHeld = of("", "persistentvolumeclaims").some(
+    (o) => o.deletionTimestamp !== undefined && o.finalizers.includes("kubernetes.io/pvc-protection"),
+  );
+  if ((!podsDeleting && !claimsHeld) || !kube.listPodPlacements) return {};
+  let pods;
+  try {
+    pods = await kube.listPodPlacements(namespace);
+  } catch (err) {
+    warnings.push(`Could not read the pods of ${namespace} with their nodes: ${toUserError(err).message}`);
+    return {};
+  }
+  const getNode = kube.getNode?.bind(kube);
+  const names = [
+    ...new Set(
+      pods.flatMap((p) =>
+        p.deletionTimestamp !== undefined && p.nodeName !== undefined ? [p.nodeName] : [],
+      ),
+    ),
+  ];
+  const nodes = new Map<string, NodeSnapshot | null>();
+  if (getNode && names.length > 0) {
+    const read = names.slice(0, MAX_NODES);
+    if (names.length > read.length)
+      warnings.push(
+        `Nodes were read for the first ${read.length} of ${names.length} nodes of Terminating pods.`,
+      );
+    await Promise.all(
+      read.map(async (n) => {
+        try {
+          nodes.set(n, await getNode(n));
+        } catch (err) {
+          warnings.push(`Could not read node ${n}: ${toUserError(err).message}`);
+        }
+      }),
+    );
+  }
+  return { pods, nodes };
+}
