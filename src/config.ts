@@ -112,6 +112,11 @@ const EnvSchema = z.object({
   UNSTUCK_WAIT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(600).default(15),
   /** How long an approved namespace deletion stays open (the guard's annotation) before the bot closes it. */
   UNSTUCK_DELETION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(3600),
+  /**
+   * Most Kubernetes requests in flight at the API server across every bot and worker replica on
+   * this Redis prefix (a lease per request, in Redis); unset = each process's own bound only.
+   */
+  UNSTUCK_KUBE_REQUEST_BUDGET: z.coerce.number().int().min(1).max(10_000).optional(),
   /** Bound on one Kubernetes request (fractions allowed, for tests). */
   UNSTUCK_KUBE_TIMEOUT_SECONDS: z.coerce.number().positive().max(300).default(10),
   /** Bound on one AWS call, retries included. */
@@ -228,6 +233,8 @@ export interface Config {
   readonly deletionWindowSeconds: number;
   /** Bound on one Kubernetes request. */
   readonly kubeTimeoutMs: number;
+  /** Kubernetes requests in flight at the API server across the fleet (`UNSTUCK_KUBE_REQUEST_BUDGET`). */
+  readonly kubeRequestBudget?: number;
   /** Bound on one AWS call, retries included. */
   readonly awsTimeoutMs: number;
   /** A diagnosis returns what it has by then, marked partial. */
@@ -332,6 +339,9 @@ export function loadConfig(
     waitIntervalSeconds: e.UNSTUCK_WAIT_INTERVAL_SECONDS,
     deletionWindowSeconds: e.UNSTUCK_DELETION_WINDOW_SECONDS,
     kubeTimeoutMs: Math.round(e.UNSTUCK_KUBE_TIMEOUT_SECONDS * 1000),
+    ...(e.UNSTUCK_KUBE_REQUEST_BUDGET !== undefined
+      ? { kubeRequestBudget: e.UNSTUCK_KUBE_REQUEST_BUDGET }
+      : {}),
     awsTimeoutMs: Math.round(e.UNSTUCK_AWS_TIMEOUT_SECONDS * 1000),
     diagnosisDeadlineMs: Math.round(e.UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS * 1000),
     startupTimeoutMs: Math.round(e.UNSTUCK_STARTUP_TIMEOUT_SECONDS * 1000),

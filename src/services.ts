@@ -7,7 +7,14 @@ import type { CommandServices } from "./command-contract.js";
 import type { AwsPort } from "./aws/port.js";
 import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError } from "./errors.js";
+import {
+  createLimiter,
+  DEFAULT_KUBE_CONCURRENCY,
+  withRequestCaller,
+  type RequestLimiter,
+} from "./kube/limiter.js";
 import type { KubePort } from "./kube/port.js";
+import { redisSharedBudget } from "./kube/shared-budget.js";
 import type { Logger } from "./log.js";
 
 /**
@@ -29,6 +36,61 @@ function lazyAwsPort(load: () => Promise<AwsPort>): AwsPort {
   });
 }
 
+/**
+ * The requests of one namespace's reads queue as one caller of the adapter's limiter (unless an
+ * outer caller is named): the limiter serves callers round-robin, so a diagnosis of a namespace
+ * with a thousand types does not starve one of a namespace with five.
+ */
+function inNamespace<T>(namespace: string | undefined, read: () => Promise<T>): Promise<T> {
+  return namespace === undefined ? read() : withRequestCaller(`namespace:${namespace}`, read);
+}
+
+/** The fleet's request budget at one API server: the limiter that asks it, and what closes both. */
+interface SharedKubeBudget {
+  readonly limiter: RequestLimiter;
+  close(): Promise<void>;
+}
+
+/**
+ * A per-process limiter (the local bound) in front of the fleet's budget in Redis, on a connection
+ * of its own that fails fast while Redis is away (the limiter then applies the local bound alone).
+ */
+async function sharedKubeBudget(
+  config: Config,
+  log: Logger,
+  server: string,
+  limit: number,
+): Promise<SharedKubeBudget> {
+  const { createRedisConnection } = await import("./redis-connection.js");
+  const redis = createRedisConnection(config, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+  });
+  // An outage is logged once by the limiter; the connection's own errors would repeat it.
+  redis.on("error", () => undefined);
+  // Connected before the first request asks (no offline queue: asking earlier would fail). A Redis
+  // away now only means the first requests run under the local bound.
+  let waited: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    redis.connect().catch(() => undefined),
+    new Promise<void>((resolve) => (waited = setTimeout(resolve, config.kubeTimeoutMs))),
+  ]);
+  clearTimeout(waited);
+  const limiter = createLimiter({
+    concurrency: DEFAULT_KUBE_CONCURRENCY,
+    budget: redisSharedBudget(redis, { prefix: config.redisPrefix, server, limit }),
+    log,
+  });
+  return {
+    limiter,
+    close: async () => {
+      await limiter.close?.();
+      await redis.quit().catch(() => undefined);
+    },
+  };
+}
+
 /** What a hand-made port without the deletion guard's methods answers (the adapter has them). */
 function missing(what: string): UnstuckError {
   return new UnstuckError(ErrorCode.Config, `This Kubernetes adapter cannot ${what}.`);
@@ -46,18 +108,25 @@ export function createServices(
   // @kubernetes/client-node is imported then too: `help`, `approvals`, `audit` never load it.
   let adapter: Promise<KubePort> | undefined;
   let built: KubePort | undefined;
+  let budget: SharedKubeBudget | undefined;
   const kube = (): Promise<KubePort> =>
-    (adapter ??= import("./kube/client-node-adapter.js").then(({ createKubeAdapter, loadKubeConfig }) => {
-      built = createKubeAdapter(
-        loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined),
-        {
+    (adapter ??= import("./kube/client-node-adapter.js").then(
+      async ({ createKubeAdapter, loadKubeConfig }) => {
+        const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+        // The bot's replicas share one budget per API server in Redis; the CLI keeps the local bound.
+        const server = kc.getCurrentCluster()?.server;
+        if (opts.longRunning === true && config.kubeRequestBudget !== undefined && server !== undefined) {
+          budget = await sharedKubeBudget(config, log, server, config.kubeRequestBudget);
+        }
+        built = createKubeAdapter(kc, {
           log,
           requestTimeoutMs: config.kubeTimeoutMs,
           ...(opts.longRunning === true ? { discoveryCache: { watch: true } } : {}),
-        },
-      );
-      return built;
-    }));
+          ...(budget !== undefined ? { maxInFlight: budget.limiter } : {}),
+        });
+        return built;
+      },
+    ));
   const awsConfig = config.aws;
   // The bot loads the clients' modules at start (nothing built, nothing called), so its first
   // command and first approval click do not pay for the imports; errors surface at first use.
@@ -88,19 +157,23 @@ export function createServices(
     : undefined;
   return {
     kube: {
-      getNamespace: async (name) => (await kube()).getNamespace(name),
+      getNamespace: async (name) => inNamespace(name, async () => (await kube()).getNamespace(name)),
       discover: async () => (await kube()).discover(),
-      listObjects: async (type, namespace, options) => (await kube()).listObjects(type, namespace, options),
-      getObject: async (type, namespace, name) => (await kube()).getObject(type, namespace, name),
+      listObjects: async (type, namespace, options) =>
+        inNamespace(namespace, async () => (await kube()).listObjects(type, namespace, options)),
+      getObject: async (type, namespace, name) =>
+        inNamespace(namespace, async () => (await kube()).getObject(type, namespace, name)),
       listDeployments: async (options) => (await kube()).listDeployments(options),
-      listPods: async (namespace, labelSelector) => (await kube()).listPods(namespace, labelSelector),
+      listPods: async (namespace, labelSelector) =>
+        inNamespace(namespace, async () => (await kube()).listPods(namespace, labelSelector)),
       podLog: async (namespace, pod, container, tailLines) =>
-        (await kube()).podLog(namespace, pod, container, tailLines),
-      listEvents: async (namespace, involved) => (await kube()).listEvents(namespace, involved),
+        inNamespace(namespace, async () => (await kube()).podLog(namespace, pod, container, tailLines)),
+      listEvents: async (namespace, involved) =>
+        inNamespace(namespace, async () => (await kube()).listEvents(namespace, involved)),
       listApiServices: async () => (await kube()).listApiServices(),
       listArgoApplications: async () => (await kube()).listArgoApplications(),
       getServiceEndpoints: async (namespace, service) =>
-        (await kube()).getServiceEndpoints(namespace, service),
+        inNamespace(namespace, async () => (await kube()).getServiceEndpoints(namespace, service)),
       // The write context too: the adapter names the request to the API server (field manager, User-Agent).
       removeFinalizers: async (type, namespace, name, precondition, remove, write) =>
         (await kube()).removeFinalizers(type, namespace, name, precondition, remove, write),
@@ -121,7 +194,10 @@ export function createServices(
         return k.removeNamespaceAnnotation(name, key, expected, write);
       },
       // Stops the discovery watches of a long-running adapter (nothing to stop if never built).
-      close: () => built?.close?.() ?? Promise.resolve(),
+      close: async () => {
+        await (built?.close?.() ?? Promise.resolve());
+        await budget?.close();
+      },
     },
     now,
     log,

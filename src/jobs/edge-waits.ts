@@ -12,9 +12,11 @@
  * under the wait's key (`post-once.ts`), so a check that runs again — its job handed over after the
  * result was posted, or re-delivered after a Redis restart — posts neither a second time.
  */
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, type Queue } from "bullmq";
 import type { EdgeWaitAwsReads } from "../aws/port.js";
-import type { EdgeProbe, ResolveResult } from "../net/probe.js";
+import type { EdgeProbe, HttpResult, ResolveResult } from "../net/probe.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
@@ -77,6 +79,8 @@ export interface EdgeWaitData {
   readonly deadline: number;
   /** The next pause. */
   readonly intervalMs: number;
+  /** The first pause: how fresh a look shared by another wait on the target must be (older jobs lack it). */
+  readonly firstIntervalMs?: number;
   readonly maxIntervalMs: number;
   /** The status message, once posted. */
   readonly statusTs?: string;
@@ -99,6 +103,151 @@ export interface EdgeWaitDeps {
   readonly record?: Observe;
   /** Records each post under this wait's key, so a check that runs again posts nothing twice. */
   readonly posted?: PostLedger;
+  /**
+   * The last look at each target, shared by every wait on it (whichever replica runs it): a wait
+   * that finds a fresh one reads it instead of asking AWS again. Without it every check looks.
+   */
+  readonly shared?: SharedChecks;
+  /** Random source of the pauses' jitter (default `Math.random`). */
+  readonly random?: () => number;
+}
+
+/** Each pause is the nominal one ± this fraction, at random. */
+export const EDGE_JITTER = 0.1;
+
+/**
+ * A look taken by another wait on the same target is used while younger than this fraction of the
+ * wait's first pause: below the shortest jittered pause, so a wait never reads back its own last look.
+ */
+export const SHARED_LOOK_FRESH = 0.75;
+
+function jittered(ms: number, random: () => number): number {
+  return Math.max(1, Math.round(ms * (1 + EDGE_JITTER * (2 * random() - 1))));
+}
+
+/**
+ * The last look at each target, in Redis, shared by every wait on it: a wait reads a look younger
+ * than its freshness bound; otherwise one wait at a time claims the target and looks, the others
+ * wait briefly for its look. Any failure here only means a wait looks for itself.
+ */
+export interface SharedChecks {
+  /** The latest look at `key` taken after `since` (epoch ms, the waits' clock), if any. */
+  read(key: string, since: number): Promise<Look | undefined>;
+  /** The right to look at `key` now (one wait at a time, for a short lease); a token, or undefined if held. */
+  claim(key: string): Promise<string | undefined>;
+  /** Record a look taken at `at`, and give up the claim `token`. */
+  write(key: string, at: number, seen: Look, token: string | undefined): Promise<void>;
+  /** Give up a claim without a look (the look failed). */
+  release(key: string, token: string): Promise<void>;
+  /** How long a wait that found the target claimed waits for that look before looking itself. */
+  readonly waitMs: number;
+}
+
+/** The Redis call the shared looks need (a plain client or a cluster client alike). */
+export interface SharedChecksRedis {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+}
+
+const READ_LOOK = `return redis.call('GET', KEYS[1])`;
+const CLAIM_LOOK = `return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
+/** Keep the newest look; give up the claim if it is still this wait's. */
+const WRITE_LOOK = `
+local old = redis.call('GET', KEYS[1])
+local at = tonumber(ARGV[2])
+if not old or (tonumber(string.match(old, '^(%d+)|')) or 0) <= at then
+  redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[1], 'PX', ARGV[3])
+end
+if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
+return 1`;
+const RELEASE_LOOK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export interface SharedChecksOptions {
+  /** How long a claim holds (default 15 s: longer than one AWS read with its retries). */
+  readonly claimMs?: number;
+  /** How long a look is kept in Redis at most (default 10 min); freshness is each wait's own bound. */
+  readonly keepMs?: number;
+  /** How long a wait waits for the claimant's look (default 5 s). */
+  readonly waitMs?: number;
+}
+
+export function redisSharedChecks(
+  redis: SharedChecksRedis,
+  prefix: string,
+  options: SharedChecksOptions = {},
+): SharedChecks {
+  const claimMs = options.claimMs ?? 15_000;
+  const keepMs = options.keepMs ?? 10 * 60_000;
+  // On a Redis Cluster the prefix is hash-tagged, so a look and its claim share a slot.
+  const keyOf = (key: string): string => `${prefix}:edge-look:${key}`;
+  return {
+    waitMs: options.waitMs ?? 5_000,
+    async read(key, since) {
+      const raw = await redis.eval(READ_LOOK, 1, keyOf(key));
+      if (typeof raw !== "string") return undefined;
+      const bar = raw.indexOf("|");
+      const at = Number(raw.slice(0, bar));
+      if (!(at > since)) return undefined;
+      return JSON.parse(raw.slice(bar + 1)) as Look;
+    },
+    async claim(key) {
+      const token = randomUUID();
+      return (await redis.eval(CLAIM_LOOK, 1, `${keyOf(key)}:claim`, token, claimMs)) === 1
+        ? token
+        : undefined;
+    },
+    async write(key, at, seen, token) {
+      await redis.eval(
+        WRITE_LOOK,
+        2,
+        keyOf(key),
+        `${keyOf(key)}:claim`,
+        JSON.stringify(seen),
+        at,
+        keepMs,
+        token ?? "",
+      );
+    },
+    async release(key, token) {
+      await redis.eval(RELEASE_LOOK, 1, `${keyOf(key)}:claim`, token);
+    },
+  };
+}
+
+/**
+ * Look at the wait's target, or read the look another wait on it took within the freshness bound
+ * (one look per target per interval, however many wait on it).
+ */
+async function sharedLook(data: EdgeWaitData, deps: EdgeWaitDeps, now: number): Promise<Look> {
+  const shared = deps.shared;
+  if (shared === undefined) return look(data.target, deps);
+  const key = postKey(data.target.kind, targetKey(data.target));
+  const since = now - SHARED_LOOK_FRESH * (data.firstIntervalMs ?? data.intervalMs);
+  let token: string | undefined;
+  try {
+    const seen = await shared.read(key, since);
+    if (seen !== undefined) return seen;
+    token = await shared.claim(key);
+    if (token === undefined) {
+      // Another wait is looking right now: its look, if it comes soon enough.
+      const until = Date.now() + shared.waitMs;
+      while (Date.now() < until) {
+        await sleep(25);
+        const theirs = await shared.read(key, since);
+        if (theirs !== undefined) return theirs;
+      }
+    }
+  } catch (err) {
+    deps.log?.debug({ err: { message: toUserError(err).message } }, "shared edge look unavailable; looking");
+  }
+  let seen: Look;
+  try {
+    seen = await look(data.target, deps);
+  } catch (err) {
+    if (token !== undefined) await shared.release(key, token).catch(() => undefined);
+    throw err;
+  }
+  await shared.write(key, now, seen, token).catch(() => undefined);
+  return seen;
 }
 
 function targetKey(target: EdgeWaitTarget): string {
@@ -149,6 +298,7 @@ export async function enqueueEdgeWait(waits: Queue, req: EdgeWaitRequest, now: D
     startedAt: now.getTime(),
     deadline: now.getTime() + (req.timeoutMs ?? defaults.timeoutMs),
     intervalMs,
+    firstIntervalMs: intervalMs,
     maxIntervalMs: Math.max(intervalMs, req.maxIntervalMs ?? defaults.maxIntervalMs),
     checks: 0,
   };
@@ -215,12 +365,43 @@ function addressesText(addresses: readonly string[]): string {
   return addresses.length > 3 ? `${shown}, +${addresses.length - 3} more` : shown;
 }
 
+/**
+ * What one look at a target saw, as plain data: what the waits on the same target share (see
+ * {@link SharedChecks}); each wait words it itself.
+ */
+export type Look =
+  | { readonly kind: "cloudfront-deployed"; readonly status: string }
+  | { readonly kind: "route53-insync"; readonly status: string }
+  | { readonly kind: "dns-nxdomain"; readonly answer: ResolveResult }
+  | { readonly kind: "http-ok"; readonly answer: HttpResult };
+
 /** Looks once. Throws only when the look itself failed (an AWS read, a DNS lookup with no answer). */
-async function observe(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Observation> {
+async function look(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Look> {
+  switch (target.kind) {
+    case "cloudfront-deployed":
+      return { kind: target.kind, status: (await deps.aws.distributionStatus(target.distributionId)).status };
+    case "route53-insync":
+      return {
+        kind: target.kind,
+        status: await deps.aws.changeStatus(target.changeId.replace(/^\/?change\//, "")),
+      };
+    case "dns-nxdomain": {
+      const name = target.name.replace(/\.$/, "");
+      const answer = await deps.probe.resolve(name);
+      if (answer.kind === "error") throw new ProbeError(`could not resolve ${name}: ${answer.message}`);
+      return { kind: target.kind, answer };
+    }
+    case "http-ok":
+      return { kind: target.kind, answer: await deps.probe.http(target.url) };
+  }
+}
+
+/** What a look says about the target: done, or the state to report while waiting. */
+function interpret(target: EdgeWaitTarget, looked: Look): Observation {
   switch (target.kind) {
     case "cloudfront-deployed": {
       const id = target.distributionId;
-      const { status } = await deps.aws.distributionStatus(id);
+      const status = looked.kind === target.kind ? looked.status : "unknown";
       if (status === "Deployed") {
         return { done: true, text: (after) => `✅ CloudFront ${id} is Deployed after ${after}.` };
       }
@@ -234,7 +415,7 @@ async function observe(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Obse
     case "route53-insync": {
       const id = target.changeId.replace(/^\/?change\//, "");
       const zone = target.zoneName !== undefined ? ` (zone ${target.zoneName})` : "";
-      const status = await deps.aws.changeStatus(id);
+      const status = looked.kind === target.kind ? looked.status : "unknown";
       if (status === "INSYNC") {
         return {
           done: true,
@@ -251,7 +432,8 @@ async function observe(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Obse
     }
     case "dns-nxdomain": {
       const name = target.name.replace(/\.$/, "");
-      const answer: ResolveResult = await deps.probe.resolve(name);
+      const answer: ResolveResult =
+        looked.kind === target.kind ? looked.answer : { kind: "error", message: "no answer" };
       if (answer.kind === "error") throw new ProbeError(`could not resolve ${name}: ${answer.message}`);
       if (answer.kind === "nxdomain") {
         return { done: true, text: (after) => `✅ ${name} no longer resolves (NXDOMAIN) after ${after}.` };
@@ -275,7 +457,7 @@ async function observe(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Obse
     case "http-ok": {
       const url = target.url;
       const host = hostOf(url);
-      const answer = await deps.probe.http(url);
+      const answer: HttpResult = looked.kind === target.kind ? looked.answer : { error: "no answer" };
       if ("status" in answer && answer.status >= 200 && answer.status < 300) {
         return {
           done: true,
@@ -346,7 +528,7 @@ export async function checkEdgeWait(
   let text: string;
   let result: EdgeWaitResult | undefined;
   try {
-    const seen = await observe(data.target, deps);
+    const seen = interpret(data.target, await sharedLook(data, deps, now));
     if (seen.done) {
       text = seen.text(elapsed);
       result = { outcome: "done", checks, text };
@@ -360,7 +542,13 @@ export async function checkEdgeWait(
     const message = bounded(err instanceof ProbeError ? err.message : toUserError(err).message, 500);
     const missing = targetMissing(err);
     if (isPermanent(err) || missing) {
-      await report(deps.reporter, posted, data, `❌ ${subject(data.target)} cannot be checked: ${message}`);
+      await report(
+        deps.reporter,
+        posted,
+        data,
+        `❌ ${subject(data.target)} cannot be checked: ${message}`,
+        true,
+      );
       throw missing ? new UnstuckError(ErrorCode.NotFound, message, err.details, { cause: err }) : err;
     }
     // A flaky read is not an answer: say so and keep waiting until the deadline.
@@ -372,7 +560,7 @@ export async function checkEdgeWait(
     }
   }
 
-  const statusTs = await report(deps.reporter, posted, data, text);
+  const statusTs = await report(deps.reporter, posted, data, text, result !== undefined);
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,
@@ -412,7 +600,8 @@ export async function checkEdgeWait(
     statusTs,
     intervalMs: Math.min(data.maxIntervalMs, Math.round(next * EDGE_BACKOFF_FACTOR)),
   });
-  await job.moveToDelayed(now + next, token);
+  // Jittered, so waits started together (a repair that touched a hundred distributions) drift apart.
+  await job.moveToDelayed(now + jittered(next, deps.random ?? Math.random), token);
   throw new DelayedError();
 }
 
@@ -421,6 +610,7 @@ async function report(
   posted: PostLedger,
   data: EdgeWaitData,
   text: string,
+  final: boolean,
 ): Promise<string> {
-  return statusMessage(reporter, posted, edgePostKey(data, "status"), data, text);
+  return statusMessage(reporter, posted, edgePostKey(data, "status"), data, text, final);
 }

@@ -18,7 +18,8 @@ import { clock } from "../util/format.js";
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
 export interface ThreadReporter {
   post(channel: string, threadTs: string, text: string): Promise<{ ts: string }>;
-  update(channel: string, ts: string, text: string): Promise<void>;
+  /** `final`: the wait's result (never held back by {@link coalescedReporter}), not its progress. */
+  update(channel: string, ts: string, text: string, options?: { readonly final?: boolean }): Promise<void>;
   /** A reply with Block Kit (a card with buttons); its blocks escape their own text. */
   postCard?(channel: string, threadTs: string, card: ThreadCard): Promise<{ ts: string }>;
 }
@@ -280,7 +281,7 @@ export async function checkNamespaceGone(
   }
 
   const posted = deps.posted ?? unrecordedPosts;
-  const statusTs = await report(deps.reporter, posted, data, text);
+  const statusTs = await report(deps.reporter, posted, data, text, result !== undefined);
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,
@@ -347,26 +348,134 @@ async function report(
   posted: PostLedger,
   data: NamespaceGoneData,
   text: string,
+  final: boolean,
 ): Promise<string> {
-  return statusMessage(reporter, posted, waitPostKey(data, "status"), data, text);
+  return statusMessage(reporter, posted, waitPostKey(data, "status"), data, text, final);
 }
 
-/** The one status message of a wait: posted once under `key`, edited from then on. */
+/**
+ * The one status message of a wait: posted once under `key`, edited from then on. `final` marks
+ * the wait's result, which a coalescing reporter sends at once (progress it may fold into a later edit).
+ */
 export async function statusMessage(
   reporter: ThreadReporter,
   posted: PostLedger,
   key: string,
   where: { readonly channel: string; readonly threadTs: string; readonly statusTs?: string },
   text: string,
+  final = false,
 ): Promise<string> {
+  const edit = (ts: string): Promise<void> =>
+    final
+      ? reporter.update(where.channel, ts, text, { final: true })
+      : reporter.update(where.channel, ts, text);
   if (where.statusTs !== undefined) {
-    await reporter.update(where.channel, where.statusTs, text);
+    await edit(where.statusTs);
     return where.statusTs;
   }
   const made = await posted.once(key, () => reporter.post(where.channel, where.threadTs, text));
   if (made.ts === undefined) {
     throw new UnstuckError(ErrorCode.Upstream, "The wait's status message was posted but its ts is unknown.");
   }
-  if (!made.posted) await reporter.update(where.channel, made.ts, text);
+  if (!made.posted) await edit(made.ts);
   return made.ts;
+}
+
+export interface CoalesceOptions {
+  /** Progress edits of one message closer together than this are folded into one (default 3 s). */
+  readonly windowMs?: number;
+  readonly log?: Logger;
+  /** Clock (default `Date.now`). */
+  readonly now?: () => number;
+}
+
+/** One message's edits: when it was last edited, and the progress held back for the window's end. */
+interface EditState {
+  lastAt: number;
+  pending?: string;
+  timer?: ReturnType<typeof setTimeout>;
+  sending?: Promise<void>;
+}
+
+/**
+ * A reporter whose progress edits of one message, within `windowMs` of its last edit, collapse into
+ * one edit carrying the latest text, sent when the window ends (the caller does not wait for it). A
+ * final edit (a wait's result) cancels any held-back progress and is sent at once, after an edit in
+ * flight, so the message always ends on its final state. Posts pass through.
+ */
+export function coalescedReporter(reporter: ThreadReporter, options: CoalesceOptions = {}): ThreadReporter {
+  const windowMs = options.windowMs ?? 3_000;
+  const now = options.now ?? Date.now;
+  const states = new Map<string, EditState>();
+
+  const send = (state: EditState, channel: string, ts: string, text: string): Promise<void> => {
+    state.lastAt = now();
+    const p = reporter.update(channel, ts, text).finally(() => {
+      if (state.sending === p) delete state.sending;
+    });
+    state.sending = p;
+    return p;
+  };
+  /** Forget messages whose window is long over (nothing held back), so the map stays small. */
+  const prune = (): void => {
+    if (states.size < 1_000) return;
+    const cutoff = now() - windowMs;
+    for (const [key, st] of states) {
+      if (st.timer === undefined && st.sending === undefined && st.lastAt < cutoff) states.delete(key);
+    }
+  };
+
+  return {
+    post: (channel, threadTs, text) => reporter.post(channel, threadTs, text),
+    ...(reporter.postCard !== undefined
+      ? {
+          postCard: (channel: string, threadTs: string, card: ThreadCard) => {
+            if (reporter.postCard === undefined) return reporter.post(channel, threadTs, card.text);
+            return reporter.postCard(channel, threadTs, card);
+          },
+        }
+      : {}),
+    async update(channel, ts, text, updateOptions) {
+      const key = `${channel}\u0000${ts}`;
+      const state = states.get(key);
+      if (updateOptions?.final === true) {
+        if (state?.timer !== undefined) clearTimeout(state.timer);
+        states.delete(key);
+        // After any progress edit still on its way, so it cannot land over the result.
+        await state?.sending?.catch(() => undefined);
+        await reporter.update(channel, ts, text, { final: true });
+        return;
+      }
+      const wait = state === undefined ? 0 : state.lastAt + windowMs - now();
+      if (state === undefined || (wait <= 0 && state.sending === undefined && state.timer === undefined)) {
+        prune();
+        const fresh = state ?? { lastAt: 0 };
+        states.set(key, fresh);
+        await send(fresh, channel, ts, text);
+        return;
+      }
+      // Within the window (or behind an edit in flight): hold the latest text for the window's end.
+      state.pending = text;
+      state.timer ??= setTimeout(
+        () => {
+          delete state.timer;
+          const latest = state.pending;
+          delete state.pending;
+          if (latest === undefined || states.get(key) !== state) return;
+          void (async () => {
+            await state.sending?.catch(() => undefined);
+            if (states.get(key) !== state) return;
+            await send(state, channel, ts, latest);
+          })().catch((err: unknown) =>
+            options.log?.warn(
+              { channel, ts, err: { message: toUserError(err).message } },
+              "could not edit a wait's status message; its next check edits it again",
+            ),
+          );
+        },
+        Math.max(0, wait),
+      );
+      state.timer.unref?.();
+    },
+  };
 }

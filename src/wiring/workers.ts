@@ -26,7 +26,8 @@ import type { CommandServices } from "../command-contract.js";
 import type { Config } from "../config.js";
 import { enqueueGuardClose } from "../jobs/deletion-guard.js";
 import { startGuardReconciler, type GuardReconciler } from "../jobs/guard-reconcile.js";
-import { enqueueEdgeWait } from "../jobs/edge-waits.js";
+import { enqueueEdgeWait, redisSharedChecks } from "../jobs/edge-waits.js";
+import { coalescedReporter } from "../jobs/waits.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import { createNotifyWorker, queueMessageEdit, type NotifyRetry } from "../jobs/notify.js";
 import { enqueuePathRecheck } from "../jobs/path-recheck.js";
@@ -95,6 +96,8 @@ export function createWorkers(d: WorkersDeps): Worker[] {
     current: (id) => d.store.get(id),
     ...(tuning.notify?.retry !== undefined ? { retry: tuning.notify.retry } : {}),
   });
+  // The waits' status messages: progress edits of one message close together collapse into one.
+  const statusReporter = coalescedReporter(createSlackThreadReporter(d.client), { log });
   return [
     createActionsWorker(
       { ...workerSetup, concurrency: ACTIONS_CONCURRENCY },
@@ -129,7 +132,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
       { ...workerSetup, concurrency: WAITS_CONCURRENCY },
       {
         kube: base.kube,
-        reporter: createSlackThreadReporter(d.client),
+        reporter: statusReporter,
         describeBlockers: blockerLines(base.kube, now),
         deletionGuard: { kube: base.kube, audit, reporter: createSlackThreadReporter(d.client), now, log },
         ...(base.aws
@@ -155,7 +158,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
           ? {
               edge: {
                 aws: base.aws.port,
-                reporter: createSlackThreadReporter(d.client),
+                reporter: statusReporter,
                 probe: createEdgeProbe({
                   resolvers: config.edgeProbe.resolvers,
                   ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
@@ -163,6 +166,8 @@ export function createWorkers(d: WorkersDeps): Worker[] {
                 now,
                 log,
                 record: auditObserver(audit, now),
+                // One look per target per interval, however many waits (on any replica) wait on it.
+                shared: redisSharedChecks(d.redis, d.prefix),
               },
             }
           : {}),

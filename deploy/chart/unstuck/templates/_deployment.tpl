@@ -107,6 +107,9 @@ spec:
             - { name: UNSTUCK_COMMAND, value: {{ $root.Values.config.command | quote }} }
             - { name: UNSTUCK_LOG_LEVEL, value: {{ $root.Values.config.logLevel | quote }} }
             - { name: UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS, value: {{ $root.Values.config.shutdownTimeoutSeconds | quote }} }
+            {{- with $root.Values.config.kubeRequestBudget }}
+            - { name: UNSTUCK_KUBE_REQUEST_BUDGET, value: {{ . | quote }} }
+            {{- end }}
             {{- if $root.Values.aws.enabled }}
             - { name: AWS_REGION, value: {{ $root.Values.aws.region | quote }} }
             {{- end }}

@@ -1,0 +1,174 @@
+/**
+ * Edge waits share their looks: 1,000 CloudFront waits on 100 distributions (ten threads waiting
+ * on each) against the AWS simulator through the real SDK, and a real Redis holding the last look
+ * at each distribution. Each round of checks (every wait checks once, the clock one interval on)
+ * makes at most one GetDistribution call per distribution, counted in the simulator's call log —
+ * and still sees each deployment finish in the round it finishes. No timing is asserted.
+ */
+import { type Job } from "bullmq";
+import { DelayedError } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
+import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
+import {
+  checkEdgeWait,
+  EDGE_JITTER,
+  redisSharedChecks,
+  type EdgeWaitData,
+  type EdgeWaitDeps,
+  type EdgeWaitResult,
+} from "../../../src/jobs/edge-waits.js";
+import type { ThreadReporter } from "../../../src/jobs/waits.js";
+import type { EdgeProbe } from "../../../src/net/probe.js";
+import { startAwsSim, type AwsSim } from "../../sim/aws/index.js";
+import { client, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+
+const INTERVAL = 20_000;
+const DISTRIBUTIONS = 100;
+const WAITS = 1_000;
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+
+/** A job as the worker hands it to `checkEdgeWait`: data, updateData, moveToDelayed. */
+interface FakeJob {
+  readonly id: string;
+  data: EdgeWaitData;
+  delayedUntil?: number;
+  result?: EdgeWaitResult;
+}
+
+function asJob(j: FakeJob): Job<EdgeWaitData, EdgeWaitResult> {
+  return {
+    id: j.id,
+    get data() {
+      return j.data;
+    },
+    updateData: (d: EdgeWaitData) => {
+      j.data = d;
+      return Promise.resolve();
+    },
+    moveToDelayed: (at: number) => {
+      j.delayedUntil = at;
+      return Promise.resolve();
+    },
+  } as unknown as Job<EdgeWaitData, EdgeWaitResult>;
+}
+
+const reporter: ThreadReporter = {
+  post: (_c, threadTs) => Promise.resolve({ ts: `${threadTs}.status` }),
+  update: () => Promise.resolve(),
+};
+const probe: EdgeProbe = {
+  resolve: () => Promise.reject(new Error("not used")),
+  http: () => Promise.reject(new Error("not used")),
+};
+
+describe("edge waits share one look per target per interval", () => {
+  let clock = T0;
+  let sim: AwsSim;
+  let clients: AwsClients;
+  const redis = client();
+  const prefix = uniquePrefix("shared-looks");
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    sim = await startAwsSim({ now: () => new Date(clock), cloudFrontDeployMs: 3 * INTERVAL });
+    const world = sim.world;
+    for (let i = 0; i < DISTRIBUTIONS; i++) {
+      const config = world.buildDistributionConfig({
+        origins: [{ id: "o", domainName: `origin-${i}.example.com` }],
+        callerReference: `ref-${i}`,
+      });
+      // InProgress for three intervals from now.
+      ids.push(world.createDistribution({ config, deployed: false }).id);
+    }
+    clients = createAwsClients({
+      region: world.region,
+      endpoint: sim.url,
+      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+      maxAttempts: 1,
+    });
+  });
+
+  afterAll(async () => {
+    await deleteKeys(redis, prefix);
+    await redis.quit();
+    destroyAwsClients(clients);
+    await sim.stop();
+  });
+
+  const waitsOn = (label: string): FakeJob[] =>
+    Array.from({ length: WAITS }, (_, i) => ({
+      id: `${label}-${i}`,
+      data: {
+        target: { kind: "cloudfront-deployed", distributionId: ids[i % DISTRIBUTIONS] ?? "" },
+        cluster: "prod",
+        channel: "COPS",
+        threadTs: `1700000000.${String(i).padStart(6, "0")}`,
+        startedAt: clock,
+        deadline: clock + 45 * 60_000,
+        intervalMs: INTERVAL,
+        firstIntervalMs: INTERVAL,
+        maxIntervalMs: INTERVAL,
+        checks: 0,
+      },
+    }));
+
+  /** Every unfinished wait checks once at the current clock; the GetDistribution calls it took. */
+  async function round(jobs: FakeJob[], deps: EdgeWaitDeps): Promise<number> {
+    const before = sim.calls().filter((c) => c.action === "GetDistribution").length;
+    await Promise.all(
+      jobs
+        .filter((j) => j.result === undefined)
+        .map(async (j) => {
+          try {
+            j.result = await checkEdgeWait(asJob(j), "token", deps);
+          } catch (err) {
+            if (!(err instanceof DelayedError)) throw err;
+          }
+        }),
+    );
+    return sim.calls().filter((c) => c.action === "GetDistribution").length - before;
+  }
+
+  it("1,000 waits on 100 distributions: ≤ 100 GetDistribution calls per round, each finish seen", async () => {
+    const deps: EdgeWaitDeps = {
+      aws: createAwsAdapter(clients),
+      reporter,
+      probe,
+      now: () => new Date(clock),
+      shared: redisSharedChecks(redis, prefix),
+    };
+    const jobs = waitsOn("shared");
+    const perRound: number[] = [];
+    for (let r = 0; r < 5 && jobs.some((j) => j.result === undefined); r++) {
+      clock = T0 + r * INTERVAL;
+      perRound.push(await round(jobs, deps));
+      if (r < 3) {
+        // Still InProgress: every wait re-delayed, by its pause ± the jitter.
+        expect(jobs.every((j) => j.result === undefined)).toBe(true);
+        const pauses = jobs.map((j) => (j.delayedUntil ?? 0) - clock);
+        expect(Math.min(...pauses)).toBeGreaterThanOrEqual(Math.floor(INTERVAL * (1 - EDGE_JITTER)));
+        expect(Math.max(...pauses)).toBeLessThanOrEqual(Math.ceil(INTERVAL * (1 + EDGE_JITTER)));
+        expect(new Set(pauses).size).toBeGreaterThan(1);
+      }
+    }
+    // Deployed three intervals in: every wait saw it in the fourth round, none a round late.
+    expect(perRound).toHaveLength(4);
+    expect(jobs.every((j) => j.result?.outcome === "done")).toBe(true);
+    for (const calls of perRound) {
+      expect(calls).toBeGreaterThan(0);
+      expect(calls).toBeLessThanOrEqual(DISTRIBUTIONS);
+    }
+  });
+
+  it("without the shared looks, the same round costs one call per wait", async () => {
+    clock = T0 + 10 * INTERVAL;
+    const deps: EdgeWaitDeps = {
+      aws: createAwsAdapter(clients),
+      reporter,
+      probe,
+      now: () => new Date(clock),
+    };
+    expect(await round(waitsOn("alone"), deps)).toBe(WAITS);
+  });
+});
