@@ -6,7 +6,7 @@
  * a worker thread, so reading an ack waits neither for the bot's event loop
  * (another process) nor for the simulators' (this thread) — only for the machine's cores.
  *
- * - first command after start-up, alone;
+ * - the first burst after start-up: 50 `ns myapp` at once, before anything else reached the bot;
  * - bursts of 50 concurrent signed slash commands (each from its own channel, so every answer is
  *   matched to its command): `help` (the ack path alone) and `ns myapp` (each ack followed by a
  *   diagnosis): ack p50/p99 (target p99 < 300 ms) and time to the posted answer;
@@ -179,7 +179,7 @@ parentPort.on("message", async (job) => {
 });
 `;
 
-class ClientThread {
+export class ClientThread {
   private readonly worker = new Worker(CLIENT_THREAD, { eval: true });
   private queue = Promise.resolve();
 
@@ -423,17 +423,22 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       return { sent, answers };
     };
 
-    // 0. The first command after start-up pays for lazily loaded code; reported on its own.
-    const first = await slashBurst("FIRST", "ns myapp", 1).then((r) => r.sent[0]?.ackMs ?? Number.NaN);
+    // 0. The first burst after start-up, before anything else reached the bot: whatever it left for
+    //    its first command (code not yet compiled, discovery not yet read) lands on these acks.
+    //    Reported on its own and counted with the other `ns myapp` bursts.
+    const firstBurst = await slashBurst("FIRST", "ns myapp");
+    const firstAcks = firstBurst.sent.map((x) => x.ackMs);
 
     // 1. Bursts of fifty slash commands: `help` (the ack path alone: it answers at once, privately)
     //    and `ns myapp` (each ack followed by a diagnosis, so later acks compete with earlier work).
     const helpAcks: number[] = [];
     const helpBurstP99: number[] = [];
-    const slashAcks: number[] = [];
-    const slashAnswers: number[] = [];
-    const slashBurstP99: number[] = [];
-    let slashOk = 0;
+    const slashAcks: number[] = [...firstAcks];
+    const slashAnswers: number[] = firstBurst.answers.filter((x) => !Number.isNaN(x));
+    const slashBurstP99: number[] = [percentile(firstAcks, 99)];
+    let slashOk = firstBurst.sent.filter(
+      (x, i) => x.status === 200 && !Number.isNaN(firstBurst.answers[i]),
+    ).length;
     for (let b = 0; b < runs; b++) {
       const help = await slashBurst(`H${String(b)}`, "help");
       helpAcks.push(...help.sent.map((x) => x.ackMs));
@@ -457,9 +462,9 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
     }
     checks.push(
       check(
-        `approvals: ${runs}×2×${CONCURRENT} concurrent slash commands (help, ns) acked and answered`,
-        slashOk === runs * 2 * CONCURRENT,
-        `${slashOk} of ${runs * 2 * CONCURRENT}`,
+        `approvals: (1 + ${runs}×2)×${CONCURRENT} concurrent slash commands (first ns burst, help, ns) acked and answered`,
+        slashOk === (1 + runs * 2) * CONCURRENT,
+        `${slashOk} of ${(1 + runs * 2) * CONCURRENT}`,
       ),
     );
 
@@ -603,7 +608,12 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       ],
       figures: [
         { what: "bot start-up (spawn → /healthz 200)", value: ms(startupMs) },
-        { what: "first slash command after start-up (ns myapp): ack", value: ms(first) },
+        {
+          what: `first burst after start-up: ${CONCURRENT} concurrent ns myapp, ack`,
+          value: `p50 ${ms(percentile(firstAcks, 50))}, p99 ${ms(percentile(firstAcks, 99))}, max ${ms(Math.max(...firstAcks))}`,
+          target: `p99 < ${ACK_TARGET_MS} ms`,
+          met: percentile(firstAcks, 99) < ACK_TARGET_MS,
+        },
         {
           what: `slash command ack, ${CONCURRENT} concurrent (help: the ack path alone) × ${runs} bursts`,
           value: `p50 ${ms(percentile(helpAcks, 50))}, p99 ${ms(percentile(helpAcks, 99))}, max ${ms(Math.max(...helpAcks))}; p99 per burst ${helpBurstP99.map((v) => v.toFixed(0)).join(", ")} ms`,
@@ -611,7 +621,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
           met: percentile(helpAcks, 99) < ACK_TARGET_MS,
         },
         {
-          what: `slash command ack, ${CONCURRENT} concurrent (ns myapp) × ${runs} bursts`,
+          what: `slash command ack, ${CONCURRENT} concurrent (ns myapp) × ${runs + 1} bursts, the first after start-up included`,
           value: `p50 ${ms(percentile(slashAcks, 50))}, p99 ${ms(slashP99)}, max ${ms(Math.max(...slashAcks))}; p99 per burst ${slashBurstP99.map((v) => v.toFixed(0)).join(", ")} ms`,
           target: `p99 < ${ACK_TARGET_MS} ms`,
           met: slashP99 < ACK_TARGET_MS,

@@ -18,6 +18,7 @@ import { benchNs } from "./ns.js";
 import { benchColdStart, benchImageSize, benchMemory } from "./ship.js";
 import { benchOrphans } from "./orphans.js";
 import { benchPreflight } from "./preflight.js";
+import { benchReplicas } from "./replicas.js";
 import { benchRepointPlan } from "./repoint-plan.js";
 import { benchTraceZone } from "./trace-zone.js";
 import { benchWaits } from "./waits.js";
@@ -33,6 +34,7 @@ const BENCHES: readonly Bench[] = [
   { name: "growth", run: benchGrowth },
   { name: "aws", run: benchAws },
   { name: "approvals", run: benchApprovals },
+  { name: "replicas", run: benchReplicas },
   { name: "waits", run: benchWaits },
   { name: "trace-zone", run: benchTraceZone },
   { name: "repoint-plan", run: benchRepointPlan },

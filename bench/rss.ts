@@ -36,6 +36,9 @@ const snapshot = process.env.UNSTUCK_RSS_SNAPSHOT === "1";
 const out = (s: string): boolean => process.stdout.write(`${s}\n`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The bot's resident-set target (docs/design.md, Performance targets). */
+const TARGET_MIB = 200;
+
 async function sample(bot: BotProcess): Promise<string> {
   const rollup = await readFile(`/proc/${String(bot.pid)}/smaps_rollup`, "utf8");
   const kb = (field: string): number =>
@@ -47,7 +50,7 @@ async function sample(bot: BotProcess): Promise<string> {
     return v === undefined ? "?" : (v / MiB).toFixed(0);
   };
   return (
-    `RSS ${(rss / MiB).toFixed(0)} MiB (anonymous ${(anon / MiB).toFixed(0)}, file-backed ${((rss - anon) / MiB).toFixed(0)}); ` +
+    `RSS ${(rss / MiB).toFixed(0)} MiB [target ≤ ${String(TARGET_MIB)} MiB: ${rss <= TARGET_MIB * MiB ? "met" : "MISSED"}] (anonymous ${(anon / MiB).toFixed(0)}, file-backed ${((rss - anon) / MiB).toFixed(0)}); ` +
     `V8 heap total ${await m("nodejs_heap_size_total_bytes")}, used ${await m("nodejs_heap_size_used_bytes")}, ` +
     `external ${await m("nodejs_external_memory_bytes")} MiB`
   );

@@ -22,6 +22,11 @@
  * status message per wait, edited on each later check, plus one result reply; no failed job; no key
  * left. Timings are reported, never failed on.
  *
+ * A second unstuck run puts the same waits on a tenth as many distributions (1,000 waits on 100):
+ * GetDistribution calls per check interval, mean over the run and the busiest interval (target: one
+ * per distribution per interval, which waits that share their checks reach and waits that check
+ * alone do not: about one per wait).
+ *
  * `BENCH_WAITS` (default 1000 × `UNSTUCK_BENCH_SCALE`) waits; `BENCH_QUICK=1` for 100; `BENCH_NAIVE_WINDOW_MS` (default
  * 40,000; 15,000 quick) bounds the naive run. `npx tsx bench/waits.ts`.
  */
@@ -245,6 +250,8 @@ async function runDesign(
   redisUrl: string,
   stats: Redis,
   windowMs: number,
+  /** Waits share this many distributions (wait i watches distribution i mod this); default one each. */
+  distributions = n,
 ): Promise<DesignRun> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queues = createQueues({ connection, prefix });
@@ -270,7 +277,7 @@ async function runDesign(
     const sampler = sampleActive(queue);
     const t0 = Date.now();
     const started = performance.now();
-    const ids = Array.from({ length: n }, (_, i) => distributionId(i, t0));
+    const ids = Array.from({ length: n }, (_, i) => distributionId(i % distributions, t0));
     const enqueuedAt = new Map<string, number>();
     for (let i = 0; i < n; i += 100) {
       await Promise.all(
@@ -398,6 +405,25 @@ function pct(values: readonly number[]): string {
   return `p50 ${ms(percentile(values, 50))}, p99 ${ms(percentile(values, 99))}, max ${ms(Math.max(0, ...values))}`;
 }
 
+/** Status calls per check interval: the mean over the run's span, and the busiest interval. */
+function callsPerInterval(r: DesignRun): { mean: number; max: number; total: number; intervals: number } {
+  const times = [...r.calls.values()].flat().sort((a, b) => a - b);
+  const first = times[0] ?? 0;
+  const span = (times.at(-1) ?? 0) - first;
+  const windows = new Map<number, number>();
+  for (const t of times) {
+    const w = Math.floor((t - first) / INTERVAL_MS);
+    windows.set(w, (windows.get(w) ?? 0) + 1);
+  }
+  const intervals = Math.max(1, span / INTERVAL_MS);
+  return {
+    mean: times.length / intervals,
+    max: Math.max(0, ...windows.values()),
+    total: times.length,
+    intervals,
+  };
+}
+
 function checkRate(r: DesignRun): number {
   const times = [...r.calls.values()].flat();
   if (times.length < 2) return 0;
@@ -422,6 +448,9 @@ export async function benchWaits(options: BenchOptions): Promise<BenchResult> {
   const checks: Check[] = [];
   try {
     const unstuck = await runDesign("unstuck", n, prefix, redisUrl, stats, windowMs);
+    // The same waits on a tenth as many distributions: the checks of one distribution may be shared.
+    const distributions = Math.max(1, Math.round(n / 10));
+    const shared = await runDesign("unstuck", n, prefix, redisUrl, stats, windowMs, distributions);
     const naive = await runDesign("naive", n, prefix, redisUrl, stats, windowMs);
 
     // unstuck: correctness.
@@ -482,6 +511,22 @@ export async function benchWaits(options: BenchOptions): Promise<BenchResult> {
         what: "unstuck: Redis memory per wait",
         value: `${((unstuck.memory?.prefixBytes ?? 0) / n / 1024).toFixed(2)} KiB (MEMORY USAGE of the prefix's keys, ${unstuck.memory?.keys ?? 0} new keys); INFO used_memory delta / ${n}: ${((unstuck.memory?.usedMemoryDelta ?? 0) / n / 1024).toFixed(2)} KiB`,
       },
+      ...((): Figure[] => {
+        const one = callsPerInterval(unstuck);
+        const few = callsPerInterval(shared);
+        return [
+          {
+            what: `unstuck: GetDistribution calls per ${ms(INTERVAL_MS)} interval, ${n} waits on ${n} distributions`,
+            value: `mean ${one.mean.toFixed(0)}, busiest ${one.max}; ${one.total} calls in ${one.intervals.toFixed(1)} intervals`,
+          },
+          {
+            what: `unstuck: GetDistribution calls per ${ms(INTERVAL_MS)} interval, ${n} waits on ${distributions} distributions`,
+            value: `mean ${few.mean.toFixed(0)}, busiest ${few.max}; ${few.total} calls in ${few.intervals.toFixed(1)} intervals (${(few.total / n).toFixed(1)} per wait); ${shared.failed} failed, ${shared.left} left; ${shared.posts} posts`,
+            target: `≤ ${distributions} (one per distribution per interval)`,
+            met: few.mean <= distributions,
+          },
+        ];
+      })(),
       {
         what: `naive: waits done (window ${ms(windowMs)})`,
         value: `${done.length} of ${n} after ${ms(naive.wallMs)}, ${nl.unstarted} never checked once; ${nl.checks} checks (${checkRate(naive).toFixed(1)}/s)`,
@@ -511,6 +556,13 @@ export async function benchWaits(options: BenchOptions): Promise<BenchResult> {
         value: `${((naive.memory?.prefixBytes ?? 0) / n / 1024).toFixed(2)} KiB (MEMORY USAGE)`,
       },
     ];
+    checks.push(
+      check(
+        `waits: all ${n} waits on ${distributions} distributions end, none failed`,
+        shared.left === 0 && shared.failed === 0,
+        `${shared.failed} failed, ${shared.left} still pending`,
+      ),
+    );
     checks.push(
       check(
         "waits: the naive run made progress (the comparison is real)",

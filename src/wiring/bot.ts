@@ -22,8 +22,10 @@ import { postApprovalRequest, registerApprovalActions } from "../slack/approvals
 import type { ChannelGate } from "../slack/channel-gate.js";
 import { registerDiagnosisActions } from "../slack/diagnosis-actions.js";
 import { redisEventClaims } from "../slack/event-dedupe.js";
+import { renderSlackMessage } from "../slack/blocks/index.js";
 import { registerRepairActions } from "../slack/repair.js";
 import { slackDiagnosisCard, slackWatchJoined } from "./slack-presenters.js";
+import { warmUp } from "./warm-up.js";
 
 export interface BotDeps {
   readonly config: Config;
@@ -46,6 +48,7 @@ export interface BotDeps {
 /** The Slack app with its commands, buttons and forms (not for the worker role). */
 export function createBotApp(d: BotDeps): SlackApp {
   const { config, services, workflow, audit, now, log } = d;
+  const registry = boundedRegistry(defaultRegistry(config.command), commandBoundMs(config));
   const slack = createSlackApp({
     config,
     channelGate: d.channelGate,
@@ -53,7 +56,7 @@ export function createBotApp(d: BotDeps): SlackApp {
     eventClaims: redisEventClaims(d.redis, d.prefix),
     // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
     // a write), so the requester always gets an answer.
-    registry: boundedRegistry(defaultRegistry(config.command), commandBoundMs(config)),
+    registry,
     services,
     log,
     now,
@@ -90,5 +93,19 @@ export function createBotApp(d: BotDeps): SlackApp {
       requestRepair: (input) => requestRepairWithPlan(services, { workflow, audit }, input),
     }),
   });
-  return slack;
+  // The command path used once before listening, so the first burst of commands is acknowledged
+  // as fast as later ones (src/wiring/warm-up.ts).
+  return {
+    ...slack,
+    start: async () => {
+      await warmUp({
+        registry,
+        services,
+        command: config.command,
+        render: (result) => renderSlackMessage(result, { command: config.command }),
+        log,
+      });
+      return slack.start();
+    },
+  };
 }

@@ -1,0 +1,93 @@
+/**
+ * The bot warms its command path before it listens: by the time `start()` resolves, it has read
+ * discovery and run `ns default` through the registry (one namespace read), so the first burst of
+ * commands after start-up does not pay for that first use. A warm-up that fails does not stop the
+ * start. No timing is asserted: what is checked is that the reads happened, and when.
+ */
+import type { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import type { KubePort } from "../../src/kube/port.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { warmUp, WARM_UP_NAMESPACE } from "../../src/wiring/warm-up.js";
+import { connect, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { botEnv } from "./bot-env.js";
+
+const SECRET = "warm-up-signing-secret";
+const TOKEN = "xoxb-warm-up-token";
+
+let sim: KubeSim;
+let fake: FakeSlack;
+let redis: Redis;
+const prefix = uniquePrefix("warm-up");
+let runtime: Runtime | undefined;
+
+beforeAll(async () => {
+  sim = await startKubeSim();
+  fake = await startFakeSlack({ token: TOKEN });
+  redis = connect();
+});
+
+afterEach(async () => {
+  await runtime?.stop();
+  runtime = undefined;
+});
+
+afterAll(async () => {
+  await deleteKeysWithPrefix(redis, prefix);
+  await redis.quit();
+  await fake.stop();
+  await sim.stop();
+});
+
+async function startBot(kube: KubePort): Promise<void> {
+  const log = pino({ level: "silent" });
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+      { UNSTUCK_ROLE: "bot", UNSTUCK_ALLOW_VOLATILE_REDIS: "true" },
+    ),
+  );
+  runtime = await createRuntime({ config, log, services: { kube, now: () => new Date(), log } });
+  await runtime.start();
+}
+
+describe("the bot's warm-up", () => {
+  it("reads discovery and runs ns default before it listens", async () => {
+    sim.resetRequests();
+    await startBot(createKubeAdapter(sim.kubeconfig()));
+    const paths = sim.requests().map((r) => `${r.method} ${r.path}`);
+    expect(paths).toContain("GET /apis");
+    expect(paths).toContain(`GET /api/v1/namespaces/${WARM_UP_NAMESPACE}`);
+    // Read-only: nothing written.
+    expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
+  });
+
+  it("does not stop the start when it fails", async () => {
+    const failing = createKubeAdapter(sim.kubeconfig());
+    const kube: KubePort = {
+      ...failing,
+      discover: () => Promise.reject(new Error("discovery unavailable")),
+      getNamespace: () => Promise.reject(new Error("namespace unavailable")),
+    };
+    await expect(startBot(kube)).resolves.toBeUndefined();
+  });
+
+  it("resolves when the work does not finish within its bound", async () => {
+    const never = new Promise<never>(() => undefined);
+    const rendered: unknown[] = [];
+    await warmUp({
+      registry: { dispatch: () => never },
+      services: { kube: { discover: () => Promise.resolve({ resources: [] }) } } as never,
+      command: "unstuck",
+      render: (r) => rendered.push(r),
+      log: pino({ level: "silent" }),
+      timeoutMs: 1,
+    });
+    expect(rendered).toEqual([]);
+  });
+});
