@@ -25,6 +25,21 @@ export default tseslint.config(
     },
   },
   {
+    // One way to bound a wait: src/util/deadline.ts (the diagnosis deadline's shared expiry aside).
+    files: ["src/**", "commands/**"],
+    ignores: ["src/util/deadline.ts", "src/diagnosis/deadline.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "TSEnumDeclaration", message: "Use as-const objects and unions, not enum." },
+        {
+          selector: "CallExpression[callee.object.name='Promise'][callee.property.name='race']",
+          message: "Bound a wait with withTimeout, orElse or settlesWithin (src/util/deadline.ts).",
+        },
+      ],
+    },
+  },
+  {
     files: ["test/**", "bench/**"],
     rules: {
       "@typescript-eslint/no-non-null-assertion": "off",

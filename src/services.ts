@@ -2,6 +2,7 @@
  * Builds the services commands run with, from a validated `Config`. The one place that turns
  * configuration into live clients, shared by the Slack app (`runtime.ts`) and the CLI (`cli.ts`).
  */
+import { settlesWithin } from "./util/deadline.js";
 import { createEdgeProbe } from "./net/probe.js";
 import type { CommandServices } from "./command-contract.js";
 import type { AwsPort } from "./aws/port.js";
@@ -71,12 +72,10 @@ async function sharedKubeBudget(
   redis.on("error", () => undefined);
   // Connected before the first request asks (no offline queue: asking earlier would fail). A Redis
   // away now only means the first requests run under the local bound.
-  let waited: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
+  await settlesWithin(
     redis.connect().catch(() => undefined),
-    new Promise<void>((resolve) => (waited = setTimeout(resolve, config.kubeTimeoutMs))),
-  ]);
-  clearTimeout(waited);
+    config.kubeTimeoutMs,
+  );
   const limiter = createLimiter({
     concurrency: DEFAULT_KUBE_CONCURRENCY,
     budget: redisSharedBudget(redis, { prefix: config.redisPrefix, server, limit }),
