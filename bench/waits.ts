@@ -42,6 +42,7 @@ import { enqueueEdgeWait, type EdgeWaitDeps } from "../src/jobs/edge-waits.js";
 import { createQueues } from "../src/jobs/queues.js";
 import type { ThreadReporter } from "../src/jobs/waits.js";
 import { closeWorker, createWaitsWorker } from "../src/jobs/workers.js";
+import { redisSharedChecks } from "../src/jobs/edge-waits.js";
 import type { KubePort } from "../src/kube/port.js";
 import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
 import {
@@ -142,7 +143,8 @@ async function workerProcess(design: Design, prefix: string): Promise<void> {
         reporter: f.reporter,
         describeBlockers: () => Promise.resolve([]),
         now,
-        edge: { aws: f.aws, reporter: f.reporter, probe, now },
+        // As the runtime wires it: one look per target per interval, shared through Redis.
+        edge: { aws: f.aws, reporter: f.reporter, probe, now, shared: redisSharedChecks(connection, prefix) },
       },
     );
   } else {
