@@ -1,7 +1,7 @@
 import { ErrorCode, UnstuckError } from "../errors.js";
 
 /** RFC 1123 host name: labels of letters, digits and '-', at most 63 each, 253 in all. */
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export function assertHostname(text: string): string {
   const h = text.trim().toLowerCase().replace(/\.$/, "");
