@@ -158,8 +158,8 @@ export function createServices(
     kube: {
       getNamespace: async (name) => inNamespace(name, async () => (await kube()).getNamespace(name)),
       discover: async () => (await kube()).discover(),
-      listObjects: async (type, namespace, options) =>
-        inNamespace(namespace, async () => (await kube()).listObjects(type, namespace, options)),
+      listObjects: async (type, namespace) =>
+        inNamespace(namespace, async () => (await kube()).listObjects(type, namespace)),
       getObject: async (type, namespace, name) =>
         inNamespace(namespace, async () => (await kube()).getObject(type, namespace, name)),
       listDeployments: async (options) => (await kube()).listDeployments(options),

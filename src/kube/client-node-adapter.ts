@@ -422,28 +422,14 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       return cache !== undefined ? cache.get() : discoverUncached();
     },
 
-    async listObjects(type, namespace, opts = {}) {
+    async listObjects(type, namespace) {
       const ctx: CallContext = { verb: "list", resource: type.resource, group: type.group, namespace };
       const full = FULL_OBJECT_TYPES.has(`${type.group}/${type.resource}`);
-      const { signal } = opts;
-      const given = (err: unknown): never => {
-        // Given up, not timed out: said as such (nobody waits for this answer any more).
-        if (signal?.aborted === true)
-          throw new UnstuckError(ErrorCode.Upstream, `Given up: ${describeTarget(ctx)}.`, {
-            verb: "list",
-            resource: type.group ? `${type.resource}.${type.group}` : type.resource,
-            cancelled: true,
-          });
-        throw err;
-      };
       const items = await listAll(ctx, async (cont, limit) => {
-        // Given up (before its turn in the shared bound, or between pages): nothing more is sent.
-        signal?.throwIfAborted();
         const list = await raw.getJson(
           resourcePath(type, namespace),
           { limit: limit !== undefined ? String(limit) : undefined, continue: cont },
           full ? ACCEPT_JSON : ACCEPT_METADATA_LIST,
-          signal,
         );
         const meta = obj(list.metadata);
         const page = jsonArray(list.items);
@@ -453,7 +439,7 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
           items: full ? page : page.map((o) => ({ metadata: obj(obj(o).metadata) })),
           cont: optStr(meta.continue),
         };
-      }).catch(given);
+      });
       // A PartialObjectMetadata item says `meta.k8s.io/v1`; the snapshot names the listed type.
       return items.map((o) => toObjectSnapshot(o, type));
     },

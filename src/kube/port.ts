@@ -88,15 +88,9 @@ export interface KubePort {
   discover(): Promise<DiscoverySnapshot>;
   /**
    * Every object of one type in one namespace, or in all namespaces when `namespace` is undefined
-   * (follows `continue`). `signal` gives the list up: no further page is asked for, and the request
-   * in flight is cut off unless it finishes within a short grace (a healthy server's answer is read,
-   * so its connection stays in the pool; one that hangs is not waited for).
+   * (follows `continue`).
    */
-  listObjects(
-    type: ResourceType,
-    namespace?: string,
-    options?: { readonly signal?: AbortSignal },
-  ): Promise<ObjectSnapshot[]>;
+  listObjects(type: ResourceType, namespace?: string): Promise<ObjectSnapshot[]>;
   /** `null` when absent. */
   getObject(type: ResourceType, namespace: string, name: string): Promise<ObjectSnapshot | null>;
   /** Deployments in all namespaces (or one), optionally filtered by a label selector. */

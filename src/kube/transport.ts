@@ -224,28 +224,6 @@ const gunzipAsync = promisify(gunzip);
 /** Largest decompressed answer read (a list page of 500 full objects is a few MiB). */
 const MAX_BODY_BYTES = 512 * 1024 * 1024;
 
-/**
- * How long a request already sent may still finish once its caller gave it up: a healthy server's
- * answer is read to the end, so undici keeps the connection (an abort destroys the socket, and the
- * next diagnosis would pay a TLS handshake per list); a server that hangs is cut off after it.
- */
-const GIVE_UP_GRACE_MS = 2_000;
-const graceSignals = new WeakMap<AbortSignal, AbortSignal>();
-
-/** `signal`, delayed by {@link GIVE_UP_GRACE_MS}: one derived signal (and one listener) per caller signal. */
-function cutOffAfterGrace(signal: AbortSignal): AbortSignal {
-  const known = graceSignals.get(signal);
-  if (known !== undefined) return known;
-  const cut = new AbortController();
-  const start = (): void => {
-    setTimeout(() => cut.abort(signal.reason), GIVE_UP_GRACE_MS).unref();
-  };
-  if (signal.aborted) start();
-  else signal.addEventListener("abort", start, { once: true });
-  graceSignals.set(signal, cut.signal);
-  return cut.signal;
-}
-
 /** undici's response headers (a repeated header is an array) as one string each, as fetch gives them. */
 function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -290,8 +268,6 @@ export class ResourceApi extends KubernetesObjectApi {
     path: string,
     query: Record<string, string | undefined> = {},
     accept: string = ACCEPT_JSON,
-    /** The caller giving the read up (its own bound is {@link timeoutMs}). */
-    signal?: AbortSignal,
   ): Promise<Json> {
     const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
     ctx.setHeaderParam("Accept", accept);
@@ -308,10 +284,7 @@ export class ResourceApi extends KubernetesObjectApi {
     const res = await undiciRequest(ctx.getUrl(), {
       method: "GET",
       headers,
-      signal:
-        signal !== undefined
-          ? AbortSignal.any([AbortSignal.timeout(this.timeoutMs), cutOffAfterGrace(signal)])
-          : AbortSignal.timeout(this.timeoutMs),
+      signal: AbortSignal.timeout(this.timeoutMs),
       ...(dispatcher !== undefined ? { dispatcher } : {}),
     });
     const ok = res.statusCode >= 200 && res.statusCode <= 299;
