@@ -18,6 +18,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ChannelGate } from "./channel-gate.js";
 import { slackErrorCode } from "./slack-errors.js";
+import type { Pacer } from "../util/pacer.js";
 
 /**
  * How far ahead of our clock a Slack request timestamp may be. Bolt's receiver refuses timestamps more
@@ -131,11 +132,11 @@ export function identityOf(body: unknown): RequestIdentity {
  * work (a vote's Redis calls, a reply's rendering, their logging) takes the CPU, so no ack queues
  * behind another request's work. Work that was already under way still interleaves.
  */
-export function ackFirst<A extends ScopedArgs>(): Middleware<A> {
+export function ackFirst<A extends ScopedArgs>(pace?: Pacer): Middleware<A> {
   return async ({ ack, next }) => {
     await ack();
     await afterPendingIo();
-    await next();
+    await (pace !== undefined ? pace.run(next) : next());
   };
 }
 
