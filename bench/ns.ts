@@ -166,9 +166,10 @@ async function terminating(
   fill: (
     held: (apiVersion: string, kind: string, key: string, body: Record<string, unknown>) => void,
   ) => void,
+  namespace: string = NS,
 ): Promise<{ expected: Map<string, number>; objects: number }> {
   const { store } = sim;
-  store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
+  store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   // The simulator's store runs a full garbage-collection scan after every load and delete, O(objects)
   // each: deleting a namespace of n objects costs O(n²) (~40 s at 5,000, hours at 80,000). No object
   // here has owner references, so those scans would find nothing: suspended while the namespace
@@ -184,12 +185,12 @@ async function terminating(
         ...body,
         apiVersion,
         kind,
-        metadata: { ...metadata, namespace: NS, finalizers: ["bench.example.com/hold"] },
+        metadata: { ...metadata, namespace, finalizers: ["bench.example.com/hold"] },
       });
       expected.set(key, (expected.get(key) ?? 0) + 1);
       objects++;
     });
-    store.delete("v1", "Namespace", undefined, NS);
+    store.delete("v1", "Namespace", undefined, namespace);
     await sim.reconcileNow();
   } finally {
     store.collectGarbage = gc;
@@ -244,6 +245,29 @@ export async function buildWorld(sim: KubeSim, scale: number): Promise<World> {
     }
   });
   return { expected, objects: made, types: servedTypes(sim), crds };
+}
+
+/**
+ * Several Terminating namespaces, each holding one object of every CRD type of a 160-type cluster
+ * (the replicas benchmark: distinct diagnoses, each listing every type its namespace reports).
+ */
+export async function buildNamespaces(sim: KubeSim, names: readonly string[]): Promise<World> {
+  const crds = Math.max(3, 160 - servedTypes(sim));
+  createCrds(sim, crds);
+  const expected = new Map<string, number>();
+  let objects = 0;
+  for (const name of names) {
+    const made = await terminating(
+      sim,
+      (held) => {
+        for (let c = 0; c < crds; c++) widget(held, c, `obj-${String(c)}`, c);
+      },
+      name,
+    );
+    objects += made.objects;
+    for (const [k, v] of made.expected) expected.set(k, (expected.get(k) ?? 0) + v);
+  }
+  return { expected, objects, types: servedTypes(sim), crds };
 }
 
 /** The world with many Deployments: {@link DEPLOYMENTS}. */

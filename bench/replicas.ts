@@ -1,8 +1,9 @@
 /**
- * `replicas`: 4 bot replicas on one Redis prefix, each sent 20 concurrent `/unstuck ns bench` (80
- * diagnoses at once), against one simulated API server (20 ms per request) holding the `ns`
- * benchmark's world (~160 types × 5,000 held objects, built through the simulator's store) beside
- * the seed incident. The figure is the most requests in flight at the API server at once, swept
+ * `replicas`: 4 bot replicas on one Redis prefix, each sent 20 concurrent `/unstuck ns bench-<i>`
+ * for 20 distinct Terminating namespaces (80 diagnoses at once: a process shares a diagnosis only
+ * between asks for the same namespace, so each process runs 20), against one simulated API server
+ * (20 ms per request) of ~160 types, every namespace holding one object of each, beside the seed
+ * incident. The figure is the most requests in flight at the API server at once, swept
  * from the simulator's own request log (each request from its arrival to its answer; watches left
  * out: they stay open by design). Run twice: each process with only its own bound, then with a fleet
  * budget (`UNSTUCK_KUBE_REQUEST_BUDGET`, target: never more in flight than it).
@@ -14,13 +15,14 @@ import { performance } from "node:perf_hooks";
 import type { RequestRecord } from "../test/sim/kube/index.js";
 import { postSigned, slashCommandBody } from "../test/sim/slack/index.js";
 import { check, ms, type BenchOptions, type BenchResult, type Check, type Figure } from "./common.js";
-import { buildWorld, LATENCY_MS, NS } from "./ns.js";
+import { buildNamespaces, LATENCY_MS } from "./ns.js";
 import { answeredCommands, ensureBuilt, startBot, startWorld, type BotProcess, type World } from "./ship.js";
 
 const REPLICAS = 4;
 const CONCURRENT = 20;
 const BUDGET = 64;
 const CHANNEL = "C0INCIDENT";
+const NAMESPACES = Array.from({ length: CONCURRENT }, (_, i) => `bench-${String(i)}`);
 const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
 
 /** The most requests the server held at once, what they were then (by method and API group), and how many there were. */
@@ -60,7 +62,7 @@ export function maxInFlight(records: readonly RequestRecord[]): {
   return { max, atMax: top.map(([k, n]) => `${k} ×${String(n)}`).join(", "), requests };
 }
 
-/** `perBot` signed `ns <NS>` to each bot, all at once; resolves when all are answered (ms). */
+/** `perBot` signed `ns bench-<i>` to each bot, all at once; resolves when all are answered (ms). */
 async function burst(
   world: World,
   bots: readonly BotProcess[],
@@ -76,7 +78,7 @@ async function burst(
           bot.events,
           world.secret,
           slashCommandBody({
-            text: `ns ${NS}`,
+            text: `ns ${NAMESPACES[i % NAMESPACES.length] ?? "bench-0"}`,
             userId: "U0ONCALL1",
             channelId: CHANNEL,
             responseUrl: world.fake.responseUrl(`${label}-${String(b)}-${String(i)}`),
@@ -103,7 +105,7 @@ export async function benchReplicas(options: BenchOptions): Promise<BenchResult>
   const checks: Check[] = [];
   try {
     const built0 = performance.now();
-    const w = await buildWorld(world.sim, 1);
+    const w = await buildNamespaces(world.sim, NAMESPACES);
     const buildMs = performance.now() - built0;
     world.sim.setFaults({ latencyMs: LATENCY_MS });
     for (const [label, env] of [
@@ -131,7 +133,7 @@ export async function benchReplicas(options: BenchOptions): Promise<BenchResult>
         const peak = Math.max(...peaks);
         const budgeted = label.startsWith("fleet");
         figures.push({
-          what: `${REPLICAS} replicas × ${CONCURRENT} concurrent ns ${NS} (${label}): most requests in flight at the API server`,
+          what: `${REPLICAS} replicas × ${CONCURRENT} concurrent ns of distinct namespaces (${label}): most requests in flight at the API server`,
           value: `${String(peak)} (per run: ${peaks.join(", ")}; at the peak: ${worst}); ${String(requests)} requests in the last run; all answered in ${times.map((t) => ms(t)).join(", ")}`,
           ...(budgeted ? { target: `≤ ${String(BUDGET)}`, met: peak <= BUDGET } : {}),
         });
@@ -149,7 +151,7 @@ export async function benchReplicas(options: BenchOptions): Promise<BenchResult>
     return {
       name: "replicas",
       context: [
-        `${built}; ${REPLICAS} bot processes (UNSTUCK_ROLE=bot, the bundle, the chart's NODE_OPTIONS, AWS configured) on one Redis prefix; the ns world (${String(w.types)} types, ${String(w.objects)} held objects in ${NS}, built in ${ms(buildMs)}) beside the seed incident; ${String(LATENCY_MS)} ms per request`,
+        `${built}; ${REPLICAS} bot processes (UNSTUCK_ROLE=bot, the bundle, the chart's NODE_OPTIONS, AWS configured) on one Redis prefix; ${String(NAMESPACES.length)} Terminating namespaces of ${String(w.types)} types (${String(w.objects)} held objects, one of each type in each, built in ${ms(buildMs)}) beside the seed incident; ${String(LATENCY_MS)} ms per request`,
         "in flight: swept from the simulator's request log (arrival → answer finished), watches left out",
       ],
       figures,

@@ -5,6 +5,7 @@
  * otherwise (metadata only, in parallel, bounded) — the controllers of the finalizers found, their
  * logs and the blockers' events — and hands the snapshots to the pure analysis. A part that cannot
  * be read becomes a warning; the rest of the diagnosis still appears. */
+import { singleFlight, type SingleFlight } from "../util/single-flight.js";
 import type { DiagnosisAwsReads } from "../aws/port.js";
 import { ErrorCode, isUnstuckError, UnstuckError, toUserError } from "../errors.js";
 import { DEFAULT_KUBE_CONCURRENCY } from "../kube/limiter.js";
@@ -99,7 +100,48 @@ export function contentMayRemain(
 export const AWS_NOT_CHECKED =
   "AWS not checked: no region configured (set AWS_REGION, or UNSTUCK_CLUSTERS_FILE with a region)";
 
-export async function diagnoseNamespace(
+/**
+ * How recent a diagnosis of the same namespace in flight must be for a new ask to share it: about
+ * the spread of a burst of people asking at once, with the bot pacing the start of their handlers;
+ * later asks read afresh.
+ */
+export const DIAGNOSIS_JOIN_WITHIN_MS = 2_000;
+
+const flights = new WeakMap<KubePort, SingleFlight<string, NamespaceDiagnosis>>();
+const portIds = new WeakMap<object, number>();
+let nextPortId = 0;
+function portId(port: object): number {
+  let id = portIds.get(port);
+  if (id === undefined) portIds.set(port, (id = ++nextPortId));
+  return id;
+}
+
+/**
+ * Why a namespace is stuck. Asks for the same namespace through the same ports while a diagnosis
+ * of it started within {@link DIAGNOSIS_JOIN_WITHIN_MS} is running share that run: a burst of
+ * people (or a button and a command) asking at once costs the API server one diagnosis, not one
+ * each. Nothing is kept once the run settles.
+ */
+export function diagnoseNamespace(
+  kube: KubePort,
+  name: string,
+  options: DiagnoseOptions,
+): Promise<NamespaceDiagnosis> {
+  let flight = flights.get(kube);
+  if (flight === undefined) flights.set(kube, (flight = singleFlight(DIAGNOSIS_JOIN_WITHIN_MS)));
+  const key = [
+    name,
+    options.blockedAfterSeconds,
+    options.concurrency,
+    options.logTailLines,
+    options.maxLogEvidence,
+    options.deadlineMs,
+    options.aws ? `${String(portId(options.aws.port))}/${options.aws.cluster ?? ""}` : "",
+  ].join("\0");
+  return flight.run(key, () => diagnoseOnce(kube, name, options));
+}
+
+async function diagnoseOnce(
   kube: KubePort,
   name: string,
   options: DiagnoseOptions,

@@ -305,6 +305,29 @@ describe("the namespace controller's report first", () => {
     expect(card).toContain("from the namespace controller's report (3 types listed)");
   });
 
+  it("answers asks for the same namespace in flight together with one run, and a later ask afresh", async () => {
+    const fresh = createKubeAdapter(sim.kubeconfig(), { maxAttempts: 1 });
+    const namespaceReads = () =>
+      sim.requests().filter((r) => r.method === "GET" && r.path === "/api/v1/namespaces/few-left").length;
+    sim.resetRequests();
+    const together = await Promise.all(
+      Array.from({ length: 10 }, () => diagnoseNamespace(fresh, "few-left", { now: NOW })),
+    );
+    expect(namespaceReads()).toBe(1);
+    expect(new Set(together.map((d) => d.blockers.length))).toEqual(new Set([4]));
+    // Another namespace at the same time is its own run.
+    sim.resetRequests();
+    const [a, b] = await Promise.all([
+      diagnoseNamespace(fresh, "few-left", { now: NOW }),
+      diagnoseNamespace(fresh, "live", { now: NOW }),
+    ]);
+    expect([a.blockers.length, b.verdict]).toEqual([4, "active"]);
+    // Settled runs are not kept: the next ask reads the namespace again.
+    sim.resetRequests();
+    await diagnoseNamespace(fresh, "few-left", { now: NOW });
+    expect(namespaceReads()).toBe(1);
+  });
+
   it("costs a live namespace one read", async () => {
     const { d, requests } = await diagnoseCounted("live");
     expect(d.verdict).toBe("active");

@@ -72,7 +72,9 @@ describe("shared kube request budget (Redis)", () => {
       replicas.flatMap((r, i) =>
         Array.from({ length: 4 }, (_, d) =>
           withRequestCaller(`replica-${i}-diagnosis-${d}`, () =>
-            diagnoseNamespace(r.kube, "myapp", { now: () => new Date(), deadlineMs: 60_000 }),
+            // Each with its own deadline, so none joins another's run (asks for one namespace with
+            // the same options in flight together share a diagnosis): twelve diagnoses, not three.
+            diagnoseNamespace(r.kube, "myapp", { now: () => new Date(), deadlineMs: 60_000 + d }),
           ),
         ),
       ),
