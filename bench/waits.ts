@@ -23,9 +23,9 @@
  * left. Timings are reported, never failed on.
  *
  * A second unstuck run puts the same waits on a tenth as many distributions (1,000 waits on 100):
- * GetDistribution calls per check interval, mean over the run and the busiest interval (target: one
- * per distribution per interval, which waits that share their checks reach and waits that check
- * alone do not: about one per wait).
+ * GetDistribution calls per check interval, mean over the run and the busiest interval (target, for
+ * the busiest: one per distribution per interval, which waits that share their checks reach and
+ * waits that check alone do not: about one per wait).
  *
  * `BENCH_WAITS` (default 1000 × `UNSTUCK_BENCH_SCALE`) waits; `BENCH_QUICK=1` for 100; `BENCH_NAIVE_WINDOW_MS` (default
  * 40,000; 15,000 quick) bounds the naive run. `npx tsx bench/waits.ts`.
@@ -525,7 +525,7 @@ export async function benchWaits(options: BenchOptions): Promise<BenchResult> {
             what: `unstuck: GetDistribution calls per ${ms(INTERVAL_MS)} interval, ${n} waits on ${distributions} distributions`,
             value: `mean ${few.mean.toFixed(0)}, busiest ${few.max}; ${few.total} calls in ${few.intervals.toFixed(1)} intervals (${(few.total / n).toFixed(1)} per wait); ${shared.failed} failed, ${shared.left} left; ${shared.posts} posts`,
             target: `≤ ${distributions} (one per distribution per interval)`,
-            met: few.mean <= distributions,
+            met: few.max <= distributions,
           },
         ];
       })(),

@@ -112,17 +112,22 @@ export interface EdgeWaitDeps {
   readonly random?: () => number;
 }
 
-/** Each pause is the nominal one ± this fraction, at random. */
-export const EDGE_JITTER = 0.1;
+/**
+ * Each pause is the nominal one plus up to this fraction, at random: never shorter, so a wait's
+ * own last look is always older than its first pause (see {@link SHARED_LOOK_FRESH}).
+ */
+export const EDGE_JITTER = 0.2;
 
 /**
  * A look taken by another wait on the same target is used while younger than this fraction of the
- * wait's first pause: below the shortest jittered pause, so a wait never reads back its own last look.
+ * wait's first pause. A whole pause: a target is looked at no more than once per interval, however
+ * many waits share it and however their checks drift apart; a wait's own last look, taken at least
+ * a whole pause ago, is never fresh to it.
  */
-export const SHARED_LOOK_FRESH = 0.75;
+export const SHARED_LOOK_FRESH = 1;
 
 function jittered(ms: number, random: () => number): number {
-  return Math.max(1, Math.round(ms * (1 + EDGE_JITTER * (2 * random() - 1))));
+  return Math.max(1, Math.round(ms * (1 + EDGE_JITTER * random())));
 }
 
 /**
@@ -246,6 +251,8 @@ async function sharedLook(data: EdgeWaitData, deps: EdgeWaitDeps, now: number): 
     if (token !== undefined) await shared.release(key, token).catch(() => undefined);
     throw err;
   }
+  // Stamped with the check's own time, the clock its pauses are counted on: the wait's next check
+  // comes a whole pause later, so it never takes its own look for another wait's.
   await shared.write(key, now, seen, token).catch(() => undefined);
   return seen;
 }

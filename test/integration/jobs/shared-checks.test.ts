@@ -144,10 +144,10 @@ describe("edge waits share one look per target per interval", () => {
       clock = T0 + r * INTERVAL;
       perRound.push(await round(jobs, deps));
       if (r < 3) {
-        // Still InProgress: every wait re-delayed, by its pause ± the jitter.
+        // Still InProgress: every wait re-delayed, by its pause plus up to the jitter, never less.
         expect(jobs.every((j) => j.result === undefined)).toBe(true);
         const pauses = jobs.map((j) => (j.delayedUntil ?? 0) - clock);
-        expect(Math.min(...pauses)).toBeGreaterThanOrEqual(Math.floor(INTERVAL * (1 - EDGE_JITTER)));
+        expect(Math.min(...pauses)).toBeGreaterThanOrEqual(INTERVAL);
         expect(Math.max(...pauses)).toBeLessThanOrEqual(Math.ceil(INTERVAL * (1 + EDGE_JITTER)));
         expect(new Set(pauses).size).toBeGreaterThan(1);
       }
@@ -159,6 +159,68 @@ describe("edge waits share one look per target per interval", () => {
       expect(calls).toBeGreaterThan(0);
       expect(calls).toBeLessThanOrEqual(DISTRIBUTIONS);
     }
+  });
+
+  it("waits whose checks drift apart still look at a distribution at most once per interval", async () => {
+    const config = sim.world.buildDistributionConfig({
+      origins: [{ id: "o", domainName: "origin-drift.example.com" }],
+      callerReference: "ref-drift",
+    });
+    const start = T0 + 20 * INTERVAL;
+    clock = start;
+    const id = sim.world.createDistribution({ config, deployed: false }).id;
+    const deps: EdgeWaitDeps = {
+      aws: createAwsAdapter(clients),
+      reporter,
+      probe,
+      now: () => new Date(clock),
+      shared: redisSharedChecks(redis, prefix),
+    };
+    // Ten waits on it, started a tenth of an interval apart: their checks are spread over the
+    // whole interval from the start, and drift further with every jittered pause.
+    const jobs: FakeJob[] = Array.from({ length: 10 }, (_, i) => ({
+      id: `drift-${i}`,
+      delayedUntil: start + (i * INTERVAL) / 10,
+      data: {
+        target: { kind: "cloudfront-deployed", distributionId: id },
+        cluster: "prod",
+        channel: "COPS",
+        threadTs: `1700000001.${String(i).padStart(6, "0")}`,
+        startedAt: start + (i * INTERVAL) / 10,
+        deadline: start + 45 * 60_000,
+        intervalMs: INTERVAL,
+        firstIntervalMs: INTERVAL,
+        maxIntervalMs: INTERVAL,
+        checks: 0,
+      },
+    }));
+    const looks: number[] = [];
+    const calls = () => sim.calls().filter((c) => c.action === "GetDistribution").length;
+    let checks = 0;
+    for (;;) {
+      const open = jobs.filter((j) => j.result === undefined);
+      if (open.length === 0) break;
+      const next = open.reduce((a, b) => ((a.delayedUntil ?? 0) <= (b.delayedUntil ?? 0) ? a : b));
+      clock = next.delayedUntil ?? clock;
+      const before = calls();
+      try {
+        next.result = await checkEdgeWait(asJob(next), "token", deps);
+      } catch (err) {
+        if (!(err instanceof DelayedError)) throw err;
+      }
+      checks++;
+      if (calls() > before) looks.push(clock);
+    }
+    // Deployed three intervals after it was created: every wait saw it, within an interval or so.
+    expect(jobs.every((j) => j.result?.outcome === "done")).toBe(true);
+    expect(checks).toBeGreaterThan(30);
+    // One look per interval at most: consecutive looks a whole interval apart …
+    for (let i = 1; i < looks.length; i++) {
+      expect((looks[i] ?? 0) - (looks[i - 1] ?? 0)).toBeGreaterThanOrEqual(INTERVAL);
+    }
+    // … and the waits were not left with an old answer: a look in every interval until Deployed.
+    expect(looks.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...jobs.map((j) => j.delayedUntil ?? 0))).toBeLessThan(start + 6 * INTERVAL);
   });
 
   it("without the shared looks, the same round costs one call per wait", async () => {

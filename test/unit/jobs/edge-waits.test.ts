@@ -94,8 +94,8 @@ function deps(
     },
     probe,
     now: () => new Date(at),
-    // The middle of the jitter: each pause exactly as nominal.
-    random: () => 0.5,
+    // No jitter drawn: each pause exactly as nominal.
+    random: () => 0,
   };
   return { d, posted, edited };
 }
