@@ -2,10 +2,16 @@
  * The ops target of a running bot, wired: the readiness checks of Redis (the bot's own connection),
  * the Kubernetes API (`GET /version`, as at start-up) and Slack (`auth.test`), and the runtime's
  * queues and approval store as metric sources, handed to `src/ops/runtime-target.ts`.
+ *
+ * What `/readyz` depends on follows the role: Redis and the Kubernetes API make any process unready.
+ * A worker never checks Slack (it receives nothing from it, and a Slack outage must not take the
+ * workers out: their jobs wait on Kubernetes and AWS). The Slack-facing roles (`bot`, `all`) check
+ * it, but its failure only degrades them (`unstuck_dependency_up{dependency="slack"} 0`, `degraded`
+ * in the body): an unready bot would not answer Slack any sooner once it is back.
  */
 import { Queue } from "bullmq";
 import { approvalIndexCounts } from "./approvals/store.js";
-import type { Config } from "./config.js";
+import type { Config, Role } from "./config.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
 import { runtimeOpsTarget } from "./ops/runtime-target.js";
 import type { OpsTarget, ReadinessCheck } from "./ops/server.js";
@@ -16,6 +22,8 @@ export interface RuntimeParts {
   readonly redis: Pick<RedisConnection, "ping" | "zcard" | "zcount">;
   /** The runtime's queues; every BullMQ `Queue` among its values is counted. */
   readonly queues: object;
+  /** What the process runs; default `config.role`. */
+  readonly role?: Role;
 }
 
 export interface RuntimeTargetOptions {
@@ -50,10 +58,12 @@ export function runtimeTarget(
     },
   });
 
-  if (config.slack !== undefined) {
-    checks.push(
-      slackReadinessCheck(config.slack, { timeoutMs, cacheMs: options.slackCacheMs ?? 60_000, now }),
-    );
+  const role = runtime.role ?? config.role;
+  if (config.slack !== undefined && role !== "worker") {
+    checks.push({
+      ...slackReadinessCheck(config.slack, { timeoutMs, cacheMs: options.slackCacheMs ?? 60_000, now }),
+      required: false,
+    });
   }
 
   return runtimeOpsTarget({

@@ -2,8 +2,11 @@
  * The operations endpoint, on its own port so it is never exposed where Slack's requests arrive:
  *
  * - `GET /healthz`: liveness — the process answers (its event loop is not stuck).
- * - `GET /readyz`: readiness — started, not stopping, and every dependency check passes (Redis,
- *   the Kubernetes API, Slack); 503 with the failing checks otherwise. JSON either way.
+ * - `GET /readyz`: readiness — started, not stopping, and every required dependency check passes
+ *   (Redis, the Kubernetes API); 503 with the failing checks otherwise. A check that is not
+ *   required (the bot's Slack check) only degrades: its failure is reported (`degraded: true`,
+ *   `unstuck_dependency_up{dependency} 0`, `unstuck_degraded 1`) and the process stays ready, so a
+ *   Slack outage does not take every pod out of its Service. JSON either way.
  * - `GET /metrics`: Prometheus text format (prom-client): the process's instruments (`./metrics.ts`)
  *   and the runtime's scrape-time families.
  *
@@ -19,6 +22,11 @@ import { collectProcessMetrics, CONTENT_TYPE, exposition, gauge, type Family } f
 /** One dependency the bot needs to do its work; `run` rejects when it is not usable. */
 export interface ReadinessCheck {
   readonly name: string;
+  /**
+   * false: a failure degrades the process (reported in `/readyz` and the metrics) without making
+   * it unready. Default true.
+   */
+  readonly required?: boolean;
   run(): Promise<void>;
 }
 
@@ -32,12 +40,17 @@ export interface OpsTarget {
 export interface CheckResult {
   readonly name: string;
   readonly ok: boolean;
+  /** Whether a failure makes the process unready (false: it only degrades it). */
+  readonly required: boolean;
   readonly ms: number;
   readonly error?: string;
 }
 
 export interface Readiness {
+  /** Every required check passed (and the runtime is running). */
   readonly ready: boolean;
+  /** A check that is not required failed: ready, but something the process uses is down. */
+  readonly degraded: boolean;
   readonly state: "starting" | "running" | "stopping";
   readonly checks: readonly CheckResult[];
 }
@@ -87,11 +100,12 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     Promise.all(
       t.checks.map(async (c): Promise<CheckResult> => {
         const started = now();
+        const required = c.required ?? true;
         try {
           await bounded(c.run(), timeoutMs, c.name);
-          return { name: c.name, ok: true, ms: now() - started };
+          return { name: c.name, ok: true, required, ms: now() - started };
         } catch (err) {
-          return { name: c.name, ok: false, ms: now() - started, error: message(err) };
+          return { name: c.name, ok: false, required, ms: now() - started, error: message(err) };
         }
       }),
     );
@@ -102,16 +116,24 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   };
 
   const readiness = async (): Promise<Readiness> => {
-    if (draining) return { ready: false, state: "stopping", checks: [] };
-    if (target === undefined) return { ready: false, state: "starting", checks: [] };
+    if (draining) return { ready: false, degraded: false, state: "stopping", checks: [] };
+    if (target === undefined) return { ready: false, degraded: false, state: "starting", checks: [] };
     const checks = await checkResults(target);
-    return { ready: checks.every((c) => c.ok), state: "running", checks };
+    return {
+      ready: checks.every((c) => c.ok || !c.required),
+      degraded: checks.some((c) => !c.ok && !c.required),
+      state: "running",
+      checks,
+    };
   };
 
   const metrics = async (): Promise<string> => {
     const r = await readiness();
     const families: Family[] = [
       gauge("unstuck_ready", "1 when /readyz answers 200.", [{ value: r.ready ? 1 : 0 }]),
+      gauge("unstuck_degraded", "1 when a dependency that is not required for readiness (Slack) is down.", [
+        { value: r.degraded ? 1 : 0 },
+      ]),
       gauge("unstuck_dependency_up", "1 when the dependency's readiness check passed.", [
         ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ok ? 1 : 0 })),
       ]),

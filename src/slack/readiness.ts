@@ -1,7 +1,8 @@
 /**
  * Slack's readiness check for `/readyz`: `auth.test` with the bot token, bounded, without retries. A
  * passed check is trusted for a while (`auth.test` is rate-limited per workspace), and a rate-limited
- * answer counts as reachable.
+ * answer counts as reachable. The Slack-facing roles run it as a check that degrades rather than
+ * makes unready (`src/ops-target.ts`); workers do not run it.
  */
 import { WebClient } from "@slack/web-api";
 import type { SlackConfig } from "../config.js";

@@ -27,7 +27,7 @@ describe("operations endpoint", () => {
     expect(await get("/healthz")).toMatchObject({ status: 200, body: "ok" });
     const r = await get("/readyz");
     expect(r.status).toBe(503);
-    expect(JSON.parse(r.body)).toEqual({ ready: false, state: "starting", checks: [] });
+    expect(JSON.parse(r.body)).toEqual({ ready: false, degraded: false, state: "starting", checks: [] });
     expect((await get("/nothing")).status).toBe(404);
   });
 
@@ -69,6 +69,46 @@ describe("operations endpoint", () => {
     expect(stopping.status).toBe(503);
     expect(JSON.parse(stopping.body)).toMatchObject({ ready: false, state: "stopping" });
     expect((await get("/healthz")).status).toBe(200);
+  });
+
+  it("a failing check that is not required degrades (body and metrics) but keeps the process ready; a required one does not", async () => {
+    let slackUp = false;
+    let redisUp = true;
+    server = await startOpsServer({ port: 0, host: "127.0.0.1", log, cacheMs: 0, checkTimeoutMs: 200 });
+    server.attach({
+      checks: [
+        {
+          name: "redis",
+          run: () => (redisUp ? Promise.resolve() : Promise.reject(new Error("ECONNREFUSED"))),
+        },
+        {
+          name: "slack",
+          required: false,
+          run: () => (slackUp ? Promise.resolve() : Promise.reject(new Error("auth.test: 503"))),
+        },
+      ],
+    });
+    const degraded = await get("/readyz");
+    expect(degraded.status).toBe(200);
+    expect(JSON.parse(degraded.body)).toMatchObject({
+      ready: true,
+      degraded: true,
+      checks: [
+        { name: "redis", ok: true, required: true },
+        { name: "slack", ok: false, required: false, error: "auth.test: 503" },
+      ],
+    });
+    const lines = (await get("/metrics")).body.split("\n");
+    expect(lines).toContain("unstuck_ready 1");
+    expect(lines).toContain("unstuck_degraded 1");
+    expect(lines).toContain('unstuck_dependency_up{dependency="slack"} 0');
+    redisUp = false;
+    const down = await get("/readyz");
+    expect(down.status).toBe(503);
+    expect(JSON.parse(down.body)).toMatchObject({ ready: false, degraded: true });
+    redisUp = true;
+    slackUp = true;
+    expect(JSON.parse((await get("/readyz")).body)).toMatchObject({ ready: true, degraded: false });
   });
 
   it("bounds a check that hangs, and reuses results within the cache period", async () => {
