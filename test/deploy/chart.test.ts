@@ -1,7 +1,7 @@
 /**
  * The Helm chart (deploy/chart/unstuck), the one source of the cluster install: the real `helm`
- * lints it and renders it for the defaults (plus the two required values: a bot Deployment and a
- * worker Deployment, each with its own PodDisruptionBudget and resources) and two other value sets
+ * lints it and renders it for the defaults (plus the values it requires: a bot Deployment and a
+ * worker Deployment, each with its own PodDisruptionBudget and resources) and three other value sets
  * (deploy/chart/unstuck/ci/*.yaml; one of them the combined Deployment); what it renders is what a
  * platform team would review
  * (security context, probes, Secrets by reference, least privilege, Redis that keeps its
@@ -21,7 +21,7 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { kubectl } from "../sim/kube/testing.js";
 
 const CHART = "deploy/chart/unstuck";
-const VALUE_SETS = ["default", "http-external-redis", "socket-irsa"] as const;
+const VALUE_SETS = ["default", "http-external-redis", "socket-irsa", "fleet-workers"] as const;
 type ValueSet = (typeof VALUE_SETS)[number];
 const valuesFile = (set: ValueSet): string => `${CHART}/ci/${set}-values.yaml`;
 
@@ -230,6 +230,8 @@ describe("the Helm chart", () => {
       "NetworkPolicy",
       "NetworkPolicy",
       "NetworkPolicy",
+      // The `helm test` hook (templates/tests/).
+      "Pod",
       "PodDisruptionBudget",
       "PodDisruptionBudget",
       "Secret",
@@ -261,6 +263,8 @@ describe("the Helm chart", () => {
     for (const d of [bot, worker]) {
       expect(budgetOf("default", d).spec).toEqual({
         maxUnavailable: 1,
+        // A pod that is not ready protects nothing: a drain evicts it rather than stall.
+        unhealthyPodEvictionPolicy: "AlwaysAllow",
         selector: { matchLabels: d.spec.selector.matchLabels },
       });
     }
@@ -344,9 +348,9 @@ describe("the Helm chart", () => {
     expect(redis.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(sts.spec.template.spec.automountServiceAccountToken).toBe(false);
     expect(sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage).toBe("1Gi");
+    // The password the values give, never a random one (a GitOps sync would replace it each time).
     const secret = find("default", "Secret");
-    expect(secret.metadata.annotations?.["helm.sh/resource-policy"]).toBe("keep");
-    expect(Buffer.from(secret.data.password, "base64").toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(Buffer.from(secret.data.password, "base64").toString()).toBe("ci-only-redis-password-0123456789");
     const policy = find("default", "NetworkPolicy", "-redis");
     expect(policy.spec.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("redis");
     expect(policy.spec.ingress).toEqual([
@@ -432,14 +436,10 @@ describe("the Helm chart", () => {
         { apiGroups: [""], resources: ["namespaces", "endpoints", "pods/log"], verbs: ["get"] },
       ]);
       const bindings = (rendered.get(set) ?? []).filter((o) => o.kind === "ClusterRoleBinding");
+      // The ServiceAccount the pods run as (the chart's, or an existing one: fleet-workers).
+      const account = deployments(set)[0]?.spec.template.spec.serviceAccountName as string;
       for (const b of bindings) {
-        expect(b.subjects).toEqual([
-          {
-            kind: "ServiceAccount",
-            name: find(set, "ServiceAccount").metadata.name,
-            namespace: namespaceOf(set),
-          },
-        ]);
+        expect(b.subjects).toEqual([{ kind: "ServiceAccount", name: account, namespace: namespaceOf(set) }]);
       }
     }
     // readScope=all: one wildcard rule, list only. explicit (socket-irsa): no wildcard, no Secrets,
@@ -490,11 +490,13 @@ describe("the Helm chart", () => {
       "r-http-external-redis-unstuck-open-deletion-guard",
     );
     expect(envOf("http-external-redis").UNSTUCK_DELETION_WINDOW_SECONDS.value).toBe("3600");
-    for (const set of ["default", "socket-irsa"] as const) {
+    for (const set of ["default", "socket-irsa", "fleet-workers"] as const) {
       expect((rendered.get(set) ?? []).some((o) => o.metadata.name.endsWith("-open-deletion-guard"))).toBe(
         false,
       );
-      expect(envOf(set).UNSTUCK_DELETION_WINDOW_SECONDS).toBeUndefined();
+      expect(
+        envOf(set, set === "fleet-workers" ? "worker" : "bot").UNSTUCK_DELETION_WINDOW_SECONDS,
+      ).toBeUndefined();
     }
     expect(find("socket-irsa", "ClusterRole", "-remove-finalizers").rules).toContainEqual({
       apiGroups: ["s3.services.k8s.aws"],
@@ -516,6 +518,7 @@ describe("the Helm chart", () => {
       "Deployment",
       "Ingress",
       "NetworkPolicy",
+      "Pod",
       "Service",
       "Service",
       "ServiceAccount",
@@ -562,9 +565,21 @@ describe("the Helm chart", () => {
     // One replica: no PodDisruptionBudget that would block node drains.
     expect(kinds("http-external-redis")).not.toContain("PodDisruptionBudget");
     const bot = find("http-external-redis", "NetworkPolicy");
+    // The given peers, and the `helm test` pod (which GETs the receiver's /healthz).
     expect(bot.spec.ingress).toContainEqual({
       ports: [{ protocol: "TCP", port: "http" }],
-      from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } } }],
+      from: [
+        { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } } },
+        {
+          podSelector: {
+            matchLabels: {
+              "app.kubernetes.io/name": "unstuck",
+              "app.kubernetes.io/instance": "r-http-external-redis",
+              "app.kubernetes.io/component": "test",
+            },
+          },
+        },
+      ],
     });
   });
 
@@ -609,7 +624,11 @@ describe("the Helm chart", () => {
       [["--set", "image.repository=x"], "aws.region is required"],
       [
         ["--set", "image.repository=x", "--set", "aws.enabled=false", "--set", "slack.mode=ws"],
-        "slack.mode must be socket or http",
+        'slack.mode must be one of the following: "socket", "http"',
+      ],
+      [
+        ["--set", "image.repository=x", "--set", "aws.enabled=false"],
+        "redis.bundled.auth.existingSecret (a Secret holding the password under redis.bundled.auth.existingSecretKey) or redis.bundled.auth.password is required",
       ],
       [
         [
@@ -630,7 +649,7 @@ describe("the Helm chart", () => {
       ],
       [
         ["--set", "image.repository=x", "--set", "aws.enabled=false", "--set", "rbac.readScope=most"],
-        "rbac.readScope must be all or explicit",
+        'rbac.readScope must be one of the following: "all", "explicit"',
       ],
       [
         [
@@ -661,8 +680,11 @@ describe("the Helm chart", () => {
         'rbac.explicitResources names types, not "nodes/proxy"',
       ],
     ];
+    // Past the image and the region, the bundled Redis's password is required too: given here.
+    const password = ["--set", "redis.bundled.auth.password=test-only-password-0123"];
     for (const [args, message] of cases) {
-      const r = await helm(["template", "x", CHART, ...args]);
+      const withPassword = args.includes("aws.enabled=false") && !message.startsWith("redis.bundled.auth");
+      const r = await helm(["template", "x", CHART, ...args, ...(withPassword ? password : [])]);
       expect(r.code, args.join(" ")).not.toBe(0);
       expect(r.stderr).toContain(message);
     }

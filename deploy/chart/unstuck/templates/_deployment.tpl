@@ -29,24 +29,35 @@ spec:
         {{- with $root.Values.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
-      {{- with $root.Values.podAnnotations }}
+      {{- $annotations := deepCopy (default (dict) $root.Values.podAnnotations) }}
+      {{- /* A changed clusters file or AWS config rolls the pods (neither holds a secret). */}}
+      {{- if $root.Values.clusters }}
+      {{- $_ := set $annotations "checksum/clusters" (include "unstuck.clustersFile" $root | sha256sum) }}
+      {{- end }}
+      {{- if $root.Values.aws.config }}
+      {{- $_ := set $annotations "checksum/aws-config" ($root.Values.aws.config | sha256sum) }}
+      {{- end }}
+      {{- with $annotations }}
       annotations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     spec:
       serviceAccountName: {{ include "unstuck.serviceAccountName" $root }}
+      {{- with $root.Values.priorityClassName }}
+      priorityClassName: {{ . | quote }}
+      {{- end }}
       {{- with $root.Values.imagePullSecrets }}
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}
       {{- end }}
       securityContext:
-        {{- toYaml $root.Values.securityContext.pod | nindent 8 }}
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
       # A graceful stop (stop taking work, let running jobs finish, close Redis) is bounded by
       # UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS; the kubelet waits a little longer before SIGKILL.
       terminationGracePeriodSeconds: {{ add $root.Values.config.shutdownTimeoutSeconds 15 }}
       containers:
         - name: unstuck
-          image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
+          image: {{ include "unstuck.image" $root | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           ports:
             {{- if ne $role "worker" }}
@@ -80,7 +91,7 @@ spec:
             {{- if $root.Values.redis.bundled.enabled }}
             # Defined before REDIS_URL, which expands it.
             - name: REDIS_PASSWORD
-              valueFrom: { secretKeyRef: { name: {{ include "unstuck.redisSecretName" $root }}, key: password } }
+              valueFrom: { secretKeyRef: { name: {{ include "unstuck.redisSecretName" $root }}, key: {{ include "unstuck.redisSecretKey" $root }} } }
             - { name: REDIS_URL, value: "redis://:$(REDIS_PASSWORD)@{{ include "unstuck.redisName" $root }}:6379" }
             {{- else if $root.Values.redis.external.urlSecret.name }}
             - name: REDIS_URL
@@ -110,15 +121,25 @@ spec:
             {{- with $root.Values.config.kubeRequestBudget }}
             - { name: UNSTUCK_KUBE_REQUEST_BUDGET, value: {{ . | quote }} }
             {{- end }}
-            {{- if $root.Values.aws.enabled }}
+            {{- if and $root.Values.aws.enabled $root.Values.aws.region }}
             - { name: AWS_REGION, value: {{ $root.Values.aws.region | quote }} }
             {{- end }}
-            {{- with $root.Values.aws.clusterName }}
+            {{- with include "unstuck.clusterName" $root }}
             - { name: UNSTUCK_CLUSTER_NAME, value: {{ . | quote }} }
             {{- end }}
-            {{- with $root.Values.config.extraEnv }}
+            {{- if $root.Values.clusters }}
+            - { name: UNSTUCK_CLUSTERS_FILE, value: /etc/unstuck/clusters/clusters.yaml }
+            {{- end }}
+            {{- if $root.Values.aws.config }}
+            - { name: AWS_CONFIG_FILE, value: /etc/unstuck/aws/config }
+            {{- end }}
+            {{- with $root.Values.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
+          {{- with $root.Values.envFrom }}
+          envFrom:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           livenessProbe:
             httpGet: { path: /healthz, port: ops }
             periodSeconds: 20
@@ -132,12 +153,21 @@ spec:
           resources:
             {{- toYaml .resources | nindent 12 }}
           securityContext:
-            {{- toYaml $root.Values.securityContext.container | nindent 12 }}
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
           volumeMounts:
             # The only writable path (readOnlyRootFilesystem); the bot itself writes nothing.
             - { name: tmp, mountPath: /tmp }
             {{- if and (not $root.Values.redis.bundled.enabled) $root.Values.redis.external.caSecret.name }}
             - { name: redis-ca, mountPath: /etc/unstuck/redis-ca, readOnly: true }
+            {{- end }}
+            {{- if $root.Values.clusters }}
+            - { name: clusters, mountPath: /etc/unstuck/clusters, readOnly: true }
+            {{- end }}
+            {{- if $root.Values.aws.config }}
+            - { name: aws-config, mountPath: /etc/unstuck/aws, readOnly: true }
+            {{- end }}
+            {{- with $root.Values.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
             {{- end }}
       volumes:
         - name: tmp
@@ -146,6 +176,17 @@ spec:
         - name: redis-ca
           secret: { secretName: {{ $root.Values.redis.external.caSecret.name }} }
         {{- end }}
+        {{- if $root.Values.clusters }}
+        - name: clusters
+          configMap: { name: {{ include "unstuck.clustersName" $root }} }
+        {{- end }}
+        {{- if $root.Values.aws.config }}
+        - name: aws-config
+          configMap: { name: {{ include "unstuck.awsConfigName" $root }} }
+        {{- end }}
+        {{- with $root.Values.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
       {{- with $root.Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
@@ -153,6 +194,18 @@ spec:
       {{- with $root.Values.tolerations }}
       tolerations:
         {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $root.Values.topologySpreadConstraints }}
+      {{- $constraints := list }}
+      {{- range . }}
+      {{- $c := deepCopy . }}
+      {{- if not (hasKey $c "labelSelector") }}
+      {{- $_ := set $c "labelSelector" (dict "matchLabels" (include "unstuck.selectorLabels" (dict "root" $root "component" $component) | fromYaml)) }}
+      {{- end }}
+      {{- $constraints = append $constraints $c }}
+      {{- end }}
+      topologySpreadConstraints:
+        {{- toYaml $constraints | nindent 8 }}
       {{- end }}
       affinity:
         {{- if $root.Values.affinity }}

@@ -30,8 +30,54 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* The chart's ServiceAccount (serviceAccount.create) or the existing one it names. */}}
 {{- define "unstuck.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
 {{- default (include "unstuck.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create=false: the existing ServiceAccount the RBAC bindings and admission policies name" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An image reference: <repository>@<digest> when a digest is given, else <repository>:<tag>. */}}
+{{- define "unstuck.imageRef" -}}
+{{- if .digest -}}
+{{- printf "%s@%s" .repository .digest -}}
+{{- else -}}
+{{- printf "%s:%s" .repository .tag -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "unstuck.image" -}}
+{{- include "unstuck.imageRef" (dict "repository" .Values.image.repository "tag" (.Values.image.tag | default .Chart.AppVersion) "digest" .Values.image.digest) -}}
+{{- end -}}
+
+{{/* UNSTUCK_CLUSTER_NAME: the fleet's clusterName, else the older aws.clusterName. */}}
+{{- define "unstuck.clusterName" -}}
+{{- .Values.clusterName | default .Values.aws.clusterName -}}
+{{- end -}}
+
+{{/* "true" when a process of this release runs the BullMQ workers (a worker or a combined bot). */}}
+{{- define "unstuck.runsWorkers" -}}
+{{- if or .Values.worker.enabled (and .Values.bot.enabled .Values.bot.runWorkers) -}}true{{- end -}}
+{{- end -}}
+
+{{/* UNSTUCK_ROLE of the bot Deployment: bot beside a worker Deployment or in a bot-only release, else all. */}}
+{{- define "unstuck.botRole" -}}
+{{- if or .Values.worker.enabled (not .Values.bot.runWorkers) -}}bot{{- else -}}all{{- end -}}
+{{- end -}}
+
+{{- define "unstuck.clustersName" -}}
+{{- printf "%s-clusters" (include "unstuck.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "unstuck.awsConfigName" -}}
+{{- printf "%s-aws-config" (include "unstuck.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The clusters file as mounted (UNSTUCK_CLUSTERS_FILE). */}}
+{{- define "unstuck.clustersFile" -}}
+{{- dict "clusters" .Values.clusters | toYaml -}}
 {{- end -}}
 
 {{- define "unstuck.redisName" -}}
@@ -40,6 +86,15 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "unstuck.redisSecretName" -}}
 {{- default (include "unstuck.redisName" .) .Values.redis.bundled.auth.existingSecret -}}
+{{- end -}}
+
+{{/* The key of the Redis password in that Secret. */}}
+{{- define "unstuck.redisSecretKey" -}}
+{{- if .Values.redis.bundled.auth.existingSecret -}}
+{{- .Values.redis.bundled.auth.existingSecretKey -}}
+{{- else -}}
+password
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -52,6 +107,18 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 
 {{/* Fail early, naming the value, rather than render a bot that cannot start. */}}
 {{- define "unstuck.validate" -}}
+{{- if hasKey .Values.securityContext "pod" -}}
+{{- fail "securityContext.pod moved to podSecurityContext (the standard key); securityContext is now the container's" -}}
+{{- end -}}
+{{- if hasKey .Values.securityContext "container" -}}
+{{- fail "securityContext.container moved to securityContext itself (the container's SecurityContext, the standard key)" -}}
+{{- end -}}
+{{- if hasKey .Values.config "extraEnv" -}}
+{{- fail "config.extraEnv moved to extraEnv (the standard key, a list of EnvVar)" -}}
+{{- end -}}
+{{- if not (or .Values.bot.enabled .Values.worker.enabled) -}}
+{{- fail "bot.enabled and worker.enabled are both false: the release would run nothing" -}}
+{{- end -}}
 {{- if not .Values.image.repository -}}
 {{- fail "image.repository is required: the image built from this repository's Dockerfile, in your registry" -}}
 {{- end -}}
@@ -61,11 +128,41 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 {{- if not .Values.slack.existingSecret -}}
 {{- fail "slack.existingSecret is required: the Secret holding the Slack tokens and UNSTUCK_APPROVAL_KEY" -}}
 {{- end -}}
-{{- if and .Values.aws.enabled (not .Values.aws.region) -}}
+{{- if and .Values.aws.enabled (not .Values.aws.region) (not .Values.clusters) -}}
 {{- fail "aws.region is required (the cluster's AWS region), or set aws.enabled=false to diagnose in the cluster only" -}}
+{{- end -}}
+{{- if .Values.redis.bundled.enabled -}}
+{{- $auth := .Values.redis.bundled.auth -}}
+{{- if not (or $auth.existingSecret $auth.password) -}}
+{{- fail "redis.bundled.auth.existingSecret (a Secret holding the password under redis.bundled.auth.existingSecretKey) or redis.bundled.auth.password is required when redis.bundled.enabled=true: the chart never invents a password, which would change on every render" -}}
+{{- end -}}
+{{- if and $auth.existingSecret (not $auth.existingSecretKey) -}}
+{{- fail "redis.bundled.auth.existingSecretKey is required with redis.bundled.auth.existingSecret: the key holding the password" -}}
+{{- end -}}
+{{- if and $auth.password (not (regexMatch "^[A-Za-z0-9._~-]{16,}$" $auth.password)) -}}
+{{- fail "redis.bundled.auth.password must be at least 16 URL-safe characters (letters, digits, . _ ~ -): it is part of REDIS_URL" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (not .Values.serviceAccount.create) .Values.aws.irsaRoleArn -}}
+{{- fail "aws.irsaRoleArn annotates the ServiceAccount the chart creates: with serviceAccount.create=false annotate your own (eks.amazonaws.com/role-arn) and leave aws.irsaRoleArn empty" -}}
+{{- end -}}
+{{- if and .Values.aws.podIdentity .Values.aws.irsaRoleArn -}}
+{{- fail "aws.podIdentity and aws.irsaRoleArn are two ways to give the pods an IAM role: set one" -}}
+{{- end -}}
+{{- $cluster := include "unstuck.clusterName" . -}}
+{{- if .Values.clusters -}}
+{{- if and $cluster (not (hasKey .Values.clusters $cluster)) -}}
+{{- fail (printf "clusterName %q is not one of the clusters in `clusters` (%s)" $cluster (keys .Values.clusters | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- if and (include "unstuck.runsWorkers" .) (not $cluster) (gt (len .Values.clusters) 1) -}}
+{{- fail "clusterName is required: this release runs workers and `clusters` names more than one cluster (which one do they serve?)" -}}
+{{- end -}}
 {{- end -}}
 {{- if and (not .Values.redis.bundled.enabled) (not .Values.redis.external.url) (not .Values.redis.external.urlSecret.name) -}}
 {{- fail "redis.external.url or redis.external.urlSecret.name is required when redis.bundled.enabled=false" -}}
+{{- end -}}
+{{- if and .Values.ingress.enabled (not .Values.bot.enabled) -}}
+{{- fail "ingress.enabled needs bot.enabled: a workers-only release serves nothing to Slack" -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled (ne .Values.slack.mode "http") -}}
 {{- fail "ingress.enabled needs slack.mode=http: in Socket Mode nothing is served to Slack" -}}
@@ -73,8 +170,8 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 {{- if not (has .Values.rbac.readScope (list "all" "explicit")) -}}
 {{- fail (printf "rbac.readScope must be all or explicit, not %q" .Values.rbac.readScope) -}}
 {{- end -}}
-{{- if and .Values.guard.namespaceDeletion.enabled (not .Values.worker.enabled) (lt (int .Values.replicaCount) 1) -}}
-{{- fail "guard.namespaceDeletion needs a process running the workers (replicaCount >= 1): they close every opened guard" -}}
+{{- if and .Values.guard.namespaceDeletion.enabled (not .Values.worker.enabled) (or (not .Values.bot.enabled) (not .Values.bot.runWorkers) (lt (int .Values.replicaCount) 1)) -}}
+{{- fail "guard.namespaceDeletion needs a process running the workers in this release (worker.enabled, or bot.runWorkers with replicaCount >= 1): they close every opened guard" -}}
 {{- end -}}
 {{- if and .Values.guard.namespaceDeletion.enabled .Values.worker.enabled (lt (int .Values.worker.replicaCount) 1) -}}
 {{- fail "guard.namespaceDeletion needs worker.replicaCount >= 1: the workers close every opened guard" -}}
