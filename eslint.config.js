@@ -57,6 +57,17 @@ export default tseslint.config(
     languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
   },
   {
+    // The Node.js version check npm runs before the bundle (package.json): CommonJS any old Node
+    // runs, outside the TS project.
+    files: ["deploy/node-check.cjs"],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { module: "writable", require: "readonly", process: "readonly" },
+    },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     // The local Slack console's page script: plain browser JavaScript served as it is (no build).
     files: ["test/sim/slack/console/**/*.js"],
     extends: [tseslint.configs.disableTypeChecked],
