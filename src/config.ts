@@ -26,8 +26,8 @@ const EnvSchema = z.object({
   REDIS_URL: z
     .string()
     .regex(
-      /^rediss?(\+cluster)?:\/\//,
-      "must start with redis:// or rediss:// (TLS), or redis+cluster:// / rediss+cluster:// for a Redis Cluster",
+      /^rediss?(\+cluster|\+sentinel)?:\/\//,
+      "must start with redis:// or rediss:// (TLS), redis+cluster:// / rediss+cluster:// for a Redis Cluster, or redis+sentinel:// / rediss+sentinel:// for Redis Sentinel",
     )
     .default("redis://127.0.0.1:6379"),
   /** DNS servers (`host[:port]`, comma-separated) the path waits resolve through; default: the system's. */
@@ -168,6 +168,27 @@ export interface RedisClusterTarget {
   readonly password?: string;
 }
 
+/**
+ * A Redis behind Sentinel (`REDIS_URL=redis+sentinel://[user:password@]host:port,host:port…/master`):
+ * the client asks the sentinels for the master's address, and again after a failover.
+ */
+export interface RedisSentinelTarget {
+  /** The sentinels (port 26379 when the URL names none). */
+  readonly sentinels: readonly { readonly host: string; readonly port: number }[];
+  /** The master group name the sentinels monitor (`sentinel monitor <name> …`). */
+  readonly masterName: string;
+  /** `?db=N`; default 0. */
+  readonly db?: number;
+  /** `rediss+sentinel://`: TLS to the sentinels and to the master. */
+  readonly tls: boolean;
+  /** AUTH for the master (and its replicas); never logged. */
+  readonly username?: string;
+  readonly password?: string;
+  /** AUTH for the sentinels themselves (`?sentinelUsername=…&sentinelPassword=…`); never logged. */
+  readonly sentinelUsername?: string;
+  readonly sentinelPassword?: string;
+}
+
 /** What one process runs (`UNSTUCK_ROLE`). */
 export type Role = "all" | "bot" | "worker";
 
@@ -198,6 +219,8 @@ export interface Config {
   readonly redisUrl: string;
   /** Present when `REDIS_URL` names a Redis Cluster (`redis+cluster://` or `rediss+cluster://`). */
   readonly redisCluster?: RedisClusterTarget;
+  /** Present when `REDIS_URL` names a Redis behind Sentinel (`redis+sentinel://` or `rediss+sentinel://`). */
+  readonly redisSentinel?: RedisSentinelTarget;
   /** How the path waits resolve names and probe URLs after a repair. */
   readonly edgeProbe: {
     readonly resolvers: readonly string[];
@@ -295,6 +318,9 @@ export function loadConfig(
   const aws = awsTarget(e, readFile);
   const redisTlsCa = redisCa(e, readFile);
   const redisCluster = e.REDIS_URL.includes("+cluster://") ? parseRedisClusterUrl(e.REDIS_URL) : undefined;
+  const redisSentinel = /^rediss?\+sentinel:\/\//.test(e.REDIS_URL)
+    ? parseRedisSentinelUrl(e.REDIS_URL)
+    : undefined;
   const redisPrefix = redisKeyPrefix(e.UNSTUCK_REDIS_PREFIX, redisCluster !== undefined);
   return {
     ...(slack ? { slack } : {}),
@@ -306,6 +332,7 @@ export function loadConfig(
     port: e.PORT,
     redisUrl: e.REDIS_URL,
     ...(redisCluster !== undefined ? { redisCluster } : {}),
+    ...(redisSentinel !== undefined ? { redisSentinel } : {}),
     ...(redisTlsCa !== undefined ? { redisTlsCa } : {}),
     edgeProbe: {
       resolvers: e.UNSTUCK_DNS_RESOLVERS,
@@ -369,7 +396,7 @@ function redisCa(e: z.infer<typeof EnvSchema>, readFile: (path: string) => strin
   if (!e.REDIS_URL.startsWith("rediss")) {
     throw new UnstuckError(
       ErrorCode.Config,
-      "REDIS_TLS_CA_FILE is set but REDIS_URL is not rediss:// (or rediss+cluster://): the CA would never be used; use rediss:// for TLS.",
+      "REDIS_TLS_CA_FILE is set but REDIS_URL is not rediss:// (or rediss+cluster://, rediss+sentinel://): the CA would never be used; use rediss:// for TLS.",
       { variable: "REDIS_TLS_CA_FILE" },
     );
   }
@@ -431,6 +458,82 @@ export function parseRedisClusterUrl(url: string): RedisClusterTarget {
     tls: match[1] === "rediss",
     ...(username !== undefined ? { username } : {}),
     ...(password !== undefined ? { password } : {}),
+  };
+}
+
+/** `user:password` of a Redis URL, decoded; an empty user is the default user (as ioredis reads it). */
+function redisUserinfo(userinfo: string): { username?: string; password?: string } {
+  const colon = userinfo.indexOf(":");
+  const user = decodeURIComponent(colon >= 0 ? userinfo.slice(0, colon) : userinfo);
+  const pass = colon >= 0 ? decodeURIComponent(userinfo.slice(colon + 1)) : "";
+  return { ...(user !== "" ? { username: user } : {}), ...(pass !== "" ? { password: pass } : {}) };
+}
+
+/** The options a Sentinel URL takes after `?`. */
+const SENTINEL_OPTIONS = ["db", "sentinelUsername", "sentinelPassword"] as const;
+
+/**
+ * `redis+sentinel://[user:password@]host[:port][,host[:port]…]/<masterName>[?db=N&sentinelUsername=…&sentinelPassword=…]`
+ * (or `rediss+sentinel://` for TLS to the sentinels and the master): the sentinels, the master group
+ * they monitor, the master's AUTH (user info) and the sentinels' own (query). Port default 26379.
+ */
+export function parseRedisSentinelUrl(url: string): RedisSentinelTarget {
+  const invalid = (why: string): UnstuckError =>
+    new UnstuckError(
+      ErrorCode.Config,
+      `Invalid REDIS_URL: ${why} (Redis Sentinel is redis+sentinel://[user:password@]host:26379,host:26379/<masterName>[?db=0&sentinelPassword=…], rediss+sentinel:// for TLS).`,
+      { variable: "REDIS_URL" },
+    );
+  const match = /^(rediss?)\+sentinel:\/\/([^/?#]*)(?:\/([^?#]*))?(?:\?([^#]*))?$/.exec(url);
+  if (!match) throw invalid("not a Sentinel URL");
+  let hosts = match[2] ?? "";
+  const at = hosts.lastIndexOf("@");
+  let auth: { username?: string; password?: string } = {};
+  if (at >= 0) {
+    try {
+      auth = redisUserinfo(hosts.slice(0, at));
+    } catch {
+      throw invalid("the user or password is not valid percent-encoding");
+    }
+    hosts = hosts.slice(at + 1);
+  }
+  if (hosts === "") throw invalid("no sentinel host");
+  const sentinels = hosts.split(",").map((node) => {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(node.trim());
+    const port = m?.[2] !== undefined ? Number(m[2]) : 26379;
+    if (!m?.[1] || !(port > 0 && port < 65536)) throw invalid(`"${node}" is not host or host:port`);
+    return { host: m[1].replace(/^\[(.*)\]$/, "$1"), port };
+  });
+  let masterName: string;
+  try {
+    masterName = decodeURIComponent((match[3] ?? "").replace(/\/$/, ""));
+  } catch {
+    throw invalid("the master name is not valid percent-encoding");
+  }
+  if (masterName === "") throw invalid("no master name after the sentinels (…:26379/mymaster)");
+  if (masterName.includes("/")) throw invalid(`"${masterName}" is not one master name`);
+  const query = new URLSearchParams(match[4] ?? "");
+  for (const key of new Set(query.keys())) {
+    if (!(SENTINEL_OPTIONS as readonly string[]).includes(key)) {
+      throw invalid(`unknown option "${key}" (known: ${SENTINEL_OPTIONS.join(", ")})`);
+    }
+    if (query.getAll(key).length > 1) throw invalid(`option "${key}" given twice`);
+  }
+  const dbText = query.get("db");
+  const db = dbText !== null ? Number(dbText) : undefined;
+  if (dbText !== null && !/^\d{1,5}$/.test(dbText)) {
+    throw invalid(`db "${dbText}" is not a database number`);
+  }
+  const sentinelUsername = query.get("sentinelUsername") ?? "";
+  const sentinelPassword = query.get("sentinelPassword") ?? "";
+  return {
+    sentinels,
+    masterName,
+    ...(db !== undefined ? { db } : {}),
+    tls: match[1] === "rediss",
+    ...auth,
+    ...(sentinelUsername !== "" ? { sentinelUsername } : {}),
+    ...(sentinelPassword !== "" ? { sentinelPassword } : {}),
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { LogLevel, WebClient, type Logger as WebClientLogger } from "@slack/web-api";
 import type { Redis } from "ioredis";
-import { parseRedisClusterUrl, type Config } from "./config.js";
+import { parseRedisClusterUrl, parseRedisSentinelUrl, type Config } from "./config.js";
 import { createRedisConnection, redisPrimaries } from "./redis-connection.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
@@ -36,6 +36,10 @@ export function redisAddress(url: string): string {
       return `cluster ${parseRedisClusterUrl(url)
         .nodes.map((n) => `${n.host}:${String(n.port)}`)
         .join(",")}`;
+    }
+    if (/^rediss?\+sentinel:\/\//.test(url)) {
+      const s = parseRedisSentinelUrl(url);
+      return `master "${s.masterName}" via sentinels ${s.sentinels.map((n) => `${n.host}:${String(n.port)}`).join(",")}`;
     }
     const u = new URL(url);
     return `${u.hostname || "127.0.0.1"}:${u.port || "6379"}`;
