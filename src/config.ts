@@ -134,6 +134,18 @@ const EnvSchema = z.object({
     .transform((v) => v === "true" || v === "1"),
 });
 
+/** An IAM role ARN, as STS AssumeRole takes it. */
+const RoleArnSchema = z
+  .string()
+  .regex(
+    /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/,
+    "must be an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)",
+  );
+/** STS `ExternalId`: 2 to 1224 characters of `[\w+=,.@:/-]`. */
+const ExternalIdSchema = z
+  .string()
+  .regex(/^[\w+=,.@:/-]{2,1224}$/, "must be 2 to 1224 characters of letters, digits and +=,.@:/-");
+
 const ClustersFileSchema = z.object({
   clusters: z.record(
     z.string(),
@@ -141,6 +153,11 @@ const ClustersFileSchema = z.object({
       region: z.string().min(1),
       profile: z.string().optional(),
       endpoint: z.url().optional(),
+      /** Assumed for this cluster's account (with the pod's credentials, the profile or static keys). */
+      roleArn: RoleArnSchema.optional(),
+      externalId: ExternalIdSchema.optional(),
+      /** The account holding Route 53 and CloudFront: its role is assumed with the cluster's credentials. */
+      edge: z.strictObject({ roleArn: RoleArnSchema, externalId: ExternalIdSchema.optional() }).optional(),
     }),
   ),
 });
@@ -149,6 +166,11 @@ export interface AwsTarget {
   readonly region: string;
   readonly profile?: string;
   readonly endpoint?: string;
+  /** Role assumed for the cluster's account (clusters file `roleArn`), with its external id. */
+  readonly roleArn?: string;
+  readonly externalId?: string;
+  /** Role of the account holding Route 53 and CloudFront (clusters file `edge`); absent = the cluster's. */
+  readonly edge?: { readonly roleArn: string; readonly externalId?: string };
   /** Static keys from the environment; absent = the SDK's chain (profile, IRSA, Pod Identity). */
   readonly credentials?: {
     readonly accessKeyId: string;
@@ -616,6 +638,16 @@ function awsLocation(
       region: entry.region,
       ...(entry.profile ? { profile: entry.profile } : {}),
       ...((entry.endpoint ?? e.AWS_ENDPOINT_URL) ? { endpoint: entry.endpoint ?? e.AWS_ENDPOINT_URL } : {}),
+      ...(entry.roleArn !== undefined ? { roleArn: entry.roleArn } : {}),
+      ...(entry.externalId !== undefined ? { externalId: entry.externalId } : {}),
+      ...(entry.edge !== undefined
+        ? {
+            edge: {
+              roleArn: entry.edge.roleArn,
+              ...(entry.edge.externalId !== undefined ? { externalId: entry.edge.externalId } : {}),
+            },
+          }
+        : {}),
     };
   }
   const region = e.AWS_REGION ?? e.AWS_DEFAULT_REGION;

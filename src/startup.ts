@@ -241,6 +241,9 @@ async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
     ...(aws.endpoint !== undefined ? { endpoint: aws.endpoint } : {}),
     ...(aws.profile !== undefined ? { profile: aws.profile } : {}),
     ...(aws.credentials !== undefined ? { credentials: aws.credentials } : {}),
+    ...(aws.roleArn !== undefined ? { roleArn: aws.roleArn } : {}),
+    ...(aws.externalId !== undefined ? { externalId: aws.externalId } : {}),
+    ...(aws.edge !== undefined ? { edge: aws.edge } : {}),
     maxAttempts: 1,
     timeoutMs: Math.min(timeoutMs, config.awsTimeoutMs),
   });

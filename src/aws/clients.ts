@@ -2,6 +2,12 @@
  * The one place AWS SDK v3 clients are built. Everything the clients need comes from the caller
  * (which got it from config), never from `process.env`, so tests can point every client at the
  * simulator and production can point them at AWS with the same code.
+ *
+ * Credentials per account: the base credentials (static keys, a profile, or the SDK's default
+ * chain: IRSA / Pod Identity in the cluster) assume the cluster's role (`roleArn`), and those the
+ * edge role (`edge.roleArn`), through the SDK's own `fromTemporaryCredentials`. The regional
+ * clients (ELBv2, EC2, tagging, CloudTrail) sign as the cluster's account; Route 53 and CloudFront
+ * as the edge account when one is configured, else as the cluster's.
  */
 import { CloudFrontClient } from "@aws-sdk/client-cloudfront";
 import { CloudTrailClient } from "@aws-sdk/client-cloudtrail";
@@ -9,6 +15,8 @@ import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import { Route53Client } from "@aws-sdk/client-route-53";
+import { fromNodeProviderChain, fromTemporaryCredentials } from "@aws-sdk/credential-providers";
+import { AWS_ACCOUNT, AssumeRoleFailed, accountOfRole, type AwsAccountRef } from "./sdk-calls.js";
 import { metricSink } from "../ops/metric-sink.js";
 import { withTimeout } from "../util/deadline.js";
 
@@ -28,6 +36,17 @@ export interface AwsClientOptions {
   readonly credentials?: AwsStaticCredentials;
   /** A shared-config profile name, used only when `credentials` is not given. */
   readonly profile?: string;
+  /** The cluster's account: this role is assumed with the base credentials (static, profile or default chain). */
+  readonly roleArn?: string;
+  /** `sts:ExternalId` the cluster role's trust policy asks for. */
+  readonly externalId?: string;
+  /**
+   * The account holding Route 53 and CloudFront: its role is assumed with the cluster's credentials
+   * (after `roleArn` when set). Absent = Route 53 and CloudFront sign as the cluster's account.
+   */
+  readonly edge?: AwsAssumedRole;
+  /** `RoleSessionName` of every role assumed (default `unstuck`): what CloudTrail shows. */
+  readonly sessionName?: string;
   /** Total attempts per call including the first (SDK default 3). */
   readonly maxAttempts?: number;
   /** `standard` retries with backoff; `adaptive` also rate-limits the client after throttling. */
@@ -37,6 +56,12 @@ export interface AwsClientOptions {
    * after this long, so an endpoint that accepts and never answers cannot hold a diagnosis.
    */
   readonly timeoutMs?: number;
+}
+
+/** A role to assume, and the external id its trust policy asks for. */
+export interface AwsAssumedRole {
+  readonly roleArn: string;
+  readonly externalId?: string;
 }
 
 /** Default bound on one AWS call, retries included. */
@@ -56,15 +81,128 @@ export interface AwsClients {
 /** Route 53 and CloudFront are global services signed for us-east-1 whatever the cluster region. */
 export const GLOBAL_SIGNING_REGION = "us-east-1";
 
-/** Builds all clients with the same endpoint, credentials and retry policy. */
+/** Credentials as the SDK resolves them: what `fromTemporaryCredentials` answers. */
+interface ResolvedCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+  readonly expiration?: Date;
+}
+
+/** A credential provider as SDK clients and `fromTemporaryCredentials` take it. */
+type CredentialProvider = (properties?: Record<string, unknown>) => Promise<ResolvedCredentials>;
+
+/** Assumed credentials are renewed this long before they expire. */
+const RENEW_BEFORE_MS = 5 * 60_000;
+
+/**
+ * One provider shared by every client of an account: each SDK client memoizes its credentials on
+ * its own, so without this the four regional clients would each assume the same role. A failure is
+ * not kept (the next call tries again); credentials are renewed before they expire.
+ */
+function shared(provider: CredentialProvider, now: () => number = Date.now): CredentialProvider {
+  let current: Promise<ResolvedCredentials> | undefined;
+  return async (properties) => {
+    const held = current;
+    if (held !== undefined) {
+      const creds = await held.catch(() => undefined);
+      if (
+        creds !== undefined &&
+        (creds.expiration === undefined || creds.expiration.getTime() - now() > RENEW_BEFORE_MS)
+      )
+        return creds;
+      if (current === held) current = undefined;
+    }
+    current ??= provider(properties);
+    const attempt = current;
+    try {
+      return await attempt;
+    } catch (err) {
+      if (current === attempt) current = undefined;
+      throw err;
+    }
+  };
+}
+
+/** What signs each account's calls: the provider (absent = the SDK's default chain) and its name. */
+interface AccountCredentials {
+  readonly provider?: CredentialProvider;
+  readonly ref: AwsAccountRef;
+}
+
+/**
+ * The credentials of the cluster's account and of the edge account. Each role is assumed through
+ * `fromTemporaryCredentials` with the credentials before it in the chain (the pod's default chain,
+ * a profile, or static keys → the cluster role → the edge role), its STS client at the same
+ * endpoint, region and bounds as the other clients.
+ */
+function accountCredentials(
+  options: AwsClientOptions,
+  stsConfig: Record<string, unknown>,
+): { cluster: AccountCredentials; edge: AccountCredentials } {
+  const sessionName = options.sessionName ?? "unstuck";
+  const base: CredentialProvider | undefined =
+    options.credentials !== undefined
+      ? (() => {
+          const keys = { ...options.credentials };
+          return () => Promise.resolve(keys);
+        })()
+      : options.roleArn !== undefined || options.edge !== undefined
+        ? fromNodeProviderChain(options.profile !== undefined ? { profile: options.profile } : {})
+        : undefined;
+  const baseRef: AwsAccountRef = { label: "the bot's own AWS credentials" };
+  const assume = (role: AwsAssumedRole, label: string, before: AccountCredentials): AccountCredentials => {
+    const account = accountOfRole(role.roleArn);
+    const ref: AwsAccountRef = {
+      ...(account !== undefined ? { account } : {}),
+      role: role.roleArn,
+      label: `${label}${account !== undefined ? ` ${account}` : ""} (role ${role.roleArn})`,
+    };
+    const provider = fromTemporaryCredentials({
+      params: {
+        RoleArn: role.roleArn,
+        RoleSessionName: sessionName,
+        ...(role.externalId !== undefined ? { ExternalId: role.externalId } : {}),
+      },
+      ...(before.provider !== undefined ? { masterCredentials: before.provider } : {}),
+      clientConfig: stsConfig,
+    }) as CredentialProvider;
+    return {
+      ref,
+      provider: shared(async (properties) => {
+        try {
+          return await provider(properties);
+        } catch (err) {
+          throw AssumeRoleFailed.wrap(err, ref, before.ref);
+        }
+      }),
+    };
+  };
+  const bot: AccountCredentials = { ...(base !== undefined ? { provider: base } : {}), ref: baseRef };
+  const cluster =
+    options.roleArn !== undefined
+      ? assume(
+          {
+            roleArn: options.roleArn,
+            ...(options.externalId !== undefined ? { externalId: options.externalId } : {}),
+          },
+          "the cluster's account",
+          bot,
+        )
+      : bot;
+  const edge = options.edge !== undefined ? assume(options.edge, "the edge account", cluster) : cluster;
+  return { cluster, edge };
+}
+
+/** Builds all clients with the same endpoint and retry policy, each with its account's credentials. */
 export function createAwsClients(options: AwsClientOptions): AwsClients {
+  const assumes = options.roleArn !== undefined || options.edge !== undefined;
   const common = {
     ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
-    ...(options.credentials !== undefined
-      ? { credentials: { ...options.credentials } }
-      : options.profile !== undefined
-        ? { profile: options.profile }
-        : {}),
+    // With a role to assume, the profile is the chain's first link (below), not the clients'.
+    ...(options.credentials === undefined && options.profile !== undefined && !assumes
+      ? { profile: options.profile }
+      : {}),
     ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
     ...(options.retryMode !== undefined ? { retryMode: options.retryMode } : {}),
   };
@@ -74,17 +212,27 @@ export function createAwsClients(options: AwsClientOptions): AwsClients {
     ...common,
     requestHandler: { connectionTimeout: Math.min(timeoutMs, 5_000), requestTimeout: timeoutMs },
   };
-  const regional = { ...withHandler, region: options.region };
-  const global = { ...withHandler, region: GLOBAL_SIGNING_REGION };
-  const client = <C extends MiddlewareClient>(c: C, service: string): C =>
-    withCallMetrics(withCallDeadline(c, timeoutMs), service);
+  // STS answers in the cluster's region (regional endpoint), at the same endpoint as every client.
+  const { cluster, edge } = accountCredentials(options, { ...withHandler, region: options.region });
+  const signedAs = (account: AccountCredentials) =>
+    !assumes
+      ? options.credentials !== undefined
+        ? { credentials: { ...options.credentials } }
+        : {}
+      : account.provider !== undefined
+        ? { credentials: account.provider }
+        : {};
+  const regional = { ...withHandler, ...signedAs(cluster), region: options.region };
+  const global = { ...withHandler, ...signedAs(edge), region: GLOBAL_SIGNING_REGION };
+  const client = <C extends MiddlewareClient>(c: C, service: string, account: AccountCredentials): C =>
+    withAccount(withCallMetrics(withCallDeadline(c, timeoutMs), service), account.ref, assumes);
   return {
-    elbv2: client(new ElasticLoadBalancingV2Client(regional), "elbv2"),
-    ec2: client(new EC2Client(regional), "ec2"),
-    route53: client(new Route53Client(global), "route53"),
-    cloudfront: client(new CloudFrontClient(global), "cloudfront"),
-    cloudtrail: client(new CloudTrailClient(regional), "cloudtrail"),
-    tagging: client(new ResourceGroupsTaggingAPIClient(regional), "tagging"),
+    elbv2: client(new ElasticLoadBalancingV2Client(regional), "elbv2", cluster),
+    ec2: client(new EC2Client(regional), "ec2", cluster),
+    route53: client(new Route53Client(global), "route53", edge),
+    cloudfront: client(new CloudFrontClient(global), "cloudfront", edge),
+    cloudtrail: client(new CloudTrailClient(regional), "cloudtrail", cluster),
+    tagging: client(new ResourceGroupsTaggingAPIClient(regional), "tagging", cluster),
   };
 }
 
@@ -145,6 +293,25 @@ function withCallMetrics<C extends MiddlewareClient>(client: C, service: string)
       return out;
     } catch (err) {
       metricSink()?.cloudCall(service, context.commandName, (err as { name?: string } | null)?.name ?? "");
+      throw err;
+    }
+  });
+}
+
+/**
+ * Names the account (and role) a refused call was signed as: the error carries it to the adapter's
+ * mapping (`sdk-calls.ts`), so "missing permission" says in which account. Only when a role is
+ * assumed: with one set of credentials there is one account and the messages stay as they were.
+ */
+function withAccount<C extends MiddlewareClient>(client: C, ref: AwsAccountRef, assumes: boolean): C {
+  if (!assumes) return client;
+  return addOutermost(client, "unstuckAccount", (next) => async (args) => {
+    try {
+      return await next(args);
+    } catch (err) {
+      if (err !== null && typeof err === "object" && !(AWS_ACCOUNT in err)) {
+        Object.defineProperty(err, AWS_ACCOUNT, { value: ref, enumerable: false });
+      }
       throw err;
     }
   });

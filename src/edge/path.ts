@@ -335,6 +335,18 @@ export function tracePaths(input: TraceInput): TracedPath[] {
     if (isElbDns(n)) return lbHops(n, depth, `load balancer ${n}`, host, recordName);
     const dist = distByDomain.get(n);
     if (dist) return distributionHops(dist, depth, host);
+    // A distribution's name that none read answers to (unreadable, or another account's): not judged.
+    if (n.endsWith(".cloudfront.net")) {
+      return [
+        {
+          kind: "distribution",
+          depth,
+          label: `CloudFront ${n}`,
+          verdict: "unknown",
+          why: "not among the distributions read",
+        },
+      ];
+    }
     const records = input.records.filter((r) => r.name === n && ["A", "AAAA", "CNAME"].includes(r.type));
     const zone = longestZone(n);
     if (records.length === 0) {

@@ -11,8 +11,10 @@ import { planRepoint, type RepointPlan } from "../edge/repoint.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import {
+  deniedRead,
   traceHostnamesWithReads,
   traceNamespaceWithReads,
+  type DeniedRead,
   type TraceResult,
   type TraceWithReads,
 } from "./trace.js";
@@ -58,12 +60,18 @@ export async function planPathRepair(
       }
   const etags = new Map<string, string>();
   const warnings = [...traced.trace.warnings];
+  const denied: DeniedRead[] = [...(traced.trace.denied ?? [])];
+  const refused = (what: string, err: unknown): void => {
+    const d = deniedRead(what, err);
+    if (d !== undefined) denied.push(d);
+  };
   await Promise.all(
     [...ids].map(async (id) => {
       try {
         etags.set(id, (await aws.distributionConfig(id)).etag);
       } catch (err) {
         warnings.push(`Could not read the config of distribution ${id}: ${toUserError(err).message}`);
+        refused(`the config of distribution ${id}`, err);
       }
     }),
   );
@@ -79,8 +87,8 @@ export async function planPathRepair(
     ...(options.choose !== undefined ? { choose: options.choose } : {}),
     ...(options.allowOtherNamespace === true ? { allowOtherNamespace: true } : {}),
   });
-  const plan = await checkTargetsInAws(aws, planned, traced.loadBalancers, warnings);
-  return { trace: { ...traced.trace, warnings }, plan };
+  const plan = await checkTargetsInAws(aws, planned, traced.loadBalancers, warnings, refused);
+  return { trace: { ...traced.trace, warnings, ...(denied.length > 0 ? { denied } : {}) }, plan };
 }
 
 /** Does a listener rule set route `host` to a target group (a rule without a host matches any)? */
@@ -101,6 +109,7 @@ async function checkTargetsInAws(
   plan: RepointPlan,
   loadBalancers: readonly LoadBalancerSnapshot[],
   warnings: string[],
+  refused: (what: string, err: unknown) => void,
 ): Promise<RepointPlan> {
   const action = plan.action;
   if (action?.targets === undefined || action.targets.length === 0) return plan;
@@ -116,6 +125,7 @@ async function checkTargetsInAws(
         warnings.push(
           `Could not read the listener rules of ${lb.name}: ${toUserError(err).message}; the hosts it serves are taken from its owner's rules.`,
         );
+        refused(`the listener rules of ${lb.name}`, err);
         return t;
       }
       const unserved = t.hostnames.filter((h) => !rulesServe(rules, h));

@@ -14,7 +14,7 @@ import type {
 } from "../aws/types.js";
 import { elbNameOf, hostnamesReaching, normalizeDns, tracePaths, type TracedPath } from "../edge/path.js";
 import { lbcClusterNames } from "../diagnosis/finalizers.js";
-import { toUserError } from "../errors.js";
+import { ErrorCode, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
 
@@ -24,9 +24,26 @@ export interface TraceResult {
   readonly paths: readonly TracedPath[];
   /** Reads that failed: the links that needed them are `unknown`. */
   readonly warnings: readonly string[];
+  /**
+   * The reads an account refused (a missing permission, or its role could not be assumed), with
+   * the account and role named: the trace is partial there. Absent when none was refused.
+   */
+  readonly denied?: readonly DeniedRead[];
   readonly checkedAt: string;
   /** `--probe`: what DNS and HTTP say for each hostname right now (time-boxed). */
   readonly probes?: readonly HostProbe[];
+}
+
+/** A read refused in one account: what, where, and the IAM action or the role that was refused. */
+export interface DeniedRead {
+  /** What could not be read: `Route 53 hosted zones`, `records named … in zone …`. */
+  readonly what: string;
+  /** The account's 12-digit id, when known. */
+  readonly account?: string;
+  /** The role the read was signed as (or could not be assumed). */
+  readonly role?: string;
+  /** The IAM action refused (`sts:AssumeRole` when the role itself could not be assumed). */
+  readonly action?: string;
 }
 
 export interface HostProbe {
@@ -91,22 +108,49 @@ export interface TraceOptions {
   readonly cluster?: string;
 }
 
-interface Reads {
+/** What went wrong while reading: the warnings shown, the refusals by account. */
+interface Problems {
+  warnings: string[];
+  denied: DeniedRead[];
+}
+
+interface Reads extends Problems {
   zones: HostedZoneSnapshot[];
   distributions: DistributionSnapshot[];
   loadBalancers: LoadBalancerSnapshot[];
   owners: ObjectSnapshot[];
   cluster?: string;
-  warnings: string[];
 }
 
-async function attempt<T>(warnings: string[], what: string, fallback: T, op: () => Promise<T>): Promise<T> {
+/** A read one account refused (its role, or a permission of it), as the trace reports it; else `undefined`. */
+export function deniedRead(what: string, err: unknown): DeniedRead | undefined {
+  const e = toUserError(err);
+  const { account, role, action } = e.details;
+  if (e.code !== ErrorCode.Forbidden || (typeof account !== "string" && typeof role !== "string")) {
+    return undefined;
+  }
+  return {
+    what,
+    ...(typeof account === "string" ? { account } : {}),
+    ...(typeof role === "string" ? { role } : {}),
+    ...(typeof action === "string" ? { action } : {}),
+  };
+}
+
+async function attempt<T>(problems: Problems, what: string, fallback: T, op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {
-    warnings.push(`Could not read ${what}: ${toUserError(err).message}`);
+    problems.warnings.push(`Could not read ${what}: ${toUserError(err).message}`);
+    const denied = deniedRead(what, err);
+    if (denied !== undefined) problems.denied.push(denied);
     return fallback;
   }
+}
+
+/** The trace's own fields from what the reads met: the warnings, and the refusals when any. */
+function problemsOf(p: Problems): { warnings: string[]; denied?: DeniedRead[] } {
+  return { warnings: p.warnings, ...(p.denied.length > 0 ? { denied: p.denied } : {}) };
 }
 
 const OWNER_TYPES = [
@@ -127,7 +171,7 @@ async function commonReads(
   options: TraceOptions,
   namespace?: string,
 ): Promise<Reads> {
-  const warnings: string[] = [];
+  const problems: Problems = { warnings: [], denied: [] };
   const ownersOf = async (): Promise<ObjectSnapshot[]> => {
     if (!kube) return [];
     const types = (await kube.discover()).resources.filter((t: ResourceType) =>
@@ -137,24 +181,25 @@ async function commonReads(
     return lists.flat().filter((o) => o.kind === "Ingress" || o.serviceType === "LoadBalancer");
   };
   const [zones, distributions, loadBalancers, owners, cluster] = await Promise.all([
-    attempt(warnings, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
-    attempt(warnings, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
-    attempt(warnings, "load balancers", [] as LoadBalancerSnapshot[], () => aws.allLoadBalancers()),
-    attempt(warnings, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
+    attempt(problems, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
+    attempt(problems, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
+    attempt(problems, "load balancers", [] as LoadBalancerSnapshot[], () => aws.allLoadBalancers()),
+    attempt(problems, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
     options.cluster !== undefined || !kube
       ? Promise.resolve(options.cluster)
-      : attempt(warnings, "the Load Balancer Controller's cluster name", undefined, () =>
+      : attempt(problems, "the Load Balancer Controller's cluster name", undefined, () =>
           controllerCluster(kube),
         ),
   ]);
-  if (!kube) warnings.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
+  if (!kube)
+    problems.warnings.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
   return {
     zones,
     distributions,
     loadBalancers,
     owners,
     ...(cluster !== undefined ? { cluster } : {}),
-    warnings,
+    ...problems,
   };
 }
 
@@ -195,7 +240,7 @@ export async function traceHostnamesWithReads(
       asked.add(name);
       for (const z of longestZone(reads.zones, name)) {
         const got = await attempt(
-          reads.warnings,
+          reads,
           `records named ${name} in zone ${z.name}`,
           [] as RecordSetSnapshot[],
           () => aws.recordSets(z.id, name),
@@ -218,7 +263,7 @@ export async function traceHostnamesWithReads(
     trace: {
       subject: { hostnames: hostnames.map(normalizeDns) },
       paths: tracePaths({ ...reads, hostnames, records }),
-      warnings: reads.warnings,
+      ...problemsOf(reads),
       checkedAt: now().toISOString(),
     },
     ...reads,
@@ -245,7 +290,7 @@ async function ownershipRecords(
   const found = await Promise.all(
     names.flatMap((name) =>
       longestZone(reads.zones, name).map((z) =>
-        attempt(reads.warnings, `records named ${name} in zone ${z.name}`, [] as RecordSetSnapshot[], () =>
+        attempt(reads, `records named ${name} in zone ${z.name}`, [] as RecordSetSnapshot[], () =>
           aws.recordSets(z.id, name),
         ),
       ),
@@ -292,7 +337,7 @@ export async function traceNamespaceWithReads(
   const records: RecordSetSnapshot[] = [];
   for (const z of reads.zones) {
     records.push(
-      ...(await attempt(reads.warnings, `records of zone ${z.name}`, [] as RecordSetSnapshot[], () =>
+      ...(await attempt(reads, `records of zone ${z.name}`, [] as RecordSetSnapshot[], () =>
         aws.recordSets(z.id),
       )),
     );
@@ -305,7 +350,7 @@ export async function traceNamespaceWithReads(
     trace: {
       subject: { namespace },
       paths: tracePaths({ ...reads, hostnames, records }),
-      warnings: reads.warnings,
+      ...problemsOf(reads),
       checkedAt: now().toISOString(),
     },
     ...reads,

@@ -1,10 +1,12 @@
 /**
  * The AWS account simulator: one local HTTP endpoint speaking ELBv2 (query), EC2 (ec2),
- * Route 53 and CloudFront (rest-xml), CloudTrail and the Resource Groups Tagging API (JSON 1.1)
- * exactly enough for the real `aws` CLI and the SDK v3 clients, over an {@link AwsWorld} that
- * scenarios load.
+ * Route 53 and CloudFront (rest-xml), CloudTrail and the Resource Groups Tagging API (JSON 1.1),
+ * STS (query) exactly enough for the real `aws` CLI and the SDK v3 clients, over an {@link AwsWorld}
+ * that scenarios load — one per account: further accounts and the roles STS lets callers assume
+ * are added with `accounts` / `roles` (`accounts.ts`).
  */
 import type { AddressInfo } from "node:net";
+import { AwsAccounts, type SimRole } from "./accounts.js";
 import { loadAwsScenario } from "./scenario.js";
 import { AwsEndpoint, type AwsCall, type AwsFaults } from "./server.js";
 import { AwsWorld } from "./world.js";
@@ -19,6 +21,7 @@ export {
   fqdn,
 } from "./world.js";
 export { AwsApiError } from "./errors.js";
+export { AwsAccounts, parseRoleArn, type SimRole, type SimSession } from "./accounts.js";
 export {
   awsScenarioSchema,
   loadAwsScenario,
@@ -36,7 +39,10 @@ export const SIM_SECRET_ACCESS_KEY = "simulator-secret-key-not-verified";
 export interface AwsSim {
   /** Base URL, e.g. `http://127.0.0.1:41234`: the endpoint for every service. */
   readonly url: string;
+  /** The main account's world: what keys of no other account see. */
   readonly world: AwsWorld;
+  /** Every account, the roles STS hands out and the sessions it handed out. */
+  readonly accounts: AwsAccounts;
   /** Replaces the fault settings (an empty object clears them). */
   setFaults(f: AwsFaults): void;
   /** Every call so far, in order. */
@@ -61,6 +67,10 @@ export interface AwsSimOptions {
   cloudFrontDeployMs?: number;
   /** How long a Route 53 change stays `PENDING` (default 0). */
   route53SyncMs?: number;
+  /** Further accounts beside the main world, each a world with its own `accountId`. */
+  accounts?: readonly AwsWorld[];
+  /** Roles STS lets callers assume (in any of the accounts). */
+  roles?: readonly SimRole[];
 }
 
 /** Starts the simulator on 127.0.0.1. */
@@ -75,7 +85,10 @@ export async function startAwsSim(options: AwsSimOptions = {}): Promise<AwsSim> 
     (options.scenario !== undefined
       ? loadAwsScenario(options.scenario, worldOptions)
       : new AwsWorld(worldOptions));
-  const endpoint = new AwsEndpoint(world);
+  const accounts = new AwsAccounts(world);
+  for (const other of options.accounts ?? []) accounts.addAccount(other);
+  for (const role of options.roles ?? []) accounts.addRole(role);
+  const endpoint = new AwsEndpoint(world, accounts);
   if (options.faults) endpoint.setFaults(options.faults);
   await new Promise<void>((resolve, reject) => {
     endpoint.server.once("error", reject);
@@ -88,6 +101,7 @@ export async function startAwsSim(options: AwsSimOptions = {}): Promise<AwsSim> 
   return {
     url,
     world,
+    accounts,
     setFaults: (f) => {
       endpoint.setFaults(f);
     },

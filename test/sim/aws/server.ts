@@ -1,9 +1,12 @@
 /**
  * The single HTTP endpoint: routes each request to a service by its protocol, applies faults,
  * counts calls and keeps the CloudTrail record of mutating calls. Signatures are read (for the
- * access key and region) but never verified.
+ * access key and region) but never verified. The access key id picks the account that answers
+ * (`accounts.ts`): STS's temporary keys belong to the assumed role's account, other keys to the
+ * main world unless registered to another account.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { AwsAccounts } from "./accounts.js";
 import { AwsApiError } from "./errors.js";
 import { parseForm, type ServiceRequest, type ServiceResult, type TrailInfo } from "./protocols/common.js";
 import {
@@ -16,6 +19,7 @@ import { cloudTrailErrorBody, handleCloudTrail } from "./protocols/cloudtrail.js
 import { ec2ErrorBody, ec2Trail, handleEc2 } from "./protocols/ec2.js";
 import { elbErrorBody, elbTrail, handleElbv2 } from "./protocols/elbv2.js";
 import { handleRoute53, route53Action, route53ErrorBody, route53Trail } from "./protocols/route53.js";
+import { handleSts, stsErrorBody } from "./protocols/sts.js";
 import { handleTagging, taggingErrorBody } from "./protocols/tagging.js";
 import type { AwsWorld } from "./world.js";
 
@@ -27,6 +31,7 @@ export const AwsService = {
   CloudFront: "cloudfront",
   CloudTrail: "cloudtrail",
   Tagging: "tagging",
+  Sts: "sts",
 } as const;
 export type AwsService = (typeof AwsService)[keyof typeof AwsService];
 
@@ -59,10 +64,19 @@ export interface AwsCall {
   action: string;
   status: number;
   errorCode?: string;
+  /** The account that answered and the key the call was signed with: once the simulator has accounts or roles. */
+  account?: string;
+  accessKeyId?: string;
+}
+
+/** Who signed a request: its access key id, and the accounts that decide whose world answers. */
+export interface Caller {
+  readonly accessKeyId: string;
+  readonly accounts: AwsAccounts;
 }
 
 interface ServiceDef {
-  readonly handle: (world: AwsWorld, req: ServiceRequest) => ServiceResult;
+  readonly handle: (world: AwsWorld, req: ServiceRequest, caller: Caller) => ServiceResult;
   readonly errorBody: (err: AwsApiError, requestId: string) => string;
   readonly contentType: string;
   readonly trail?: (req: ServiceRequest) => TrailInfo;
@@ -181,6 +195,32 @@ const SERVICES: Readonly<Record<AwsService, ServiceDef>> = {
     internal: new AwsApiError("InternalServiceException", "An internal error occurred.", 500),
     trailCode: plainCode,
   },
+  sts: {
+    iamPrefix: "sts",
+    denied: (action, arn) =>
+      new AwsApiError(
+        "AccessDenied",
+        `User: ${arn} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        403,
+      ),
+    handle: (_world, req, caller) => handleSts(caller.accounts, req, caller.accessKeyId),
+    errorBody: stsErrorBody,
+    contentType: "text/xml",
+    throttle: new AwsApiError("Throttling", "Rate exceeded", 400),
+    internal: new AwsApiError("InternalFailure", "An internal error occurred.", 500),
+    trailCode: plainCode,
+  },
+};
+
+/** What each service answers for a temporary access key sent without its session token. */
+const INVALID_TOKEN: Readonly<Record<AwsService, string>> = {
+  elbv2: "InvalidClientTokenId",
+  ec2: "AuthFailure",
+  route53: "InvalidClientTokenId",
+  cloudfront: "InvalidClientTokenId",
+  cloudtrail: "UnrecognizedClientException",
+  tagging: "UnrecognizedClientException",
+  sts: "InvalidClientTokenId",
 };
 
 const SERVICE_ALIASES: Readonly<Record<string, AwsService>> = {
@@ -193,6 +233,7 @@ const SERVICE_ALIASES: Readonly<Record<string, AwsService>> = {
   tagging: "tagging",
   tag: "tagging",
   resourcegroupstaggingapi: "tagging",
+  sts: "sts",
 };
 
 function credentialScope(req: IncomingMessage): { accessKeyId: string; region?: string; service?: string } {
@@ -237,6 +278,7 @@ function route(
   const version = form.get("Version") ?? query.get("Version");
   if (version === "2015-12-01") return { service: "elbv2", action };
   if (version === "2016-11-15") return { service: "ec2", action };
+  if (version === "2011-06-15") return { service: "sts", action };
   const scoped = SERVICE_ALIASES[credentialScope(req).service ?? ""];
   return scoped !== undefined ? { service: scoped, action } : undefined;
 }
@@ -255,7 +297,10 @@ export class AwsEndpoint {
   private bucketTokens = 40;
   private bucketAt = performance.now();
 
-  public constructor(private readonly world: AwsWorld) {
+  public constructor(
+    private readonly world: AwsWorld,
+    public readonly accounts: AwsAccounts = new AwsAccounts(world),
+  ) {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         res.statusCode = 500;
@@ -277,13 +322,30 @@ export class AwsEndpoint {
     };
   }
 
-  /** The access-denied error when the fault settings deny this action to the caller. */
+  /** The access-denied error when the fault settings (or the caller's role) deny this action to the caller. */
   private deniedFault(service: AwsService, action: string, accessKeyId: string): AwsApiError | undefined {
     const def = SERVICES[service];
     const iamAction = `${def.iamPrefix}:${action}`;
-    const deny = this.faults.deny ?? [];
+    const deny = [...(this.faults.deny ?? []), ...this.accounts.deniedTo(accessKeyId)];
     if (!deny.includes(action) && !deny.includes(iamAction)) return undefined;
-    return def.denied(iamAction, this.world.identityFor(accessKeyId).arn);
+    return def.denied(iamAction, this.accounts.worldOf(accessKeyId).identityFor(accessKeyId).arn);
+  }
+
+  /** A temporary key (STS's) is valid only with its session token, as on AWS. */
+  private tokenFault(
+    service: AwsService,
+    req: IncomingMessage,
+    accessKeyId: string,
+  ): AwsApiError | undefined {
+    const session = this.accounts.session(accessKeyId);
+    if (session === undefined) return undefined;
+    const token = req.headers["x-amz-security-token"];
+    if (token === session.sessionToken) return undefined;
+    return new AwsApiError(
+      INVALID_TOKEN[service],
+      "The security token included in the request is invalid.",
+      service === "ec2" ? 401 : 403,
+    );
   }
 
   /** The fault this call suffers, if any. */
@@ -351,21 +413,27 @@ export class AwsEndpoint {
       requestId,
     };
 
+    const scope = credentialScope(req);
+    // The account of the key answers: its world, its CloudTrail.
+    const world = this.accounts.worldOf(scope.accessKeyId);
+    const whose = this.accounts.partitioned
+      ? { account: world.accountId, accessKeyId: scope.accessKeyId }
+      : {};
     const hang = this.faults.hang ?? [];
     if (hang.includes(action) || hang.includes(`${def.iamPrefix}:${action}`)) {
       // Never answered; `stop()` closes every connection, this one included.
-      this.callLog.push({ service, action, status: 0, errorCode: "Hang" });
+      this.callLog.push({ service, action, status: 0, errorCode: "Hang", ...whose });
       return;
     }
-    const scope = credentialScope(req);
     let result: ServiceResult | undefined;
     // IAM decides before the service does, and CloudTrail records the denied call (unlike a throttled one).
-    const denied = this.deniedFault(service, action, scope.accessKeyId);
-    let error: AwsApiError | undefined = denied ?? this.injectedFault(service);
+    const badToken = this.tokenFault(service, req, scope.accessKeyId);
+    const denied = badToken === undefined ? this.deniedFault(service, action, scope.accessKeyId) : undefined;
+    let error: AwsApiError | undefined = badToken ?? denied ?? this.injectedFault(service);
     const reachedService = error === undefined || denied !== undefined;
     if (!error) {
       try {
-        result = def.handle(this.world, sreq);
+        result = def.handle(world, sreq, { accessKeyId: scope.accessKeyId, accounts: this.accounts });
       } catch (err) {
         if (!(err instanceof AwsApiError)) throw err;
         error = err;
@@ -374,13 +442,13 @@ export class AwsEndpoint {
 
     if (reachedService && def.trail && !/^(Describe|List|Get|Lookup)/.test(action)) {
       const info = def.trail(sreq);
-      this.world.recordApiCall({
+      world.recordApiCall({
         service: service === "elbv2" ? "elasticloadbalancing" : service,
         action,
         accessKeyId: scope.accessKeyId,
         userAgent: req.headers["user-agent"] ?? "",
         requestId,
-        region: scope.region ?? this.world.region,
+        region: scope.region ?? world.region,
         requestParameters: info.requestParameters,
         responseElements: error ? null : service === "ec2" ? { requestId, _return: true } : null,
         ...(error ? { errorCode: def.trailCode(error), errorMessage: error.message } : {}),
@@ -391,7 +459,7 @@ export class AwsEndpoint {
     if (error) {
       res.writeHead(error.status, { "content-type": def.contentType, "x-amzn-RequestId": requestId });
       res.end(def.errorBody(error, requestId));
-      this.callLog.push({ service, action, status: error.status, errorCode: error.code });
+      this.callLog.push({ service, action, status: error.status, errorCode: error.code, ...whose });
       return;
     }
     const status = result?.status ?? 200;
@@ -401,6 +469,6 @@ export class AwsEndpoint {
       ...(result?.headers ?? {}),
     });
     res.end(result?.body ?? "");
-    this.callLog.push({ service, action, status });
+    this.callLog.push({ service, action, status, ...whose });
   }
 }
