@@ -158,6 +158,8 @@ const ClustersFileSchema = z.object({
       externalId: ExternalIdSchema.optional(),
       /** The account holding Route 53 and CloudFront: its role is assumed with the cluster's credentials. */
       edge: z.strictObject({ roleArn: RoleArnSchema, externalId: ExternalIdSchema.optional() }).optional(),
+      /** Slack channel ids whose commands go to this cluster (a fleet's routing; see `src/fleet/`). */
+      channels: z.array(z.string().regex(/^[CG][A-Z0-9]{2,}$/, "must be a Slack channel id (C…)")).optional(),
     }),
   ),
 });
@@ -177,6 +179,21 @@ export interface AwsTarget {
     readonly secretAccessKey: string;
     readonly sessionToken?: string;
   };
+}
+
+/** One cluster of a fleet: its name (`UNSTUCK_CLUSTER_NAME` of its workers) and the channels mapped to it. */
+export interface FleetCluster {
+  readonly name: string;
+  /** Slack channel ids whose commands go to this cluster when they name none (`--cluster`). */
+  readonly channels: readonly string[];
+}
+
+/**
+ * A fleet: one Slack-facing bot and per-cluster workers on one Redis, present when
+ * `UNSTUCK_CLUSTERS_FILE` lists more than one cluster (every release of a fleet mounts the same file).
+ */
+export interface FleetConfig {
+  readonly clusters: readonly FleetCluster[];
 }
 
 /** A Redis Cluster (`REDIS_URL=redis+cluster://[user:password@]host:port,host:port…`). */
@@ -270,6 +287,8 @@ export interface Config {
   /** The stuck-namespace watcher (`UNSTUCK_WATCH_CHANNEL`); absent = off. */
   readonly watch?: { readonly channel: string; readonly leaseMs: number };
   readonly clusterName?: string;
+  /** The fleet this process is part of (clusters file with more than one cluster); absent = a single-cluster install. */
+  readonly fleet?: FleetConfig;
   /** AWS account/region of the cluster; absent = the diagnosis does not look into AWS. */
   readonly aws?: AwsTarget;
   readonly waitTimeoutSeconds: number;
@@ -338,6 +357,7 @@ export function loadConfig(
         }
       : undefined;
   const aws = awsTarget(e, readFile);
+  const fleet = fleetOf(e, readFile);
   const redisTlsCa = redisCa(e, readFile);
   const redisCluster = e.REDIS_URL.includes("+cluster://") ? parseRedisClusterUrl(e.REDIS_URL) : undefined;
   const redisSentinel = /^rediss?\+sentinel:\/\//.test(e.REDIS_URL)
@@ -383,6 +403,7 @@ export function loadConfig(
         }
       : {}),
     ...(e.UNSTUCK_CLUSTER_NAME ? { clusterName: e.UNSTUCK_CLUSTER_NAME } : {}),
+    ...(fleet !== undefined ? { fleet } : {}),
     ...(aws ? { aws } : {}),
     waitTimeoutSeconds: e.UNSTUCK_WAIT_TIMEOUT_SECONDS,
     waitIntervalSeconds: e.UNSTUCK_WAIT_INTERVAL_SECONDS,
@@ -604,29 +625,13 @@ function awsLocation(
   e: z.infer<typeof EnvSchema>,
   readFile: (path: string) => string,
 ): AwsTarget | undefined {
-  if (e.UNSTUCK_CLUSTERS_FILE) {
-    let parsed: unknown;
-    try {
-      parsed = parseYaml(readFile(e.UNSTUCK_CLUSTERS_FILE));
-    } catch (err) {
-      throw new UnstuckError(
-        ErrorCode.Config,
-        `Invalid UNSTUCK_CLUSTERS_FILE: cannot read ${e.UNSTUCK_CLUSTERS_FILE} (${err instanceof Error ? err.message : String(err)}).`,
-        { variable: "UNSTUCK_CLUSTERS_FILE" },
-      );
-    }
-    const file = ClustersFileSchema.safeParse(parsed);
-    if (!file.success) {
-      const issue = file.error.issues[0];
-      throw new UnstuckError(
-        ErrorCode.Config,
-        `Invalid UNSTUCK_CLUSTERS_FILE: ${issue?.path.join(".") ?? ""} ${issue?.message ?? "invalid"}.`,
-        { variable: "UNSTUCK_CLUSTERS_FILE" },
-      );
-    }
-    const names = Object.keys(file.data.clusters);
+  const file = parseClustersFile(e, readFile);
+  if (file !== undefined) {
+    const names = Object.keys(file.clusters);
     const name = e.UNSTUCK_CLUSTER_NAME ?? (names.length === 1 ? names[0] : undefined);
-    const entry = name !== undefined ? file.data.clusters[name] : undefined;
+    const entry = name !== undefined ? file.clusters[name] : undefined;
+    // A fleet's bot holds no cluster's credentials: it routes each command to that cluster's workers.
+    if (!entry && name === undefined && e.UNSTUCK_ROLE === "bot") return undefined;
     if (!entry) {
       throw new UnstuckError(
         ErrorCode.Config,
@@ -657,4 +662,73 @@ function awsLocation(
     ...(e.AWS_PROFILE ? { profile: e.AWS_PROFILE } : {}),
     ...(e.AWS_ENDPOINT_URL ? { endpoint: e.AWS_ENDPOINT_URL } : {}),
   };
+}
+
+/** `UNSTUCK_CLUSTERS_FILE` read and checked; `undefined` when it is not set. */
+function parseClustersFile(
+  e: z.infer<typeof EnvSchema>,
+  readFile: (path: string) => string,
+): z.infer<typeof ClustersFileSchema> | undefined {
+  if (!e.UNSTUCK_CLUSTERS_FILE) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFile(e.UNSTUCK_CLUSTERS_FILE));
+  } catch (err) {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Invalid UNSTUCK_CLUSTERS_FILE: cannot read ${e.UNSTUCK_CLUSTERS_FILE} (${err instanceof Error ? err.message : String(err)}).`,
+      { variable: "UNSTUCK_CLUSTERS_FILE" },
+    );
+  }
+  const file = ClustersFileSchema.safeParse(parsed);
+  if (!file.success) {
+    const issue = file.error.issues[0];
+    throw new UnstuckError(
+      ErrorCode.Config,
+      `Invalid UNSTUCK_CLUSTERS_FILE: ${issue?.path.join(".") ?? ""} ${issue?.message ?? "invalid"}.`,
+      { variable: "UNSTUCK_CLUSTERS_FILE" },
+    );
+  }
+  return file.data;
+}
+
+/**
+ * The fleet a clusters file with more than one cluster describes. Its cluster names become queue
+ * names (so they follow the `UNSTUCK_CLUSTER_NAME` rule), a channel maps to one cluster at most, and a
+ * process that runs workers (`worker`, `all`) names the cluster it serves.
+ */
+function fleetOf(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): FleetConfig | undefined {
+  const file = parseClustersFile(e, readFile);
+  if (file === undefined) return undefined;
+  const names = Object.keys(file.clusters);
+  if (names.length < 2) return undefined;
+  const invalid = (why: string, variable = "UNSTUCK_CLUSTERS_FILE"): UnstuckError =>
+    new UnstuckError(ErrorCode.Config, `Invalid ${variable}: ${why}.`, { variable });
+  const mapped = new Map<string, string>();
+  const clusters: FleetCluster[] = [];
+  for (const name of names) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/.test(name)) {
+      throw invalid(
+        `cluster name "${name.slice(0, 80)}" must be an EKS cluster name (letters, digits, - and _)`,
+      );
+    }
+    const channels = [...new Set(file.clusters[name]?.channels ?? [])];
+    for (const channel of channels) {
+      const other = mapped.get(channel);
+      if (other !== undefined) {
+        throw invalid(
+          `channel ${channel} is mapped to both ${other} and ${name}; a channel goes to one cluster`,
+        );
+      }
+      mapped.set(channel, name);
+    }
+    clusters.push({ name, channels });
+  }
+  if (e.UNSTUCK_ROLE !== "bot" && e.UNSTUCK_CLUSTER_NAME === undefined) {
+    throw invalid(
+      `a ${e.UNSTUCK_ROLE === "all" ? "bot-and-worker" : "worker"} process of a fleet serves one cluster: set it to one of ${names.join(", ")}`,
+      "UNSTUCK_CLUSTER_NAME",
+    );
+  }
+  return { clusters };
 }

@@ -49,6 +49,15 @@ import { connectRedis } from "./wiring/redis.js";
 import { createSlackClients, requireSlack } from "./wiring/slack-clients.js";
 import { createWatcher } from "./wiring/watcher.js";
 import { createWorkers, startReconciler, trackRunning } from "./wiring/workers.js";
+import {
+  createCommandsWorker,
+  FleetQueues,
+  fleetEnqueuer,
+  HEARTBEAT_EVERY_MS,
+  localHandlers,
+  startHeartbeat,
+} from "./wiring/fleet.js";
+import { FleetPresence } from "./fleet/presence.js";
 
 export interface RuntimeOptions {
   readonly config: Config;
@@ -72,6 +81,8 @@ export interface RuntimeOptions {
   readonly guardReconcile?: { readonly everyMs?: number; readonly graceMs?: number };
   /** Retries of a message edit or reply: the in-process loop, then the durable job's (tests shorten them). */
   readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
+  /** In a fleet: the workers' heartbeat period (default 10 s; their presence lives three of them). */
+  readonly fleet?: { readonly heartbeatMs?: number };
   /**
    * The stuck-namespace watcher (runs when `UNSTUCK_WATCH_CHANNEL` is set): its namespace watch
    * (tests pass one on the simulator; default from the kubeconfig) and timings (tests shorten them).
@@ -91,7 +102,10 @@ export interface Runtime {
   readonly slack?: SlackApp;
   readonly workflow: ApprovalWorkflow;
   readonly audit: AuditLog;
+  /** The queues of this process's cluster (a fleet's bot, serving none: the first cluster's). */
   readonly queues: Queues;
+  /** In a fleet: every cluster's queues, and the workers' presence. */
+  readonly fleet?: { readonly queues: FleetQueues; readonly presence: FleetPresence };
   readonly services: CommandServices;
   /** One Redis or a Redis Cluster (`REDIS_URL=redis+cluster://…`). */
   readonly redis: RedisConnection;
@@ -153,7 +167,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     directory: createSlackDirectory(client),
     now,
   });
-  const queues = createQueues({ connection: redis, prefix: `${prefix}:bull` });
+  // In a fleet each cluster has its own queues; this process's workers consume its cluster's only.
+  const fleet = config.fleet;
+  const ownCluster = fleet !== undefined ? config.clusterName : undefined;
+  const fleetQueues = fleet !== undefined ? new FleetQueues(redis, `${prefix}:bull`, log) : undefined;
+  const presence = fleet !== undefined ? new FleetPresence(redis, prefix) : undefined;
+  const queues =
+    fleetQueues !== undefined
+      ? fleetQueues.queues(ownCluster ?? fleet?.clusters[0]?.name ?? cluster)
+      : createQueues({ connection: redis, prefix: `${prefix}:bull` });
 
   // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint
   // (one truth per thing).
@@ -179,7 +201,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     policy,
     audit,
     kube: base.kube,
-    enqueueExecution: executionEnqueuer(queues.actions, options.execution),
+    enqueueExecution:
+      fleetQueues !== undefined && fleet !== undefined
+        ? fleetEnqueuer(fleetQueues, fleet, options.execution)
+        : executionEnqueuer(queues.actions, options.execution),
+    ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
     now,
     approvalsRequired: config.approvalsRequired,
     requestTtlSeconds: config.requestTtlSeconds,
@@ -195,7 +221,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   // First to notice: one leader among replicas watches namespaces and posts the
   // diagnosis of one stuck past the threshold to the watch channel.
-  const watcher = createWatcher({ config, redis, prefix, services, client, log, options: options.watcher });
+  // In a fleet each cluster's workers watch their own cluster (their own lease and records); its bot,
+  // serving no cluster, watches none.
+  const watcher =
+    fleet !== undefined && ownCluster === undefined
+      ? undefined
+      : createWatcher({
+          config,
+          redis,
+          prefix: ownCluster !== undefined ? `${prefix}:fleet:${ownCluster}` : prefix,
+          services,
+          client,
+          log,
+          options: options.watcher,
+        });
 
   // What the workers and the Slack app share; each takes the rest of what it needs.
   const shared = {
@@ -227,15 +266,37 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifyQueue,
           posted,
           notifierClient,
+          ...(ownCluster !== undefined ? { fleetCluster: ownCluster } : {}),
           tuning: options,
         });
+  // A fleet's worker also runs the bot's commands for its cluster, with its own ports.
+  if (role !== "bot" && ownCluster !== undefined) {
+    workers.push(
+      createCommandsWorker(
+        { connection: redis, prefix: `${prefix}:bull`, cluster: ownCluster, ...options.worker },
+        localHandlers(config, services),
+        log,
+      ),
+    );
+  }
   // The jobs running here now, with their lock tokens: what a stop that runs out of time hands back.
   const running = trackRunning(workers, log);
   const slack =
-    role === "worker" ? undefined : createBotApp({ ...shared, channelGate, services, kube: base.kube });
+    role === "worker"
+      ? undefined
+      : createBotApp({
+          ...shared,
+          channelGate,
+          services,
+          kube: base.kube,
+          ...(fleet !== undefined && fleetQueues !== undefined && presence !== undefined
+            ? { fleet: { fleet, queues: fleetQueues, presence } }
+            : {}),
+        });
 
   // Closes deletion guards past their window on every worker, whatever became of the close job.
   let reconciler: GuardReconciler | undefined;
+  let heartbeat: { stop(): Promise<void> } | undefined;
   let stopped = false;
   return {
     role,
@@ -243,6 +304,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     workflow,
     audit,
     queues,
+    ...(fleetQueues !== undefined && presence !== undefined
+      ? { fleet: { queues: fleetQueues, presence } }
+      : {}),
     services,
     redis,
     ...(watcher !== undefined ? { watcher } : {}),
@@ -260,6 +324,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           tuning: options.guardReconcile,
         });
       }
+      // Present once its workers run: the bot sends this cluster's commands from now on.
+      if (role !== "bot" && !stopped && ownCluster !== undefined && presence !== undefined) {
+        heartbeat ??= startHeartbeat(presence, ownCluster, {
+          everyMs: options.fleet?.heartbeatMs ?? HEARTBEAT_EVERY_MS,
+          now,
+          log,
+        });
+      }
       return slack !== undefined ? slack.start() : {};
     },
     async stop() {
@@ -269,10 +341,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       const graceful = (async () => {
         // The watcher first: its lease released, another replica leads at once.
         await watcher?.stop().catch(() => undefined);
+        // Absent at once: the bot answers this cluster's commands "no live workers", not after a wait.
+        await heartbeat?.stop();
         await reconciler?.stop();
         await slack?.stop();
         await Promise.all(workers.map((w) => closeWorker(w)));
-        await Promise.all([queues.close(), notifyQueue.close()]);
+        await Promise.all([(fleetQueues ?? queues).close(), notifyQueue.close()]);
         // The discovery watches of the long-running kube adapter.
         await base.kube.close?.().catch(() => undefined);
         await redis.quit().catch(() => undefined);

@@ -54,6 +54,8 @@ export interface NewRequest {
   readonly action: ApprovalAction;
   readonly requester: Identity;
   readonly channelId: string;
+  /** In a fleet: the cluster the change is for (in `doc`, so covered by the request MAC). */
+  readonly cluster?: string;
   readonly reason: string;
   readonly evidence: readonly string[];
   readonly cleanupPlan: readonly string[];

@@ -386,6 +386,11 @@ export interface ApprovalRequest {
   readonly action: ApprovalAction;
   readonly requester: Identity;
   readonly channelId: string;
+  /**
+   * In a fleet: the cluster the change is for (part of the signed document; its workers alone run it).
+   * Absent in a single-cluster install, so its documents are signed exactly as before.
+   */
+  readonly cluster?: string;
   readonly message?: MessageRef;
   readonly reason: string;
   readonly evidence: readonly string[];

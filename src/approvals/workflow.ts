@@ -65,6 +65,8 @@ export interface ApprovalWorkflowDeps {
   readonly audit: AuditLog;
   readonly kube: KubePort;
   readonly enqueueExecution: EnqueueExecution;
+  /** In a fleet: the cluster this process serves, recorded (signed) in every request it creates. */
+  readonly cluster?: string;
   readonly now: () => Date;
   /** Approvals needed besides the requester (config `approvalsRequired`). */
   readonly approvalsRequired: number;
@@ -356,6 +358,7 @@ export class ApprovalWorkflow {
           action,
           requester: { userId: input.requester.userId, teamId: input.requester.teamId },
           channelId: input.channelId,
+          ...(this.deps.cluster !== undefined ? { cluster: this.deps.cluster } : {}),
           reason,
           evidence: [...(input.evidence ?? [])],
           cleanupPlan: [...(input.cleanupPlan ?? [])],

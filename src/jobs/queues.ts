@@ -7,8 +7,23 @@ import { Queue, type ConnectionOptions } from "bullmq";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { EnqueueExecution, EnqueueOutcome } from "../approvals/workflow.js";
 
-export const QueueName = { Actions: "actions", Waits: "waits" } as const;
+export const QueueName = {
+  Actions: "actions",
+  Waits: "waits",
+  /** A fleet's remote commands: the bot's command lines run by a worker of the cluster (`src/wiring/fleet.ts`). */
+  Commands: "commands",
+} as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
+
+/**
+ * The name of a queue of one cluster. A single-cluster install (no `cluster`) keeps the plain names;
+ * in a fleet each cluster has its own queues (`actions@prod-eu`), consumed only by that cluster's
+ * workers. The name sits inside the BullMQ prefix, so on a Redis Cluster the prefix's hash tag still
+ * keeps every key of every queue in one slot.
+ */
+export function clusterQueueName(name: QueueName, cluster?: string): string {
+  return cluster === undefined ? name : `${name}@${cluster}`;
+}
 
 export const JobName = {
   RemoveFinalizer: "remove-finalizer",
@@ -33,6 +48,8 @@ export interface QueueSetup {
   readonly connection: ConnectionOptions;
   /** BullMQ key prefix, e.g. `unstuck:bull`; unique per environment (and per test). */
   readonly prefix: string;
+  /** In a fleet: the cluster whose queues these are (see `clusterQueueName`); absent = single cluster. */
+  readonly cluster?: string;
 }
 
 export interface Queues {
@@ -42,8 +59,9 @@ export interface Queues {
 }
 
 export function createQueues(setup: QueueSetup): Queues {
-  const actions = new Queue(QueueName.Actions, { connection: setup.connection, prefix: setup.prefix });
-  const waits = new Queue(QueueName.Waits, { connection: setup.connection, prefix: setup.prefix });
+  const options = { connection: setup.connection, prefix: setup.prefix };
+  const actions = new Queue(clusterQueueName(QueueName.Actions, setup.cluster), options);
+  const waits = new Queue(clusterQueueName(QueueName.Waits, setup.cluster), options);
   return {
     actions,
     waits,

@@ -21,7 +21,7 @@ import type { GuardCloseData } from "../actions/deletion-guard.js";
 import { closeDeletionGuard, type GuardCloseDeps, type GuardCloseResult } from "./deletion-guard.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
 import type { PostLedger } from "./post-once.js";
-import { JobName, QueueName, type ExecutionJobData } from "./queues.js";
+import { clusterQueueName, JobName, QueueName, type ExecutionJobData } from "./queues.js";
 import {
   checkNamespaceGone,
   type NamespaceGoneData,
@@ -33,6 +33,8 @@ export interface WorkerSetup {
   readonly connection: ConnectionOptions;
   /** BullMQ key prefix; the same one the queues use. */
   readonly prefix: string;
+  /** In a fleet: the cluster whose queues this worker consumes (`clusterQueueName`); absent = single cluster. */
+  readonly cluster?: string;
   readonly concurrency?: number;
   /**
    * How long a job's lock lives without renewal. A worker that dies loses its jobs after this
@@ -84,7 +86,7 @@ export function createActionsWorker(
   extras: ActionsWorkerExtras = {},
 ): Worker<ExecutionJobData, ExecutionOutcome | null> {
   const worker = new Worker<ExecutionJobData, ExecutionOutcome | null>(
-    QueueName.Actions,
+    clusterQueueName(QueueName.Actions, setup.cluster),
     async (job: Job<ExecutionJobData, ExecutionOutcome | null>) => {
       if (job.name === JobName.Sweep) {
         await extras.sweep?.();
@@ -172,7 +174,7 @@ export function createWaitsWorker(
   deps: WaitsWorkerDeps,
 ): Worker<WaitJobData, WaitJobResult> {
   return new Worker<WaitJobData, WaitJobResult>(
-    QueueName.Waits,
+    clusterQueueName(QueueName.Waits, setup.cluster),
     async (job: Job<WaitJobData, WaitJobResult>, token?: string) => {
       try {
         switch (job.name) {

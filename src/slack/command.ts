@@ -5,6 +5,7 @@
  */
 import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/bolt";
 import type { CommandDispatcher, CommandServices, CommandResult } from "../command-contract.js";
+import { dispatchLine } from "../fleet/dispatcher.js";
 import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
 import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
@@ -56,7 +57,9 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
   return async ({ body, respond, client, context }) => {
     const scope = scopeOf(context);
     const started = deps.now().getTime();
-    const result = await deps.registry.dispatch(
+    // `--cluster NAME` is taken out of the line here and chooses the cluster in a fleet.
+    const result = await dispatchLine(
+      deps.registry,
       body.text,
       { actor: scope.actor, services: { ...deps.services, log: scope.log } },
       deps.command,

@@ -9,6 +9,8 @@
 import { randomUUID } from "node:crypto";
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from "@slack/bolt";
 import type { Actor, CommandDispatcher, CommandServices } from "../command-contract.js";
+import { takeClusterFlag } from "../fleet/cluster-flag.js";
+import { dispatchLine } from "../fleet/dispatcher.js";
 import type { Logger } from "../log.js";
 import { attachTimelineFile, renderTimelineCard } from "./timeline.js";
 import { renderSlackMessage } from "./blocks/index.js";
@@ -65,7 +67,14 @@ export function mentionListener(
     }
     // Every mention of the bot is markup (`<@U…>` or `<@U…|name>`): what is left is the command.
     const text = event.text.replace(/<@[A-Z0-9]+(?:\|[^>]*)?>/g, " ").trim();
-    const verb = (text.split(/\s+/)[0] ?? "").toLowerCase();
+    // `--cluster NAME` may come first; the verb is the first word of the rest.
+    let line = text;
+    try {
+      line = takeClusterFlag(text).text;
+    } catch {
+      // A bad flag: the dispatch below answers it.
+    }
+    const verb = (line.split(/\s+/)[0] ?? "").toLowerCase();
     log.info(
       { kind: "mention", subject: verb.slice(0, 20), inThread: threadTs !== undefined },
       "slack request",
@@ -83,7 +92,8 @@ export function mentionListener(
       ...(threadTs !== undefined ? { threadTs } : {}),
       surface: "slack",
     };
-    const result = await deps.registry.dispatch(
+    const result = await dispatchLine(
+      deps.registry,
       text,
       { actor, services: { ...deps.services, log } },
       deps.command,

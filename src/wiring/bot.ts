@@ -12,9 +12,10 @@ import { afterPost } from "../app/posted.js";
 import { removalRequester, repairRequester } from "../app/requests.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
 import type { AuditLog } from "../audit/log.js";
-import type { CommandServices } from "../command-contract.js";
+import type { CommandDispatcher, CommandServices } from "../command-contract.js";
 import type { Config } from "../config.js";
 import { diagnoseNamespace } from "../diagnosis/diagnose.js";
+import { clusterOfResult } from "../fleet/dispatcher.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import type { Logger } from "../log.js";
 import { createSlackApp, type SlackApp } from "../slack/app.js";
@@ -24,6 +25,7 @@ import { registerDiagnosisActions } from "../slack/diagnosis-actions.js";
 import { redisEventClaims } from "../slack/event-dedupe.js";
 import { renderSlackMessage } from "../slack/blocks/index.js";
 import { registerRepairActions } from "../slack/repair.js";
+import { botFleet, type BotFleetDeps } from "./fleet.js";
 import { slackDiagnosisCard, slackWatchJoined } from "./slack-presenters.js";
 import { warmUp } from "./warm-up.js";
 
@@ -43,12 +45,24 @@ export interface BotDeps {
   readonly client: WebClient;
   readonly now: () => Date;
   readonly log: Logger;
+  /**
+   * In a fleet: the clusters' queues and presence. Commands, forms and buttons that read a cluster
+   * are then sent to that cluster's workers (`src/wiring/fleet.ts`); this process reads none itself.
+   */
+  readonly fleet?: Pick<BotFleetDeps, "fleet" | "queues" | "presence">;
 }
 
 /** The Slack app with its commands, buttons and forms (not for the worker role). */
 export function createBotApp(d: BotDeps): SlackApp {
   const { config, services, workflow, audit, now, log } = d;
-  const registry = boundedRegistry(defaultRegistry(config.command), commandBoundMs(config));
+  const local = boundedRegistry(defaultRegistry(config.command), commandBoundMs(config));
+  const fleet =
+    d.fleet !== undefined
+      ? botFleet({ ...d.fleet, config, namespaceMessages: d.namespaceMessages, local, now })
+      : undefined;
+  const registry: CommandDispatcher = fleet?.registry ?? local;
+  const renderCard = slackDiagnosisCard(config.command);
+  const showJoined = slackWatchJoined(d.client);
   const slack = createSlackApp({
     config,
     channelGate: d.channelGate,
@@ -60,13 +74,18 @@ export function createBotApp(d: BotDeps): SlackApp {
     services,
     log,
     now,
-    afterPost: afterPost({
-      messages: d.namespaceMessages,
-      cluster: d.cluster,
-      startWait: d.startWait,
-      renderCard: slackDiagnosisCard(config.command),
-      showJoined: slackWatchJoined(d.client),
-    }),
+    // In a fleet the answer's cluster (the one whose workers gave it) keys its repaint and its wait.
+    afterPost: async (result, posted) => {
+      const cluster = fleet !== undefined ? clusterOfResult(result) : d.cluster;
+      if (cluster === undefined) return;
+      await afterPost({
+        messages: d.namespaceMessages,
+        cluster,
+        startWait: fleet !== undefined ? fleet.startWaitOn(cluster) : d.startWait,
+        renderCard,
+        showJoined,
+      })(result, posted);
+    },
     // New requests, from the slash command as from every form, go through one posting path.
     postApprovalRequest: (client, request, scopeLog) =>
       postApprovalRequest(client, { workflow, now }, request, scopeLog),
@@ -74,30 +93,41 @@ export function createBotApp(d: BotDeps): SlackApp {
   // The diagnosis card's *Details* and *Check again*: read again, answered in the card's thread.
   registerDiagnosisActions(slack, {
     command: config.command,
-    diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
+    diagnose:
+      fleet?.diagnose ??
+      ((namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services))),
   });
   registerApprovalActions(slack, {
     workflow,
     now,
     log,
-    createRemovalRequest: removalRequester({
-      kube: d.kube,
-      requestRemoval: (input) => requestRemovalWithPlan(services, { workflow, audit }, input),
-    }),
+    createRemovalRequest:
+      fleet?.createRemovalRequest ??
+      removalRequester({
+        kube: d.kube,
+        requestRemoval: (input) => requestRemovalWithPlan(services, { workflow, audit }, input),
+      }),
   });
   registerRepairActions(slack, {
     workflow,
     now,
     log,
-    requestRepair: repairRequester({
-      requestRepair: (input) => requestRepairWithPlan(services, { workflow, audit }, input),
-    }),
+    requestRepair:
+      fleet?.requestRepair ??
+      repairRequester({
+        requestRepair: (input) => requestRepairWithPlan(services, { workflow, audit }, input),
+      }),
   });
   // The command path used once before listening, so the first burst of commands is acknowledged
   // as fast as later ones (src/wiring/warm-up.ts).
   return {
     ...slack,
     start: async () => {
+      // A fleet's bot runs no command itself: it listens for the clusters' answers instead.
+      if (d.fleet !== undefined) {
+        await d.fleet.queues.listen(d.fleet.fleet.clusters.map((c) => c.name));
+        return slack.start();
+      }
       await warmUp({
         registry,
         services,

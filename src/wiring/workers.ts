@@ -59,6 +59,8 @@ export interface WorkersDeps {
   readonly redis: RedisConnection;
   readonly prefix: string;
   readonly cluster: string;
+  /** In a fleet: the cluster whose queues these workers consume (`actions@<cluster>`, `waits@<cluster>`). */
+  readonly fleetCluster?: string;
   readonly base: Omit<CommandServices, "approvals">;
   readonly store: ApprovalStore;
   readonly signer: ApprovalSigner;
@@ -88,6 +90,10 @@ export interface WorkersDeps {
 export function createWorkers(d: WorkersDeps): Worker[] {
   const { config, base, audit, now, log, queues, tuning } = d;
   const workerSetup: WorkerSetup = { connection: d.redis, prefix: `${d.prefix}:bull`, ...tuning.worker };
+  const clusterSetup: WorkerSetup = {
+    ...workerSetup,
+    ...(d.fleetCluster !== undefined ? { cluster: d.fleetCluster } : {}),
+  };
   // `current` lets every replica paint the stored state, never an older one it happens to hold.
   const slackNotifier = createSlackApprovalNotifier({
     client: d.notifierClient,
@@ -100,7 +106,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
   const statusReporter = coalescedReporter(createSlackThreadReporter(d.client), { log });
   return [
     createActionsWorker(
-      { ...workerSetup, concurrency: ACTIONS_CONCURRENCY },
+      { ...clusterSetup, concurrency: ACTIONS_CONCURRENCY },
       {
         store: d.store,
         signer: d.signer,
@@ -129,7 +135,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
       { sweep: () => d.workflow.sweep() },
     ),
     createWaitsWorker(
-      { ...workerSetup, concurrency: WAITS_CONCURRENCY },
+      { ...clusterSetup, concurrency: WAITS_CONCURRENCY },
       {
         kube: base.kube,
         reporter: statusReporter,

@@ -1,0 +1,328 @@
+/**
+ * A fleet: three simulated Kubernetes clusters (the seed incident in each), ONE bot process
+ * (`UNSTUCK_ROLE=bot`, no kubeconfig of any cluster) and one worker process per cluster
+ * (`UNSTUCK_ROLE=worker`, its own `KUBECONFIG` and `UNSTUCK_CLUSTER_NAME`), all on one Redis prefix,
+ * with the clusters file every release of a fleet mounts. Each simulator's request log says which
+ * cluster a command read or wrote: `--cluster c2` is answered from c2's API server only, a channel
+ * mapped to c3 goes to c3 without the flag, an approved finalizer removal for c2 is patched by c2's
+ * worker only, and an unknown cluster or one whose workers are stopped is answered at once.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig, type Config } from "../../src/config.js";
+import { takeClusterFlag } from "../../src/fleet/cluster-flag.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import {
+  blockActionsBody,
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  type FakeSlack,
+  type SlackCall,
+} from "../sim/slack/index.js";
+import { buttonValue } from "./block-kit.js";
+import { botEnv } from "./bot-env.js";
+
+const SECRET = "fleet-signing-secret";
+const TOKEN = "xoxb-fleet-runtime-token";
+const CHANNEL = "C0INCIDENT";
+/** Mapped to c3 in the clusters file. */
+const C3_CHANNEL = "C0CLUSTER3";
+const REQUESTER = "U0ONCALL1";
+const APPROVER = "U0APPROVER1";
+const APPROVE = "approval:approve";
+const CLUSTERS = ["c1", "c2", "c3"] as const;
+type ClusterName = (typeof CLUSTERS)[number];
+
+async function until<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Without the AWS target of the clusters file: the simulated clusters have no AWS account here. */
+function withoutAws(config: Config): Config {
+  const { aws, ...rest } = config;
+  expect(aws?.region).toBe("ap-northeast-2");
+  return rest;
+}
+
+describe("one bot, three clusters, one worker per cluster", () => {
+  const sims = new Map<ClusterName, KubeSim>();
+  const workers = new Map<ClusterName, Runtime>();
+  let fake: FakeSlack;
+  let redis: Redis;
+  let bot: Runtime;
+  let events = "";
+  let dir = "";
+  const prefix = uniquePrefix("fleet");
+  const log = pino({ level: "silent" });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "unstuck-fleet-"));
+    const clustersFile = join(dir, "clusters.yaml");
+    await writeFile(
+      clustersFile,
+      [
+        "clusters:",
+        "  c1: { region: ap-northeast-2 }",
+        "  c2: { region: ap-northeast-2 }",
+        `  c3: { region: ap-northeast-2, channels: [${C3_CHANNEL}] }`,
+        "",
+      ].join("\n"),
+    );
+    fake = await startFakeSlack({ token: TOKEN });
+    redis = client();
+    const env = (extra: Record<string, string>): Record<string, string> =>
+      botEnv(
+        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+        {
+          UNSTUCK_CLUSTERS_FILE: clustersFile,
+          UNSTUCK_APPROVERS: APPROVER,
+          UNSTUCK_CHANNELS: `${CHANNEL},${C3_CHANNEL}`,
+          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+          UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+          ...extra,
+        },
+      );
+    for (const name of CLUSTERS) {
+      const sim = await startKubeSim({
+        scenario: "test/fixtures/scenarios/seed-incident.yaml",
+        controllerIntervalMs: 200,
+      });
+      sims.set(name, sim);
+      const kubeconfig = join(dir, `${name}.kubeconfig`);
+      await sim.writeKubeconfig(kubeconfig);
+      // A worker receives nothing from Slack; its Kubernetes is its own KUBECONFIG.
+      const config = withoutAws(
+        loadConfig(
+          env({
+            UNSTUCK_ROLE: "worker",
+            UNSTUCK_CLUSTER_NAME: name,
+            KUBECONFIG: kubeconfig,
+            SLACK_SIGNING_SECRET: "",
+          }),
+        ),
+      );
+      const worker = await createRuntime({ config, log, fleet: { heartbeatMs: 500 } });
+      workers.set(name, worker);
+      await worker.start();
+    }
+    // The bot names no cluster and has no kubeconfig of any.
+    const botConfig = loadConfig(env({ UNSTUCK_ROLE: "bot" }));
+    expect(botConfig.fleet?.clusters.map((c) => c.name)).toEqual([...CLUSTERS]);
+    expect(botConfig.aws).toBeUndefined();
+    bot = await createRuntime({ config: botConfig, log });
+    const { port } = await bot.start();
+    events = `http://127.0.0.1:${String(port)}/slack/events`;
+  });
+
+  afterAll(async () => {
+    for (const r of [bot, ...workers.values()]) await r.stop();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await fake.stop();
+    for (const sim of sims.values()) await sim.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const slash = async (text: string, id: string, channelId = CHANNEL): Promise<void> => {
+    const res = await postSigned(
+      events,
+      SECRET,
+      slashCommandBody({ text, userId: REQUESTER, channelId, responseUrl: fake.responseUrl(id) }),
+    );
+    expect(res.status).toBe(200);
+  };
+
+  const resetSims = (): void => {
+    for (const sim of sims.values()) sim.resetRequests();
+  };
+
+  /** Requests about a namespace each simulator served (background discovery excluded). */
+  const reads = (namespace: string): Record<ClusterName, number> => {
+    const count = (name: ClusterName): number =>
+      (sims.get(name)?.requests() ?? []).filter((r) => r.path.includes(`/namespaces/${namespace}`)).length;
+    return { c1: count("c1"), c2: count("c2"), c3: count("c3") };
+  };
+  const myappReads = (): Record<ClusterName, number> => reads("myapp");
+
+  const answer = (channel: string, about: string): Promise<SlackCall> =>
+    fake.waitFor(
+      "chat.postMessage",
+      (c) =>
+        c.body["channel"] === channel &&
+        c.body["thread_ts"] === undefined &&
+        String(c.body["text"]).includes(about),
+      20_000,
+    );
+
+  it("answers `--cluster c2` from c2's API server, and only c2's worker ran it", async () => {
+    fake.clear();
+    resetSims();
+    await slash("ns myapp --cluster c2", "ns-c2");
+    const posted = await answer(CHANNEL, "myapp");
+    expect(String(posted.body["text"])).toMatch(/myapp/);
+    const reads = myappReads();
+    expect(reads.c2).toBeGreaterThan(0);
+    expect(reads.c1).toBe(0);
+    expect(reads.c3).toBe(0);
+  });
+
+  it("routes a channel mapped to c3 there without the flag", async () => {
+    fake.clear();
+    resetSims();
+    await slash("ns myapp", "ns-c3", C3_CHANNEL);
+    await answer(C3_CHANNEL, "myapp");
+    const reads = myappReads();
+    expect(reads.c3).toBeGreaterThan(0);
+    expect(reads.c1).toBe(0);
+    expect(reads.c2).toBe(0);
+  });
+
+  it("asks which cluster when neither the flag nor the channel names one", async () => {
+    fake.clear();
+    resetSims();
+    await slash("ns myapp", "ns-unmapped");
+    const reply = await fake.waitForResponse((p) => p.id === "ns-unmapped", 5_000);
+    expect(String(reply.body["text"])).toMatch(/Which cluster\?.*--cluster NAME.*c1, c2, c3/);
+    expect(myappReads()).toEqual({ c1: 0, c2: 0, c3: 0 });
+  });
+
+  it("executes an approved finalizer removal for c2 on c2's worker only", async () => {
+    fake.clear();
+    await slash(
+      'finalize ingress/myapp-worker-ingress -n myapp --cluster c2 --reason "cause confirmed: SG held by an ENI; recovery first"',
+      "request",
+    );
+    const posted = await fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body).includes(APPROVE),
+      20_000,
+    );
+    const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
+    const ts = String(posted.response?.["ts"]);
+    const request = await until(
+      async () => {
+        const r = await bot.workflow.get(id);
+        return r?.message !== undefined ? r : undefined;
+      },
+      10_000,
+      "request attached to its message",
+    );
+    // The cluster is part of the signed request.
+    expect(request.cluster).toBe("c2");
+
+    resetSims();
+    const res = await postSigned(
+      events,
+      SECRET,
+      blockActionsBody({
+        actionId: APPROVE,
+        value: id,
+        userId: APPROVER,
+        channelId: CHANNEL,
+        messageTs: ts,
+        responseUrl: fake.responseUrl("click"),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const done = await until(
+      async () => {
+        const r = await bot.workflow.get(id);
+        return r?.state === "DONE" ? r : undefined;
+      },
+      20_000,
+      "DONE",
+    );
+    expect(done.result?.outcome).toBe("done");
+    const patches = (name: ClusterName): number =>
+      (sims.get(name)?.requests() ?? []).filter((r) => r.method === "PATCH").length;
+    expect(patches("c2")).toBe(1);
+    expect(patches("c1")).toBe(0);
+    expect(patches("c3")).toBe(0);
+    // c2's object lost its finalizer; the same object in c1 and c3 still has it.
+    // (c2's may be gone altogether: it was only waiting for its finalizer.)
+    const finalizers = (name: ClusterName): unknown =>
+      sims.get(name)?.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")?.metadata
+        ?.finalizers ?? [];
+    expect(finalizers("c1")).not.toEqual([]);
+    expect(finalizers("c3")).not.toEqual([]);
+    expect(finalizers("c2")).toEqual([]);
+  });
+
+  it("answers a command for an unknown cluster at once, naming the clusters", async () => {
+    fake.clear();
+    resetSims();
+    const started = Date.now();
+    // (`payments`: c2's namespace wait after the removal above keeps reading `myapp`.)
+    await slash("ns payments --cluster prod-us", "unknown");
+    const reply = await fake.waitForResponse((p) => p.id === "unknown", 5_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(String(reply.body["text"])).toMatch(/Unknown cluster "prod-us": this bot serves c1, c2, c3/);
+    expect(reads("payments")).toEqual({ c1: 0, c2: 0, c3: 0 });
+  });
+
+  it("lists the clusters and whether each is live", async () => {
+    fake.clear();
+    await slash("clusters", "clusters");
+    const reply = await fake.waitForResponse((p) => p.id === "clusters", 5_000);
+    const blocks = JSON.stringify(reply.body["blocks"]);
+    for (const name of CLUSTERS) expect(blocks).toContain(`${name} live (1 worker)`);
+  });
+
+  it("answers a command for a cluster whose workers are stopped at once, saying when it was last seen", async () => {
+    await workers.get("c1")?.stop();
+    fake.clear();
+    resetSims();
+    const started = Date.now();
+    await slash("ns payments --cluster c1", "stopped");
+    const reply = await fake.waitForResponse((p) => p.id === "stopped", 5_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(String(reply.body["text"])).toMatch(/Cluster c1 has no live workers \(last seen \d+ s ago\)/);
+    expect(reads("payments")).toEqual({ c1: 0, c2: 0, c3: 0 });
+    // The others still answer.
+    await slash("ns payments --cluster c3", "still-c3");
+    await answer(CHANNEL, "payments");
+    expect(reads("payments")).toMatchObject({ c1: 0, c2: 0 });
+    expect(reads("payments").c3).toBeGreaterThan(0);
+  });
+
+  it("reads the fleet's rules from the clusters file, and the flag only outside quotes", () => {
+    const file = (yaml: string) => (): string => yaml;
+    const base = { UNSTUCK_CLUSTERS_FILE: "/clusters.yaml", UNSTUCK_ROLE: "worker" };
+    const two = "clusters:\n  a: { region: r }\n  b: { region: r }\n";
+    expect(() => loadConfig(base, file(two))).toThrow(/UNSTUCK_CLUSTER_NAME/);
+    expect(loadConfig({ ...base, UNSTUCK_CLUSTER_NAME: "b" }, file(two)).fleet?.clusters).toHaveLength(2);
+    expect(() =>
+      loadConfig(
+        { ...base, UNSTUCK_CLUSTER_NAME: "a" },
+        file("clusters:\n  a: { region: r, channels: [C0AB] }\n  b: { region: r, channels: [C0AB] }\n"),
+      ),
+    ).toThrow(/channel C0AB is mapped to both a and b/);
+    // One cluster: a single-cluster install, today's queue names.
+    expect(loadConfig(base, file("clusters:\n  a: { region: r }\n")).fleet).toBeUndefined();
+
+    expect(takeClusterFlag('finalize x --reason "not --cluster c9" --cluster=c2')).toEqual({
+      text: 'finalize x --reason "not --cluster c9"',
+      cluster: "c2",
+    });
+    expect(takeClusterFlag("ns myapp")).toEqual({ text: "ns myapp" });
+    expect(() => takeClusterFlag("ns myapp --cluster")).toThrow(/needs the name of a cluster/);
+    expect(() => takeClusterFlag("ns --cluster a myapp --cluster b")).toThrow(/Name one cluster/);
+  });
+});
