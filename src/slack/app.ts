@@ -48,8 +48,8 @@ export const SLACK_EVENTS_PATH = "/slack/events";
  * never puts fifty handlers' CPU between two reads of new requests, so the last of them is
  * acknowledged about as fast as the first.
  */
-export const HANDLERS_STARTED_AT_ONCE = 4;
-export const HANDLER_HEAD_START_MS = 100;
+export const HANDLERS_STARTED_AT_ONCE = 8;
+export const HANDLER_HEAD_START_MS = 25;
 export const HEALTH_PATH = "/healthz";
 
 export interface SlackAppDeps {
