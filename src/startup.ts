@@ -264,6 +264,11 @@ async function checkAws(config: Config, timeoutMs: number): Promise<string[]> {
   }
 }
 
+/** The bot of a fleet that serves no cluster itself (`UNSTUCK_CLUSTER_NAME` unset). */
+function fleetBot(config: Config): boolean {
+  return config.fleet !== undefined && config.clusterName === undefined;
+}
+
 /**
  * Every check at once, each within `config.startupTimeoutMs`. Throws one `StartupError` naming every
  * dependency that failed (joined), or returns the warnings to log.
@@ -274,7 +279,10 @@ export async function checkStartup(config: Config, log?: Logger): Promise<Startu
   const results = await Promise.allSettled([
     withTimeout(checkRedis(config, ms), ms, timeout(`Redis at ${redisAddress(config.redisUrl)}`)),
     withTimeout(checkSlack(config, ms, log), ms, timeout("Slack auth.test")),
-    withTimeout(checkKube(config, ms), ms, timeout("the Kubernetes API")),
+    // A fleet's bot holds no cluster's credentials: each cluster's workers check their own API.
+    fleetBot(config)
+      ? Promise.resolve("not checked: a fleet's bot reads no cluster")
+      : withTimeout(checkKube(config, ms), ms, timeout("the Kubernetes API")),
     withTimeout(checkAws(config, ms), ms, timeout("AWS")),
   ]);
   const failures: string[] = [];
