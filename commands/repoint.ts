@@ -101,6 +101,15 @@ async function runRepoint(input: RepointInput, ctx: CommandContext): Promise<Com
       { action: "repoint" },
     );
   }
+  // Before the namespace is back there is nothing to repoint to: say so plainly, not as a partial read.
+  if ("namespace" in input.subject && (await services.kube.getNamespace(input.subject.namespace)) === null) {
+    const ns = input.subject.namespace;
+    throw new UnstuckError(
+      ErrorCode.NotFound,
+      `Namespace ${ns} does not exist yet, so nothing can be repointed: its load balancers come back once it is re-created (Argo CD, or kubectl apply). Meanwhile \`trace ns ${ns}\` shows the broken paths; once ${ns} is back, the bot's re-check in the removal's thread offers the repair.`,
+      { namespace: ns },
+    );
+  }
   if (input.reason === undefined) {
     const { trace, plan } = await planPathRepair(
       aws,
@@ -152,22 +161,60 @@ export async function requestRepairWithPlan(
   const request = await approvals.workflow.requestRepoint({
     action: plan.action,
     reason: input.reason,
-    evidence: trace.paths
-      .flatMap((p) =>
-        p.hops
-          .filter((h) => h.verdict === "stale" || h.verdict === "mismatched")
-          .map((h) => `${p.hostname}: ${h.label} — ${h.why}`),
-      )
-      .slice(0, 20),
-    cleanupPlan: [
-      ...repointCalls(plan.action).map((c) => `wait for it to take effect: ${c.call}:`),
-      "the bot waits in this thread: Route 53 INSYNC, CloudFront Deployed, each hostname answering 2xx",
-      ...plan.questions.map((q) => `still open (not in this plan): ${q}`),
-    ].slice(0, 20),
+    ...requestWords(plan.action, trace, plan),
     requester: input.requester,
     channelId: input.channelId,
   });
   return { request, trace, plan };
+}
+
+/** A hostname as the plan and the trace name it: lower case, no trailing dot. */
+function hostKey(h: string): string {
+  return h.replace(/\.$/, "").toLowerCase();
+}
+
+/**
+ * The request's evidence and clean-up plan: evidence only for the hostnames the plan changes; every
+ * other broken hostname in one line, with where to see it.
+ */
+function requestWords(
+  action: NonNullable<RepointPlan["action"]>,
+  trace: TraceResult,
+  plan: RepointPlan,
+): { evidence: string[]; cleanupPlan: string[] } {
+  const changed = new Set(
+    action.steps.flatMap((s) =>
+      s.kind === "route53" ? s.changes.map((c) => hostKey(c.record.name)) : s.hostnames.map(hostKey),
+    ),
+  );
+  const broken = trace.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
+  const mine = broken.filter((p) => changed.has(hostKey(p.hostname)));
+  const others = broken.filter((p) => !changed.has(hostKey(p.hostname)));
+  const seeTrace =
+    "namespace" in trace.subject
+      ? `trace ns ${trace.subject.namespace}`
+      : `trace ${others[0]?.hostname ?? ""}`;
+  const evidence = [
+    ...mine.flatMap((p) =>
+      p.hops
+        .filter((h) => h.verdict === "stale" || h.verdict === "mismatched")
+        .map((h) => `${p.hostname}: ${h.label} — ${h.why}`),
+    ),
+  ].slice(0, 20);
+  if (others.length > 0)
+    evidence.push(
+      `${others.length === 1 ? "1 other hostname is" : `${String(others.length)} other hostnames are`} still broken, not changed by this plan: see \`${seeTrace}\``,
+    );
+  const cleanupPlan = [
+    ...repointCalls(action).map((c) => `step ${String(c.step)} (${c.call}) takes effect`),
+    "the bot waits in this thread: Route 53 INSYNC, CloudFront Deployed, each hostname answering 2xx",
+    ...(plan.questions.length > 0
+      ? [
+          `${plan.questions.length === 1 ? "1 question stays" : `${String(plan.questions.length)} questions stay`} open, not in this plan: see \`${seeTrace}\``,
+        ]
+      : []),
+  ].slice(0, 20);
+  return { evidence, cleanupPlan };
 }
 
 export const repointCommand: CommandModule<RepointInput> = {

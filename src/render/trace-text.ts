@@ -1,6 +1,7 @@
 /** Terminal rendering of a traffic-path trace: one line per hop, indented by depth. */
 import type { RepointPlan } from "../edge/repoint.js";
 import type { TraceResult } from "../traffic/trace.js";
+import { plural } from "../util/format.js";
 import { repointPlanLines } from "./repoint-plan.js";
 
 const MARK = {
@@ -37,7 +38,7 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
       }
       if (h.candidates)
         out.push(
-          `${pad}           → ${String(h.candidates.length)} load balancers of the same owner serve it, choose one: ${h.candidates.join("; ")}`,
+          `${pad}           → ${plural(h.candidates.length, "load balancer", "load balancers")} of the same owner serve${h.candidates.length === 1 ? "s" : ""} it, choose one: ${h.candidates.join("; ")}`,
         );
       // A record carries its load balancer's answer: said once, on the record.
       if (h.unresolved !== undefined && h.unresolved !== prev?.unresolved)
@@ -61,17 +62,23 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
   return out.join("\n");
 }
 
+/**
+ * The command that requests a repair of the traced subject, as both surfaces print it (the Slack
+ * card shows it byte for byte, so it copies the same).
+ */
+export function repointRequestCommand(subject: TraceResult["subject"], command = "/unstuck"): string {
+  const how =
+    "namespace" in subject ? `repoint ns ${subject.namespace}` : `repoint ${subject.hostnames.join(" ")}`;
+  return `${command} ${how} --reason "<what is stale, why this target>"`;
+}
+
 /** The repair plan under a trace: the exact calls, what needs a person, and how to request it. */
 function repairText(repair: RepointPlan, t: TraceResult): string[] {
   const out: string[] = [];
   if (repair.action) {
-    const how =
-      "namespace" in t.subject
-        ? `repoint ns ${t.subject.namespace}`
-        : `repoint ${t.subject.hostnames.join(" ")}`;
     out.push("", "Repair plan (needs a second person's approval; request it in Slack with --reason):");
     for (const l of repointPlanLines(repair.action)) out.push(`  ${l}`);
-    out.push(`  request: /unstuck ${how} --reason "<what is stale, why this target>"`);
+    out.push(`  request: ${repointRequestCommand(t.subject)}`);
   }
   if (repair.questions.length > 0) {
     out.push("", "Needs a person (not planned):");

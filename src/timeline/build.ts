@@ -152,7 +152,9 @@ export function buildTimelineDraft(
   entries: readonly TimelineEntry[],
   options: TimelineOptions = {},
 ): TimelineDraft {
-  const selected = selectEntries(entries, options);
+  // A diagnosis of a namespace that does not exist (a mistyped name) is no part of the incident: it
+  // names nothing in the title, the summary or the evidence.
+  const selected = selectEntries(entries, options).filter((e) => !isMissedDiagnosis(e));
   const first = selected[0];
   const last = selected[selected.length - 1];
   const multiDay = first !== undefined && last !== undefined && day(first.at) !== day(last.at);
@@ -505,13 +507,20 @@ export function span(s: string, max = 200): string {
     // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
     .replace(/`/g, "ˋ")
+    // A bracket pair Slack could read as markup (`<!here>`, `<@U…>`, `<http…|…>`) becomes look-alikes;
+    // any other `<` too. A lone `>` opens nothing, so the user's `->` stays as typed.
+    .replace(/<([^<>]*)>/g, "‹$1›")
     .replace(/</g, "‹")
-    .replace(/>/g, "›")
     .replace(/\s+/g, " ")
     .trim();
   const chars = Array.from(text);
   if (chars.length > max) text = `${chars.slice(0, max - 1).join("")}…`;
   return text === "" ? "`—`" : `\`${text}\``;
+}
+
+/** A diagnosis observation that found no such namespace (its result starts with the verdict). */
+function isMissedDiagnosis(e: TimelineEntry): boolean {
+  return e.event === `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}` && /^not-found\b/.test(e.result ?? "");
 }
 
 /** `myapp` from `Ingress myapp/myapp-worker-ingress` or `3 AWS orphans of namespace myapp`. */

@@ -11,7 +11,7 @@ import { repointCalls } from "../../edge/repoint-calls.js";
 import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./message.js";
 import { outcomeSentence } from "./outcome.js";
-import { clip, code, mention, plain, safe, SlackLimit } from "./text.js";
+import { clip, code, esc, mention, plain, prose, safe, sections, SlackLimit } from "./text.js";
 
 /** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */
 export const ApprovalActionId = {
@@ -176,7 +176,10 @@ function outcomeText(req: ApprovalRequest): string | undefined {
 
 function bulletList(items: readonly string[], empty: string, numbered = false): string {
   if (items.length === 0) return empty;
-  return items.map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${safe(item, 500)}`).join("\n");
+  // An item's prose is shortened before the commands it names; a line never ends on a dangling colon.
+  return items
+    .map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${prose(item.replace(/\s*:\s*$/, ""), 500)}`)
+    .join("\n");
 }
 
 /** A repoint's calls for the card's code block: each numbered, what it changes indented beneath (raw: escape at use). */
@@ -213,12 +216,15 @@ function requesterText(req: ApprovalRequest): string {
   const lines: string[] = [];
   if (req.statements !== undefined && req.statements.length > 0) {
     lines.push(`${who} confirms:`);
-    for (const st of req.statements) lines.push(`:ballot_box_with_check: ${safe(st.text, 200)}`);
+    for (const st of req.statements) lines.push(`☑️ ${safe(st.text, 200)}`);
     lines.push(`and says why:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`);
-  } else {
+  } else if (req.action.type === "remove-finalizer") {
+    // Only the finalize form asks for the statements: a request without them came from the command.
     lines.push(
       `${who} says why (asked without the form, so cause, recovery-first and clean-up were not confirmed one by one):\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
     );
+  } else {
+    lines.push(`${who} says why:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`);
   }
   lines.push(
     "*Evidence* (attached by the bot from the diagnosis):",
@@ -255,16 +261,16 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
         : a.type === "delete-orphans"
           ? [
               `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
-              "```" + safe(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ"), 2400) + "```",
+              "```\n" + esc(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ")) + "\n```",
               "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
             ].join("\n")
           : [
               `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
-              "```" + safe(callsText(a).replace(/`/g, "ˋ"), 2400) + "```",
+              "```\n" + esc(callsText(a).replace(/`/g, "ˋ")) + "\n```",
               ...(a.targets !== undefined && a.targets.length > 0
                 ? [
                     "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
-                    ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 1000)}`),
+                    ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 2000)}`),
                   ]
                 : []),
               "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
@@ -302,10 +308,12 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   ];
   const outcome = outcomeText(req);
   if (outcome !== undefined) blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(outcome) } });
+  // Long parts continue in the next section (by line, a code block closed and reopened): the exact
+  // calls and every command stay whole, the last line is never cut.
   blocks.push(
-    { type: "section", text: { type: "mrkdwn", text: clip(riskAndPlan) } },
-    { type: "section", text: { type: "mrkdwn", text: clip(requesterText(req)) } },
-    { type: "section", text: { type: "mrkdwn", text: clip(change) } },
+    ...sections(riskAndPlan),
+    ...sections(requesterText(req)),
+    ...sections(change),
     { type: "section", text: { type: "mrkdwn", text: clip(votesText(req)) } },
     {
       type: "context",

@@ -13,7 +13,7 @@ import {
 } from "../../render/diagnosis-prose.js";
 import { count, countLine, summarizeBlockers } from "../../render/blocker-summary.js";
 import type { SlackMessage } from "./message.js";
-import { clip, code, plain, safe, SlackLimit } from "./text.js";
+import { clip, code, command, plain, prose as proseText, safe, sections, SlackLimit } from "./text.js";
 
 const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
   active: ":large_green_circle:",
@@ -79,7 +79,7 @@ function discoveryLine(f: NamespaceDiagnosis["discoveryFailures"][number]): stri
  * `told`: owners already explained above (a big result names each finalizer's owner once);
  * `headline`: the controller's own error for the object, said first.
  */
-function blockerSection(b: Blocker, told?: Set<string>, headline?: string): KnownBlock {
+function blockerSection(b: Blocker, told?: Set<string>, headline?: string): KnownBlock[] {
   const lines = [
     `*${safe(b.kind, 63)} \`${code(`${b.namespace}/${b.name}`)}\`* (${safe(b.apiVersion, 100)})`,
     ...(headline !== undefined ? [`:x: *${safe(headline, 600)}*`] : []),
@@ -133,7 +133,7 @@ function blockerSection(b: Blocker, told?: Set<string>, headline?: string): Know
     lines.push(`   :mag: ${safe(b.aws.summary, 1000)}`);
     if (bound.deregisterCommand !== undefined && bound.deregisterActionable)
       lines.push(
-        `   :white_check_mark: *Fix without forcing:* deregister them — \`${code(bound.deregisterCommand, 1500)}\``,
+        `   :white_check_mark: *Fix without forcing:* deregister them — ${command(bound.deregisterCommand)}`,
       );
     for (const p of b.aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
   } else if (b.aws) {
@@ -150,7 +150,7 @@ function blockerSection(b: Blocker, told?: Set<string>, headline?: string): Know
     const fix = b.aws.blockedGroups.flatMap((g) => g.remedies).find((r) => r.actionable);
     if (fix && !forceAdvisedFor(b)) {
       lines.push(
-        `   :white_check_mark: *Fix without forcing:* ${safe(fix.what)}: ${safe(fix.action, 500)}${fix.commands[0] ? ` — \`${code(fix.commands[0], 500)}\`` : ""}`,
+        `   :white_check_mark: *Fix without forcing:* ${safe(fix.what)}: ${safe(fix.action, 500)}${fix.commands[0] ? ` — ${command(fix.commands[0])}` : ""}`,
       );
     }
     for (const p of b.aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
@@ -160,14 +160,15 @@ function blockerSection(b: Blocker, told?: Set<string>, headline?: string): Know
       `${e.error ? ":x:" : "•"} _${safe(e.from, 120)}_${e.time ? ` (${slackDate(e.time)})` : ""}: \`${code(e.text, 400)}\``,
     );
   }
-  return { type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } };
+  return sections(lines.join("\n"));
 }
 
 /** The headline: verdict, the cause in one sentence, for how long (date tokens). */
 function headline(d: NamespaceDiagnosis): string {
   const verdict = `${ICON[d.verdict]} *${VERDICT_WORD[d.verdict]}*`;
   if (d.verdict === "not-found" || d.verdict === "active")
-    return `${verdict} — namespace \`${code(d.namespace, 63)}\` ${safe(causeSentence(d), 600)}.`;
+    // "namespace `myap` does not exist: …", "namespace `myapp` is Active, …": the sentence's own subject dropped.
+    return `${verdict} — namespace \`${code(d.namespace, 63)}\` ${safe(causeSentence(d).replace(/^it /, ""), 600)}.`;
   const since =
     d.deletionTimestamp !== undefined
       ? ` — Terminating for *${formatDuration(d.terminatingSeconds ?? 0)}*, since ${slackDate(d.deletionTimestamp, "{date_short_pretty} {time} ({ago})")}`
@@ -210,7 +211,7 @@ function recommendation(r: DiagnosisRemedy, prose: ProseOptions): string {
     return (
       `:white_check_mark: *Recommended — no forcing needed:* ${safe(r.fix.action, 400)} (${safe(r.fix.what, 300)}). ` +
       `The controller's next retry then deletes ${safe(r.groupId, 40)} and removes the finalizer by itself.` +
-      (cmd !== undefined ? `\n\`${code(cmd, 500)}\`` : "") +
+      (cmd !== undefined ? `\n${command(cmd)}` : "") +
       "\nOnce done, *Check again* diagnoses the namespace afresh in the thread."
     );
   }
@@ -218,14 +219,14 @@ function recommendation(r: DiagnosisRemedy, prose: ProseOptions): string {
     return (
       `:white_check_mark: *Recommended — no forcing needed:* deregister the ${r.targets.length === 1 ? "target" : `${String(r.targets.length)} targets`} ${safe(r.object.kind, 63)} \`${code(`${r.object.namespace}/${r.object.name}`)}\` left in target group \`${code(r.targetGroupName, 200)}\`` +
       `${r.owner !== undefined ? ` (${safe(r.owner, 400)})` : ""}. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself; the target group itself stays.` +
-      `\n\`${code(r.command, 1500)}\`` +
+      `\n${command(r.command)}` +
       "\nOnce done, *Check again* diagnoses the namespace afresh in the thread."
     );
   }
   if (r.kind === "force-finalizer") {
-    return `:point_right: *Recommended — recovery first:* ask a second person to approve removing the finalizer of ${safe(r.object.kind, 63)} \`${code(`${r.object.namespace}/${r.object.name}`)}\`, once the cause is confirmed and a clean-up plan exists; afterwards check for orphaned AWS resources.`;
+    return `👉 *Recommended — recovery first:* ask a second person to approve removing the finalizer of ${safe(r.object.kind, 63)} \`${code(`${r.object.namespace}/${r.object.name}`)}\`, once the cause is confirmed and a clean-up plan exists; afterwards check for orphaned AWS resources.`;
   }
-  return `:point_right: *Recommended:* ${safe(remedyText(r, prose), 1200)}`;
+  return `👉 *Recommended:* ${proseText(remedyText(r, prose), 1200)}`;
 }
 
 /** How the card and its details word steps: with the configured command, buttons named. */
@@ -304,7 +305,7 @@ export function renderDiagnosisBlocks(
   blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
 
   const rec = d.recommended !== undefined ? d.remedies[d.recommended] : undefined;
-  if (rec) blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(recommendation(rec, prose)) } });
+  if (rec) blocks.push(...sections(recommendation(rec, prose)));
 
   const value = JSON.stringify({ namespace: d.namespace });
   const buttons: Button[] = [];
@@ -430,7 +431,7 @@ export function renderDiagnosisDetails(
   const shown = summary.shown.slice(0, room);
   if (shown.length > 0) blocks.push({ type: "divider" });
   const told = big ? new Set<string>() : undefined;
-  for (const b of shown) blocks.push(blockerSection(b, told, blockerHeadline(d, b)));
+  for (const b of shown) blocks.push(...blockerSection(b, told, blockerHeadline(d, b)));
   const hidden = summary.total - shown.length;
   if (hidden > 0) {
     const cli = `npm run unstuck -- ns ${d.namespace} --all`;
@@ -440,7 +441,7 @@ export function renderDiagnosisDetails(
         {
           type: "mrkdwn",
           text: clip(
-            `…and ${count(hidden)} more objects with finalizers, not shown here (the first ${count(shown.length)} above, those with findings first). Every one: \`${code(cli, 200)}\` in a terminal, or \`--json\` for all of them as data.`,
+            `…and ${count(hidden)} more objects with finalizers, not shown here (the first ${count(shown.length)} above, those with findings first). Every one: ${command(cli)} in a terminal, or \`--json\` for all of them as data.`,
           ),
         },
       ],
@@ -454,15 +455,12 @@ export function renderDiagnosisDetails(
   }
   const steps = nextStepTexts(d, prose);
   if (steps.length > 0) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `*Next steps*\n${steps.map((s, i) => `${String(i + 1)}. ${i === d.recommended ? "*(recommended)* " : ""}${safe(s, 600)}`).join("\n")}`,
-        ),
-      },
-    });
+    // A step's prose is shortened before its commands, which stay whole.
+    blocks.push(
+      ...sections(
+        `*Next steps*\n${steps.map((s, i) => `${String(i + 1)}. ${i === d.recommended ? "*(recommended)* " : ""}${proseText(s, 600)}`).join("\n")}`,
+      ),
+    );
   }
   if (d.warnings.length > 0) {
     blocks.push({

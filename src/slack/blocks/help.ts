@@ -2,7 +2,7 @@ import type { KnownBlock } from "@slack/types";
 import type { HelpDoc } from "../../command-contract.js";
 import type { ErrorCode, ErrorDetails } from "../../errors.js";
 import type { SlackMessage } from "./message.js";
-import { clip, code, esc, safe, SlackLimit } from "./text.js";
+import { clip, code, esc, safe, shortenEchoes, SlackLimit } from "./text.js";
 import { slackErrorMessage } from "./error-text.js";
 
 export function renderHelpBlocks(help: HelpDoc): SlackMessage {
@@ -33,7 +33,8 @@ export function renderErrorBlocks(
   error: { code: ErrorCode; message: string; details: ErrorDetails },
   help?: HelpDoc,
 ): SlackMessage {
-  const message = slackErrorMessage(error);
+  // A long echo of the input is shortened, never the explanation after it.
+  const message = shortenEchoes(slackErrorMessage(error));
   const blocks: KnownBlock[] = [
     // Error messages often quote what the user typed (a name, a flag): bounded, then escaped.
     { type: "section", text: { type: "mrkdwn", text: `:warning: ${safe(message, ERROR_MAX)}` } },

@@ -2,14 +2,15 @@
 import type { KnownBlock } from "@slack/types";
 import type { OrphanReport } from "../../edge/orphans.js";
 import type { SlackMessage } from "./message.js";
-import { clip, esc, SlackLimit } from "./text.js";
+import { plural } from "../../util/format.js";
+import { clip, command, esc, sections, SlackLimit } from "./text.js";
 
 export function renderOrphansBlocks(r: OrphanReport): SlackMessage {
   const scope = r.namespace !== undefined ? `namespace ${r.namespace}` : `cluster ${r.cluster}`;
   const headline =
     r.orphans.length === 0
       ? `No orphans for ${scope} (${String(r.liveCount)} resources in use).`
-      : `${String(r.orphans.length)} orphan${r.orphans.length === 1 ? "" : "s"} for ${scope}.`;
+      : `${plural(r.orphans.length, "orphan", "orphans")} for ${scope}.`;
   const blocks: KnownBlock[] = [
     {
       type: "section",
@@ -20,15 +21,12 @@ export function renderOrphansBlocks(r: OrphanReport): SlackMessage {
     },
   ];
   for (const o of r.orphans.slice(0, 30)) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `*${esc(o.type)}* \`${esc(o.name ?? o.id)}\`\n${esc(o.why)}${o.cost ? `\n_${esc(o.cost)}_` : ""}\n${o.removableNow ? "remove" : "remove (not yet)"}: ${o.remove.map((c) => `\`${esc(c)}\``).join(" then ")}`,
-        ),
-      },
-    });
+    // Each removal command whole, on its own line: copied as the terminal prints it.
+    blocks.push(
+      ...sections(
+        `*${esc(o.type)}* \`${esc(o.name ?? o.id)}\`\n${clip(esc(o.why), 1000)}${o.cost ? `\n_${clip(esc(o.cost), 300)}_` : ""}\n${o.removableNow ? "remove" : "remove (not yet)"}:\n${o.remove.map((c) => command(c)).join("\nthen ")}`,
+      ),
+    );
   }
   if (r.orphans.length > 30) {
     blocks.push({

@@ -2,7 +2,8 @@
 import type { KnownBlock } from "@slack/types";
 import type { PreflightReport } from "../../preflight/analyze.js";
 import type { SlackMessage } from "./message.js";
-import { clip, esc, SlackLimit } from "./text.js";
+import { plural } from "../../util/format.js";
+import { clip, esc, prose, sections, SlackLimit } from "./text.js";
 
 const ICON = {
   safe: ":large_green_circle:",
@@ -16,15 +17,12 @@ export function renderPreflightBlocks(r: PreflightReport): SlackMessage {
     { type: "section", text: { type: "mrkdwn", text: clip(`${ICON[r.verdict]} *${esc(headline)}*`) } },
   ];
   if (r.reasons.length > 0) {
-    blocks.push({
-      type: "section",
-      text: { type: "mrkdwn", text: clip(r.reasons.map((x, i) => `${String(i + 1)}. ${esc(x)}`).join("\n")) },
-    });
+    blocks.push(...sections(r.reasons.map((x, i) => `${String(i + 1)}. ${prose(x, 1200)}`).join("\n")));
   }
   const facts = [
-    `${String(r.finalizerObjects.length)} object(s) with finalizers`,
-    `${String(r.awsDeleted.length)} AWS resource(s) deleted with it`,
-    `${String(r.hostnames.length)} hostname(s) break`,
+    `${plural(r.finalizerObjects.length, "object", "objects")} with finalizers`,
+    `${plural(r.awsDeleted.length, "AWS resource", "AWS resources")} deleted with it`,
+    plural(r.hostnames.length, "hostname breaks", "hostnames break"),
   ];
   blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: esc(facts.join("  ·  ")) }] });
   return {

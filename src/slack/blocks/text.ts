@@ -6,6 +6,7 @@
  * between `<` and `>`, so escaping the two brackets (and `&`, so an escaped entity cannot be forged)
  * in every piece of foreign text is enough; the only markup that survives is what the bot writes.
  */
+import type { KnownBlock } from "@slack/types";
 
 /** Slack's own limits: section text, fallback `text`, header and button-confirm text. */
 export const SlackLimit = {
@@ -34,7 +35,115 @@ export function clip(s: string, max = 2900): string {
   if (lt > cut.lastIndexOf(">")) cut = cut.slice(0, lt);
   const amp = cut.lastIndexOf("&");
   if (amp > cut.lastIndexOf(";") && cut.length - amp < 6) cut = cut.slice(0, amp);
+  // A command is never cut: a code span or block the cut would leave open is dropped whole.
+  const open = openCode(cut);
+  if (open !== undefined) cut = cut.slice(0, open).trimEnd();
   return `${cut}…`;
+}
+
+/**
+ * Where the code span or code block left open at the end of `s` starts (its opening backticks), or
+ * `undefined` when every span and block is closed.
+ */
+function openCode(s: string): number | undefined {
+  const fences = [...s.matchAll(/```/g)];
+  const lastFence = fences.at(-1);
+  if (fences.length % 2 === 1 && lastFence !== undefined) return lastFence.index;
+  // Closed blocks blanked out (same length, so the positions hold), then single backticks counted.
+  const spans = s.replace(/```[\s\S]*?```/g, (m) => " ".repeat(m.length));
+  const ticks = [...spans.matchAll(/`/g)];
+  const lastTick = ticks.at(-1);
+  return ticks.length % 2 === 1 && lastTick !== undefined ? lastTick.index : undefined;
+}
+
+/** The parts of the bot's own sentence: prose, and the `code` spans (commands, names) it carries. */
+function spans(s: string): { readonly code: boolean; readonly text: string }[] {
+  const out: { code: boolean; text: string }[] = [];
+  let at = 0;
+  for (const m of s.matchAll(/`[^`\n]+`/g)) {
+    if (m.index > at) out.push({ code: false, text: s.slice(at, m.index) });
+    out.push({ code: true, text: m[0] });
+    at = m.index + m[0].length;
+  }
+  if (at < s.length) out.push({ code: false, text: s.slice(at) });
+  return out;
+}
+
+/** The shortest a piece of prose is cut to before the next one is shortened. */
+const PROSE_FLOOR = 40;
+
+/**
+ * A sentence the bot composed (plain text whose `code` spans are commands and names, as
+ * `src/render` words them) as escaped mrkdwn of about `max` characters: the prose around the code
+ * spans is shortened first, longest piece first, and a code span is never cut — a command stays
+ * whole and copy-pasteable even when that makes the text longer than `max` (a section holding it
+ * is then split by {@link sections}).
+ */
+export function prose(s: string, max: number = SlackLimit.Section): string {
+  // Bounded before escaping, so a huge input costs nothing; a command is never this long.
+  const parts = spans(s.length > 20_000 ? s.slice(0, 20_000) : s).map((p) => ({
+    code: p.code,
+    text: esc(p.text),
+  }));
+  const length = (): number => parts.reduce((n, p) => n + p.text.length, 0);
+  for (let excess = length() - max; excess > 0; excess = length() - max) {
+    const longest = parts
+      .filter((p) => !p.code && p.text.length > PROSE_FLOOR)
+      .sort((a, b) => b.text.length - a.text.length)[0];
+    if (longest === undefined) break;
+    longest.text = clip(longest.text, Math.max(PROSE_FLOOR, longest.text.length - excess));
+  }
+  return parts.map((p) => p.text).join("");
+}
+
+/**
+ * A long mrkdwn text as section texts within Slack's limit, split between lines, and a line too long
+ * for one section between its prose and its code spans: a command is never split. A single code
+ * span longer than a section (thousands of characters: no command the bot writes) is replaced by a
+ * note saying so, never cut.
+ */
+export function sectionTexts(text: string, max = 2900): string[] {
+  const pieces: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.length <= max) {
+      pieces.push(line);
+      continue;
+    }
+    let current = "";
+    for (const part of spans(line)) {
+      const t =
+        part.text.length <= max
+          ? part.text
+          : part.code
+            ? `_(a command of ${String(part.text.length)} characters, longer than a Slack message allows: the terminal prints it whole)_`
+            : clip(part.text, max);
+      if (current.length + t.length > max) {
+        pieces.push(current);
+        current = "";
+      }
+      current += t;
+    }
+    if (current !== "") pieces.push(current);
+  }
+  // A code block split between sections is closed at the end of one and reopened in the next.
+  const fence = "```";
+  const room = max - 2 * (fence.length + 1);
+  const out: string[] = [];
+  let chunk = "";
+  for (const piece of pieces) {
+    if (chunk !== "" && chunk.length + 1 + piece.length > room) {
+      const open = (chunk.match(/```/g) ?? []).length % 2 === 1;
+      out.push(open ? `${chunk}\n${fence}` : chunk);
+      chunk = open ? `${fence}\n${piece}` : piece;
+    } else chunk = chunk === "" ? piece : `${chunk}\n${piece}`;
+  }
+  if (chunk !== "" || out.length === 0) out.push(chunk);
+  return out;
+}
+
+/** {@link sectionTexts} as section blocks. */
+export function sections(text: string, max = 2900): KnownBlock[] {
+  return sectionTexts(text, max).map((t) => ({ type: "section", text: { type: "mrkdwn", text: t } }));
 }
 
 /**
@@ -51,6 +160,31 @@ export function safe(s: string, max: number = SlackLimit.Echo): string {
  */
 export function code(s: string, max: number = SlackLimit.Echo): string {
   return safe(s.replace(/`/g, "ˋ").replace(/[\r\n]+/g, " "), max);
+}
+
+/** The longest echoed word or quoted input kept whole in a message about it. */
+const ECHO_WORD = 100;
+
+/**
+ * A message that echoes what a person typed, with each long echo shortened in its middle (a quoted
+ * input, or any word without spaces longer than {@link ECHO_WORD}): the explanation around it is
+ * the point, and survives whatever was typed.
+ */
+export function shortenEchoes(message: string): string {
+  const cut = (s: string): string =>
+    s.length > ECHO_WORD ? `${s.slice(0, ECHO_WORD - 21)}…${s.slice(-20)}` : s;
+  return message
+    .replace(/"([^"]{100,})"/g, (_m, inner: string) => `"${cut(inner)}"`)
+    .replace(/\S{101,}/g, cut);
+}
+
+/**
+ * A command the bot writes, as an inline code span: escaped, never cut (a cut command run as shown
+ * would do something else), on one line. Shown as posted it reads, and copies, exactly as the terminal
+ * prints it; Slack turns the escapes back into `<`, `>` and `&`.
+ */
+export function command(cmd: string): string {
+  return `\`${esc(cmd.replace(/`/g, "ˋ").replace(/[\r\n]+/g, " "))}\``;
 }
 
 /**

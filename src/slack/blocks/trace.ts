@@ -2,9 +2,11 @@
 import type { KnownBlock } from "@slack/types";
 import type { RepointPlan } from "../../edge/repoint.js";
 import { repointPlanLines } from "../../render/repoint-plan.js";
+import { repointRequestCommand } from "../../render/trace-text.js";
+import { plural } from "../../util/format.js";
 import type { TraceResult } from "../../traffic/trace.js";
 import type { SlackMessage } from "./message.js";
-import { clip, esc, SlackLimit } from "./text.js";
+import { clip, command, esc, sections, SlackLimit } from "./text.js";
 
 const ICON = {
   ok: ":large_green_circle:",
@@ -46,11 +48,11 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       lines.push(`${pad}${ICON[h.verdict]} ${esc(h.label)} — _${esc(h.why)}_`);
       if (h.replacement)
         lines.push(
-          `${pad}   → should be \`${esc(h.replacement.dnsName)}\`${h.replacement.owner !== undefined ? ` (${esc(h.replacement.owner)})` : ""}`,
+          `${pad}   → should be ${command(h.replacement.dnsName)}${h.replacement.owner !== undefined ? ` (${esc(h.replacement.owner)})` : ""}`,
         );
       if (h.candidates)
         lines.push(
-          `${pad}   → ${String(h.candidates.length)} load balancers of the same owner serve it: ${h.candidates.map(esc).join("; ")}`,
+          `${pad}   → ${plural(h.candidates.length, "load balancer", "load balancers")} of the same owner serve${h.candidates.length === 1 ? "s" : ""} it: ${h.candidates.map(esc).join("; ")}`,
         );
       // A record carries its load balancer's answer: said once, on the record.
       if (h.unresolved !== undefined && h.unresolved !== prev?.unresolved)
@@ -72,15 +74,12 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
   }
   if (repair?.action) {
     const lines = repointPlanLines(repair.action);
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `:wrench: *Repair plan* — ${String(repair.action.steps.length)} change${repair.action.steps.length === 1 ? "" : "s"}, applied only after a second person approves:\n\`\`\`${esc(lines.join("\n")).replace(/`/g, "ˋ")}\`\`\``,
-        ),
-      },
-    });
+    // The exact calls whole: a plan too long for one section continues in the next, by line.
+    blocks.push(
+      ...sections(
+        `:wrench: *Repair plan* — ${plural(repair.action.steps.length, "change", "changes")}, applied only after a second person approves:\n\`\`\`\n${esc(lines.join("\n")).replace(/`/g, "ˋ")}\n\`\`\``,
+      ),
+    );
     const value: RepairButtonValue =
       "namespace" in t.subject ? { ns: t.subject.namespace } : { hosts: t.subject.hostnames };
     blocks.push({
@@ -98,18 +97,12 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
     });
   }
   if (repair && !repair.action && broken.length > 0) {
-    const how =
-      "namespace" in t.subject
-        ? `repoint ns ${t.subject.namespace}`
-        : `repoint ${t.subject.hostnames.join(" ")}`;
     blocks.push({
       type: "context",
       elements: [
         {
           type: "mrkdwn",
-          text: clip(
-            `Nothing can be repointed yet. Once the controller has re-created the load balancers: \`${esc(`/unstuck ${how} --reason "…"`)}\``,
-          ),
+          text: `Nothing can be repointed yet. Once the controller has re-created the load balancers: ${command(repointRequestCommand(t.subject))}`,
         },
       ],
     });

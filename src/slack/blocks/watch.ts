@@ -69,26 +69,58 @@ export function renderDiagnosisGone(namespace: string, card: readonly KnownBlock
   return renderGoneCard(namespace, card, `at ${slackDate(at.toISOString())}`);
 }
 
-/** The card once the namespace is gone: its content kept, buttons removed, header GONE. */
+/** The cause the card first reported, without its verdict: "security group sg-… is held by …". */
+function firstCause(blocks: readonly KnownBlock[]): string | undefined {
+  for (const b of blocks) {
+    if (b.type !== "section" || b.text?.type !== "mrkdwn") continue;
+    const m = /^:[a-z_]+: \*(?:BLOCKED|TERMINATING)\*: ([\s\S]*?)(?: — Terminating for [\s\S]*)?\.?$/.exec(
+      b.text.text,
+    );
+    if (m?.[1] !== undefined) return m[1];
+  }
+  return undefined;
+}
+
+/**
+ * The card once the namespace is gone: it says so and what comes next (the orphan check, the traffic
+ * path of its hostnames), keeps only what held it as a past fact, and drops the verdict, the advice
+ * and the buttons — none of them can do anything for a namespace that no longer exists.
+ */
 export function renderGoneCard(
   namespace: string,
   blocks: readonly KnownBlock[],
   after: string,
+  command = "/unstuck",
 ): SlackMessage {
-  const kept = blocks
-    .filter((b) => b.type !== "actions")
-    .map((b): KnownBlock =>
-      b.type === "header"
-        ? { type: "header", text: { type: "plain_text", text: plain(`Namespace ${namespace}: GONE`) } }
-        : b,
-    );
-  const note: KnownBlock = {
-    type: "context",
-    elements: [
-      { type: "mrkdwn", text: `:white_check_mark: Gone ${after}. The findings below are as first reported.` },
-    ],
-  };
-  return { text: `Namespace ${namespace} is gone.`, blocks: [note, ...kept].slice(0, 50) };
+  const cause = firstCause(blocks);
+  const ns = code(namespace, 63);
+  const out: KnownBlock[] = [
+    { type: "header", text: { type: "plain_text", text: plain(`Namespace ${namespace}: GONE`) } },
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `:white_check_mark: *GONE* — namespace \`${ns}\` no longer exists${after ? ` (${after})` : ""}.`,
+        ),
+      },
+    },
+  ];
+  if (cause !== undefined)
+    out.push({
+      type: "context",
+      elements: [{ type: "mrkdwn", text: clip(`_What held it, as first reported:_ ${cause}`, 2000) }],
+    });
+  out.push({
+    type: "section",
+    text: {
+      type: "mrkdwn",
+      text: clip(
+        `*Next*: what its load balancers left in AWS — \`${code(`${command} orphans ${namespace}`)}\`; the traffic path of the hostnames that reached it — \`${code(`${command} trace ns ${namespace}`)}\`.`,
+      ),
+    },
+  });
+  return { text: `Namespace ${namespace} is gone.`, blocks: out };
 }
 
 /** The diagnosis card, introduced as the watcher's own notice. */

@@ -99,6 +99,7 @@ describe("repointCalls: a repoint plan's calls, made once", () => {
       "2. CloudFront UpdateDistribution E0, If-Match ETAG:",
       "  origin o0 DomainName old.elb → new.elb (serves test.example.com, x.example.com)",
     ].join("\n");
-    expect(text).toContain(JSON.stringify("```" + block + "```").slice(1, -1));
+    // A code block of its own lines (fences on their own lines), so the calls copy whole.
+    expect(text).toContain(JSON.stringify("```\n" + block + "\n```").slice(1, -1));
   });
 });
