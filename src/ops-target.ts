@@ -8,11 +8,19 @@
  * workers out: their jobs wait on Kubernetes and AWS). The Slack-facing roles (`bot`, `all`) check
  * it, but its failure only degrades them (`unstuck_dependency_up{dependency="slack"} 0`, `degraded`
  * in the body): an unready bot would not answer Slack any sooner once it is back.
+ *
+ * A fleet's bot (`config.fleet`, serving no cluster) holds no cluster's credentials: it has no
+ * Kubernetes API to check, so Redis alone (and Slack, degrading) decides its readiness. Its
+ * `/metrics` count every cluster's queues (`actions@c1`, `waits@c1`, `commands@c1`, …) and say how
+ * many live workers each cluster has (`unstuck_cluster_workers{cluster="c1"}`); a fleet's worker
+ * counts its own cluster's queues and reports the same presence.
  */
 import { Queue } from "bullmq";
 import { approvalIndexCounts } from "./approvals/store.js";
 import type { Config, Role } from "./config.js";
+import type { ClusterPresence } from "./fleet/presence.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";
+import { gauge } from "./ops/metrics.js";
 import { runtimeOpsTarget } from "./ops/runtime-target.js";
 import type { OpsTarget, ReadinessCheck } from "./ops/server.js";
 import type { RedisConnection } from "./redis-connection.js";
@@ -24,6 +32,11 @@ export interface RuntimeParts {
   readonly queues: object;
   /** What the process runs; default `config.role`. */
   readonly role?: Role;
+  /** In a fleet: every cluster's queues and the workers' presence (`Runtime.fleet`). */
+  readonly fleet?: {
+    readonly queues: { counted(clusters: readonly string[]): readonly Queue[] };
+    readonly presence: { status(cluster: string, now: Date): Promise<ClusterPresence> };
+  };
 }
 
 export interface RuntimeTargetOptions {
@@ -50,13 +63,18 @@ export function runtimeTarget(
     },
   ];
 
-  const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
-  checks.push({
-    name: "kubernetes",
-    async run() {
-      await kubeVersion(kc, timeoutMs);
-    },
-  });
+  // A fleet's bot serves no cluster: no kubeconfig, no Kubernetes API of its own to depend on.
+  const fleet = config.fleet;
+  const fleetBot = fleet !== undefined && config.clusterName === undefined;
+  if (!fleetBot) {
+    const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+    checks.push({
+      name: "kubernetes",
+      async run() {
+        await kubeVersion(kc, timeoutMs);
+      },
+    });
+  }
 
   const role = runtime.role ?? config.role;
   if (config.slack !== undefined && role !== "worker") {
@@ -66,11 +84,38 @@ export function runtimeTarget(
     });
   }
 
-  return runtimeOpsTarget({
+  const own = Object.values(runtime.queues).filter((q): q is Queue => q instanceof Queue);
+  const parts = runtime.fleet;
+  const clusters = fleet?.clusters.map((c) => c.name) ?? [];
+  // The bot counts every cluster's queues; a worker its own cluster's (with its commands queue).
+  const queues =
+    fleet === undefined || parts === undefined
+      ? own
+      : parts.queues.counted(
+          fleetBot ? clusters : config.clusterName !== undefined ? [config.clusterName] : [],
+        );
+  const target = runtimeOpsTarget({
     checks,
-    queues: Object.values(runtime.queues).filter((q): q is Queue => q instanceof Queue),
+    queues,
     // The approval store's prefix, as the runtime builds it.
     approvals: (at) => approvalIndexCounts(runtime.redis, `${config.redisPrefix}:approvals`, at),
     now,
   });
+  if (fleet === undefined || parts === undefined) return target;
+  return {
+    ...target,
+    async metrics() {
+      const families = (await target.metrics?.()) ?? [];
+      const at = new Date(now());
+      const presence = await Promise.all(clusters.map((c) => parts.presence.status(c, at)));
+      return [
+        ...families,
+        gauge(
+          "unstuck_cluster_workers",
+          "Live worker processes of each cluster of the fleet (heartbeats not run out).",
+          presence.map((p) => ({ labels: { cluster: p.cluster }, value: p.live })),
+        ),
+      ];
+    },
+  };
 }

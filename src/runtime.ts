@@ -230,6 +230,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           config,
           redis,
           prefix: ownCluster !== undefined ? `${prefix}:fleet:${ownCluster}` : prefix,
+          ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
           services,
           client,
           log,

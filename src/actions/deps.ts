@@ -36,6 +36,11 @@ export interface RemoveFinalizerDeps {
   /** Pause before re-sending such a patch, times the attempt number (default 250 ms). */
   readonly patchRetryDelayMs?: number;
   readonly kube: KubePort;
+  /**
+   * In a fleet: the cluster this worker serves (`UNSTUCK_CLUSTER_NAME`). A request whose signed
+   * `cluster` is another one, or none, is refused (FAILED, audited). Absent outside a fleet.
+   */
+  readonly cluster?: string;
   readonly audit: AuditLog;
   readonly now: () => Date;
   readonly notifier?: ApprovalNotifier;

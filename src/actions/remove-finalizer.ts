@@ -38,6 +38,21 @@ export interface ExecutionAttempt {
   readonly finalAttempt: boolean;
 }
 
+/**
+ * Why a worker of cluster `mine` (a fleet's `UNSTUCK_CLUSTER_NAME`; `undefined` outside a fleet) must not
+ * run a request signed for cluster `requested`; `undefined` when it may.
+ */
+export function wrongCluster(requested: string | undefined, mine: string | undefined): string | undefined {
+  if (mine === undefined) return undefined;
+  if (requested === undefined) {
+    return `the request names no cluster, and this worker of a fleet (cluster ${mine}) runs only requests signed for its own cluster.`;
+  }
+  if (requested !== mine) {
+    return `the request is for cluster ${requested}, but this worker serves cluster ${mine}; only ${requested}'s workers may run it.`;
+  }
+  return undefined;
+}
+
 export type ExecutionOutcome =
   | {
       readonly kind: "finished";
@@ -263,6 +278,28 @@ export async function executeRemoveFinalizer(
       return await finish("TAMPERED", message);
     }
     verified = verification.approvers;
+    // In a fleet the request names (signed) the cluster it is for: a job that reached another
+    // cluster's worker (mis-routed, or put on this queue by hand) is refused, never run here.
+    const misplaced = wrongCluster(request.cluster, deps.cluster);
+    if (misplaced !== undefined) {
+      deps.log?.error(
+        { requestId, requestCluster: request.cluster ?? null, workerCluster: deps.cluster },
+        "refused a request for another cluster",
+      );
+      await audit.append({
+        at: now().toISOString(),
+        actor: system,
+        event: "execution.wrong-cluster",
+        requestId,
+        action: action.type,
+        target,
+        ...about(request, verified),
+        before: claim.prior.state,
+        after: "FAILED",
+        result: misplaced,
+      });
+      return await finish("FAILED", `Not executed: ${misplaced} Nothing was changed.`);
+    }
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
     // One executor per action type (`executors.ts`): what is approved is done by its own module.

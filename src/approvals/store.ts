@@ -8,7 +8,8 @@
  * - `<prefix>:req:<id>:votes`   list of vote JSON, in order
  * - `<prefix>:pending`          sorted set of PENDING ids by expiry (ms)
  * - `<prefix>:approved`         sorted set of APPROVED, not yet claimed ids by approval time (ms)
- * - `<prefix>:open:<target>`    id of the PENDING request for one object (one pending request each)
+ * - `<prefix>:open:<target>`    id of the PENDING request for one object (one pending request each);
+ *                               in a fleet `<target>` starts with the cluster (`@c1/…`, `requestSubject`)
  * - `<prefix>:finished:<id>`    how a request ended (state, time, state MAC, result), set by every
  *                               terminal transition and kept longer than the request itself: a hash
  *                               rolled back to an earlier signed state is refused and put back
@@ -40,7 +41,7 @@ import type {
   Vote,
   VoteDecision,
 } from "./types.js";
-import { actionSubject, isRequestId } from "./types.js";
+import { isRequestId, requestSubject } from "./types.js";
 import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
 import { missingSignerError, type ApprovalSigner } from "./integrity.js";
@@ -295,8 +296,8 @@ export class ApprovalStore {
     return approvedSetKey(this.options.prefix);
   }
 
-  private openKey(action: ApprovalAction): string {
-    const subject = actionSubject(action);
+  private openKey(action: ApprovalAction, cluster: string | undefined): string {
+    const subject = requestSubject(action, cluster);
     // A long repoint subject is hashed; a finalizer removal keeps its readable key.
     const key = subject.length > 200 ? createHash("sha256").update(subject).digest("hex") : subject;
     return `${this.options.prefix}:open:${key}`;
@@ -369,7 +370,12 @@ export class ApprovalStore {
     const reply = tuple(
       await this.exec(
         SCRIPTS.create,
-        [this.requestKey(request.id), this.pendingKey, this.openKey(request.action), this.auditStream],
+        [
+          this.requestKey(request.id),
+          this.pendingKey,
+          this.openKey(request.action, request.cluster),
+          this.auditStream,
+        ],
         [
           request.id,
           doc,

@@ -298,6 +298,16 @@ export function actionSubject(action: ApprovalAction): string {
   return `repoint/${parts.join("+")}`;
 }
 
+/**
+ * The key of "one pending request per subject": the action's subject, and in a fleet the cluster it is
+ * for first (`@c1/…`: no plain subject starts with `@`), so the same object name in two clusters is two
+ * subjects. Outside a fleet (no cluster) it is the subject itself, as it always was.
+ */
+export function requestSubject(action: ApprovalAction, cluster: string | undefined): string {
+  const subject = actionSubject(action);
+  return cluster !== undefined ? `@${cluster}/${subject}` : subject;
+}
+
 export type VoteDecision = "approve" | "deny";
 
 export interface Vote {

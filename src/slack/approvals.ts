@@ -17,6 +17,7 @@ import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
 import type { SlackApp } from "./slack-app.js";
 import { ApprovalActionId, renderApprovalRequest, renderLostRequest } from "./blocks/approval.js";
+import { clusterOfValue } from "./blocks/cluster-value.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
@@ -54,8 +55,11 @@ export type { RemovalRequestInput };
 
 export interface ApprovalActionDeps {
   readonly workflow: ApprovalWorkflow;
-  /** Creates a finalizer-removal request (the runtime builds the plan: evidence, clean-up). Throws UnstuckError. */
-  readonly createRemovalRequest: (input: RemovalRequestInput) => Promise<ApprovalRequest>;
+  /**
+   * Creates a finalizer-removal request (the runtime builds the plan: evidence, clean-up). Throws
+   * UnstuckError. In a fleet on `cluster`, the one the card's button named (`undefined`: chosen as before).
+   */
+  readonly createRemovalRequest: (input: RemovalRequestInput, cluster?: string) => Promise<ApprovalRequest>;
   readonly now: () => Date;
   /** Logger for the modal submissions (buttons log through the request scope); silent when absent. */
   readonly log?: Logger;
@@ -174,11 +178,15 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
         throw badTarget("unreadable button value");
       }
       const target = parseRemovalTarget(raw);
+      const cluster = clusterOfValue(ctx.action.value);
       if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
       if (ctx.triggerId === undefined) {
         throw new UnstuckError(ErrorCode.BadInput, "Slack sent no trigger id, so I cannot open the form.");
       }
-      await ctx.client.views.open({ trigger_id: ctx.triggerId, view: finalizeModal(target, channelId) });
+      await ctx.client.views.open({
+        trigger_id: ctx.triggerId,
+        view: finalizeModal(target, channelId, cluster),
+      });
       ctx.scope.log.info({ target }, "finalizer removal form opened");
     } catch (err) {
       const code = slackErrorCode(err);
@@ -265,14 +273,17 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
       }
 
       const work = settle(
-        deps.createRemovalRequest({
-          ...meta.target,
-          ...(finalizer !== undefined ? { finalizer } : {}),
-          reason,
-          statements,
-          requester,
-          channelId: meta.channelId,
-        }),
+        deps.createRemovalRequest(
+          {
+            ...meta.target,
+            ...(finalizer !== undefined ? { finalizer } : {}),
+            reason,
+            statements,
+            requester,
+            channelId: meta.channelId,
+          },
+          meta.cluster,
+        ),
       );
       // Settled within the budget, or `undefined`: answered after the form has closed.
       const early = await orElse(work, deps.submitBudgetMs ?? SUBMIT_ACK_BUDGET_MS, () => undefined);

@@ -5,7 +5,7 @@
  */
 import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/bolt";
 import type { CommandDispatcher, CommandServices, CommandResult } from "../command-contract.js";
-import { dispatchLine } from "../fleet/dispatcher.js";
+import { clusterOfResult, dispatchLine } from "../fleet/dispatcher.js";
 import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
 import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
@@ -64,7 +64,12 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       { actor: scope.actor, services: { ...deps.services, log: scope.log } },
       deps.command,
     );
-    const message = renderSlackMessage(result, { command: deps.command });
+    // In a fleet the buttons name the cluster that answered.
+    const cluster = clusterOfResult(result);
+    const message = renderSlackMessage(result, {
+      command: deps.command,
+      ...(cluster !== undefined ? { cluster } : {}),
+    });
     scope.log.info(
       {
         result: result.type,

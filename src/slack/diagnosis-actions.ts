@@ -1,19 +1,25 @@
 /**
  * The diagnosis card's own buttons: *Details* posts the evidence, every blocker and every step in the
  * card's thread; *Check again* diagnoses afresh and posts the new card there. Read-only: the value
- * names only a namespace (client-supplied, so validated), and the diagnosis is read again, never
- * taken from the payload.
+ * names only a namespace (and in a fleet the cluster of the card), client-supplied, so validated, and
+ * the diagnosis is read again, never taken from the payload.
  */
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { assertNamespaceName } from "../kube/names.js";
 import { registerActions, type ActionContext, type HasActionRouter } from "./actions.js";
+import { clusterOfValue, withCluster } from "./blocks/cluster-value.js";
 import { DiagnosisActionId, renderDiagnosisBlocks, renderDiagnosisDetails } from "./blocks/diagnosis.js";
 import { safe } from "./blocks/text.js";
 
 export interface DiagnosisActionDeps {
-  /** Diagnoses one namespace (the same read as `ns`). */
-  readonly diagnose: (namespace: string) => Promise<NamespaceDiagnosis>;
+  /**
+   * Diagnoses one namespace (the same read as `ns`); in a fleet on `cluster`, the one the button
+   * names (`undefined`: a button that names none, the fleet then chooses from the card's channel).
+   */
+  readonly diagnose: (namespace: string, cluster?: string, channelId?: string) => Promise<NamespaceDiagnosis>;
+  /** In a fleet: the cluster that answered a diagnosis, named again in the new card's buttons. */
+  readonly clusterOf?: (diagnosis: NamespaceDiagnosis) => string | undefined;
   /** The slash command as configured, named in the steps. */
   readonly command: string;
 }
@@ -38,22 +44,29 @@ export function registerDiagnosisActions(target: HasActionRouter, deps: Diagnosi
     async (ctx: ActionContext): Promise<void> => {
       try {
         const namespace = parseDiagnosisValue(ctx.action.value);
+        const named = clusterOfValue(ctx.action.value);
         const message = ctx.message;
         if (message === undefined) {
           throw new UnstuckError(ErrorCode.BadInput, "This button is not on a message I can answer under.");
         }
-        const d = await deps.diagnose(namespace);
-        const rendered =
+        const d = await deps.diagnose(namespace, named, message.channelId);
+        const card =
           kind === "details"
             ? renderDiagnosisDetails(d, { command: deps.command })
             : renderDiagnosisBlocks(d, { command: deps.command });
+        // The new card's buttons go to the same cluster.
+        const cluster = named ?? deps.clusterOf?.(d);
+        const rendered = cluster !== undefined ? withCluster(card, cluster) : card;
         await ctx.client.chat.postMessage({
           channel: message.channelId,
           thread_ts: message.ts,
           text: rendered.text,
           blocks: rendered.blocks,
         });
-        ctx.scope.log.info({ namespace, kind }, "diagnosis card action answered in the thread");
+        ctx.scope.log.info(
+          { namespace, kind, ...(cluster !== undefined ? { cluster } : {}) },
+          "diagnosis card action answered in the thread",
+        );
       } catch (err) {
         const { code, message } = toUserError(err);
         if (code === ErrorCode.Internal) ctx.scope.log.error({ err }, `diagnosis ${kind} failed`);

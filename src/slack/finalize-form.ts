@@ -9,6 +9,7 @@ import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import { clip, esc } from "./blocks/text.js";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { REQUESTER_STATEMENTS, RequesterStatementId, type RequesterStatement } from "../approvals/types.js";
+import { clusterField } from "./blocks/cluster-value.js";
 
 /** Callback id of the "Request finalizer removal" modal. */
 export const FINALIZE_SUBMIT_CALLBACK = "finalize:submit";
@@ -120,6 +121,8 @@ export function parseFinalizer(raw: string | null | undefined): string | undefin
 export interface ModalMetadata {
   readonly target: RemovalTarget;
   readonly channelId: string;
+  /** In a fleet: the cluster of the card whose button opened the form. */
+  readonly cluster?: string;
 }
 
 /** Parse and re-validate the modal's `private_metadata` (it went through Slack and back). */
@@ -134,12 +137,17 @@ export function parseModalMetadata(raw: string): ModalMetadata {
   const m = parsed as Record<string, unknown>;
   const channelId = m["channelId"];
   if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
-  return { target: parseRemovalTarget(m["target"]), channelId };
+  const cluster = clusterField(m["cluster"]);
+  return {
+    target: parseRemovalTarget(m["target"]),
+    channelId,
+    ...(cluster !== undefined ? { cluster } : {}),
+  };
 }
 
 /** The modal that asks why (required), the three statements (each required) and which finalizer (optional). */
-export function finalizeModal(target: RemovalTarget, channelId: string): View {
-  const metadata: ModalMetadata = { target, channelId };
+export function finalizeModal(target: RemovalTarget, channelId: string, cluster?: string): View {
+  const metadata: ModalMetadata = { target, channelId, ...(cluster !== undefined ? { cluster } : {}) };
   const blocks: KnownBlock[] = [
     {
       type: "section",

@@ -1,7 +1,8 @@
 /**
  * The *Fix the path* button of a traffic-path card: a form asks why, then the path is traced and
  * planned afresh (never from what the card showed: the button value only names the hostnames or the
- * namespace) and the plan is posted as an approval request like `/unstuck repoint … --reason`.
+ * namespace, and in a fleet the cluster of the card) and the plan is posted as an approval request
+ * like `/unstuck repoint … --reason`.
  *
  * The value comes back from Slack: it is re-validated (namespace or DNS names) before any read.
  */
@@ -18,6 +19,7 @@ import type { RepairSubject } from "../traffic/repoint.js";
 import { registerActions, type ActionContext } from "./actions.js";
 import type { SlackApp } from "./slack-app.js";
 import { postRequest, tellRequester, type ApprovalActionDeps } from "./approvals.js";
+import { clusterField, clusterOfValue } from "./blocks/cluster-value.js";
 import { REPAIR_PATH_ACTION } from "./blocks/trace.js";
 import { clip, esc, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
@@ -31,6 +33,8 @@ const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
 interface RepairMetadata {
   readonly subject: RepairSubject;
   readonly channelId: string;
+  /** In a fleet: the cluster of the card whose button opened the form. */
+  readonly cluster?: string;
 }
 
 function bad(what: string): UnstuckError {
@@ -53,11 +57,12 @@ function describeSubject(s: RepairSubject): string {
   return "namespace" in s ? `namespace ${s.namespace}` : s.hostnames.join(", ");
 }
 
-function repairModal(subject: RepairSubject, channelId: string): View {
+function repairModal(subject: RepairSubject, channelId: string, cluster: string | undefined): View {
   // The same shape as the button's value, re-validated by the same parser when the form comes back.
   const metadata = {
     subject: "namespace" in subject ? { ns: subject.namespace } : { hosts: subject.hostnames },
     channelId,
+    ...(cluster !== undefined ? { cluster } : {}),
   };
   const blocks: KnownBlock[] = [
     {
@@ -99,13 +104,19 @@ function repairModal(subject: RepairSubject, channelId: string): View {
 }
 
 export interface RepairActionDeps extends Pick<ApprovalActionDeps, "workflow" | "now" | "log"> {
-  /** Trace and plan `subject` afresh and create the request; throws `UnstuckError` (e.g. nothing to repair). */
-  readonly requestRepair: (input: {
-    readonly subject: RepairSubject;
-    readonly reason: string;
-    readonly requester: Identity;
-    readonly channelId: string;
-  }) => Promise<ApprovalRequest>;
+  /**
+   * Trace and plan `subject` afresh and create the request; throws `UnstuckError` (e.g. nothing to
+   * repair). In a fleet on `cluster`, the one the button named (`undefined`: chosen as before).
+   */
+  readonly requestRepair: (
+    input: {
+      readonly subject: RepairSubject;
+      readonly reason: string;
+      readonly requester: Identity;
+      readonly channelId: string;
+    },
+    cluster?: string,
+  ) => Promise<ApprovalRequest>;
 }
 
 export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps): void {
@@ -122,6 +133,7 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
             throw bad("value");
           }
           const subject = parseRepairSubject(raw);
+          const cluster = clusterOfValue(ctx.action.value);
           if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw bad("channel");
           if (ctx.triggerId === undefined) {
             throw new UnstuckError(
@@ -129,7 +141,10 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
               "Slack sent no trigger id, so I cannot open the form.",
             );
           }
-          await ctx.client.views.open({ trigger_id: ctx.triggerId, view: repairModal(subject, channelId) });
+          await ctx.client.views.open({
+            trigger_id: ctx.triggerId,
+            view: repairModal(subject, channelId, cluster),
+          });
           ctx.scope.log.info({ subject }, "path repair form opened");
         } catch (err) {
           const code = slackErrorCode(err);
@@ -156,7 +171,12 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
         const parsed = JSON.parse(view.private_metadata) as Record<string, unknown>;
         const channelId = parsed["channelId"];
         if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw bad("channel");
-        meta = { subject: parseRepairSubject(parsed["subject"]), channelId };
+        const cluster = clusterField(parsed["cluster"]);
+        meta = {
+          subject: parseRepairSubject(parsed["subject"]),
+          channelId,
+          ...(cluster !== undefined ? { cluster } : {}),
+        };
       } catch (err) {
         await ack({ response_action: "errors", errors: { [REASON_FIELD]: toUserError(err).message } });
         return;
@@ -171,12 +191,10 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
       // Tracing takes longer than Slack waits for a form: close it now, report in the channel.
       await ack();
       try {
-        const request = await deps.requestRepair({
-          subject: meta.subject,
-          reason,
-          requester,
-          channelId: meta.channelId,
-        });
+        const request = await deps.requestRepair(
+          { subject: meta.subject, reason, requester, channelId: meta.channelId },
+          meta.cluster,
+        );
         await postRequest(client, deps, request, requester, log);
       } catch (err) {
         log.info({ code: toUserError(err).code }, "path repair request refused");

@@ -7,6 +7,7 @@ import type { KnownBlock } from "@slack/types";
 import type { WebClient } from "@slack/web-api";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { WatcherMessage, WatcherSlack } from "../watcher/watcher.js";
+import { withCluster } from "./blocks/cluster-value.js";
 import type { SlackMessage } from "./blocks/message.js";
 import { clip, SlackLimit } from "./blocks/text.js";
 import {
@@ -35,11 +36,13 @@ export function renderWatcherMessage(message: WatcherMessage): SlackMessage {
   }
 }
 
-/** Posts and edits through the Web API. */
-export function slackWatcherClient(client: WebClient): WatcherSlack {
+/** Posts and edits through the Web API; in a fleet the cards' buttons name the watched `cluster`. */
+export function slackWatcherClient(client: WebClient, cluster?: string): WatcherSlack {
+  const render = (m: WatcherMessage): SlackMessage =>
+    cluster !== undefined ? withCluster(renderWatcherMessage(m), cluster) : renderWatcherMessage(m);
   return {
     async post(channel, watcherMessage, threadTs) {
-      const message = renderWatcherMessage(watcherMessage);
+      const message = render(watcherMessage);
       const res = await client.chat.postMessage({
         channel,
         ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
@@ -53,7 +56,7 @@ export function slackWatcherClient(client: WebClient): WatcherSlack {
       return { ts: res.ts, blocks: message.blocks };
     },
     async update(channel, ts, watcherMessage) {
-      const message = renderWatcherMessage(watcherMessage);
+      const message = render(watcherMessage);
       await client.chat.update({
         channel,
         ts,

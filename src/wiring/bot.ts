@@ -91,11 +91,13 @@ export function createBotApp(d: BotDeps): SlackApp {
       postApprovalRequest(client, { workflow, now }, request, scopeLog),
   });
   // The diagnosis card's *Details* and *Check again*: read again, answered in the card's thread.
+  // In a fleet each button runs on the cluster it names (the card's), answering with its cluster again.
   registerDiagnosisActions(slack, {
     command: config.command,
     diagnose:
       fleet?.diagnose ??
       ((namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services))),
+    ...(fleet !== undefined ? { clusterOf: fleet.clusterOf } : {}),
   });
   registerApprovalActions(slack, {
     workflow,

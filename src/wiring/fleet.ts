@@ -74,7 +74,8 @@ export const HEARTBEAT_EVERY_MS = 10_000;
 /** The queues of every cluster, made on first use, and the calls the bot sends to their workers. */
 export class FleetQueues {
   private readonly perCluster = new Map<string, Queues>();
-  private readonly commands = new Map<string, { queue: Queue; events: QueueEvents }>();
+  private readonly commandQueues = new Map<string, Queue>();
+  private readonly commandEvents = new Map<string, QueueEvents>();
 
   public constructor(
     private readonly connection: RedisConnection,
@@ -93,18 +94,35 @@ export class FleetQueues {
     return q;
   }
 
-  private commandQueue(cluster: string): { queue: Queue; events: QueueEvents } {
-    let c = this.commands.get(cluster);
-    if (c === undefined) {
+  private commandsOf(cluster: string): Queue {
+    let queue = this.commandQueues.get(cluster);
+    if (queue === undefined) {
       const name = clusterQueueName(QueueName.Commands, cluster);
-      const events = new QueueEvents(name, { connection: this.connection, prefix: this.prefix });
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      this.commandQueues.set(cluster, queue);
+    }
+    return queue;
+  }
+
+  private commandQueue(cluster: string): { queue: Queue; events: QueueEvents } {
+    let events = this.commandEvents.get(cluster);
+    if (events === undefined) {
+      const name = clusterQueueName(QueueName.Commands, cluster);
+      events = new QueueEvents(name, { connection: this.connection, prefix: this.prefix });
       events.on("error", (err: Error) =>
         this.log.warn({ err: { message: err.message }, cluster }, "command answers: connection error"),
       );
-      c = { queue: new Queue(name, { connection: this.connection, prefix: this.prefix }), events };
-      this.commands.set(cluster, c);
+      this.commandEvents.set(cluster, events);
     }
-    return c;
+    return { queue: this.commandsOf(cluster), events };
+  }
+
+  /** The queues of these clusters whose jobs `/metrics` counts: actions, waits and commands of each. */
+  public counted(clusters: readonly string[]): Queue[] {
+    return clusters.flatMap((c) => {
+      const q = this.queues(c);
+      return [q.actions, q.waits, this.commandsOf(c)];
+    });
   }
 
   /** Listen for the answers of every cluster's workers now, so the first command does not wait for it. */
@@ -144,7 +162,8 @@ export class FleetQueues {
   public async close(): Promise<void> {
     await Promise.all([
       ...[...this.perCluster.values()].map((q) => q.close()),
-      ...[...this.commands.values()].flatMap((c) => [c.queue.close(), c.events.close()]),
+      ...[...this.commandQueues.values()].map((q) => q.close()),
+      ...[...this.commandEvents.values()].map((e) => e.close()),
     ]);
   }
 }
@@ -303,9 +322,15 @@ export interface BotFleetDeps {
 /** The bot's side of a fleet: its dispatcher, the forms and buttons sent to a cluster, and each cluster's wait. */
 export interface BotFleet {
   readonly registry: ClusterDispatcher;
-  readonly createRemovalRequest: (input: RemovalRequestInput) => Promise<ApprovalRequest>;
-  readonly requestRepair: (input: RepairFormInput) => Promise<ApprovalRequest>;
-  readonly diagnose: (namespace: string) => Promise<NamespaceDiagnosis>;
+  /**
+   * The forms and buttons of a card, each run on `cluster`: the one the card's button names (validated
+   * against the clusters file), else, for a button posted without it, the one guessed as before.
+   */
+  readonly createRemovalRequest: (input: RemovalRequestInput, cluster?: string) => Promise<ApprovalRequest>;
+  readonly requestRepair: (input: RepairFormInput, cluster?: string) => Promise<ApprovalRequest>;
+  readonly diagnose: (namespace: string, cluster?: string, channelId?: string) => Promise<NamespaceDiagnosis>;
+  /** The cluster whose workers produced a diagnosis `diagnose` returned. */
+  readonly clusterOf: (diagnosis: NamespaceDiagnosis) => string | undefined;
   /** The namespace wait on a cluster's waits queue. */
   readonly startWaitOn: (cluster: string) => ReturnType<typeof namespaceWaitStarter>;
 }
@@ -319,8 +344,9 @@ export function botFleet(d: BotFleetDeps): BotFleet {
     return cluster;
   };
   /**
-   * The cluster a button or form about a namespace is for: the one whose answer about it was posted in
-   * this channel (recorded for the repaint), else the channel's cluster.
+   * The cluster a button or form about a namespace is for when the button names none (posted before
+   * buttons named their cluster): the one whose answer about it was posted in this channel (recorded
+   * for the repaint), else the channel's cluster.
    */
   const clusterOfNamespace = async (namespace: string, channelId: string | undefined): Promise<string> => {
     const posted: string[] = [];
@@ -350,25 +376,35 @@ export function botFleet(d: BotFleetDeps): BotFleet {
       )) as CommandResult,
     now,
   });
+  /** The cluster a button names, when it is one of the fleet's (a name the file no longer has is refused). */
+  const named = (cluster: string | undefined): string | undefined =>
+    cluster !== undefined ? chooseCluster(fleet, cluster, undefined) : undefined;
+  const diagnosed = new WeakMap<object, string>();
   return {
     registry,
-    createRemovalRequest: async (input) => {
-      const cluster = await live(await clusterOfNamespace(input.namespace, input.channelId));
+    createRemovalRequest: async (input, button) => {
+      const cluster = await live(
+        named(button) ?? (await clusterOfNamespace(input.namespace, input.channelId)),
+      );
       return (await queues.call(cluster, { kind: "removal-request", input }, boundMs)) as ApprovalRequest;
     },
-    requestRepair: async (input) => {
+    requestRepair: async (input, button) => {
       const subject = input.subject;
       const cluster = await live(
-        "namespace" in subject
-          ? await clusterOfNamespace(subject.namespace, input.channelId)
-          : chooseCluster(fleet, undefined, input.channelId),
+        named(button) ??
+          ("namespace" in subject
+            ? await clusterOfNamespace(subject.namespace, input.channelId)
+            : chooseCluster(fleet, undefined, input.channelId)),
       );
       return (await queues.call(cluster, { kind: "repair-request", input }, boundMs)) as ApprovalRequest;
     },
-    diagnose: async (namespace) => {
-      const cluster = await live(await clusterOfNamespace(namespace, undefined));
-      return (await queues.call(cluster, { kind: "diagnose", namespace }, boundMs)) as NamespaceDiagnosis;
+    diagnose: async (namespace, button, channelId) => {
+      const cluster = await live(named(button) ?? (await clusterOfNamespace(namespace, channelId)));
+      const d = (await queues.call(cluster, { kind: "diagnose", namespace }, boundMs)) as NamespaceDiagnosis;
+      diagnosed.set(d, cluster);
+      return d;
     },
+    clusterOf: (d) => diagnosed.get(d),
     startWaitOn: (cluster) =>
       namespaceWaitStarter({
         start: (request) => startNamespaceGone(queues.queues(cluster).waits, request, now()),

@@ -8,7 +8,9 @@ import type { PostedMessage } from "../app/namespace-wait.js";
 import type { RepaintPresenter } from "../app/namespace-gone.js";
 import { retrying } from "../approvals/notifier.js";
 import type { EditJobData } from "../jobs/notify.js";
+import { withCluster } from "../slack/blocks/cluster-value.js";
 import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
+import { renderTraceBlocks } from "../slack/blocks/trace.js";
 import type { SlackMessage } from "../slack/blocks/message.js";
 import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "../slack/blocks/watch.js";
 import { messageLink } from "../slack/links.js";
@@ -16,6 +18,12 @@ import { slackRetryVerdict } from "../slack/notifier.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 
 export { renderTraceBlocks as slackTraceCard } from "../slack/blocks/trace.js";
+
+/** The traffic-path card a worker posts; in a fleet its *Fix the path* names the worker's cluster. */
+export function slackTraceCardOf(cluster: string | undefined): typeof renderTraceBlocks {
+  if (cluster === undefined) return renderTraceBlocks;
+  return (trace, plan) => withCluster(renderTraceBlocks(trace, plan), cluster);
+}
 
 /** How long an edit of a posted message keeps trying before its job's own retry takes over. */
 const EDIT_RETRY = { attempts: 3, budgetMs: 10_000 };

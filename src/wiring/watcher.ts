@@ -21,6 +21,8 @@ export interface WatcherDeps {
   readonly services: CommandServices;
   readonly client: WebClient;
   readonly log: Logger;
+  /** In a fleet: the cluster watched, named in the value of its cards' buttons. */
+  readonly cluster?: string;
   /** Its namespace watch (default from the kubeconfig) and timings (tests pass both). */
   readonly options?: { readonly io?: NamespaceWatchIo; readonly tuning?: WatcherServiceOptions["tuning"] };
 }
@@ -44,7 +46,7 @@ export function createWatcher(d: WatcherDeps): WatcherService | undefined {
             { timeoutMs: config.kubeTimeoutMs },
           ),
         diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
-        slack: slackWatcherClient(d.client),
+        slack: slackWatcherClient(d.client, d.cluster),
         log: d.log,
         ...(d.options?.tuning !== undefined ? { tuning: d.options.tuning } : {}),
       });

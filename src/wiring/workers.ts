@@ -46,7 +46,7 @@ import {
   slackAlreadyWatchedReply,
   slackMessageEditor,
   slackRepaint,
-  slackTraceCard,
+  slackTraceCardOf,
 } from "./slack-presenters.js";
 
 /** Approved actions run at once on one worker process. */
@@ -102,6 +102,8 @@ export function createWorkers(d: WorkersDeps): Worker[] {
     current: (id) => d.store.get(id),
     ...(tuning.notify?.retry !== undefined ? { retry: tuning.notify.retry } : {}),
   });
+  // The traffic-path cards these workers post (in a fleet, their buttons name this cluster).
+  const traceCard = slackTraceCardOf(d.fleetCluster);
   // The waits' status messages: progress edits of one message close together collapse into one.
   const statusReporter = coalescedReporter(createSlackThreadReporter(d.client), { log });
   return [
@@ -112,6 +114,8 @@ export function createWorkers(d: WorkersDeps): Worker[] {
         signer: d.signer,
         policy: d.policy,
         kube: base.kube,
+        // A fleet's worker runs only its own cluster's requests, whatever reaches its queue.
+        ...(d.fleetCluster !== undefined ? { cluster: d.fleetCluster } : {}),
         audit,
         now,
         notifier: d.notifier,
@@ -147,12 +151,12 @@ export function createWorkers(d: WorkersDeps): Worker[] {
                 kube: base.kube,
                 aws: base.aws,
                 now,
-                renderTrace: slackTraceCard,
+                renderTrace: traceCard,
                 enqueuePathRecheck: (request) => enqueuePathRecheck(queues.waits, request, now()),
                 ...(tuning.pathRecheck !== undefined ? { pathRecheck: tuning.pathRecheck } : {}),
               }),
               pathRecheck: {
-                replan: replanNamespace({ kube: base.kube, aws: base.aws, now, renderTrace: slackTraceCard }),
+                replan: replanNamespace({ kube: base.kube, aws: base.aws, now, renderTrace: traceCard }),
                 reporter: createSlackThreadReporter(d.client),
                 now,
                 log,

@@ -504,3 +504,61 @@ describe("fleet values", () => {
     );
   });
 });
+
+describe("an external Redis behind Sentinel (redis.external.sentinelPorts)", () => {
+  const EXTERNAL = [...BASE, "--set", "redis.bundled.enabled=false"];
+  /** The TCP ports each of the bot's and the workers' NetworkPolicies opens to Redis (the rule with the Redis port). */
+  const redisPorts = (objects: readonly Obj[]): Record<string, unknown[]> =>
+    Object.fromEntries(
+      byKind(objects, "NetworkPolicy").map((p) => {
+        const rules = (p.spec.egress ?? []) as { to?: unknown; ports?: { port: unknown }[] }[];
+        const rule = rules.find((r) => r.to === undefined && (r.ports ?? []).some((x) => x.port === 6379));
+        return [p.metadata.name, (rule?.ports ?? []).map((x) => x.port)];
+      }),
+    );
+
+  it("opens only the Redis port without Sentinel, as before", async () => {
+    const objects = await render([
+      ...EXTERNAL,
+      "--set-string",
+      "redis.external.url=rediss://:t@redis.example:6379",
+    ]);
+    expect(redisPorts(objects)).toEqual({ "r-unstuck": [6379], "r-unstuck-worker": [6379] });
+  });
+
+  it("opens Sentinel's default port 26379 for a redis+sentinel:// URL, and the ports given otherwise", async () => {
+    const url = "redis+sentinel://:t@s1.example:26379\\,s2.example:26379/mymaster";
+    const byUrl = await render([...EXTERNAL, "--set-string", `redis.external.url=${url}`]);
+    expect(redisPorts(byUrl)).toEqual({ "r-unstuck": [6379, 26379], "r-unstuck-worker": [6379, 26379] });
+    expect(envOf(deploymentOf(byUrl, "bot")).REDIS_URL.value).toBe(url.replace("\\", ""));
+    // A URL in a Secret is not read by the chart: its sentinels' ports are named.
+    const bySecret = await render([
+      ...EXTERNAL,
+      "--set",
+      "redis.external.urlSecret.name=redis-url",
+      "--set",
+      "redis.external.sentinelPorts={26379,26380}",
+    ]);
+    expect(redisPorts(bySecret)).toEqual({
+      "r-unstuck": [6379, 26379, 26380],
+      "r-unstuck-worker": [6379, 26379, 26380],
+    });
+    // Given ports replace the default, and a sentinel on the Redis port is not opened twice.
+    const given = await render([
+      ...EXTERNAL,
+      "--set-string",
+      `redis.external.url=${url}`,
+      "--set",
+      "redis.external.sentinelPorts={6379,5000}",
+    ]);
+    expect(redisPorts(given)).toEqual({ "r-unstuck": [6379, 5000], "r-unstuck-worker": [6379, 5000] });
+  });
+
+  it("refuses a misspelt key and a port out of range", async () => {
+    await refused(
+      [...EXTERNAL, "--set", "redis.external.sentinelPort=26379"],
+      "Additional property sentinelPort is not allowed",
+    );
+    await refused([...EXTERNAL, "--set", "redis.external.sentinelPorts={70000}"], "sentinelPorts");
+  });
+});

@@ -1,5 +1,6 @@
 import type { CommandResult } from "../../command-contract.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
+import { withCluster } from "./cluster-value.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
 import { renderErrorBlocks, renderHelpBlocks } from "./help.js";
 import { renderOrphansBlocks } from "./orphans.js";
@@ -15,10 +16,17 @@ export type { SlackMessage };
 export interface RenderOptions {
   /** The slash command as configured (`UNSTUCK_COMMAND`), named where a card tells what to run. */
   readonly command?: string;
+  /** In a fleet: the cluster that answered, named in the value of the card's buttons (`cluster-value.ts`). */
+  readonly cluster?: string;
 }
 
 /** Render any command result as a Slack message. */
 export function renderSlackMessage(result: CommandResult, options: RenderOptions = {}): SlackMessage {
+  const message = renderResult(result, options);
+  return options.cluster !== undefined ? withCluster(message, options.cluster) : message;
+}
+
+function renderResult(result: CommandResult, options: RenderOptions): SlackMessage {
   const card = options.command !== undefined ? { command: options.command } : {};
   switch (result.type) {
     case "help":
