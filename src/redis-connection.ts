@@ -8,7 +8,15 @@
  * each (re)connection and when they announce a failover, and BullMQ's own connections, duplicated
  * from this one, do the same.
  */
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
+import {
+  Cluster,
+  Redis,
+  SentinelConnector,
+  type ClusterOptions,
+  type RedisOptions,
+  type SentinelAddress,
+  type SentinelConnectionOptions,
+} from "ioredis";
 import type { Config } from "./config.js";
 
 /** A single Redis or a Redis Cluster client; both speak the commands the bot sends. */
@@ -68,6 +76,51 @@ export function createRedisConnection(config: Target, tuning: ConnectionTuning =
   );
 }
 
+/** How ioredis' connector reports to the connection it serves (`silentEmit` of that connection). */
+type ConnectorReport = Parameters<SentinelConnector["connect"]>[0];
+type OpenSentinel = (endpoint: Partial<SentinelAddress>, options?: Partial<RedisOptions>) => Redis;
+
+/**
+ * ioredis' Sentinel connector, except that the connections its failover detector opens (one to each
+ * known sentinel, subscribed to `+switch-master`, opened again at each reconnection) get an `error`
+ * listener. ioredis gives them none, so a sentinel that is down or unreachable made each of them
+ * print "[ioredis] Unhandled error event" on stderr, once per connection and per attempt. Their
+ * errors now reach the connection they serve as a `sentinelError` event (ioredis' own event for a
+ * sentinel that fails to answer while the master is resolved), which its owner logs
+ * (`src/wiring/redis.ts`). Set as the `Connector` option, so `duplicate()` (BullMQ's connections)
+ * keeps it.
+ */
+class ListenedSentinelConnector extends SentinelConnector {
+  private report: ConnectorReport | undefined;
+
+  // ioredis hands a `Connector` its whole options (unknown, in its types).
+  constructor(options: unknown) {
+    super(options as SentinelConnectionOptions);
+    // `connectToSentinel` is private in ioredis' types; if a release renames it, this degrades to
+    // ioredis' own behaviour.
+    const self = this as unknown as { connectToSentinel?: OpenSentinel };
+    const open = self.connectToSentinel;
+    if (typeof open !== "function") return;
+    self.connectToSentinel = (endpoint, options) => {
+      const client = open.call(this, endpoint, options);
+      // Only the failover detector passes options; resolving the master listens to its own client
+      // and reports a failure itself.
+      if (options !== undefined) {
+        const where = `${endpoint.host ?? "127.0.0.1"}:${String(endpoint.port ?? 26379)}`;
+        client.on("error", (err: Error) => {
+          this.report?.("sentinelError", new Error(`sentinel ${where} (failover detector): ${err.message}`));
+        });
+      }
+      return client;
+    };
+  }
+
+  override connect(report: ConnectorReport): ReturnType<SentinelConnector["connect"]> {
+    this.report = report;
+    return super.connect(report);
+  }
+}
+
 /** The ioredis options of a Redis behind Sentinel: the one place its URL becomes a client. */
 export function sentinelOptions(
   config: Target,
@@ -89,6 +142,7 @@ export function sentinelOptions(
     // Reconnect at once when the sentinels announce a new master (+switch-master), not only when the
     // old one drops the connection.
     failoverDetector: true,
+    Connector: ListenedSentinelConnector,
     ...perNode,
     ...(tuning.lazyConnect !== undefined ? { lazyConnect: tuning.lazyConnect } : {}),
     ...(tuning.enableOfflineQueue !== undefined ? { enableOfflineQueue: tuning.enableOfflineQueue } : {}),

@@ -8,6 +8,10 @@ export async function connectRedis(config: Config, log: Logger): Promise<RedisCo
   // BullMQ needs maxRetriesPerRequest: null on connections its workers block on.
   const redis = createRedisConnection(config, { maxRetriesPerRequest: null, lazyConnect: true });
   redis.on("error", (err: Error) => log.warn({ err: { message: err.message } }, "redis connection error"));
+  // Behind Sentinel: a sentinel that does not answer (the others still serve).
+  redis.on("sentinelError", (err: Error) =>
+    log.warn({ err: { message: err.message } }, "redis sentinel error"),
+  );
   await redis.connect().catch((err: unknown) => {
     throw new UnstuckError(
       ErrorCode.Unreachable,
