@@ -4,6 +4,7 @@
  * Started from the executor's outcome, in the request's thread.
  */
 import type { RepointApplied } from "../actions/repoint-path.js";
+import type { OutcomeState, ThreadEvent } from "../approvals/notifier.js";
 import type { ApprovalRequest, RepointPathAction } from "../approvals/types.js";
 import type { EdgeWaitRequest, EdgeWaitTarget } from "../jobs/edge-waits.js";
 import { postKey, type PostLedger } from "../jobs/post-once.js";
@@ -35,6 +36,11 @@ export interface AfterOutcomeDeps {
   readonly cluster: string;
   /** Paths probed on each repaired hostname (`UNSTUCK_HEALTH_PATHS`). */
   readonly healthPaths: readonly string[];
+  /**
+   * Resolves once the request's outcome reply is in its thread (bounded; it never throws): the waits'
+   * status messages then come below the outcome they follow. Absent: the waits start at once.
+   */
+  readonly replyDelivered?: (requestId: string, event: ThreadEvent) => Promise<void>;
   /** Pauses of the edge waits (tests shorten them; production uses each kind's default). */
   readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
 }
@@ -51,6 +57,14 @@ export function afterOutcome(
     if (action.type === "delete-orphans") return;
     // An opened deletion guard: its outcome said so, and its close is already scheduled.
     if (action.type === "open-deletion-guard") return;
+    // The outcome ("Removed…", "Repointed…") first, then what is waited for, in that order.
+    if (deps.replyDelivered !== undefined && request.result !== undefined && isOutcome(request.state)) {
+      await deps.replyDelivered(request.id, {
+        kind: "outcome",
+        state: request.state,
+        message: request.result.message,
+      });
+    }
     if (action.type === "remove-finalizer") {
       const namespace = action.target.namespace;
       // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
@@ -67,8 +81,9 @@ export function afterOutcome(
       }
       return;
     }
-    // A repair: Route 53 INSYNC, CloudFront Deployed and every repaired hostname answering — each a
-    // wait with its own status message in the thread. (A mismatched target's old load balancer still
+    // A repair: CloudFront Deployed, Route 53 INSYNC and every repaired hostname answering — each a
+    // wait with its one status message in the thread, posted as it is started (so in this order) and
+    // edited to its result. (A mismatched target's old load balancer still
     // exists, so its name resolving says nothing: no NXDOMAIN wait here.)
     const targets: EdgeWaitTarget[] = [];
     for (const c of applied?.route53Changes ?? [])
@@ -104,4 +119,8 @@ export function afterOutcome(
 function zoneNameOf(action: RepointPathAction, zoneId: string): string {
   const step = action.steps.find((s) => s.kind === "route53" && s.zoneId === zoneId);
   return step?.kind === "route53" ? step.zoneName : zoneId;
+}
+
+function isOutcome(state: string): state is OutcomeState {
+  return state === "DONE" || state === "STALE" || state === "FAILED" || state === "TAMPERED";
 }

@@ -6,11 +6,12 @@
  * grows from a first interval to a ceiling (CloudFront 20 s → 60 s): the early checks catch a quick
  * finish, the later ones cost little over a 45-minute deadline.
  *
- * Each wait owns one status message in the incident thread: posted on the first check, edited on
- * every later one, and edited to the result at the end. A wait that took more than one check also
- * posts the result as a reply of its own, since an edit notifies nobody. Both posts are recorded
- * under the wait's key (`post-once.ts`), so a check that runs again — its job handed over after the
- * result was posted, or re-delivered after a Redis restart — posts neither a second time.
+ * Each wait owns one status message in the incident thread, and only that one: posted when the wait
+ * is started (in the order its caller starts them, see {@link enqueueEdgeWait}) or at its first
+ * check, edited on every later one, and edited to the result at the end — never a second reply with
+ * the same result, so a repair's thread reads one line per thing waited for. The post is recorded
+ * under the wait's key (`post-once.ts`), so a check that runs again — its job handed over, or
+ * re-delivered after a Redis restart — edits the message instead of posting another.
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -280,7 +281,10 @@ export function edgeWaitJobId(target: EdgeWaitTarget, channel: string, threadTs:
 }
 
 /** The idempotency key of one post of one edge wait (a wait started again later is another one). */
-function edgePostKey(data: EdgeWaitData, what: string): string {
+function edgePostKey(
+  data: Pick<EdgeWaitData, "target" | "channel" | "threadTs" | "startedAt">,
+  what: string,
+): string {
   return postKey(
     "edge-wait",
     data.target.kind,
@@ -292,11 +296,57 @@ function edgePostKey(data: EdgeWaitData, what: string): string {
   );
 }
 
-/** Start an edge wait; the first check runs at once. Returns the job id (the same for a duplicate). */
-export async function enqueueEdgeWait(waits: Queue, req: EdgeWaitRequest, now: Date): Promise<string> {
+/**
+ * Where a wait's status message is posted when the wait is started rather than at its first check:
+ * the caller starting several waits one after the other then gets their messages in that order
+ * (checks run concurrently and would post in any order).
+ */
+export interface EdgeWaitAnnounce {
+  readonly reporter: Pick<ThreadReporter, "post">;
+  readonly posted: PostLedger;
+}
+
+/** The status message a wait starts with, before its first look. */
+export function waitingText(target: EdgeWaitTarget): string {
+  switch (target.kind) {
+    case "cloudfront-deployed":
+      return `⏳ Waiting for CloudFront ${target.distributionId} to be Deployed…`;
+    case "route53-insync":
+      return `⏳ Waiting for Route 53 change ${target.changeId.replace(/^\/?change\//, "")}${target.zoneName !== undefined ? ` (zone ${target.zoneName})` : ""} to be INSYNC…`;
+    case "dns-nxdomain":
+      return `⏳ Waiting for ${subject(target)} to stop resolving…`;
+    case "http-ok":
+      return `⏳ Waiting for ${subject(target)} to answer 2xx (GET ${target.url})…`;
+  }
+}
+
+/**
+ * Start an edge wait; the first check runs at once. Returns the job id (the same for a duplicate).
+ * With `announce`, the wait's status message is posted here, before the job is added (a duplicate
+ * that joins a running wait posts nothing).
+ */
+export async function enqueueEdgeWait(
+  waits: Queue,
+  req: EdgeWaitRequest,
+  now: Date,
+  announce?: EdgeWaitAnnounce,
+): Promise<string> {
   const defaults = EDGE_WAIT_DEFAULTS[req.target.kind];
   const intervalMs = Math.max(1, req.intervalMs ?? defaults.intervalMs);
   const id = edgeWaitJobId(req.target, req.channel, req.threadTs);
+  let statusTs: string | undefined;
+  if (announce !== undefined) {
+    // A running wait (or a failed one kept for inspection, which the add below would not replace)
+    // already has its message, or none to edit: announce only a wait that will start.
+    if ((await waits.getJobState(id)) === "unknown") {
+      const key = edgePostKey({ ...req, startedAt: now.getTime() }, "status");
+      statusTs = (
+        await announce.posted.once(key, () =>
+          announce.reporter.post(req.channel, req.threadTs, waitingText(req.target)),
+        )
+      ).ts;
+    }
+  }
   const data: EdgeWaitData = {
     target: req.target,
     cluster: req.cluster,
@@ -307,6 +357,7 @@ export async function enqueueEdgeWait(waits: Queue, req: EdgeWaitRequest, now: D
     intervalMs,
     firstIntervalMs: intervalMs,
     maxIntervalMs: Math.max(intervalMs, req.maxIntervalMs ?? defaults.maxIntervalMs),
+    ...(statusTs !== undefined ? { statusTs } : {}),
     checks: 0,
   };
   await waits.add(JobName.EdgeWait, data, {
@@ -583,21 +634,7 @@ export async function checkEdgeWait(
   }
   if (result) await deps.record?.({ ...where, kind: ObservationKind.WaitFinished, result: result.text });
   if (result) {
-    // The status message was edited to the result; an edit notifies nobody, so a wait that took
-    // more than one check says it once more as a reply. Its failure does not undo the result.
-    if (data.statusTs !== undefined) {
-      try {
-        // One result per wait: a run after the result was posted (its job not marked done) says nothing.
-        await posted.once(edgePostKey(data, "result"), () =>
-          deps.reporter.post(data.channel, data.threadTs, result.text),
-        );
-      } catch (err) {
-        deps.log?.warn(
-          { err: { message: toUserError(err).message }, jobId: job.id },
-          "could not post an edge wait's result in the thread",
-        );
-      }
-    }
+    // The status message now says the result: the one message of this wait, edited, not repeated.
     deps.log?.info({ jobId: job.id, outcome: result.outcome, checks }, "edge wait finished");
     return result;
   }

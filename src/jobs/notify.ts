@@ -107,15 +107,41 @@ export function queuedNotifier(queue: Queue, retry: NotifyRetry = {}): ApprovalN
     async threadReply(request: ApprovalRequest, event: ThreadEvent) {
       if (request.message === undefined) return;
       const data: ReplyJobData = { requestId: request.id, snapshot: request, event };
-      const digest = createHash("sha256").update(JSON.stringify(event)).digest("hex").slice(0, 24);
       await queue.add(NotifyJobName.Reply, data, {
         ...opts,
-        jobId: jobId(NotifyJobName.Reply, request.id, digest),
+        jobId: replyJobId(request.id, event),
         // Kept a day: the same reply queued again within it collapses into this one.
         removeOnComplete: { age: 86_400 },
       });
     },
   };
+}
+
+/** The job of one reply: one per request and event (the same event queued again joins it). */
+export function replyJobId(requestId: string, event: ThreadEvent): string {
+  const digest = createHash("sha256").update(JSON.stringify(event)).digest("hex").slice(0, 24);
+  return jobId(NotifyJobName.Reply, requestId, digest);
+}
+
+/**
+ * Resolves once the reply of `event` on `requestId` was delivered (or given up on, or was never
+ * queued), or after `timeoutMs` at most: what follows it in the thread — a wait's status message —
+ * then comes below it, as the story reads. Never throws: a Redis hiccup only ends the wait early.
+ */
+export async function replyDelivered(
+  queue: Pick<Queue, "getJobState">,
+  requestId: string,
+  event: ThreadEvent,
+  options: { readonly timeoutMs?: number; readonly pollMs?: number } = {},
+): Promise<void> {
+  const id = replyJobId(requestId, event);
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  for (;;) {
+    const state = await queue.getJobState(id).catch(() => "unknown" as const);
+    if (state === "completed" || state === "failed" || state === "unknown") return;
+    if (Date.now() >= deadline) return;
+    await new Promise((r) => setTimeout(r, options.pollMs ?? 100));
+  }
 }
 
 export interface NotifyWorkerDeps {

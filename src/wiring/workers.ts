@@ -29,7 +29,7 @@ import { startGuardReconciler, type GuardReconciler } from "../jobs/guard-reconc
 import { enqueueEdgeWait, redisSharedChecks } from "../jobs/edge-waits.js";
 import { coalescedReporter } from "../jobs/waits.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
-import { createNotifyWorker, queueMessageEdit, type NotifyRetry } from "../jobs/notify.js";
+import { createNotifyWorker, queueMessageEdit, replyDelivered, type NotifyRetry } from "../jobs/notify.js";
 import { enqueuePathRecheck } from "../jobs/path-recheck.js";
 import type { PostLedger } from "../jobs/post-once.js";
 import type { Queues } from "../jobs/queues.js";
@@ -123,7 +123,9 @@ export function createWorkers(d: WorkersDeps): Worker[] {
         afterDone: afterOutcome({
           kube: base.kube,
           startWait: d.startWait,
-          enqueueEdgeWait: (request) => enqueueEdgeWait(queues.waits, request, now()),
+          enqueueEdgeWait: (request) =>
+            enqueueEdgeWait(queues.waits, request, now(), { reporter: statusReporter, posted: d.posted }),
+          replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, event),
           posted: d.posted,
           replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
           cluster: d.cluster,

@@ -391,6 +391,43 @@ describe("repairing the traffic path through the approval", () => {
     }
     expect(await front(s, "test.example.com")).toBe(200);
     expect(await front(s, "worker.example.com")).toBe(200);
+
+    // One reply per thing that happened, in order: the vote, the outcome, then one status message
+    // per wait (CloudFront, Route 53, each name × each health path) edited to its result in place —
+    // never the same result posted again below it.
+    const waits = [
+      /E2MYAPPTEST0001 is Deployed/,
+      /Route 53 change .* is INSYNC/,
+      /test\.example\.com answers 200 \(GET https:\/\/test\.example\.com\/\)/,
+      /worker\.example\.com answers 200 \(GET https:\/\/worker\.example\.com\/\)/,
+      /test\.example\.com answers 200 \(GET https:\/\/test\.example\.com\/readyz\)/,
+      /worker\.example\.com answers 200 \(GET https:\/\/worker\.example\.com\/readyz\)/,
+    ];
+    await until(
+      () =>
+        waits.every((re) => s.fake.thread(CHANNEL, rts).some((m) => re.test(m.text ?? "")))
+          ? true
+          : undefined,
+      30_000,
+      "every wait's result in the repair's thread",
+    );
+    // Give a repeated result (the design this replaces) the time to show up.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const replies = s.fake.thread(CHANNEL, rts);
+    const texts = replies.map((m) => m.text ?? "");
+    expect(texts, texts.join("\n")).toHaveLength(2 + waits.length);
+    expect(texts[0]).toMatch(/approved/);
+    expect(texts[1]).toMatch(/^Repointed: /);
+    // The two AWS waits first, in the order they were started, then the names.
+    expect(texts[2]).toMatch(waits[0] as RegExp);
+    expect(texts[3]).toMatch(waits[1] as RegExp);
+    for (const re of waits)
+      expect(
+        texts.filter((t) => re.test(t)),
+        String(re),
+      ).toHaveLength(1);
+    // Each status message was posted as "Waiting…" when its wait started, then edited to its result.
+    for (const m of replies.slice(2)) expect(m.updates, m.text).toBeGreaterThanOrEqual(1);
   }, 120_000);
 
   it("orphans myapp --delete: a clean-up request, approved by a second person, deletes only what is still an orphan", async () => {
@@ -454,13 +491,17 @@ describe("repairing the traffic path through the approval", () => {
       REQUESTER,
       "no-lb",
     );
-    // Nothing to request: the trace and the plan's question are posted instead of a request.
-    const noLb = await s.fake.waitFor(
-      "chat.postMessage",
-      (c) => JSON.stringify(c.body["blocks"] ?? "").includes("No load balancer is named k8s-nope-0000000000"),
-      20_000,
-    );
+    // Nothing to request: the trace and the plan's question go to the asker instead of a request.
+    const noLb = await s.fake.waitForResponse((p) => p.id === "no-lb", 20_000);
+    expect(noLb.body["response_type"]).toBe("ephemeral");
+    expect(JSON.stringify(noLb.body["blocks"])).toContain("No load balancer is named k8s-nope-0000000000");
     expect(JSON.stringify(noLb.body["blocks"])).not.toContain(APPROVE);
+    // A namespace that is not back yet: said plainly, to the asker only, not as a partial read.
+    await slash(s, "repoint ns notbackyet", REQUESTER, "not-yet");
+    const notYet = await s.fake.waitForResponse((p) => p.id === "not-yet", 10_000);
+    expect(notYet.body["response_type"]).toBe("ephemeral");
+    expect(String(notYet.body["text"])).toMatch(/Namespace notbackyet does not exist yet/);
+    expect(String(notYet.body["text"])).not.toMatch(/Partial|could not read/);
     await slash(s, 'repoint test.example.com --reason "short"', REQUESTER, "short");
     const short = await s.fake.waitForResponse((p) => p.id === "short", 10_000);
     expect(String(short.body["text"])).toMatch(/at least 10 characters/);

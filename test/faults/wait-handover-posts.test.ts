@@ -1,13 +1,13 @@
 /**
- * A wait's outcome is posted once, even when the job that posted it runs again. Two worker
- * processes' runtimes (`createRuntime`, `UNSTUCK_ROLE=worker`, as `main.ts` builds them) on one real
- * Redis, the fake Slack, and the simulated world after a repair: CloudFront InProgress → Deployed,
- * test.example.com 502 → 200. The first worker posts both results in the thread; Slack is slow to
- * answer (the fake holds its answers), and the worker is stopped meanwhile: past its shutdown bound it
- * hands both jobs back, unfinished, as it does on SIGTERM. The second worker runs them again — the
- * distribution is Deployed, the name answers 200 — and must not say so a second time; the first
- * worker hears Slack's answer and records its posts. Each outcome is in the thread once; each
- * status message was posted once and edited in place.
+ * A wait's outcome is said once, in its own status message, even when the job that said it runs
+ * again. Two worker processes' runtimes (`createRuntime`, `UNSTUCK_ROLE=worker`, as `main.ts` builds
+ * them) on one real Redis, the fake Slack, and the simulated world after a repair: CloudFront
+ * InProgress → Deployed, test.example.com 502 → 200. The first worker edits both status messages to
+ * their results; Slack is slow to answer (the fake holds its answers), and the worker is stopped
+ * meanwhile: past its shutdown bound it hands both jobs back, unfinished, as it does on SIGTERM. The
+ * second worker runs them again — the distribution is Deployed, the name answers 200 — and edits the
+ * same messages again (an edit is idempotent) instead of posting anything. Each status message was
+ * posted once and edited in place; no result is posted as a reply of its own.
  */
 import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
 import type { Redis } from "ioredis";
@@ -115,11 +115,11 @@ afterAll(async () => {
   await world.stop();
 }, 60_000);
 
-describe("a wait whose job runs again after it posted its outcome", () => {
-  it("CloudFront Deployed and the name answering 200 are each posted once, across a hand-over to another worker", async () => {
-    // Slack answers both result replies late: they are posted, their callers wait.
-    const deployed = fake.hold("chat.postMessage", (c) => inThread(c) && DEPLOYED.test(text(c)));
-    const answers = fake.hold("chat.postMessage", (c) => inThread(c) && ANSWERS.test(text(c)));
+describe("a wait whose job runs again after it said its outcome", () => {
+  it("CloudFront Deployed and the name answering 200 end their one status message each, across a hand-over to another worker", async () => {
+    // Slack answers both final edits late: they are made, their callers wait.
+    const deployed = fake.hold("chat.update", (c) => DEPLOYED.test(text(c)));
+    const answers = fake.hold("chat.update", (c) => ANSWERS.test(text(c)));
 
     const first = await worker();
     await repoint();
@@ -142,7 +142,7 @@ describe("a wait whose job runs again after it posted its outcome", () => {
         new Date(),
       );
     }
-    // Both results are in the thread; the first worker has not heard back from Slack.
+    // Both results are in their status messages; the first worker has not heard back from Slack.
     await Promise.all([deployed.arrived, answers.arrived]);
     const statusOf = (re: RegExp): string => {
       const status = fake
@@ -156,7 +156,7 @@ describe("a wait whose job runs again after it posted its outcome", () => {
     expect(edits(hostStatus, ANSWERS)).toBe(1);
 
     // The first worker is stopped: past its bound it hands both running jobs back, unfinished.
-    await first.stop();
+    const stopping = first.stop();
     const ids = targets.map((t) => edgeWaitJobId(t, CHANNEL, THREAD));
 
     // Another worker runs both checks again: the distribution is Deployed, the name answers 200.
@@ -169,6 +169,7 @@ describe("a wait whose job runs again after it posted its outcome", () => {
     // Slack's answers reach the first worker at last.
     deployed.release();
     answers.release();
+    await stopping;
     await until(
       async () => {
         const states = await Promise.all(ids.map((id) => second.queues.waits.getJobState(id)));
@@ -179,10 +180,12 @@ describe("a wait whose job runs again after it posted its outcome", () => {
     );
     await new Promise((r) => setTimeout(r, 1_000));
 
-    // Each outcome once; each status message posted once (then edited in place).
-    expect(posts(DEPLOYED)).toHaveLength(1);
-    expect(posts(ANSWERS)).toHaveLength(1);
-    expect(posts(/CloudFront E2MYAPPTEST0001/)).toHaveLength(2);
-    expect(posts(/test\.example\.com/)).toHaveLength(2);
+    // Each wait's one status message, posted once, ends on its result; no result is posted again.
+    expect(posts(DEPLOYED)).toHaveLength(0);
+    expect(posts(ANSWERS)).toHaveLength(0);
+    expect(posts(/CloudFront E2MYAPPTEST0001/)).toHaveLength(1);
+    expect(posts(/test\.example\.com/)).toHaveLength(1);
+    expect(fake.message(CHANNEL, cloudFrontStatus)?.text).toMatch(DEPLOYED);
+    expect(fake.message(CHANNEL, hostStatus)?.text).toMatch(ANSWERS);
   }, 60_000);
 });

@@ -21,6 +21,7 @@ import {
   type EdgeWaitRequest,
   type EdgeWaitTarget,
 } from "../../../src/jobs/edge-waits.js";
+import { redisPostLedger } from "../../../src/jobs/post-once.js";
 import { createQueues, type Queues } from "../../../src/jobs/queues.js";
 import type { ThreadReporter } from "../../../src/jobs/waits.js";
 import { createWaitsWorker, type WorkerSetup } from "../../../src/jobs/workers.js";
@@ -76,7 +77,7 @@ interface Rig {
   /** Moves the world's clock (CloudFront deployments, Route 53 sync) forward. */
   advance(ms: number): void;
   startWorker(setup?: Partial<WorkerSetup>, edge?: EdgeWaitDeps | null): Worker;
-  start(target: EdgeWaitTarget, opts?: Partial<EdgeWaitRequest>): Promise<string>;
+  start(target: EdgeWaitTarget, opts?: Partial<EdgeWaitRequest>, announce?: boolean): Promise<string>;
   /** UpdateDistribution through the SDK: the default origin becomes the live payments ALB. */
   repoint(): Promise<void>;
 }
@@ -140,7 +141,7 @@ async function rig(options: { cloudFrontDeployMs?: number; route53SyncMs?: numbe
       workers.push(w);
       return w;
     },
-    start: (target, opts = {}) =>
+    start: (target, opts = {}, announce = false) =>
       enqueueEdgeWait(
         queues.waits,
         {
@@ -154,6 +155,7 @@ async function rig(options: { cloudFrontDeployMs?: number; route53SyncMs?: numbe
           ...opts,
         },
         new Date(),
+        announce ? { reporter, posted: redisPostLedger(redis, prefix) } : undefined,
       ),
     repoint: async () => {
       const live = [...world.aws.world.loadBalancers.values()].find((lb) => lb.state === "active");
@@ -204,11 +206,38 @@ describe("edge waits", () => {
     expect(status.texts[2]).toContain("(check 3, next in 225ms)");
     expect(status.texts.at(-2)).toContain("next in 300ms");
     expect(status.texts.at(-1)).toMatch(/^✅ CloudFront E2MYAPPTEST0001 is Deployed after \d+(ms|s)\.$/);
-    // The result is said once more as a reply (an edit notifies nobody); nothing else is posted.
-    const all = r.reporter.inThread(THREAD);
-    expect(all).toHaveLength(2);
-    expect(all[1]?.texts).toEqual([status.texts.at(-1)]);
+    // The status message is the wait's only message: its result is an edit, never a second reply.
+    expect(r.reporter.inThread(THREAD)).toHaveLength(1);
     await eventually(async () => ((await r.queues.waits.getJob(id)) ? undefined : true), 5000, "job removal");
+  });
+
+  it("started with an announcement: the status messages come in the order started, each then edited to its result", async () => {
+    const r = await rig({ cloudFrontDeployMs: 600, route53SyncMs: 300 });
+    await r.repoint();
+    const cf: EdgeWaitTarget = { kind: "cloudfront-deployed", distributionId: DIST };
+    const http: EdgeWaitTarget = { kind: "http-ok", url: "https://test.example.com/" };
+    await r.start(cf, {}, true);
+    await r.start(http, {}, true);
+    // Posted before any check ran, in this order.
+    const before = r.reporter.inThread(THREAD);
+    expect(before.map((m) => m.texts)).toEqual([
+      [`⏳ Waiting for CloudFront ${DIST} to be Deployed…`],
+      ["⏳ Waiting for test.example.com to answer 2xx (GET https://test.example.com/)…"],
+    ]);
+    // The same wait asked for again while it runs joins it and posts nothing.
+    await r.start(cf, {}, true);
+    expect(r.reporter.inThread(THREAD)).toHaveLength(2);
+    r.startWorker({ concurrency: 4 });
+    r.advance(600_000);
+    await eventually(
+      () => (r.reporter.inThread(THREAD).every((m) => isFinal(m.texts.at(-1))) ? true : undefined),
+      15_000,
+      "both results",
+    );
+    const after = r.reporter.inThread(THREAD);
+    expect(after).toHaveLength(2);
+    expect(after[0]?.texts.at(-1)).toMatch(/^✅ CloudFront E2MYAPPTEST0001 is Deployed/);
+    expect(after[1]?.texts.at(-1)).toMatch(/^✅ test\.example\.com answers 200/);
   });
 
   it("a target already there answers in one message, with no second post", async () => {
@@ -368,9 +397,10 @@ describe("edge waits", () => {
     r.advance(600_000);
     await finished(r);
     await finished(r, "1699999999.000300");
-    expect(r.reporter.inThread(THREAD)).toHaveLength(2); // the status message and the result reply
-    expect(r.reporter.inThread("1699999999.000300")).toHaveLength(2);
-    expect(r.reporter.messages.size).toBe(4);
+    // One status message per thread, edited to the result: no reply repeats it.
+    expect(r.reporter.inThread(THREAD)).toHaveLength(1);
+    expect(r.reporter.inThread("1699999999.000300")).toHaveLength(1);
+    expect(r.reporter.messages.size).toBe(2);
   });
 
   it("holds no worker slot while waiting: 50 CloudFront waits progress on one slot", async () => {
@@ -407,7 +437,7 @@ describe("edge waits", () => {
       30_000,
       "every wait to finish",
     );
-    for (const t of threads) expect(r.reporter.inThread(t)).toHaveLength(2);
+    for (const t of threads) expect(r.reporter.inThread(t)).toHaveLength(1);
   });
 
   it("loses no wait when its worker is killed mid-check: a new worker picks it up and edits the same message", async () => {
@@ -447,7 +477,7 @@ describe("edge waits", () => {
     r.advance(600_000);
     const status = await finished(r);
     expect(status.texts.at(-1)).toMatch(/^✅ CloudFront E2MYAPPTEST0001 is Deployed/);
-    expect(r.reporter.inThread(THREAD)).toHaveLength(2);
+    expect(r.reporter.inThread(THREAD)).toHaveLength(1);
     await eventually(async () => ((await r.queues.waits.getJob(id)) ? undefined : true), 5000, "job removal");
   });
 });

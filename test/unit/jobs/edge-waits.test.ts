@@ -132,7 +132,7 @@ describe("edgeWaitJobId", () => {
 });
 
 describe("checkEdgeWait", () => {
-  it("CloudFront: posts the status, re-delays with a growing pause, then edits in the result and says it again", async () => {
+  it("CloudFront: posts the status, re-delays with a growing pause, then edits in the result (no second reply)", async () => {
     const s = standIn({ kind: "cloudfront-deployed", distributionId: "E2MYAPPTEST0001" });
     const first = deps(T0 + 192_000, { cf: () => Promise.resolve("InProgress") });
     await delayed(checkEdgeWait(s.job, "tok", first.d));
@@ -158,7 +158,8 @@ describe("checkEdgeWait", () => {
       text: "✅ CloudFront E2MYAPPTEST0001 is Deployed after 6m02s.",
     });
     expect(last.edited).toEqual([result.text]);
-    expect(last.posted).toEqual([result.text]);
+    // The edited status message is the wait's only message: the result is not posted again.
+    expect(last.posted).toEqual([]);
   });
 
   it("Route 53: INSYNC, PENDING, and the deadline with the command to run", async () => {
