@@ -171,3 +171,74 @@ function flagLabel(f: FlagDef): string {
   const name = f.short ? `-${f.short}|--${f.name}` : `--${f.name}`;
   return f.kind === "boolean" ? name : `${name} <${f.valueName ?? f.kind}>`;
 }
+
+/** How many edits still read as the same word: one for short words, a third of longer ones. */
+function tolerance(word: string): number {
+  return Math.max(1, Math.floor(word.length / 3));
+}
+
+/** The user's words for a message: a few, each bounded (they are quoted back). */
+export function clipWords(words: readonly string[]): string {
+  const line = words
+    .slice(0, 8)
+    .map((w) => (w.length > 63 ? `${w.slice(0, 62)}…` : w))
+    .join(" ");
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+/**
+ * The command line the user most likely meant: the verb (even mistyped) matched to a command, its
+ * missing or mistyped sub-words filled in from the grammar, the rest of what was typed kept, so
+ * `watch myapp` reads `watch ns myapp` and `preflight myapp` reads `preflight delete ns myapp`;
+ * with the command's declaration, whose one usage line goes with the suggestion.
+ */
+export function suggestCommand(
+  words: readonly string[],
+  syntaxes: readonly CommandSyntax[],
+): { readonly line: string; readonly syntax: CommandSyntax } | undefined {
+  const typed = words.map((w) => w.toLowerCase());
+  let best: { line: string; score: number; syntax: CommandSyntax } | undefined;
+  for (const syntax of syntaxes) {
+    const paths = [syntax.path, ...(syntax.aliases ?? [])];
+    paths.forEach((path, k) => {
+      // A shortcut alias (`watch` for `watch ns`) works, but the suggestion teaches the full form.
+      if (k > 0 && path.length < syntax.path.length) return;
+      const verb = path[0] ?? "";
+      const d0 = editDistance(typed[0] ?? "", verb);
+      if (d0 > tolerance(verb)) return;
+      // An edit costs two, an inserted word three (a typed word is rather a typo of the one expected
+      // there than an argument after a missing one); the primary path wins a tie over an alias.
+      let score = d0 * 2 + (k > 0 ? 0.5 : 0);
+      let i = 1;
+      for (const w of path.slice(1)) {
+        const u = typed[i];
+        const d = u !== undefined ? editDistance(u, w) : Infinity;
+        if (d <= tolerance(w)) {
+          score += d * 2;
+          i++;
+        } else score += 3;
+      }
+      const line = clipWords([...path, ...words.slice(i)]);
+      if (best === undefined || score < best.score) best = { line, score, syntax };
+    });
+  }
+  return best !== undefined ? { line: best.line, syntax: best.syntax } : undefined;
+}
+
+/** Levenshtein distance, for "did you mean" on a mistyped verb. */
+function editDistance(a: string, b: string): number {
+  if (a.length > 64) return a.length;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    prev = cur;
+  }
+  return prev[b.length] ?? 0;
+}

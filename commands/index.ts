@@ -4,7 +4,7 @@
  * `ns x` reach the same handler.
  */
 import { ErrorCode, UnstuckError, toUserError } from "../src/errors.js";
-import { parseArgs, tokenize } from "./grammar.js";
+import { clipWords, parseArgs, suggestCommand, tokenize, usageLine } from "./grammar.js";
 import { buildHelp, helpCommand } from "./help.js";
 import { approvalsCommand } from "./approvals.js";
 import { approveDeleteCommand } from "./approve-delete.js";
@@ -58,15 +58,22 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
       }
       if (!best) {
         const word = (words[0] ?? "").toLowerCase();
-        const near = suggestLine(words, all);
+        const suggested = suggestCommand(
+          words,
+          all.map((c) => c.syntax),
+        );
         const verbKnown = all.some((c) =>
           [c.syntax.path, ...(c.syntax.aliases ?? [])].some((p) => p[0] === word),
         );
+        // A suggestion comes with the one usage line it needs, never the whole help.
+        const near = suggested?.line;
+        const usage = suggested ? ` Usage: \`${usageLine(suggested.syntax)}\`` : "";
         throw new UnstuckError(
           ErrorCode.UnknownCommand,
           verbKnown && near
-            ? `\`${clipWords(words)}\` is not a complete command. Did you mean \`${near}\`?`
-            : `Unknown command "${word.slice(0, 40)}".${near ? ` Did you mean \`${near}\`?` : ""}`,
+            ? `\`${clipWords(words)}\` is not a complete command. Did you mean \`${near}\`?${usage}`
+            : `Unknown command "${word.slice(0, 40)}".${near ? ` Did you mean \`${near}\`?${usage}` : ""}`,
+          near !== undefined ? { suggestion: near } : {},
         );
       }
       const args = parseArgs(best.command.syntax, words.slice(best.length));
@@ -80,7 +87,8 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
       } catch (err) {
         const error = toUserError(err);
         observeCommand("unparsed", started, "error");
-        return error.code === ErrorCode.UnknownCommand
+        // The whole help only when nothing typed was near a command (a typo gets its one usage line).
+        return error.code === ErrorCode.UnknownCommand && error.details["suggestion"] === undefined
           ? { type: "error", error, help: registry.help(prefix) }
           : { type: "error", error };
       }
@@ -122,71 +130,4 @@ export function defaultRegistry(prefix = "/unstuck"): Registry {
     ],
     prefix,
   );
-}
-
-/** How many edits still read as the same word: one for short words, a third of longer ones. */
-function tolerance(word: string): number {
-  return Math.max(1, Math.floor(word.length / 3));
-}
-
-/** The user's words for a message: a few, each bounded (they are quoted back). */
-function clipWords(words: readonly string[]): string {
-  const line = words
-    .slice(0, 8)
-    .map((w) => (w.length > 63 ? `${w.slice(0, 62)}…` : w))
-    .join(" ");
-  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
-}
-
-/**
- * The command line the user most likely meant: the verb (even mistyped) matched to a command, its
- * missing or mistyped sub-words filled in from the grammar, the rest of what was typed kept, so
- * `watch myapp` reads `watch ns myapp` and `preflight myapp` reads `preflight delete ns myapp`.
- */
-function suggestLine(words: readonly string[], modules: readonly CommandModule[]): string | undefined {
-  const typed = words.map((w) => w.toLowerCase());
-  let best: { line: string; score: number } | undefined;
-  for (const command of modules) {
-    const paths = [command.syntax.path, ...(command.syntax.aliases ?? [])];
-    paths.forEach((path, k) => {
-      // A shortcut alias (`watch` for `watch ns`) works, but the suggestion teaches the full form.
-      if (k > 0 && path.length < command.syntax.path.length) return;
-      const verb = path[0] ?? "";
-      const d0 = editDistance(typed[0] ?? "", verb);
-      if (d0 > tolerance(verb)) return;
-      // An edit costs two, an inserted word three (a typed word is rather a typo of the one expected
-      // there than an argument after a missing one); the primary path wins a tie over an alias.
-      let score = d0 * 2 + (k > 0 ? 0.5 : 0);
-      let i = 1;
-      for (const w of path.slice(1)) {
-        const u = typed[i];
-        const d = u !== undefined ? editDistance(u, w) : Infinity;
-        if (d <= tolerance(w)) {
-          score += d * 2;
-          i++;
-        } else score += 3;
-      }
-      const line = clipWords([...path, ...words.slice(i)]);
-      if (best === undefined || score < best.score) best = { line, score };
-    });
-  }
-  return best?.line;
-}
-
-/** Levenshtein distance, for "did you mean" on a mistyped verb. */
-function editDistance(a: string, b: string): number {
-  if (a.length > 64) return a.length;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(
-        (prev[j] ?? 0) + 1,
-        (cur[j - 1] ?? 0) + 1,
-        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
 }

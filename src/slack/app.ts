@@ -24,7 +24,7 @@ import type { Logger } from "../log.js";
 import { createActionRouter } from "./actions.js";
 import { boltLogger } from "./bolt-logger.js";
 import { ChannelGate } from "./channel-gate.js";
-import { commandListener, type AfterPost, type PostApprovalRequest } from "./command.js";
+import { commandListener, shareAction, type AfterPost, type PostApprovalRequest } from "./command.js";
 import { dedupeEvents, memoryEventClaims, type EventClaims } from "./event-dedupe.js";
 import { mentionListener } from "./mention.js";
 import {
@@ -219,6 +219,10 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   );
 
   const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());
+  // *Share in channel* on a private answer.
+  actions.register([
+    shareAction({ registry: deps.registry, services: deps.services, command: config.command }),
+  ]);
 
   let running = false;
   // A start that failed half-way (Socket Mode opens its health server before connecting) must

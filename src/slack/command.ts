@@ -1,11 +1,16 @@
 /**
  * The slash command listener: dispatch the text to the command registry and deliver the result. Reads (a
  * diagnosis) are posted in the channel where they were asked, so the whole incident channel sees the same
- * evidence; `help` and errors go back only to the person who asked.
+ * evidence; answers that concern only the asker go back only to them: `help`, errors (usage too), a
+ * namespace that does not exist or is not stuck, the list of requests, a `repoint` with nothing to
+ * request yet. Those worth showing the channel carry a *Share in channel* button, which runs the same
+ * read again and posts it.
  */
 import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/bolt";
 import type { CommandDispatcher, CommandServices, CommandResult } from "../command-contract.js";
+import { takeClusterFlag } from "../fleet/cluster-flag.js";
 import { clusterOfResult, dispatchLine } from "../fleet/dispatcher.js";
+import type { ActionRegistration } from "./actions.js";
 import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
 import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
@@ -44,12 +49,69 @@ export interface PostedMessage {
 /** Called once a result is in the channel (see `SlackAppDeps.afterPost`). */
 export type AfterPost = (result: CommandResult, posted: PostedMessage) => Promise<void>;
 
-/** Results that only the requester should see. */
-export function isPrivateResult(result: CommandResult): boolean {
+/**
+ * Results that only the requester should see. `line` is what was typed (it tells a `repoint` plan
+ * from a `trace` with the same result type).
+ */
+export function isPrivateResult(result: CommandResult, line = ""): boolean {
   // A namespace that does not exist is most often a typo: tell the one who asked, not the channel.
   if ((result.type === "diagnosis" || result.type === "watch") && result.diagnosis.verdict === "not-found")
     return true;
+  // A namespace that is not stuck is nothing the incident channel needs to read.
+  if (result.type === "diagnosis" && result.diagnosis.verdict === "active") return true;
+  // A list asked for is the asker's to read.
+  if (result.type === "approvals") return true;
+  // A `repoint` with nothing to request (yet): its questions are the asker's next step.
+  if (result.type === "trace" && verbOf(line) === "repoint" && result.repair?.action === undefined)
+    return true;
   return result.type === "help" || result.type === "error";
+}
+
+/** The verb of a typed line (after a leading `--cluster NAME`), lower-case; "" if none. */
+function verbOf(line: string): string {
+  let text = line;
+  try {
+    text = takeClusterFlag(line).text;
+  } catch {
+    // A bad flag: the dispatch answers it; the first word is still the verb.
+  }
+  return (text.trim().split(/\s+/)[0] ?? "").toLowerCase();
+}
+
+/** The button that posts a private answer in the channel. */
+export const SHARE_ACTION = "answer:share";
+
+/** Verbs whose private answer may be shared: reads only, so a shared click can never change anything. */
+const SHAREABLE_VERBS: ReadonlySet<string> = new Set(["ns", "diagnose", "approvals", "repoint"]);
+
+/** Whether a private answer is worth a *Share in channel* button (a diagnosis, a list, a plan). */
+function shareable(result: CommandResult, line: string): boolean {
+  if (line.length > SHARE_VALUE_MAX || !SHAREABLE_VERBS.has(verbOf(line))) return false;
+  if (result.type === "diagnosis") return result.diagnosis.verdict === "active";
+  return result.type === "approvals" || result.type === "trace";
+}
+
+/** Slack's limit on a button's value. */
+const SHARE_VALUE_MAX = 2000;
+
+function withShareButton(message: SlackMessage, line: string): SlackMessage {
+  return {
+    text: message.text,
+    blocks: [
+      ...message.blocks.slice(0, 49),
+      {
+        type: "actions",
+        elements: [
+          {
+            type: "button",
+            action_id: SHARE_ACTION,
+            text: { type: "plain_text", text: "Share in channel" },
+            value: line,
+          },
+        ],
+      },
+    ],
+  };
 }
 
 /** The listener body; runs after `ackFirst`, `requestScope` and `channelAllowList`. */
@@ -78,8 +140,11 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       },
       "command handled",
     );
-    if (isPrivateResult(result)) {
-      await respondEphemeral(respond, message);
+    if (isPrivateResult(result, body.text)) {
+      await respondEphemeral(
+        respond,
+        shareable(result, body.text) ? withShareButton(message, body.text) : message,
+      );
       return;
     }
     if (result.type === "approval-request" && deps.postApprovalRequest !== undefined) {
@@ -157,4 +222,64 @@ async function respondEphemeral(respond: RespondFn, message: SlackMessage): Prom
     text: clip(message.text, SlackLimit.Fallback),
     blocks: message.blocks,
   });
+}
+
+export interface ShareDeps {
+  readonly registry: CommandDispatcher;
+  readonly services: CommandServices;
+  /** The slash command as configured (`/unstuck`). */
+  readonly command: string;
+}
+
+/**
+ * *Share in channel*: the read behind a private answer is run again as the one who clicked (the
+ * button's value is client-supplied: only read verbs, and never a line that asks for a change) and
+ * its answer posted in the channel, saying who shared it; the private copy is then removed.
+ */
+export function shareAction(deps: ShareDeps): ActionRegistration {
+  return {
+    actionId: SHARE_ACTION,
+    handler: async ({ scope, action, message, respond, client }) => {
+      const line = action.value ?? "";
+      // An ephemeral message's click names its channel (its `ts` is not always given).
+      const channel = message?.channelId ?? scope.actor.channelId;
+      const refuse = (text: string): Promise<unknown> =>
+        respond({ response_type: "ephemeral", replace_original: false, text });
+      if (
+        line.length > SHARE_VALUE_MAX ||
+        !SHAREABLE_VERBS.has(verbOf(line)) ||
+        /(^|\s)--(reason|delete)\b/.test(line) ||
+        channel === undefined
+      ) {
+        await refuse("This answer cannot be shared from here: type the command again in the channel.");
+        return;
+      }
+      const result = await dispatchLine(
+        deps.registry,
+        line,
+        { actor: scope.actor, services: { ...deps.services, log: scope.log } },
+        deps.command,
+      );
+      if (result.type === "error" || result.type === "approval-request") {
+        await refuse(renderSlackMessage(result, { command: deps.command }).text);
+        return;
+      }
+      const rendered = renderSlackMessage(result, { command: deps.command });
+      const by = `Shared by <@${safe(scope.actor.userId, 30)}>: \`${safe(`${deps.command} ${line}`, 200)}\``;
+      try {
+        await client.chat.postMessage({
+          channel,
+          text: rendered.text,
+          blocks: [
+            ...rendered.blocks.slice(0, 49),
+            { type: "context", elements: [{ type: "mrkdwn", text: by }] },
+          ] as never,
+        });
+      } catch (err) {
+        await refuse(postFailureHint(slackErrorCode(err)));
+        return;
+      }
+      await respond({ delete_original: true }).catch(() => undefined);
+    },
+  };
 }

@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { KubePort } from "../../src/kube/port.js";
 import type { NamespaceSnapshot } from "../../src/kube/types.js";
+import { SHARE_ACTION } from "../../src/slack/command.js";
+import { buttonValue } from "./block-kit.js";
 import { messageText, startHarness, type Harness } from "./slack-harness.js";
 
 const CHANNEL = "C0INCIDENT";
@@ -38,6 +40,13 @@ const ACTIVE: NamespaceSnapshot = {
   labels: {},
   annotations: {},
 };
+
+/** Whether the command was run (its diagnosis came back to the asker), not refused for its channel. */
+async function served(h: Harness, responseId: string): Promise<boolean> {
+  const answer = await h.fake.waitForResponse((r) => r.id === responseId);
+  const text = messageText(answer.body);
+  return text.includes("myapp") && !text.includes("UNSTUCK_CHANNEL");
+}
 
 function posts(h: Harness): string[] {
   return h.fake
@@ -91,10 +100,61 @@ describe("newcomer paths", () => {
     expect(posts(h)).toEqual([]);
   });
 
-  it("without an AWS region, the card in the channel says AWS was not checked", async () => {
-    await h.command("ns myapp", { channelId: CHANNEL });
+  it("a namespace that is not stuck is answered privately, with Share in channel: the click posts it, saying who shared it", async () => {
+    const sent = await h.command("ns myapp", { channelId: CHANNEL, userId: "U0ASKER1" });
+    const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    expect(answer.body["response_type"]).toBe("ephemeral");
+    // Without an AWS region the card says AWS was not checked.
+    expect(messageText(answer.body)).toContain("AWS not checked: no region configured");
+    expect(posts(h)).toEqual([]);
+    const value = buttonValue(answer.body["blocks"], SHARE_ACTION);
+    expect(value).toBe("ns myapp");
+    const click = await h.action({
+      actionId: SHARE_ACTION,
+      value: value ?? "",
+      userId: "U0ASKER1",
+      channelId: CHANNEL,
+      messageTs: "1700000000.000001",
+    });
     const post = await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL);
     expect(messageText(post.body)).toContain("AWS not checked: no region configured");
+    expect(messageText(post.body)).toContain("Shared by <@U0ASKER1>");
+    // The private copy goes once it is in the channel.
+    const gone = await h.fake.waitForResponse((r) => r.id === click.responseId);
+    expect(gone.body["delete_original"]).toBe(true);
+  });
+
+  it("Share in channel runs reads only: a forged value asking for a change is refused and posts nothing", async () => {
+    const click = await h.action({
+      actionId: SHARE_ACTION,
+      value: 'finalize ingress/x -n myapp --reason "forged from a button value"',
+      userId: "U0ASKER1",
+      channelId: CHANNEL,
+      messageTs: "1700000000.000001",
+    });
+    const answer = await h.fake.waitForResponse((r) => r.id === click.responseId);
+    expect(String(answer.body["text"])).toMatch(/cannot be shared/);
+    expect(posts(h)).toEqual([]);
+  });
+
+  it("a typo gets the suggestion and its one usage line, not the whole help", async () => {
+    const sent = await h.command("nss myapp", { channelId: CHANNEL });
+    const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    expect(answer.body["response_type"]).toBe("ephemeral");
+    const text = messageText(answer.body);
+    expect(text).toContain("Did you mean `ns myapp`?");
+    expect(text).toMatch(/Usage: `ns (<|&lt;)namespace(>|&gt;)/);
+    // No other command's help came with it.
+    expect(text).not.toContain("preflight delete ns");
+    expect(text).not.toContain("commands");
+    expect(posts(h)).toEqual([]);
+  });
+
+  it("the list of requests is answered privately", async () => {
+    const sent = await h.command("approvals", { channelId: CHANNEL });
+    const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    expect(answer.body["response_type"]).toBe("ephemeral");
+    expect(posts(h)).toEqual([]);
   });
 });
 
@@ -123,21 +183,17 @@ describe("incident channels allowed by name pattern", () => {
     h.fake.calls().filter((c) => c.method === "conversations.info" && c.body["channel"] === channel).length;
 
   it("serves a channel whose name matches, reading the name once and caching it", async () => {
-    await h.command("ns myapp", { channelId: "C0INC0001" });
-    await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === "C0INC0001");
+    const first = await h.command("ns myapp", { channelId: "C0INC0001" });
+    expect(await served(h, first.responseId)).toBe(true);
     const second = await h.command("ns myapp", { channelId: "C0INC0001" });
     expect(second.status).toBe(200);
-    const deadline = Date.now() + 5_000;
-    while (posts(h).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(posts(h)).toHaveLength(2);
+    expect(await served(h, second.responseId)).toBe(true);
     expect(infoCalls("C0INC0001")).toBe(1);
   });
 
   it("serves the second pattern too, and a fixed id without any lookup", async () => {
-    await h.command("ns myapp", { channelId: "C0INC0002" });
-    await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === "C0INC0002");
-    await h.command("ns myapp", { channelId: CHANNEL });
-    await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL);
+    expect(await served(h, (await h.command("ns myapp", { channelId: "C0INC0002" })).responseId)).toBe(true);
+    expect(await served(h, (await h.command("ns myapp", { channelId: CHANNEL })).responseId)).toBe(true);
     expect(infoCalls(CHANNEL)).toBe(0);
   });
 
@@ -167,7 +223,6 @@ describe("incident channels allowed by name pattern", () => {
     expect(h.logs()).toContain("missing_scope");
     // With the scope, the same channel is served (the failure was not cached).
     h.fake.setScopes(["commands", "chat:write", "channels:read", "groups:read"]);
-    await h.command("ns myapp", { channelId: "C0PRIVINC" });
-    await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === "C0PRIVINC");
+    expect(await served(h, (await h.command("ns myapp", { channelId: "C0PRIVINC" })).responseId)).toBe(true);
   });
 });

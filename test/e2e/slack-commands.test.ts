@@ -9,6 +9,8 @@ import type { KubePort } from "../../src/kube/port.js";
 import type { NamespaceSnapshot } from "../../src/kube/types.js";
 import type { ActionContext } from "../../src/slack/actions.js";
 import { registerActions } from "../../src/slack/actions.js";
+import { SHARE_ACTION } from "../../src/slack/command.js";
+import { buttonValue } from "./block-kit.js";
 import { deferred, messageText, startHarness, type Harness } from "./slack-harness.js";
 
 /** Slack abandons a slash command that is not acknowledged within 3 seconds. */
@@ -34,7 +36,10 @@ function stubKube(getNamespace: { current: (name: string) => Promise<NamespaceSn
   };
 }
 
-/** An Active namespace: a diagnosis the channel sees (a missing one is answered privately). */
+/**
+ * An Active namespace: a diagnosis answered to the one who asked (a namespace that is not stuck
+ * concerns only them), with *Share in channel* to post it.
+ */
 const ACTIVE: NamespaceSnapshot = {
   name: "myapp",
   phase: "Active",
@@ -163,12 +168,12 @@ describe("slash command over HTTP (all channels allowed)", () => {
     expect(h.fake.responses().filter((r) => r.id === sent.responseId)).toEqual([]);
 
     gate.resolve();
-    const post = await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL);
-    expect(messageText(post.body)).toContain("myapp");
-    expect(Array.isArray(post.body["blocks"])).toBe(true);
-    // One answer, in the channel; nothing extra to the requester.
-    expect(apiCalls(h)).toEqual(["chat.postMessage"]);
-    expect(h.fake.responses().filter((r) => r.id === sent.responseId)).toEqual([]);
+    const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    expect(messageText(answer.body)).toContain("myapp");
+    expect(Array.isArray(answer.body["blocks"])).toBe(true);
+    // One answer, to the requester (the namespace is not stuck); nothing in the channel.
+    expect(apiCalls(h)).toEqual([]);
+    expect(h.fake.responses().filter((r) => r.id === sent.responseId)).toHaveLength(1);
   });
 
   it("falls back to an ephemeral answer with an invite hint when the bot is not in the channel", async () => {
@@ -176,10 +181,17 @@ describe("slash command over HTTP (all channels allowed)", () => {
     h.fake.setChannel(channel, { isMember: false });
     const sent = await h.command("ns myapp", { channelId: channel });
     expect(sent.status).toBe(200);
-    const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    const privately = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    // Shared from the private answer: the post fails, and the one who clicked is told why.
+    const click = await h.action({
+      actionId: SHARE_ACTION,
+      value: buttonValue(privately.body["blocks"], SHARE_ACTION) ?? "",
+      channelId: channel,
+      messageTs: "1700000000.000001",
+    });
+    const answer = await h.fake.waitForResponse((r) => r.id === click.responseId);
     expect(answer.body["response_type"]).toBe("ephemeral");
     const text = messageText(answer.body);
-    expect(text).toContain("myapp");
     expect(text).toContain("/invite");
     expect(apiCalls(h)).toEqual(["chat.postMessage"]);
   });
@@ -280,8 +292,9 @@ describe("slash command over HTTP (channel allow-list)", () => {
   it("serves a listed channel", async () => {
     const sent = await h.command("ns myapp", { channelId: CHANNEL });
     expect(sent.status).toBe(200);
-    const post = await h.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL);
-    expect(messageText(post.body)).toContain("myapp");
+    const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+    expect(messageText(answer.body)).toContain("myapp");
+    expect(messageText(answer.body)).not.toContain("UNSTUCK_CHANNELS");
     expect(h.kubeCalls()).toContain("getNamespace");
   });
 });

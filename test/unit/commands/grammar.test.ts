@@ -41,15 +41,18 @@ describe("registry", () => {
       }
       throw new Error(`"${text}" parsed`);
     };
+    // The suggestion comes with its one usage line (never the whole help).
     expect(message("preflight myapp")).toBe(
-      "`preflight myapp` is not a complete command. Did you mean `preflight delete ns myapp`?",
+      "`preflight myapp` is not a complete command. Did you mean `preflight delete ns myapp`? Usage: `preflight delete ns <namespace>`",
     );
     expect(message("preflight delete myapp")).toContain("Did you mean `preflight delete ns myapp`?");
     expect(message("approve-delete myapp --reason x")).toContain(
       "Did you mean `approve-delete ns myapp --reason x`?",
     );
     // A mistyped verb with a missing sub-word: the full canonical form, not the shortcut alias.
-    expect(message("wach myapp")).toBe('Unknown command "wach". Did you mean `watch ns myapp`?');
+    expect(message("wach myapp")).toBe(
+      'Unknown command "wach". Did you mean `watch ns myapp`? Usage: `watch ns <namespace>`',
+    );
     expect(message("diagnose namspace myapp")).toContain("Did you mean `diagnose namespace myapp`?");
     // Every suggestion parses.
     for (const line of ["preflight delete ns myapp", "watch ns myapp", "diagnose namespace myapp"]) {
@@ -100,6 +103,19 @@ describe("registry", () => {
     if (result.type !== "error") return;
     expect(result.error.code).toBe(ErrorCode.UnknownCommand);
     expect(result.help?.entries.map((e) => e.usage.split(" ")[0])).toContain("ns");
+  });
+
+  it("answers a typo with the suggestion and its usage line, without the whole help", async () => {
+    const result = await registry.dispatch("nss myapp", {
+      actor: { userId: "U1", teamId: "T1", surface: "cli" },
+      services: { kube: {} as never, now: () => new Date(), log: { error: () => undefined } as never },
+    });
+    expect(result.type).toBe("error");
+    if (result.type !== "error") return;
+    expect(result.error.message).toBe(
+      'Unknown command "nss". Did you mean `ns myapp`? Usage: `ns <namespace> [--all]`',
+    );
+    expect(result.help).toBeUndefined();
   });
 
   it("generates help from the same declarations the parser uses", () => {
