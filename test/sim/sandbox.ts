@@ -28,6 +28,7 @@ import { randomApprovalKey } from "../../src/approvals/integrity.js";
 import { loadConfig } from "../../src/config.js";
 import { toUserError } from "../../src/errors.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createEdgeProbe } from "../../src/net/probe.js";
 import { createRuntime } from "../../src/runtime.js";
 import {
   blockActionsBody,
@@ -185,6 +186,22 @@ export async function runSandbox(io: {
     // A fresh signing key per sandbox process: nothing it signs outlives it.
     UNSTUCK_APPROVAL_KEY: randomApprovalKey(),
   });
+  // The terminal CLI reads the same Redis and key prefix (`timeline`, `audit`, `approvals`), and the
+  // same simulated cluster and AWS account for its reads.
+  const cliEnv = join(dir, "cli.env");
+  await writeFile(
+    cliEnv,
+    `${Object.entries({
+      ...awsEnv,
+      KUBECONFIG: kubeconfig,
+      REDIS_URL: redisUrl,
+      UNSTUCK_REDIS_PREFIX: prefix,
+      UNSTUCK_DNS_RESOLVERS: world.dns.address,
+      UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
+    })
+      .map(([k, v]) => `export ${k}=${JSON.stringify(v)}`)
+      .join("\n")}\n`,
+  );
   const log = pino({ level: "silent" });
   const clients = createAwsClients({
     region: config.aws?.region ?? "ap-northeast-2",
@@ -200,6 +217,13 @@ export async function runSandbox(io: {
       log,
       blockedAfterSeconds: config.blockedAfterSeconds,
       aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+      // `trace --probe` asks the world's DNS server and HTTP front, as the waits after a repair do.
+      probe: createEdgeProbe({
+        resolvers: config.edgeProbe.resolvers,
+        timeoutMs: 3_000,
+        ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+      }),
+      healthPaths: config.edgeProbe.healthPaths,
     },
     // The simulated CloudFront deploys in seconds, not minutes: the waits after a repair and the
     // path re-check after the namespace is gone look often enough to say so within seconds.
@@ -241,8 +265,11 @@ export async function runSandbox(io: {
       "  the shared backend security group), a fake Slack workspace, and real Redis/BullMQ.",
       `  kubectl:  kubectl --kubeconfig ${kubeconfig} get ns`,
       `  aws:      source ${join(dir, "aws.env")} && aws ec2 describe-network-interfaces`,
+      `  Redis:    ${redisUrl}, key prefix ${prefix} (removed when the sandbox stops)`,
+      `  CLI:      source ${cliEnv} && npm run unstuck -- timeline   (also audit, approvals, trace ns myapp)`,
       "Type /unstuck commands as a Slack user would; `as <USER>` switches user (U0ONCALL1 requests,",
-      "U0APPROVER1 approves), `click <n>` presses a button, `quit` stops. Try: /unstuck ns myapp",
+      "U0APPROVER1 approves), `click <n | label>` presses a button, `reason <text>` answers an open form,",
+      "`wait <text>` waits until the bot says it, `quit` (or Ctrl-C) stops. Try: /unstuck ns myapp",
       `Once ${SEED_NAMESPACE} is gone, \`argo sync ${SEED_NAMESPACE}\` has Argo CD re-create it (a new ALB; CloudFront keeps the old origin).`,
       ...(slackConsole
         ? [`Or in a browser: ${slackConsole.url}  (the channel, threads, buttons, modals; act as any user)`]
@@ -259,6 +286,24 @@ export async function runSandbox(io: {
   const buttons: Button[] = [];
   let seen = 0;
   let seenResponses = 0;
+  /** Each edited message's state as last printed: an edit is printed only when its state changes. */
+  const lastState = new Map<string, string>();
+  /** Uploaded files are saved here, so the terminal can open them too. */
+  const filesDir = join(dir, "files");
+  const savedFiles = new Set<string>();
+  const showFiles = async (): Promise<void> => {
+    for (const f of fake.files()) {
+      if (!f.completed || f.content === undefined || savedFiles.has(f.id)) continue;
+      savedFiles.add(f.id);
+      const name = f.filename.replace(/[^A-Za-z0-9._-]/g, "_");
+      const path = join(filesDir, name);
+      await mkdir(filesDir, { recursive: true });
+      await writeFile(path, f.content);
+      io.out(
+        `── unstuck uploaded a file in #incident${f.threadTs !== undefined ? " (thread)" : ""}: ${f.filename} (${f.content.length.toLocaleString("en-US")} bytes), saved as ${path}`,
+      );
+    }
+  };
   const show = (): void => {
     const calls = fake.calls();
     for (; seen < calls.length; seen++) {
@@ -279,21 +324,43 @@ export async function runSandbox(io: {
       const text = blocksToText(blocks, (b) => buttons.push({ ...b, channel, ts }));
       // An update repeats the whole message: show what changed at its top (state, outcome), not all of it.
       const shown = c.method === "chat.update" ? (text.split(/\n\*(?:Risk|Change)\*/)[0] ?? text) : text;
-      io.out(`${header}\n${shown || str(body.text)}`);
+      const printed = shown || str(body.text);
+      // A wait edits its status message on every check ("… for 12s (check 4, next in 3s)"): print an
+      // edit only when the message says something new — its words, counters and clock times aside.
+      const state = printed.replace(/\d+/g, "#");
+      const key = `${channel} ${ts}`;
+      if (c.method === "chat.update" && lastState.get(key) === state) continue;
+      lastState.set(key, state);
+      io.out(`${header}\n${printed}`);
     }
     const responses = fake.responses();
     for (; seenResponses < responses.length; seenResponses++) {
       const r = responses[seenResponses]?.body;
-      if (!r) continue;
+      // A private answer withdrawn (shared in the channel instead): nothing to show.
+      if (!r || r.delete_original === true) continue;
       io.out(
         `── only visible to you\n${blocksToText(r.blocks, (b) => buttons.push({ ...b, channel: CHANNEL, ts: "" })) || str(r.text)}`,
       );
     }
   };
-  const timer = setInterval(show, 150);
+  const timer = setInterval(() => {
+    show();
+    void showFiles().catch((err: unknown) =>
+      io.out(`(could not save an uploaded file: ${toUserError(err).message})`),
+    );
+  }, 150);
   let pendingModal: { callbackId: string; metadata: string } | undefined;
 
   const rl = createInterface({ input: io.input, terminal: false });
+  // Ctrl-C stops as `quit` does (the bot stopped, its Redis keys removed); a second one exits at once.
+  let stopping = false;
+  const onSigint = (): void => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    out("\n(stopping: removing the sandbox's keys from Redis; Ctrl-C again to exit at once)");
+    rl.close();
+  };
+  process.on("SIGINT", onSigint);
   const prompt = (): void => {
     if (io.interactive) process.stdout.write(`[${user} #incident] > `);
   };
@@ -330,7 +397,7 @@ export async function runSandbox(io: {
         const text = line.slice(5).trim();
         const deadline = Date.now() + (io.waitMs ?? 120_000);
         const seen = (): boolean => transcript.includes(text, mark);
-        while (!seen() && Date.now() < deadline) {
+        while (!seen() && Date.now() < deadline && !stopping) {
           await new Promise((r) => setTimeout(r, 200));
           show();
         }
@@ -421,7 +488,9 @@ export async function runSandbox(io: {
   }
   clearInterval(timer);
   show();
+  await showFiles().catch(() => undefined);
   rl.close();
+  process.off("SIGINT", onSigint);
   await slackConsole?.stop();
   await runtime.stop();
   const cleanup = new Redis(redisUrl);

@@ -699,7 +699,18 @@ function renderMessage(m) {
   );
   if (Array.isArray(m.blocks) && m.blocks.length > 0)
     body.append(...renderBlocks(m.blocks, { surface: "message", msg: m }));
-  else body.append(mrkdwn(m.text ?? ""));
+  else if (m.text) body.append(mrkdwn(m.text));
+  // Uploaded files (the post-mortem draft): a download link each, with its size.
+  for (const f of m.files ?? []) {
+    body.append(
+      h(
+        "div",
+        { class: "file" },
+        h("a", { href: `/api/file/${encodeURIComponent(f.id)}`, download: f.name }, `📎 ${f.name}`),
+        ` (${f.size.toLocaleString("en-US")} bytes)`,
+      ),
+    );
+  }
   return h(
     "div",
     { class: `msg ${isEphemeral ? "ephemeral" : ""}`.trim(), "data-ts": m.ts, "data-kind": m.kind },

@@ -9,6 +9,7 @@
  *   GET  /api/state        channel messages, threads, ephemerals, modals, users, lint problems
  *   GET  /api/stream       Server-Sent Events: `change` whenever the fake Slack saw something new
  *   GET  /api/lint         every problem in what the bot posted, as JSON
+ *   GET  /api/file/<id>    a file the bot uploaded (the post-mortem draft), as a download
  *   POST /api/lint         lint `{ blocks, text }` or `{ view }` sent in the body
  *   POST /api/command      `{ user, text }`: a signed slash command
  *   POST /api/action       `{ user, ts, actionId, ... }`: a signed button click / select
@@ -136,6 +137,8 @@ interface ConsoleMessage {
   /** For ephemerals: the only user who sees it (undefined: unknown, shown to all marked as such). */
   readonly visibleTo?: string;
   readonly problems: readonly LintProblem[];
+  /** Files the message shares (`files.uploadV2`): each downloadable at `GET /api/file/<id>`. */
+  readonly files?: readonly { readonly id: string; readonly name: string; readonly size: number }[];
 }
 
 interface ConsoleView {
@@ -280,6 +283,25 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
           updates: now.updates,
           at: call.at,
           problems: lintMessage({ text, ...(blocks !== undefined ? { blocks } : {}) }),
+        });
+      } else if (call.method === "files.completeUploadExternal") {
+        // A file shared in the channel or a thread: a message of its own, as Slack shows it.
+        const shared = Array.isArray(res["files"]) ? (res["files"] as unknown[]) : [];
+        const ids = new Set(shared.filter(isObj).map((f) => s(f["id"])));
+        const made = fake.files().filter((f) => ids.has(f.id) && f.messageTs !== undefined);
+        const first = made[0];
+        if (first?.channel === undefined || first.messageTs === undefined) continue;
+        out.push({
+          kind: "message",
+          channel: first.channel,
+          ts: first.messageTs,
+          ...(first.threadTs !== undefined ? { threadTs: first.threadTs } : {}),
+          text: first.initialComment ?? "",
+          blocks: undefined,
+          updates: 0,
+          at: call.at,
+          problems: [],
+          files: made.map((f) => ({ id: f.id, name: f.filename, size: f.content?.length ?? f.length })),
         });
       } else if (call.method === "chat.postEphemeral") {
         const b = call.body;
@@ -569,6 +591,22 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
         }
       }
       if (path === "/api/state") return sendJson(res, 200, state());
+      const fileId = /^\/api\/file\/([A-Za-z0-9]+)$/.exec(path)?.[1];
+      if (fileId !== undefined) {
+        // An uploaded file (the post-mortem draft), as Slack's download would give it.
+        const file = fake.files().find((f) => f.id === fileId && f.completed);
+        if (file?.content === undefined) return sendJson(res, 404, { error: "no such file" });
+        res
+          .writeHead(200, {
+            "content-type": "text/plain; charset=utf-8",
+            "content-disposition": `attachment; filename="${file.filename.replace(/[^A-Za-z0-9._-]/g, "_")}"`,
+            "cache-control": "no-store",
+            "x-content-type-options": "nosniff",
+            "cross-origin-resource-policy": "same-origin",
+          })
+          .end(file.content);
+        return;
+      }
       if (path === "/api/lint") return sendJson(res, 200, lint());
       if (path === "/api/stream") {
         res.writeHead(200, {
