@@ -20,6 +20,7 @@ import type {
   Route53RepointStep,
 } from "../approvals/types.js";
 import type { ObjectSnapshot } from "../kube/types.js";
+import { plural } from "../util/format.js";
 import { buildOwnership } from "./ownership.js";
 import { normalizeDns, type PathHop, type TracedPath } from "./path.js";
 
@@ -177,7 +178,7 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
         if (chosen) continue;
         if (hop.candidates && hop.candidates.length > 0) {
           questions.push(
-            `${where} — ${String(hop.candidates.length)} load balancers of ${hop.oldOwner?.label ?? "its owner"} serve ${path.hostname}: ${hop.candidates.join("; ")}. Not guessed: name one with \`repoint ${path.hostname} --to <load-balancer-name>\`.`,
+            `${where} — ${plural(hop.candidates.length, "load balancer", "load balancers")} of ${hop.oldOwner?.label ?? "its owner"} ${hop.candidates.length === 1 ? "serves" : "serve"} ${path.hostname}: ${hop.candidates.join("; ")}. Not guessed: name one with \`repoint ${path.hostname} --to <load-balancer-name>\`.`,
           );
         } else {
           questions.push(
