@@ -33,9 +33,13 @@ export async function warmUp(d: WarmUpDeps): Promise<void> {
     // Discovery first: the long-running adapter caches it (and watches CRDs for changes), so the
     // first diagnosis starts with it in hand.
     await d.services.kube.discover();
+    // Without the approval engine, so nothing is recorded: the warm-up is no one's question and
+    // must not appear in an incident's timeline.
+    const readOnly: CommandServices = { ...d.services };
+    delete (readOnly as { approvals?: unknown }).approvals;
     const result = await d.registry.dispatch(
       `ns ${WARM_UP_NAMESPACE}`,
-      { actor: { userId: "unstuck-warm-up", teamId: "", surface: "cli" }, services: d.services },
+      { actor: { userId: "unstuck-warm-up", teamId: "", surface: "cli" }, services: readOnly },
       d.command,
     );
     d.render(result);

@@ -65,6 +65,13 @@ describe("the bot's warm-up", () => {
     expect(paths).toContain(`GET /api/v1/namespaces/${WARM_UP_NAMESPACE}`);
     // Read-only: nothing written.
     expect(sim.requests().filter((r) => r.method !== "GET")).toEqual([]);
+    // Nor recorded: no observation of it in the audit log, so no incident's timeline names it.
+    const streams = (await redis.keys(`${prefix}*`)).filter((k) => k.endsWith(":audit"));
+    expect(streams.length).toBeLessThanOrEqual(1);
+    for (const key of streams) {
+      const entries = await redis.xrange(key, "-", "+");
+      expect(JSON.stringify(entries)).not.toContain(WARM_UP_NAMESPACE);
+    }
   });
 
   it("does not stop the start when it fails", async () => {
