@@ -586,7 +586,8 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
         }),
       );
       if (res.status !== 200) throw new Error(`/unstuck approvals answered ${String(res.status)}`);
-      await fake.waitFor("chat.postMessage", (c) => c.body.channel === channel, 30_000);
+      // The list is the asker's: answered privately, to the response_url.
+      await fake.waitForResponse((res) => res.id === `list-${String(r)}`, 30_000);
       listTimes.push(performance.now() - t0);
     }
     const reads: number[] = [];
