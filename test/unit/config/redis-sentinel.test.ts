@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig, parseRedisSentinelUrl } from "../../../src/config.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { sentinelOptions } from "../../../src/redis-connection.js";
+import { REDIS_URL } from "../../helpers/redis.js";
 
 function configError(fn: () => unknown): UnstuckError {
   try {
@@ -84,7 +85,7 @@ describe("loadConfig with a Sentinel REDIS_URL", () => {
     expect(c.redisSentinel?.db).toBe(1);
     expect(c.redisCluster).toBeUndefined();
     expect(c.redisPrefix).toBe("unstuck");
-    expect(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }).redisSentinel).toBeUndefined();
+    expect(loadConfig({ REDIS_URL }).redisSentinel).toBeUndefined();
   });
 
   it("a bad Sentinel URL fails loadConfig naming REDIS_URL", () => {
@@ -153,8 +154,6 @@ describe("sentinelOptions", () => {
   });
 
   it("is only for a Sentinel URL", () => {
-    expect(() => sentinelOptions(loadConfig({ REDIS_URL: "redis://127.0.0.1:6379" }))).toThrow(
-      /not a redis\+sentinel:\/\/ URL/,
-    );
+    expect(() => sentinelOptions(loadConfig({ REDIS_URL }))).toThrow(/not a redis\+sentinel:\/\/ URL/);
   });
 });
