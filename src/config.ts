@@ -356,8 +356,10 @@ export function loadConfig(
           ...(e.SLACK_API_URL ? { apiUrl: e.SLACK_API_URL } : {}),
         }
       : undefined;
-  const aws = awsTarget(e, readFile);
-  const fleet = fleetOf(e, readFile);
+  // Read and checked once: the AWS target and the fleet both come from it.
+  const clustersFile = parseClustersFile(e, readFile);
+  const aws = awsTarget(e, clustersFile);
+  const fleet = fleetOf(e, clustersFile);
   const redisTlsCa = redisCa(e, readFile);
   const redisCluster = e.REDIS_URL.includes("+cluster://") ? parseRedisClusterUrl(e.REDIS_URL) : undefined;
   const redisSentinel = /^rediss?\+sentinel:\/\//.test(e.REDIS_URL)
@@ -597,8 +599,11 @@ function redisKeyPrefix(prefix: string | undefined, cluster: boolean): string {
   return prefix;
 }
 
-function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): AwsTarget | undefined {
-  const target = awsLocation(e, readFile);
+function awsTarget(
+  e: z.infer<typeof EnvSchema>,
+  file: z.infer<typeof ClustersFileSchema> | undefined,
+): AwsTarget | undefined {
+  const target = awsLocation(e, file);
   if (!target) return undefined;
   if (e.AWS_ACCESS_KEY_ID === undefined && e.AWS_SECRET_ACCESS_KEY === undefined) return target;
   if (!e.AWS_ACCESS_KEY_ID || !e.AWS_SECRET_ACCESS_KEY) {
@@ -623,9 +628,8 @@ function awsTarget(e: z.infer<typeof EnvSchema>, readFile: (path: string) => str
 
 function awsLocation(
   e: z.infer<typeof EnvSchema>,
-  readFile: (path: string) => string,
+  file: z.infer<typeof ClustersFileSchema> | undefined,
 ): AwsTarget | undefined {
-  const file = parseClustersFile(e, readFile);
   if (file !== undefined) {
     const names = Object.keys(file.clusters);
     const name = e.UNSTUCK_CLUSTER_NAME ?? (names.length === 1 ? names[0] : undefined);
@@ -697,8 +701,10 @@ function parseClustersFile(
  * names (so they follow the `UNSTUCK_CLUSTER_NAME` rule), a channel maps to one cluster at most, and a
  * process that runs workers (`worker`, `all`) names the cluster it serves.
  */
-function fleetOf(e: z.infer<typeof EnvSchema>, readFile: (path: string) => string): FleetConfig | undefined {
-  const file = parseClustersFile(e, readFile);
+function fleetOf(
+  e: z.infer<typeof EnvSchema>,
+  file: z.infer<typeof ClustersFileSchema> | undefined,
+): FleetConfig | undefined {
   if (file === undefined) return undefined;
   const names = Object.keys(file.clusters);
   if (names.length < 2) return undefined;
