@@ -308,18 +308,25 @@ export async function runSandbox(io: {
     const calls = fake.calls();
     for (; seen < calls.length; seen++) {
       const c = calls[seen];
-      if (!c || !["chat.postMessage", "chat.update", "chat.postEphemeral", "views.open"].includes(c.method))
+      if (
+        !c ||
+        !["chat.postMessage", "chat.update", "chat.postEphemeral", "views.open", "views.update"].includes(
+          c.method,
+        )
+      )
         continue;
       const body = c.body;
       const ts = str(body.ts ?? c.response?.ts);
+      const isView = c.method === "views.open" || c.method === "views.update";
+      const viewBlocks = isView ? (body.view as { blocks?: unknown } | undefined)?.blocks : undefined;
+      const asks = JSON.stringify(viewBlocks ?? []).includes('"type":"input"');
       const header =
         c.method === "chat.update"
           ? `── message updated (${ts})`
-          : c.method === "views.open"
-            ? "── a form opened (answer with: reason <text>; answering ticks every [ ] statement below as yours)"
+          : isView
+            ? `── ${c.method === "views.open" ? "a form opened" : "the form now reads"}${asks ? " (answer with: reason <text>; answering ticks every [ ] statement below as yours)" : ""}`
             : `── unstuck in #incident${body.thread_ts ? " (thread)" : ""}`;
-      const blocks =
-        c.method === "views.open" ? (body.view as { blocks?: unknown } | undefined)?.blocks : body.blocks;
+      const blocks = isView ? viewBlocks : body.blocks;
       const channel = str(body.channel) || CHANNEL;
       const text = blocksToText(blocks, (b) => buttons.push({ ...b, channel, ts }));
       // An update repeats the whole message: show what changed at its top (state, outcome), not all of it.
@@ -349,7 +356,7 @@ export async function runSandbox(io: {
       io.out(`(could not save an uploaded file: ${toUserError(err).message})`),
     );
   }, 150);
-  let pendingModal: { callbackId: string; metadata: string } | undefined;
+  let pendingModal: { viewId: string } | undefined;
 
   const rl = createInterface({ input: io.input, terminal: false });
   // Ctrl-C stops as `quit` does (the bot stopped, its Redis keys removed); a second one exits at once.
@@ -424,12 +431,7 @@ export async function runSandbox(io: {
           );
           await settle();
           const opened = fake.views()[views];
-          if (opened) {
-            pendingModal = {
-              callbackId: str(opened.view.callback_id),
-              metadata: str(opened.view.private_metadata),
-            };
-          }
+          if (opened) pendingModal = { viewId: opened.id };
         }
       } else if (/^argo\s+sync(\s|$)/.test(line)) {
         const app = line.split(/\s+/)[2] ?? SEED_NAMESPACE;
@@ -438,43 +440,59 @@ export async function runSandbox(io: {
         else for (const l of (await argoSyncSeed(world)).lines) io.out(l);
         await settle();
       } else if (line.startsWith("reason ") && pendingModal) {
-        const view = fake.views().at(-1)?.view as
-          | {
-              blocks?: {
-                block_id?: string;
-                element?: { type?: string; action_id?: string; options?: { value?: string }[] };
-              }[];
-            }
-          | undefined;
-        const input = view?.blocks?.find((blk) => blk.element?.action_id?.includes("reason"));
-        // The statements shown with the form: typing the reason is the requester ticking them.
-        const ticks = Object.fromEntries(
-          (view?.blocks ?? [])
-            .filter((blk) => blk.element?.type === "checkboxes")
-            .map((blk) => [
-              str(blk.block_id),
-              {
-                [str(blk.element?.action_id)]: {
-                  selected: (blk.element?.options ?? []).map((o) => str(o.value)),
+        type FormView = {
+          callback_id?: string;
+          private_metadata?: string;
+          blocks?: {
+            block_id?: string;
+            element?: { type?: string; action_id?: string; options?: { value?: string }[] };
+          }[];
+        };
+        const { viewId } = pendingModal;
+        const current = (): FormView | undefined => fake.views().find((v) => v.id === viewId)?.view;
+        const reasonInput = (v: FormView | undefined) =>
+          v?.blocks?.find((blk) => blk.element?.action_id?.includes("reason"));
+        // A form may first say what it is checking ("Tracing…") and become the form a moment later.
+        const deadline = Date.now() + 30_000;
+        while (reasonInput(current()) === undefined && Date.now() < deadline && !stopping) {
+          await new Promise((r) => setTimeout(r, 100));
+          show();
+        }
+        const view = current();
+        const input = reasonInput(view);
+        if (input === undefined) {
+          io.out("(the form asks for nothing: close it, there is no reason to give)");
+          pendingModal = undefined;
+        } else {
+          // The statements shown with the form: typing the reason is the requester ticking them.
+          const ticks = Object.fromEntries(
+            (view?.blocks ?? [])
+              .filter((blk) => blk.element?.type === "checkboxes")
+              .map((blk) => [
+                str(blk.block_id),
+                {
+                  [str(blk.element?.action_id)]: {
+                    selected: (blk.element?.options ?? []).map((o) => str(o.value)),
+                  },
                 },
+              ]),
+          );
+          await postSigned(
+            events,
+            SECRET,
+            viewSubmissionBody({
+              callbackId: str(view?.callback_id),
+              privateMetadata: str(view?.private_metadata),
+              userId: user,
+              values: {
+                [input?.block_id ?? "reason"]: { [input?.element?.action_id ?? "reason"]: line.slice(7) },
+                ...ticks,
               },
-            ]),
-        );
-        await postSigned(
-          events,
-          SECRET,
-          viewSubmissionBody({
-            callbackId: pendingModal.callbackId,
-            privateMetadata: pendingModal.metadata,
-            userId: user,
-            values: {
-              [input?.block_id ?? "reason"]: { [input?.element?.action_id ?? "reason"]: line.slice(7) },
-              ...ticks,
-            },
-          }),
-        );
-        pendingModal = undefined;
-        await settle();
+            }),
+          );
+          pendingModal = undefined;
+          await settle();
+        }
       } else {
         io.out(
           `type /unstuck <command>, as <USER>, click <n | label>, wait <text>, argo sync ${SEED_NAMESPACE}, or quit`,

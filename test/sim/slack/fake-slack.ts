@@ -155,8 +155,11 @@ export interface FakeSlack {
   files(): FakeFile[];
   /** Replace the bot token's scopes (see {@link FakeSlackOptions.scopes}); `undefined` grants every scope. */
   setScopes(scopes: readonly string[] | undefined): void;
-  /** Modals opened with `views.open`, oldest first (the `view` as sent, plus its trigger id). */
-  views(): { readonly triggerId: string; readonly view: Record<string, unknown> }[];
+  /**
+   * Modals opened with `views.open`, oldest first: each as it reads now (the last `views.update`), with
+   * its id and the trigger id that opened it.
+   */
+  views(): { readonly id: string; readonly triggerId: string; readonly view: Record<string, unknown> }[];
   /** Push a message (usually an envelope, see `slashCommandEnvelope`) to every open Socket Mode connection. */
   socketSend(message: unknown): void;
   /** Socket Mode connections open now (hello sent, not closed). */
@@ -213,7 +216,8 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
   const channels = new Map<string, FakeChannel>();
   /** channel → ts → message, so `chat.update` can answer `message_not_found` like Slack. */
   const messages = new Map<string, Map<string, FakeMessage>>();
-  const views: { triggerId: string; view: Record<string, unknown> }[] = [];
+  /** Open modals by opening order; `hash` changes on every update, as Slack's does. */
+  const views: { id: string; triggerId: string; view: Record<string, unknown>; hash: string }[] = [];
   let viewCounter = 0;
   /** file id → file, in the order they were asked for. */
   const files = new Map<string, FakeFile>();
@@ -310,9 +314,32 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
       if (record["type"] !== "modal" || !Array.isArray(record["blocks"])) {
         return { ok: false, error: "invalid_arguments" };
       }
-      views.push({ triggerId, view: record });
       viewCounter += 1;
-      return { view: { ...record, id: `V${String(viewCounter).padStart(8, "0")}`, team_id: teamId } };
+      const id = `V${String(viewCounter).padStart(8, "0")}`;
+      const hash = `${String(Date.now())}.${randomBytes(4).toString("hex")}`;
+      views.push({ id, triggerId, view: record, hash });
+      return { view: { ...record, id, hash, team_id: teamId } };
+    },
+    // Slack: `view_id` (or `external_id`) names the modal, `hash` (optional) must be the one it last
+    // returned, else `hash_conflict`; an unknown id is `not_found`. The update replaces the whole view.
+    "views.update": (body) => {
+      const viewId = str(body["view_id"]);
+      const view = body["view"];
+      if (!viewId) return { ok: false, error: "invalid_arguments" };
+      if (typeof view !== "object" || view === null || Array.isArray(view)) {
+        return { ok: false, error: "invalid_arguments" };
+      }
+      const record = view as Record<string, unknown>;
+      if (record["type"] !== "modal" || !Array.isArray(record["blocks"])) {
+        return { ok: false, error: "invalid_arguments" };
+      }
+      const open = views.find((v) => v.id === viewId);
+      if (!open) return { ok: false, error: "not_found" };
+      const hash = str(body["hash"]);
+      if (hash && hash !== open.hash) return { ok: false, error: "hash_conflict" };
+      open.view = record;
+      open.hash = `${String(Date.now())}.${randomBytes(4).toString("hex")}`;
+      return { view: { ...record, id: viewId, hash: open.hash, team_id: teamId } };
     },
     "files.getUploadURLExternal": (body) => {
       const filename = str(body["filename"]);
@@ -662,7 +689,7 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     setScopes: (list) => {
       scopes = list ? new Set(list) : undefined;
     },
-    views: () => views.map((v) => ({ ...v })),
+    views: () => views.map((v) => ({ id: v.id, triggerId: v.triggerId, view: v.view })),
     socketSend: (message) => hub.send(message),
     socketConnections: () => hub.open(),
     waitForSocket: (count = 1, timeoutMs = DEFAULT_TIMEOUT_MS) =>

@@ -14,7 +14,13 @@
 const $ = (id) => document.getElementById(id);
 /** This page's token, put in by the server when it served the page; every POST carries it. */
 const CONSOLE_TOKEN = document.querySelector('meta[name="console-token"]')?.getAttribute("content") ?? "";
-const state = { data: undefined, user: undefined, openViewId: undefined, version: "" };
+const state = {
+  data: undefined,
+  user: undefined,
+  openViewId: undefined,
+  openViewKey: undefined,
+  version: "",
+};
 
 // ---------------------------------------------------------------------------------------------
 // DOM helpers
@@ -604,11 +610,15 @@ function renderModal() {
   const open = views.at(-1);
   if (!open) {
     state.openViewId = undefined;
+    state.openViewKey = undefined;
     root.replaceChildren();
     return;
   }
-  if (state.openViewId === open.viewId) return; // keep what is being typed
+  // Keep what is being typed; repaint only another modal, or this one updated (`views.update`).
+  const key = `${open.viewId} ${JSON.stringify(open.view)}`;
+  if (state.openViewKey === key) return;
   state.openViewId = open.viewId;
+  state.openViewKey = key;
   showModal(open, {});
 }
 
@@ -632,6 +642,7 @@ function showModal(open, errors) {
   cancel.addEventListener("click", () => {
     void api("/api/close", { user: state.user, viewId: open.viewId }).catch((err) => toast(err.message));
     state.openViewId = undefined;
+    state.openViewKey = undefined;
     root.replaceChildren();
   });
   submit?.addEventListener("click", async () => {
@@ -850,6 +861,7 @@ function fillUsers() {
     state.user = select.value;
     localStorage.setItem("unstuck-console-user", state.user);
     state.openViewId = undefined;
+    state.openViewKey = undefined;
     renderChannel();
     renderModal();
   });

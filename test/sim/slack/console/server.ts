@@ -351,21 +351,17 @@ export async function startConsole(options: ConsoleOptions): Promise<SlackConsol
     return responseTimes[i] ?? Date.now();
   };
 
+  // Each modal as it reads now: a `views.update` (a form that first said "Tracing…") replaces it.
   const views = (): ConsoleView[] =>
-    fake
-      .calls()
-      .filter((c) => c.method === "views.open" && c.response?.["ok"] === true)
-      .map((c) => {
-        const opened = c.response?.["view"];
-        const viewId = isObj(opened) ? s(opened["id"]) : "";
-        const by = triggers.get(s(c.body["trigger_id"]));
-        return {
-          viewId,
-          ...(by !== undefined ? { openedBy: by } : {}),
-          view: c.body["view"],
-          problems: lintView(c.body["view"]),
-        };
-      });
+    fake.views().map((v) => {
+      const by = triggers.get(v.triggerId);
+      return {
+        viewId: v.id,
+        ...(by !== undefined ? { openedBy: by } : {}),
+        view: v.view,
+        problems: lintView(v.view),
+      };
+    });
 
   const state = (): Obj => ({
     channel,
