@@ -168,6 +168,18 @@ export async function requestRepairWithPlan(
   return { request, trace, plan };
 }
 
+/** Plan the repair of `subject` afresh, as a request would, without requesting anything. */
+export async function planRepairOf(services: CommandServices, subject: RepairSubject): Promise<RepointPlan> {
+  const { plan } = await planPathRepair(
+    awsOf(services),
+    services.kube,
+    subject,
+    services.now,
+    repairOptions({}, services),
+  );
+  return plan;
+}
+
 /** A hostname as the plan and the trace name it: lower case, no trailing dot. */
 function hostKey(h: string): string {
   return h.replace(/\.$/, "").toLowerCase();

@@ -30,6 +30,7 @@ import {
 } from "./jobs/queues.js";
 import { createNotifyQueue, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
 import { startNamespaceGone } from "./jobs/waits.js";
+import { RepairCards } from "./jobs/repair-cards.js";
 import { NamespaceMessages } from "./jobs/namespace-messages.js";
 import { redisPostLedger } from "./jobs/post-once.js";
 import type { GuardReconciler } from "./jobs/guard-reconcile.js";
@@ -180,6 +181,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint
   // (one truth per thing).
   const namespaceMessages = new NamespaceMessages(redis, prefix);
+  // The traffic-path card each repair was asked from, so it loses *Fix the path* once the repair is made.
+  const repairCards = new RepairCards(redis, prefix);
   // Every thread reply and file a job posts, recorded: a job step that runs again posts nothing twice.
   const posted = redisPostLedger(redis, prefix);
   const startWait = namespaceWaitStarter({
@@ -246,6 +249,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     audit,
     workflow,
     namespaceMessages,
+    repairCards,
     startWait,
     client,
     now,

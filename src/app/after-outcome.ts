@@ -43,6 +43,11 @@ export interface AfterOutcomeDeps {
   readonly replyDelivered?: (requestId: string, event: ThreadEvent) => Promise<void>;
   /** Pauses of the edge waits (tests shorten them; production uses each kind's default). */
   readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
+  /**
+   * A repair made: the traffic-path card it was asked from loses its *Fix the path* (durably; a
+   * request asked by command has no card). Absent: the card is left as it is.
+   */
+  readonly repaintRepairCard?: (request: ApprovalRequest) => Promise<void>;
 }
 
 /** What to watch once an approved change is made. */
@@ -85,6 +90,7 @@ export function afterOutcome(
     // wait with its one status message in the thread, posted as it is started (so in this order) and
     // edited to its result. (A mismatched target's old load balancer still
     // exists, so its name resolving says nothing: no NXDOMAIN wait here.)
+    if (request.state === "DONE") await deps.repaintRepairCard?.(request);
     const targets: EdgeWaitTarget[] = [];
     for (const c of applied?.route53Changes ?? [])
       targets.unshift({

@@ -8,7 +8,9 @@ import { resolveResourceType } from "../diagnosis/removal-plan.js";
 import type { RepointPlan } from "../edge/repoint.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
-import type { RepairSubject } from "../traffic/repoint.js";
+import type { RepairCheck, RepairSubject } from "../traffic/repoint.js";
+
+export type { RepairCheck } from "../traffic/repoint.js";
 
 export interface RemovalRequestDeps {
   readonly kube: Pick<KubePort, "discover">;
@@ -65,11 +67,27 @@ export function repairRequester(
   return async (input) => {
     const made = await deps.requestRepair(input);
     if (made.request) return made.request;
-    throw new UnstuckError(
-      ErrorCode.BadInput,
-      `Nothing to repair on the traffic path of ${"namespace" in input.subject ? `namespace ${input.subject.namespace}` : input.subject.hostnames.join(", ")} now${made.plan.questions.length > 0 ? `: ${made.plan.questions.join(" ")}` : "."}`,
-    );
+    throw new UnstuckError(ErrorCode.BadInput, nothingToRepair(input.subject, made.plan));
   };
+}
+
+/**
+ * Plans the subject afresh (nothing is requested) to say whether there is anything to repair, before
+ * anyone is asked for a reason.
+ */
+export function repairChecker(deps: {
+  readonly planRepair: (subject: RepairSubject) => Promise<RepointPlan>;
+}): (subject: RepairSubject) => Promise<RepairCheck> {
+  return async (subject) => {
+    const plan = await deps.planRepair(subject);
+    return plan.action !== undefined
+      ? { repairable: true }
+      : { repairable: false, why: nothingToRepair(subject, plan) };
+  };
+}
+
+function nothingToRepair(subject: RepairSubject, plan: RepointPlan): string {
+  return `Nothing to repair on the traffic path of ${"namespace" in subject ? `namespace ${subject.namespace}` : subject.hostnames.join(", ")} now${plan.questions.length > 0 ? `: ${plan.questions.join(" ")}` : "."}`;
 }
 
 function groupOf(apiVersion: string): string {

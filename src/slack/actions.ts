@@ -19,8 +19,15 @@ import { scopeOf, type RequestScope } from "./middleware.js";
 export interface ActionContext {
   readonly scope: RequestScope;
   readonly action: { readonly actionId: string; readonly blockId?: string; readonly value?: string };
-  /** The message holding the button, for `chat.update` (the `response_url` expires after 30 minutes). */
-  readonly message?: { readonly channelId: string; readonly ts: string };
+  /**
+   * The message holding the button, for `chat.update` (the `response_url` expires after 30 minutes),
+   * with its blocks as Slack sent them (client-supplied: repaint from them, never act on them).
+   */
+  readonly message?: {
+    readonly channelId: string;
+    readonly ts: string;
+    readonly blocks?: readonly unknown[];
+  };
   /** Lets the handler open a modal (`views.open`); Slack honours it for 3 seconds after the click. */
   readonly triggerId?: string;
   readonly respond: RespondFn;
@@ -88,6 +95,7 @@ export function createActionRouter(app: App, shared: readonly Middleware<BlockAc
             const ts = asString(container?.message_ts) ?? body.message?.ts;
             const value = asString((action as { value?: unknown }).value);
             const triggerId = asString((body as { trigger_id?: unknown }).trigger_id);
+            const blocks: unknown = (body.message as { blocks?: unknown } | undefined)?.blocks;
             await handler({
               scope,
               action: {
@@ -95,7 +103,15 @@ export function createActionRouter(app: App, shared: readonly Middleware<BlockAc
                 blockId: action.block_id,
                 ...(value !== undefined ? { value } : {}),
               },
-              ...(channelId !== undefined && ts !== undefined ? { message: { channelId, ts } } : {}),
+              ...(channelId !== undefined && ts !== undefined
+                ? {
+                    message: {
+                      channelId,
+                      ts,
+                      ...(Array.isArray(blocks) && blocks.length > 0 ? { blocks } : {}),
+                    },
+                  }
+                : {}),
               ...(triggerId !== undefined ? { triggerId } : {}),
               respond,
               client,

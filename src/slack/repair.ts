@@ -1,8 +1,10 @@
 /**
- * The *Fix the path* button of a traffic-path card: a form asks why, then the path is traced and
- * planned afresh (never from what the card showed: the button value only names the hostnames or the
- * namespace, and in a fleet the cluster of the card) and the plan is posted as an approval request
- * like `/unstuck repoint … --reason`.
+ * The *Fix the path* button of a traffic-path card: a form opens at once ("tracing…") while the path
+ * is planned afresh; with nothing to repair the form says so and the card loses its button, otherwise
+ * the form asks why. On submit the path is traced and planned afresh again (never from what the card
+ * showed: the button value only names the hostnames or the namespace, and in a fleet the cluster of
+ * the card) and the plan is posted as an approval request like `/unstuck repoint … --reason`; once
+ * that repair is made, the worker repaints the card without its button.
  *
  * The value comes back from Slack: it is re-validated (namespace or DNS names) before any read.
  */
@@ -15,12 +17,13 @@ import type { ApprovalRequest, Identity } from "../approvals/types.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { assertNamespaceName } from "../kube/names.js";
 import type { Logger } from "../log.js";
-import type { RepairSubject } from "../traffic/repoint.js";
+import type { RepairCards } from "../jobs/repair-cards.js";
+import type { RepairCheck, RepairSubject } from "../traffic/repoint.js";
 import { registerActions, type ActionContext } from "./actions.js";
 import type { SlackApp } from "./slack-app.js";
 import { postRequest, tellRequester, type ApprovalActionDeps } from "./approvals.js";
 import { clusterField, clusterOfValue } from "./blocks/cluster-value.js";
-import { REPAIR_PATH_ACTION } from "./blocks/trace.js";
+import { REPAIR_PATH_ACTION, renderTraceNothingToRepair } from "./blocks/trace.js";
 import { clip, esc, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
@@ -35,7 +38,10 @@ interface RepairMetadata {
   readonly channelId: string;
   /** In a fleet: the cluster of the card whose button opened the form. */
   readonly cluster?: string;
+  /** The card whose button opened the form (its ts, in `channelId`), repainted once the repair is made. */
+  readonly cardTs?: string;
 }
+const MESSAGE_TS = /^\d{1,12}\.\d{1,8}$/;
 
 function bad(what: string): UnstuckError {
   return new UnstuckError(ErrorCode.BadInput, `The repair button carried an invalid ${what}.`);
@@ -57,12 +63,46 @@ function describeSubject(s: RepairSubject): string {
   return "namespace" in s ? `namespace ${s.namespace}` : s.hostnames.join(", ");
 }
 
-function repairModal(subject: RepairSubject, channelId: string, cluster: string | undefined): View {
+const MODAL_TITLE = { type: "plain_text", text: "Fix the traffic path" } as const;
+
+/** What the form shows while the path is planned afresh (no submit: there is nothing to answer yet). */
+function checkingModal(subject: RepairSubject): View {
+  return {
+    type: "modal",
+    title: MODAL_TITLE,
+    close: { type: "plain_text", text: "Cancel" },
+    blocks: [
+      {
+        type: "section",
+        text: {
+          type: "mrkdwn",
+          text: clip(
+            `:hourglass_flowing_sand: Tracing the traffic path of *${esc(describeSubject(subject))}* again, to see what is left to repair…`,
+          ),
+        },
+      },
+    ],
+  };
+}
+
+/** The form once the check found nothing to do, or could not check: no reason is asked for. */
+function answerModal(text: string): View {
+  return {
+    type: "modal",
+    title: MODAL_TITLE,
+    close: { type: "plain_text", text: "Close" },
+    blocks: [{ type: "section", text: { type: "mrkdwn", text: safe(text, 2900) } }],
+  };
+}
+
+function repairModal(meta: RepairMetadata): View {
+  const { subject, channelId, cluster, cardTs } = meta;
   // The same shape as the button's value, re-validated by the same parser when the form comes back.
   const metadata = {
     subject: "namespace" in subject ? { ns: subject.namespace } : { hosts: subject.hostnames },
     channelId,
     ...(cluster !== undefined ? { cluster } : {}),
+    ...(cardTs !== undefined ? { cardTs } : {}),
   };
   const blocks: KnownBlock[] = [
     {
@@ -96,7 +136,7 @@ function repairModal(subject: RepairSubject, channelId: string, cluster: string 
     type: "modal",
     callback_id: REPAIR_SUBMIT_CALLBACK,
     private_metadata: JSON.stringify(metadata),
-    title: { type: "plain_text", text: "Fix the traffic path" },
+    title: MODAL_TITLE,
     submit: { type: "plain_text", text: "Request approval" },
     close: { type: "plain_text", text: "Cancel" },
     blocks,
@@ -104,6 +144,17 @@ function repairModal(subject: RepairSubject, channelId: string, cluster: string 
 }
 
 export interface RepairActionDeps extends Pick<ApprovalActionDeps, "workflow" | "now" | "log"> {
+  /**
+   * Plans `subject` afresh to say whether there is anything to repair, before a reason is asked for
+   * (in a fleet on `cluster`, the one the button named). Throws `UnstuckError` when it cannot tell.
+   */
+  readonly checkRepair: (
+    subject: RepairSubject,
+    cluster?: string,
+    channelId?: string,
+  ) => Promise<RepairCheck>;
+  /** Where the card a repair was asked from is remembered, so the worker can take its button off. */
+  readonly cards?: Pick<RepairCards, "remember" | "link">;
   /**
    * Trace and plan `subject` afresh and create the request; throws `UnstuckError` (e.g. nothing to
    * repair). In a fleet on `cluster`, the one the button named (`undefined`: chosen as before).
@@ -125,6 +176,16 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
       actionId: REPAIR_PATH_ACTION,
       handler: async (ctx: ActionContext) => {
         const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+        /** The form once opened: later answers replace what it says. */
+        let form: { readonly id: string; readonly hash?: string } | undefined;
+        const show = async (view: View): Promise<void> => {
+          if (form === undefined) return;
+          await ctx.client.views.update({
+            view_id: form.id,
+            ...(form.hash !== undefined ? { hash: form.hash } : {}),
+            view,
+          });
+        };
         try {
           let raw: unknown;
           try {
@@ -141,18 +202,68 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
               "Slack sent no trigger id, so I cannot open the form.",
             );
           }
-          await ctx.client.views.open({
+          // The trigger lasts 3 s and a trace may take longer: the form opens now and says so.
+          const opened = await ctx.client.views.open({
             trigger_id: ctx.triggerId,
-            view: repairModal(subject, channelId, cluster),
+            view: checkingModal(subject),
           });
+          if (opened.view?.id !== undefined)
+            form = {
+              id: opened.view.id,
+              ...(opened.view.hash !== undefined ? { hash: opened.view.hash } : {}),
+            };
+          const check = await deps.checkRepair(subject, cluster, channelId);
+          const card = ctx.message;
+          if (!check.repairable) {
+            await show(answerModal(`:information_source: ${check.why}`));
+            // The button can do nothing more: the card says why instead (best effort).
+            if (card?.blocks !== undefined) {
+              await ctx.client.chat
+                .update({
+                  channel: card.channelId,
+                  ts: card.ts,
+                  ...renderTraceNothingToRepair(card.blocks, check.why, ctx.scope.actor.userId, deps.now()),
+                })
+                .catch((err: unknown) =>
+                  ctx.scope.log.warn({ code: slackErrorCode(err) }, "the path card could not be repainted"),
+                );
+            }
+            ctx.scope.log.info({ subject }, "path repair: nothing to repair");
+            return;
+          }
+          if (card?.blocks !== undefined && deps.cards !== undefined) {
+            await deps.cards
+              .remember({ channel: card.channelId, ts: card.ts, blocks: card.blocks })
+              .catch((err: unknown) =>
+                ctx.scope.log.warn({ err: toUserError(err).message }, "the path card was not remembered"),
+              );
+          }
+          await show(
+            repairModal({
+              subject,
+              channelId,
+              ...(cluster !== undefined ? { cluster } : {}),
+              ...(card !== undefined && MESSAGE_TS.test(card.ts) ? { cardTs: card.ts } : {}),
+            }),
+          );
           ctx.scope.log.info({ subject }, "path repair form opened");
         } catch (err) {
           const code = slackErrorCode(err);
           const text =
             code !== undefined
-              ? `:warning: Slack did not open the form (${code}). Click the button again.`
+              ? `:warning: Slack did not ${form === undefined ? "open" : "update"} the form (${code}). Click the button again.`
               : `:no_entry_sign: ${toUserError(err).message}`;
-          await ctx.respond({ response_type: "ephemeral", replace_original: false, text: safe(text, 1000) });
+          // Said in the form when it is open (the asker is looking at it), else privately in the channel.
+          const told = await show(answerModal(text)).then(
+            () => form !== undefined,
+            () => false,
+          );
+          if (!told)
+            await ctx.respond({
+              response_type: "ephemeral",
+              replace_original: false,
+              text: safe(text, 1000),
+            });
         }
       },
     },
@@ -172,10 +283,14 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
         const channelId = parsed["channelId"];
         if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw bad("channel");
         const cluster = clusterField(parsed["cluster"]);
+        const cardTs = parsed["cardTs"];
+        if (cardTs !== undefined && (typeof cardTs !== "string" || !MESSAGE_TS.test(cardTs)))
+          throw bad("card");
         meta = {
           subject: parseRepairSubject(parsed["subject"]),
           channelId,
           ...(cluster !== undefined ? { cluster } : {}),
+          ...(typeof cardTs === "string" ? { cardTs } : {}),
         };
       } catch (err) {
         await ack({ response_action: "errors", errors: { [REASON_FIELD]: toUserError(err).message } });
@@ -196,6 +311,14 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
           meta.cluster,
         );
         await postRequest(client, deps, request, requester, log);
+        // Once this repair is made, the card it was asked from loses its button (the worker repaints it).
+        if (meta.cardTs !== undefined && deps.cards !== undefined) {
+          await deps.cards
+            .link(request.id, { channel: meta.channelId, ts: meta.cardTs })
+            .catch((err: unknown) =>
+              log.warn({ err: toUserError(err).message }, "the path card was not linked to its request"),
+            );
+        }
       } catch (err) {
         log.info({ code: toUserError(err).code }, "path repair request refused");
         await tellRequester(

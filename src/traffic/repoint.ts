@@ -26,6 +26,10 @@ export interface PathRepair {
 
 export type RepairSubject = { readonly hostnames: readonly string[] } | { readonly namespace: string };
 
+/** Whether a repair button can still do anything: a fresh plan has a change to ask for, or why not. */
+export type RepairCheck =
+  { readonly repairable: true } | { readonly repairable: false; readonly why: string };
+
 export interface RepairOptions {
   /** `--to`: the load balancer the requester names (checked: it must serve each hostname). */
   readonly choose?: string;

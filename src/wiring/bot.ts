@@ -5,11 +5,12 @@
 import type { WebClient } from "@slack/web-api";
 import { requestRemovalWithPlan, diagnoseOptions } from "../../commands/finalize.js";
 import { defaultRegistry } from "../../commands/index.js";
-import { requestRepairWithPlan } from "../../commands/repoint.js";
+import { planRepairOf, requestRepairWithPlan } from "../../commands/repoint.js";
+import type { RepairCards } from "../jobs/repair-cards.js";
 import { boundedRegistry, commandBoundMs } from "../app/bounded-registry.js";
 import type { StartNamespaceWait } from "../app/namespace-wait.js";
 import { afterPost } from "../app/posted.js";
-import { removalRequester, repairRequester } from "../app/requests.js";
+import { removalRequester, repairChecker, repairRequester } from "../app/requests.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
 import type { AuditLog } from "../audit/log.js";
 import type { CommandDispatcher, CommandServices } from "../command-contract.js";
@@ -41,6 +42,7 @@ export interface BotDeps {
   readonly workflow: ApprovalWorkflow;
   readonly audit: AuditLog;
   readonly namespaceMessages: NamespaceMessages;
+  readonly repairCards: RepairCards;
   readonly startWait: StartNamespaceWait;
   readonly client: WebClient;
   readonly now: () => Date;
@@ -119,6 +121,9 @@ export function createBotApp(d: BotDeps): SlackApp {
       repairRequester({
         requestRepair: (input) => requestRepairWithPlan(services, { workflow, audit }, input),
       }),
+    checkRepair:
+      fleet?.checkRepair ?? repairChecker({ planRepair: (subject) => planRepairOf(services, subject) }),
+    cards: d.repairCards,
   });
   // The command path used once before listening, so the first burst of commands is acknowledged
   // as fast as later ones (src/wiring/warm-up.ts).

@@ -11,10 +11,16 @@ import { randomUUID } from "node:crypto";
 import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from "bullmq";
 import { diagnoseOptions, requestRemovalWithPlan } from "../../commands/finalize.js";
 import { defaultRegistry } from "../../commands/index.js";
-import { requestRepairWithPlan } from "../../commands/repoint.js";
+import { planRepairOf, requestRepairWithPlan } from "../../commands/repoint.js";
 import { boundedRegistry, commandBoundMs } from "../app/bounded-registry.js";
 import { namespaceWaitStarter } from "../app/namespace-wait.js";
-import { removalRequester, repairRequester, type RepairFormInput } from "../app/requests.js";
+import {
+  removalRequester,
+  repairChecker,
+  repairRequester,
+  type RepairCheck,
+  type RepairFormInput,
+} from "../app/requests.js";
 import type { ApprovalRequest, RemovalRequestInput } from "../approvals/types.js";
 import type { EnqueueExecution, EnqueueOutcome } from "../approvals/workflow.js";
 import type { Actor, CommandResult, CommandServices } from "../command-contract.js";
@@ -39,6 +45,7 @@ import {
   type Queues,
 } from "../jobs/queues.js";
 import { startNamespaceGone } from "../jobs/waits.js";
+import type { RepairSubject } from "../traffic/repoint.js";
 import type { Logger } from "../log.js";
 import type { RedisConnection } from "../redis-connection.js";
 
@@ -52,6 +59,7 @@ export type RemoteCall =
     }
   | { readonly kind: "removal-request"; readonly input: RemovalRequestInput }
   | { readonly kind: "repair-request"; readonly input: RepairFormInput }
+  | { readonly kind: "repair-check"; readonly subject: RepairSubject }
   | { readonly kind: "diagnose"; readonly namespace: string };
 
 interface RemoteJobData {
@@ -197,6 +205,7 @@ export interface RemoteHandlers {
   command(text: string, actor: Actor, prefix: string | undefined): Promise<CommandResult>;
   removalRequest(input: RemovalRequestInput): Promise<ApprovalRequest>;
   repairRequest(input: RepairFormInput): Promise<ApprovalRequest>;
+  repairCheck(subject: RepairSubject): Promise<RepairCheck>;
   diagnose(namespace: string): Promise<NamespaceDiagnosis>;
 }
 
@@ -218,6 +227,7 @@ export function localHandlers(config: Config, services: CommandServices): Remote
       })(input),
     repairRequest: (input) =>
       repairRequester({ requestRepair: (i) => requestRepairWithPlan(services, needApprovals(), i) })(input),
+    repairCheck: (subject) => repairChecker({ planRepair: (s) => planRepairOf(services, s) })(subject),
     diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
   };
 }
@@ -254,6 +264,8 @@ export function createCommandsWorker(
             return { ok: true, value: await handlers.removalRequest(call.input) };
           case "repair-request":
             return { ok: true, value: await handlers.repairRequest(call.input) };
+          case "repair-check":
+            return { ok: true, value: await handlers.repairCheck(call.subject) };
           case "diagnose":
             return { ok: true, value: await handlers.diagnose(call.namespace) };
           default:
@@ -328,6 +340,12 @@ export interface BotFleet {
    */
   readonly createRemovalRequest: (input: RemovalRequestInput, cluster?: string) => Promise<ApprovalRequest>;
   readonly requestRepair: (input: RepairFormInput, cluster?: string) => Promise<ApprovalRequest>;
+  /** Whether a *Fix the path* can still repair anything, planned on the cluster the button names. */
+  readonly checkRepair: (
+    subject: RepairSubject,
+    cluster?: string,
+    channelId?: string,
+  ) => Promise<RepairCheck>;
   readonly diagnose: (namespace: string, cluster?: string, channelId?: string) => Promise<NamespaceDiagnosis>;
   /** The cluster whose workers produced a diagnosis `diagnose` returned. */
   readonly clusterOf: (diagnosis: NamespaceDiagnosis) => string | undefined;
@@ -379,6 +397,18 @@ export function botFleet(d: BotFleetDeps): BotFleet {
   /** The cluster a button names, when it is one of the fleet's (a name the file no longer has is refused). */
   const named = (cluster: string | undefined): string | undefined =>
     cluster !== undefined ? chooseCluster(fleet, cluster, undefined) : undefined;
+  /** The live cluster a *Fix the path* (its check or its form) runs on. */
+  const clusterOfRepair = async (
+    subject: RepairSubject,
+    button: string | undefined,
+    channelId: string | undefined,
+  ): Promise<string> =>
+    live(
+      named(button) ??
+        ("namespace" in subject
+          ? await clusterOfNamespace(subject.namespace, channelId)
+          : chooseCluster(fleet, undefined, channelId)),
+    );
   const diagnosed = new WeakMap<object, string>();
   return {
     registry,
@@ -389,14 +419,12 @@ export function botFleet(d: BotFleetDeps): BotFleet {
       return (await queues.call(cluster, { kind: "removal-request", input }, boundMs)) as ApprovalRequest;
     },
     requestRepair: async (input, button) => {
-      const subject = input.subject;
-      const cluster = await live(
-        named(button) ??
-          ("namespace" in subject
-            ? await clusterOfNamespace(subject.namespace, input.channelId)
-            : chooseCluster(fleet, undefined, input.channelId)),
-      );
+      const cluster = await clusterOfRepair(input.subject, button, input.channelId);
       return (await queues.call(cluster, { kind: "repair-request", input }, boundMs)) as ApprovalRequest;
+    },
+    checkRepair: async (subject, button, channelId) => {
+      const cluster = await clusterOfRepair(subject, button, channelId);
+      return (await queues.call(cluster, { kind: "repair-check", subject }, boundMs)) as RepairCheck;
     },
     diagnose: async (namespace, button, channelId) => {
       const cluster = await live(named(button) ?? (await clusterOfNamespace(namespace, channelId)));

@@ -10,7 +10,8 @@ import { retrying } from "../approvals/notifier.js";
 import type { EditJobData } from "../jobs/notify.js";
 import { withCluster } from "../slack/blocks/cluster-value.js";
 import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
-import { renderTraceBlocks } from "../slack/blocks/trace.js";
+import { renderTraceBlocks, renderTraceRepaired } from "../slack/blocks/trace.js";
+import type { RepairCardPresenter } from "../app/repair-card.js";
 import type { SlackMessage } from "../slack/blocks/message.js";
 import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "../slack/blocks/watch.js";
 import { messageLink } from "../slack/links.js";
@@ -63,6 +64,11 @@ export const slackRepaint: RepaintPresenter = {
   watchFinished: (namespace, card, outcome, at) =>
     renderWatchFinished(namespace, card as readonly KnownBlock[], outcome, at),
   diagnosisGone: (namespace, card, at) => renderDiagnosisGone(namespace, card as readonly KnownBlock[], at),
+};
+
+/** The traffic-path card once the repair asked from it was made: *Fix the path* taken off. */
+export const slackRepairCard: RepairCardPresenter = {
+  repaired: (card, at) => renderTraceRepaired(card, at),
 };
 
 /** Applies a queued edit of a posted message (`chat.update`, with a short retry loop). */

@@ -6,6 +6,7 @@
 import type { WebClient } from "@slack/web-api";
 import type { Job, Queue, Worker } from "bullmq";
 import { afterOutcome } from "../app/after-outcome.js";
+import { repaintRepairedCard } from "../app/repair-card.js";
 import {
   afterNamespaceGone,
   blockerLines,
@@ -29,6 +30,7 @@ import { startGuardReconciler, type GuardReconciler } from "../jobs/guard-reconc
 import { enqueueEdgeWait, redisSharedChecks } from "../jobs/edge-waits.js";
 import { coalescedReporter } from "../jobs/waits.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
+import type { RepairCards } from "../jobs/repair-cards.js";
 import { createNotifyWorker, queueMessageEdit, replyDelivered, type NotifyRetry } from "../jobs/notify.js";
 import { enqueuePathRecheck } from "../jobs/path-recheck.js";
 import type { PostLedger } from "../jobs/post-once.js";
@@ -46,6 +48,7 @@ import {
   slackAlreadyWatchedReply,
   slackMessageEditor,
   slackRepaint,
+  slackRepairCard,
   slackTraceCardOf,
 } from "./slack-presenters.js";
 
@@ -72,6 +75,7 @@ export interface WorkersDeps {
   readonly queues: Queues;
   readonly notifyQueue: Queue;
   readonly namespaceMessages: NamespaceMessages;
+  readonly repairCards: RepairCards;
   readonly posted: PostLedger;
   readonly startWait: StartNamespaceWait;
   readonly client: WebClient;
@@ -131,6 +135,13 @@ export function createWorkers(d: WorkersDeps): Worker[] {
           cluster: d.cluster,
           healthPaths: config.edgeProbe.healthPaths,
           ...(tuning.edgeWaits !== undefined ? { edgeWaits: tuning.edgeWaits } : {}),
+          repaintRepairCard: repaintRepairedCard({
+            cards: d.repairCards,
+            queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, edit, key, tuning.notify?.job),
+            present: slackRepairCard,
+            now,
+            log,
+          }),
         }),
         scheduleGuardClose: async (data, delayMs) => {
           await enqueueGuardClose(queues.waits, data, delayMs);

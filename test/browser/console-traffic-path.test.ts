@@ -165,6 +165,11 @@ describe("the local Slack console, traffic path", () => {
       .first()
       .waitFor({ timeout: 60_000 });
     await screenshot(page, "path-06-deployed-200");
+    // The offer the repair was asked from lost its button once the repair was made, and says so.
+    await expect
+      .poll(() => firstThread.locator('button[data-action-id="path:repair"]').count(), { timeout: 30_000 })
+      .toBe(0);
+    expect(await firstThread.locator(".msg", { hasText: /Repaired/ }).count()).toBe(1);
 
     // Everything the bot posted rendered, and passed the linter.
     expect(await page.locator(".bk-unrenderable").count()).toBe(0);

@@ -32,6 +32,8 @@ import {
   viewSubmissionBody,
   type SlackCall,
 } from "../sim/slack/index.js";
+import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
+import { eventually } from "../helpers/eventually.js";
 import { buttonValue } from "./block-kit.js";
 import { botEnv } from "./bot-env.js";
 
@@ -333,6 +335,35 @@ describe("one bot, three clusters, one worker per cluster", () => {
     expect(String(refused.body["text"])).toMatch(
       /Unknown cluster &quot;prod-us&quot;|Unknown cluster "prod-us"/,
     );
+    expect(myappReads()).toEqual({ c1: 0, c2: 0, c3: 0 });
+  });
+
+  it("a *Fix the path* naming a cluster the fleet does not have says so in its form; nothing is read", async () => {
+    fake.clear();
+    resetSims();
+    await postSigned(
+      events,
+      SECRET,
+      blockActionsBody({
+        actionId: REPAIR_PATH_ACTION,
+        value: JSON.stringify({ ns: "myapp", cluster: "prod-us" }),
+        userId: REQUESTER,
+        channelId: CHANNEL,
+        messageTs: "1700000000.000400",
+        responseUrl: fake.responseUrl("repair-unknown"),
+        triggerId: "1337.9.fleet",
+      }),
+    );
+    const form = await eventually(
+      () => {
+        const v = fake.views().find((x) => x.triggerId === "1337.9.fleet")?.view;
+        return v && /Unknown cluster/.test(JSON.stringify(v)) ? v : undefined;
+      },
+      10_000,
+      "the form saying the cluster is unknown",
+    );
+    // An answer, not a form: no reason is asked for.
+    expect(form["submit"]).toBeUndefined();
     expect(myappReads()).toEqual({ c1: 0, c2: 0, c3: 0 });
   });
 

@@ -129,9 +129,27 @@ async function click(s: Setup, actionId: string, value: string, user: string, ts
       messageTs: ts,
       responseUrl: s.fake.responseUrl(`click-${actionId}-${user}`),
       ...(trigger !== undefined ? { triggerId: trigger } : {}),
+      // As Slack sends them: the message's blocks as they read now.
+      blocks: (s.fake.message(CHANNEL, ts)?.blocks as unknown[] | undefined) ?? [],
     }),
   );
   expect(res.status).toBe(200);
+}
+
+/**
+ * The form a *Fix the path* click opened, once it asks for a reason: it opens saying it is tracing,
+ * then becomes the form (or an answer).
+ */
+async function formOf(s: Setup, trigger: string): Promise<Record<string, unknown>> {
+  await s.fake.waitFor("views.open", (c) => c.body["trigger_id"] === trigger, 10_000);
+  return until(
+    () => {
+      const view = s.fake.views().find((v) => v.triggerId === trigger)?.view;
+      return view?.["callback_id"] !== undefined ? view : undefined;
+    },
+    20_000,
+    "the repair form",
+  );
 }
 
 /** What the HTTP front answers for a host now (as a client through CloudFront would see it). */
@@ -177,12 +195,7 @@ describe("repairing the traffic path through the approval", () => {
     expect(JSON.parse(value)).toEqual({ ns: "myapp" });
 
     await click(s, REPAIR_PATH_ACTION, value, REQUESTER, String(card.response?.["ts"]), "1337.1.repair");
-    const opened = await s.fake.waitFor(
-      "views.open",
-      (c) => c.body["trigger_id"] === "1337.1.repair",
-      10_000,
-    );
-    const view = opened.body["view"] as Record<string, unknown>;
+    const view = await formOf(s, "1337.1.repair");
 
     // A reason too short is refused in the form; nothing is requested.
     const short = await postSigned(
@@ -197,6 +210,21 @@ describe("repairing the traffic path through the approval", () => {
     );
     expect(short.status).toBe(200);
     expect(short.text).toContain("at least");
+
+    // The form names the card it was opened from; one whose card was forged is refused, nothing requested.
+    const meta = JSON.parse(String(view["private_metadata"])) as Record<string, unknown>;
+    expect(meta["cardTs"]).toBe(String(card.response?.["ts"]));
+    const forged = await postSigned(
+      s.events,
+      SECRET,
+      viewSubmissionBody({
+        callbackId: String(view["callback_id"]),
+        privateMetadata: JSON.stringify({ ...meta, cardTs: "C0OTHER:1.2" }),
+        values: { reason: { reason: "test.example.com answers 502: origin names the deleted worker ALB" } },
+        userId: REQUESTER,
+      }),
+    );
+    expect(forged.text).toContain("invalid card");
 
     const sent = await postSigned(
       s.events,
@@ -269,6 +297,44 @@ describe("repairing the traffic path through the approval", () => {
     expect(audit.map((e) => e.event)).toEqual(
       expect.arrayContaining(["request.created", "vote.approve", "execution.done"]),
     );
+
+    // The card the repair was asked from can do nothing more: its button is gone, it says why.
+    const cardTs = String(card.response?.["ts"]);
+    const repainted = await until(
+      () => {
+        const m = s.fake.message(CHANNEL, cardTs);
+        return m && !JSON.stringify(m.blocks).includes(REPAIR_PATH_ACTION) ? m : undefined;
+      },
+      20_000,
+      "the card repainted without Fix the path",
+    );
+    expect(JSON.stringify(repainted.blocks)).toContain("Repaired");
+    expect(JSON.stringify(repainted.blocks)).toContain("UpdateDistribution E2MYAPPTEST0001");
+
+    // A client still showing the old button: the form says there is nothing to repair, without asking
+    // why, and nothing is requested.
+    const requests = s.fake.calls().filter((c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE));
+    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, cardTs, "1337.1.again");
+    const answer = await until(
+      () => {
+        const v = s.fake.views().find((x) => x.triggerId === "1337.1.again")?.view;
+        return v && /Nothing to repair/.test(JSON.stringify(v)) ? v : undefined;
+      },
+      20_000,
+      "the form saying there is nothing to repair",
+    );
+    expect(answer["submit"]).toBeUndefined();
+    await until(
+      () =>
+        /checked again/.test(JSON.stringify(s.fake.message(CHANNEL, cardTs)?.blocks)) ? true : undefined,
+      10_000,
+      "the card saying it was checked again",
+    );
+    expect(JSON.stringify(answer)).not.toContain('"type":"input"');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(
+      s.fake.calls().filter((c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE)),
+    ).toHaveLength(requests.length);
   }, 90_000);
 
   it("the seed end to end: finalize → gone → path card (nothing to repoint yet) → Argo re-creates → the bot offers the repair → approved → INSYNC, Deployed, worker and test answer 200", async () => {
@@ -342,12 +408,7 @@ describe("repairing the traffic path through the approval", () => {
     // The operator takes the offer: one plan (the worker alias and the CloudFront origin), approved.
     const value = buttonValue(offer.blocks, REPAIR_PATH_ACTION) ?? "";
     await click(s, REPAIR_PATH_ACTION, value, REQUESTER, offer.ts, "1337.2.repair");
-    const opened = await s.fake.waitFor(
-      "views.open",
-      (c) => c.body["trigger_id"] === "1337.2.repair",
-      10_000,
-    );
-    const view = opened.body["view"] as Record<string, unknown>;
+    const view = await formOf(s, "1337.2.repair");
     await postSigned(
       s.events,
       SECRET,
@@ -428,6 +489,15 @@ describe("repairing the traffic path through the approval", () => {
       ).toHaveLength(1);
     // Each status message was posted as "Waiting…" when its wait started, then edited to its result.
     for (const m of replies.slice(2)) expect(m.updates, m.text).toBeGreaterThanOrEqual(1);
+    // The offer in the first thread lost its Fix the path once the repair was made.
+    await until(
+      () =>
+        JSON.stringify(s.fake.message(CHANNEL, offer.ts)?.blocks).includes(REPAIR_PATH_ACTION)
+          ? undefined
+          : true,
+      20_000,
+      "the offer without its button",
+    );
   }, 120_000);
 
   it("orphans myapp --delete: a clean-up request, approved by a second person, deletes only what is still an orphan", async () => {

@@ -6,7 +6,8 @@ import { repointRequestCommand } from "../../render/trace-text.js";
 import { plural } from "../../util/format.js";
 import type { TraceResult } from "../../traffic/trace.js";
 import type { SlackMessage } from "./message.js";
-import { clip, command, esc, sections, SlackLimit } from "./text.js";
+import { slackDate } from "./diagnosis.js";
+import { clip, command, esc, mention, sections, SlackLimit } from "./text.js";
 
 const ICON = {
   ok: ":large_green_circle:",
@@ -138,4 +139,43 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
     });
   }
   return { text: clip(esc(headline), SlackLimit.Fallback), blocks: blocks.slice(0, 50) };
+}
+
+/**
+ * The card with its *Fix the path* taken off and why in its place: the button can do nothing more
+ * (nothing left to repair, or the repair asked from it was made). `blocks` are the card as posted (or
+ * as Slack sent them back with the click): every other block is kept as it was.
+ */
+function withoutRepairButton(blocks: readonly unknown[], note: string): SlackMessage {
+  const kept = (blocks as KnownBlock[]).filter(
+    (b) => !(b.type === "actions" && JSON.stringify(b.elements).includes(`"${REPAIR_PATH_ACTION}"`)),
+  );
+  const first = kept[0];
+  const headline =
+    first?.type === "section" && first.text?.type === "mrkdwn" ? first.text.text : "Traffic path";
+  return {
+    text: clip(headline.replace(/[*_]|:[a-z_]+: /g, ""), SlackLimit.Fallback),
+    blocks: [...kept.slice(0, 49), { type: "context", elements: [{ type: "mrkdwn", text: clip(note) }] }],
+  };
+}
+
+/** The card after *Fix the path* found nothing to repair (checked afresh by `userId` at `at`). */
+export function renderTraceNothingToRepair(
+  blocks: readonly unknown[],
+  why: string,
+  userId: string,
+  at: Date,
+): SlackMessage {
+  return withoutRepairButton(
+    blocks,
+    `:information_source: ${esc(why)} (checked again by ${mention(userId)} ${slackDate(at.toISOString())}; this card shows the path as it was traced)`,
+  );
+}
+
+/** The card once the repair asked from it was made: the trace above is the path before it. */
+export function renderTraceRepaired(blocks: readonly unknown[], at: Date): SlackMessage {
+  return withoutRepairButton(
+    blocks,
+    `:white_check_mark: Repaired ${slackDate(at.toISOString())} through the approved request (its thread follows CloudFront, Route 53 and the hostnames); this card shows the path before the repair.`,
+  );
 }
