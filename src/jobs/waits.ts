@@ -28,6 +28,8 @@ export interface ThreadReporter {
 export interface ThreadCard {
   readonly text: string;
   readonly blocks: readonly unknown[];
+  /** A file for the same thread, posted after the card (a command too long for the card, whole). */
+  readonly file?: { readonly filename: string; readonly title: string; readonly content: string };
 }
 
 /** Lines naming what still blocks a namespace, e.g. `Ingress myapp/x (ingress.k8s.aws/resources)`. */

@@ -11,7 +11,8 @@ import type { CommandDispatcher, CommandServices, CommandResult } from "../comma
 import { takeClusterFlag } from "../fleet/cluster-flag.js";
 import { clusterOfResult, dispatchLine } from "../fleet/dispatcher.js";
 import type { ActionRegistration } from "./actions.js";
-import { renderSlackMessage, type SlackMessage } from "./blocks/index.js";
+import { answerFile, renderSlackMessage, type SlackMessage } from "./blocks/index.js";
+import { attachAnswerFile } from "./answer-file.js";
 import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
@@ -185,6 +186,10 @@ export function commandListener(deps: CommandListenerDeps): Middleware<SlackComm
       // The card starts a thread; the whole draft goes into it as a file (or the card says why not).
       await attachTimelineFile(client, result, posted, posted.ts, scope.log);
     }
+    // A command too long for the card is whole in a file in its thread, as the card says.
+    const file = answerFile(result, message);
+    if (posted !== undefined && file !== undefined && result.type !== "timeline")
+      await attachAnswerFile(client, file, { channel: posted.channel, threadTs: posted.ts }, scope.log);
     if (posted === undefined || deps.afterPost === undefined) return;
     try {
       await deps.afterPost(result, posted);
@@ -267,7 +272,7 @@ export function shareAction(deps: ShareDeps): ActionRegistration {
       const rendered = renderSlackMessage(result, { command: deps.command });
       const by = `Shared by <@${safe(scope.actor.userId, 30)}>: \`${safe(`${deps.command} ${line}`, 200)}\``;
       try {
-        await client.chat.postMessage({
+        const res = await client.chat.postMessage({
           channel,
           text: rendered.text,
           blocks: [
@@ -275,6 +280,14 @@ export function shareAction(deps: ShareDeps): ActionRegistration {
             { type: "context", elements: [{ type: "mrkdwn", text: by }] },
           ] as never,
         });
+        const file = answerFile(result, rendered);
+        if (file !== undefined && res.ts !== undefined)
+          await attachAnswerFile(
+            client,
+            file,
+            { channel: res.channel ?? channel, threadTs: res.ts },
+            scope.log,
+          );
       } catch (err) {
         await refuse(postFailureHint(slackErrorCode(err)));
         return;

@@ -11,6 +11,8 @@ import { registerActions, type ActionContext, type HasActionRouter } from "./act
 import { clusterOfValue, withCluster } from "./blocks/cluster-value.js";
 import { DiagnosisActionId, renderDiagnosisBlocks, renderDiagnosisDetails } from "./blocks/diagnosis.js";
 import { safe } from "./blocks/text.js";
+import { answerFile } from "./blocks/index.js";
+import { attachAnswerFile } from "./answer-file.js";
 
 export interface DiagnosisActionDeps {
   /**
@@ -63,6 +65,18 @@ export function registerDiagnosisActions(target: HasActionRouter, deps: Diagnosi
           text: rendered.text,
           blocks: rendered.blocks,
         });
+        // A command too long for the card: whole in a file in the same thread, as the card says.
+        const file = answerFile(
+          { type: "diagnosis", diagnosis: d, ...(kind === "details" ? { all: true } : {}) },
+          card,
+        );
+        if (file !== undefined)
+          await attachAnswerFile(
+            ctx.client,
+            file,
+            { channel: message.channelId, threadTs: message.ts },
+            ctx.scope.log,
+          );
         ctx.scope.log.info(
           { namespace, kind, ...(cluster !== undefined ? { cluster } : {}) },
           "diagnosis card action answered in the thread",

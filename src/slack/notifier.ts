@@ -22,6 +22,8 @@ import { renderApprovalRequest, renderAuditLine, renderLostRequest } from "./blo
 import { outcomeSentence } from "./blocks/outcome.js";
 import { clip, safe, safeLine, SlackLimit } from "./blocks/text.js";
 import { slackErrorCode } from "./slack-errors.js";
+import { attachAnswerFile } from "./answer-file.js";
+import { pino } from "pino";
 
 type WebClient = webApi.WebClient;
 // ---------------------------------------------------------------------------------------------------------
@@ -227,7 +229,10 @@ export function createSlackApprovalNotifier(deps: SlackApprovalNotifierDeps): Ap
 }
 
 /** Wait status messages in an incident thread: posted once, then edited in place. */
-export function createSlackThreadReporter(client: WebClient): ThreadReporter {
+export function createSlackThreadReporter(
+  client: WebClient,
+  log: Logger = pino({ level: "silent" }),
+): ThreadReporter {
   return {
     // Status lines quote object names, finalizers and API errors: all of it is foreign text.
     async post(channel, threadTs, text) {
@@ -255,6 +260,8 @@ export function createSlackThreadReporter(client: WebClient): ThreadReporter {
       if (res.ts === undefined) {
         throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a thread message but returned no ts.");
       }
+      // A command too long for the card: whole in a file in the same thread, as the card says.
+      if (card.file !== undefined) await attachAnswerFile(client, card.file, { channel, threadTs }, log);
       return { ts: res.ts };
     },
   };

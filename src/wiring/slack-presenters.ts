@@ -12,7 +12,10 @@ import { withCluster } from "../slack/blocks/cluster-value.js";
 import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
 import { renderTraceBlocks, renderTraceRepaired } from "../slack/blocks/trace.js";
 import type { RepairCardPresenter } from "../app/repair-card.js";
-import type { SlackMessage } from "../slack/blocks/message.js";
+import type { AttachedFile, SlackMessage } from "../slack/blocks/message.js";
+import { answerFile } from "../slack/blocks/index.js";
+import type { RepointPlan } from "../edge/repoint.js";
+import type { TraceResult } from "../traffic/trace.js";
 import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "../slack/blocks/watch.js";
 import { messageLink } from "../slack/links.js";
 import { slackRetryVerdict } from "../slack/notifier.js";
@@ -21,9 +24,16 @@ import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 export { renderTraceBlocks as slackTraceCard } from "../slack/blocks/trace.js";
 
 /** The traffic-path card a worker posts; in a fleet its *Fix the path* names the worker's cluster. */
-export function slackTraceCardOf(cluster: string | undefined): typeof renderTraceBlocks {
-  if (cluster === undefined) return renderTraceBlocks;
-  return (trace, plan) => withCluster(renderTraceBlocks(trace, plan), cluster);
+export function slackTraceCardOf(
+  cluster: string | undefined,
+): (trace: TraceResult, plan: RepointPlan) => SlackMessage & { readonly file?: AttachedFile } {
+  return (trace, plan) => {
+    const card = renderTraceBlocks(trace, plan);
+    const shown = cluster !== undefined ? withCluster(card, cluster) : card;
+    // A command too long for the card goes whole into a file in the same thread.
+    const file = answerFile({ type: "trace", trace, repair: plan }, card);
+    return file !== undefined ? { ...shown, file } : shown;
+  };
 }
 
 /** How long an edit of a posted message keeps trying before its job's own retry takes over. */

@@ -109,7 +109,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
   // The traffic-path cards these workers post (in a fleet, their buttons name this cluster).
   const traceCard = slackTraceCardOf(d.fleetCluster);
   // The waits' status messages: progress edits of one message close together collapse into one.
-  const statusReporter = coalescedReporter(createSlackThreadReporter(d.client), { log });
+  const statusReporter = coalescedReporter(createSlackThreadReporter(d.client, log), { log });
   return [
     createActionsWorker(
       { ...clusterSetup, concurrency: ACTIONS_CONCURRENCY },
@@ -157,7 +157,13 @@ export function createWorkers(d: WorkersDeps): Worker[] {
         kube: base.kube,
         reporter: statusReporter,
         describeBlockers: blockerLines(base.kube, now),
-        deletionGuard: { kube: base.kube, audit, reporter: createSlackThreadReporter(d.client), now, log },
+        deletionGuard: {
+          kube: base.kube,
+          audit,
+          reporter: createSlackThreadReporter(d.client, log),
+          now,
+          log,
+        },
         ...(base.aws
           ? {
               afterGone: afterNamespaceGone({
@@ -170,7 +176,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
               }),
               pathRecheck: {
                 replan: replanNamespace({ kube: base.kube, aws: base.aws, now, renderTrace: traceCard }),
-                reporter: createSlackThreadReporter(d.client),
+                reporter: createSlackThreadReporter(d.client, log),
                 now,
                 log,
                 record: auditObserver(audit, now),

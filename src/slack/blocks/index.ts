@@ -8,9 +8,11 @@ import { renderPreflightBlocks } from "./preflight.js";
 import { renderTraceBlocks } from "./trace.js";
 import { renderWatching } from "./watch.js";
 import { renderTimelineBlocks } from "./timeline.js";
-import type { SlackMessage } from "./message.js";
+import type { AttachedFile, SlackMessage } from "./message.js";
+import { hasLongCommand } from "./text.js";
+import { renderText } from "../../render/text.js";
 
-export type { SlackMessage };
+export type { AttachedFile, SlackMessage };
 
 /** What the renderers need from the configuration. */
 export interface RenderOptions {
@@ -18,6 +20,19 @@ export interface RenderOptions {
   readonly command?: string;
   /** In a fleet: the cluster that answered, named in the value of the card's buttons (`cluster-value.ts`). */
   readonly cluster?: string;
+}
+
+/**
+ * The file a posted answer's thread gets when its card replaced a command too long for Slack by a
+ * note: the answer as the terminal prints it, every command whole. `undefined` when nothing was replaced.
+ */
+export function answerFile(result: CommandResult, message: SlackMessage): AttachedFile | undefined {
+  if (!hasLongCommand(message.blocks)) return undefined;
+  return {
+    filename: `unstuck-${result.type}.txt`,
+    title: "The whole answer, every command as the terminal prints it",
+    content: renderText(result),
+  };
 }
 
 /** Render any command result as a Slack message. */

@@ -97,10 +97,23 @@ export function prose(s: string, max: number = SlackLimit.Section): string {
 }
 
 /**
+ * What a card says in place of a command longer than any section: where it is whole. The surface that
+ * posts the card attaches the answer as the terminal prints it in the card's thread
+ * (`answerFile`), whenever a card carries this note.
+ */
+export const LONG_COMMAND_NOTE =
+  "longer than a Slack message allows: it is whole in the file attached in this message's thread";
+
+/** Whether a rendered card replaced a command by {@link LONG_COMMAND_NOTE}. */
+export function hasLongCommand(blocks: readonly unknown[]): boolean {
+  return JSON.stringify(blocks).includes(LONG_COMMAND_NOTE);
+}
+
+/**
  * A long mrkdwn text as section texts within Slack's limit, split between lines, and a line too long
  * for one section between its prose and its code spans: a command is never split. A single code
  * span longer than a section (thousands of characters: no command the bot writes) is replaced by a
- * note saying so, never cut.
+ * note saying where it is whole ({@link LONG_COMMAND_NOTE}), never cut.
  */
 export function sectionTexts(text: string, max = 2900): string[] {
   const pieces: string[] = [];
@@ -115,7 +128,7 @@ export function sectionTexts(text: string, max = 2900): string[] {
         part.text.length <= max
           ? part.text
           : part.code
-            ? `_(a command of ${String(part.text.length)} characters, longer than a Slack message allows: the terminal prints it whole)_`
+            ? `_(a command of ${String(part.text.length)} characters, ${LONG_COMMAND_NOTE})_`
             : clip(part.text, max);
       if (current.length + t.length > max) {
         pieces.push(current);
