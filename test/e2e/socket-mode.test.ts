@@ -17,7 +17,14 @@ import type { KubePort } from "../../src/kube/port.js";
 import { silentLogger } from "../../src/log.js";
 import { createSlackApp, type SlackApp } from "../../src/slack/app.js";
 import { startKubeSim } from "../sim/kube/index.js";
-import { slashCommandEnvelope, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import {
+  interactiveEnvelope,
+  slashCommandEnvelope,
+  startFakeSlack,
+  type FakeSlack,
+} from "../sim/slack/index.js";
+import { SHARE_ACTION } from "../../src/slack/command.js";
+import { buttonValue } from "./block-kit.js";
 import { messageText } from "./slack-harness.js";
 
 const CHANNEL = "C0SOCKET1";
@@ -148,6 +155,42 @@ describe("Socket Mode against the fake Slack and the seed incident", () => {
     }
     // Nothing was posted in the channel for help.
     expect(fake.calls().filter((c) => c.method === "chat.postMessage")).toHaveLength(postsBefore);
+  });
+
+  it("a private answer's *Share in channel* works over the socket: posted in the channel, the private copy withdrawn", async () => {
+    const envelope = slashCommandEnvelope(nextEnvelopeId(), {
+      text: "ns payments",
+      channelId: CHANNEL,
+      userId: "U0SHARER1",
+      responseUrl: fake.responseUrl("ns-payments"),
+    });
+    fake.socketSend(envelope);
+    await fake.waitForAck(envelope.envelope_id, 3_000);
+    // Not stuck: only the asker sees it, with the button.
+    const answer = await fake.waitForResponse((r) => r.id === "ns-payments", 20_000);
+    expect(answer.body["response_type"]).toBe("ephemeral");
+    const value = buttonValue(answer.body["blocks"], SHARE_ACTION);
+    expect(value).toBe("ns payments");
+
+    const click = interactiveEnvelope(nextEnvelopeId(), {
+      actionId: SHARE_ACTION,
+      value: value ?? "",
+      userId: "U0SHARER1",
+      channelId: CHANNEL,
+      responseUrl: fake.responseUrl("share-payments"),
+    });
+    fake.socketSend(click);
+    await fake.waitForAck(click.envelope_id, 3_000);
+    const shared = await fake.waitFor(
+      "chat.postMessage",
+      (c) => c.body["channel"] === CHANNEL && JSON.stringify(c.body["blocks"] ?? "").includes("Shared by"),
+      20_000,
+    );
+    expect(messageText(shared.body)).toContain("payments");
+    expect(JSON.stringify(shared.body["blocks"])).toContain("<@U0SHARER1>");
+    const withdrawn = await fake.waitForResponse((r) => r.id === "share-payments", 10_000);
+    expect(withdrawn.body["delete_original"]).toBe(true);
+    expect(fake.socketAcks().filter((a) => a.envelopeId === click.envelope_id)).toHaveLength(1);
   });
 
   it("reconnects when Slack asks it to, and keeps acking on the new connection", async () => {

@@ -10,7 +10,7 @@ export type {
   SlackHold,
   SlackResponsePost,
 } from "./fake-slack.js";
-export { slashCommandEnvelope } from "./socket.js";
+export { interactiveEnvelope, slashCommandEnvelope } from "./socket.js";
 export type { SocketAck, SocketEnvelope } from "./socket.js";
 export {
   appMentionBody,

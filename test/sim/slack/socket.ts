@@ -9,7 +9,12 @@ import { createHash, randomUUID } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { slashCommandBody, type SlashCommandFields } from "./signing.js";
+import {
+  blockActionsBody,
+  slashCommandBody,
+  type BlockActionFields,
+  type SlashCommandFields,
+} from "./signing.js";
 
 /** One acknowledgement the app sent back over the socket. */
 export interface SocketAck {
@@ -34,6 +39,18 @@ export interface SocketEnvelope {
 export function slashCommandEnvelope(envelopeId: string, fields: SlashCommandFields): SocketEnvelope {
   const payload: Record<string, unknown> = Object.fromEntries(new URLSearchParams(slashCommandBody(fields)));
   return { envelope_id: envelopeId, type: "slash_commands", payload, accepts_response_payload: true };
+}
+
+/**
+ * An `interactive` envelope (a button click): over Socket Mode Slack sends the same `block_actions`
+ * payload it would post over HTTP, as the envelope's JSON `payload` rather than a form field.
+ */
+export function interactiveEnvelope(envelopeId: string, fields: BlockActionFields): SocketEnvelope {
+  const payload = JSON.parse(new URLSearchParams(blockActionsBody(fields)).get("payload") ?? "{}") as Record<
+    string,
+    unknown
+  >;
+  return { envelope_id: envelopeId, type: "interactive", payload, accepts_response_payload: false };
 }
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
