@@ -6,6 +6,7 @@
  * them only → a second person approves → the card repainted in place, the namespace gone in the
  * thread. Screenshots of each step are kept in test-artifacts/browser/.
  */
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshot, startSandboxProcess, type SandboxProcess } from "./browser.js";
@@ -121,6 +122,19 @@ describe("the local Slack console", () => {
     const trace = page.locator(".msg[data-kind=message]", { hasText: "test.example.com" }).last();
     await trace.waitFor({ timeout: 30_000 });
     await screenshot(page, "05-trace");
+
+    // 7. The post-mortem draft: its card, and the whole draft as a file in the thread, downloaded
+    // by clicking its link as a person would.
+    await slash(page, "/unstuck timeline");
+    const link = page.locator(".thread .file a", { hasText: /postmortem-.*\.md/ });
+    await link.first().waitFor({ timeout: 30_000 });
+    const [download] = await Promise.all([page.waitForEvent("download"), link.first().click()]);
+    expect(download.suggestedFilename()).toMatch(/^postmortem-.*\.md$/);
+    const draft = await readFile(await download.path(), "utf8");
+    expect(draft).toMatch(/^# /);
+    expect(draft).toContain("myapp");
+    expect(draft).toContain("myapp-worker-ingress");
+    await screenshot(page, "06-postmortem-file");
 
     // Everything the bot posted rendered, and passed the linter.
     expect(await page.locator(".bk-unrenderable").count()).toBe(0);
