@@ -113,19 +113,22 @@ export interface EdgeWaitDeps {
   readonly random?: () => number;
 }
 
-/**
- * Each pause is the nominal one plus up to this fraction, at random: never shorter, so a wait's
- * own last look is always older than its first pause (see {@link SHARED_LOOK_FRESH}).
- */
+/** Each pause is the nominal one plus up to this fraction, at random: never shorter. */
 export const EDGE_JITTER = 0.2;
 
 /**
  * A look taken by another wait on the same target is used while younger than this fraction of the
- * wait's first pause. A whole pause: a target is looked at no more than once per interval, however
- * many waits share it and however their checks drift apart; a wait's own last look, taken at least
- * a whole pause ago, is never fresh to it.
+ * wait's first pause. A whole pause, counted from when the look was asked for: a target is looked
+ * at no more than once per interval, however many waits share it and however their checks drift
+ * apart. A wait's own last look is never an answer to it; when it is younger than a pause (that
+ * check's call came a moment after the check began), the wait looks again once it is a pause old.
  */
 export const SHARED_LOOK_FRESH = 1;
+
+/** A check that must not look yet: its own last look is younger than a pause until `at`. */
+interface LookLater {
+  readonly later: number;
+}
 
 function jittered(ms: number, random: () => number): number {
   return Math.max(1, Math.round(ms * (1 + EDGE_JITTER * random())));
@@ -137,16 +140,23 @@ function jittered(ms: number, random: () => number): number {
  * wait briefly for its look. Any failure here only means a wait looks for itself.
  */
 export interface SharedChecks {
-  /** The latest look at `key` taken after `since` (epoch ms, the waits' clock), if any. */
-  read(key: string, since: number): Promise<Look | undefined>;
+  /** The latest look at `key` asked for after `since` (epoch ms, the waits' clock), if any. */
+  read(key: string, since: number): Promise<SharedLook | undefined>;
   /** The right to look at `key` now (one wait at a time, for a short lease); a token, or undefined if held. */
   claim(key: string): Promise<string | undefined>;
-  /** Record a look taken at `at`, and give up the claim `token`. */
-  write(key: string, at: number, seen: Look, token: string | undefined): Promise<void>;
+  /** Record a look asked for at `at` by the wait `by`, and give up the claim `token`. */
+  write(key: string, at: number, seen: Look, token: string | undefined, by?: string): Promise<void>;
   /** Give up a claim without a look (the look failed). */
   release(key: string, token: string): Promise<void>;
   /** How long a wait that found the target claimed waits for that look before looking itself. */
   readonly waitMs: number;
+}
+
+/** A look as shared: when it was asked for, by which wait (its job id), and what it saw. */
+export interface SharedLook {
+  readonly at: number;
+  readonly by?: string;
+  readonly look: Look;
 }
 
 /** The Redis call the shared looks need (a plain client or a cluster client alike). */
@@ -193,7 +203,10 @@ export function redisSharedChecks(
       const bar = raw.indexOf("|");
       const at = Number(raw.slice(0, bar));
       if (!(at > since)) return undefined;
-      return JSON.parse(raw.slice(bar + 1)) as Look;
+      const stored = JSON.parse(raw.slice(bar + 1)) as { look?: Look; by?: unknown } | Look;
+      // Written before looks named their wait: the look alone.
+      if (!("look" in stored) || stored.look === undefined) return { at, look: stored as Look };
+      return { at, look: stored.look, ...(typeof stored.by === "string" ? { by: stored.by } : {}) };
     },
     async claim(key) {
       const token = randomUUID();
@@ -201,13 +214,13 @@ export function redisSharedChecks(
         ? token
         : undefined;
     },
-    async write(key, at, seen, token) {
+    async write(key, at, seen, token, by) {
       await redis.eval(
         WRITE_LOOK,
         2,
         keyOf(key),
         `${keyOf(key)}:claim`,
-        JSON.stringify(seen),
+        JSON.stringify({ look: seen, ...(by !== undefined ? { by } : {}) }),
         at,
         keepMs,
         token ?? "",
@@ -223,28 +236,53 @@ export function redisSharedChecks(
  * Look at the wait's target, or read the look another wait on it took within the freshness bound
  * (one look per target per interval, however many wait on it).
  */
-async function sharedLook(data: EdgeWaitData, deps: EdgeWaitDeps, now: number): Promise<Look> {
+async function sharedLook(
+  data: EdgeWaitData,
+  deps: EdgeWaitDeps,
+  now: number,
+  self: string | undefined,
+): Promise<Look | LookLater> {
   const shared = deps.shared;
   if (shared === undefined) return look(data.target, deps);
   const key = postKey(data.target.kind, targetKey(data.target));
-  const since = now - SHARED_LOOK_FRESH * (data.firstIntervalMs ?? data.intervalMs);
+  const fresh = SHARED_LOOK_FRESH * (data.firstIntervalMs ?? data.intervalMs);
+  const since = now - fresh;
+  /** Another wait's look, fresh; this wait's own last look is never its answer. */
+  const theirs = (s: SharedLook | undefined): Look | undefined =>
+    s !== undefined && (self === undefined || s.by !== self) ? s.look : undefined;
   let token: string | undefined;
   try {
     const seen = await shared.read(key, since);
-    if (seen !== undefined) return seen;
+    const answer = theirs(seen);
+    if (answer !== undefined) return answer;
+    // This wait's own look, younger than a pause: its last call came a moment after that check
+    // began. Looking now would look twice within a pause: this check runs again once it is a pause
+    // old (its slot free meanwhile).
+    if (seen !== undefined) return { later: seen.at + fresh + 1 };
     token = await shared.claim(key);
-    if (token === undefined) {
+    if (token !== undefined) {
+      // Another wait may have looked and given up its claim between the read above and this claim:
+      // its look, then, not a second call within the same pause.
+      const raced = theirs(await shared.read(key, since));
+      if (raced !== undefined) {
+        await shared.release(key, token);
+        return raced;
+      }
+    } else {
       // Another wait is looking right now: its look, if it comes soon enough.
       const until = Date.now() + shared.waitMs;
       while (Date.now() < until) {
         await sleep(25);
-        const theirs = await shared.read(key, since);
-        if (theirs !== undefined) return theirs;
+        const looked = theirs(await shared.read(key, since));
+        if (looked !== undefined) return looked;
       }
     }
   } catch (err) {
     deps.log?.debug({ err: { message: toUserError(err).message } }, "shared edge look unavailable; looking");
   }
+  // Stamped with when it is asked for, so the next look at the target, by any wait, comes a whole
+  // pause after this one reaches AWS (not a pause after this check began).
+  const at = deps.now().getTime();
   let seen: Look;
   try {
     seen = await look(data.target, deps);
@@ -252,9 +290,7 @@ async function sharedLook(data: EdgeWaitData, deps: EdgeWaitDeps, now: number): 
     if (token !== undefined) await shared.release(key, token).catch(() => undefined);
     throw err;
   }
-  // Stamped with the check's own time, the clock its pauses are counted on: the wait's next check
-  // comes a whole pause later, so it never takes its own look for another wait's.
-  await shared.write(key, now, seen, token).catch(() => undefined);
+  await shared.write(key, at, seen, token, self).catch(() => undefined);
   return seen;
 }
 
@@ -586,7 +622,13 @@ export async function checkEdgeWait(
   let text: string;
   let result: EdgeWaitResult | undefined;
   try {
-    const seen = interpret(data.target, await sharedLook(data, deps, now));
+    const looked = await sharedLook(data, deps, now, job.id);
+    if ("later" in looked) {
+      // Nothing seen, nothing to say: the same check, a moment later.
+      await job.moveToDelayed(looked.later, token);
+      throw new DelayedError();
+    }
+    const seen = interpret(data.target, looked);
     if (seen.done) {
       text = seen.text(elapsed);
       result = { outcome: "done", checks, text };
@@ -597,6 +639,7 @@ export async function checkEdgeWait(
       text = `⏳ ${seen.waiting} for ${elapsed} (check ${checks}, next in ${duration(next)})`;
     }
   } catch (err) {
+    if (err instanceof DelayedError) throw err;
     const message = bounded(err instanceof ProbeError ? err.message : toUserError(err).message, 500);
     const missing = targetMissing(err);
     if (isPermanent(err) || missing) {

@@ -223,6 +223,60 @@ describe("edge waits share one look per target per interval", () => {
     expect(Math.max(...jobs.map((j) => j.delayedUntil ?? 0))).toBeLessThan(start + 6 * INTERVAL);
   });
 
+  it("a wait alone on its target, on the real clock: its own look is never its answer, and looks stay a pause apart", async () => {
+    const pause = 150;
+    const calls: number[] = [];
+    let status = "InProgress";
+    const deps: EdgeWaitDeps = {
+      aws: {
+        ...createAwsAdapter(clients),
+        distributionStatus: () => {
+          calls.push(Date.now());
+          return Promise.resolve({ status, etag: "E1" });
+        },
+      },
+      reporter,
+      probe,
+      now: () => new Date(),
+      shared: redisSharedChecks(redis, prefix),
+      // No jitter: each check starts exactly a pause after the one before began.
+      random: () => 0,
+    };
+    const start = Date.now();
+    const job: FakeJob = {
+      id: "alone-real-clock",
+      data: {
+        target: { kind: "cloudfront-deployed", distributionId: "E0ALONEREALCLK" },
+        cluster: "prod",
+        channel: "COPS",
+        threadTs: "1700000002.000001",
+        startedAt: start,
+        deadline: start + 60_000,
+        intervalMs: pause,
+        firstIntervalMs: pause,
+        maxIntervalMs: pause,
+        checks: 0,
+      },
+    };
+    // A check whose own last look is younger than a pause runs again later without looking.
+    for (let i = 0; i < 40 && calls.length < 8 && job.result === undefined; i++) {
+      if (calls.length === 7) status = "Deployed";
+      const due = (job.delayedUntil ?? start) - Date.now();
+      if (due > 0) await new Promise((r) => setTimeout(r, due));
+      try {
+        job.result = await checkEdgeWait(asJob(job), "token", deps);
+      } catch (err) {
+        if (!(err instanceof DelayedError)) throw err;
+      }
+    }
+    // Every check looked (its own last look never answered it) and saw the deployment when it came …
+    expect(calls).toHaveLength(8);
+    expect(job.result?.outcome).toBe("done");
+    // … and no two looks at the target came within a pause of each other.
+    for (let i = 1; i < calls.length; i++)
+      expect((calls[i] ?? 0) - (calls[i - 1] ?? 0)).toBeGreaterThanOrEqual(pause);
+  });
+
   it("without the shared looks, the same round costs one call per wait", async () => {
     clock = T0 + 10 * INTERVAL;
     const deps: EdgeWaitDeps = {
