@@ -427,6 +427,8 @@ export async function runSandbox(io: {
               channelId: b.channel,
               messageTs: b.ts,
               responseUrl: fake.responseUrl(userResponseId(user, `sb-click-${String(Date.now())}`)),
+              // As Slack sends them: the message's blocks as they read now.
+              blocks: (fake.message(b.channel, b.ts)?.blocks as unknown[] | undefined) ?? [],
             }),
           );
           await settle();
