@@ -23,7 +23,7 @@ import { registerActions, type ActionContext } from "./actions.js";
 import type { SlackApp } from "./slack-app.js";
 import { postRequest, tellRequester, type ApprovalActionDeps } from "./approvals.js";
 import { clusterField, clusterOfValue } from "./blocks/cluster-value.js";
-import { REPAIR_PATH_ACTION, renderTraceNothingToRepair } from "./blocks/trace.js";
+import { hasRepairButton, REPAIR_PATH_ACTION, renderTraceNothingToRepair } from "./blocks/trace.js";
 import { clip, esc, safe } from "./blocks/text.js";
 import { requestScope, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
@@ -216,8 +216,9 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
           const card = ctx.message;
           if (!check.repairable) {
             await show(answerModal(`:information_source: ${check.why}`));
-            // The button can do nothing more: the card says why instead (best effort).
-            if (card?.blocks !== undefined) {
+            // The button can do nothing more: the card says why instead (best effort; a card whose
+            // button is already gone, repaired meanwhile, stays as it is).
+            if (card?.blocks !== undefined && hasRepairButton(card.blocks)) {
               await ctx.client.chat
                 .update({
                   channel: card.channelId,

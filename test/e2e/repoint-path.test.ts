@@ -193,6 +193,15 @@ describe("repairing the traffic path through the approval", () => {
     expect(JSON.stringify(card.body["blocks"])).toContain("UpdateDistribution E2MYAPPTEST0001");
     const value = buttonValue(card.body["blocks"], REPAIR_PATH_ACTION) ?? "";
     expect(JSON.parse(value)).toEqual({ ns: "myapp" });
+    // Someone else traced it too: a second card, with its own Fix the path.
+    await slash(s, "trace ns myapp", APPROVER, "cmd-2");
+    const other = await s.fake.waitFor(
+      "chat.postMessage",
+      (c) =>
+        c.response?.["ts"] !== card.response?.["ts"] &&
+        JSON.stringify(c.body["blocks"] ?? "").includes(REPAIR_PATH_ACTION),
+      20_000,
+    );
 
     await click(s, REPAIR_PATH_ACTION, value, REQUESTER, String(card.response?.["ts"]), "1337.1.repair");
     const view = await formOf(s, "1337.1.repair");
@@ -311,10 +320,11 @@ describe("repairing the traffic path through the approval", () => {
     expect(JSON.stringify(repainted.blocks)).toContain("Repaired");
     expect(JSON.stringify(repainted.blocks)).toContain("UpdateDistribution E2MYAPPTEST0001");
 
-    // A client still showing the old button: the form says there is nothing to repair, without asking
-    // why, and nothing is requested.
+    // The other card's Fix the path: the form says there is nothing to repair, without asking why,
+    // nothing is requested, and that card loses its button too, saying who checked.
+    const otherTs = String(other.response?.["ts"]);
     const requests = s.fake.calls().filter((c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE));
-    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, cardTs, "1337.1.again");
+    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, otherTs, "1337.1.again");
     const answer = await until(
       () => {
         const v = s.fake.views().find((x) => x.triggerId === "1337.1.again")?.view;
@@ -324,12 +334,30 @@ describe("repairing the traffic path through the approval", () => {
       "the form saying there is nothing to repair",
     );
     expect(answer["submit"]).toBeUndefined();
-    await until(
-      () =>
-        /checked again/.test(JSON.stringify(s.fake.message(CHANNEL, cardTs)?.blocks)) ? true : undefined,
+    const checked = await until(
+      () => {
+        const m = s.fake.message(CHANNEL, otherTs);
+        return /checked again/.test(JSON.stringify(m?.blocks)) ? m : undefined;
+      },
       10_000,
-      "the card saying it was checked again",
+      "the other card saying it was checked again",
     );
+    expect(JSON.stringify(checked.blocks)).not.toContain(REPAIR_PATH_ACTION);
+    expect(JSON.stringify(checked.blocks)).toContain(`<@${REQUESTER}>`);
+    // The repaired card, clicked again from a client still showing its button: answered the same
+    // way, and left as it is (it already says Repaired).
+    const updates = s.fake.message(CHANNEL, cardTs)?.updates;
+    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, cardTs, "1337.1.third");
+    await until(
+      () => {
+        const v = s.fake.views().find((x) => x.triggerId === "1337.1.third")?.view;
+        return v && /Nothing to repair/.test(JSON.stringify(v)) ? v : undefined;
+      },
+      20_000,
+      "the third form saying there is nothing to repair",
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(s.fake.message(CHANNEL, cardTs)?.updates).toBe(updates);
     expect(JSON.stringify(answer)).not.toContain('"type":"input"');
     await new Promise((r) => setTimeout(r, 500));
     expect(

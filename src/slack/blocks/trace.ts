@@ -147,9 +147,7 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
  * as Slack sent them back with the click): every other block is kept as it was.
  */
 function withoutRepairButton(blocks: readonly unknown[], note: string): SlackMessage {
-  const kept = (blocks as KnownBlock[]).filter(
-    (b) => !(b.type === "actions" && JSON.stringify(b.elements).includes(`"${REPAIR_PATH_ACTION}"`)),
-  );
+  const kept = (blocks as KnownBlock[]).filter((b) => !isRepairButton(b));
   const first = kept[0];
   const headline =
     first?.type === "section" && first.text?.type === "mrkdwn" ? first.text.text : "Traffic path";
@@ -157,6 +155,15 @@ function withoutRepairButton(blocks: readonly unknown[], note: string): SlackMes
     text: clip(headline.replace(/[*_]|:[a-z_]+: /g, ""), SlackLimit.Fallback),
     blocks: [...kept.slice(0, 49), { type: "context", elements: [{ type: "mrkdwn", text: clip(note) }] }],
   };
+}
+
+function isRepairButton(block: KnownBlock): boolean {
+  return block.type === "actions" && JSON.stringify(block.elements).includes(`"${REPAIR_PATH_ACTION}"`);
+}
+
+/** Whether a card (as posted, or as Slack sent it back) still offers *Fix the path*. */
+export function hasRepairButton(blocks: readonly unknown[]): boolean {
+  return (blocks as KnownBlock[]).some(isRepairButton);
 }
 
 /** The card after *Fix the path* found nothing to repair (checked afresh by `userId` at `at`). */
