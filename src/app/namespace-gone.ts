@@ -149,13 +149,15 @@ export interface RepaintPresenter {
   readonly diagnosisGone: (namespace: string, card: NamespaceMessage["blocks"], at: Date) => Repainted;
 }
 
+/** Queues one edit of a posted message, once per message and `key` (what it becomes): the durable notify queue. */
+export type QueueEdit = (
+  edit: { readonly channel: string; readonly ts: string } & Repainted,
+  key: string,
+) => Promise<void>;
+
 export interface RepaintDeps {
   readonly messages: Pick<NamespaceMessages, "list" | "forget">;
-  /** Queues one edit, once per message and `key` (what it becomes): the durable notify queue. */
-  readonly queueEdit: (
-    edit: { readonly channel: string; readonly ts: string } & Repainted,
-    key: string,
-  ) => Promise<void>;
+  readonly queueEdit: QueueEdit;
   readonly present: RepaintPresenter;
   readonly now: () => Date;
 }

@@ -6,7 +6,7 @@
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { RepairCard, RepairCards } from "../jobs/repair-cards.js";
 import type { Logger } from "../log.js";
-import type { Repainted } from "./namespace-gone.js";
+import type { QueueEdit, Repainted } from "./namespace-gone.js";
 
 export interface RepairCardPresenter {
   /** The card once the repair asked from it was made at `at`. */
@@ -15,11 +15,7 @@ export interface RepairCardPresenter {
 
 export interface RepairCardDeps {
   readonly cards: Pick<RepairCards, "take">;
-  /** Queues one edit, once per message and `key` (the durable notify queue). */
-  readonly queueEdit: (
-    edit: { readonly channel: string; readonly ts: string } & Repainted,
-    key: string,
-  ) => Promise<void>;
+  readonly queueEdit: QueueEdit;
   readonly present: RepairCardPresenter;
   readonly now: () => Date;
   readonly log: Logger;

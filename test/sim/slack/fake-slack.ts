@@ -191,6 +191,19 @@ const REQUIRED_SCOPES: Readonly<Record<string, string>> = {
 const MAX_FILE_BYTES = 1024 * 1024 * 1024;
 
 /** Start the fake on an ephemeral port of 127.0.0.1. */
+/** The modal a `views.open` or `views.update` carries (`view`: type modal, with blocks), if valid. */
+function modalOf(body: Record<string, unknown>): Record<string, unknown> | undefined {
+  const view = body["view"];
+  if (typeof view !== "object" || view === null || Array.isArray(view)) return undefined;
+  const record = view as Record<string, unknown>;
+  return record["type"] === "modal" && Array.isArray(record["blocks"]) ? record : undefined;
+}
+
+/** A view's hash: new on every open and update, as Slack's. */
+function viewHash(): string {
+  return `${String(Date.now())}.${randomBytes(4).toString("hex")}`;
+}
+
 export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<FakeSlack> {
   const token = options.token ?? "xoxb-fake-bot-token";
   const botUserId = options.botUserId ?? "UBOT00001";
@@ -305,18 +318,12 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     },
     "views.open": (body) => {
       const triggerId = str(body["trigger_id"]);
-      const view = body["view"];
       if (!triggerId) return { ok: false, error: "invalid_trigger_id" };
-      if (typeof view !== "object" || view === null || Array.isArray(view)) {
-        return { ok: false, error: "invalid_arguments" };
-      }
-      const record = view as Record<string, unknown>;
-      if (record["type"] !== "modal" || !Array.isArray(record["blocks"])) {
-        return { ok: false, error: "invalid_arguments" };
-      }
+      const record = modalOf(body);
+      if (record === undefined) return { ok: false, error: "invalid_arguments" };
       viewCounter += 1;
       const id = `V${String(viewCounter).padStart(8, "0")}`;
-      const hash = `${String(Date.now())}.${randomBytes(4).toString("hex")}`;
+      const hash = viewHash();
       views.push({ id, triggerId, view: record, hash });
       return { view: { ...record, id, hash, team_id: teamId } };
     },
@@ -324,21 +331,14 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
     // returned, else `hash_conflict`; an unknown id is `not_found`. The update replaces the whole view.
     "views.update": (body) => {
       const viewId = str(body["view_id"]);
-      const view = body["view"];
-      if (!viewId) return { ok: false, error: "invalid_arguments" };
-      if (typeof view !== "object" || view === null || Array.isArray(view)) {
-        return { ok: false, error: "invalid_arguments" };
-      }
-      const record = view as Record<string, unknown>;
-      if (record["type"] !== "modal" || !Array.isArray(record["blocks"])) {
-        return { ok: false, error: "invalid_arguments" };
-      }
+      const record = modalOf(body);
+      if (!viewId || record === undefined) return { ok: false, error: "invalid_arguments" };
       const open = views.find((v) => v.id === viewId);
       if (!open) return { ok: false, error: "not_found" };
       const hash = str(body["hash"]);
       if (hash && hash !== open.hash) return { ok: false, error: "hash_conflict" };
       open.view = record;
-      open.hash = `${String(Date.now())}.${randomBytes(4).toString("hex")}`;
+      open.hash = viewHash();
       return { view: { ...record, id: viewId, hash: open.hash, team_id: teamId } };
     },
     "files.getUploadURLExternal": (body) => {
