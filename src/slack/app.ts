@@ -50,6 +50,12 @@ export const SLACK_EVENTS_PATH = "/slack/events";
  */
 export const HANDLERS_STARTED_AT_ONCE = 8;
 export const HANDLER_HEAD_START_MS = 25;
+/**
+ * And work waits while requests keep coming (15 ms without one, 500 ms at the most): a burst is
+ * acknowledged whole before its handlers take the CPU (the first burst after start-up, whose code is
+ * still cold, otherwise spends it between reads of the burst's own requests).
+ */
+export const HANDLERS_AFTER_QUIET = { quietMs: 15, maxDeferMs: 500 } as const;
 export const HEALTH_PATH = "/healthz";
 
 export interface SlackAppDeps {
@@ -185,7 +191,7 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   // UNSTUCK_CHANNELS ids and UNSTUCK_CHANNEL_PATTERNS names; one gate (one name cache) for all listeners.
   const channelGate =
     deps.channelGate ?? new ChannelGate({ ids: config.channels, patterns: config.channelPatterns });
-  const pace = pacer(HANDLERS_STARTED_AT_ONCE, HANDLER_HEAD_START_MS);
+  const pace = pacer(HANDLERS_STARTED_AT_ONCE, HANDLER_HEAD_START_MS, HANDLERS_AFTER_QUIET);
   const shared = <A extends ScopedArgs>(): Middleware<A>[] => [
     ackFirst<A>(pace),
     requestScope<A>(log, deps.newRequestId),

@@ -134,6 +134,7 @@ export function identityOf(body: unknown): RequestIdentity {
  */
 export function ackFirst<A extends ScopedArgs>(pace?: Pacer): Middleware<A> {
   return async ({ ack, next }) => {
+    pace?.arrived();
     await ack();
     await afterPendingIo();
     await (pace !== undefined ? pace.run(next) : next());

@@ -4,14 +4,39 @@
  * first, so work that waits on I/O never holds others back for long. What it buys: in a burst,
  * the event loop runs at most `slots` handlers' CPU between reading new requests, so the
  * acknowledgements of later requests are not queued behind the work of every earlier one.
+ *
+ * With a quiet window, work also waits while requests keep arriving: it starts once none has arrived
+ * for `quietMs` (each arrival told with {@link Pacer.arrived}), or after `maxDeferMs` at the most, so
+ * a burst is acknowledged whole before its work takes the CPU, and a steady stream never starves it.
  */
 export interface Pacer {
   run<T>(work: () => Promise<T>): Promise<T>;
+  /** A request arrived (its work will follow): work not yet started waits for a quiet moment. */
+  arrived(): void;
   /** Pieces of work waiting for a slot. */
   readonly waiting: number;
 }
 
-export function pacer(slots: number, holdMs: number): Pacer {
+export interface QuietWindow {
+  /** How long no request must have arrived before waiting work starts. */
+  readonly quietMs: number;
+  /** The longest a piece of work waits for quiet. */
+  readonly maxDeferMs: number;
+}
+
+export function pacer(slots: number, holdMs: number, quiet?: QuietWindow): Pacer {
+  let lastArrival = Number.NEGATIVE_INFINITY;
+  /** Resolves once no request arrived for `quietMs`, or `maxDeferMs` after it was asked. */
+  const quietMoment = async (): Promise<void> => {
+    if (quiet === undefined) return;
+    const until = Date.now() + quiet.maxDeferMs;
+    for (;;) {
+      const now = Date.now();
+      const wait = Math.min(lastArrival + quiet.quietMs, until) - now;
+      if (wait <= 0) return;
+      await new Promise<void>((resolve) => setTimeout(resolve, wait).unref());
+    }
+  };
   let held = 0;
   const queue: (() => void)[] = [];
   const release = (): void => {
@@ -27,7 +52,11 @@ export function pacer(slots: number, holdMs: number): Pacer {
     return new Promise((resolve) => queue.push(resolve));
   };
   return {
+    arrived() {
+      lastArrival = Date.now();
+    },
     async run(work) {
+      await quietMoment();
       await acquire();
       let released = false;
       const giveBack = (): void => {

@@ -58,6 +58,47 @@ describe("pacer", () => {
     expect(pace.waiting).toBe(0);
   });
 
+  it("with a quiet window, work waits while requests keep arriving, and starts once they stop", async () => {
+    vi.useFakeTimers();
+    const pace = pacer(8, 60_000, { quietMs: 15, maxDeferMs: 500 });
+    const started: number[] = [];
+    pace.arrived();
+    const first = pace.run(() => {
+      started.push(Date.now());
+      return Promise.resolve();
+    });
+    // Another request every 10 ms for 100 ms: the burst is still arriving, nothing starts.
+    for (let i = 0; i < 10; i++) {
+      await vi.advanceTimersByTimeAsync(10);
+      pace.arrived();
+    }
+    expect(started).toEqual([]);
+    const quietFrom = Date.now();
+    await vi.advanceTimersByTimeAsync(15);
+    await first;
+    expect(started).toHaveLength(1);
+    expect((started[0] ?? 0) - quietFrom).toBeGreaterThanOrEqual(15);
+  });
+
+  it("a steady stream of requests never holds work back longer than maxDeferMs", async () => {
+    vi.useFakeTimers();
+    const pace = pacer(8, 60_000, { quietMs: 15, maxDeferMs: 500 });
+    const asked = Date.now();
+    let startedAt: number | undefined;
+    pace.arrived();
+    const run = pace.run(() => {
+      startedAt = Date.now();
+      return Promise.resolve();
+    });
+    for (let i = 0; i < 100 && startedAt === undefined; i++) {
+      await vi.advanceTimersByTimeAsync(5);
+      pace.arrived();
+    }
+    await run;
+    expect((startedAt ?? 0) - asked).toBeGreaterThanOrEqual(500);
+    expect((startedAt ?? 0) - asked).toBeLessThan(520);
+  });
+
   it("passes a failure through and still frees the slot", async () => {
     const pace = pacer(1, 60_000);
     await expect(pace.run(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
