@@ -19,7 +19,7 @@ import { diagnoseNamespace } from "../diagnosis/diagnose.js";
 import { clusterOfResult } from "../fleet/dispatcher.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import type { Logger } from "../log.js";
-import { createSlackApp, type SlackApp } from "../slack/app.js";
+import { createSlackApp, SLACK_EVENTS_PATH, type SlackApp } from "../slack/app.js";
 import { postApprovalRequest, registerApprovalActions } from "../slack/approvals.js";
 import type { ChannelGate } from "../slack/channel-gate.js";
 import { registerDiagnosisActions } from "../slack/diagnosis-actions.js";
@@ -28,7 +28,7 @@ import { renderSlackMessage } from "../slack/blocks/index.js";
 import { registerRepairActions } from "../slack/repair.js";
 import { botFleet, type BotFleetDeps } from "./fleet.js";
 import { slackDiagnosisCard, slackWatchJoined } from "./slack-presenters.js";
-import { warmUp } from "./warm-up.js";
+import { warmAckPath, warmUp } from "./warm-up.js";
 
 export interface BotDeps {
   readonly config: Config;
@@ -142,7 +142,16 @@ export function createBotApp(d: BotDeps): SlackApp {
         render: (result) => renderSlackMessage(result, { command: config.command }),
         log,
       });
-      return slack.start();
+      const started = await slack.start();
+      if (slack.mode === "http" && started.port !== undefined && config.slack !== undefined) {
+        await warmAckPath({
+          port: started.port,
+          path: SLACK_EVENTS_PATH,
+          signingSecret: config.slack.signingSecret,
+          log,
+        });
+      }
+      return started;
     },
   };
 }

@@ -44,8 +44,7 @@ afterAll(async () => {
   await sim.stop();
 });
 
-async function startBot(kube: KubePort): Promise<void> {
-  const log = pino({ level: "silent" });
+async function startBot(kube: KubePort, log = pino({ level: "silent" })): Promise<void> {
   const config = loadConfig(
     botEnv(
       { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
@@ -72,6 +71,22 @@ describe("the bot's warm-up", () => {
       const entries = await redis.xrange(key, "-", "+");
       expect(JSON.stringify(entries)).not.toContain(WARM_UP_NAMESPACE);
     }
+  });
+
+  it("warms the ack path once it listens: one signed click on no button, acknowledged, nothing posted", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino(
+      { level: "debug" },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    fake.clear();
+    await startBot(createKubeAdapter(sim.kubeconfig()), log);
+    const warmed = lines.find((l) => l["msg"] === "ack path warmed");
+    // Signed with the bot's own secret, so Bolt verified it and the fallback acknowledged it.
+    expect(warmed?.["status"]).toBe(200);
+    // Nothing reached Slack but the start's own token check.
+    expect(fake.calls().map((c) => c.method)).toEqual(["auth.test"]);
+    expect(fake.responses()).toEqual([]);
   });
 
   it("does not stop the start when it fails", async () => {
