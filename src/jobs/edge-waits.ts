@@ -17,7 +17,15 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError, type Job, type Queue } from "bullmq";
 import type { EdgeWaitAwsReads } from "../aws/port.js";
-import type { EdgeProbe, HttpResult, ResolveResult } from "../net/probe.js";
+import type { EdgeProbe } from "../net/probe.js";
+import {
+  changeIdOf,
+  lookIsDone,
+  type EdgeWaitKind,
+  type EdgeWaitTarget,
+  type Look,
+} from "../edge/edge-wait.js";
+import { edgeWaitSubject, renderEdgeWaitStatus } from "../render/edge-wait-text.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
@@ -27,15 +35,7 @@ import { statusMessage, type ThreadReporter } from "./waits.js";
 import { clock } from "../util/format.js";
 
 /** What an edge wait waits for. */
-export type EdgeWaitTarget =
-  | { readonly kind: "cloudfront-deployed"; readonly distributionId: string }
-  | { readonly kind: "route53-insync"; readonly changeId: string; readonly zoneName?: string }
-  /** An old load balancer name that must stop resolving. */
-  | { readonly kind: "dns-nxdomain"; readonly name: string }
-  /** A URL that must answer 2xx, e.g. `https://test.example.com/readyz`. */
-  | { readonly kind: "http-ok"; readonly url: string };
-
-export type EdgeWaitKind = EdgeWaitTarget["kind"];
+export type { EdgeWaitKind, EdgeWaitTarget, Look } from "../edge/edge-wait.js";
 
 /** First pause, largest pause and total time of each kind, unless the request says otherwise. */
 export const EDGE_WAIT_DEFAULTS: Readonly<
@@ -299,7 +299,7 @@ function targetKey(target: EdgeWaitTarget): string {
     case "cloudfront-deployed":
       return target.distributionId;
     case "route53-insync":
-      return target.changeId.replace(/^\/?change\//, "");
+      return changeIdOf(target.changeId);
     case "dns-nxdomain":
       return target.name.toLowerCase().replace(/\.$/, "");
     case "http-ok":
@@ -342,20 +342,6 @@ export interface EdgeWaitAnnounce {
   readonly posted: PostLedger;
 }
 
-/** The status message a wait starts with, before its first look. */
-export function waitingText(target: EdgeWaitTarget): string {
-  switch (target.kind) {
-    case "cloudfront-deployed":
-      return `⏳ Waiting for CloudFront ${target.distributionId} to be Deployed…`;
-    case "route53-insync":
-      return `⏳ Waiting for Route 53 change ${target.changeId.replace(/^\/?change\//, "")}${target.zoneName !== undefined ? ` (zone ${target.zoneName})` : ""} to be INSYNC…`;
-    case "dns-nxdomain":
-      return `⏳ Waiting for ${subject(target)} to stop resolving…`;
-    case "http-ok":
-      return `⏳ Waiting for ${subject(target)} to answer 2xx (GET ${target.url})…`;
-  }
-}
-
 /**
  * Start an edge wait; the first check runs at once. Returns the job id (the same for a duplicate).
  * With `announce`, the wait's status message is posted here, before the job is added (a duplicate
@@ -378,7 +364,11 @@ export async function enqueueEdgeWait(
       const key = edgePostKey({ ...req, startedAt: now.getTime() }, "status");
       statusTs = (
         await announce.posted.once(key, () =>
-          announce.reporter.post(req.channel, req.threadTs, waitingText(req.target)),
+          announce.reporter.post(
+            req.channel,
+            req.threadTs,
+            renderEdgeWaitStatus({ kind: "started", target: req.target }),
+          ),
         )
       ).ts;
     }
@@ -424,50 +414,10 @@ function bounded(message: string, max = 300): string {
   return message.length > max ? `${message.slice(0, max - 1)}…` : message;
 }
 
-/** `k8s-myapp-worker-01f28dfae5` from `dualstack.k8s-myapp-worker-01f28dfae5-1559597038.<region>.elb.amazonaws.com`. */
-function loadBalancerName(dnsName: string): string | undefined {
-  const m = /^(?:dualstack\.)?([a-z0-9-]+)-\d+\.[a-z0-9-]+\.elb\.amazonaws\.com\.?$/i.exec(dnsName);
-  return m?.[1];
-}
-
 /** A probe that got no answer at all: retried like a failed AWS read, never taken as a result. */
 class ProbeError extends Error {
   public override readonly name = "ProbeError";
 }
-
-/** One observation of the target: done, or the state to report while waiting. */
-type Observation =
-  | { readonly done: true; readonly text: (after: string) => string }
-  | {
-      readonly done: false;
-      /** e.g. `CloudFront E2… is InProgress`; followed by ` for 3m12s (check 4, next in 40s)`. */
-      readonly waiting: string;
-      /** The deadline message, given the deadline text `(08:12:00Z, after 45m00s)`. */
-      readonly timedOut: (when: string) => string;
-    };
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-function addressesText(addresses: readonly string[]): string {
-  const shown = addresses.slice(0, 3).join(", ");
-  return addresses.length > 3 ? `${shown}, +${addresses.length - 3} more` : shown;
-}
-
-/**
- * What one look at a target saw, as plain data: what the waits on the same target share (see
- * {@link SharedChecks}); each wait words it itself.
- */
-export type Look =
-  | { readonly kind: "cloudfront-deployed"; readonly status: string }
-  | { readonly kind: "route53-insync"; readonly status: string }
-  | { readonly kind: "dns-nxdomain"; readonly answer: ResolveResult }
-  | { readonly kind: "http-ok"; readonly answer: HttpResult };
 
 /** Looks once. Throws only when the look itself failed (an AWS read, a DNS lookup with no answer). */
 async function look(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Look> {
@@ -477,7 +427,7 @@ async function look(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Look> {
     case "route53-insync":
       return {
         kind: target.kind,
-        status: await deps.aws.changeStatus(target.changeId.replace(/^\/?change\//, "")),
+        status: await deps.aws.changeStatus(changeIdOf(target.changeId)),
       };
     case "dns-nxdomain": {
       const name = target.name.replace(/\.$/, "");
@@ -487,105 +437,6 @@ async function look(target: EdgeWaitTarget, deps: EdgeWaitDeps): Promise<Look> {
     }
     case "http-ok":
       return { kind: target.kind, answer: await deps.probe.http(target.url) };
-  }
-}
-
-/** What a look says about the target: done, or the state to report while waiting. */
-function interpret(target: EdgeWaitTarget, looked: Look): Observation {
-  switch (target.kind) {
-    case "cloudfront-deployed": {
-      const id = target.distributionId;
-      const status = looked.kind === target.kind ? looked.status : "unknown";
-      if (status === "Deployed") {
-        return { done: true, text: (after) => `✅ CloudFront ${id} is Deployed after ${after}.` };
-      }
-      return {
-        done: false,
-        waiting: `CloudFront ${id} is ${status}`,
-        timedOut: (when) =>
-          `⌛ CloudFront ${id} is still ${status} at the deadline ${when}; check it in the CloudFront console / \`aws cloudfront get-distribution --id ${id} --query Distribution.Status\` (a deployment normally finishes within 15 minutes; one stuck longer is an AWS support case).`,
-      };
-    }
-    case "route53-insync": {
-      const id = target.changeId.replace(/^\/?change\//, "");
-      const zone = target.zoneName !== undefined ? ` (zone ${target.zoneName})` : "";
-      const status = looked.kind === target.kind ? looked.status : "unknown";
-      if (status === "INSYNC") {
-        return {
-          done: true,
-          text: (after) =>
-            `✅ Route 53 change ${id}${zone} is INSYNC after ${after}: every Route 53 name server answers with it.`,
-        };
-      }
-      return {
-        done: false,
-        waiting: `Route 53 change ${id}${zone} is ${status}`,
-        timedOut: (when) =>
-          `⌛ Route 53 change ${id}${zone} is still ${status} at the deadline ${when}; check \`aws route53 get-change --id ${id}\` and the Route 53 Health Dashboard (changes normally sync within 60 s).`,
-      };
-    }
-    case "dns-nxdomain": {
-      const name = target.name.replace(/\.$/, "");
-      const answer: ResolveResult =
-        looked.kind === target.kind ? looked.answer : { kind: "error", message: "no answer" };
-      if (answer.kind === "error") throw new ProbeError(`could not resolve ${name}: ${answer.message}`);
-      if (answer.kind === "nxdomain") {
-        return { done: true, text: (after) => `✅ ${name} no longer resolves (NXDOMAIN) after ${after}.` };
-      }
-      const seen =
-        answer.addresses.length === 0
-          ? "still exists (no addresses, NODATA)"
-          : `still resolves (${addressesText(answer.addresses)})`;
-      const lb = loadBalancerName(name);
-      const lbCheck =
-        lb !== undefined
-          ? `, whether the load balancer still exists (\`aws elbv2 describe-load-balancers --names ${lb}\`)`
-          : "";
-      return {
-        done: false,
-        waiting: `${name} ${seen}`,
-        timedOut: (when) =>
-          `⌛ ${name} ${seen} at the deadline ${when}; check \`dig ${name}\` against your resolvers${lbCheck} and any record still pointing at it (a cached answer lasts its TTL).`,
-      };
-    }
-    case "http-ok": {
-      const url = target.url;
-      const host = hostOf(url);
-      const answer: HttpResult = looked.kind === target.kind ? looked.answer : { error: "no answer" };
-      if ("status" in answer && answer.status >= 200 && answer.status < 300) {
-        return {
-          done: true,
-          text: (after) => `✅ ${host} answers ${answer.status} (GET ${url}) after ${after}.`,
-        };
-      }
-      const seen =
-        "status" in answer
-          ? `answers ${answer.status} (GET ${url})`
-          : `gives no answer (GET ${url}: ${bounded(answer.error, 200)})`;
-      const hint =
-        "status" in answer && answer.status === 502
-          ? " A CloudFront 502 usually means its origin names a load balancer that no longer exists, or a deployment still in progress."
-          : "";
-      return {
-        done: false,
-        waiting: `${host} ${seen}`,
-        timedOut: (when) =>
-          `⌛ ${host} still ${seen} at the deadline ${when}; check \`curl -sS -o /dev/null -w '%{http_code}' ${url}\` and each hop of the path (Route 53 record → CloudFront origin and its status → load balancer → target health).${hint}`,
-      };
-    }
-  }
-}
-
-function subject(target: EdgeWaitTarget): string {
-  switch (target.kind) {
-    case "cloudfront-deployed":
-      return `CloudFront ${target.distributionId}`;
-    case "route53-insync":
-      return `Route 53 change ${target.changeId.replace(/^\/?change\//, "")}`;
-    case "dns-nxdomain":
-      return target.name.replace(/\.$/, "");
-    case "http-ok":
-      return hostOf(target.url);
   }
 }
 
@@ -628,15 +479,24 @@ export async function checkEdgeWait(
       await job.moveToDelayed(looked.later, token);
       throw new DelayedError();
     }
-    const seen = interpret(data.target, looked);
-    if (seen.done) {
-      text = seen.text(elapsed);
+    if (looked.kind === "dns-nxdomain" && looked.answer.kind === "error")
+      throw new ProbeError(`could not resolve ${edgeWaitSubject(data.target)}: ${looked.answer.message}`);
+    const target = data.target;
+    if (lookIsDone(looked)) {
+      text = renderEdgeWaitStatus({ kind: "done", target, look: looked, after: elapsed });
       result = { outcome: "done", checks, text };
     } else if (atDeadline) {
-      text = seen.timedOut(when);
+      text = renderEdgeWaitStatus({ kind: "timed-out", target, look: looked, when });
       result = { outcome: "timed-out", checks, text };
     } else {
-      text = `⏳ ${seen.waiting} for ${elapsed} (check ${checks}, next in ${duration(next)})`;
+      text = renderEdgeWaitStatus({
+        kind: "waiting",
+        target,
+        look: looked,
+        elapsed,
+        check: checks,
+        nextIn: duration(next),
+      });
     }
   } catch (err) {
     if (err instanceof DelayedError) throw err;
@@ -647,17 +507,23 @@ export async function checkEdgeWait(
         deps.reporter,
         posted,
         data,
-        `❌ ${subject(data.target)} cannot be checked: ${message}`,
+        renderEdgeWaitStatus({ kind: "cannot-check", target: data.target, message }),
         true,
       );
       throw missing ? new UnstuckError(ErrorCode.NotFound, message, err.details, { cause: err }) : err;
     }
     // A flaky read is not an answer: say so and keep waiting until the deadline.
     if (atDeadline) {
-      text = `⌛ ${subject(data.target)}: could not confirm by the deadline ${when}; last check failed: ${message}`;
+      text = renderEdgeWaitStatus({ kind: "unconfirmed", target: data.target, when, message });
       result = { outcome: "timed-out", checks, text };
     } else {
-      text = `⏳ ${subject(data.target)}: check ${checks} failed (${message}); retrying in ${duration(next)}.`;
+      text = renderEdgeWaitStatus({
+        kind: "check-failed",
+        target: data.target,
+        check: checks,
+        message,
+        retryIn: duration(next),
+      });
     }
   }
 
@@ -666,13 +532,13 @@ export async function checkEdgeWait(
     channel: data.channel,
     threadTs: data.threadTs,
     component: "waits",
-    target: `${data.target.kind} ${subject(data.target)}`,
+    target: `${data.target.kind} ${edgeWaitSubject(data.target)}`,
   };
   if (data.checks === 0) {
     await deps.record?.({
       ...where,
       kind: ObservationKind.WaitStarted,
-      result: `waiting for ${data.target.kind} of ${subject(data.target)} (gives up at ${clock(data.deadline)})`,
+      result: `waiting for ${data.target.kind} of ${edgeWaitSubject(data.target)} (gives up at ${clock(data.deadline)})`,
     });
   }
   if (result) await deps.record?.({ ...where, kind: ObservationKind.WaitFinished, result: result.text });

@@ -12,18 +12,10 @@
 import { Resolver } from "node:dns/promises";
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
+import type { HttpResult, ResolveResult } from "../edge/edge-wait.js";
 
-/** The outcome of resolving a name (A, then AAAA when there is no A record). */
-export type ResolveResult =
-  /** The name exists; `addresses` is empty when it has neither A nor AAAA records (NODATA). */
-  | { readonly kind: "addresses"; readonly addresses: string[] }
-  /** The name does not exist (NXDOMAIN): what a deleted load balancer's DNS name answers. */
-  | { readonly kind: "nxdomain" }
-  /** No answer either way (timeout, SERVFAIL, refused): not evidence of anything. */
-  | { readonly kind: "error"; readonly message: string };
-
-/** The outcome of one HTTP request: the status code, or why there was none. */
-export type HttpResult = { readonly status: number } | { readonly error: string };
+/** The outcome of resolving a name (A, then AAAA when there is no A record), and of one request. */
+export type { HttpResult, ResolveResult } from "../edge/edge-wait.js";
 
 export interface HttpProbeOptions {
   /** `GET` (default) or `HEAD`. Redirects are not followed: a 3xx is reported as it is. */
