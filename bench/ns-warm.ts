@@ -10,6 +10,11 @@
  *                                     through the bot's adapter (discovery first, not timed)
  *   `rawfloor` → `{ ms, types }`     the same round with bare `fetch` (metadata-only, paged): what
  *                                     the server and the network cost without the adapter
+ *   `fresh`    → `{ ms, types }`     the least a diagnosis that reads the cluster now can ask: the
+ *                                     Namespace, then only the types its NamespaceContentRemaining
+ *                                     condition names, every page, at `concurrency`, through the
+ *                                     bot's adapter; nothing analysed or rendered (discovery first,
+ *                                     not timed)
  *   `rss`      → `{ rssMiB, maxRssMiB }` this process's resident set now and at its peak
  * It prints `{"ready":true}` once loaded.
  */
@@ -66,6 +71,20 @@ for await (const line of createInterface({ input: process.stdin })) {
     const t0 = performance.now();
     await mapLimit(types, Number(concurrency), (t) => services.kube.listObjects(t, namespace));
     write({ ms: performance.now() - t0, types: types.length });
+  } else if (line === "fresh") {
+    const types = await listable();
+    const byName = new Map(types.map((t) => [t.group === "" ? t.resource : `${t.resource}.${t.group}`, t]));
+    const t0 = performance.now();
+    const ns = await services.kube.getNamespace(namespace);
+    const report =
+      ns?.conditions.find((c) => c.type === "NamespaceContentRemaining" && c.status === "True")?.message ??
+      "";
+    const named = [...report.matchAll(/([A-Za-z0-9.-]+) has \d+ resource instances/g)].flatMap((m) => {
+      const t = byName.get(m[1] ?? "");
+      return t === undefined ? [] : [t];
+    });
+    await mapLimit(named, Number(concurrency), (t) => services.kube.listObjects(t, namespace));
+    write({ ms: performance.now() - t0, types: named.length });
   } else if (line === "rawfloor") {
     const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
     const server = kc.getCurrentCluster()?.server ?? "";

@@ -569,13 +569,27 @@ interface ProductSide {
   readonly summaries: DiagnosisSummary[];
   readonly rssMiB: number[];
   readonly failures: string[];
+  /** The fresh-read floor in the warm process (`fresh` in bench/ns-warm.ts); empty for cold. */
+  readonly fresh: number[];
+}
+
+/** A bare Node.js process, `node -e 0`: what any cold CLI in Node pays before its own code runs. */
+let nodeStart: Promise<number[]> | undefined;
+function nodeStartTimes(runs: number): Promise<number[]> {
+  nodeStart ??= (async () => {
+    const times: number[] = [];
+    for (let i = 0; i < Math.max(runs, 3); i++)
+      times.push((await runProcess(process.execPath, ["-e", "0"], { env: isolatedEnv() })).elapsedMs);
+    return times;
+  })();
+  return nodeStart;
 }
 
 /** unstuck cold: a fresh CLI process per run, start-up included. */
 async function coldSide(sim: KubeSim, kubeconfig: string, runs: number): Promise<ProductSide> {
   const cli = cliCommand();
   const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
-  const side: ProductSide = { times: [], requests: [], summaries: [], rssMiB: [], failures: [] };
+  const side: ProductSide = { times: [], requests: [], summaries: [], rssMiB: [], failures: [], fresh: [] };
   for (let i = 0; i < runs; i++) {
     sim.resetRequests();
     const [cmd, ...args] = timeBin ? [timeBin, "-f", "UNSTUCK_BENCH_MAXRSS_KB=%M", ...cli] : cli;
@@ -597,7 +611,7 @@ async function coldSide(sim: KubeSim, kubeconfig: string, runs: number): Promise
 
 /** unstuck warm: bench/ns-warm.ts holding the bot's services, one untimed warm-up. */
 async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise<ProductSide> {
-  const side: ProductSide = { times: [], requests: [], summaries: [], rssMiB: [], failures: [] };
+  const side: ProductSide = { times: [], requests: [], summaries: [], rssMiB: [], failures: [], fresh: [] };
   const warm = new LineProcess(
     process.execPath,
     ["--import", "tsx", "bench/ns-warm.ts", NS, String(LIST_CONCURRENCY)],
@@ -618,6 +632,8 @@ async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise
       if (answer.summary !== undefined) side.summaries.push(answer.summary);
       else side.failures.push(`run ${i + 1}: ${answer.error ?? "no diagnosis"}`);
     }
+    for (let i = 0; i < runs; i++)
+      side.fresh.push((JSON.parse(await warm.request("fresh")) as { ms: number }).ms);
   } finally {
     await warm.close();
   }
@@ -639,6 +655,8 @@ function sideBySide(
   cold: ProductSide,
   warm: ProductSide,
   k: KubectlSide,
+  /** `node -e 0`, for the cold ceiling. */
+  nodeStarts: readonly number[],
   /** Check the diagnoses against the world (the main world's are checked where they are made). */
   checkDiagnoses = true,
 ): { figures: Figure[]; checks: Check[] } {
@@ -665,6 +683,32 @@ function sideBySide(
     );
   }
   return { checks, figures: figuresOf() };
+
+  /**
+   * What the comma-joined get allows at most to a diagnosis that reads the cluster when asked: warm,
+   * the fresh-read floor alone (no analysis, no rendering); cold, a bare `node -e 0` plus that floor
+   * (no module loaded, no discovery, a warm JIT and open connections: below what any cold CLI pays).
+   */
+  function ceiling(): Figure[] {
+    if (warm.fresh.length === 0) return [];
+    const comma = median(k.comma);
+    const fresh = median(warm.fresh);
+    const start = median(nodeStarts);
+    const warmCeiling = comma / fresh;
+    const coldCeiling = comma / (start + fresh);
+    const within = (ceilingX: number, target: number): string =>
+      ceilingX >= target ? "within reach" : `out of reach of any fresh read`;
+    return [
+      {
+        what: `[${label}] fresh-read floor: get the namespace, then list only the ${remaining} types its condition names (every page, concurrency ${LIST_CONCURRENCY}), nothing analysed`,
+        value: `${spread(warm.fresh)}; bare \`node -e 0\` ${spread(nodeStarts)}`,
+      },
+      {
+        what: `[${label}] the most a fresh read allows: comma-joined ÷ floor (warm) | ÷ (node -e 0 + floor) (cold)`,
+        value: `${warmCeiling.toFixed(0)}× | ${coldCeiling.toFixed(1)}×: ${TARGET.warmRatio}× ${within(warmCeiling, TARGET.warmRatio)}, ${TARGET.coldRatio}× ${within(coldCeiling, TARGET.coldRatio)}`,
+      },
+    ];
+  }
 
   function figuresOf(): Figure[] {
     const c = median(cold.times);
@@ -711,6 +755,7 @@ function sideBySide(
         target: `≥ ${TARGET.warmRatio}×`,
         met: comma / w >= TARGET.warmRatio,
       },
+      ...ceiling(),
       {
         what: `[${label}] requests per diagnosis, further pages apart (cold | warm)`,
         value: `${asked(coldReq)} + ${coldReq.pages} pages | ${asked(warmReq)} + ${warmReq.pages} pages; ${remaining} remaining types in the condition, ${world.types} served`,
@@ -741,7 +786,7 @@ async function otherWorld(
     const warm = await warmSide(sim, kubeconfig, runs);
     const k = await kubectlSide(sim, world, kubeconfig, dir, runs, label, commaRuns);
     return {
-      ...sideBySide(label, world, cold, warm, k),
+      ...sideBySide(label, world, cold, warm, k, await nodeStartTimes(runs)),
       context: `[${label}] ${world.types} namespaced listable types (${world.crds} CRDs), ${world.objects} held objects in ${NS} (${[...world.expected].map(([r, n]) => `${r} ${n}`).join(", ")}), ${sim.store.list("apps/v1", "Deployment").length} Deployments in the cluster; built in ${ms(buildMs)}`,
     };
   } finally {
@@ -847,6 +892,7 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
     const warmSummaries: DiagnosisSummary[] = [];
     const floorTimes: number[] = [];
     const rawFloorTimes: number[] = [];
+    const freshTimes: number[] = [];
     let listable = 0;
     try {
       await warmProcess.request();
@@ -881,6 +927,7 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
         floorTimes.push(took);
         listable = types ?? 0;
         rawFloorTimes.push((await ask("rawfloor")).ms);
+        freshTimes.push((await ask("fresh")).ms);
       }
     } finally {
       await warmProcess.close();
@@ -949,8 +996,16 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
       mainLabel,
       world,
       coldRun,
-      { times: warm, requests: warmRequests, summaries: warmSummaries, rssMiB: [], failures: [] },
+      {
+        times: warm,
+        requests: warmRequests,
+        summaries: warmSummaries,
+        rssMiB: [],
+        failures: [],
+        fresh: freshTimes,
+      },
       k,
+      await nodeStartTimes(runs),
       false,
     );
     checks.push(...main.checks);
