@@ -19,7 +19,7 @@ import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
 import { parseGuardValue, type DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
-import { clock } from "../util/format.js";
+import { renderGuardOpened } from "../render/guard-status.js";
 
 export interface GuardCloseData {
   readonly requestId: string;
@@ -105,7 +105,13 @@ export async function applyOpenDeletionGuard(
   };
   const opened = (until: Date, already: boolean): DeletionGuardOutcome => ({
     state: "DONE",
-    message: `🔓 ${already ? "Completed by the interrupted attempt: n" : "N"}amespace ${ns} may be deleted until about ${clock(until.getTime(), { minutes: true })} (${String(Math.round(action.windowSeconds / 60))} min): it carries ${DELETION_APPROVED_ANNOTATION} for request ${request.id} (signed by the bot, until ${until.toISOString().slice(0, 19)}Z), which the deletion guard lets through. Delete it now (\`kubectl delete namespace ${ns}\`); the bot closes the guard at the end of the window.`,
+    message: renderGuardOpened({
+      namespace: ns,
+      requestId: request.id,
+      until,
+      windowSeconds: action.windowSeconds,
+      resumed: already,
+    }),
   });
   const schedule = (until: Date): Promise<void> =>
     scheduleClose(close, Math.max(0, until.getTime() - now().getTime()));

@@ -19,7 +19,11 @@ import type { PathRecheckRequest, Replanned } from "../jobs/path-recheck.js";
 import type { DescribeBlockers, NamespaceGoneData, NamespaceGoneResult, ThreadCard } from "../jobs/waits.js";
 import type { KubePort } from "../kube/port.js";
 import { collectOrphans } from "../orphans/collect.js";
-import { renderOrphansText } from "../render/orphans-text.js";
+import {
+  orphansUnavailableText,
+  renderOrphansFollowUp,
+  traceUnavailableText,
+} from "../render/orphans-text.js";
 import { planPathRepair } from "../traffic/repoint.js";
 import type { TraceResult } from "../traffic/trace.js";
 
@@ -81,11 +85,11 @@ export function afterNamespaceGone(
     const out: (string | ThreadCard)[] = [];
     out.push(
       orphans.status === "fulfilled"
-        ? bounded(`🧹 ${renderOrphansText(orphans.value)}`)
-        : `🧹 Could not check orphans: ${toUserError(orphans.reason).message}`,
+        ? bounded(renderOrphansFollowUp(orphans.value, "deletion"))
+        : orphansUnavailableText(toUserError(orphans.reason).message),
     );
     if (trace.status === "rejected") {
-      out.push(`🛣️ Could not trace the traffic path: ${toUserError(trace.reason).message}`);
+      out.push(traceUnavailableText(toUserError(trace.reason).message));
       return out;
     }
     // The traffic path as a card: what is stale now and, when a repair can be planned, the way to request it.
@@ -112,7 +116,7 @@ export function replanNamespace(deps: NamespaceGoneDeps): (namespace: string) =>
         namespace,
         ...(aws.cluster !== undefined ? { cluster: aws.cluster } : {}),
       });
-      return [bounded(`🧹 After the re-creation: ${renderOrphansText(report)}`)];
+      return [bounded(renderOrphansFollowUp(report, "re-creation"))];
     };
     if (broken.length === 0) return { state: "intact", summary: "no stale link", card, followUps };
     if (plan.action)

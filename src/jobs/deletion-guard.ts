@@ -20,6 +20,7 @@ import type { GuardCloseData } from "../actions/deletion-guard.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { ThreadReporter } from "./waits.js";
+import { renderGuardCloseStatus } from "../render/guard-status.js";
 
 export interface GuardCloseResult {
   readonly outcome: "closed" | "left-alone" | "gone";
@@ -79,22 +80,23 @@ export async function closeDeletionGuard(
     if (seen === null) {
       result = {
         outcome: "gone",
-        text: `🔒 Deletion window of namespace ${ns} ended (${minutes}): the namespace is gone, nothing to close.`,
+        text: renderGuardCloseStatus({ kind: "gone", namespace: ns, window: minutes }),
       };
       break;
     }
     const value = seen.annotations[DELETION_APPROVED_ANNOTATION];
     const carries = guardRequestId(value);
     if (value === undefined || carries !== data.requestId || seen.uid !== data.uid) {
-      const recreated = seen.uid !== data.uid ? " (it was re-created since)" : "";
+      const at = { namespace: ns, window: minutes, recreated: seen.uid !== data.uid };
       result = {
         outcome: "left-alone",
-        text:
+        text: renderGuardCloseStatus(
           value === undefined
-            ? `🔒 Deletion window of namespace ${ns} ended (${minutes}): the guard was already closed${recreated}.`
+            ? { kind: "already-closed", ...at }
             : carries !== undefined && carries !== data.requestId
-              ? `🔒 Deletion window of namespace ${ns} ended (${minutes}): it now carries ${DELETION_APPROVED_ANNOTATION} for request ${carries}, another request's; left alone${recreated}.`
-              : `🔒 Deletion window of namespace ${ns} ended (${minutes}): it carries ${DELETION_APPROVED_ANNOTATION} with a value this request did not write; left alone (the bot's reconcile loop takes off any value that is not valid)${recreated}.`,
+              ? { kind: "other-request", ...at, otherRequestId: carries }
+              : { kind: "foreign-value", ...at },
+        ),
       };
       break;
     }
@@ -106,7 +108,12 @@ export async function closeDeletionGuard(
     }
     const closed: GuardCloseResult = {
       outcome: "closed",
-      text: `🔒 Closed the deletion guard of namespace ${ns}: the ${minutes} window ended, ${DELETION_APPROVED_ANNOTATION} removed; deleting it needs a new approval.${seen.deletionTimestamp !== undefined ? " (Its deletion had already started.)" : ""}`,
+      text: renderGuardCloseStatus({
+        kind: "closed",
+        namespace: ns,
+        window: minutes,
+        deletionStarted: seen.deletionTimestamp !== undefined,
+      }),
     };
     try {
       if (kube.removeNamespaceAnnotation !== undefined) {

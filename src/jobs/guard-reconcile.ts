@@ -22,6 +22,7 @@ import { guardRequestId, type DeletionGuardSigner } from "../approvals/deletion-
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { Logger } from "../log.js";
+import { renderGuardReconcileStatus } from "../render/guard-status.js";
 
 /** Default period of a pass. */
 export const GUARD_RECONCILE_EVERY_MS = 10_000;
@@ -94,10 +95,11 @@ export async function reconcileDeletionGuards(deps: GuardReconcileDeps): Promise
       ...(requestId !== undefined ? { requestId } : {}),
     };
     removed.push(removal);
-    const text =
+    const text = renderGuardReconcileStatus(
       why === "expired"
-        ? `🔒 Closed the deletion guard of namespace ${ns.name} by reconciliation: its window ended at ${verified?.until.toISOString() ?? "?"}, ${DELETION_APPROVED_ANNOTATION} removed; deleting it needs a new approval.`
-        : `🔒 Removed ${DELETION_APPROVED_ANNOTATION} from namespace ${ns.name}: its value is not one the bot signed for this namespace.`;
+        ? { kind: "expired", namespace: ns.name, until: verified?.until.toISOString() ?? "?" }
+        : { kind: "invalid", namespace: ns.name },
+    );
     deps.log?.warn({ namespace: ns.name, why, requestId }, "deletion guard closed by the reconcile loop");
     try {
       await deps.audit?.append({

@@ -14,6 +14,7 @@ import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
+import { renderPathRecheckStatus } from "../render/wait-status.js";
 import { statusMessage, type ThreadCard, type ThreadReporter } from "./waits.js";
 
 export interface PathRecheckData {
@@ -116,27 +117,45 @@ export async function checkPathRecheck(
     const r = await deps.replan(ns);
     if (r.state !== "waiting") followUps = r.followUps;
     if (r.state === "repairable") {
-      status = `✅ The controller has re-created load balancers for ${ns}: a repair of the traffic path can be planned now (below).`;
+      status = renderPathRecheckStatus({ kind: "repairable", namespace: ns });
       result = { outcome: "repairable", checks };
       card = r.card;
     } else if (r.state === "intact") {
-      status = `✅ The traffic path of ${ns} is intact again (check ${String(checks)}).`;
+      status = renderPathRecheckStatus({ kind: "intact", namespace: ns, check: checks });
       result = { outcome: "intact", checks };
     } else if (now >= data.deadline) {
-      status = `⌛ No load balancer replaces the stale ones of ${ns} after ${minutes(now - data.startedAt)}: has the namespace been re-created (Argo CD sync)? ${r.summary} To repoint by hand to an existing load balancer: /unstuck repoint <hostname> --to <load-balancer-name> --reason "…".`;
+      status = renderPathRecheckStatus({
+        kind: "no-replacement",
+        namespace: ns,
+        after: minutes(now - data.startedAt),
+        summary: r.summary,
+      });
       result = { outcome: "timed-out", checks };
       card = r.card;
     } else {
-      status = `⏳ Waiting for the controller to re-create the load balancers of ${ns} before planning the repair: ${r.summary} (check ${String(checks)}, next in ${minutes(data.intervalMs)}, gives up after ${minutes(data.deadline - data.startedAt)})`;
+      status = renderPathRecheckStatus({
+        kind: "waiting",
+        namespace: ns,
+        summary: r.summary,
+        check: checks,
+        nextIn: minutes(data.intervalMs),
+        givesUpAfter: minutes(data.deadline - data.startedAt),
+      });
     }
   } catch (err) {
     if (isPermanent(err)) throw err;
     const { message } = toUserError(err);
     if (now >= data.deadline) {
-      status = `⌛ Could not re-trace the traffic path of ${ns} by the deadline: ${message.slice(0, 300)}`;
+      status = renderPathRecheckStatus({ kind: "unconfirmed", namespace: ns, message });
       result = { outcome: "timed-out", checks };
     } else {
-      status = `⏳ Re-trace ${String(checks)} of ${ns}'s traffic path failed (${message.slice(0, 300)}); retrying in ${minutes(data.intervalMs)}.`;
+      status = renderPathRecheckStatus({
+        kind: "check-failed",
+        namespace: ns,
+        check: checks,
+        message,
+        retryIn: minutes(data.intervalMs),
+      });
     }
   }
   const posted = deps.posted ?? unrecordedPosts;

@@ -14,6 +14,7 @@ import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import { clock } from "../util/format.js";
+import { blockersLeftText, renderNamespaceWaitStatus } from "../render/wait-status.js";
 
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
 export interface ThreadReporter {
@@ -214,17 +215,6 @@ function bounded(message: string): string {
   return message.length > 500 ? `${message.slice(0, 499)}…` : message;
 }
 
-function blockersText(blockers: readonly string[]): string {
-  if (blockers.length === 0) return "no blocking objects found yet (content may still be deleting)";
-  // Names come from the cluster; each is bounded so five of them always fit one status line.
-  const shown = blockers
-    .slice(0, 5)
-    .map((b) => (b.length > 300 ? `${b.slice(0, 299)}…` : b))
-    .join(", ");
-  const more = blockers.length > 5 ? `, and ${blockers.length - 5} more` : "";
-  return `${blockers.length} blocker${blockers.length === 1 ? "" : "s"} left: ${shown}${more}`;
-}
-
 /**
  * One check of a "namespace gone" wait. Completes with the result, or re-schedules itself and
  * throws `DelayedError` (which tells the BullMQ worker the job was moved, not failed).
@@ -245,11 +235,10 @@ export async function checkNamespaceGone(
   try {
     const snapshot = await deps.kube.getNamespace(ns);
     if (snapshot === null) {
-      text = `✅ Namespace ${ns} is gone: deletion finished (confirmed on check ${checks}).`;
+      text = renderNamespaceWaitStatus({ kind: "gone", namespace: ns, check: checks });
       result = { outcome: "gone", checks, text };
     } else {
-      const phase =
-        snapshot.phase === "Terminating" ? "still Terminating" : `${snapshot.phase}, not being deleted`;
+      const phase = snapshot.phase;
       const state = contentState(snapshot);
       const atDeadline = now >= data.deadline;
       // Described afresh only when the report could differ: the first check, a change in what
@@ -260,14 +249,28 @@ export async function checkNamespaceGone(
         now - described.at >= BLOCKERS_REFRESH_MS ||
         atDeadline
       ) {
-        described = { text: blockersText(await deps.describeBlockers(ns)), state, at: now };
+        described = { text: blockersLeftText(await deps.describeBlockers(ns)), state, at: now };
       }
       const blockers = described.text;
       if (atDeadline) {
-        text = `⌛ Namespace ${ns} is ${phase} at the deadline (${clock(data.deadline)}); ${blockers}.`;
+        text = renderNamespaceWaitStatus({
+          kind: "timed-out",
+          namespace: ns,
+          phase,
+          deadline: clock(data.deadline),
+          blockers,
+        });
         result = { outcome: "timed-out", checks, text };
       } else {
-        text = `⏳ Namespace ${ns} is ${phase}, ${blockers}. (check ${checks}, next at ${clock(now + data.intervalMs)}, gives up at ${clock(data.deadline)})`;
+        text = renderNamespaceWaitStatus({
+          kind: "waiting",
+          namespace: ns,
+          phase,
+          blockers,
+          check: checks,
+          nextAt: clock(now + data.intervalMs),
+          givesUpAt: clock(data.deadline),
+        });
       }
     }
   } catch (err) {
@@ -275,10 +278,21 @@ export async function checkNamespaceGone(
     // A flaky read is not an answer: say so and keep waiting until the deadline.
     const { message } = toUserError(err);
     if (now >= data.deadline) {
-      text = `⌛ Namespace ${ns}: could not confirm deletion by the deadline (${clock(data.deadline)}); last check failed: ${bounded(message)}`;
+      text = renderNamespaceWaitStatus({
+        kind: "unconfirmed",
+        namespace: ns,
+        deadline: clock(data.deadline),
+        message,
+      });
       result = { outcome: "timed-out", checks, text };
     } else {
-      text = `⏳ Namespace ${ns}: check ${checks} could not read the cluster (${bounded(message)}); retrying at ${clock(now + data.intervalMs)}.`;
+      text = renderNamespaceWaitStatus({
+        kind: "check-failed",
+        namespace: ns,
+        check: checks,
+        message,
+        retryAt: clock(now + data.intervalMs),
+      });
     }
   }
 

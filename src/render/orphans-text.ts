@@ -25,3 +25,23 @@ export function renderOrphansText(r: OrphanReport): string {
   }
   return out.join("\n");
 }
+
+/**
+ * The orphan check a thread gets after a namespace is gone (`after: "deletion"`) or once the
+ * controller has re-created what the namespace held (`after: "re-creation"`).
+ */
+export function renderOrphansFollowUp(r: OrphanReport, after: "deletion" | "re-creation"): string {
+  return after === "deletion"
+    ? `🧹 ${renderOrphansText(r)}`
+    : `🧹 After the re-creation: ${renderOrphansText(r)}`;
+}
+
+/** The orphan check could not run (`message`: the error as a user reads it). */
+export function orphansUnavailableText(message: string): string {
+  return `🧹 Could not check orphans: ${message}`;
+}
+
+/** The traffic path could not be traced after a deletion (`message`: the error as a user reads it). */
+export function traceUnavailableText(message: string): string {
+  return `🛣️ Could not trace the traffic path: ${message}`;
+}

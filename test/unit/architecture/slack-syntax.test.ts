@@ -2,8 +2,9 @@
  * Slack's words stay in the Slack surface: the engine emits typed events and plain text, `src/slack/`
  * turns them into mrkdwn and Block Kit, and `src/render/` into the terminal's text. So no source file
  * outside those two directories may write Slack syntax in its code: a mention (`<@U…>`), a special
- * mention (`<!here>`, `<!channel>`, `<!date^…>`), an emoji code (`:rotating_light:`) or a `slack.com`
- * address. Comments are not code: the scan reads only the literals of the parsed source (strings,
+ * mention (`<!here>`, `<!channel>`, `<!date^…>`), an emoji code (`:rotating_light:`) or an emoji
+ * itself (`✅`, `⏳`: the words of a status line, which the engine says as a typed event and
+ * `src/render/` words), or a `slack.com` address. Comments are not code: the scan reads only the literals of the parsed source (strings,
  * templates, regular expressions), so a comment may still say what a surface does.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -30,6 +31,7 @@ const FORMS: readonly { readonly name: string; readonly pattern: RegExp }[] = [
     name: "emoji code",
     pattern: /(?:^|[\s(*_"'`]):[a-z0-9][a-z0-9_+-]*:(?=[\s.,;!?)*_"'`])|[\s(*_"'`]:[a-z0-9][a-z0-9_+-]*:$/,
   },
+  { name: "emoji", pattern: /\p{Extended_Pictographic}/u },
   { name: "slack.com address", pattern: /slack\.com/i },
 ];
 
@@ -98,6 +100,8 @@ describe("Slack syntax stays in src/slack and src/render", () => {
       'const done = "Gone :white_check_mark:";',
       "const name = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;",
       "const mentioned = /^<@([A-Z0-9]+)>/;",
+      "// a comment may say ✅ too",
+      "const status = `⏳ Namespace ${ns} is still Terminating`;",
     ].join("\n");
     expect(slackSyntaxIn(fixture).map((f) => `${String(f.line)} ${f.form}`)).toEqual([
       "8 mention",
@@ -106,6 +110,7 @@ describe("Slack syntax stays in src/slack and src/render", () => {
       "11 slack.com address",
       "12 emoji code",
       "14 mention",
+      "16 emoji",
     ]);
   });
 
