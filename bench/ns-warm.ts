@@ -79,12 +79,17 @@ for await (const line of createInterface({ input: process.stdin })) {
     const report =
       ns?.conditions.find((c) => c.type === "NamespaceContentRemaining" && c.status === "True")?.message ??
       "";
-    const named = [...report.matchAll(/([A-Za-z0-9.-]+) has \d+ resource instances/g)].flatMap((m) => {
-      const t = byName.get(m[1] ?? "");
+    const said = [...report.matchAll(/([A-Za-z0-9.-]+) has \d+ resource instances/g)];
+    const named = said.flatMap((m) => {
+      // A core type is named with an empty group after its dot (`configmaps.`), as the controller writes it.
+      const t = byName.get((m[1] ?? "").replace(/\.$/, ""));
       return t === undefined ? [] : [t];
     });
     await mapLimit(named, Number(concurrency), (t) => services.kube.listObjects(t, namespace));
-    write({ ms: performance.now() - t0, types: named.length });
+    const ms = performance.now() - t0;
+    if (named.length !== said.length || said.length === 0)
+      write({ error: `fresh: ${String(said.length)} types in the condition, ${String(named.length)} found` });
+    else write({ ms, types: named.length });
   } else if (line === "rawfloor") {
     const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
     const server = kc.getCurrentCluster()?.server ?? "";
