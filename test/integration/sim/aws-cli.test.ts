@@ -258,9 +258,14 @@ describe("AWS simulator judged by the real aws CLI", () => {
     expect(stale.stderr).toContain(
       "An error occurred (PreconditionFailed) when calling the UpdateDistribution operation",
     );
-    expect(
-      list.DistributionList.Items.map((d: any) => [d.Id, d.ETag, d.Origins.Items[0].DomainName]),
-    ).toEqual([[id, updated.ETag, newOrigin]]);
+    expect(list.DistributionList.Items.map((d: any) => [d.Id, d.Origins.Items[0].DomainName])).toEqual([
+      [id, newOrigin],
+    ]);
+    // A summary's ETag is newer than some CLIs' models (Debian's aws-cli 2.9 drops the element it
+    // does not know); where the CLI shows it, it is the ETag of the update. The SDK's test reads it
+    // in every case.
+    const etags = list.DistributionList.Items.map((d: any) => d.ETag as string | undefined);
+    if (etags[0] !== undefined) expect(etags).toEqual([updated.ETag]);
   });
 
   it("counts every CLI call per service and action", () => {

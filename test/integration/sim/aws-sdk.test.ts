@@ -28,6 +28,7 @@ import {
 import {
   GetDistributionCommand,
   GetDistributionConfigCommand,
+  ListDistributionsCommand,
   UpdateDistributionCommand,
 } from "@aws-sdk/client-cloudfront";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
@@ -295,6 +296,9 @@ describe("AWS simulator through SDK v3 clients (createAwsClients)", () => {
       const after = await aws.cloudfront.send(new GetDistributionCommand({ Id: id }));
       expect(after.Distribution?.Status).toBe("Deployed");
       expect(after.ETag).toBe(updated.ETag);
+      // The list's summary carries the same ETag: a repoint can be planned from a list alone.
+      const listed = await aws.cloudfront.send(new ListDistributionsCommand({}));
+      expect(listed.DistributionList?.Items?.find((d) => d.Id === id)?.ETag).toBe(updated.ETag);
     });
   });
 

@@ -45,7 +45,10 @@ function status(world: World, host: string, path = "/"): Promise<{ code: number;
 function aws(world: World, args: string[]): Promise<string> {
   const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...world.aws.env() };
   return new Promise((resolve, reject) => {
-    execFile("aws", [...args, "--output", "json"], { env, timeout: 90_000 }, (err, stdout, stderr) => {
+    // The endpoint on the command line as well: a CLI older than AWS_ENDPOINT_URL (Debian's 2.9)
+    // ignores the variable and would call AWS itself.
+    const argv = [...args, "--endpoint-url", world.aws.url, "--output", "json"];
+    execFile("aws", argv, { env, timeout: 90_000 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`aws ${args.join(" ")}: ${stderr}`));
       else resolve(stdout);
     });
