@@ -14,7 +14,7 @@ import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import { clock } from "../util/format.js";
-import { blockersLeftText, renderNamespaceWaitStatus } from "../render/wait-status.js";
+import { blockersLeftText, followUpsFailedText, renderNamespaceWaitStatus } from "../render/wait-status.js";
 
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
 export interface ThreadReporter {
@@ -210,11 +210,6 @@ async function addNamespaceGone(
   });
 }
 
-/** An API error can quote a whole response body; the status line needs its first sentence or so. */
-function bounded(message: string): string {
-  return message.length > 500 ? `${message.slice(0, 499)}…` : message;
-}
-
 /**
  * One check of a "namespace gone" wait. Completes with the result, or re-schedules itself and
  * throws `DelayedError` (which tells the BullMQ worker the job was moved, not failed).
@@ -329,9 +324,7 @@ export async function checkNamespaceGone(
     try {
       followUps = await deps.afterGone(ns, { channel: data.channel, threadTs: data.threadTs });
     } catch (err) {
-      followUps = [
-        `Could not check orphans and the traffic path after ${ns} was deleted: ${bounded(toUserError(err).message)}`,
-      ];
+      followUps = [followUpsFailedText(ns, toUserError(err).message)];
     }
     for (const [i, f] of followUps.entries()) {
       try {

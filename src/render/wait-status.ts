@@ -69,6 +69,11 @@ function boundedMessage(message: string): string {
   return message.length > 500 ? `${message.slice(0, 499)}…` : message;
 }
 
+/** The checks that follow a namespace's deletion (orphans, the traffic path) could not run. */
+export function followUpsFailedText(namespace: string, message: string): string {
+  return `Could not check orphans and the traffic path after ${namespace} was deleted: ${boundedMessage(message)}`;
+}
+
 /** What still blocks a namespace, as a wait's status line says it (five named at most). */
 export function blockersLeftText(blockers: readonly string[]): string {
   if (blockers.length === 0) return "no blocking objects found yet (content may still be deleting)";
