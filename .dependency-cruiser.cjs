@@ -18,7 +18,7 @@
  *   pure core      src/edge/, src/render/, the analysis in src/diagnosis/, src/preflight/analyze.ts,
  *                  src/timeline/
  *   adapters       src/kube/, src/aws/, src/net/, src/redis-connection.ts, src/ops/
- *   foundation     src/config.ts, src/errors.ts, src/log.ts, src/util/
+ *   foundation     src/config.ts, src/errors.ts, src/log.ts, src/util/, src/trust/
  *
  * Type-only imports count everywhere (`tsPreCompilationDeps`): a cycle through types still ties two
  * modules' designs together, and a type from an SDK still ties a model to one client.

@@ -35,12 +35,12 @@ import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { Redis } from "ioredis";
-import { ApprovalSigner, randomApprovalKey } from "../src/approvals/integrity.js";
 import { ApprovalStore } from "../src/approvals/store.js";
 import { newRequestId, type ApprovalRequest } from "../src/approvals/types.js";
 import { startKubeSim } from "../test/sim/kube/index.js";
 import { until } from "../test/sim/kube/testing.js";
 import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
+import { keyEnv, testSigner } from "../test/helpers/keys.js";
 import {
   blockActionsBody,
   postSigned,
@@ -253,8 +253,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
   const prefix = `unstuck-bench-${randomBytes(4).toString("hex")}`;
   const secret = randomBytes(16).toString("hex");
   const token = `xoxb-bench-${randomBytes(8).toString("hex")}`;
-  const approvalKey = randomApprovalKey();
-  const signer = new ApprovalSigner(approvalKey);
+  const signer = testSigner;
   const approvers = Array.from({ length: CONCURRENT }, (_, i) => `U0APPR${String(i).padStart(4, "0")}`);
   const realRequests = REAL_REQUESTS * scale;
   const pending = PENDING * scale;
@@ -325,7 +324,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       REDIS_URL: redisUrl,
       UNSTUCK_REDIS_PREFIX: prefix,
       UNSTUCK_APPROVERS: approvers.join(","),
-      UNSTUCK_APPROVAL_KEY: approvalKey,
+      ...keyEnv("all"),
       // A bench or developer Redis usually persists nothing; the bot refuses that unless told.
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_LOG_LEVEL: "warn",

@@ -28,11 +28,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
-import { randomApprovalKey } from "../src/approvals/integrity.js";
 import type { KubeSim } from "../test/sim/kube/index.js";
 import { startWorld as startSimWorld } from "../test/sim/world.js";
 import { parseDockerfile, runTimeImports } from "../test/deploy/dockerfile.js";
 import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
+import { keyEnv } from "../test/helpers/keys.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../test/sim/slack/index.js";
 import {
   check,
@@ -216,7 +216,7 @@ export async function startBot(
       KUBECONFIG: world.kubeconfig,
       REDIS_URL: world.redisUrl,
       UNSTUCK_REDIS_PREFIX: world.prefix,
-      UNSTUCK_APPROVAL_KEY: randomApprovalKey(),
+      ...keyEnv(how.role),
       UNSTUCK_CHANNELS: CHANNEL,
       UNSTUCK_ROLE: how.role,
       UNSTUCK_OPS_PORT: String(opsPort),

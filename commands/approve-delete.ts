@@ -4,6 +4,7 @@ import { collectPreflight } from "../src/preflight/collect.js";
 import type { PreflightReport } from "../src/preflight/analyze.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { requireApprovals } from "./finalize.js";
+import { filedResult } from "../src/command-contract.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
 
@@ -70,7 +71,7 @@ export const approveDeleteCommand: CommandModule<ApproveDeleteInput> = {
     // Policy first: a request that will be refused costs no preflight.
     await approvals.workflow.precheck(requester, channelId);
     const report = await collectPreflight(ctx.services.kube, ctx.services.aws, input.namespace);
-    const request = await approvals.workflow.requestDeletionGuard({
+    const draft = await approvals.workflow.planDeletionGuard({
       namespace: input.namespace,
       preflight: {
         verdict: report.verdict,
@@ -90,6 +91,6 @@ export const approveDeleteCommand: CommandModule<ApproveDeleteInput> = {
       requester,
       channelId,
     });
-    return { type: "approval-request", request };
+    return filedResult(await approvals.workflow.submit(draft, requester, channelId));
   },
 };

@@ -1,5 +1,5 @@
-import type { ApprovalRequest } from "../src/approvals/types.js";
-import type { FinalizerRemovalInput } from "../src/approvals/workflow.js";
+import type { Filed, FinalizerRemovalInput } from "../src/approvals/workflow.js";
+import { filedResult } from "../src/command-contract.js";
 import { planFinalizerRemoval, resolveResourceType } from "../src/diagnosis/removal-plan.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
@@ -91,7 +91,7 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
     // Refuse by policy (channel, approvers) before any cluster or AWS read.
     await approvals.workflow.precheck(requester, ctx.actor.channelId ?? "");
     const type = resolveResourceType((await ctx.services.kube.discover()).resources, input.kind);
-    const request = await requestRemovalWithPlan(ctx.services, approvals, {
+    const filed = await requestRemovalWithPlan(ctx.services, approvals, {
       type,
       namespace: input.namespace,
       name: input.name,
@@ -100,19 +100,19 @@ export const finalizeCommand: CommandModule<FinalizeInput> = {
       requester,
       channelId: ctx.actor.channelId ?? "",
     });
-    return { type: "approval-request", request };
+    return filedResult(filed);
   },
 };
 
 /**
- * Build the plan (evidence, clean-up) and create the request — the one path the slash command and
+ * Build the plan (evidence, clean-up) and submit the request — the one path the slash command and
  * the diagnosis button's modal share.
  */
 export async function requestRemovalWithPlan(
   services: CommandServices,
   approvals: NonNullable<CommandServices["approvals"]>,
   input: Omit<FinalizerRemovalInput, "evidence" | "cleanupPlan">,
-): Promise<ApprovalRequest> {
+): Promise<Filed> {
   await approvals.workflow.precheck(input.requester, input.channelId);
   const plan = await planFinalizerRemoval(
     services.kube,
@@ -124,11 +124,12 @@ export async function requestRemovalWithPlan(
     },
     diagnoseOptions(services),
   );
-  return approvals.workflow.requestFinalizerRemoval({
+  const draft = await approvals.workflow.planFinalizerRemoval({
     ...input,
     evidence: plan.evidence,
     cleanupPlan: plan.cleanupPlan,
   });
+  return approvals.workflow.submit(draft, input.requester, input.channelId);
 }
 
 /** Options every diagnosis run by a command shares. */

@@ -6,6 +6,7 @@ import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { requireApprovals } from "./finalize.js";
+import { filedResult } from "../src/command-contract.js";
 
 export const orphansSyntax: CommandSyntax = {
   path: ["orphans"],
@@ -100,7 +101,7 @@ export const orphansCommand: CommandModule<OrphansInput> = {
     if (!approvals || input.deleteReason === undefined || removable.length === 0) {
       return { type: "orphans", report };
     }
-    const request = await approvals.workflow.requestOrphanDeletion({
+    const draft = await approvals.workflow.planOrphanDeletion({
       action: {
         type: "delete-orphans",
         cluster: report.cluster,
@@ -124,7 +125,7 @@ export const orphansCommand: CommandModule<OrphansInput> = {
       requester,
       channelId: ctx.actor.channelId ?? "",
     });
-    return { type: "approval-request", request };
+    return filedResult(await approvals.workflow.submit(draft, requester, ctx.actor.channelId ?? ""));
   },
 };
 

@@ -1,7 +1,8 @@
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertHostname } from "../src/edge/hostname.js";
 import { assertNamespaceName } from "../src/kube/names.js";
-import type { ApprovalRequest } from "../src/approvals/types.js";
+import type { Filed } from "../src/approvals/workflow.js";
+import { filedResult } from "../src/command-contract.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
 import { repointCalls } from "../src/edge/repoint-calls.js";
 import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
@@ -128,13 +129,13 @@ async function runRepoint(input: RepointInput, ctx: CommandContext): Promise<Com
     requester: { userId: ctx.actor.userId, teamId: ctx.actor.teamId },
     channelId: ctx.actor.channelId ?? "",
   });
-  return made.request
-    ? { type: "approval-request", request: made.request }
+  return made.filed !== undefined
+    ? filedResult(made.filed)
     : { type: "trace", trace: made.trace, repair: made.plan };
 }
 
 /**
- * Trace and plan afresh, then create the request — the one path the slash command and the *Fix the
+ * Trace and plan afresh, then submit the request — the one path the slash command and the *Fix the
  * path* button share. With nothing to change, returns the trace and plan (its questions) instead.
  */
 export async function requestRepairWithPlan(
@@ -148,7 +149,7 @@ export async function requestRepairWithPlan(
     readonly requester: { readonly userId: string; readonly teamId: string };
     readonly channelId: string;
   },
-): Promise<{ request?: ApprovalRequest; trace: TraceResult; plan: RepointPlan }> {
+): Promise<{ filed?: Filed; trace: TraceResult; plan: RepointPlan }> {
   await approvals.workflow.precheck(input.requester, input.channelId);
   const { trace, plan } = await planPathRepair(
     awsOf(services),
@@ -158,14 +159,14 @@ export async function requestRepairWithPlan(
     repairOptions(input, services),
   );
   if (plan.action === undefined) return { trace, plan };
-  const request = await approvals.workflow.requestRepoint({
+  const draft = await approvals.workflow.planRepoint({
     action: plan.action,
     reason: input.reason,
     ...requestWords(plan.action, trace, plan),
     requester: input.requester,
     channelId: input.channelId,
   });
-  return { request, trace, plan };
+  return { filed: await approvals.workflow.submit(draft, input.requester, input.channelId), trace, plan };
 }
 
 /** Plan the repair of `subject` afresh, as a request would, without requesting anything. */

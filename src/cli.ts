@@ -54,6 +54,28 @@ function splitGlobal(argv: readonly string[]): {
   };
 }
 
+/**
+ * `keys`: a fresh Ed25519 key pair — the private seed for `UNSTUCK_BOT_SIGNING_KEY` or
+ * `UNSTUCK_WORKER_SIGNING_KEY` (a Secret), the public key for the lists every process verifies with.
+ */
+async function printKeyPair(io: CliIo, json: boolean): Promise<number> {
+  const { generateKeyText } = await import("./trust/keys.js");
+  const pair = generateKeyText();
+  if (json) io.out(JSON.stringify(pair, null, 2));
+  else
+    io.out(
+      [
+        `private key (keep it in a Secret, for one role only): ${pair.privateKey}`,
+        `public key (list it where the others verify it):       ${pair.publicKey}`,
+        "",
+        "The bot's pair: UNSTUCK_BOT_SIGNING_KEY on the bot, its public key in UNSTUCK_BOT_PUBLIC_KEYS everywhere.",
+        "A cluster's pair: UNSTUCK_WORKER_SIGNING_KEY on its workers, its public key in UNSTUCK_WORKER_PUBLIC_KEYS",
+        "(one cluster) or the clusters file's clusters.<name>.publicKeys (a fleet).",
+      ].join("\n"),
+    );
+  return 0;
+}
+
 /** Quote words so the shared tokenizer sees exactly the argv the shell gave us. */
 function toCommandLine(words: readonly string[]): string {
   return words.map((w) => (/[\s"']/.test(w) ? `"${w.replace(/"/g, "'")}"` : w)).join(" ");
@@ -80,6 +102,9 @@ export async function runCli(
     ];
     return bad.includes(result.error.code) ? 2 : 1;
   };
+  // A terminal-only verb: a fresh key pair to configure a bot or a cluster's workers with. Never a
+  // Slack command (a private key must not be posted in a channel).
+  if (rest.length === 1 && rest[0] === "keys") return printKeyPair(io, json);
   try {
     // Parse first: bad input is answered without touching configuration or the network.
     const { command } = registry.parse(toCommandLine(rest));
@@ -226,6 +251,8 @@ function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
       return { namespace: result.namespace, diagnosis: result.diagnosis };
     case "approval-request":
       return result.request;
+    case "approval-draft":
+      return { unfiled: result.draft };
     case "approvals":
       return result.requests;
     case "audit":

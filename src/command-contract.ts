@@ -4,7 +4,7 @@
  * produces (`CommandResult`), and how a surface asks for one (`CommandDispatcher`). It lives below both,
  * so neither imports the other: `commands/types.ts` re-exports it for the handlers.
  */
-import type { ApprovalWorkflow } from "./approvals/workflow.js";
+import type { ApprovalWorkflow, Filed, RequestDraft } from "./approvals/workflow.js";
 import type { ApprovalRequest } from "./approvals/types.js";
 import type { AuditLog, StoredAuditEntry } from "./audit/log.js";
 import type { AwsPort } from "./aws/port.js";
@@ -84,6 +84,11 @@ export type CommandResult =
   | { readonly type: "preflight"; readonly report: PreflightReport }
   /** A new approval request; Slack posts it and attaches the message to the request. */
   | { readonly type: "approval-request"; readonly request: ApprovalRequest }
+  /**
+   * A request a fleet's worker planned, for the bot to file as the person it verified: it travels to
+   * the bot inside the worker's signed answer and is never shown (the bot files it, or answers why not).
+   */
+  | { readonly type: "approval-draft"; readonly draft: RequestDraft }
   | { readonly type: "approvals"; readonly requests: readonly ApprovalRequest[]; readonly now: string }
   | { readonly type: "audit"; readonly entries: readonly StoredAuditEntry[] }
   /** A post-mortem draft (Markdown) from the audit log. */
@@ -108,4 +113,11 @@ export type CommandResult =
 export interface CommandDispatcher {
   /** Parse, validate and run; never throws — errors become an `error` result. */
   dispatch(text: string, ctx: CommandContext, prefix?: string): Promise<CommandResult>;
+}
+
+/** A submitted request as a command's result: the filed request, or the draft for the bot to file. */
+export function filedResult(filed: Filed): CommandResult {
+  return filed.kind === "filed"
+    ? { type: "approval-request", request: filed.request }
+    : { type: "approval-draft", draft: filed.draft };
 }

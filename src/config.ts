@@ -2,10 +2,12 @@
  * Configuration, read once at start-up from the environment and validated. No other module reads
  * `process.env`; everything else receives a typed `Config`.
  */
+import type { KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { ErrorCode, UnstuckError } from "./errors.js";
+import { parsePrivateKey, parsePublicKey } from "./trust/keys.js";
 
 const idList = z
   .string()
@@ -56,23 +58,24 @@ const EnvSchema = z.object({
   ),
   UNSTUCK_APPROVERS: idList,
   /**
-   * HMAC key signing every approval record, vote and transition (held outside Redis). Required to
-   * run the bot (see `requireApprovalKey`); at least 32 bytes, e.g. `openssl rand -base64 48`.
+   * The bot's Ed25519 private key (`npm run unstuck -- keys` makes a pair): it signs requests, votes
+   * and the calls it sends to workers. Only the Slack-facing process (`bot`, `all`) holds it.
+   */
+  UNSTUCK_BOT_SIGNING_KEY: z.string().optional(),
+  /** The bot's public keys (base64url, comma-separated): every process verifies the bot's signatures with them. */
+  UNSTUCK_BOT_PUBLIC_KEYS: idList,
+  /** This cluster's workers' Ed25519 private key: it signs what they execute and answer. Workers only. */
+  UNSTUCK_WORKER_SIGNING_KEY: z.string().optional(),
+  /** A single-cluster install's workers' public keys (a fleet lists each cluster's in the clusters file). */
+  UNSTUCK_WORKER_PUBLIC_KEYS: idList,
+  /**
+   * The HMAC key every process shared before approvals were signed with Ed25519: set on the bot alone
+   * while records signed with it may still be live, so they are recognised and ended (never executed).
    */
   UNSTUCK_APPROVAL_KEY: z
     .string()
     .refine((v) => Buffer.byteLength(v, "utf8") >= 32, {
-      error: "must be at least 32 bytes of secret (e.g. `openssl rand -base64 48`)",
-    })
-    .optional(),
-  /**
-   * The key being rotated out: during a rotation window it still verifies the records it signed
-   * (requests pending when the key changed); it never signs. Unset it once they have ended.
-   */
-  UNSTUCK_APPROVAL_KEY_PREVIOUS: z
-    .string()
-    .refine((v) => Buffer.byteLength(v, "utf8") >= 32, {
-      error: "must be at least 32 bytes of secret (the UNSTUCK_APPROVAL_KEY being retired)",
+      error: "must be at least 32 bytes of secret (the shared key of before the upgrade)",
     })
     .optional(),
   UNSTUCK_APPROVALS_REQUIRED: z.coerce.number().int().min(1).max(10).default(1),
@@ -160,6 +163,8 @@ const ClustersFileSchema = z.object({
       edge: z.strictObject({ roleArn: RoleArnSchema, externalId: ExternalIdSchema.optional() }).optional(),
       /** Slack channel ids whose commands go to this cluster (a fleet's routing; see `src/fleet/`). */
       channels: z.array(z.string().regex(/^[CG][A-Z0-9]{2,}$/, "must be a Slack channel id (C…)")).optional(),
+      /** The public keys of this cluster's workers (base64url): what they sign verifies only under these. */
+      publicKeys: z.array(z.string()).optional(),
     }),
   ),
 });
@@ -274,10 +279,10 @@ export interface Config {
   readonly channelPatterns: readonly string[];
   readonly approvers: readonly string[];
   readonly approvalsRequired: number;
-  /** `UNSTUCK_APPROVAL_KEY`: signs approval records; never logged. */
-  readonly approvalKey?: string;
-  /** `UNSTUCK_APPROVAL_KEY_PREVIOUS`: verifies (never signs) records of the key rotated out; never logged. */
-  readonly approvalKeyPrevious?: string;
+  /** The signing keys this process holds and the public keys it verifies with; never logged. */
+  readonly keys: KeyConfig;
+  /** `UNSTUCK_APPROVAL_KEY`: the shared key of before Ed25519, to recognise (and end) its live records; never logged. */
+  readonly legacyApprovalKey?: string;
   readonly requestTtlSeconds: number;
   readonly auditChannel?: string;
   readonly redisPrefix: string;
@@ -329,18 +334,12 @@ export function loadConfig(
     });
   }
   const e = parsed.data;
-  if (e.UNSTUCK_APPROVAL_KEY_PREVIOUS !== undefined) {
-    const why =
-      e.UNSTUCK_APPROVAL_KEY === undefined
-        ? "it only verifies beside UNSTUCK_APPROVAL_KEY, which is not set"
-        : e.UNSTUCK_APPROVAL_KEY_PREVIOUS === e.UNSTUCK_APPROVAL_KEY
-          ? "it is the same key as UNSTUCK_APPROVAL_KEY (set it to the key being retired, or unset it)"
-          : undefined;
-    if (why !== undefined) {
-      throw new UnstuckError(ErrorCode.Config, `Invalid UNSTUCK_APPROVAL_KEY_PREVIOUS: ${why}.`, {
-        variable: "UNSTUCK_APPROVAL_KEY_PREVIOUS",
-      });
-    }
+  if (e.UNSTUCK_APPROVAL_KEY !== undefined && e.UNSTUCK_ROLE === "worker") {
+    throw new UnstuckError(
+      ErrorCode.Config,
+      "Invalid UNSTUCK_APPROVAL_KEY: workers hold no shared key any more (it let one pod approve for everyone); unset it on workers and keep it on the bot only while requests signed with it may be live.",
+      { variable: "UNSTUCK_APPROVAL_KEY" },
+    );
   }
   const missingSlack: string[] = [];
   // A worker receives nothing from Slack: the bot token is all it needs.
@@ -360,6 +359,7 @@ export function loadConfig(
   const clustersFile = parseClustersFile(e, readFile);
   const aws = awsTarget(e, clustersFile);
   const fleet = fleetOf(e, clustersFile);
+  const keys = keyConfig(e, clustersFile, fleet);
   const redisTlsCa = redisCa(e, readFile);
   const redisCluster = e.REDIS_URL.includes("+cluster://") ? parseRedisClusterUrl(e.REDIS_URL) : undefined;
   const redisSentinel = /^rediss?\+sentinel:\/\//.test(e.REDIS_URL)
@@ -388,8 +388,8 @@ export function loadConfig(
     channelPatterns: e.UNSTUCK_CHANNEL_PATTERNS,
     approvers: e.UNSTUCK_APPROVERS,
     approvalsRequired: e.UNSTUCK_APPROVALS_REQUIRED,
-    ...(e.UNSTUCK_APPROVAL_KEY ? { approvalKey: e.UNSTUCK_APPROVAL_KEY } : {}),
-    ...(e.UNSTUCK_APPROVAL_KEY_PREVIOUS ? { approvalKeyPrevious: e.UNSTUCK_APPROVAL_KEY_PREVIOUS } : {}),
+    keys,
+    ...(e.UNSTUCK_APPROVAL_KEY ? { legacyApprovalKey: e.UNSTUCK_APPROVAL_KEY } : {}),
     requestTtlSeconds: e.UNSTUCK_REQUEST_TTL_SECONDS,
     ...(e.UNSTUCK_AUDIT_CHANNEL ? { auditChannel: e.UNSTUCK_AUDIT_CHANNEL } : {}),
     redisPrefix,
@@ -422,16 +422,59 @@ export function loadConfig(
   };
 }
 
-/** The approval key the bot needs to run; throws `Config` naming `UNSTUCK_APPROVAL_KEY` when unset. */
-export function requireApprovalKey(config: Pick<Config, "approvalKey">): string {
-  if (config.approvalKey === undefined) {
-    throw new UnstuckError(
-      ErrorCode.Config,
-      "UNSTUCK_APPROVAL_KEY is not set: the bot signs every approval with it (at least 32 bytes of secret, e.g. `openssl rand -base64 48`), kept outside Redis.",
-      { variable: "UNSTUCK_APPROVAL_KEY" },
+/**
+ * The keys of this process (`src/trust/keys.ts`), as configured: what it signs with and what it verifies
+ * with. Parsed at load, so a bad key stops the process naming its variable; what each role needs is
+ * checked by `processKeys`.
+ */
+export interface KeyConfig {
+  readonly botSigningKey?: KeyObject;
+  readonly botPublicKeys: readonly KeyObject[];
+  readonly workerSigningKey?: KeyObject;
+  /** Each cluster's workers' public keys (a single-cluster install's under {@link LOCAL_CLUSTER}). */
+  readonly workerPublicKeys: ReadonlyMap<string, readonly KeyObject[]>;
+}
+
+/** The cluster a single-cluster install's requests and workers' keys are filed under. */
+export const LOCAL_CLUSTER = "local";
+
+function keyConfig(
+  e: z.infer<typeof EnvSchema>,
+  file: z.infer<typeof ClustersFileSchema> | undefined,
+  fleet: FleetConfig | undefined,
+): KeyConfig {
+  const publicKeys = (texts: readonly string[], variable: string): KeyObject[] =>
+    texts.map((t) => parsePublicKey(t, variable));
+  const workerPublicKeys = new Map<string, KeyObject[]>();
+  if (fleet !== undefined && file !== undefined) {
+    for (const c of fleet.clusters) {
+      workerPublicKeys.set(
+        c.name,
+        publicKeys(
+          file.clusters[c.name]?.publicKeys ?? [],
+          `UNSTUCK_CLUSTERS_FILE (clusters.${c.name}.publicKeys)`,
+        ),
+      );
+    }
+  } else {
+    const fromFile = Object.entries(file?.clusters ?? {}).flatMap(([name, c]) =>
+      publicKeys(c.publicKeys ?? [], `UNSTUCK_CLUSTERS_FILE (clusters.${name}.publicKeys)`),
     );
+    workerPublicKeys.set(LOCAL_CLUSTER, [
+      ...publicKeys(e.UNSTUCK_WORKER_PUBLIC_KEYS, "UNSTUCK_WORKER_PUBLIC_KEYS"),
+      ...fromFile,
+    ]);
   }
-  return config.approvalKey;
+  return {
+    ...(e.UNSTUCK_BOT_SIGNING_KEY !== undefined
+      ? { botSigningKey: parsePrivateKey(e.UNSTUCK_BOT_SIGNING_KEY, "UNSTUCK_BOT_SIGNING_KEY") }
+      : {}),
+    botPublicKeys: publicKeys(e.UNSTUCK_BOT_PUBLIC_KEYS, "UNSTUCK_BOT_PUBLIC_KEYS"),
+    ...(e.UNSTUCK_WORKER_SIGNING_KEY !== undefined
+      ? { workerSigningKey: parsePrivateKey(e.UNSTUCK_WORKER_SIGNING_KEY, "UNSTUCK_WORKER_SIGNING_KEY") }
+      : {}),
+    workerPublicKeys,
+  };
 }
 
 /** The cluster's AWS settings: from the clusters file when it names the cluster, else the AWS_* variables. */

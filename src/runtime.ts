@@ -16,10 +16,12 @@ import type { ApprovalNotifier, RetryPolicy } from "./approvals/notifier.js";
 import { ApprovalPolicy } from "./approvals/policy.js";
 import { ApprovalSigner } from "./approvals/integrity.js";
 import { ApprovalStore } from "./approvals/store.js";
-import { ApprovalWorkflow } from "./approvals/workflow.js";
+import { endUnverifiableRequests } from "./approvals/legacy.js";
+import { ApprovalWorkflow, type ApprovalWorkflowDeps } from "./approvals/workflow.js";
 import { DeletionGuardSigner } from "./approvals/deletion-guard-token.js";
 import { AuditLog } from "./audit/log.js";
-import { requireApprovalKey, type Config, type Role } from "./config.js";
+import type { Config, Role } from "./config.js";
+import { ownClusterOf, processKeys } from "./trust/process-keys.js";
 import type { RedisConnection } from "./redis-connection.js";
 import {
   createQueues,
@@ -56,6 +58,7 @@ import {
   fleetEnqueuer,
   HEARTBEAT_EVERY_MS,
   localHandlers,
+  redisNonceClaims,
   startHeartbeat,
 } from "./wiring/fleet.js";
 import { FleetPresence } from "./fleet/presence.js";
@@ -129,12 +132,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, log } = options;
   const role = options.role ?? config.role;
   const slackConfig = requireSlack(config, role);
-  const signer = new ApprovalSigner(requireApprovalKey(config), {
-    ...(config.approvalKeyPrevious !== undefined ? { previous: config.approvalKeyPrevious } : {}),
-  });
-  // The deletion guard's annotation is signed under a key derived from the same approval key.
-  const guardSigner = new DeletionGuardSigner(requireApprovalKey(config), {
-    ...(config.approvalKeyPrevious !== undefined ? { previous: config.approvalKeyPrevious } : {}),
+  // The bot signs as the bot, a worker as its cluster; everyone verifies with every public key.
+  const keys = processKeys(config, role);
+  const signer = new ApprovalSigner(keys);
+  // The deletion guard's annotation is signed by this cluster's workers and verified as theirs.
+  const guardSigner = new DeletionGuardSigner({
+    cluster: ownClusterOf(config),
+    keyring: keys.keyring,
+    ...(keys.worker !== undefined ? { worker: keys.worker } : {}),
   });
   const now = options.now ?? (() => new Date());
   const base = options.services ?? createServices(config, log, now, { longRunning: true });
@@ -171,7 +176,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   // In a fleet each cluster has its own queues; this process's workers consume its cluster's only.
   const fleet = config.fleet;
   const ownCluster = fleet !== undefined ? config.clusterName : undefined;
-  const fleetQueues = fleet !== undefined ? new FleetQueues(redis, `${prefix}:bull`, log) : undefined;
+  const fleetQueues =
+    fleet !== undefined
+      ? new FleetQueues(redis, `${prefix}:bull`, log, {
+          ...(keys.bot !== undefined ? { bot: keys.bot } : {}),
+          keyring: keys.keyring,
+        })
+      : undefined;
   const presence = fleet !== undefined ? new FleetPresence(redis, prefix) : undefined;
   const queues =
     fleetQueues !== undefined
@@ -199,7 +210,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     threadReply: (request, text) => durable.threadReply(request, text),
   };
 
-  const workflow = new ApprovalWorkflow({
+  const workflowDeps: ApprovalWorkflowDeps = {
     store,
     policy,
     audit,
@@ -215,12 +226,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     deletionWindowSeconds: config.deletionWindowSeconds,
     notifier,
     log,
-  });
+  };
+  const workflow = new ApprovalWorkflow(workflowDeps);
   const services: CommandServices = {
     ...base,
     diagnosisDeadlineMs: base.diagnosisDeadlineMs ?? config.diagnosisDeadlineMs,
     approvals: { workflow, audit },
   };
+  // What a fleet's worker runs for the bot plans changes and hands them back: only the bot files them.
+  const drafting = new ApprovalWorkflow({ ...workflowDeps, files: "bot" });
 
   // First to notice: one leader among replicas watches namespaces and posts the
   // diagnosis of one stuck past the threshold to the watch channel.
@@ -275,11 +289,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           tuning: options,
         });
   // A fleet's worker also runs the bot's commands for its cluster, with its own ports.
-  if (role !== "bot" && ownCluster !== undefined) {
+  if (role !== "bot" && ownCluster !== undefined && keys.worker !== undefined) {
     workers.push(
       createCommandsWorker(
         { connection: redis, prefix: `${prefix}:bull`, cluster: ownCluster, ...options.worker },
-        localHandlers(config, services),
+        localHandlers(config, { ...services, approvals: { workflow: drafting, audit } }),
+        {
+          worker: keys.worker,
+          keyring: keys.keyring,
+          claimNonce: redisNonceClaims(redis, prefix, ownCluster),
+          audit,
+          now,
+        },
         log,
       ),
     );
@@ -316,6 +337,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     redis,
     ...(watcher !== undefined ? { watcher } : {}),
     async start() {
+      // The bot ends live requests it cannot verify (signed with the shared key of before, or by no
+      // key it holds) before anyone can vote on them or anything executes them.
+      if (role !== "worker") {
+        await endUnverifiableRequests({
+          store,
+          signer,
+          ...(config.legacyApprovalKey !== undefined ? { legacyKey: config.legacyApprovalKey } : {}),
+          now,
+          log,
+        }).catch((err: unknown) => {
+          log.error(
+            { err: { message: err instanceof Error ? err.message : String(err) } },
+            "could not check the live requests' signatures",
+          );
+        });
+      }
       watcher?.start();
       if (role !== "bot")
         await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? APPROVAL_SWEEP_EVERY_MS);

@@ -7,10 +7,9 @@
  * resourceVersion and finalizers with the frozen precondition, and sends a JSON patch whose `test`
  * operations make the API server itself refuse the change if anything moved in between.
  *
- * A record signed with a key the bot no longer holds (rotated out: neither `UNSTUCK_APPROVAL_KEY`
- * nor `UNSTUCK_APPROVAL_KEY_PREVIOUS`) is not executed either, but ends FAILED saying so, not
- * TAMPERED. A request that ended already and is found put back to APPROVED is refused by the claim
- * (`lua/finished.lua`): never executed twice.
+ * A record with a signature by a key the keyring does not hold is refused the same way: a key is
+ * retired from the keyring only once nothing it signed is live. A request that ended already and is
+ * found put back to APPROVED is refused by the claim (`lua/finished.lua`): never executed twice.
  *
  * A write is never retried blindly: after an ambiguous failure (5xx, timeout, reset) the object
  * is re-read first. Finalizers gone (or the object gone) → DONE, confirmed by the re-read;
@@ -238,26 +237,6 @@ export async function executeRemoveFinalizer(
       signer: deps.signer,
       approvers,
     });
-    if (!verification.ok && verification.cause === "retired-key") {
-      // A key rotation, not an intruder: the record was signed with a key the bot no longer holds.
-      const detail = verification.problems.join("; ");
-      const keys = verification.retiredKeyIds.join(", ");
-      const message = `Not executed: this request was signed with a retired approval key (key id ${keys}: neither UNSTUCK_APPROVAL_KEY nor UNSTUCK_APPROVAL_KEY_PREVIOUS), so its approval cannot be verified (${detail}). Nothing was changed; ask for a new approval.`;
-      deps.log?.warn({ requestId, keyIds: verification.retiredKeyIds }, "approval signed with a retired key");
-      await audit.append({
-        at: now().toISOString(),
-        actor: system,
-        event: "approval.retired-key",
-        requestId,
-        action: action.type,
-        target,
-        ...about(request),
-        before: claim.prior.state,
-        after: "FAILED",
-        result: detail,
-      });
-      return await finish("FAILED", message);
-    }
     if (!verification.ok) {
       const detail = verification.problems.join("; ");
       const message = `Refused: this approval record failed verification (${detail}). Nothing was changed; someone may have written to the bot's Redis directly.`;

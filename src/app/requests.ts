@@ -2,28 +2,24 @@
  * A button or form turned into an approval request: a finalizer removal whose target the form names
  * by resource and API version (resolved through discovery), and a traffic-path repair planned afresh.
  */
-import type { ApprovalRequest, Identity, RemovalRequestInput } from "../approvals/types.js";
-import type { FinalizerRemovalInput } from "../approvals/workflow.js";
+import type { ApprovalRequest, RemovalRequestInput } from "../approvals/types.js";
+import type { Filed, FinalizerRemovalInput } from "../approvals/workflow.js";
 import { resolveResourceType } from "../diagnosis/removal-plan.js";
 import type { RepointPlan } from "../edge/repoint.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
-import type { RepairCheck, RepairSubject } from "../traffic/repoint.js";
+import type { RepairCheck, RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 
-export type { RepairCheck } from "../traffic/repoint.js";
+export type { RepairCheck, RepairFormInput } from "../traffic/repoint.js";
 
 export interface RemovalRequestDeps {
   readonly kube: Pick<KubePort, "discover">;
-  /** Plans the removal (evidence, clean-up) and creates the request. */
-  readonly requestRemoval: (
-    input: Omit<FinalizerRemovalInput, "evidence" | "cleanupPlan">,
-  ) => Promise<ApprovalRequest>;
+  /** Plans the removal (evidence, clean-up) and submits the request. */
+  readonly requestRemoval: (input: Omit<FinalizerRemovalInput, "evidence" | "cleanupPlan">) => Promise<Filed>;
 }
 
-/** Creates a finalizer-removal request from the form; throws `UnstuckError` when the kind does not match. */
-export function removalRequester(
-  deps: RemovalRequestDeps,
-): (input: RemovalRequestInput) => Promise<ApprovalRequest> {
+/** Submits a finalizer-removal request from the form; throws `UnstuckError` when the kind does not match. */
+export function removalRequester(deps: RemovalRequestDeps): (input: RemovalRequestInput) => Promise<Filed> {
   return async (input) => {
     const type = resolveResourceType(
       (await deps.kube.discover()).resources,
@@ -45,30 +41,32 @@ export function removalRequester(
   };
 }
 
-/** What the repair button or form asks for. */
-export interface RepairFormInput {
-  readonly subject: RepairSubject;
-  readonly reason: string;
-  readonly requester: Identity;
-  readonly channelId: string;
-}
-
 export interface RepairRequestDeps {
-  /** Traces and plans the subject afresh; the request when there is something to repair. */
+  /** Traces and plans the subject afresh; the submitted request when there is something to repair. */
   readonly requestRepair: (
     input: RepairFormInput,
-  ) => Promise<{ readonly request?: ApprovalRequest; readonly plan: RepointPlan }>;
+  ) => Promise<{ readonly filed?: Filed; readonly plan: RepointPlan }>;
 }
 
-/** Creates a repair request; throws `UnstuckError` when the path has nothing to repair now. */
-export function repairRequester(
-  deps: RepairRequestDeps,
-): (input: RepairFormInput) => Promise<ApprovalRequest> {
+/** Submits a repair request; throws `UnstuckError` when the path has nothing to repair now. */
+export function repairRequester(deps: RepairRequestDeps): (input: RepairFormInput) => Promise<Filed> {
   return async (input) => {
     const made = await deps.requestRepair(input);
-    if (made.request) return made.request;
+    if (made.filed !== undefined) return made.filed;
     throw new UnstuckError(ErrorCode.BadInput, nothingToRepair(input.subject, made.plan));
   };
+}
+
+/**
+ * The request a submission filed in this process (the bot). A draft here means the request was
+ * planned where nothing may file it: refused, never shown as if it were a request.
+ */
+export function filedHere(filed: Filed): ApprovalRequest {
+  if (filed.kind === "filed") return filed.request;
+  throw new UnstuckError(
+    ErrorCode.Internal,
+    "The request was planned but not filed: only the bot files requests, and this one reached no bot.",
+  );
 }
 
 /**

@@ -1,31 +1,29 @@
 /**
- * The value of `unstuck.dev/deletion-approved`: what the bot writes when a two-person approval opens
- * a namespace's deletion guard, and what its reconcile loop reads back.
+ * The value of `unstuck.dev/deletion-approved`: what a worker writes when a two-person approval opens
+ * a namespace's deletion guard, and what every worker's reconcile loop reads back.
  *
- *     v1;req=<request id>;until=<YYYY-MM-DDTHH:MM:SSZ>;mac=<43 base64url characters>
+ *     v2;req=<request id>;until=<YYYY-MM-DDTHH:MM:SSZ>;sig=<key id>.<Ed25519 signature>
  *
- * It carries the request that opened the guard and the end of its window, and an HMAC-SHA256 that
- * binds both to the namespace (name and uid) under a key derived from `UNSTUCK_APPROVAL_KEY` (the
- * approval key the bot already holds, read as `integrity.ts` reads it; a separate derived key, so a
- * guard MAC can never pass for an approval record's, nor the other way round). A value copied onto
- * another namespace, edited by hand, or written by anyone without the key does not verify; the
- * reconcile loop (`jobs/guard-reconcile.ts`) takes such a value off at once, and a verified one
- * once its `until` has passed.
+ * It carries the request that opened the guard and the end of its window, and the signature of the
+ * cluster's workers (the key that signs their executions, `src/trust/keys.ts`) over both and the
+ * namespace (name and uid). A value copied onto another namespace, edited by hand, or written by
+ * anyone without that key — another cluster's workers, the bot, a Redis writer — does not verify; the
+ * reconcile loop (`jobs/guard-reconcile.ts`) takes such a value off at once, and a verified one once
+ * its `until` has passed or when its window is longer than any approval gives.
  *
- * The chart's ValidatingAdmissionPolicy cannot check the MAC or the time (Kubernetes CEL has no HMAC
- * and no clock): it admits a namespace DELETE only while a value of this shape
+ * The chart's ValidatingAdmissionPolicy cannot check the signature or the time (Kubernetes CEL has no
+ * Ed25519 and no clock): it admits a namespace DELETE only while a value of this shape
  * (`GUARD_VALUE_PATTERN`, which the chart repeats and `test/deploy` keeps equal) is present.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { MIN_APPROVAL_KEY_BYTES } from "./integrity.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
+import { byCluster, type Keyring, type SigningKey } from "../trust/keys.js";
 
 /**
  * The shape of a value the bot writes, as an RE2/ECMAScript regular expression (the chart's CEL
  * `matches()` uses the same text).
  */
 export const GUARD_VALUE_PATTERN =
-  "^v1;req=[a-z2-7]{26};until=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z;mac=[A-Za-z0-9_-]{43}$";
+  "^v2;req=[a-z2-7]{26};until=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z;sig=[A-Za-z0-9_-]{11}[.][A-Za-z0-9_-]{86}$";
 
 const SHAPE = new RegExp(GUARD_VALUE_PATTERN);
 
@@ -34,7 +32,7 @@ export interface GuardValue {
   readonly requestId: string;
   /** End of the window: from then on the reconcile loop takes the annotation off. */
   readonly until: Date;
-  readonly mac: string;
+  readonly sig: string;
 }
 
 /** The namespace a value is bound to. */
@@ -62,7 +60,7 @@ export function parseGuardValue(value: string | undefined): GuardValue | undefin
   const until = new Date(text);
   // 2025-02-30T… parses to another day: not a time the bot wrote.
   if (Number.isNaN(until.getTime()) || untilText(until) !== text) return undefined;
-  return { requestId, until, mac: fields.get("mac") ?? "" };
+  return { requestId, until, sig: fields.get("sig") ?? "" };
 }
 
 /** The request id a value names, whether or not it verifies (`undefined`: not of the bot's shape). */
@@ -70,64 +68,54 @@ export function guardRequestId(value: string | undefined): string | undefined {
   return parseGuardValue(value)?.requestId;
 }
 
-function derive(key: string | Buffer, variable: string): Buffer {
-  const bytes = typeof key === "string" ? Buffer.from(key, "utf8") : Buffer.from(key);
-  if (bytes.length < MIN_APPROVAL_KEY_BYTES) {
-    throw new UnstuckError(
-      ErrorCode.Config,
-      `${variable} must be at least ${String(MIN_APPROVAL_KEY_BYTES)} bytes (e.g. \`openssl rand -base64 48\`).`,
-      { variable },
-    );
-  }
-  return createHmac("sha256", bytes).update("unstuck/deletion-guard/key/v1").digest();
+export interface DeletionGuardKeys {
+  /** The cluster whose namespaces these guards are on: only its workers' keys verify a value. */
+  readonly cluster: string;
+  readonly keyring: Keyring;
+  /** This cluster's workers' key: absent where nothing opens a guard (the bot). */
+  readonly worker?: SigningKey;
 }
 
 export class DeletionGuardSigner {
-  readonly #key: Buffer;
-  readonly #previous: Buffer | undefined;
-
-  /**
-   * `key` is `UNSTUCK_APPROVAL_KEY`. `previous` (a key being rotated out) only verifies: a guard it
-   * signed stays open until its own `until` instead of being closed by the rotation.
-   */
-  public constructor(key: string | Buffer, options: { readonly previous?: string | Buffer } = {}) {
-    this.#key = derive(key, "UNSTUCK_APPROVAL_KEY");
-    this.#previous =
-      options.previous !== undefined ? derive(options.previous, "UNSTUCK_APPROVAL_KEY_PREVIOUS") : undefined;
-  }
+  public constructor(private readonly keys: DeletionGuardKeys) {}
 
   /** Never print the key. */
   public toJSON(): string {
     return "[DeletionGuardSigner]";
   }
 
-  private static mac(key: Buffer, binding: GuardBinding, requestId: string, until: string): string {
-    return createHmac("sha256", key)
-      .update(JSON.stringify(["unstuck/deletion-guard/v1", binding.namespace, binding.uid, requestId, until]))
-      .digest("base64url");
+  private static fields(binding: GuardBinding, requestId: string, until: string): string[] {
+    return [binding.namespace, binding.uid, requestId, until];
   }
 
   /** The annotation value opening `binding`'s guard for `requestId` until `until` (whole seconds). */
   public sign(binding: GuardBinding, requestId: string, until: Date): string {
+    const worker = this.keys.worker;
+    if (worker === undefined) {
+      throw new UnstuckError(
+        ErrorCode.Config,
+        "UNSTUCK_WORKER_SIGNING_KEY is not set here: only the cluster's workers open a deletion guard.",
+        { variable: "UNSTUCK_WORKER_SIGNING_KEY" },
+      );
+    }
     const text = untilText(until);
-    const value = `v1;req=${requestId};until=${text};mac=${DeletionGuardSigner.mac(this.#key, binding, requestId, text)}`;
+    const value = `v2;req=${requestId};until=${text};sig=${worker.sign("deletion-guard", DeletionGuardSigner.fields(binding, requestId, text))}`;
     if (!SHAPE.test(value)) {
       throw new UnstuckError(ErrorCode.BadInput, `Not a request id the bot issues: ${requestId}.`);
     }
     return value;
   }
 
-  /** The value taken apart when it is the bot's, for this namespace; `undefined` otherwise. */
+  /** The value taken apart when this cluster's workers signed it for this namespace; `undefined` otherwise. */
   public verify(value: string | undefined, binding: GuardBinding): GuardValue | undefined {
     const parsed = parseGuardValue(value);
     if (parsed === undefined) return undefined;
-    const text = untilText(parsed.until);
-    const got = Buffer.from(parsed.mac);
-    const keys = this.#previous !== undefined ? [this.#key, this.#previous] : [this.#key];
-    const ok = keys.some((key) => {
-      const expected = Buffer.from(DeletionGuardSigner.mac(key, binding, parsed.requestId, text));
-      return expected.length === got.length && timingSafeEqual(expected, got);
-    });
-    return ok ? parsed : undefined;
+    const check = this.keys.keyring.verify(
+      "deletion-guard",
+      DeletionGuardSigner.fields(binding, parsed.requestId, untilText(parsed.until)),
+      parsed.sig,
+      byCluster(this.keys.cluster),
+    );
+    return check.ok ? parsed : undefined;
   }
 }

@@ -1,43 +1,41 @@
 /**
- * Integrity of approval records. Redis is shared infrastructure, so whoever can write to it could
- * otherwise mark a request APPROVED. Every stored request document, every vote and every state
- * transition therefore carries an HMAC-SHA256 under a key the bot holds outside Redis
- * (`UNSTUCK_APPROVAL_KEY`); the executor recomputes them before it acts and refuses anything that
- * does not verify.
+ * Signatures of approval records. Redis is shared infrastructure, so whoever can write to it could
+ * otherwise mark a request APPROVED. Every stored request document, every vote, every state
+ * transition and the message that shows a request carry an Ed25519 signature (`src/trust/keys.ts`);
+ * whoever acts on a record checks them first and refuses anything that does not verify.
  *
- * What each MAC binds:
+ * Who signs what — no key signs for more than one role, and none is shared between clusters:
+ * - the bot (it alone verified Slack's signature, so it alone turns a person into a requester or a
+ *   voter): the request document, every vote, the message a request is shown in, and the states a
+ *   person moves a request to — PENDING, APPROVED, DENIED, CANCELLED;
+ * - the workers of the request's cluster (they alone act on it): EXECUTING and how the execution
+ *   ended, DONE, STALE or TAMPERED, with its result;
+ * - either, or any cluster's workers (whose sweep runs over every request): EXPIRED and FAILED, which
+ *   only ever end a request without a change.
+ *
+ * What each signature binds:
  * - request: the request id and the exact stored document (target with uid, frozen precondition,
- *   patch, requester, channel, reason, the requester's confirmed statements, lifetime, approvals
- *   required);
- * - vote: request id, the request MAC (so an edited plan invalidates every vote), voter user and
+ *   patch, requester, channel, cluster, reason, the requester's statements, lifetime, approvals needed);
+ * - vote: request id, the request's signature (so an edited plan invalidates every vote), voter user and
  *   team, decision, time and channel;
- * - state: request id, the request MAC, the state and the time of the transition.
+ * - state: request id, the request's signature, the state, the time of the transition and its result;
+ * - message: request id, the request's signature, the channel and the message ts.
  *
- * Inputs are encoded as a JSON array with a domain tag first, so no two different field lists
- * share an encoding and a MAC of one kind never verifies as another.
- *
- * Key rotation: every MAC is stored as `<key id>.<HMAC>`, the key id being a fingerprint of the key
- * that made it (an HMAC of a fixed string under that key: it tells keys apart and reveals nothing of
- * them). New MACs are always made with the current key (`UNSTUCK_APPROVAL_KEY`); during a rotation
- * window the previous key (`UNSTUCK_APPROVAL_KEY_PREVIOUS`) still verifies what it signed, and never
- * signs. A MAC whose key id is neither theirs was made with a retired key: the record is refused
- * all the same, but said to be that, not tampered with. (Redis can be written by whoever holds it,
- * so the key id is a claim, never a proof: a record only ever passes by verifying.) MACs written
- * before key ids existed carry none; they are checked against the current and the previous key.
+ * In Redis the fields keep their first names (`docMac`, `stateMac`, a vote's `mac`): what they hold
+ * is a signature, `<key id>.<Ed25519 signature>`.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ErrorCode, UnstuckError } from "../errors.js";
-import type { Vote } from "./types.js";
+import {
+  byBot,
+  byCluster,
+  type KeyOwner,
+  type ProcessKeys,
+  type SignatureCheck,
+  type SigningKey,
+} from "../trust/keys.js";
+import type { RequestState, Vote } from "./types.js";
 
-/** The shortest key accepted, in bytes (HMAC-SHA256's block of security). */
-export const MIN_APPROVAL_KEY_BYTES = 32;
-
-/** A fresh random key (tests and the local sandbox generate one per process). */
-export function randomApprovalKey(): string {
-  return randomBytes(48).toString("base64url");
-}
-
-/** The fields of a vote its MAC binds (everything but the MAC itself). */
+/** The fields of a vote its signature binds (everything but the signature itself). */
 export interface SignedVoteFields {
   readonly requestId: string;
   readonly voter: { readonly userId: string; readonly teamId: string };
@@ -46,171 +44,147 @@ export interface SignedVoteFields {
   readonly channelId?: string;
 }
 
-/** Which key a stored MAC claims to be made with (from its key id). */
-export type MacKey = "current" | "previous" | "retired" | "none";
-
-/** A key's fingerprint as stored beside its MACs: 8 bytes of an HMAC of a fixed string, base64url. */
-function fingerprint(key: Buffer): string {
-  return createHmac("sha256", key)
-    .update("unstuck/approval/key-id")
-    .digest()
-    .subarray(0, 8)
-    .toString("base64url");
-}
-
-const KEY_ID = /^[A-Za-z0-9_-]{11}$/;
-
-function keyBytes(key: string | Buffer, variable: string): Buffer {
-  const bytes = typeof key === "string" ? Buffer.from(key, "utf8") : Buffer.from(key);
-  if (bytes.length < MIN_APPROVAL_KEY_BYTES) {
-    throw new UnstuckError(
-      ErrorCode.Config,
-      `${variable} must be at least ${MIN_APPROVAL_KEY_BYTES} bytes (e.g. \`openssl rand -base64 48\`).`,
-      { variable },
-    );
+/** Who may sign each state of a request for `cluster`. */
+function stateSigners(state: string, cluster: string): (owner: KeyOwner) => boolean {
+  switch (state as RequestState) {
+    case "PENDING":
+    case "APPROVED":
+    case "DENIED":
+    case "CANCELLED":
+      return byBot;
+    case "EXPIRED":
+    case "FAILED":
+      return () => true;
+    case "EXECUTING":
+    case "DONE":
+    case "STALE":
+    case "TAMPERED":
+      return byCluster(cluster);
+    default:
+      return () => false;
   }
-  return bytes;
 }
 
-export interface ApprovalSignerOptions {
-  /** `UNSTUCK_APPROVAL_KEY_PREVIOUS`: verifies records it signed during a rotation window; never signs. */
-  readonly previous?: string | Buffer;
+/** The error a write raises where its signer's key is not held: the terminal reads, only the bot and workers sign. */
+export function missingSignerError(what: "bot" | "worker"): UnstuckError {
+  return what === "bot"
+    ? new UnstuckError(
+        ErrorCode.Config,
+        "UNSTUCK_BOT_SIGNING_KEY is not set here: only the bot (it verifies Slack's signature) signs requests, votes and the states a person moves a request to.",
+        { variable: "UNSTUCK_BOT_SIGNING_KEY" },
+      )
+    : new UnstuckError(
+        ErrorCode.Config,
+        "UNSTUCK_WORKER_SIGNING_KEY is not set here: only a cluster's workers sign what they execute.",
+        { variable: "UNSTUCK_WORKER_SIGNING_KEY" },
+      );
 }
 
 export class ApprovalSigner {
-  readonly #key: Buffer;
-  readonly #previous: Buffer | undefined;
-  /** Fingerprint of the current key, stored beside every MAC it makes. */
-  public readonly keyId: string;
-  /** Fingerprint of the previous key, when one is configured. */
-  public readonly previousKeyId: string | undefined;
-
-  public constructor(key: string | Buffer, options: ApprovalSignerOptions = {}) {
-    this.#key = keyBytes(key, "UNSTUCK_APPROVAL_KEY");
-    this.keyId = fingerprint(this.#key);
-    if (options.previous !== undefined) {
-      const previous = keyBytes(options.previous, "UNSTUCK_APPROVAL_KEY_PREVIOUS");
-      if (previous.equals(this.#key)) {
-        throw new UnstuckError(
-          ErrorCode.Config,
-          "UNSTUCK_APPROVAL_KEY_PREVIOUS is the same key as UNSTUCK_APPROVAL_KEY: set it to the key being retired, or unset it.",
-          { variable: "UNSTUCK_APPROVAL_KEY_PREVIOUS" },
-        );
-      }
-      this.#previous = previous;
-      this.previousKeyId = fingerprint(previous);
-    } else {
-      this.#previous = undefined;
-      this.previousKeyId = undefined;
-    }
-  }
+  public constructor(public readonly keys: ProcessKeys) {}
 
   /** Never print the keys. */
   public toJSON(): string {
     return "[ApprovalSigner]";
   }
 
-  private static hmac(key: Buffer, kind: string, fields: readonly string[]): string {
-    return createHmac("sha256", key)
-      .update(JSON.stringify(["unstuck/approval/v1", kind, ...fields]))
-      .digest("base64url");
+  /** The cluster a request is for (`cluster` in its document, else this install's). */
+  public clusterOf(request: { readonly cluster?: string | undefined }): string {
+    return request.cluster ?? this.keys.localCluster;
   }
 
-  /** A new MAC: always under the current key, with its key id. */
-  private mac(kind: string, fields: readonly string[]): string {
-    return `${this.keyId}.${ApprovalSigner.hmac(this.#key, kind, fields)}`;
+  private get bot(): SigningKey {
+    if (this.keys.bot === undefined) throw missingSignerError("bot");
+    return this.keys.bot;
   }
 
-  /** The key id a stored MAC names, or `undefined` for one without (made before key ids) or not a MAC. */
-  public static keyIdOf(mac: unknown): string | undefined {
-    if (typeof mac !== "string") return undefined;
-    const dot = mac.indexOf(".");
-    const id = dot < 0 ? "" : mac.slice(0, dot);
-    return KEY_ID.test(id) ? id : undefined;
+  /** The key that signs `state` here: the bot's for a person's states, the workers' for an execution's. */
+  private keyFor(state: string): SigningKey {
+    const signers = stateSigners(
+      state,
+      this.keys.worker?.owner.kind === "cluster" ? this.keys.worker.owner.cluster : "",
+    );
+    if (this.keys.worker !== undefined && signers(this.keys.worker.owner)) return this.keys.worker;
+    if (this.keys.bot !== undefined && signers(this.keys.bot.owner)) return this.keys.bot;
+    throw missingSignerError(signers({ kind: "bot" }) ? "bot" : "worker");
   }
 
-  /**
-   * Which key a stored MAC claims: the current or previous one, a retired one (a key id this bot
-   * does not hold), or none (no key id: absent, malformed, or made before key ids existed).
-   */
-  public keyOf(mac: unknown): MacKey {
-    const id = ApprovalSigner.keyIdOf(mac);
-    if (id === undefined) return "none";
-    if (id === this.keyId) return "current";
-    if (id === this.previousKeyId) return "previous";
-    return "retired";
-  }
-
-  private check(kind: string, fields: readonly string[], actual: unknown): boolean {
-    if (typeof actual !== "string") return false;
-    const equal = (expected: string, got: string): boolean => {
-      const a = Buffer.from(expected);
-      const b = Buffer.from(got);
-      return a.length === b.length && timingSafeEqual(a, b);
-    };
-    const id = ApprovalSigner.keyIdOf(actual);
-    if (id !== undefined) {
-      const key = id === this.keyId ? this.#key : id === this.previousKeyId ? this.#previous : undefined;
-      if (key === undefined) return false;
-      return equal(`${id}.${ApprovalSigner.hmac(key, kind, fields)}`, actual);
+  /** Whether this process can sign `state` (a process without the key leaves that transition to another). */
+  public canSign(state: string): boolean {
+    try {
+      this.keyFor(state);
+      return true;
+    } catch {
+      return false;
     }
-    // Made before key ids: the current key, then the previous one.
-    const keys = this.#previous !== undefined ? [this.#key, this.#previous] : [this.#key];
-    return keys.some((key) => equal(ApprovalSigner.hmac(key, kind, fields), actual));
   }
 
-  /** MAC of a request: its id and the stored document, byte for byte. */
-  public requestMac(id: string, doc: string): string {
-    return this.mac("request", [id, doc]);
+  /** Signature of a request: its id and the stored document, byte for byte. */
+  public requestSig(id: string, doc: string): string {
+    return this.bot.sign("request", [id, doc]);
   }
 
-  public verifyRequest(id: string, doc: string, mac: unknown): boolean {
-    return this.check("request", [id, doc], mac);
+  public checkRequest(id: string, doc: string, sig: unknown): SignatureCheck {
+    return this.keys.keyring.verify("request", [id, doc], sig, byBot);
   }
 
-  /** MAC of a vote, bound to the request (id and request MAC). */
-  public voteMac(requestMac: string, vote: SignedVoteFields): string {
-    return this.mac("vote", voteFields(requestMac, vote));
+  /** Signature of a vote, bound to the request (id and request signature). */
+  public voteSig(docSig: string, vote: SignedVoteFields): string {
+    return this.bot.sign("vote", voteFields(docSig, vote));
   }
 
-  public verifyVote(requestMac: string, vote: Vote): boolean {
-    if (vote.requestId === undefined) return false;
-    return this.check("vote", voteFields(requestMac, { ...vote, requestId: vote.requestId }), vote.mac);
+  public checkVote(docSig: string, vote: Vote): SignatureCheck {
+    if (vote.requestId === undefined) return { ok: false, why: "the vote names no request" };
+    return this.keys.keyring.verify(
+      "vote",
+      voteFields(docSig, { ...vote, requestId: vote.requestId }),
+      vote.mac,
+      byBot,
+    );
   }
 
-  /** MAC of a state transition: the request is in `state` since `at`. */
-  public stateMac(requestId: string, requestMac: string, state: string, at: string): string {
-    return this.mac("state", [requestId, requestMac, state, at]);
+  /** Signature of a state transition: the request is in `state` since `at`, with `result` ("" for none). */
+  public stateSig(requestId: string, docSig: string, state: string, at: string, result = ""): string {
+    return this.keyFor(state).sign("state", [requestId, docSig, state, at, result]);
   }
 
-  public verifyState(
+  public checkState(
+    request: { readonly id: string; readonly cluster?: string | undefined },
+    docSig: string,
+    state: { readonly state: string; readonly at: string; readonly mac: string; readonly result?: string },
+  ): SignatureCheck {
+    return this.keys.keyring.verify(
+      "state",
+      [request.id, docSig, state.state, state.at, state.result ?? ""],
+      state.mac,
+      stateSigners(state.state, this.clusterOf(request)),
+    );
+  }
+
+  /** Signature of the message a request is shown in (the bot posted it). */
+  public messageSig(requestId: string, docSig: string, channel: string, ts: string): string {
+    return this.bot.sign("request-message", [requestId, docSig, channel, ts]);
+  }
+
+  public checkMessage(
     requestId: string,
-    requestMac: string,
-    state: string,
-    at: string,
-    mac: unknown,
-  ): boolean {
-    return this.check("state", [requestId, requestMac, state, at], mac);
+    docSig: string,
+    channel: string,
+    ts: string,
+    sig: unknown,
+  ): SignatureCheck {
+    return this.keys.keyring.verify("request-message", [requestId, docSig, channel, ts], sig, byBot);
   }
 }
 
-function voteFields(requestMac: string, vote: SignedVoteFields): string[] {
+function voteFields(docSig: string, vote: SignedVoteFields): string[] {
   return [
     vote.requestId,
-    requestMac,
+    docSig,
     vote.voter.userId,
     vote.voter.teamId,
     vote.decision,
     vote.at,
     vote.channelId ?? "",
   ];
-}
-
-/** The error a write without a key raises: the terminal can read approvals, only the bot signs them. */
-export function missingSignerError(): UnstuckError {
-  return new UnstuckError(
-    ErrorCode.Config,
-    "UNSTUCK_APPROVAL_KEY is not set: approval records cannot be signed, so none can be written.",
-    { variable: "UNSTUCK_APPROVAL_KEY" },
-  );
 }

@@ -16,11 +16,12 @@
  *                               (`lua/finished.lua`), so a finished request never runs again
  * - `<prefix>:requeues:<id>`    how often the sweep re-queued an approved request (bounded)
  *
- * Integrity: the hash holds `docMac` (HMAC of id and `doc`) and `stateMac` (HMAC of the state and
- * its time); every vote carries its own MAC. The MACs are computed here, under the bot's
- * `UNSTUCK_APPROVAL_KEY`, and stored by the scripts; Redis never holds the key, so a record
- * written straight into Redis does not verify (see `integrity.ts` and `verify.ts`). Reads need no
- * key; every write does.
+ * Integrity: the hash holds `docMac` (the bot's signature of id and `doc`), `stateMac` (the signature of
+ * the state, its time and its result, by whoever may sign that state) and `messageMac` (the bot's
+ * signature of the message that shows the request); every vote carries its own. They are made here,
+ * with this process's keys (`integrity.ts`), and stored by the scripts; Redis never holds a private
+ * key, so a record written straight into Redis does not verify (see `verify.ts`). Reads need no key;
+ * every write needs the key of its signer.
  *
  * Audit: a transition's entry is written by its own script; each script returns the entries it
  * wrote beside its reply, and the store logs each one (`logAuditEntry`), with the change the
@@ -44,7 +45,7 @@ import type {
 import { isRequestId, requestSubject } from "./types.js";
 import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
-import { missingSignerError, type ApprovalSigner } from "./integrity.js";
+import type { ApprovalSigner } from "./integrity.js";
 import { verifyIntegrity, type IntegrityCheck, type SignedRecord, type SignedState } from "./verify.js";
 
 export type { SignedRecord, SignedState };
@@ -126,7 +127,7 @@ export interface ApprovalStoreOptions {
   readonly retentionSeconds?: number;
   /** How long the record of a request's end outlives it (`<prefix>:finished:<id>`); default 365 days. */
   readonly finishedRetentionSeconds?: number;
-  /** Signs every write (`UNSTUCK_APPROVAL_KEY`); without it the store is read-only. */
+  /** Signs every write with this process's keys; without it the store is read-only. */
   readonly signer?: ApprovalSigner;
   /**
    * The audit stream (`AuditLog`'s key). Each transition's entry, when the caller gives one, is
@@ -198,6 +199,7 @@ const SCRIPTS = {
   expire: LuaScript.load("expire.lua", 2),
   setMessage: LuaScript.load("set-message.lua", 1),
   requeue: LuaScript.load("requeue.lua", 7),
+  endUnverified: LuaScript.load("end-unverified.lua", 7),
 };
 
 function tuple(reply: unknown): unknown[] {
@@ -345,7 +347,12 @@ export class ApprovalStore {
 
   private get signer(): ApprovalSigner {
     const signer = this.options.signer;
-    if (!signer) throw missingSignerError();
+    if (!signer) {
+      throw new UnstuckError(
+        ErrorCode.Config,
+        "This process holds no signing key: it can read approvals, not write them.",
+      );
+    }
     return signer;
   }
 
@@ -366,7 +373,7 @@ export class ApprovalStore {
     assertRequestId(request.id);
     const signer = this.signer;
     const doc = JSON.stringify(request);
-    const docMac = signer.requestMac(request.id, doc);
+    const docMac = signer.requestSig(request.id, doc);
     const reply = tuple(
       await this.exec(
         SCRIPTS.create,
@@ -384,7 +391,7 @@ export class ApprovalStore {
           request.approvalsRequired,
           request.createdAt,
           docMac,
-          signer.stateMac(request.id, docMac, "PENDING", request.createdAt),
+          signer.stateSig(request.id, docMac, "PENDING", request.createdAt),
           `${this.options.prefix}:req:`,
           now.getTime(),
           this.auditArg(audit),
@@ -427,7 +434,17 @@ export class ApprovalStore {
       request,
       doc: hash.doc ?? "",
       docMac: hash.docMac ?? "",
-      state: { state: hash.state ?? "", at: hash.updatedAt ?? "", mac: hash.stateMac ?? "" },
+      state: {
+        state: hash.state ?? "",
+        at: hash.updatedAt ?? "",
+        mac: hash.stateMac ?? "",
+        result: hash.result ?? "",
+      },
+      ...(request.message !== undefined
+        ? {
+            message: { channel: request.message.channel, ts: request.message.ts, mac: hash.messageMac ?? "" },
+          }
+        : {}),
     };
   }
 
@@ -454,8 +471,8 @@ export class ApprovalStore {
       at,
       ...(channelId !== undefined ? { channelId } : {}),
     };
-    const vote: Vote = { ...fields, mac: signer.voteMac(docMac, fields) };
-    const stateMac = (state: string): string => signer.stateMac(id, docMac, state, at);
+    const vote: Vote = { ...fields, mac: signer.voteSig(docMac, fields) };
+    const stateMac = (state: string): string => signer.stateSig(id, docMac, state, at);
     const reply = tuple(
       await this.exec(
         SCRIPTS.vote,
@@ -502,8 +519,8 @@ export class ApprovalStore {
           now.getTime(),
           at,
           this.retention,
-          signer.stateMac(id, docMac, "CANCELLED", at),
-          signer.stateMac(id, docMac, "EXPIRED", at),
+          signer.stateSig(id, docMac, "CANCELLED", at),
+          signer.stateSig(id, docMac, "EXPIRED", at),
           this.finishedRetention,
           this.auditArg(audit),
         ],
@@ -528,7 +545,7 @@ export class ApprovalStore {
       await this.exec(
         SCRIPTS.claim,
         [this.requestKey(id), this.approvedKey, this.markerKey(id), this.auditStream],
-        [token, at, id, signer.stateMac(id, docMac, "EXECUTING", at), this.retention, this.auditArg(audit)],
+        [token, at, id, signer.stateSig(id, docMac, "EXECUTING", at), this.retention, this.auditArg(audit)],
         [audit],
       ),
     );
@@ -554,6 +571,7 @@ export class ApprovalStore {
     const signer = this.signer;
     const docMac = await this.docMacOf(id);
     const at = now.toISOString();
+    const resultJson = JSON.stringify(result);
     const reply = tuple(
       await this.exec(
         SCRIPTS.finish,
@@ -561,10 +579,10 @@ export class ApprovalStore {
         [
           token,
           state,
-          JSON.stringify(result),
+          resultJson,
           at,
           this.retention,
-          signer.stateMac(id, docMac, state, at),
+          signer.stateSig(id, docMac, state, at, resultJson),
           this.finishedRetention,
           this.auditArg(audit),
         ],
@@ -603,7 +621,7 @@ export class ApprovalStore {
     });
     const triples = due.flatMap((id, i) => [
       id,
-      signer.stateMac(id, str(macs[i]?.[1]), "EXPIRED", at),
+      signer.stateSig(id, str(macs[i]?.[1]), "EXPIRED", at),
       this.auditArg(templates[i]),
     ]);
     const reply = tuple(
@@ -651,6 +669,7 @@ export class ApprovalStore {
     const signer = this.signer;
     const docMac = await this.docMacOf(id);
     const at = now.toISOString();
+    const resultJson = JSON.stringify(result);
     const reply = tuple(
       await this.exec(
         SCRIPTS.requeue,
@@ -662,8 +681,8 @@ export class ApprovalStore {
           this.retention,
           this.finishedRetention,
           maxRequeues,
-          signer.stateMac(id, docMac, "FAILED", at),
-          JSON.stringify(result),
+          signer.stateSig(id, docMac, "FAILED", at, resultJson),
+          resultJson,
           this.auditArg(audit),
         ],
         [audit],
@@ -677,8 +696,58 @@ export class ApprovalStore {
   }
 
   /**
-   * Whether the request's document and current state verify under a key this bot holds (`null`:
-   * no such request). Needs the signer's keys, not a write.
+   * End a request whose record cannot be trusted, before anything executes it (see
+   * `lua/end-unverified.lua`): `found` PENDING ends EXPIRED, APPROVED ends FAILED, with `result`.
+   */
+  public async endUnverified(
+    id: string,
+    found: "PENDING" | "APPROVED",
+    result: ExecutionResult,
+    now: Date,
+    audit?: AuditTemplate,
+  ): Promise<{ readonly status: "OK" | "MOVED" | "NOT_FOUND"; readonly state: RequestState | "" }> {
+    assertRequestId(id);
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const at = now.toISOString();
+    const state = found === "PENDING" ? "EXPIRED" : "FAILED";
+    const resultJson = JSON.stringify(result);
+    const reply = tuple(
+      await this.exec(
+        SCRIPTS.endUnverified,
+        [...this.keysFor(id), this.pendingKey, this.approvedKey, this.markerKey(id), this.auditStream],
+        [
+          id,
+          found,
+          state,
+          at,
+          signer.stateSig(id, docMac, state, at, resultJson),
+          resultJson,
+          this.retention,
+          this.finishedRetention,
+          this.auditArg(audit),
+        ],
+        [audit],
+      ),
+    );
+    return {
+      status: str(reply[0]) as "OK" | "MOVED" | "NOT_FOUND",
+      state: str(reply[1]) as RequestState | "",
+    };
+  }
+
+  /** Ids the store lists as live: pending (any expiry) and approved, not yet claimed. */
+  public async liveIds(limit = 1_000): Promise<{ pending: string[]; approved: string[] }> {
+    const [pending, approved] = await Promise.all([
+      this.redis.zrangebyscore(this.pendingKey, "-inf", "+inf", "LIMIT", 0, limit),
+      this.redis.zrangebyscore(this.approvedKey, "-inf", "+inf", "LIMIT", 0, limit),
+    ]);
+    return { pending: pending.filter(isRequestId), approved: approved.filter(isRequestId) };
+  }
+
+  /**
+   * Whether the request's document and current state verify as their signers' (`null`: no such
+   * request). Needs the keyring, not a private key.
    */
   public async checkIntegrity(id: string): Promise<IntegrityCheck | null> {
     const record = await this.getSigned(id);
@@ -686,10 +755,20 @@ export class ApprovalStore {
     return verifyIntegrity(id, record, this.signer);
   }
 
-  /** Remember the Slack message showing the request; false when the request is unknown. */
+  /**
+   * Remember the Slack message showing the request, signed by the bot that posted it (a repaint or a
+   * reply touches no other message); false when the request is unknown.
+   */
   public async setMessage(id: string, message: MessageRef): Promise<boolean> {
     assertRequestId(id);
-    const stored = await this.exec(SCRIPTS.setMessage, [this.requestKey(id)], [JSON.stringify(message)]);
+    const signer = this.signer;
+    const docMac = await this.docMacOf(id);
+    const ref: MessageRef = { channel: message.channel, ts: message.ts };
+    const stored = await this.exec(
+      SCRIPTS.setMessage,
+      [this.requestKey(id)],
+      [JSON.stringify(ref), signer.messageSig(id, docMac, ref.channel, ref.ts)],
+    );
     return num(stored) === 1;
   }
 

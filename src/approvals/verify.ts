@@ -3,54 +3,48 @@
  * about state or votes, and re-derives the approval from what the bot itself signed.
  *
  * A record passes only when
- * - the request document's MAC verifies and names this id (so an edited plan, target or
- *   requester fails);
- * - the state it was claimed from (APPROVED, or EXECUTING when resuming) carries a valid MAC;
- * - its votes include at least `approvalsRequired` approvals, each with a valid MAC bound to this
- *   request (a vote copied from another request, or its MAC, fails), cast within the request's
- *   lifetime, by distinct approvers on the current approver list, none of them the requester,
- *   from the requester's team and the request's channel; and no valid deny;
+ * - the request document's signature verifies as the bot's and names this id (so an edited plan,
+ *   target, requester or cluster fails);
+ * - the state it was claimed from carries a valid signature of a signer allowed to sign it: APPROVED
+ *   the bot's, EXECUTING (a resumed attempt) the request's cluster's workers';
+ * - its votes include at least `approvalsRequired` approvals, each signed by the bot and bound to this
+ *   request (a vote copied from another request, or its signature, fails), cast within the request's
+ *   lifetime, by distinct approvers on the current approver list, none of them the requester, from
+ *   the requester's team and the request's channel; and no valid deny;
  * - the stored patch is exactly the one the precondition and the finalizers to remove imply;
- * - the requester's statements (in the document, so bound by its MAC) are the form's own words.
+ * - the requester's statements (in the document, so bound by its signature) are the form's own words.
  *
- * A refusal says why: `tampered` when something was written past the bot (a MAC that does not
- * verify under the key it names, a plan or state the bot never signed), `retired-key` when every MAC
- * that fails names a key the bot no longer holds (neither `UNSTUCK_APPROVAL_KEY` nor
- * `UNSTUCK_APPROVAL_KEY_PREVIOUS`) and nothing else is wrong: a key rotation, not an intruder.
+ * Any failure is tampering: a signature by a key the keyring does not hold (a forgery, or a key
+ * retired while records it signed were still live) is refused like one that does not verify.
  */
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
-import { ApprovalSigner } from "./integrity.js";
-import type { ApprovalRequest, RepointPathAction } from "./types.js";
+import type { ApprovalSigner } from "./integrity.js";
+import type { ApprovalAction, ApprovalRequest, RepointPathAction } from "./types.js";
 import { areKnownStatements } from "./types.js";
 
-/** A state as stored with its transition time and MAC. */
+/** A state as stored with its transition time, its result (JSON, as stored) and its signature. */
 export interface SignedState {
   readonly state: string;
   readonly at: string;
   readonly mac: string;
+  /** The execution's result as stored (`""`: none), which the state's signature covers. */
+  readonly result?: string;
 }
 
-/** A request with the raw material its MACs cover, for verification. */
+/** A request with the raw material its signatures cover, for verification. */
 export interface SignedRecord {
   readonly request: ApprovalRequest;
   /** The stored document, byte for byte. */
   readonly doc: string;
   readonly docMac: string;
   readonly state: SignedState;
+  /** The message the request is shown in, as stored, and its signature (absent: not posted yet). */
+  readonly message?: { readonly channel: string; readonly ts: string; readonly mac: string };
 }
-
-/** Why a record cannot be trusted: edited outside the bot, or signed with a key it no longer holds. */
-export type RefusalCause = "tampered" | "retired-key";
 
 export type Verification =
   | { readonly ok: true; readonly approvers: readonly string[] }
-  | {
-      readonly ok: false;
-      readonly problems: readonly string[];
-      readonly cause: RefusalCause;
-      /** The key ids of the retired keys its MACs name (for the message and the audit log). */
-      readonly retiredKeyIds: readonly string[];
-    };
+  | { readonly ok: false; readonly problems: readonly string[] };
 
 export interface VerifyInput {
   readonly id: string;
@@ -87,8 +81,12 @@ const ORPHAN_ID = {
   SecurityGroup: /^sg-[0-9a-f]{8,17}$/,
 } as const;
 
-function samePatch(request: ApprovalRequest): boolean {
-  const action = request.action;
+/**
+ * Whether a plan is one the bot could have made: a repoint's batches are DELETE/CREATE pairs, a
+ * clean-up names only ids of the kinds it deletes, a guard one namespace as read and a window, and a
+ * finalizer removal's patch is exactly the one its precondition implies.
+ */
+export function wellFormed(action: ApprovalAction): boolean {
   if (action.type === "repoint-path") return wellFormedRepoint(action);
   if (action.type === "open-deletion-guard") {
     // Nothing derived to compare: the plan must name one namespace as it was read, and a window.
@@ -110,73 +108,39 @@ function samePatch(request: ApprovalRequest): boolean {
   );
 }
 
-/** The cause of a record's refusal, from what failed. */
-function refusal(
-  problems: readonly string[],
-  tampered: boolean,
-  retired: ReadonlySet<string>,
-): Extract<Verification, { ok: false }> {
-  return {
-    ok: false,
-    problems,
-    cause: !tampered && retired.size > 0 ? "retired-key" : "tampered",
-    retiredKeyIds: [...retired].sort(),
-  };
-}
-
-function retiredProblem(what: string, keyId: string | undefined): string {
-  return `${what} was signed with a retired approval key (key id ${keyId ?? "?"}: neither UNSTUCK_APPROVAL_KEY nor UNSTUCK_APPROVAL_KEY_PREVIOUS)`;
-}
-
 export function verifyApproval(input: VerifyInput): Verification {
   const { id, record, prior, signer, approvers } = input;
   const { request, doc, docMac } = record;
   const problems: string[] = [];
-  const retired = new Set<string>();
-  /** Records the key id of a MAC that failed because its key is retired; false for any other failure. */
-  const isRetired = (mac: unknown): boolean => {
-    if (signer.keyOf(mac) !== "retired") return false;
-    retired.add(ApprovalSigner.keyIdOf(mac) ?? "?");
-    return true;
-  };
-  if (!signer.verifyRequest(id, doc, docMac) || request.id !== id) {
+  const document = signer.checkRequest(id, doc, docMac);
+  if (!document.ok || request.id !== id) {
     // Nothing else in the record can be trusted once the document does not verify.
-    if (request.id === id && isRetired(docMac)) {
-      return refusal([retiredProblem("the request", ApprovalSigner.keyIdOf(docMac))], false, retired);
-    }
-    return refusal(["the request document's MAC does not verify (plan or target edited)"], true, retired);
+    return {
+      ok: false,
+      problems: [
+        `the request document is not the bot's (${document.ok ? "it names another request" : document.why}): plan, target or requester edited`,
+      ],
+    };
   }
-  let tampered = false;
   if (prior.state !== "APPROVED" && prior.state !== "EXECUTING") {
     problems.push(`it was claimed from state ${prior.state || "(none)"}`);
-    tampered = true;
-  } else if (!signer.verifyState(id, docMac, prior.state, prior.at, prior.mac)) {
-    if (isRetired(prior.mac)) {
-      problems.push(retiredProblem(`its ${prior.state} state`, ApprovalSigner.keyIdOf(prior.mac)));
-    } else {
-      problems.push(`its ${prior.state} state was not recorded by the bot (state MAC does not verify)`);
-      tampered = true;
-    }
+  } else {
+    const state = signer.checkState(request, docMac, prior);
+    if (!state.ok) problems.push(`its ${prior.state} state was not recorded by its signer (${state.why})`);
   }
-  if (!samePatch(request)) {
-    problems.push("its patch is not the one its precondition implies");
-    tampered = true;
-  }
+  if (!wellFormed(request.action)) problems.push("its patch is not the one its precondition implies");
   if (request.statements !== undefined && !areKnownStatements(request.statements)) {
     problems.push("its requester statements are not the ones the form asks for");
-    tampered = true;
   }
 
   const created = Date.parse(request.createdAt);
   const expires = Date.parse(request.expiresAt);
   const counted = new Set<string>();
   let forged = 0;
-  let retiredVotes = 0;
   let denied = false;
   for (const vote of request.votes) {
-    if (vote.requestId !== id || !signer.verifyVote(docMac, vote)) {
-      if (vote.requestId === id && isRetired(vote.mac)) retiredVotes++;
-      else forged++;
+    if (vote.requestId !== id || !signer.checkVote(docMac, vote).ok) {
+      forged++;
       continue;
     }
     if (vote.decision === "deny") {
@@ -195,54 +159,46 @@ export function verifyApproval(input: VerifyInput): Verification {
       at < expires;
     if (eligible) counted.add(vote.voter.userId);
   }
-  if (forged > 0) {
-    problems.push(`${forged} vote(s) carry no valid MAC for this request`);
-    tampered = true;
-  }
-  if (retiredVotes > 0) problems.push(`${retiredVotes} vote(s) were signed with a retired approval key`);
-  if (denied) {
-    problems.push("it carries a deny vote");
-    tampered = true;
-  }
+  if (forged > 0) problems.push(`${forged} vote(s) carry no valid signature of the bot for this request`);
+  if (denied) problems.push("it carries a deny vote");
   if (counted.size < request.approvalsRequired) {
-    // A consequence of the failures above, or of a changed approver list: neither cause on its own.
     problems.push(
       `only ${counted.size} of the ${request.approvalsRequired} required approval(s) verify as signed votes by eligible approvers`,
     );
-    if (retired.size === 0) tampered = true;
   }
-  return problems.length > 0
-    ? refusal(problems, tampered, retired)
-    : { ok: true, approvers: [...counted].sort() };
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, approvers: [...counted].sort() };
 }
 
 /** Whether a request can still be acted on, as far as its signatures go (checked before a vote). */
-export type IntegrityCheck =
-  { readonly ok: true } | { readonly ok: false; readonly cause: RefusalCause; readonly problem: string };
+export type IntegrityCheck = { readonly ok: true } | { readonly ok: false; readonly problem: string };
 
 /**
- * The request document and its current state verify under a key the bot holds. A vote on a record
- * that fails could never lead to an execution: the workflow refuses it with this reason.
+ * The request document and its current state verify under keys allowed to sign them. A vote on a
+ * record that fails could never lead to an execution: the workflow refuses it with this reason.
  */
 export function verifyIntegrity(id: string, record: SignedRecord, signer: ApprovalSigner): IntegrityCheck {
   const { request, doc, docMac, state } = record;
-  const check = (mac: unknown, what: string, problem: string): IntegrityCheck => {
-    if (signer.keyOf(mac) === "retired") {
-      return { ok: false, cause: "retired-key", problem: retiredProblem(what, ApprovalSigner.keyIdOf(mac)) };
-    }
-    return { ok: false, cause: "tampered", problem };
-  };
-  if (request.id !== id || !signer.verifyRequest(id, doc, docMac)) {
-    return request.id === id
-      ? check(docMac, "it", "its request document does not verify (plan or target edited outside the bot)")
-      : { ok: false, cause: "tampered", problem: "its record names another request" };
-  }
-  if (!signer.verifyState(id, docMac, state.state, state.at, state.mac)) {
-    return check(
-      state.mac,
-      `its ${state.state} state`,
-      `its ${state.state} state was not recorded by the bot`,
-    );
-  }
+  if (request.id !== id) return { ok: false, problem: "its record names another request" };
+  const document = signer.checkRequest(id, doc, docMac);
+  if (!document.ok) return { ok: false, problem: `its request document is not the bot's (${document.why})` };
+  const signed = signer.checkState(request, docMac, state);
+  if (!signed.ok)
+    return { ok: false, problem: `its ${state.state} state was not recorded by its signer (${signed.why})` };
   return { ok: true };
+}
+
+/**
+ * The message a request is shown in, when the bot posted it for this request: the only message any
+ * repaint or reply about the request may touch (`undefined`: none, or one the bot did not sign).
+ */
+export function verifiedMessage(
+  record: SignedRecord,
+  signer: ApprovalSigner,
+): { readonly channel: string; readonly ts: string } | undefined {
+  const m = record.message;
+  if (m === undefined) return undefined;
+  if (!signer.checkRequest(record.request.id, record.doc, record.docMac).ok) return undefined;
+  return signer.checkMessage(record.request.id, record.docMac, m.channel, m.ts, m.mac).ok
+    ? { channel: m.channel, ts: m.ts }
+    : undefined;
 }

@@ -39,6 +39,7 @@ import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
 import { duplicateRequestSentence, type DuplicateRequest } from "./duplicate.js";
+import { wellFormed } from "./verify.js";
 
 /**
  * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:
@@ -65,8 +66,14 @@ export interface ApprovalWorkflowDeps {
   readonly audit: AuditLog;
   readonly kube: KubePort;
   readonly enqueueExecution: EnqueueExecution;
-  /** In a fleet: the cluster this process serves, recorded (signed) in every request it creates. */
+  /** In a fleet: the cluster this process serves, recorded (signed) in every request it files. */
   readonly cluster?: string;
+  /**
+   * Where a planned request is filed: `here` (default) signs and stores it — the bot, the only process
+   * that verified who asked; `bot` hands it back as a draft for the bot to file — a fleet's worker,
+   * which plans from its cluster but holds no key that signs a request.
+   */
+  readonly files?: "here" | "bot";
   readonly now: () => Date;
   /** Approvals needed besides the requester (config `approvalsRequired`). */
   readonly approvalsRequired: number;
@@ -140,6 +147,23 @@ export interface VoteContext {
   readonly channelId?: string;
 }
 
+/**
+ * A request as planned from a fresh read, before it is filed: the plan and what the requester said.
+ * Who asked, where, for which cluster, for how long and with how many approvals are the filer's.
+ */
+export interface RequestDraft {
+  readonly action: ApprovalAction;
+  readonly reason: string;
+  readonly evidence: readonly string[];
+  readonly cleanupPlan: readonly string[];
+  readonly statements?: readonly RequesterStatement[];
+}
+
+/** A planned request as submitted: filed (signed and stored) here, or a draft for the bot to file. */
+export type Filed =
+  | { readonly kind: "filed"; readonly request: ApprovalRequest }
+  | { readonly kind: "draft"; readonly draft: RequestDraft };
+
 /** Re-exported: the patch the request shows is the patch the adapter sends. */
 export { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 
@@ -168,10 +192,15 @@ export class ApprovalWorkflow {
   }
 
   /**
-   * Create a request to remove finalizers from one object. The object must exist and carry the
-   * finalizer; its resourceVersion and finalizer list are frozen into the request.
+   * Create a request to remove finalizers from one object (planned and filed here). The object must
+   * exist and carry the finalizer; its resourceVersion and finalizer list are frozen into the request.
    */
   public async requestFinalizerRemoval(input: FinalizerRemovalInput): Promise<ApprovalRequest> {
+    return this.fileDraft(await this.planFinalizerRemoval(input), input.requester, input.channelId);
+  }
+
+  /** Plan a finalizer removal from the object as it is now: checked, read, frozen; nothing stored. */
+  public async planFinalizerRemoval(input: FinalizerRemovalInput): Promise<RequestDraft> {
     const { policy, kube } = this.deps;
     await policy.assertMayRequest(input.channelId);
     assertNamespaceName(input.namespace);
@@ -233,7 +262,7 @@ export class ApprovalWorkflow {
       remove,
       patch: buildFinalizerPatch(precondition, remove),
     };
-    return this.store(action, reason, input);
+    return draftOf(action, reason, input);
   }
 
   /**
@@ -241,7 +270,12 @@ export class ApprovalWorkflow {
    * updates, each bound to what was read when planning (exact record values, the distribution's ETag).
    */
   public async requestRepoint(input: RepointInput): Promise<ApprovalRequest> {
-    return this.requestPlanned(input, input.action.steps.length);
+    return this.fileDraft(await this.planRepoint(input), input.requester, input.channelId);
+  }
+
+  /** A repair's draft, checked. */
+  public async planRepoint(input: RepointInput): Promise<RequestDraft> {
+    return this.planned(input, input.action.steps.length);
   }
 
   /**
@@ -249,14 +283,19 @@ export class ApprovalWorkflow {
    * re-checked by the executor before it is deleted.
    */
   public async requestOrphanDeletion(input: OrphanDeletionInput): Promise<ApprovalRequest> {
-    return this.requestPlanned(input, input.action.resources.length);
+    return this.fileDraft(await this.planOrphanDeletion(input), input.requester, input.channelId);
   }
 
-  /** The checks of a request whose plan is made (`changes`: the calls it holds), then its store. */
-  private async requestPlanned(
+  /** A clean-up's draft, checked. */
+  public async planOrphanDeletion(input: OrphanDeletionInput): Promise<RequestDraft> {
+    return this.planned(input, input.action.resources.length);
+  }
+
+  /** The checks of a request whose plan is made (`changes`: the calls it holds). */
+  private async planned(
     input: PlannedInput<RepointPathAction | DeleteOrphansAction>,
     changes: number,
-  ): Promise<ApprovalRequest> {
+  ): Promise<RequestDraft> {
     const { policy } = this.deps;
     await policy.assertMayRequest(input.channelId);
     const reason = input.reason.trim();
@@ -273,7 +312,7 @@ export class ApprovalWorkflow {
       );
     }
     await policy.assertApprovable(input.requester, this.deps.approvalsRequired);
-    return this.store(input.action, reason, input);
+    return draftOf(input.action, reason, input);
   }
 
   /**
@@ -281,6 +320,11 @@ export class ApprovalWorkflow {
    * uid and resourceVersion), which must exist, not be Terminating, and not carry the annotation.
    */
   public async requestDeletionGuard(input: DeletionGuardInput): Promise<ApprovalRequest> {
+    return this.fileDraft(await this.planDeletionGuard(input), input.requester, input.channelId);
+  }
+
+  /** A deletion guard's draft, bound to the namespace as read now. */
+  public async planDeletionGuard(input: DeletionGuardInput): Promise<RequestDraft> {
     const { policy, kube } = this.deps;
     await policy.assertMayRequest(input.channelId);
     assertNamespaceName(input.namespace);
@@ -331,7 +375,52 @@ export class ApprovalWorkflow {
       windowSeconds: this.deps.deletionWindowSeconds ?? 3600,
       preflight: input.preflight,
     };
-    return this.store(action, reason, input);
+    return draftOf(action, reason, input);
+  }
+
+  /**
+   * A planned request submitted by whoever asked: filed here (signed and stored) on the bot, handed
+   * back as a draft on a fleet's worker, for the bot to file as the person it verified.
+   */
+  public async submit(draft: RequestDraft, requester: Identity, channelId: string): Promise<Filed> {
+    if (this.deps.files === "bot") return { kind: "draft", draft };
+    return { kind: "filed", request: await this.fileDraft(draft, requester, channelId) };
+  }
+
+  /**
+   * File a draft as `requester`'s request in `channelId` for `cluster`: the bot's policy, the draft's
+   * shape checked again (a draft from a cluster's worker is that worker's word, not the bot's), the
+   * bot's own lifetime, approvals and deletion window, then signed and stored.
+   */
+  public async fileDraft(
+    draft: RequestDraft,
+    requester: Identity,
+    channelId: string,
+    cluster: string | undefined = this.deps.cluster,
+  ): Promise<ApprovalRequest> {
+    await this.deps.policy.assertMayRequest(channelId);
+    const reason = draft.reason.trim();
+    if (reason.length < MIN_REASON_LENGTH) {
+      throw new UnstuckError(ErrorCode.BadInput, `Say why in at least ${MIN_REASON_LENGTH} characters.`);
+    }
+    if (draft.statements !== undefined && !areKnownStatements(draft.statements)) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "The confirmations are not the ones the form asks for; open the form again.",
+      );
+    }
+    const action: ApprovalAction =
+      draft.action.type === "open-deletion-guard"
+        ? { ...draft.action, windowSeconds: this.deps.deletionWindowSeconds ?? 3600 }
+        : draft.action;
+    if (!wellFormed(action)) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        "The planned change is not well formed; nothing was requested.",
+      );
+    }
+    await this.deps.policy.assertApprovable(requester, this.deps.approvalsRequired);
+    return this.store(action, reason, { ...draft, requester, channelId }, cluster);
   }
 
   /** Store a new PENDING request (its `request.created` entry written by the same script) and mirror it. */
@@ -340,6 +429,7 @@ export class ApprovalWorkflow {
     reason: string,
     input: Pick<PlannedInput<ApprovalAction>, "evidence" | "cleanupPlan" | "requester" | "channelId"> &
       Pick<FinalizerRemovalInput, "statements">,
+    cluster: string | undefined,
   ): Promise<ApprovalRequest> {
     const created = this.deps.now();
     const id = (this.deps.newId ?? newRequestId)();
@@ -358,7 +448,7 @@ export class ApprovalWorkflow {
           action,
           requester: { userId: input.requester.userId, teamId: input.requester.teamId },
           channelId: input.channelId,
-          ...(this.deps.cluster !== undefined ? { cluster: this.deps.cluster } : {}),
+          ...(cluster !== undefined ? { cluster } : {}),
           reason,
           evidence: [...(input.evidence ?? [])],
           cleanupPlan: [...(input.cleanupPlan ?? [])],
@@ -430,17 +520,15 @@ export class ApprovalWorkflow {
         { action: "vote" },
       );
     }
-    // A request that can never execute takes no vote: one signed with a retired key, or whose
-    // record does not verify, is refused with why (terminal and expired ones by the vote's script).
+    // A request that can never execute takes no vote: one whose record does not verify is refused
+    // with why (terminal and expired ones by the vote's script).
     if (before.state === "PENDING") {
       const integrity = await store.checkIntegrity(requestId);
       if (integrity !== null && !integrity.ok) {
         throw new UnstuckError(
           ErrorCode.InvalidState,
-          integrity.cause === "retired-key"
-            ? `This request can no longer be executed: ${integrity.problem}, so your vote was not counted. Ask for a new request.`
-            : `This request can no longer be executed: ${integrity.problem}, so your vote was not counted.`,
-          { state: before.state, cause: integrity.cause },
+          `This request can no longer be executed: ${integrity.problem}, so your vote was not counted. Ask for a new request.`,
+          { state: before.state, cause: "tampered" },
         );
       }
     }
@@ -773,4 +861,25 @@ export class ApprovalWorkflow {
   ): Promise<void> {
     await this.deps.audit.append(this.entry(request, actor, event, before, after, result));
   }
+}
+
+/** A draft of `action`: the reason as said, evidence, clean-up plan and statements as given. */
+function draftOf(
+  action: ApprovalAction,
+  reason: string,
+  input: {
+    readonly evidence?: readonly string[];
+    readonly cleanupPlan?: readonly string[];
+    readonly statements?: readonly RequesterStatement[];
+  },
+): RequestDraft {
+  return {
+    action,
+    reason,
+    evidence: [...(input.evidence ?? [])],
+    cleanupPlan: [...(input.cleanupPlan ?? [])],
+    ...(input.statements !== undefined
+      ? { statements: input.statements.map((st) => ({ id: st.id, text: st.text })) }
+      : {}),
+  };
 }

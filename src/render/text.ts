@@ -26,6 +26,10 @@ import { renderOrphansText } from "./orphans-text.js";
 import { renderPreflightText } from "./preflight-text.js";
 import { renderTraceText } from "./trace-text.js";
 
+/** What a surface says of a request planned but never filed (only the bot files, and none did). */
+export const UNFILED_DRAFT =
+  "error (INTERNAL): the request was planned but not filed — only the bot files requests, as the person it verified.";
+
 export function renderText(result: CommandResult): string {
   switch (result.type) {
     case "help":
@@ -42,6 +46,8 @@ export function renderText(result: CommandResult): string {
       return `Watching namespace ${result.namespace}.\n${renderDiagnosisText(result.diagnosis)}`;
     case "approval-request":
       return renderApprovalText(result.request, new Date());
+    case "approval-draft":
+      return UNFILED_DRAFT;
     case "approvals":
       return result.requests.length === 0
         ? "No pending approval requests."

@@ -4,7 +4,7 @@
  * (`edge/repoint.ts`). Read-only: the plan becomes a change only through the two-person approval.
  */
 import type { RepairPlanAwsReads } from "../aws/port.js";
-import type { RepointTarget } from "../approvals/types.js";
+import type { Identity, RepointTarget } from "../approvals/types.js";
 import type { ListenerRuleSnapshot, LoadBalancerSnapshot } from "../aws/types.js";
 import { hostServed } from "../edge/ownership.js";
 import { planRepoint, type RepointPlan } from "../edge/repoint.js";
@@ -25,6 +25,14 @@ export interface PathRepair {
 }
 
 export type RepairSubject = { readonly hostnames: readonly string[] } | { readonly namespace: string };
+
+/** What the repair button or form asks for. */
+export interface RepairFormInput {
+  readonly subject: RepairSubject;
+  readonly reason: string;
+  readonly requester: Identity;
+  readonly channelId: string;
+}
 
 /** Whether a repair button can still do anything: a fresh plan has a change to ask for, or why not. */
 export type RepairCheck =

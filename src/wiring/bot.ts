@@ -10,7 +10,7 @@ import type { RepairCards } from "../jobs/repair-cards.js";
 import { boundedRegistry, commandBoundMs } from "../app/bounded-registry.js";
 import type { StartNamespaceWait } from "../app/namespace-wait.js";
 import { afterPost } from "../app/posted.js";
-import { removalRequester, repairChecker, repairRequester } from "../app/requests.js";
+import { filedHere, removalRequester, repairChecker, repairRequester } from "../app/requests.js";
 import type { ApprovalWorkflow } from "../approvals/workflow.js";
 import type { AuditLog } from "../audit/log.js";
 import type { CommandDispatcher, CommandServices } from "../command-contract.js";
@@ -60,7 +60,15 @@ export function createBotApp(d: BotDeps): SlackApp {
   const local = boundedRegistry(defaultRegistry(config.command), commandBoundMs(config));
   const fleet =
     d.fleet !== undefined
-      ? botFleet({ ...d.fleet, config, namespaceMessages: d.namespaceMessages, local, now })
+      ? botFleet({
+          ...d.fleet,
+          config,
+          namespaceMessages: d.namespaceMessages,
+          local,
+          now,
+          file: (draft, requester, channelId, cluster) =>
+            workflow.fileDraft(draft, requester, channelId, cluster),
+        })
       : undefined;
   const registry: CommandDispatcher = fleet?.registry ?? local;
   const renderCard = slackDiagnosisCard(config.command);
@@ -107,10 +115,13 @@ export function createBotApp(d: BotDeps): SlackApp {
     log,
     createRemovalRequest:
       fleet?.createRemovalRequest ??
-      removalRequester({
-        kube: d.kube,
-        requestRemoval: (input) => requestRemovalWithPlan(services, { workflow, audit }, input),
-      }),
+      (async (input) =>
+        filedHere(
+          await removalRequester({
+            kube: d.kube,
+            requestRemoval: (i) => requestRemovalWithPlan(services, { workflow, audit }, i),
+          })(input),
+        )),
   });
   registerRepairActions(slack, {
     workflow,
@@ -118,9 +129,12 @@ export function createBotApp(d: BotDeps): SlackApp {
     log,
     requestRepair:
       fleet?.requestRepair ??
-      repairRequester({
-        requestRepair: (input) => requestRepairWithPlan(services, { workflow, audit }, input),
-      }),
+      (async (input) =>
+        filedHere(
+          await repairRequester({
+            requestRepair: (i) => requestRepairWithPlan(services, { workflow, audit }, i),
+          })(input),
+        )),
     checkRepair:
       fleet?.checkRepair ?? repairChecker({ planRepair: (subject) => planRepairOf(services, subject) }),
     cards: d.repairCards,

@@ -2,10 +2,13 @@
  * A fleet wired (`config.fleet`: one Slack-facing bot, per-cluster workers, one Redis). Each cluster
  * has its own queues (`actions@<cluster>`, `waits@<cluster>`, `commands@<cluster>`), consumed only by
  * that cluster's workers. The bot holds no cluster's credentials: a command, a form or a button that
- * reads a cluster becomes a job on that cluster's `commands` queue, run by one of its workers with the
- * same registry and ports the CLI uses, and its serialisable answer comes back through BullMQ's
- * events (bounded by the command bound). Approved changes go to the request's cluster's actions queue.
- * Each worker process heartbeats its cluster's presence (`src/fleet/presence.ts`).
+ * reads a cluster becomes a call on that cluster's `commands` queue, signed by the bot (who asks, for
+ * which cluster, once, until when: `src/fleet/calls.ts`), run by one of its workers with the same
+ * registry and ports the CLI uses; the answer, signed by that cluster's workers for that very call,
+ * comes back through BullMQ's events (bounded by the command bound). A change is planned by the worker
+ * and filed by the bot as the person it verified: a worker never signs a request. Approved changes go
+ * to the request's cluster's actions queue. Each worker process heartbeats its cluster's presence
+ * (`src/fleet/presence.ts`).
  */
 import { randomUUID } from "node:crypto";
 import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from "bullmq";
@@ -14,20 +17,15 @@ import { defaultRegistry } from "../../commands/index.js";
 import { planRepairOf, requestRepairWithPlan } from "../../commands/repoint.js";
 import { boundedRegistry, commandBoundMs } from "../app/bounded-registry.js";
 import { namespaceWaitStarter } from "../app/namespace-wait.js";
-import {
-  removalRequester,
-  repairChecker,
-  repairRequester,
-  type RepairCheck,
-  type RepairFormInput,
-} from "../app/requests.js";
-import type { ApprovalRequest, RemovalRequestInput } from "../approvals/types.js";
-import type { EnqueueExecution, EnqueueOutcome } from "../approvals/workflow.js";
+import { removalRequester, repairChecker, repairRequester, type RepairCheck } from "../app/requests.js";
+import type { ApprovalRequest, Identity, RemovalRequestInput } from "../approvals/types.js";
+import type { EnqueueExecution, EnqueueOutcome, Filed, RequestDraft } from "../approvals/workflow.js";
+import type { AuditLog } from "../audit/log.js";
 import type { Actor, CommandResult, CommandServices } from "../command-contract.js";
 import type { Config, FleetConfig } from "../config.js";
 import { diagnoseNamespace } from "../diagnosis/diagnose.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
-import { ErrorCode, toUserError, UnstuckError, type ErrorDetails } from "../errors.js";
+import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import {
   absentCluster,
   chooseCluster,
@@ -35,6 +33,16 @@ import {
   type ClusterDispatcher,
 } from "../fleet/dispatcher.js";
 import { FleetPresence } from "../fleet/presence.js";
+import {
+  openAnswer,
+  openCall,
+  sealAnswer,
+  sealCall,
+  type RemoteAnswer,
+  type RemoteCall,
+  type Sealed,
+} from "../fleet/calls.js";
+import type { Keyring, SigningKey } from "../trust/keys.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import {
   clusterQueueName,
@@ -45,36 +53,9 @@ import {
   type Queues,
 } from "../jobs/queues.js";
 import { startNamespaceGone } from "../jobs/waits.js";
-import type { RepairSubject } from "../traffic/repoint.js";
+import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import type { Logger } from "../log.js";
 import type { RedisConnection } from "../redis-connection.js";
-
-/** What a cluster's worker is asked to run for the bot. */
-export type RemoteCall =
-  | {
-      readonly kind: "command";
-      readonly text: string;
-      readonly actor: Actor;
-      readonly prefix?: string;
-    }
-  | { readonly kind: "removal-request"; readonly input: RemovalRequestInput }
-  | { readonly kind: "repair-request"; readonly input: RepairFormInput }
-  | { readonly kind: "repair-check"; readonly subject: RepairSubject }
-  | { readonly kind: "diagnose"; readonly namespace: string };
-
-interface RemoteJobData {
-  readonly call: RemoteCall;
-  /** Epoch ms past which nobody waits for the answer: a worker that takes the job later runs nothing. */
-  readonly deadline: number;
-}
-
-/** The answer of a remote call: its value, or the user-facing error it ended with. */
-type RemoteAnswer =
-  | { readonly ok: true; readonly value: unknown }
-  | {
-      readonly ok: false;
-      readonly error: { readonly code: ErrorCode; readonly message: string; readonly details: ErrorDetails };
-    };
 
 /** The heartbeat period of a worker process (its presence lives three of them). */
 export const HEARTBEAT_EVERY_MS = 10_000;
@@ -90,6 +71,8 @@ export class FleetQueues {
     /** The BullMQ prefix (`<prefix>:bull`). */
     private readonly prefix: string,
     private readonly log: Logger,
+    /** The bot's key (signs calls) and the keyring its answers are checked with; absent on a worker. */
+    private readonly keys?: { readonly bot?: SigningKey; readonly keyring: Keyring },
   ) {}
 
   /** The actions and waits queues of one cluster. */
@@ -138,19 +121,32 @@ export class FleetQueues {
     await Promise.all(clusters.map((c) => this.commandQueue(c).events.waitUntilReady()));
   }
 
-  /** Run a call on one of the cluster's workers; its value, or its error thrown as an `UnstuckError`. */
+  /**
+   * Run a call on one of the cluster's workers, signed by the bot; its value, or its error thrown as an
+   * `UnstuckError`. An answer that is not that cluster's workers' answer to this very call is refused.
+   */
   public async call(cluster: string, call: RemoteCall, timeoutMs: number): Promise<unknown> {
+    const bot = this.keys?.bot;
+    if (bot === undefined || this.keys === undefined) {
+      throw new UnstuckError(
+        ErrorCode.Config,
+        "Only the bot sends calls to a cluster's workers: it holds no key here.",
+        {
+          variable: "UNSTUCK_BOT_SIGNING_KEY",
+        },
+      );
+    }
     const { queue, events } = this.commandQueue(cluster);
     await events.waitUntilReady();
-    const data: RemoteJobData = { call, deadline: Date.now() + timeoutMs };
-    const job = await queue.add(call.kind, data, {
+    const { envelope, sealed } = sealCall(bot, cluster, call, Date.now(), timeoutMs);
+    const job = await queue.add(call.kind, sealed, {
       attempts: 1,
       removeOnComplete: { age: 600 },
       removeOnFail: { age: 3600 },
     });
-    let answer: RemoteAnswer;
+    let returned: unknown;
     try {
-      answer = (await job.waitUntilFinished(events, timeoutMs)) as RemoteAnswer;
+      returned = await job.waitUntilFinished(events, timeoutMs);
     } catch (err) {
       // Not taken yet: taken back, so no worker runs a command nobody waits for any more.
       await job.remove().catch(() => undefined);
@@ -163,6 +159,16 @@ export class FleetQueues {
         { cluster, ...(timedOut ? { timedOut: true, timeoutMs } : {}) },
       );
     }
+    const opened = openAnswer(this.keys.keyring, envelope, returned);
+    if (!opened.ok) {
+      this.log.error({ cluster, remote: call.kind, why: opened.why }, "refused an answer from a cluster");
+      throw new UnstuckError(
+        ErrorCode.Upstream,
+        `The answer from cluster ${cluster} was refused: ${opened.why}. Nothing was done with it; someone may be writing to the bot's Redis.`,
+        { cluster, refused: true },
+      );
+    }
+    const answer: RemoteAnswer = opened.answer;
     if (answer.ok) return answer.value;
     throw new UnstuckError(answer.error.code, answer.error.message, answer.error.details);
   }
@@ -203,13 +209,16 @@ export function fleetEnqueuer(
 /** What a cluster's worker runs for the bot, with its own ports (the registry the CLI uses too). */
 export interface RemoteHandlers {
   command(text: string, actor: Actor, prefix: string | undefined): Promise<CommandResult>;
-  removalRequest(input: RemovalRequestInput): Promise<ApprovalRequest>;
-  repairRequest(input: RepairFormInput): Promise<ApprovalRequest>;
+  removalRequest(input: RemovalRequestInput): Promise<Filed>;
+  repairRequest(input: RepairFormInput): Promise<Filed>;
   repairCheck(subject: RepairSubject): Promise<RepairCheck>;
   diagnose(namespace: string): Promise<NamespaceDiagnosis>;
 }
 
-/** The handlers over this process's services (approvals included), as the single-cluster bot runs them. */
+/**
+ * The handlers over this process's services, as the single-cluster bot runs them; on a fleet's worker
+ * the services' workflow hands planned requests back as drafts for the bot to file.
+ */
 export function localHandlers(config: Config, services: CommandServices): RemoteHandlers {
   const registry = boundedRegistry(defaultRegistry(config.command), commandBoundMs(config));
   const approvals = services.approvals;
@@ -241,42 +250,91 @@ export interface CommandsWorkerSetup {
   readonly stalledInterval?: number;
 }
 
-/** The worker of a cluster's `commands` queue: each call run here, its answer returned (never thrown). */
+/** What a cluster's commands worker checks calls with and signs its answers with. */
+export interface CommandsWorkerTrust {
+  /** This cluster's workers' key: it signs every answer. */
+  readonly worker: SigningKey;
+  /** The bot's public keys among them: only the bot's calls run. */
+  readonly keyring: Keyring;
+  /** Claims a call's nonce for its one run; false when it was seen before (a replay). */
+  readonly claimNonce: (nonce: string, ttlMs: number) => Promise<boolean>;
+  /** Where a refused call is recorded. */
+  readonly audit: Pick<AuditLog, "append">;
+  readonly now: () => Date;
+}
+
+/** Claims each call's nonce once, in Redis, for as long as the call could still be run. */
+export function redisNonceClaims(
+  redis: Pick<RedisConnection, "set">,
+  prefix: string,
+  cluster: string,
+): CommandsWorkerTrust["claimNonce"] {
+  return async (nonce, ttlMs) =>
+    (await redis.set(`${prefix}:fleet:${cluster}:call:${nonce}`, "1", "PX", Math.max(1, ttlMs), "NX")) ===
+    "OK";
+}
+
+/**
+ * The worker of a cluster's `commands` queue: each call run here once the bot's signature, the cluster,
+ * the expiry and the nonce check out, its answer signed and returned (never thrown). A call that does
+ * not check out runs nothing and is audited.
+ */
 export function createCommandsWorker(
   setup: CommandsWorkerSetup,
   handlers: RemoteHandlers,
+  trust: CommandsWorkerTrust,
   log: Logger,
-): Worker<RemoteJobData, RemoteAnswer> {
-  return new Worker<RemoteJobData, RemoteAnswer>(
+): Worker<unknown, Sealed> {
+  const refuse = async (kind: string, why: string): Promise<never> => {
+    log.warn({ cluster: setup.cluster, remote: kind, why }, "refused a call to this cluster");
+    await trust.audit
+      .append({
+        at: trust.now().toISOString(),
+        actor: { kind: "system", component: "fleet" },
+        event: "remote.refused",
+        requestId: "",
+        action: kind,
+        target: `cluster ${setup.cluster}`,
+        result: why,
+      })
+      .catch(() => undefined);
+    throw new UnrecoverableError(`call refused: ${why}`);
+  };
+  return new Worker<unknown, Sealed>(
     clusterQueueName(QueueName.Commands, setup.cluster),
-    async (job: Job<RemoteJobData, RemoteAnswer>) => {
-      const { call, deadline } = job.data;
-      if (Date.now() > deadline) {
-        // The bot has answered "no answer" already: running it now (a request!) would surprise everyone.
-        throw new UnrecoverableError("taken after its deadline; not run");
+    async (job: Job<unknown, Sealed>) => {
+      const now = trust.now().getTime();
+      const opened = openCall(trust.keyring, setup.cluster, job.data, now);
+      if (!opened.ok) return refuse(job.name, opened.why);
+      const { envelope } = opened;
+      const { call } = envelope;
+      if (!(await trust.claimNonce(envelope.nonce, envelope.expiresAt - now + 60_000))) {
+        return refuse(call.kind, "its nonce was seen before: a replay of a call already run");
       }
       const scoped = log.child({ cluster: setup.cluster, remote: call.kind });
-      try {
-        switch (call.kind) {
-          case "command":
-            return { ok: true, value: await handlers.command(call.text, call.actor, call.prefix) };
-          case "removal-request":
-            return { ok: true, value: await handlers.removalRequest(call.input) };
-          case "repair-request":
-            return { ok: true, value: await handlers.repairRequest(call.input) };
-          case "repair-check":
-            return { ok: true, value: await handlers.repairCheck(call.subject) };
-          case "diagnose":
-            return { ok: true, value: await handlers.diagnose(call.namespace) };
-          default:
-            throw new UnrecoverableError(`unknown remote call "${job.name}"`);
+      const answer = async (): Promise<RemoteAnswer> => {
+        try {
+          switch (call.kind) {
+            case "command":
+              return { ok: true, value: await handlers.command(call.text, call.actor, call.prefix) };
+            case "removal-request":
+              return { ok: true, value: await handlers.removalRequest(call.input) };
+            case "repair-request":
+              return { ok: true, value: await handlers.repairRequest(call.input) };
+            case "repair-check":
+              return { ok: true, value: await handlers.repairCheck(call.subject) };
+            case "diagnose":
+              return { ok: true, value: await handlers.diagnose(call.namespace) };
+            default:
+              throw new UnstuckError(ErrorCode.BadInput, "unknown remote call");
+          }
+        } catch (err) {
+          const error = toUserError(err);
+          if (error.code === ErrorCode.Internal) scoped.error({ err }, "remote call failed");
+          return { ok: false, error };
         }
-      } catch (err) {
-        if (err instanceof UnrecoverableError) throw err;
-        const error = toUserError(err);
-        if (error.code === ErrorCode.Internal) scoped.error({ err }, "remote call failed");
-        return { ok: false, error };
-      }
+      };
+      return sealAnswer(trust.worker, envelope, await answer());
     },
     {
       connection: setup.connection,
@@ -329,6 +387,27 @@ export interface BotFleetDeps {
     parse(text: string): { command: { syntax: { path: readonly string[] } } };
   };
   readonly now: () => Date;
+  /**
+   * Files a draft a cluster's worker planned, as the person the bot verified, for that cluster (the
+   * workflow's `fileDraft`): a request is signed by the bot only.
+   */
+  readonly file: (
+    draft: RequestDraft,
+    requester: Identity,
+    channelId: string,
+    cluster: string,
+  ) => Promise<ApprovalRequest>;
+}
+
+/** A worker's answer to a change: a draft, which the bot files; anything else is refused. */
+function draftOf(value: unknown, cluster: string): RequestDraft {
+  const filed = value as Partial<Filed> | null;
+  if (filed?.kind === "draft" && typeof filed.draft === "object") return filed.draft;
+  throw new UnstuckError(
+    ErrorCode.Upstream,
+    `Cluster ${cluster}'s workers answered a change with something other than a plan to file; refused: only the bot files requests.`,
+    { cluster, refused: true },
+  );
 }
 
 /** The bot's side of a fleet: its dispatcher, the forms and buttons sent to a cluster, and each cluster's wait. */
@@ -386,12 +465,27 @@ export function botFleet(d: BotFleetDeps): BotFleet {
       }
     },
     presence,
-    remote: async (cluster, text, ctx, prefix) =>
-      (await queues.call(
+    remote: async (cluster, text, ctx, prefix) => {
+      const result = (await queues.call(
         cluster,
         { kind: "command", text, actor: ctx.actor, ...(prefix !== undefined ? { prefix } : {}) },
         boundMs,
-      )) as CommandResult,
+      )) as CommandResult;
+      // A change comes back as a plan: filed here, as the person whose command it was.
+      if (result.type === "approval-draft") {
+        const requester = { userId: ctx.actor.userId, teamId: ctx.actor.teamId };
+        const request = await d.file(result.draft, requester, ctx.actor.channelId ?? "", cluster);
+        return { type: "approval-request", request } satisfies CommandResult;
+      }
+      if (result.type === "approval-request") {
+        throw new UnstuckError(
+          ErrorCode.Upstream,
+          `Cluster ${cluster}'s workers answered with a request they made themselves; refused: only the bot files requests.`,
+          { cluster, refused: true },
+        );
+      }
+      return result;
+    },
     now,
   });
   /** The cluster a button names, when it is one of the fleet's (a name the file no longer has is refused). */
@@ -416,11 +510,13 @@ export function botFleet(d: BotFleetDeps): BotFleet {
       const cluster = await live(
         named(button) ?? (await clusterOfNamespace(input.namespace, input.channelId)),
       );
-      return (await queues.call(cluster, { kind: "removal-request", input }, boundMs)) as ApprovalRequest;
+      const draft = draftOf(await queues.call(cluster, { kind: "removal-request", input }, boundMs), cluster);
+      return d.file(draft, input.requester, input.channelId, cluster);
     },
     requestRepair: async (input, button) => {
       const cluster = await clusterOfRepair(input.subject, button, input.channelId);
-      return (await queues.call(cluster, { kind: "repair-request", input }, boundMs)) as ApprovalRequest;
+      const draft = draftOf(await queues.call(cluster, { kind: "repair-request", input }, boundMs), cluster);
+      return d.file(draft, input.requester, input.channelId, cluster);
     },
     checkRepair: async (subject, button, channelId) => {
       const cluster = await clusterOfRepair(subject, button, channelId);

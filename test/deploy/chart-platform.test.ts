@@ -18,7 +18,19 @@ const CHART = "deploy/chart/unstuck";
 const CI = (name: string): string => `${CHART}/ci/${name}-values.yaml`;
 /** The bundled Redis's password every render here gives (the chart never invents one). */
 const PASSWORD = ["--set", "redis.bundled.auth.password=test-only-password-0123"];
-const BASE = ["--set", "image.repository=registry.example.com/unstuck", "--set", "aws.region=eu-west-1"];
+/** Public keys of the right shape (base64url of 32 bytes): the bot's and the workers'. */
+const BOT_KEY = "ulQZJ8hGn8Fs2egDNaPItOobIWcpNrm66x9NcLNL1-Q";
+const WORKER_KEY = "RBQDCz_gHvgMNooTiP70EM6atYGPwvIucOPO2vMuE0Q";
+const BASE = [
+  "--set",
+  "image.repository=registry.example.com/unstuck",
+  "--set",
+  "aws.region=eu-west-1",
+  "--set",
+  `signing.botPublicKeys[0]=${BOT_KEY}`,
+  "--set",
+  `signing.workerPublicKeys[0]=${WORKER_KEY}`,
+];
 
 type Loose = ReturnType<typeof JSON.parse>;
 interface Obj {
@@ -492,7 +504,11 @@ describe("fleet values", () => {
       "--set",
       "clusters.a.region=eu-west-1",
       "--set",
+      `clusters.a.publicKeys[0]=${WORKER_KEY}`,
+      "--set",
       "clusters.b.region=us-east-1",
+      "--set",
+      "clusters.b.publicKeys[0]=H0yGRN0UZhl2SUhHoDF5kMt5hoeg-D9OuRPw9J5DDHA",
     ]);
     expect(envOf(deploymentOf(hub, "bot")).UNSTUCK_CLUSTERS_FILE.value).toBe(
       "/etc/unstuck/clusters/clusters.yaml",

@@ -21,6 +21,8 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { kubectl } from "../sim/kube/testing.js";
 
 const CHART = "deploy/chart/unstuck";
+/** A public key of the right shape (base64url of 32 bytes) for value sets that need one. */
+const PUBLIC_KEY = "ulQZJ8hGn8Fs2egDNaPItOobIWcpNrm66x9NcLNL1-Q";
 const VALUE_SETS = ["default", "http-external-redis", "socket-irsa", "fleet-workers"] as const;
 type ValueSet = (typeof VALUE_SETS)[number];
 const valuesFile = (set: ValueSet): string => `${CHART}/ci/${set}-values.yaml`;
@@ -284,7 +286,14 @@ describe("the Helm chart", () => {
     expect(workerEnv.UNSTUCK_ROLE.value).toBe("worker");
     expect(workerEnv.SLACK_APP_TOKEN).toBeUndefined();
     expect(workerEnv.SLACK_BOT_TOKEN.valueFrom.secretKeyRef.name).toBe("unstuck-slack");
-    expect(workerEnv.UNSTUCK_APPROVAL_KEY.valueFrom.secretKeyRef.name).toBe("unstuck-slack");
+    // Each role mounts its own private key only: a worker pod holds nothing that signs for the bot.
+    expect(workerEnv.UNSTUCK_WORKER_SIGNING_KEY.valueFrom.secretKeyRef).toEqual({
+      name: "unstuck-worker-key",
+      key: "UNSTUCK_WORKER_SIGNING_KEY",
+    });
+    expect(workerEnv.UNSTUCK_BOT_SIGNING_KEY).toBeUndefined();
+    expect(workerEnv.UNSTUCK_APPROVAL_KEY).toBeUndefined();
+    expect(workerEnv.UNSTUCK_BOT_PUBLIC_KEYS.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(workerEnv.REDIS_URL.value).toBe("redis://:$(REDIS_PASSWORD)@r-default-unstuck-redis:6379");
     expect(workerC.ports).toEqual([{ name: "ops", containerPort: 9090, protocol: "TCP" }]);
     const env = envOf("default");
@@ -294,7 +303,14 @@ describe("the Helm chart", () => {
     });
     expect(env.SLACK_SIGNING_SECRET).toBeUndefined();
     expect(env.SLACK_BOT_TOKEN.valueFrom.secretKeyRef.name).toBe("unstuck-slack");
-    expect(env.UNSTUCK_APPROVAL_KEY.valueFrom.secretKeyRef.name).toBe("unstuck-slack");
+    expect(env.UNSTUCK_BOT_SIGNING_KEY.valueFrom.secretKeyRef).toEqual({
+      name: "unstuck-bot-key",
+      key: "UNSTUCK_BOT_SIGNING_KEY",
+    });
+    expect(env.UNSTUCK_WORKER_SIGNING_KEY).toBeUndefined();
+    expect(env.UNSTUCK_WORKER_PUBLIC_KEYS.value).toBe(
+      envOf("default", "worker").UNSTUCK_WORKER_PUBLIC_KEYS.value,
+    );
     expect(env.AWS_REGION.value).toBe("eu-west-1");
     expect(env.REDIS_URL.value).toBe("redis://:$(REDIS_PASSWORD)@r-default-unstuck-redis:6379");
     // The password is defined before the URL that expands it.
@@ -618,6 +634,33 @@ describe("the Helm chart", () => {
     expect(envOf("socket-irsa", "worker").AWS_REGION.value).toBe("us-east-1");
   });
 
+  it("mounts each role's own signing key only, from a Secret of its own, with every public key as a value", () => {
+    // One combined Deployment (UNSTUCK_ROLE=all): both halves, each from the Secret the values name.
+    const all = envOf("http-external-redis");
+    expect(all.UNSTUCK_ROLE.value).toBe("all");
+    expect(all.UNSTUCK_BOT_SIGNING_KEY.valueFrom.secretKeyRef).toEqual({ name: "chat-signing", key: "bot" });
+    expect(all.UNSTUCK_WORKER_SIGNING_KEY.valueFrom.secretKeyRef).toEqual({
+      name: "chat-signing-workers",
+      key: "worker",
+    });
+    // The shared key of before the upgrade: read by the bot alone, never by a worker.
+    const bot = envOf("socket-irsa", "bot");
+    expect(bot.UNSTUCK_APPROVAL_KEY.valueFrom.secretKeyRef).toEqual({
+      name: "chatops-legacy-approval-key",
+      key: "UNSTUCK_APPROVAL_KEY",
+    });
+    expect(bot.UNSTUCK_BOT_PUBLIC_KEYS.value.split(",")).toHaveLength(2);
+    expect(envOf("socket-irsa", "worker").UNSTUCK_APPROVAL_KEY).toBeUndefined();
+    expect(envOf("default", "bot").UNSTUCK_APPROVAL_KEY).toBeUndefined();
+    // A fleet's workers: their cluster's key, and every cluster's public keys in the clusters file.
+    const fleet = envOf("fleet-workers", "worker");
+    expect(fleet.UNSTUCK_WORKER_SIGNING_KEY.valueFrom.secretKeyRef.name).toBe("prod-eu-worker-key");
+    expect(fleet.UNSTUCK_BOT_SIGNING_KEY).toBeUndefined();
+    expect(fleet.UNSTUCK_WORKER_PUBLIC_KEYS).toBeUndefined();
+    const file = find("fleet-workers", "ConfigMap", "-clusters").data["clusters.yaml"] as string;
+    expect(file).toMatch(/publicKeys:\n\s+- RBQDCz_gHvgMNooTiP70EM6atYGPwvIucOPO2vMuE0Q/);
+  });
+
   it("refuses value sets that would render a bot that cannot work, naming the value", async () => {
     const cases: [string[], string][] = [
       [[], "image.repository is required"],
@@ -676,8 +719,59 @@ describe("the Helm chart", () => {
           "rbac.explicitResources[0].apiGroups[0]=",
           "--set",
           "rbac.explicitResources[0].resources[0]=nodes/proxy",
+          "--set",
+          `signing.botPublicKeys[0]=${PUBLIC_KEY}`,
+          "--set",
+          `signing.workerPublicKeys[0]=${PUBLIC_KEY}`,
         ],
         'rbac.explicitResources names types, not "nodes/proxy"',
+      ],
+      [
+        ["--set", "image.repository=x", "--set", "aws.enabled=false", "--set", "config.logLevel=info"],
+        "signing.botPublicKeys is required",
+      ],
+      [
+        [
+          "--set",
+          "image.repository=x",
+          "--set",
+          "aws.enabled=false",
+          "--set",
+          `signing.botPublicKeys[0]=${PUBLIC_KEY}`,
+        ],
+        "signing.workerPublicKeys is required in a single-cluster release",
+      ],
+      [
+        [
+          "--set",
+          "image.repository=x",
+          "--set",
+          "aws.enabled=false",
+          "--set",
+          `signing.botPublicKeys[0]=${PUBLIC_KEY}`,
+          "--set",
+          "bot.runWorkers=false",
+          "--set",
+          "worker.enabled=false",
+          "--set",
+          "clusters.a.region=eu-west-1",
+          "--set",
+          `clusters.a.publicKeys[0]=${PUBLIC_KEY}`,
+          "--set",
+          "clusters.b.region=eu-west-1",
+        ],
+        "clusters.b.publicKeys is required in a fleet",
+      ],
+      [
+        [
+          "--set",
+          "image.repository=x",
+          "--set",
+          "aws.enabled=false",
+          "--set",
+          "signing.botPublicKeys[0]=not-a-key",
+        ],
+        "signing.botPublicKeys.0: Does not match pattern",
       ],
     ];
     // Past the image and the region, the bundled Redis's password is required too: given here.

@@ -14,11 +14,11 @@ import { run, isCelError } from "@bufbuild/cel";
 import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { DeletionGuardSigner, GUARD_VALUE_PATTERN } from "../../src/approvals/deletion-guard-token.js";
-import { randomApprovalKey } from "../../src/approvals/integrity.js";
+import { GUARD_VALUE_PATTERN } from "../../src/approvals/deletion-guard-token.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../src/kube/port.js";
 import { startKubeSim, type KubeObject, type KubeSim } from "../sim/kube/index.js";
+import { testGuardSigner } from "../helpers/keys.js";
 
 type Loose = ReturnType<typeof JSON.parse>;
 
@@ -27,7 +27,7 @@ const NAMESPACE = "ops";
 const BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck`;
 const KEY = "unstuck.dev/deletion-approved";
 const UID = "0b8c1e9e-6a52-4d35-9d7e-1d2f3c4b5a69";
-const signer = new DeletionGuardSigner(randomApprovalKey());
+const signer = testGuardSigner();
 /** A value as the bot writes it: request `reqid…`, open for an hour. */
 const approved = (name = "myapp", request = "aaaaaaaaaaaaaaaaaaaaaaaaaa"): string =>
   signer.sign({ namespace: name, uid: UID }, request, new Date(Date.now() + 3_600_000));
@@ -212,7 +212,7 @@ describe("the namespace-deletion guard", () => {
       "",
       "aaaaaaaaaaaaaaaaaaaaaaaaaa",
       "true",
-      good.replace(";mac=", ";sig="),
+      good.replace(";sig=", ";mac="),
       good.slice(0, -1),
       `${good}x`,
       good.replace(/until=[^;]+/, "until=2030-01-01"),

@@ -42,7 +42,6 @@ function configFor(extra: Record<string, string>) {
       SLACK_BOT_TOKEN: TOKEN,
       SLACK_SIGNING_SECRET: "fleet-ops-signing-secret",
       SLACK_API_URL: slack.url,
-      UNSTUCK_APPROVAL_KEY: "fleet-ops-approval-key-0123456789abcdef",
       UNSTUCK_REDIS_PREFIX: prefix,
       UNSTUCK_CLUSTERS_FILE: "/etc/unstuck/clusters.yaml",
       ...extra,

@@ -26,6 +26,7 @@ import {
   runTimeImports,
   type BuiltImage,
 } from "./dockerfile.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const ROOT = process.cwd();
 const BUILD_TOOLS = ["tsx", "esbuild", "typescript", "vitest", "eslint", "prettier", "typescript-eslint"];
@@ -277,11 +278,11 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     const run = start({
       SLACK_BOT_TOKEN: "xoxb-1",
       SLACK_APP_TOKEN: "xapp-1",
-      UNSTUCK_APPROVAL_KEY: "short",
+      UNSTUCK_BOT_SIGNING_KEY: "short",
     });
     expect(await run.exited).toBe(2);
     expect(run.err()).toBe(
-      "unstuck: Invalid UNSTUCK_APPROVAL_KEY: must be at least 32 bytes of secret (e.g. `openssl rand -base64 48`).\n",
+      "unstuck: Invalid UNSTUCK_BOT_SIGNING_KEY: not an Ed25519 private key (a PEM from `openssl genpkey -algorithm ed25519`, or the base64 seed `npm run unstuck -- keys` prints).\n",
     );
     const ops = start({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_APP_TOKEN: "xapp-1", UNSTUCK_OPS_PORT: "http" });
     expect(await ops.exited).toBe(2);
@@ -310,7 +311,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       SLACK_API_URL: `http://127.0.0.1:${String(closed)}/api/`,
       REDIS_URL: `redis://127.0.0.1:${String(closed)}`,
       KUBECONFIG: kubeconfig,
-      UNSTUCK_APPROVAL_KEY: "image-test-approval-key-0123456789abcdef0123",
+      ...keyEnv(),
       UNSTUCK_STARTUP_TIMEOUT_SECONDS: "5",
       UNSTUCK_OPS_PORT: "0",
     });
@@ -363,7 +364,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
         UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
         KUBECONFIG: kubeconfig,
         UNSTUCK_CHANNELS: channel,
-        UNSTUCK_APPROVAL_KEY: "image-test-approval-key-0123456789abcdef0123",
+        ...keyEnv(),
         UNSTUCK_OPS_PORT: String(opsPort),
         UNSTUCK_OPS_HOST: "127.0.0.1",
         UNSTUCK_LOG_LEVEL: "warn",

@@ -19,6 +19,7 @@ import { startOpsServer, type OpsServer } from "../../src/ops/server.js";
 import { client, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/fake-slack.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const log = pino({ level: "silent" });
 const TOKEN = "xoxb-readiness-roles";
@@ -47,7 +48,7 @@ function configFor(role: Role) {
     ...(role === "worker" ? {} : { SLACK_SIGNING_SECRET: "readiness-roles-signing-secret" }),
     SLACK_API_URL: slack.url,
     KUBECONFIG: join(dir, "kubeconfig"),
-    UNSTUCK_APPROVAL_KEY: "readiness-roles-approval-key-0123456789abcdef",
+    ...keyEnv(role),
     UNSTUCK_REDIS_PREFIX: prefix,
   });
 }

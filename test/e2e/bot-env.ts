@@ -1,6 +1,6 @@
 /**
- * A test bot runtime: the environment it starts from (fake Slack, the test Redis (`REDIS_URL`), a
- * random approval key), AWS clients on the simulated account, and the runtime built and started as
+ * A test bot runtime: the environment it starts from (fake Slack, the test Redis (`REDIS_URL`), this
+ * test process's keys), AWS clients on the simulated account, and the runtime built and started as
  * the end-to-end tests run it.
  */
 import { pino } from "pino";
@@ -8,7 +8,7 @@ import { createAwsClients, type AwsClients } from "../../src/aws/clients.js";
 import type { Config } from "../../src/config.js";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../../src/runtime.js";
 import { REDIS_URL } from "../helpers/redis.js";
-import { TEST_APPROVAL_KEY } from "../integration/approvals/helpers/harness.js";
+import { keyEnv } from "../helpers/keys.js";
 
 export interface BotEnvBase {
   readonly token: string;
@@ -17,6 +17,10 @@ export interface BotEnvBase {
   readonly slackUrl: string;
   /** Redis key prefix of this test (unique per test). */
   readonly prefix: string;
+}
+
+function roleOf(role: string | undefined): "all" | "bot" | "worker" {
+  return role === "bot" || role === "worker" ? role : "all";
 }
 
 /** `loadConfig` input for a bot under test; `extra` adds or overrides variables. */
@@ -31,7 +35,7 @@ export function botEnv(
     PORT: "0",
     REDIS_URL,
     UNSTUCK_REDIS_PREFIX: base.prefix,
-    UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
+    ...keyEnv(roleOf(extra["UNSTUCK_ROLE"])),
     ...extra,
   };
 }

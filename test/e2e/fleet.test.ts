@@ -36,6 +36,7 @@ import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
 import { eventually } from "../helpers/eventually.js";
 import { buttonValue } from "./block-kit.js";
 import { botEnv } from "./bot-env.js";
+import { fleetKeyEnv, publicKeysYaml } from "../helpers/keys.js";
 
 const SECRET = "fleet-signing-secret";
 const TOKEN = "xoxb-fleet-runtime-token";
@@ -89,9 +90,9 @@ describe("one bot, three clusters, one worker per cluster", () => {
       clustersFile,
       [
         "clusters:",
-        "  c1: { region: ap-northeast-2 }",
-        "  c2: { region: ap-northeast-2 }",
-        `  c3: { region: ap-northeast-2, channels: [${C3_CHANNEL}] }`,
+        `  c1: { region: ap-northeast-2, ${publicKeysYaml("c1")} }`,
+        `  c2: { region: ap-northeast-2, ${publicKeysYaml("c2")} }`,
+        `  c3: { region: ap-northeast-2, channels: [${C3_CHANNEL}], ${publicKeysYaml("c3")} }`,
         "",
       ].join("\n"),
     );
@@ -122,6 +123,7 @@ describe("one bot, three clusters, one worker per cluster", () => {
         loadConfig(
           env({
             UNSTUCK_ROLE: "worker",
+            ...fleetKeyEnv("worker", name),
             UNSTUCK_CLUSTER_NAME: name,
             KUBECONFIG: kubeconfig,
             SLACK_SIGNING_SECRET: "",

@@ -23,6 +23,7 @@ import {
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv, startRuntime } from "../e2e/bot-env.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -70,7 +71,7 @@ describe("deadlines through the runtime", () => {
         {
           UNSTUCK_APPROVERS: APPROVER,
           UNSTUCK_CHANNELS: CHANNEL,
-          UNSTUCK_APPROVAL_KEY: "faults-runtime-test-approval-key-0123456789abcdef",
+          ...keyEnv(),
           ...env,
         },
       ),

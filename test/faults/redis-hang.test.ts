@@ -11,6 +11,7 @@ import type { KubePort } from "../../src/kube/port.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { startPrivateRedis, type PrivateRedis } from "./helpers.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const TOKEN = "xoxb-redis-hang-token";
 const SECRET = "redis-hang-secret";
@@ -35,7 +36,7 @@ describe("a Redis that hangs after start-up", () => {
       SLACK_API_URL: fake.url,
       PORT: "0",
       REDIS_URL: redis.url,
-      UNSTUCK_APPROVAL_KEY: "redis-hang-test-approval-key-0123456789abcdef",
+      ...keyEnv(),
       // Command bound = diagnosis deadline + kube timeout + 5 s.
       UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "0.5",
       UNSTUCK_KUBE_TIMEOUT_SECONDS: "0.5",

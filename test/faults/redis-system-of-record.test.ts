@@ -13,6 +13,7 @@ import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { redisDurability } from "../../src/startup.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { startPrivateRedis, type PrivateRedis } from "./helpers.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const TOKEN = "xoxb-redis-sor-token";
 
@@ -42,7 +43,7 @@ describe("Redis as a system of record", () => {
       PORT: "0",
       REDIS_URL: redis.url,
       UNSTUCK_REDIS_PREFIX: "sor",
-      UNSTUCK_APPROVAL_KEY: "redis-sor-test-approval-key-0123456789abcdef",
+      ...keyEnv(),
     });
     const log = pino({ level: "silent" });
     const runtime = await createRuntime({

@@ -15,6 +15,7 @@ import { until } from "../sim/kube/testing.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { freePort, runMain, stopChild } from "./helpers.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const TOKEN = "xoxb-tls-test-token";
 const PASSWORD = "tls-redis-password-4f9a1c";
@@ -126,7 +127,7 @@ describe("Redis over TLS with AUTH", () => {
       SLACK_API_URL: fake.url,
       KUBECONFIG: kubeconfig,
       PORT: "0",
-      UNSTUCK_APPROVAL_KEY: "tls-test-approval-key-0123456789abcdef0123",
+      ...keyEnv(),
       UNSTUCK_STARTUP_TIMEOUT_SECONDS: "5",
       UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "5",
       UNSTUCK_REDIS_PREFIX: `unstuck-tls-${String(process.pid)}`,

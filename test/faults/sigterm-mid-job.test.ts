@@ -7,7 +7,6 @@
  * expires), resumes the interrupted attempt and finishes it exactly once: the request ends DONE
  * with one applied PATCH, nothing lost.
  */
-import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +24,7 @@ import {
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
 import { freePort, runMain, stopChild, type MainRun } from "./helpers.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const TOKEN = "xoxb-sigterm-test-token";
 const SECRET = "sigterm-signing-secret";
@@ -60,7 +60,7 @@ describe("SIGTERM while an approved change is being executed", () => {
       REDIS_URL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_REDIS_PREFIX: prefix,
-      UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
+      ...keyEnv(),
       UNSTUCK_APPROVERS: APPROVER,
       UNSTUCK_CHANNELS: CHANNEL,
       UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: String(SHUTDOWN_SECONDS),
@@ -166,7 +166,13 @@ describe("SIGTERM while an approved change is being executed", () => {
     // The API server answers again; a worker process takes the job over.
     sim.setFaults({});
     sim.resetRequests();
-    const second = runMain({ ...env, UNSTUCK_ROLE: "worker", PORT: "0" });
+    const second = runMain({
+      ...env,
+      ...keyEnv("worker"),
+      UNSTUCK_BOT_SIGNING_KEY: "",
+      UNSTUCK_ROLE: "worker",
+      PORT: "0",
+    });
     const takenOver = Date.now();
     await started(second);
     await until(

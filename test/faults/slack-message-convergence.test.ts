@@ -6,7 +6,6 @@
  * outcome reply is posted whatever the edits did, and a click on a request whose record vanished
  * repaints its message "expired / lost" without buttons.
  */
-import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -25,6 +24,7 @@ import {
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv } from "../e2e/bot-env.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -72,7 +72,7 @@ async function setup(extra: Pick<RuntimeOptions, "notify"> = {}): Promise<Setup>
       {
         UNSTUCK_APPROVERS: APPROVER,
         UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
+        ...keyEnv(),
         UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
         UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
       },

@@ -12,6 +12,7 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { until } from "../sim/kube/testing.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { freePort, runMain, startPrivateRedis, type PrivateRedis } from "./helpers.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const TOKEN = "xoxb-startup-test-token";
 
@@ -34,7 +35,7 @@ describe("start-up checks of the real entry point", () => {
       SLACK_API_URL: fake.url,
       KUBECONFIG: kubeconfig,
       PORT: "0",
-      UNSTUCK_APPROVAL_KEY: "startup-test-approval-key-0123456789abcdef",
+      ...keyEnv(),
       UNSTUCK_STARTUP_TIMEOUT_SECONDS: "5",
       UNSTUCK_REDIS_PREFIX: `unstuck-startup-${String(process.pid)}`,
     };

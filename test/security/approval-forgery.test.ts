@@ -133,7 +133,7 @@ describe("approvals forged through Redis are refused before any write", () => {
     const { request, ts } = await requestVictim(f);
     await forgeApproval(f, request.id);
     const final = await expectRefused(f, request.id, ts);
-    expect(final.result?.message).toMatch(/APPROVED state was not recorded by the bot/);
+    expect(final.result?.message).toMatch(/APPROVED state was not recorded by its signer/);
     expect(final.result?.message).toMatch(/only 0 of the 1 required approval/);
   });
 
@@ -151,7 +151,7 @@ describe("approvals forged through Redis are refused before any write", () => {
     await f.redis.sadd(`${requestKey(f, request.id)}:voters`, BOB.userId);
     await forgeApproval(f, request.id);
     const final = await expectRefused(f, request.id, ts);
-    expect(final.result?.message).toMatch(/carry no valid MAC for this request/);
+    expect(final.result?.message).toMatch(/carry no valid signature of the bot for this request/);
   });
 
   it("a vote's MAC replayed from another request, with this request's id, does not verify", async () => {
@@ -190,7 +190,9 @@ describe("approvals forged through Redis are refused before any write", () => {
     const late = await f.click(APPROVE, legit.request.id, BOB, legit.ts);
     const answer = (await f.answer(late)).body;
     expect(answer["response_type"]).toBe("ephemeral");
-    expect(String(answer["text"])).toMatch(/can no longer be executed: its request document does not verify/);
+    expect(String(answer["text"])).toMatch(
+      /can no longer be executed: its request document is not the bot.s/,
+    );
     expect((await f.workflow.get(legit.request.id)).state).toBe("PENDING");
     expect(f.h.fake.thread(CHANNEL, legit.ts).some((m) => /<@U0BOB> approved/.test(m.text ?? ""))).toBe(
       false,
@@ -198,7 +200,7 @@ describe("approvals forged through Redis are refused before any write", () => {
     // Marked APPROVED through Redis all the same: the executor refuses the edited plan.
     await forgeApproval(f, legit.request.id);
     const final = await expectRefused(f, legit.request.id, legit.ts, true);
-    expect(final.result?.message).toMatch(/request document's MAC does not verify/);
+    expect(final.result?.message).toMatch(/request document is not the bot's/);
     // Nothing reached the original target either.
     expect(f.patches()).toHaveLength(0);
   });

@@ -7,7 +7,6 @@
  * channel messages, ephemeral replies, thread replies, the audit mirror — carries live markup the bot
  * did not write itself.
  */
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
@@ -19,6 +18,7 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { allowedFor, assertSafeMessage, assertSafeText, hostile, mulberry32 } from "./hostile.js";
 import { botEnv, startRuntime } from "../e2e/bot-env.js";
+import { keyEnv } from "../helpers/keys.js";
 
 const SEED = 20_260_212;
 const COUNT = 2_000;
@@ -154,7 +154,7 @@ describe(`fuzzed slash commands over signed HTTP (seed ${String(SEED)}, ${String
           UNSTUCK_APPROVERS: APPROVER,
           UNSTUCK_CHANNELS: CHANNEL,
           UNSTUCK_AUDIT_CHANNEL: AUDIT_CHANNEL,
-          UNSTUCK_APPROVAL_KEY: randomBytes(48).toString("base64"),
+          ...keyEnv(),
           UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
           UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
         },

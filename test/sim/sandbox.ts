@@ -24,7 +24,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createAwsClients, destroyAwsClients } from "../../src/aws/clients.js";
 import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
-import { randomApprovalKey } from "../../src/approvals/integrity.js";
+import { generateKeyText } from "../../src/trust/keys.js";
 import { loadConfig } from "../../src/config.js";
 import { toUserError } from "../../src/errors.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
@@ -134,6 +134,18 @@ export function blocksToText(
   return lines.join("\n");
 }
 
+/** The key variables of a sandbox process (role `all`): a bot and a workers' key pair of its own. */
+function sandboxKeys(): Record<string, string> {
+  const bot = generateKeyText();
+  const worker = generateKeyText();
+  return {
+    UNSTUCK_BOT_SIGNING_KEY: bot.privateKey,
+    UNSTUCK_BOT_PUBLIC_KEYS: bot.publicKey,
+    UNSTUCK_WORKER_SIGNING_KEY: worker.privateKey,
+    UNSTUCK_WORKER_PUBLIC_KEYS: worker.publicKey,
+  };
+}
+
 export async function runSandbox(io: {
   out: (s: string) => void;
   /** How long a `wait <text>` line waits at most (default 2 min). */
@@ -183,8 +195,9 @@ export async function runSandbox(io: {
     // After a repair the bot waits for the world's own DNS and HTTP front to answer.
     UNSTUCK_DNS_RESOLVERS: world.dns.address,
     UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
-    // A fresh signing key per sandbox process: nothing it signs outlives it.
-    UNSTUCK_APPROVAL_KEY: randomApprovalKey(),
+    // Fresh key pairs per sandbox process (the bot's and the workers', one process holding both):
+    // nothing it signs outlives it.
+    ...sandboxKeys(),
   });
   // The terminal CLI reads the same Redis and key prefix (`timeline`, `audit`, `approvals`), and the
   // same simulated cluster and AWS account for its reads.

@@ -1,4 +1,5 @@
 import type { CommandResult } from "../../command-contract.js";
+import { ErrorCode } from "../../errors.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { withCluster } from "./cluster-value.js";
 import { renderDiagnosisBlocks } from "./diagnosis.js";
@@ -61,6 +62,13 @@ function renderResult(result: CommandResult, options: RenderOptions): SlackMessa
     }
     case "approval-request":
       return renderApprovalRequest(result.request, new Date());
+    case "approval-draft":
+      return renderErrorBlocks({
+        code: ErrorCode.Internal,
+        message:
+          "The request was planned but not filed: only the bot files requests, as the person it verified.",
+        details: {},
+      });
     case "approvals":
       return renderApprovalList(result.requests, new Date(result.now));
     case "audit":

@@ -19,7 +19,8 @@ import { auditObserver } from "../../../src/audit/observe.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "./helpers/fake-kube.js";
-import { alice, bob, CHANNEL, TEST_APPROVAL_KEY, testSigner } from "./helpers/harness.js";
+import { alice, bob, CHANNEL, testSigner } from "./helpers/harness.js";
+import { TEST_BOT_KEY, TEST_WORKER_KEY } from "../../helpers/keys.js";
 import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
@@ -177,12 +178,19 @@ describe("every audit entry is also a structured log line", () => {
     // The stream stays short: the change is in the log line, not in Redis.
     expect(stream.some((e) => "change" in e)).toBe(false);
 
-    // No secret: the approval key, the record's MACs, the cluster's bearer token.
+    // No secret: the signing keys, the record's signatures, the cluster's bearer token.
     const key = `${prefix}:approvals:req:${request.id}`;
     const [docMac, stateMac] = await redis.hmget(key, "docMac", "stateMac");
     const votes = (await redis.lrange(`${key}:votes`, 0, -1)).map((v) => JSON.parse(v) as Vote);
     const token = /token: (\S+)/.exec(sim.kubeconfig())?.[1];
-    const secrets = [TEST_APPROVAL_KEY, docMac, stateMac, ...votes.map((v) => v.mac), token];
+    const secrets = [
+      TEST_BOT_KEY.privateKey,
+      TEST_WORKER_KEY.privateKey,
+      docMac,
+      stateMac,
+      ...votes.map((v) => v.mac),
+      token,
+    ];
     expect(secrets.every((s) => typeof s === "string" && s.length > 10)).toBe(true);
     const text = out.raw.join("\n");
     for (const secret of secrets) expect(text).not.toContain(secret);

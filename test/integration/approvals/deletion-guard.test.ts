@@ -16,11 +16,7 @@ import type { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  DeletionGuardSigner,
-  guardRequestId,
-  parseGuardValue,
-} from "../../../src/approvals/deletion-guard-token.js";
+import { guardRequestId, parseGuardValue } from "../../../src/approvals/deletion-guard-token.js";
 import { loadConfig } from "../../../src/config.js";
 import { startGuardReconciler, type GuardReconciler } from "../../../src/jobs/guard-reconcile.js";
 import { createRuntime } from "../../../src/runtime.js";
@@ -43,14 +39,15 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { alice, bob, CHANNEL, createHarness, TEST_APPROVAL_KEY, type Harness } from "./helpers/harness.js";
+import { alice, bob, CHANNEL, createHarness, type Harness } from "./helpers/harness.js";
+import { keyEnv, strangerGuardSigner, testGuardSigner } from "../../helpers/keys.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, deleteKeys, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
 const KEY = DELETION_APPROVED_ANNOTATION;
 const THREAD = { channel: CHANNEL, ts: "1700000000.000100" };
-/** The signer every worker of this test process holds (`UNSTUCK_APPROVAL_KEY`). */
-const guardSigner = new DeletionGuardSigner(TEST_APPROVAL_KEY);
+/** The signer every worker of this test process holds (`UNSTUCK_WORKER_SIGNING_KEY`). */
+const guardSigner = testGuardSigner();
 /** The reconcile loop's timing in these tests: a pass every 250 ms, no grace past `until`. */
 const RECONCILE = { everyMs: 250, graceMs: 0 };
 
@@ -431,7 +428,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     };
     const later = new Date(Date.now() + 3_600_000);
     const request = "cccccccccccccccccccccccccc";
-    const forger = new DeletionGuardSigner("not-the-bot's-key-but-32-bytes-long-anyway");
+    const forger = strangerGuardSigner();
     set("forged", forger.sign({ namespace: "forged", uid: uidOf("forged") }, request, later));
     set("copied", guardSigner.sign({ namespace: "open", uid: uidOf("open") }, request, later));
     set("garbage", "yes");
@@ -535,7 +532,7 @@ describe("the reconcile loop in the runtime", () => {
         PORT: "0",
         REDIS_URL,
         UNSTUCK_REDIS_PREFIX: prefix,
-        UNSTUCK_APPROVAL_KEY: TEST_APPROVAL_KEY,
+        ...keyEnv(role),
         KUBECONFIG: join(dir, "kubeconfig"),
         UNSTUCK_ROLE: role,
       });

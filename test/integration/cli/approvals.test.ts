@@ -11,6 +11,9 @@ import { newRequestId } from "../../../src/approvals/types.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import { AuditLog } from "../../../src/audit/log.js";
 import { runCli } from "../../../src/cli.js";
+import { BOT, parsePrivateKey, publicKeyText, SigningKey } from "../../../src/trust/keys.js";
+import { defaultRegistry } from "../../../commands/index.js";
+import { pino } from "pino";
 import { WORKER_INGRESS } from "../../unit/approvals/fixtures.js";
 
 const prefix = uniquePrefix("cli");
@@ -104,5 +107,27 @@ describe("the terminal's approval reads", () => {
     );
     expect(code).toBe(1);
     expect(lines.join("\n")).toMatch(/Cannot reach the bot's Redis at REDIS_URL/);
+  });
+});
+
+describe("`unstuck keys`: a key pair to configure a signer with, in the terminal only", () => {
+  it("prints a private key and its public key, which belong together", async () => {
+    const { code, out } = await cli(["keys", "--json"]);
+    expect(code).toBe(0);
+    const pair = JSON.parse(out) as { privateKey: string; publicKey: string };
+    const signing = new SigningKey(parsePrivateKey(pair.privateKey, "test"), BOT);
+    expect(publicKeyText(signing.publicKey)).toBe(pair.publicKey);
+    const text = await cli(["keys"]);
+    expect(text.out).toMatch(/private key .*:\s+[A-Za-z0-9_-]{43}\n.*public key .*:\s+[A-Za-z0-9_-]{43}/);
+    expect(text.out).toContain("UNSTUCK_BOT_PUBLIC_KEYS");
+  });
+
+  it("is no Slack command: a private key is never posted in a channel", async () => {
+    const result = await defaultRegistry("/unstuck").dispatch("keys", {
+      actor: { userId: "U0ONCALL1", teamId: "T1", channelId: "C0INCIDENT", surface: "slack" },
+      services: { kube: {} as never, now: () => new Date(), log: pino({ level: "silent" }) },
+    });
+    expect(result.type).toBe("error");
+    expect(JSON.stringify(result)).not.toMatch(/[A-Za-z0-9_-]{43}/);
   });
 });

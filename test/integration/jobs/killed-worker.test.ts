@@ -10,13 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim } from "../../sim/kube/index.js";
-import {
-  bob,
-  createHarness,
-  requestRemoval,
-  TEST_APPROVAL_KEY,
-  type Harness,
-} from "../approvals/helpers/harness.js";
+import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
+import { TEST_BOT_KEY, TEST_WORKER_KEY } from "../../helpers/keys.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
@@ -86,7 +81,9 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: 
       BULL_PREFIX: bullPrefix,
       STORE_PREFIX: `${prefix}:approvals`,
       AUDIT_KEY: `${prefix}:audit`,
-      APPROVAL_KEY: TEST_APPROVAL_KEY,
+      WORKER_KEY: TEST_WORKER_KEY.privateKey,
+      BOT_PUBLIC_KEY: TEST_BOT_KEY.publicKey,
+      WORKER_PUBLIC_KEY: TEST_WORKER_KEY.publicKey,
       APPROVERS: bob.userId,
       KUBECONFIG_PATH: kubeconfigPath,
       LOCK_MS: String(LOCK_MS),

@@ -21,6 +21,7 @@ import { countedRetries, countRateLimits } from "../../../src/slack/web-metrics.
 import { connect } from "../../helpers/redis.js";
 import { startFakeSlack, type FakeSlack } from "../../sim/slack/fake-slack.js";
 import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
+import { keyEnv } from "../../helpers/keys.js";
 
 const log = pino({ level: "silent" });
 const prefix = `unstuck-metrics-${String(process.pid)}-${String(Date.now())}`;
@@ -58,7 +59,7 @@ beforeAll(async () => {
     SLACK_SIGNING_SECRET: "metrics-signing-secret",
     SLACK_API_URL: slack.url,
     KUBECONFIG: kubeconfig,
-    UNSTUCK_APPROVAL_KEY: "metrics-test-approval-key-0123456789abcdef",
+    ...keyEnv(),
     UNSTUCK_REDIS_PREFIX: prefix,
   });
   server.attach(runtimeTarget(config, { redis, queues }, { slackCacheMs: 60_000 }));

@@ -1,7 +1,8 @@
 /**
- * The deletion guard's annotation value: `v1;req=<id>;until=<UTC second>;mac=<HMAC>`, signed under
- * a key derived from `UNSTUCK_APPROVAL_KEY` and bound to the namespace's name and uid. Anything else
- * — another key, another namespace, an edited field, a value of another shape — does not verify.
+ * The deletion guard's annotation value: `v2;req=<id>;until=<UTC second>;sig=<key id>.<signature>`,
+ * signed by the cluster's workers and bound to the namespace's name and uid. Anything else — the bot's
+ * key, another cluster's workers' key, another namespace, an edited field, a value of another shape —
+ * does not verify.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -10,12 +11,25 @@ import {
   guardRequestId,
   parseGuardValue,
 } from "../../../src/approvals/deletion-guard-token.js";
-import { ApprovalSigner, randomApprovalKey } from "../../../src/approvals/integrity.js";
 import { newRequestId } from "../../../src/approvals/types.js";
 import { ErrorCode } from "../../../src/errors.js";
+import {
+  BOT,
+  clusterOwner,
+  generateKeyText,
+  Keyring,
+  parsePrivateKey,
+  SigningKey,
+  type KeyOwner,
+} from "../../../src/trust/keys.js";
 
-const KEY = randomApprovalKey();
-const signer = new DeletionGuardSigner(KEY);
+const key = (owner: KeyOwner) => new SigningKey(parsePrivateKey(generateKeyText().privateKey, "V"), owner);
+const c1 = key(clusterOwner("c1"));
+const c1Next = key(clusterOwner("c1"));
+const c2 = key(clusterOwner("c2"));
+const bot = key(BOT);
+const keyring = new Keyring([c1, c1Next, c2, bot].map((k) => ({ key: k.publicKey, owner: k.owner })));
+const signer = new DeletionGuardSigner({ cluster: "c1", keyring, worker: c1 });
 const BINDING = { namespace: "shop", uid: "8d3e1c2a-0000-4000-8000-000000000001" };
 const UNTIL = new Date("2030-05-06T07:08:09.750Z");
 
@@ -24,48 +38,47 @@ describe("the deletion guard's annotation value", () => {
     const id = newRequestId();
     const value = signer.sign(BINDING, id, UNTIL);
     expect(value).toMatch(new RegExp(GUARD_VALUE_PATTERN));
-    expect(value.startsWith(`v1;req=${id};until=2030-05-06T07:08:09Z;mac=`)).toBe(true);
+    expect(value.startsWith(`v2;req=${id};until=2030-05-06T07:08:09Z;sig=${c1.keyId}.`)).toBe(true);
     expect(parseGuardValue(value)).toEqual({
       requestId: id,
       until: new Date("2030-05-06T07:08:09Z"),
-      mac: value.slice(value.indexOf(";mac=") + 5),
+      sig: value.slice(value.indexOf(";sig=") + 5),
     });
     expect(guardRequestId(value)).toBe(id);
     expect(signer.verify(value, BINDING)?.requestId).toBe(id);
   });
 
-  it("verifies only for the namespace, uid and key it was signed for, and only unedited", () => {
+  it("verifies only for the namespace and uid it was signed for, unedited, as this cluster's workers'", () => {
     const id = newRequestId();
     const value = signer.sign(BINDING, id, UNTIL);
     expect(signer.verify(value, { ...BINDING, namespace: "cart" })).toBeUndefined();
     expect(signer.verify(value, { ...BINDING, uid: "another" })).toBeUndefined();
-    expect(new DeletionGuardSigner(randomApprovalKey()).verify(value, BINDING)).toBeUndefined();
-    // A later window, another request, another MAC: each edit breaks it.
+    // Another cluster's workers, who hold c2's key: their value is not c1's, nor is c1's theirs.
+    const c2Signer = new DeletionGuardSigner({ cluster: "c2", keyring, worker: c2 });
+    expect(c2Signer.verify(value, BINDING)).toBeUndefined();
+    expect(signer.verify(c2Signer.sign(BINDING, id, UNTIL), BINDING)).toBeUndefined();
+    // A later window, another request, another signature: each edit breaks it.
     expect(signer.verify(value.replace("2030-05-06", "2031-05-06"), BINDING)).toBeUndefined();
     expect(signer.verify(value.replace(id, newRequestId()), BINDING)).toBeUndefined();
-    const mac = value.slice(-43);
-    const flipped = `${value.slice(0, -43)}${mac[0] === "A" ? "B" : "A"}${mac.slice(1)}`;
+    const sig = value.slice(-86);
+    const flipped = `${value.slice(0, -86)}${sig[0] === "A" ? "B" : "A"}${sig.slice(1)}`;
     expect(signer.verify(flipped, BINDING)).toBeUndefined();
     expect(signer.verify(undefined, BINDING)).toBeUndefined();
   });
 
-  it("is not an approval record's MAC under the same key (a derived key, its own domain)", () => {
-    const id = newRequestId();
-    const value = signer.sign(BINDING, id, UNTIL);
-    const approval = new ApprovalSigner(KEY);
-    expect(value).not.toContain(approval.requestMac(id, JSON.stringify(BINDING)));
-  });
-
-  it("still verifies with the previous key during a rotation, and signs only with the current one", () => {
-    const previous = randomApprovalKey();
-    const old = new DeletionGuardSigner(previous).sign(BINDING, newRequestId(), UNTIL);
-    const rotated = new DeletionGuardSigner(randomApprovalKey(), { previous });
+  it("verifies what a rotated-out key of the cluster signed while its public half is listed", () => {
+    const old = signer.sign(BINDING, newRequestId(), UNTIL);
+    const rotated = new DeletionGuardSigner({ cluster: "c1", keyring, worker: c1Next });
     expect(rotated.verify(old, BINDING)).toBeDefined();
-    const fresh = rotated.sign(BINDING, newRequestId(), UNTIL);
-    expect(new DeletionGuardSigner(previous).verify(fresh, BINDING)).toBeUndefined();
+    const dropped = new DeletionGuardSigner({
+      cluster: "c1",
+      keyring: new Keyring([{ key: c1Next.publicKey, owner: c1Next.owner }]),
+      worker: c1Next,
+    });
+    expect(dropped.verify(old, BINDING)).toBeUndefined();
   });
 
-  it("refuses what is not of the bot's shape", () => {
+  it("refuses what is not of the bot's shape, and signs only where a worker key is held", () => {
     const good = signer.sign(BINDING, newRequestId(), UNTIL);
     for (const value of [
       "",
@@ -73,7 +86,7 @@ describe("the deletion guard's annotation value", () => {
       "true",
       good.toUpperCase(),
       `${good} `,
-      good.replace("v1;", "v2;"),
+      good.replace("v2;", "v1;"),
       good.replace(/until=[^;]+/, "until=2030-02-30T00:00:00Z"),
       good.replace(/until=[^;]+/, "until=2030-05-06T25:00:00Z"),
     ]) {
@@ -81,9 +94,9 @@ describe("the deletion guard's annotation value", () => {
       expect(signer.verify(value, BINDING), value).toBeUndefined();
     }
     expect(() => signer.sign(BINDING, "not-a-request-id", UNTIL)).toThrow(/request id/);
-    expect(() => new DeletionGuardSigner("too short")).toThrow(
-      expect.objectContaining({ code: ErrorCode.Config }) as Error,
-    );
-    expect(JSON.stringify({ signer })).not.toContain(KEY);
+    expect(() =>
+      new DeletionGuardSigner({ cluster: "c1", keyring }).sign(BINDING, newRequestId(), UNTIL),
+    ).toThrow(expect.objectContaining({ code: ErrorCode.Config }) as Error);
+    expect(JSON.stringify({ signer })).not.toContain("PRIVATE");
   });
 });

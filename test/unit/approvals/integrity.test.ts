@@ -1,7 +1,19 @@
+/**
+ * Who signs each part of an approval record, and what a signature binds: the bot signs what a person
+ * did, a cluster's workers what they executed; no process signs with a key it does not hold, and no
+ * cluster's key passes for the bot's or for another cluster's.
+ */
 import { describe, expect, it } from "vitest";
-import { createHmac } from "node:crypto";
-import { ApprovalSigner, randomApprovalKey } from "../../../src/approvals/integrity.js";
+import { ApprovalSigner } from "../../../src/approvals/integrity.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
+import {
+  BOT,
+  clusterOwner,
+  generateKeyText,
+  Keyring,
+  parsePrivateKey,
+  SigningKey,
+} from "../../../src/trust/keys.js";
 
 const vote = {
   requestId: "aaaaaaaaaaaaaaaaaaaaaaaaaa",
@@ -11,30 +23,42 @@ const vote = {
   channelId: "COPS",
 };
 
+/** A key of the bot (`undefined`) or of a cluster's workers. */
+const key = (owner: string | undefined) =>
+  new SigningKey(
+    parsePrivateKey(generateKeyText().privateKey, "V"),
+    owner === undefined ? BOT : clusterOwner(owner),
+  );
+const botKey = key(undefined);
+const c1 = key("c1");
+const c2 = key("c2");
+const keyring = new Keyring([
+  { key: botKey.publicKey, owner: BOT },
+  { key: c1.publicKey, owner: clusterOwner("c1") },
+  { key: c2.publicKey, owner: clusterOwner("c2") },
+]);
+/** The Slack-facing bot of a fleet, a worker of c1, a worker of c2. */
+const bot = new ApprovalSigner({ bot: botKey, keyring, localCluster: "c1" });
+const worker1 = new ApprovalSigner({ worker: c1, keyring, localCluster: "c1" });
+const worker2 = new ApprovalSigner({ worker: c2, keyring, localCluster: "c2" });
+
+function thrown(run: () => unknown): UnstuckError {
+  try {
+    run();
+  } catch (err) {
+    return err as UnstuckError;
+  }
+  throw new Error("expected an error");
+}
+
 describe("ApprovalSigner", () => {
-  it("refuses a key shorter than 32 bytes, naming the variable", () => {
-    let err: unknown;
-    try {
-      new ApprovalSigner("x".repeat(31));
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(UnstuckError);
-    expect((err as UnstuckError).code).toBe(ErrorCode.Config);
-    expect((err as UnstuckError).details.variable).toBe("UNSTUCK_APPROVAL_KEY");
-  });
+  it("verifies what the bot signed and nothing else: another field, request or kind fails", () => {
+    const docMac = bot.requestSig(vote.requestId, '{"id":"a"}');
+    expect(worker1.checkRequest(vote.requestId, '{"id":"a"}', docMac).ok).toBe(true);
+    expect(worker1.checkRequest(vote.requestId, '{"id":"b"}', docMac).ok).toBe(false);
 
-  it("verifies what it signed and nothing else: another key, field, request or kind fails", () => {
-    const key = randomApprovalKey();
-    const signer = new ApprovalSigner(key);
-    const other = new ApprovalSigner(randomApprovalKey());
-    const docMac = signer.requestMac(vote.requestId, '{"id":"a"}');
-    expect(signer.verifyRequest(vote.requestId, '{"id":"a"}', docMac)).toBe(true);
-    expect(other.verifyRequest(vote.requestId, '{"id":"a"}', docMac)).toBe(false);
-    expect(signer.verifyRequest(vote.requestId, '{"id":"b"}', docMac)).toBe(false);
-
-    const mac = signer.voteMac(docMac, vote);
-    expect(signer.verifyVote(docMac, { ...vote, mac })).toBe(true);
+    const mac = bot.voteSig(docMac, vote);
+    expect(worker2.checkVote(docMac, { ...vote, mac }).ok).toBe(true);
     for (const changed of [
       { ...vote, mac, requestId: "bbbbbbbbbbbbbbbbbbbbbbbbbb" },
       { ...vote, mac, voter: { userId: "UCAROL", teamId: "T1" } },
@@ -43,100 +67,92 @@ describe("ApprovalSigner", () => {
       { ...vote, mac, at: "2026-02-12T09:00:01.000Z" },
       { ...vote, mac, channelId: "CELSEWHERE" },
     ]) {
-      expect(signer.verifyVote(docMac, changed)).toBe(false);
+      expect(worker1.checkVote(docMac, changed).ok).toBe(false);
     }
-    // Bound to the request MAC: the same vote under an edited document does not verify.
-    expect(signer.verifyVote(signer.requestMac(vote.requestId, "{}"), { ...vote, mac })).toBe(false);
-    // A MAC of one kind never verifies as another.
-    expect(signer.verifyState(vote.requestId, docMac, "APPROVED", vote.at, mac)).toBe(false);
-    const stateMac = signer.stateMac(vote.requestId, docMac, "APPROVED", vote.at);
-    expect(signer.verifyState(vote.requestId, docMac, "APPROVED", vote.at, stateMac)).toBe(true);
-    expect(signer.verifyState(vote.requestId, docMac, "EXECUTING", vote.at, stateMac)).toBe(false);
-    expect(signer.verifyState(vote.requestId, docMac, "APPROVED", vote.at, undefined)).toBe(false);
+    // Bound to the request's signature: the same vote under an edited document does not verify.
+    expect(worker1.checkVote(bot.requestSig(vote.requestId, "{}"), { ...vote, mac }).ok).toBe(false);
+    // A signature of one kind never verifies as another.
+    const request = { id: vote.requestId, cluster: "c1" };
+    expect(worker1.checkState(request, docMac, { state: "APPROVED", at: vote.at, mac }).ok).toBe(false);
+    const stateMac = bot.stateSig(vote.requestId, docMac, "APPROVED", vote.at);
+    expect(worker1.checkState(request, docMac, { state: "APPROVED", at: vote.at, mac: stateMac }).ok).toBe(
+      true,
+    );
+    expect(worker1.checkState(request, docMac, { state: "EXECUTING", at: vote.at, mac: stateMac }).ok).toBe(
+      false,
+    );
   });
 
-  it("never shows its key when logged or serialised", () => {
-    const key = randomApprovalKey();
-    const signer = new ApprovalSigner(key);
-    expect(JSON.stringify({ signer })).not.toContain(key);
-    expect(String(Object.values(signer))).not.toContain(key);
+  it("only the bot signs requests, votes and a person's states; a worker holds no key for them", () => {
+    for (const run of [
+      () => worker1.requestSig(vote.requestId, "{}"),
+      () => worker1.voteSig("x", vote),
+      () => worker1.stateSig(vote.requestId, "x", "APPROVED", vote.at),
+      () => worker1.messageSig(vote.requestId, "x", "C1", "1.2"),
+    ]) {
+      const err = thrown(run);
+      expect(err.code).toBe(ErrorCode.Config);
+      expect(err.details.variable).toBe("UNSTUCK_BOT_SIGNING_KEY");
+    }
+    // And the bot holds no key for an execution's states.
+    expect(thrown(() => bot.stateSig(vote.requestId, "x", "DONE", vote.at)).details.variable).toBe(
+      "UNSTUCK_WORKER_SIGNING_KEY",
+    );
+    expect(bot.canSign("APPROVED")).toBe(true);
+    expect(bot.canSign("DONE")).toBe(false);
+    expect(worker1.canSign("DONE")).toBe(true);
   });
 
-  it("never shows its previous key either", () => {
-    const previous = randomApprovalKey();
-    const signer = new ApprovalSigner(randomApprovalKey(), { previous });
-    expect(JSON.stringify({ signer })).not.toContain(previous);
-    expect(String(Object.values(signer))).not.toContain(previous);
-  });
-});
-
-describe("key rotation (UNSTUCK_APPROVAL_KEY_PREVIOUS)", () => {
-  const oldKey = randomApprovalKey();
-  const newKey = randomApprovalKey();
-  const before = new ApprovalSigner(oldKey);
-  const rotating = new ApprovalSigner(newKey, { previous: oldKey });
-  const after = new ApprovalSigner(newKey);
-  const docMac = before.requestMac(vote.requestId, '{"id":"a"}');
-  const voteMac = before.voteMac(docMac, vote);
-  const stateMac = before.stateMac(vote.requestId, docMac, "APPROVED", vote.at);
-
-  it("stores the signing key's id beside every MAC, and the id tells nothing of the key", () => {
-    expect(docMac.startsWith(`${before.keyId}.`)).toBe(true);
-    expect(voteMac.startsWith(`${before.keyId}.`)).toBe(true);
-    expect(before.keyId).toMatch(/^[A-Za-z0-9_-]{11}$/);
-    expect(before.keyId).not.toBe(after.keyId);
-    expect(oldKey).not.toContain(before.keyId);
-    expect(rotating.previousKeyId).toBe(before.keyId);
+  it("a state an execution reaches verifies only as the request's own cluster's, its result bound in", () => {
+    const docMac = bot.requestSig(vote.requestId, "{}");
+    const result = '{"outcome":"done","message":"Removed."}';
+    const done = worker1.stateSig(vote.requestId, docMac, "DONE", vote.at, result);
+    const forC1 = { id: vote.requestId, cluster: "c1" };
+    const forC2 = { id: vote.requestId, cluster: "c2" };
+    expect(bot.checkState(forC1, docMac, { state: "DONE", at: vote.at, mac: done, result }).ok).toBe(true);
+    // c1's workers cannot finish (or claim) c2's request.
+    expect(bot.checkState(forC2, docMac, { state: "DONE", at: vote.at, mac: done, result })).toEqual({
+      ok: false,
+      why: "signed by cluster c1's workers, who may not sign it",
+    });
+    // The result is part of what is signed: another message is not the workers'.
+    const other = '{"outcome":"done","message":"<!channel> click here"}';
+    expect(bot.checkState(forC1, docMac, { state: "DONE", at: vote.at, mac: done, result: other }).ok).toBe(
+      false,
+    );
+    // A worker's signature never passes for the bot's APPROVED.
+    const approved = worker1.stateSig(vote.requestId, docMac, "FAILED", vote.at);
+    expect(bot.checkState(forC1, docMac, { state: "APPROVED", at: vote.at, mac: approved }).ok).toBe(false);
   });
 
-  it("verifies what the previous key signed during the window, and signs only with the current key", () => {
-    expect(rotating.verifyRequest(vote.requestId, '{"id":"a"}', docMac)).toBe(true);
-    expect(rotating.verifyVote(docMac, { ...vote, mac: voteMac })).toBe(true);
-    expect(rotating.verifyState(vote.requestId, docMac, "APPROVED", vote.at, stateMac)).toBe(true);
-    expect(rotating.keyOf(docMac)).toBe("previous");
-
-    // Never signs with the previous key: what it makes is the current key's, verifiable without the old one.
-    const fresh = rotating.stateMac(vote.requestId, docMac, "EXECUTING", vote.at);
-    expect(fresh.startsWith(`${after.keyId}.`)).toBe(true);
-    expect(rotating.keyOf(fresh)).toBe("current");
-    expect(after.verifyState(vote.requestId, docMac, "EXECUTING", vote.at, fresh)).toBe(true);
-    expect(before.verifyState(vote.requestId, docMac, "EXECUTING", vote.at, fresh)).toBe(false);
-    expect(rotating.requestMac(vote.requestId, "{}")).toBe(after.requestMac(vote.requestId, "{}"));
-  });
-
-  it("a MAC of a key neither current nor previous is a retired key's, and does not verify", () => {
-    expect(after.verifyRequest(vote.requestId, '{"id":"a"}', docMac)).toBe(false);
-    expect(after.verifyVote(docMac, { ...vote, mac: voteMac })).toBe(false);
-    expect(after.keyOf(docMac)).toBe("retired");
-    expect(ApprovalSigner.keyIdOf(docMac)).toBe(before.keyId);
-  });
-
-  it("a MAC edited under a key it holds is not a retired key's; one without a key id is checked against both keys", () => {
-    const forged = `${after.keyId}.${Buffer.alloc(32, 7).toString("base64url")}`;
-    expect(after.keyOf(forged)).toBe("current");
-    expect(after.verifyRequest(vote.requestId, '{"id":"a"}', forged)).toBe(false);
-    expect(after.keyOf(undefined)).toBe("none");
-    expect(after.keyOf("not a mac")).toBe("none");
-    // Made before key ids existed: the bare HMAC, under the old key.
-    const bare = createHmac("sha256", oldKey)
-      .update(JSON.stringify(["unstuck/approval/v1", "request", vote.requestId, '{"id":"a"}']))
-      .digest("base64url");
-    expect(rotating.keyOf(bare)).toBe("none");
-    expect(rotating.verifyRequest(vote.requestId, '{"id":"a"}', bare)).toBe(true);
-    expect(after.verifyRequest(vote.requestId, '{"id":"a"}', bare)).toBe(false);
-  });
-
-  it("refuses a previous key that is short or the same as the current one, naming the variable", () => {
-    for (const previous of ["x".repeat(31), newKey]) {
-      let err: unknown;
-      try {
-        new ApprovalSigner(newKey, { previous });
-      } catch (e) {
-        err = e;
+  it("EXPIRED and FAILED, which end a request without a change, verify from the bot or any cluster's sweep", () => {
+    const docMac = bot.requestSig(vote.requestId, "{}");
+    const request = { id: vote.requestId, cluster: "c1" };
+    for (const signer of [bot, worker1, worker2]) {
+      for (const state of ["EXPIRED", "FAILED"]) {
+        const mac = signer.stateSig(vote.requestId, docMac, state, vote.at);
+        expect(bot.checkState(request, docMac, { state, at: vote.at, mac }).ok).toBe(true);
       }
-      expect(err).toBeInstanceOf(UnstuckError);
-      expect((err as UnstuckError).details.variable).toBe("UNSTUCK_APPROVAL_KEY_PREVIOUS");
-      expect((err as UnstuckError).message).not.toContain(newKey);
     }
+  });
+
+  it("the message a request is shown in verifies as the bot's, for that request only", () => {
+    const docMac = bot.requestSig(vote.requestId, "{}");
+    const mac = bot.messageSig(vote.requestId, docMac, "COPS", "1700000000.000100");
+    expect(worker1.checkMessage(vote.requestId, docMac, "COPS", "1700000000.000100", mac).ok).toBe(true);
+    expect(worker1.checkMessage(vote.requestId, docMac, "COPS", "1700000000.000200", mac).ok).toBe(false);
+    expect(
+      worker1.checkMessage("bbbbbbbbbbbbbbbbbbbbbbbbbb", docMac, "COPS", "1700000000.000100", mac).ok,
+    ).toBe(false);
+  });
+
+  it("never shows a key when logged or serialised", () => {
+    const pair = generateKeyText();
+    const signer = new ApprovalSigner({
+      bot: new SigningKey(parsePrivateKey(pair.privateKey, "V"), BOT),
+      keyring,
+      localCluster: "c1",
+    });
+    expect(JSON.stringify({ signer })).not.toContain(pair.privateKey);
   });
 });

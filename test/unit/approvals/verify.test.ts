@@ -1,13 +1,22 @@
 /**
- * Why a record is refused: signed with a key the bot no longer holds (a rotation) is said as such,
- * never as tampering; anything edited under a key it holds, or a plan it never signed, is tampering.
+ * Why a record is refused before anything is executed: a document, vote or state not signed by the
+ * signer allowed to sign it, a key the keyring does not hold, a plan it never signed. A bot key rotated
+ * with the old public key kept in the keyring still verifies what it signed.
  */
 import { describe, expect, it } from "vitest";
-import { ApprovalSigner, randomApprovalKey } from "../../../src/approvals/integrity.js";
+import { ApprovalSigner } from "../../../src/approvals/integrity.js";
 import type { SignedRecord } from "../../../src/approvals/store.js";
 import type { ApprovalRequest, Vote } from "../../../src/approvals/types.js";
-import { verifyApproval, verifyIntegrity } from "../../../src/approvals/verify.js";
+import { verifiedMessage, verifyApproval, verifyIntegrity } from "../../../src/approvals/verify.js";
 import { buildFinalizerPatch } from "../../../src/kube/finalizer-patch.js";
+import {
+  BOT,
+  clusterOwner,
+  generateKeyText,
+  Keyring,
+  parsePrivateKey,
+  SigningKey,
+} from "../../../src/trust/keys.js";
 import { WORKER_INGRESS } from "./fixtures.js";
 
 const ID = "abcdefghijklmnopqrstuvwxyz";
@@ -23,6 +32,7 @@ const doc = {
   },
   requester: { userId: "UALICE", teamId: "T1" },
   channelId: "COPS",
+  cluster: "c1",
   reason: "cause confirmed; recovery first",
   evidence: [],
   cleanupPlan: [],
@@ -31,13 +41,36 @@ const doc = {
   approvalsRequired: 1,
 };
 
-/** A record as the store would hold it once approved by Bob, every MAC made by `signer`. */
-function approvedRecord(
-  signer: ApprovalSigner,
-  edit: (d: typeof doc) => typeof doc = (d) => d,
-): SignedRecord {
+/** A key of the bot (`undefined`) or of a cluster's workers. */
+const newKey = (owner: string | undefined) =>
+  new SigningKey(
+    parsePrivateKey(generateKeyText().privateKey, "V"),
+    owner === undefined ? BOT : clusterOwner(owner),
+  );
+const oldBot = newKey(undefined);
+const bot = newKey(undefined);
+const c1 = newKey("c1");
+const c2 = newKey("c2");
+const ringOf = (...bots: SigningKey[]) =>
+  new Keyring([
+    ...bots.map((k) => ({ key: k.publicKey, owner: BOT })),
+    { key: c1.publicKey, owner: clusterOwner("c1") },
+    { key: c2.publicKey, owner: clusterOwner("c2") },
+  ]);
+const keyring = ringOf(oldBot, bot);
+/** What signs, as each process would: the bot's record, c1's and c2's workers. */
+const signerOf = (k: SigningKey, ring = keyring) =>
+  new ApprovalSigner(
+    k.owner.kind === "bot"
+      ? { bot: k, keyring: ring, localCluster: "c1" }
+      : { worker: k, keyring: ring, localCluster: "c1" },
+  );
+const worker1 = signerOf(c1);
+
+/** A record as the store would hold it once approved by Bob, the bot's parts signed by `by`. */
+function approvedRecord(by: ApprovalSigner, edit: (d: typeof doc) => typeof doc = (d) => d): SignedRecord {
   const text = JSON.stringify(doc);
-  const docMac = signer.requestMac(ID, text);
+  const docMac = by.requestSig(ID, text);
   const fields = {
     requestId: ID,
     voter: { userId: "UBOB", teamId: "T1" },
@@ -45,7 +78,7 @@ function approvedRecord(
     at: "2026-02-12T09:05:00.000Z",
     channelId: "COPS",
   };
-  const vote: Vote = { ...fields, mac: signer.voteMac(docMac, fields) };
+  const vote: Vote = { ...fields, mac: by.voteSig(docMac, fields) };
   const stored = JSON.stringify(edit(doc));
   const request: ApprovalRequest = {
     ...(JSON.parse(stored) as typeof doc),
@@ -54,79 +87,111 @@ function approvedRecord(
     executionAttempts: 0,
     updatedAt: fields.at,
   };
-  const state = { state: "APPROVED", at: fields.at, mac: signer.stateMac(ID, docMac, "APPROVED", fields.at) };
+  const state = { state: "APPROVED", at: fields.at, mac: by.stateSig(ID, docMac, "APPROVED", fields.at) };
   return { request, doc: stored, docMac, state };
 }
-
-const oldKey = randomApprovalKey();
-const old = new ApprovalSigner(oldKey);
-const current = randomApprovalKey();
 const approvers = new Set(["UBOB"]);
 
-describe("verifyApproval: retired key or tampering", () => {
-  it("passes a record of the previous key during the rotation window", () => {
-    const record = approvedRecord(old);
-    const rotating = new ApprovalSigner(current, { previous: oldKey });
-    expect(verifyApproval({ id: ID, record, prior: record.state, signer: rotating, approvers })).toEqual({
-      ok: true,
-      approvers: ["UBOB"],
-    });
+describe("verifyApproval", () => {
+  it("passes the bot's record on the request's own cluster, and one of the bot's previous key kept in the keyring", () => {
+    for (const k of [bot, oldBot]) {
+      const record = approvedRecord(signerOf(k));
+      expect(verifyApproval({ id: ID, record, prior: record.state, signer: worker1, approvers })).toEqual({
+        ok: true,
+        approvers: ["UBOB"],
+      });
+    }
   });
 
-  it("a record signed with a retired key is refused as that, naming the key id", () => {
-    const record = approvedRecord(old);
+  it("refuses a record signed with a key the keyring no longer holds, as tampering that names the key id", () => {
+    const record = approvedRecord(signerOf(oldBot));
     const v = verifyApproval({
       id: ID,
       record,
       prior: record.state,
-      signer: new ApprovalSigner(current),
+      signer: signerOf(c1, ringOf(bot)),
       approvers,
     });
     expect(v.ok).toBe(false);
-    if (v.ok) return;
-    expect(v.cause).toBe("retired-key");
-    expect(v.retiredKeyIds).toEqual([old.keyId]);
-    expect(v.problems.join("; ")).toMatch(/signed with a retired approval key/);
-    expect(v.problems.join("; ")).not.toMatch(/edited|not recorded by the bot/);
+    expect(!v.ok && v.problems.join("; ")).toContain(`signed by an unknown key (key id ${oldBot.keyId})`);
   });
 
-  it("a record edited in Redis is tampered with, whatever key signed it", () => {
+  it("refuses a request a cluster's workers made and approved themselves: their key signs no request, vote or APPROVED", () => {
+    // What a worker pod could do with every key it holds: sign the whole record with its own key.
+    const forgedBy = new ApprovalSigner({
+      bot: new SigningKey(parsePrivateKey(generateKeyText().privateKey, "V"), BOT),
+      keyring,
+      localCluster: "c1",
+    });
+    const record = approvedRecord(forgedBy);
+    const v = verifyApproval({ id: ID, record, prior: record.state, signer: worker1, approvers });
+    expect(v.ok).toBe(false);
+    // A worker key in the bot's place (the key id is the cluster's): not the bot's either.
+    const c1AsBot = new ApprovalSigner({
+      bot: new SigningKey(parsePrivateKey(generateKeyText().privateKey, "V"), BOT),
+      keyring,
+      localCluster: "c1",
+    });
+    const edited = approvedRecord(c1AsBot);
+    const relabelled: SignedRecord = {
+      ...edited,
+      docMac: `${c1.keyId}.${edited.docMac.split(".")[1] ?? ""}`,
+    };
+    expect(
+      verifyApproval({ id: ID, record: relabelled, prior: relabelled.state, signer: worker1, approvers }).ok,
+    ).toBe(false);
+  });
+
+  it("refuses an EXECUTING state another cluster's workers signed (a resume of a claim it never made)", () => {
+    const record = approvedRecord(signerOf(bot));
+    const at = "2026-02-12T09:06:00.000Z";
+    const foreign = {
+      state: "EXECUTING",
+      at,
+      mac: signerOf(c2).stateSig(ID, record.docMac, "EXECUTING", at),
+    };
+    const v = verifyApproval({ id: ID, record, prior: foreign, signer: worker1, approvers });
+    expect(!v.ok && v.problems.join("; ")).toMatch(
+      /EXECUTING state was not recorded by its signer \(signed by cluster c2's workers/,
+    );
+    const own = { state: "EXECUTING", at, mac: worker1.stateSig(ID, record.docMac, "EXECUTING", at) };
+    expect(verifyApproval({ id: ID, record, prior: own, signer: worker1, approvers }).ok).toBe(true);
+  });
+
+  it("refuses an edited plan, whatever signed it", () => {
     const retarget = (d: typeof doc) => ({
       ...d,
       action: { ...d.action, target: { ...d.action.target, name: "x" } },
     });
-    const edited = approvedRecord(new ApprovalSigner(current), retarget);
-    const v = verifyApproval({
-      id: ID,
-      record: edited,
-      prior: edited.state,
-      signer: new ApprovalSigner(current),
-      approvers,
-    });
-    expect(!v.ok && v.cause).toBe("tampered");
-    // An old record with a state the bot never signed (a forged APPROVED) is tampered with too.
-    const record = approvedRecord(old);
-    const forged = { ...record.state, mac: "not-a-mac" };
-    const w = verifyApproval({
-      id: ID,
-      record,
-      prior: forged,
-      signer: new ApprovalSigner(current, { previous: oldKey }),
-      approvers,
-    });
-    expect(!w.ok && w.cause).toBe("tampered");
+    const edited = approvedRecord(signerOf(bot), retarget);
+    const v = verifyApproval({ id: ID, record: edited, prior: edited.state, signer: worker1, approvers });
+    expect(!v.ok && v.problems.join("; ")).toMatch(/request document is not the bot's/);
   });
 });
 
-describe("verifyIntegrity (before a vote)", () => {
-  it("says retired key, tampered, or fine", () => {
-    const record = approvedRecord(old);
-    expect(verifyIntegrity(ID, record, new ApprovalSigner(current, { previous: oldKey }))).toEqual({
-      ok: true,
-    });
-    const retired = verifyIntegrity(ID, record, new ApprovalSigner(current));
-    expect(retired).toMatchObject({ ok: false, cause: "retired-key" });
+describe("verifyIntegrity (before a vote) and the request's message", () => {
+  it("says what does not verify", () => {
+    const record = approvedRecord(signerOf(bot));
+    expect(verifyIntegrity(ID, record, worker1)).toEqual({ ok: true });
     const edited = { ...record, doc: record.doc.replace("UALICE", "UMALLORY") };
-    expect(verifyIntegrity(ID, edited, old)).toMatchObject({ ok: false, cause: "tampered" });
+    expect(verifyIntegrity(ID, edited, worker1)).toMatchObject({ ok: false });
+  });
+
+  it("a repaint may touch only the message the bot signed for this request", () => {
+    const record = approvedRecord(signerOf(bot));
+    const mac = signerOf(bot).messageSig(ID, record.docMac, "COPS", "1.000100");
+    expect(
+      verifiedMessage({ ...record, message: { channel: "COPS", ts: "1.000100", mac } }, worker1),
+    ).toEqual({
+      channel: "COPS",
+      ts: "1.000100",
+    });
+    // Pointed at another message (an approval card of another request, say): refused.
+    expect(
+      verifiedMessage({ ...record, message: { channel: "COPS", ts: "2.000100", mac } }, worker1),
+    ).toBeUndefined();
+    expect(
+      verifiedMessage({ ...record, message: { channel: "COPS", ts: "1.000100", mac: "" } }, worker1),
+    ).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { randomApprovalKey } from "../../../src/approvals/integrity.js";
-import { loadConfig, requireApprovalKey } from "../../../src/config.js";
+import { LOCAL_CLUSTER, loadConfig } from "../../../src/config.js";
+import { BOT, clusterOwner, generateKeyText } from "../../../src/trust/keys.js";
+import { processKeys } from "../../../src/trust/process-keys.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 
 function configError(fn: () => unknown): UnstuckError {
@@ -81,38 +82,144 @@ describe("loadConfig", () => {
     expect(err.details.variable).toBe("AWS_SECRET_ACCESS_KEY");
   });
 
-  it("UNSTUCK_APPROVAL_KEY: at least 32 bytes, required to run the bot, never part of an error message", () => {
-    const key = randomApprovalKey();
-    const c = loadConfig({ UNSTUCK_APPROVAL_KEY: key });
-    expect(requireApprovalKey(c)).toBe(key);
+  it("UNSTUCK_APPROVAL_KEY: the shared key of before Ed25519, on the bot only, never part of an error message", () => {
+    const key = "legacy-approval-key-0123456789abcdef0123456789";
+    expect(loadConfig({ UNSTUCK_APPROVAL_KEY: key }).legacyApprovalKey).toBe(key);
     const short = configError(() => loadConfig({ UNSTUCK_APPROVAL_KEY: "short-secret" }));
     expect(short.message).toMatch(/UNSTUCK_APPROVAL_KEY.*32 bytes/);
     expect(short.message).not.toContain("short-secret");
-    const missing = configError(() => requireApprovalKey(loadConfig({})));
-    expect(missing.code).toBe(ErrorCode.Config);
-    expect(missing.details.variable).toBe("UNSTUCK_APPROVAL_KEY");
-    expect(missing.message).toMatch(/UNSTUCK_APPROVAL_KEY is not set/);
+    const onWorker = configError(() => loadConfig({ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_ROLE: "worker" }));
+    expect(onWorker.details.variable).toBe("UNSTUCK_APPROVAL_KEY");
+    expect(onWorker.message).toMatch(/workers hold no shared key/);
+    expect(onWorker.message).not.toContain(key);
+  });
+});
+
+describe("signing keys (processKeys by role)", () => {
+  const bot = generateKeyText();
+  const worker = generateKeyText();
+  const all = {
+    UNSTUCK_BOT_SIGNING_KEY: bot.privateKey,
+    UNSTUCK_BOT_PUBLIC_KEYS: bot.publicKey,
+    UNSTUCK_WORKER_SIGNING_KEY: worker.privateKey,
+    UNSTUCK_WORKER_PUBLIC_KEYS: worker.publicKey,
+  };
+
+  it("each role holds only its own private key and verifies with every public key", () => {
+    const both = processKeys(loadConfig(all), "all");
+    expect([both.bot?.owner, both.worker?.owner]).toEqual([BOT, clusterOwner(LOCAL_CLUSTER)]);
+    const b = processKeys(loadConfig({ ...all, UNSTUCK_WORKER_SIGNING_KEY: "", UNSTUCK_ROLE: "bot" }), "bot");
+    expect(b.worker).toBeUndefined();
+    expect(b.keyring.keyIdsOf(clusterOwner(LOCAL_CLUSTER))).toHaveLength(1);
+    const w = processKeys(
+      loadConfig({ ...all, UNSTUCK_BOT_SIGNING_KEY: "", UNSTUCK_ROLE: "worker" }),
+      "worker",
+    );
+    expect(w.bot).toBeUndefined();
+    expect(w.keyring.keyIdsOf(BOT)).toHaveLength(1);
   });
 
-  it("UNSTUCK_APPROVAL_KEY_PREVIOUS: the key being retired, beside the current one, never part of an error message", () => {
-    const key = randomApprovalKey();
-    const previous = randomApprovalKey();
-    const c = loadConfig({ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_APPROVAL_KEY_PREVIOUS: previous });
-    expect(c.approvalKeyPrevious).toBe(previous);
-    expect(loadConfig({ UNSTUCK_APPROVAL_KEY: key }).approvalKeyPrevious).toBeUndefined();
-    for (const [env, why] of [
-      [{ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_APPROVAL_KEY_PREVIOUS: "short-old-secret" }, /32 bytes/],
-      [{ UNSTUCK_APPROVAL_KEY: key, UNSTUCK_APPROVAL_KEY_PREVIOUS: key }, /same key as UNSTUCK_APPROVAL_KEY/],
-      [{ UNSTUCK_APPROVAL_KEY_PREVIOUS: previous }, /UNSTUCK_APPROVAL_KEY, which is not set/],
-    ] as const) {
-      const err = configError(() => loadConfig(env));
-      expect(err.code).toBe(ErrorCode.Config);
-      expect(err.details.variable).toBe("UNSTUCK_APPROVAL_KEY_PREVIOUS");
-      expect(err.message).toMatch(why);
-      expect(err.message).not.toContain(key);
-      expect(err.message).not.toContain(previous);
-      expect(err.message).not.toContain("short-old-secret");
-    }
+  it.each([
+    [
+      "a worker holding the bot's key",
+      { ...all, UNSTUCK_ROLE: "worker" },
+      "worker",
+      "UNSTUCK_BOT_SIGNING_KEY",
+      /only the Slack-facing bot may hold it/,
+    ],
+    [
+      "the bot holding a worker's key",
+      { ...all, UNSTUCK_ROLE: "bot" },
+      "bot",
+      "UNSTUCK_WORKER_SIGNING_KEY",
+      /only a cluster's workers may hold it/,
+    ],
+    [
+      "a bot without its key",
+      { UNSTUCK_WORKER_PUBLIC_KEYS: worker.publicKey },
+      "bot",
+      "UNSTUCK_BOT_SIGNING_KEY",
+      /not set/,
+    ],
+    [
+      "a worker without its key",
+      { UNSTUCK_BOT_PUBLIC_KEYS: bot.publicKey },
+      "worker",
+      "UNSTUCK_WORKER_SIGNING_KEY",
+      /not set/,
+    ],
+    [
+      "a worker without the bot's public key",
+      { UNSTUCK_WORKER_SIGNING_KEY: worker.privateKey },
+      "worker",
+      "UNSTUCK_BOT_PUBLIC_KEYS",
+      /not set/,
+    ],
+    [
+      "a bot without the workers' public keys",
+      { UNSTUCK_BOT_SIGNING_KEY: bot.privateKey },
+      "bot",
+      "UNSTUCK_WORKER_PUBLIC_KEYS",
+      /not set/,
+    ],
+    [
+      "a bot whose own key is not listed",
+      { ...all, UNSTUCK_BOT_PUBLIC_KEYS: worker.publicKey, UNSTUCK_WORKER_SIGNING_KEY: undefined },
+      "bot",
+      "UNSTUCK_BOT_PUBLIC_KEYS",
+      /does not list the public key/,
+    ],
+  ] as const)("refuses %s, naming the variable and no private key", (_what, env, role, variable, why) => {
+    const err = configError(() => processKeys(loadConfig(env), role));
+    expect(err.code).toBe(ErrorCode.Config);
+    expect(err.details.variable).toBe(variable);
+    expect(err.message).toMatch(why);
+    expect(err.message).not.toContain(bot.privateKey);
+    expect(err.message).not.toContain(worker.privateKey);
+  });
+
+  it("a fleet: each cluster's public keys from the clusters file; a worker whose key its cluster does not list is refused", () => {
+    const c2 = generateKeyText();
+    const file = `clusters:\n  c1: { region: eu-west-1, publicKeys: [${worker.publicKey}] }\n  c2: { region: eu-west-1, publicKeys: [${c2.publicKey}] }\n`;
+    const base = { UNSTUCK_CLUSTERS_FILE: "/c.yaml", UNSTUCK_BOT_PUBLIC_KEYS: bot.publicKey };
+    const w = processKeys(
+      loadConfig(
+        {
+          ...base,
+          UNSTUCK_ROLE: "worker",
+          UNSTUCK_CLUSTER_NAME: "c1",
+          UNSTUCK_WORKER_SIGNING_KEY: worker.privateKey,
+        },
+        () => file,
+      ),
+      "worker",
+    );
+    expect(w.worker?.owner).toEqual(clusterOwner("c1"));
+    expect(w.keyring.keyIdsOf(clusterOwner("c2"))).toHaveLength(1);
+    const wrong = configError(() =>
+      processKeys(
+        loadConfig(
+          {
+            ...base,
+            UNSTUCK_ROLE: "worker",
+            UNSTUCK_CLUSTER_NAME: "c2",
+            UNSTUCK_WORKER_SIGNING_KEY: worker.privateKey,
+          },
+          () => file,
+        ),
+        "worker",
+      ),
+    );
+    expect(wrong.message).toMatch(/lists no public key of cluster c2 matching UNSTUCK_WORKER_SIGNING_KEY/);
+    const noKeys = configError(() =>
+      processKeys(
+        loadConfig({ ...base, UNSTUCK_ROLE: "bot", UNSTUCK_BOT_SIGNING_KEY: bot.privateKey }, () =>
+          file.replace(`, publicKeys: [${c2.publicKey}]`, ""),
+        ),
+        "bot",
+      ),
+    );
+    expect(noKeys.message).toMatch(/lists no publicKeys for c2/);
   });
 });
 

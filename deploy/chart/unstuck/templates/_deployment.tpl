@@ -84,10 +84,24 @@ spec:
             - name: SLACK_SIGNING_SECRET
               valueFrom: { secretKeyRef: { name: {{ $root.Values.slack.existingSecret }}, key: {{ $root.Values.slack.keys.signingSecret }} } }
             {{- end }}
+            {{- /* Each role mounts its own private key only: a worker pod never holds the bot's. */}}
+            {{- $signing := $root.Values.signing }}
+            {{- if ne $role "worker" }}
+            - name: UNSTUCK_BOT_SIGNING_KEY
+              valueFrom: { secretKeyRef: { name: {{ $signing.botKeySecret.name }}, key: {{ $signing.botKeySecret.key }} } }
+            {{- with $signing.legacyApprovalKeySecret.name }}
             - name: UNSTUCK_APPROVAL_KEY
-              valueFrom: { secretKeyRef: { name: {{ $root.Values.slack.existingSecret }}, key: {{ $root.Values.slack.keys.approvalKey }} } }
-            - name: UNSTUCK_APPROVAL_KEY_PREVIOUS
-              valueFrom: { secretKeyRef: { name: {{ $root.Values.slack.existingSecret }}, key: {{ $root.Values.slack.keys.approvalKeyPrevious }}, optional: true } }
+              valueFrom: { secretKeyRef: { name: {{ . }}, key: {{ $signing.legacyApprovalKeySecret.key }} } }
+            {{- end }}
+            {{- end }}
+            {{- if ne $role "bot" }}
+            - name: UNSTUCK_WORKER_SIGNING_KEY
+              valueFrom: { secretKeyRef: { name: {{ $signing.workerKeySecret.name }}, key: {{ $signing.workerKeySecret.key }} } }
+            {{- end }}
+            - { name: UNSTUCK_BOT_PUBLIC_KEYS, value: {{ join "," $signing.botPublicKeys | quote }} }
+            {{- with $signing.workerPublicKeys }}
+            - { name: UNSTUCK_WORKER_PUBLIC_KEYS, value: {{ join "," . | quote }} }
+            {{- end }}
             {{- if $root.Values.redis.bundled.enabled }}
             # Defined before REDIS_URL, which expands it.
             - name: REDIS_PASSWORD

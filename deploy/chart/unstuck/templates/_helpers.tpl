@@ -102,7 +102,7 @@ The shape of the deletion guard's annotation value as the bot writes it (GUARD_V
 src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps the two equal).
 */}}
 {{- define "unstuck.guardValuePattern" -}}
-^v1;req=[a-z2-7]{26};until=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z;mac=[A-Za-z0-9_-]{43}$
+^v2;req=[a-z2-7]{26};until=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z;sig=[A-Za-z0-9_-]{11}[.][A-Za-z0-9_-]{86}$
 {{- end -}}
 
 {{/* Fail early, naming the value, rather than render a bot that cannot start. */}}
@@ -126,7 +126,7 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 {{- fail (printf "slack.mode must be socket or http, not %q" .Values.slack.mode) -}}
 {{- end -}}
 {{- if not .Values.slack.existingSecret -}}
-{{- fail "slack.existingSecret is required: the Secret holding the Slack tokens and UNSTUCK_APPROVAL_KEY" -}}
+{{- fail "slack.existingSecret is required: the Secret holding the Slack tokens" -}}
 {{- end -}}
 {{- if and .Values.aws.enabled (not .Values.aws.region) (not .Values.clusters) -}}
 {{- fail "aws.region is required (the cluster's AWS region), or set aws.enabled=false to diagnose in the cluster only" -}}
@@ -178,5 +178,19 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 {{- end -}}
 {{- if and .Values.ingress.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.host is required when ingress.enabled=true" -}}
+{{- end -}}
+{{- if not .Values.signing.botPublicKeys -}}
+{{- fail "signing.botPublicKeys is required: every process verifies the bot's signatures with it (the public half of UNSTUCK_BOT_SIGNING_KEY; `npm run unstuck -- keys` makes a pair)" -}}
+{{- end -}}
+{{- if lt (len (keys (default (dict) .Values.clusters))) 2 -}}
+{{- if not .Values.signing.workerPublicKeys -}}
+{{- fail "signing.workerPublicKeys is required in a single-cluster release: the bot verifies what the workers execute with it (the public half of UNSTUCK_WORKER_SIGNING_KEY)" -}}
+{{- end -}}
+{{- else -}}
+{{- range $name, $c := .Values.clusters -}}
+{{- if not $c.publicKeys -}}
+{{- fail (printf "clusters.%s.publicKeys is required in a fleet: the public keys of that cluster's workers, which the bot and every worker verify them with" $name) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -2,7 +2,7 @@
 import type { RedisConnection } from "../../../../src/redis-connection.js";
 import { ApprovalPolicy, type SlackDirectory } from "../../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../../src/approvals/store.js";
-import { ApprovalSigner, randomApprovalKey } from "../../../../src/approvals/integrity.js";
+import type { ApprovalSigner } from "../../../../src/approvals/integrity.js";
 import type { ApprovalNotifier, ThreadEvent } from "../../../../src/approvals/notifier.js";
 import type { ApprovalRequest, Identity } from "../../../../src/approvals/types.js";
 import { ApprovalWorkflow, type EnqueueExecution } from "../../../../src/approvals/workflow.js";
@@ -11,6 +11,9 @@ import type { KubePort } from "../../../../src/kube/port.js";
 import { renderThreadReply } from "../../../../src/slack/notifier.js";
 import { FakeKube, INGRESS } from "./fake-kube.js";
 import { connect, deleteKeys, uniquePrefix } from "../../../helpers/redis.js";
+import { testSigner } from "../../../helpers/keys.js";
+
+export { testSigner };
 
 export const TEAM = "T0001";
 export const alice: Identity = { userId: "UALICE", teamId: TEAM };
@@ -19,10 +22,6 @@ export const carol: Identity = { userId: "UCAROL", teamId: TEAM };
 export const dave: Identity = { userId: "UDAVE", teamId: TEAM };
 export const mallory: Identity = { userId: "UMALLORY", teamId: TEAM };
 export const CHANNEL = "COPS";
-
-/** This test process's approval key (`UNSTUCK_APPROVAL_KEY`): random, never shared between runs. */
-export const TEST_APPROVAL_KEY = randomApprovalKey();
-export const testSigner = new ApprovalSigner(TEST_APPROVAL_KEY);
 
 /** Records each thread reply as the words Slack is sent (before escaping). */
 export class RecordingNotifier implements ApprovalNotifier {
