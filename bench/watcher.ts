@@ -38,6 +38,7 @@ import {
   type Check,
   type Figure,
 } from "./common.js";
+import { testWatcherReceipts } from "../test/helpers/keys.js";
 
 const NAMESPACES = 2_000;
 const STUCK = 50;
@@ -89,6 +90,7 @@ export async function benchWatcher(options: BenchOptions): Promise<BenchResult> 
       diagnose: (ns) =>
         diagnoseNamespace(kube, ns, { now: () => new Date(), blockedAfterSeconds: thresholdSeconds }),
       slack: slackWatcherClient(new WebClient(TOKEN, { slackApiUrl: fake.url, retryConfig: { retries: 0 } })),
+      receipts: testWatcherReceipts(),
       log,
     });
     service.start();

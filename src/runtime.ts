@@ -191,9 +191,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint
   // (one truth per thing).
-  const namespaceMessages = new NamespaceMessages(redis, prefix);
+  const namespaceMessages = new NamespaceMessages(redis, prefix, {
+    ...(keys.bot !== undefined ? { key: keys.bot } : keys.worker !== undefined ? { key: keys.worker } : {}),
+    keyring: keys.keyring,
+  });
   // The traffic-path card each repair was asked from, so it loses *Fix the path* once the repair is made.
-  const repairCards = new RepairCards(redis, prefix);
+  const repairCards = new RepairCards(redis, prefix, {
+    ...(keys.bot !== undefined ? { key: keys.bot } : {}),
+    keyring: keys.keyring,
+  });
   // Every thread reply and file a job posts, recorded: a job step that runs again posts nothing twice.
   const posted = redisPostLedger(redis, prefix);
   const startWait = namespaceWaitStarter({
@@ -250,6 +256,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
           services,
           client,
+          seal: {
+            ...(keys.worker !== undefined
+              ? { key: keys.worker }
+              : keys.bot !== undefined
+                ? { key: keys.bot }
+                : {}),
+            keyring: keys.keyring,
+            cluster: ownClusterOf(config),
+          },
           log,
           options: options.watcher,
         });
@@ -279,6 +294,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           store,
           signer,
           guardSigner,
+          seal: {
+            ...(keys.worker !== undefined
+              ? { key: keys.worker }
+              : keys.bot !== undefined
+                ? { key: keys.bot }
+                : {}),
+            keyring: keys.keyring,
+          },
           policy,
           notifier,
           queues,

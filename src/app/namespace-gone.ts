@@ -10,11 +10,8 @@ import type { CommandServices } from "../command-contract.js";
 import { diagnoseNamespace } from "../diagnosis/diagnose.js";
 import type { RepointPlan } from "../edge/repoint.js";
 import { toUserError } from "../errors.js";
-import {
-  NamespaceMessageKind,
-  type NamespaceMessage,
-  type NamespaceMessages,
-} from "../jobs/namespace-messages.js";
+import { NamespaceMessageKind, type NamespaceMessages } from "../jobs/namespace-messages.js";
+import type { MessageEdit } from "../jobs/notify.js";
 import type { PathRecheckRequest, Replanned } from "../jobs/path-recheck.js";
 import type { DescribeBlockers, NamespaceGoneData, NamespaceGoneResult, ThreadCard } from "../jobs/waits.js";
 import type { KubePort } from "../kube/port.js";
@@ -135,53 +132,30 @@ export function replanNamespace(deps: NamespaceGoneDeps): (namespace: string) =>
 }
 
 /** A message as its final state shows it: fallback text and its blocks. */
-export interface Repainted {
-  readonly text: string;
-  readonly blocks: readonly unknown[];
-}
-
-/** The surface's final forms of what was posted about a namespace. */
-export interface RepaintPresenter {
-  /** The watch message once its wait ended: done (gone), or stopped at the deadline. */
-  readonly watchFinished: (
-    namespace: string,
-    card: NamespaceMessage["blocks"],
-    outcome: NamespaceGoneResult["outcome"],
-    at: Date,
-  ) => Repainted;
-  /** A diagnosis card once the namespace is gone. */
-  readonly diagnosisGone: (namespace: string, card: NamespaceMessage["blocks"], at: Date) => Repainted;
-}
-
 /** Queues one edit of a posted message, once per message and `key` (what it becomes): the durable notify queue. */
-export type QueueEdit = (
-  edit: { readonly channel: string; readonly ts: string } & Repainted,
-  key: string,
-) => Promise<void>;
+export type QueueEdit = (edit: MessageEdit, key: string) => Promise<void>;
 
 export interface RepaintDeps {
   readonly messages: Pick<NamespaceMessages, "list" | "forget">;
   readonly queueEdit: QueueEdit;
-  readonly present: RepaintPresenter;
   readonly now: () => Date;
 }
 
-/** The namespace's wait ended: repaint what was posted about it (durably, on the notify queue). */
+/**
+ * The namespace's wait ended: repaint what was posted about it (durably, on the notify queue), each
+ * message's final form named by ids — the namespace, the outcome, which message — never by its words.
+ */
 export function repaintWhenFinished(
   deps: RepaintDeps,
 ): (data: NamespaceGoneData, result: NamespaceGoneResult) => Promise<void> {
   return async (data, result) => {
-    const at = deps.now();
+    const at = deps.now().toISOString();
     const repainted = [];
     for (const m of await deps.messages.list(data.cluster, data.namespace)) {
       // At the deadline the namespace is still stuck: its diagnosis cards stay as they are.
       if (result.outcome === "timed-out" && m.kind === NamespaceMessageKind.Diagnosis) continue;
-      const message =
-        m.kind === NamespaceMessageKind.Watch
-          ? deps.present.watchFinished(data.namespace, m.blocks, result.outcome, at)
-          : deps.present.diagnosisGone(data.namespace, m.blocks, at);
       await deps.queueEdit(
-        { channel: m.channel, ts: m.ts, text: message.text, blocks: message.blocks },
+        { kind: "namespace-final", cluster: data.cluster, message: m, outcome: result.outcome, at },
         `${m.kind}:${result.outcome}`,
       );
       repainted.push(m);

@@ -5,19 +5,10 @@
  */
 import type { CommandResult } from "../command-contract.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
-import {
-  NamespaceMessageKind,
-  type NamespaceMessage,
-  type NamespaceMessages,
-} from "../jobs/namespace-messages.js";
+import { NamespaceMessageKind, type NamespaceMessages } from "../jobs/namespace-messages.js";
 import { runningThread, type PostedMessage, type StartNamespaceWait } from "./namespace-wait.js";
 
-/** The diagnosis card as posted: what a repaint keeps. */
-export interface PostedCard {
-  readonly blocks: NamespaceMessage["blocks"];
-}
-
-export interface AfterPostDeps<Card extends PostedCard> {
+export interface AfterPostDeps<Card> {
   readonly messages: Pick<NamespaceMessages, "record">;
   readonly cluster: string;
   readonly startWait: StartNamespaceWait;
@@ -35,29 +26,22 @@ export interface AfterPostDeps<Card extends PostedCard> {
   ) => Promise<void>;
 }
 
-export function afterPost<Card extends PostedCard>(
+export function afterPost<Card>(
   deps: AfterPostDeps<Card>,
 ): (result: CommandResult, posted: PostedMessage) => Promise<void> {
   return async (result, posted) => {
     if (result.type !== "diagnosis" && result.type !== "watch") return;
     if (result.diagnosis.verdict === "not-found") return;
     const namespace = result.diagnosis.namespace;
-    // The card as posted (the watch message adds one intro line above it): what a repaint keeps.
-    const card = deps.renderCard(result.diagnosis);
     const kind = result.type === "watch" ? NamespaceMessageKind.Watch : NamespaceMessageKind.Diagnosis;
-    // Recorded before the wait starts, so a wait that ends at its first check still repaints it.
-    await deps.messages.record(deps.cluster, {
-      kind,
-      namespace,
-      channel: posted.channel,
-      ts: posted.ts,
-      blocks: card.blocks,
-    });
+    // Recorded (where it is, signed) before the wait starts, so a wait that ends at its first check
+    // still repaints it.
+    await deps.messages.record(deps.cluster, { kind, namespace, channel: posted.channel, ts: posted.ts });
     if (result.type !== "watch") return;
     const started = await deps.startWait(namespace, posted);
     if (started.joined) {
       // One wait per namespace: point at the running one instead of a second status and "gone".
-      await deps.showJoined(posted, namespace, card, runningThread(started));
+      await deps.showJoined(posted, namespace, deps.renderCard(result.diagnosis), runningThread(started));
     }
   };
 }

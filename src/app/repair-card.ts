@@ -1,22 +1,17 @@
 /**
- * A traffic-path card's *Fix the path* once it can do nothing more: repainted without the button, with
- * why (the repair asked from it was made). The card was remembered by the surface when the button was
- * clicked; the edit goes through the durable notify queue, once per request.
+ * A traffic-path card's *Fix the path* once it can do nothing more: repainted as repaired (the repair
+ * asked from it was made). The card was remembered by the surface when the button was clicked; the
+ * edit goes through the durable notify queue, once per request, named by ids: the applier renders it
+ * from the signed request.
  */
 import type { ApprovalRequest } from "../approvals/types.js";
-import type { RepairCard, RepairCards } from "../jobs/repair-cards.js";
+import type { RepairCards } from "../jobs/repair-cards.js";
 import type { Logger } from "../log.js";
-import type { QueueEdit, Repainted } from "./namespace-gone.js";
-
-export interface RepairCardPresenter {
-  /** The card once the repair asked from it was made at `at`. */
-  readonly repaired: (card: RepairCard["blocks"], at: Date) => Repainted;
-}
+import type { QueueEdit } from "./namespace-gone.js";
 
 export interface RepairCardDeps {
   readonly cards: Pick<RepairCards, "take">;
   readonly queueEdit: QueueEdit;
-  readonly present: RepairCardPresenter;
   readonly now: () => Date;
   readonly log: Logger;
 }
@@ -27,9 +22,14 @@ export function repaintRepairedCard(deps: RepairCardDeps): (request: ApprovalReq
     try {
       const card = await deps.cards.take(request.id);
       if (card === undefined) return;
-      const message = deps.present.repaired(card.blocks, deps.now());
       await deps.queueEdit(
-        { channel: card.channel, ts: card.ts, text: message.text, blocks: message.blocks },
+        {
+          kind: "repaired-card",
+          requestId: request.id,
+          channel: card.channel,
+          ts: card.ts,
+          at: deps.now().toISOString(),
+        },
         `repaired:${request.id}`,
       );
     } catch (err) {

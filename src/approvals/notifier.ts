@@ -32,12 +32,7 @@ export type ThreadEvent =
   /** The request expired without enough approvals. */
   | { readonly kind: "expired" }
   /** The execution ended (or the sweep gave up on it): its state and its result's message. */
-  | { readonly kind: "outcome"; readonly state: OutcomeState; readonly message: string }
-  /**
-   * A reply queued as finished words before replies were events (a notify job already in Redis
-   * when the bot was upgraded): posted as it was queued. Nothing new is queued in this form.
-   */
-  | { readonly kind: "legacy-text"; readonly text: string };
+  | { readonly kind: "outcome"; readonly state: OutcomeState; readonly message: string };
 
 export interface ApprovalNotifier {
   requestUpdated(request: ApprovalRequest): Promise<void>;

@@ -46,7 +46,14 @@ import { isRequestId, requestSubject } from "./types.js";
 import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
 import type { ApprovalSigner } from "./integrity.js";
-import { verifyIntegrity, type IntegrityCheck, type SignedRecord, type SignedState } from "./verify.js";
+import {
+  verifiedRequest,
+  verifyIntegrity,
+  type IntegrityCheck,
+  type SignedRecord,
+  type SignedState,
+  type VerifiedView,
+} from "./verify.js";
 
 export type { SignedRecord, SignedState };
 
@@ -422,30 +429,7 @@ export class ApprovalStore {
     if (!isRequestId(id)) return null;
     const [key, , votesKey] = this.keysFor(id);
     const replies = await this.redis.multi().hgetall(key).lrange(votesKey, 0, -1).exec();
-    const hash = replies?.[0]?.[1] as Record<string, string | undefined> | undefined;
-    let request: ApprovalRequest | null;
-    try {
-      request = parseRequest(hash, replies?.[1]?.[1]);
-    } catch {
-      request = null; // unparseable JSON: not a record this bot wrote
-    }
-    if (!request || !hash) return null;
-    return {
-      request,
-      doc: hash.doc ?? "",
-      docMac: hash.docMac ?? "",
-      state: {
-        state: hash.state ?? "",
-        at: hash.updatedAt ?? "",
-        mac: hash.stateMac ?? "",
-        result: hash.result ?? "",
-      },
-      ...(request.message !== undefined
-        ? {
-            message: { channel: request.message.channel, ts: request.message.ts, mac: hash.messageMac ?? "" },
-          }
-        : {}),
-    };
+    return signedRecordOf(replies?.[0]?.[1], replies?.[1]?.[1]);
   }
 
   /**
@@ -746,6 +730,16 @@ export class ApprovalStore {
   }
 
   /**
+   * The request as its signatures vouch for it (`null`: no such request), for painting: see
+   * `verifiedRequest`. Needs the keyring, not a private key.
+   */
+  public async getVerified(id: string): Promise<VerifiedView | null> {
+    const record = await this.getSigned(id);
+    if (!record) return null;
+    return verifiedRequest(record, this.signer);
+  }
+
+  /**
    * Whether the request's document and current state verify as their signers' (`null`: no such
    * request). Needs the keyring, not a private key.
    */
@@ -797,8 +791,15 @@ export class ApprovalStore {
     const replies = (await pipeline.exec()) ?? [];
     const out: ApprovalRequest[] = [];
     for (let i = 0; i < ids.length; i++) {
-      const request = parseRequest(replies[2 * i]?.[1], replies[2 * i + 1]?.[1]);
-      if (request?.state === "PENDING") out.push(request);
+      const record = signedRecordOf(replies[2 * i]?.[1], replies[2 * i + 1]?.[1]);
+      if (record?.request.state !== "PENDING") continue;
+      // With the keyring at hand, a record the signers never made is not listed as anyone's request.
+      const signer = this.options.signer;
+      if (signer === undefined) out.push(record.request);
+      else {
+        const view = verifiedRequest(record, signer);
+        if (view.ok) out.push(view.request);
+      }
     }
     return out;
   }
@@ -812,6 +813,32 @@ export class ApprovalStore {
       cursor = next;
     } while (cursor !== "0");
   }
+}
+
+/** A stored hash and vote list as a record with the raw material its signatures cover; `null`: not ours. */
+function signedRecordOf(rawHash: unknown, votes: unknown): SignedRecord | null {
+  const hash = rawHash as Record<string, string | undefined> | undefined;
+  let request: ApprovalRequest | null;
+  try {
+    request = parseRequest(hash, votes);
+  } catch {
+    request = null; // unparseable JSON: not a record this bot wrote
+  }
+  if (!request || !hash) return null;
+  return {
+    request,
+    doc: hash.doc ?? "",
+    docMac: hash.docMac ?? "",
+    state: {
+      state: hash.state ?? "",
+      at: hash.updatedAt ?? "",
+      mac: hash.stateMac ?? "",
+      result: hash.result ?? "",
+    },
+    ...(request.message !== undefined
+      ? { message: { channel: request.message.channel, ts: request.message.ts, mac: hash.messageMac ?? "" } }
+      : {}),
+  };
 }
 
 function parseRequest(hash: unknown, votes: unknown): ApprovalRequest | null {

@@ -202,3 +202,25 @@ export function verifiedMessage(
     ? { channel: m.channel, ts: m.ts }
     : undefined;
 }
+
+/** A request as its signatures vouch for it, for painting: or why it cannot be shown. */
+export type VerifiedView =
+  { readonly ok: true; readonly request: ApprovalRequest } | { readonly ok: false; readonly why: string };
+
+/**
+ * The request as far as its signatures go, for whoever paints it (a message, a reply, a list): its
+ * document and current state must verify, else nothing of it is shown; only the votes the bot signed
+ * for it are kept; its message only when the bot signed it for this request; its result only as the
+ * state's signature covers it.
+ */
+export function verifiedRequest(record: SignedRecord, signer: ApprovalSigner): VerifiedView {
+  const integrity = verifyIntegrity(record.request.id, record, signer);
+  if (!integrity.ok) return { ok: false, why: integrity.problem };
+  const { request } = record;
+  const votes = request.votes.filter(
+    (v) => v.requestId === request.id && signer.checkVote(record.docMac, v).ok,
+  );
+  const message = verifiedMessage(record, signer);
+  // The stored message only when the bot signed it for this request; none otherwise.
+  return { ok: true, request: { ...request, votes, message } };
+}

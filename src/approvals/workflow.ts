@@ -39,7 +39,7 @@ import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
 import { duplicateRequestSentence, type DuplicateRequest } from "./duplicate.js";
-import { wellFormed } from "./verify.js";
+import { wellFormed, type VerifiedView } from "./verify.js";
 
 /**
  * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:
@@ -782,6 +782,14 @@ export class ApprovalWorkflow {
     const request = await this.deps.store.get(requestId);
     if (!request) throw this.unknown(requestId);
     return request;
+  }
+
+  /** The request as its signatures vouch for it (what a card may show), or why it cannot be shown. */
+  public async getVerified(requestId: string): Promise<VerifiedView> {
+    assertRequestId(requestId);
+    const view = await this.deps.store.getVerified(requestId);
+    if (view === null) throw this.unknown(requestId);
+    return view;
   }
 
   /** Tell the thread; the expiry's audit entry was written with the transition. */

@@ -16,6 +16,9 @@ import type { RemovalRequestInput } from "../approvals/types.js";
 import type { ErrorCode, ErrorDetails } from "../errors.js";
 import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import { byBot, byCluster, type Keyring, type SigningKey } from "../trust/keys.js";
+import { seal, unseal, type Sealed } from "../trust/sealed.js";
+
+export type { Sealed } from "../trust/sealed.js";
 
 /** What a cluster's worker is asked to run for the bot. */
 export type RemoteCall =
@@ -41,12 +44,6 @@ export interface CallEnvelope {
   /** Epoch ms past which nobody waits for the answer: a worker that takes the call later runs nothing. */
   readonly expiresAt: number;
   readonly call: RemoteCall;
-}
-
-/** What crosses Redis either way: the signed JSON and its signature. */
-export interface Sealed {
-  readonly payload: string;
-  readonly sig: string;
 }
 
 /** The answer of a remote call: its value, or the user-facing error it ended with. */
@@ -86,37 +83,29 @@ export function sealCall(
     expiresAt: now + ttlMs,
     call,
   };
-  const payload = JSON.stringify(envelope);
-  return { envelope, sealed: { payload, sig: bot.sign("remote-call", [payload]) } };
+  return { envelope, sealed: seal(bot, "remote-call", envelope) };
 }
 
 /** Why a worker refuses a call, or the call to run. */
 export type OpenedCall =
   { readonly ok: true; readonly envelope: CallEnvelope } | { readonly ok: false; readonly why: string };
 
-function isSealed(value: unknown): value is Sealed {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as Sealed).payload === "string" &&
-    typeof (value as Sealed).sig === "string"
-  );
-}
-
 /**
  * A call as a worker of `cluster` may run it: the bot's, for this cluster, not expired (nor issued
  * in the future beyond the clock skew). The nonce's one use is the caller's to claim.
  */
 export function openCall(keyring: Keyring, cluster: string, data: unknown, now: number): OpenedCall {
-  if (!isSealed(data)) return { ok: false, why: "it is not a signed call (no payload and signature)" };
-  const check = keyring.verify("remote-call", [data.payload], data.sig, byBot);
-  if (!check.ok) return { ok: false, why: `it is not the bot's call: ${check.why}` };
-  let envelope: CallEnvelope;
-  try {
-    envelope = JSON.parse(data.payload) as CallEnvelope;
-  } catch {
-    return { ok: false, why: "its payload is not JSON" };
+  const opened = unseal<CallEnvelope>(keyring, "remote-call", data, byBot);
+  if (!opened.ok) {
+    return {
+      ok: false,
+      why:
+        opened.why === "it is not signed"
+          ? "it is not a signed call (no payload and signature)"
+          : `it is not the bot's call: ${opened.why}`,
+    };
   }
+  const envelope = opened.data;
   if (envelope.v !== 1 || typeof envelope.nonce !== "string" || typeof envelope.call?.kind !== "string") {
     return { ok: false, why: "its payload is not a call of this version" };
   }
@@ -134,8 +123,7 @@ export function openCall(keyring: Keyring, cluster: string, data: unknown, now: 
 /** A worker's answer to the call `envelope`, signed with its cluster's key. */
 export function sealAnswer(worker: SigningKey, envelope: CallEnvelope, answer: RemoteAnswer): Sealed {
   const body: AnswerEnvelope = { v: 1, cluster: envelope.cluster, nonce: envelope.nonce, answer };
-  const payload = JSON.stringify(body);
-  return { payload, sig: worker.sign("remote-answer", [payload]) };
+  return seal(worker, "remote-answer", body);
 }
 
 /** The answer to `envelope` when its cluster's workers signed it for this very call; why not otherwise. */
@@ -144,16 +132,17 @@ export function openAnswer(
   envelope: CallEnvelope,
   data: unknown,
 ): { readonly ok: true; readonly answer: RemoteAnswer } | { readonly ok: false; readonly why: string } {
-  if (!isSealed(data)) return { ok: false, why: "the answer is not signed" };
-  const check = keyring.verify("remote-answer", [data.payload], data.sig, byCluster(envelope.cluster));
-  if (!check.ok)
-    return { ok: false, why: `the answer is not cluster ${envelope.cluster}'s workers': ${check.why}` };
-  let body: AnswerEnvelope;
-  try {
-    body = JSON.parse(data.payload) as AnswerEnvelope;
-  } catch {
-    return { ok: false, why: "the answer's payload is not JSON" };
+  const opened = unseal<AnswerEnvelope>(keyring, "remote-answer", data, byCluster(envelope.cluster));
+  if (!opened.ok) {
+    return {
+      ok: false,
+      why:
+        opened.why === "it is not signed"
+          ? "the answer is not signed"
+          : `the answer is not cluster ${envelope.cluster}'s workers': ${opened.why}`,
+    };
   }
+  const body = opened.data;
   if (body.v !== 1 || body.cluster !== envelope.cluster || body.nonce !== envelope.nonce) {
     return { ok: false, why: "the answer is to another call" };
   }

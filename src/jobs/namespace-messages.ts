@@ -1,10 +1,17 @@
 /**
  * What the bot posted about a namespace, so it can be repainted when the namespace's state changes
  * ("one truth per thing", docs/design.md): each diagnosis card and each "Watching…" message, with where
- * it is (channel, ts) and the card's blocks as posted (what a GONE repaint keeps). One Redis hash per
- * namespace, `<prefix>:ns-messages:<cluster>:<namespace>`, field `<channel>:<ts>`; it expires a week
- * after the last post, and the namespace-gone wait deletes it once everything in it is repainted.
+ * it is (channel, ts). One Redis hash per namespace, `<prefix>:ns-messages:<cluster>:<namespace>`,
+ * field `<channel>:<ts>`; it expires a week after the last post, and the namespace-gone wait deletes it
+ * once everything in it is repainted.
+ *
+ * A record holds ids only, signed by the process that posted the message (the bot, or the cluster's
+ * watcher): a repaint renders the message's final form from the namespace and its outcome, never from
+ * anything stored, and touches only a message whose record verifies as the bot's or that cluster's
+ * workers' — a Redis writer can neither put words in it nor point it at another message.
  */
+import { byBot, type KeyOwner } from "../trust/keys.js";
+import { seal, unseal, type SealKeys } from "../trust/sealed.js";
 
 export const NamespaceMessageKind = { Diagnosis: "diagnosis", Watch: "watch" } as const;
 export type NamespaceMessageKind = (typeof NamespaceMessageKind)[keyof typeof NamespaceMessageKind];
@@ -14,11 +21,6 @@ export interface NamespaceMessage {
   readonly namespace: string;
   readonly channel: string;
   readonly ts: string;
-  /**
-   * The diagnosis card's blocks as posted (for `watch`: without its intro line), kept opaque here:
-   * only the Slack surface reads them back.
-   */
-  readonly blocks: readonly unknown[];
 }
 
 /** The Redis calls the record needs (a plain client or a cluster client alike). */
@@ -34,36 +36,64 @@ export interface NamespaceMessagesRedis {
 const TTL_SECONDS = 7 * 86_400;
 /** A namespace diagnosed this often is diagnosed in a loop: keep the first ones, not every one. */
 const MAX_PER_NAMESPACE = 50;
+const DOMAIN = "namespace-message";
+
+interface Signed extends NamespaceMessage {
+  readonly cluster: string;
+}
 
 export class NamespaceMessages {
   public constructor(
     private readonly redis: NamespaceMessagesRedis,
     private readonly prefix: string,
+    private readonly keys: SealKeys,
   ) {}
 
   private key(cluster: string, namespace: string): string {
     return `${this.prefix}:ns-messages:${cluster}:${namespace}`;
   }
 
-  /** Remember a posted message (idempotent per channel and ts). */
+  /** Remember a posted message (idempotent per channel and ts), signed by this process. */
   public async record(cluster: string, message: NamespaceMessage): Promise<void> {
+    const signer = this.keys.key;
+    if (signer === undefined) return;
     const key = this.key(cluster, message.namespace);
     if ((await this.redis.hlen(key)) >= MAX_PER_NAMESPACE) return;
-    await this.redis.hset(key, `${message.channel}:${message.ts}`, JSON.stringify(message));
+    const data: Signed = {
+      cluster,
+      kind: message.kind,
+      namespace: message.namespace,
+      channel: message.channel,
+      ts: message.ts,
+    };
+    await this.redis.hset(
+      key,
+      `${message.channel}:${message.ts}`,
+      JSON.stringify(seal(signer, DOMAIN, data)),
+    );
     await this.redis.expire(key, TTL_SECONDS);
   }
 
-  /** Every message recorded for the namespace (unreadable entries skipped). */
+  /** Every message recorded for the namespace whose record the bot or the cluster's workers signed. */
   public async list(cluster: string, namespace: string): Promise<NamespaceMessage[]> {
+    const accepts = (owner: KeyOwner): boolean =>
+      byBot(owner) || (owner.kind === "cluster" && owner.cluster === cluster);
     const all = await this.redis.hgetall(this.key(cluster, namespace));
     const out: NamespaceMessage[] = [];
-    for (const json of Object.values(all)) {
+    for (const [field, json] of Object.entries(all)) {
+      let value: unknown;
       try {
-        const m = JSON.parse(json) as NamespaceMessage;
-        if (typeof m.channel === "string" && typeof m.ts === "string" && Array.isArray(m.blocks)) out.push(m);
+        value = JSON.parse(json);
       } catch {
-        // not ours: skip
+        continue; // not ours
       }
+      const opened = unseal<Signed>(this.keys.keyring, DOMAIN, value, accepts);
+      if (!opened.ok) continue;
+      const m = opened.data;
+      // Signed for this cluster and namespace, under the field it is filed at: nothing moved.
+      if (m.cluster !== cluster || m.namespace !== namespace || field !== `${m.channel}:${m.ts}`) continue;
+      if (m.kind !== NamespaceMessageKind.Diagnosis && m.kind !== NamespaceMessageKind.Watch) continue;
+      out.push({ kind: m.kind, namespace: m.namespace, channel: m.channel, ts: m.ts });
     }
     return out;
   }

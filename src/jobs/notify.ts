@@ -3,18 +3,24 @@
  * the `notify` queue, so a Slack outage, a rate limit longer than a process's patience or a process
  * that dies mid-retry loses nothing: the job stays in Redis and any replica's worker finishes it.
  *
- * A job carries only the request id (and a reply's event, as JSON); it paints the state stored when
- * it runs, never a snapshot taken when it was queued, so jobs finishing in any order converge on the
- * truth. Repaints are deduplicated by the request's progress (state, votes, attempts); a reply by its
- * event, so a notification repeated by a retried executor posts once. A reply job queued before
- * replies were events carries finished words (`text`) instead: it is still delivered, as it was. A reply job that runs again after it
- * posted (handed over or re-delivered before it was marked done) finds its post recorded under the
- * job's key (`post-once.ts`) and posts nothing; edits are idempotent as they are.
+ * A job carries ids only: the request id, and for a reply which event of it (a vote by whom, the
+ * outcome). The worker re-reads the record, keeps what its signatures vouch for (`verifiedRequest`),
+ * and paints or words that — never a snapshot or words taken from the job — in the one message the bot
+ * signed for the request. A record that does not verify is not painted at all; so a Redis writer can
+ * neither make the bot write a message of its choosing nor point it at another message. Jobs finishing
+ * in any order converge on the truth. Repaints are deduplicated by the request's progress (state,
+ * votes, attempts); a reply by its event, so a notification repeated by a retried executor posts once.
+ * A reply job that runs again after it posted (handed over or re-delivered before it was marked done)
+ * finds its post recorded under the job's key (`post-once.ts`) and posts nothing; edits are idempotent.
  */
 import { createHash } from "node:crypto";
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
-import type { ApprovalNotifier, ThreadEvent } from "../approvals/notifier.js";
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalNotifier, OutcomeState, ThreadEvent } from "../approvals/notifier.js";
+import type { ApprovalRequest, VoteDecision } from "../approvals/types.js";
+import type { VerifiedView } from "../approvals/verify.js";
+import type { Keyring } from "../trust/keys.js";
+import { seal, unseal, type Sealed, type SealKeys } from "../trust/sealed.js";
+import type { NamespaceMessage } from "./namespace-messages.js";
 import type { Logger } from "../log.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { jobId } from "./queues.js";
@@ -24,53 +30,121 @@ export const NotifyQueueName = "notify";
 export const NotifyJobName = { Repaint: "repaint", Reply: "reply", Edit: "edit" } as const;
 
 /**
- * A message about a namespace repainted once its state is final (a diagnosis card GONE, "Watching…"
- * done): rendered when queued — a final state does not change — and applied by `chat.update`.
+ * The final form of a message the bot posted, named by ids: the worker that applies it renders it
+ * (a namespace's card or watch message from the namespace and the outcome, a path card from the signed
+ * request). The job is sealed by the process that queued it (`src/trust/sealed.ts`): a Redis writer can
+ * neither queue an edit nor change which message one touches.
  */
-export interface EditJobData {
-  readonly channel: string;
-  readonly ts: string;
-  readonly text: string;
-  readonly blocks: readonly unknown[];
+export type MessageEdit =
+  | {
+      readonly kind: "namespace-final";
+      readonly cluster: string;
+      readonly message: NamespaceMessage;
+      readonly outcome: "gone" | "timed-out";
+      /** ISO-8601: when the outcome was seen. */
+      readonly at: string;
+    }
+  | {
+      readonly kind: "repaired-card";
+      readonly requestId: string;
+      readonly channel: string;
+      readonly ts: string;
+      readonly at: string;
+    };
+
+/** Where an edit applies. */
+export function editTarget(edit: MessageEdit): { readonly channel: string; readonly ts: string } {
+  return edit.kind === "namespace-final" ? edit.message : edit;
 }
 
-export interface RepaintJobData {
-  readonly requestId: string;
-  /** The request as it was when queued: where its message is, if the record is gone by then. */
-  readonly snapshot: ApprovalRequest;
-}
-export interface ReplyJobData extends RepaintJobData {
-  /** What the reply reports; the worker's notifier words it. */
-  readonly event?: ThreadEvent;
-  /** A reply queued before replies were events: its finished words (read, never written). */
-  readonly text?: string;
-}
-
-/** The event of a reply job: its own, or the words of one queued before replies were events. */
-export function replyEvent(data: ReplyJobData): ThreadEvent | undefined {
-  if (data.event !== undefined) return data.event;
-  return typeof data.text === "string" ? { kind: "legacy-text", text: data.text } : undefined;
-}
-type NotifyJobData = RepaintJobData | ReplyJobData | EditJobData;
+const EDIT_DOMAIN = "message-edit";
 
 /**
- * Queue the repaint of one posted message; one job per message and `key` (what it becomes), so a
- * wait retried after queueing repaints once.
+ * Queue the repaint of one posted message, sealed with `keys`; one job per message and `key` (what it
+ * becomes), so a wait retried after queueing repaints once.
  */
 export async function queueMessageEdit(
   queue: Queue,
-  edit: EditJobData,
+  keys: SealKeys,
+  edit: MessageEdit,
   key: string,
   retry: NotifyRetry = {},
 ): Promise<void> {
-  await queue.add(NotifyJobName.Edit, edit, {
+  if (keys.key === undefined) throw new UnrecoverableError("this process holds no key to seal an edit with");
+  const where = editTarget(edit);
+  await queue.add(NotifyJobName.Edit, seal(keys.key, EDIT_DOMAIN, edit), {
     attempts: retry.attempts ?? 12,
     backoff: { type: "exponential", delay: retry.backoffMs ?? 5_000 },
     removeOnFail: { age: 7 * 86_400 },
     removeOnComplete: { age: 86_400 },
-    jobId: jobId(NotifyJobName.Edit, edit.channel, edit.ts, key),
+    jobId: jobId(NotifyJobName.Edit, where.channel, where.ts, key),
   });
 }
+
+export interface RepaintJobData {
+  readonly requestId: string;
+}
+
+/** Which event of a request a reply reports: the worker words it from the signed record. */
+export type ReplyRef =
+  | { readonly kind: "vote"; readonly voter: string; readonly decision: VoteDecision }
+  | { readonly kind: "cancelled" }
+  | { readonly kind: "expired" }
+  | { readonly kind: "outcome"; readonly state: OutcomeState };
+
+export interface ReplyJobData extends RepaintJobData {
+  readonly reply: ReplyRef;
+}
+
+/** The reference of an event: what it is, none of its words. */
+export function replyRef(event: ThreadEvent): ReplyRef {
+  switch (event.kind) {
+    case "vote":
+      return { kind: "vote", voter: event.voter, decision: event.decision };
+    case "cancelled":
+      return { kind: "cancelled" };
+    case "expired":
+      return { kind: "expired" };
+    case "outcome":
+      return { kind: "outcome", state: event.state };
+  }
+}
+
+/**
+ * The event `ref` names, as the verified record tells it (`undefined` when the record does not hold
+ * it: a vote nobody signed, an outcome the state does not carry). A vote's tally is the approvals
+ * counted up to it, while they were still short.
+ */
+export function eventOf(ref: ReplyRef, request: ApprovalRequest): ThreadEvent | undefined {
+  switch (ref.kind) {
+    case "vote": {
+      const index = request.votes.findIndex(
+        (v) => v.voter.userId === ref.voter && v.decision === ref.decision,
+      );
+      if (index < 0) return undefined;
+      if (ref.decision === "deny") return { kind: "vote", voter: ref.voter, decision: "deny" };
+      const approvals = request.votes.slice(0, index + 1).filter((v) => v.decision === "approve").length;
+      return {
+        kind: "vote",
+        voter: ref.voter,
+        decision: "approve",
+        ...(approvals < request.approvalsRequired
+          ? { tally: { approvals, required: request.approvalsRequired } }
+          : {}),
+      };
+    }
+    case "cancelled":
+      return request.state === "CANCELLED" ? { kind: "cancelled", by: request.requester.userId } : undefined;
+    case "expired":
+      return request.state === "EXPIRED" ? { kind: "expired" } : undefined;
+    case "outcome":
+      return request.state === ref.state && request.result !== undefined
+        ? { kind: "outcome", state: ref.state, message: request.result.message }
+        : undefined;
+  }
+}
+
+type NotifyJobData = RepaintJobData | ReplyJobData | Sealed;
 
 export interface NotifyRetry {
   /** BullMQ attempts of one notification, each with the notifier's own retry loop (default 12). */
@@ -89,7 +163,7 @@ export function queuedNotifier(queue: Queue, retry: NotifyRetry = {}): ApprovalN
   return {
     async requestUpdated(request: ApprovalRequest) {
       if (request.message === undefined) return;
-      const data: RepaintJobData = { requestId: request.id, snapshot: request };
+      const data: RepaintJobData = { requestId: request.id };
       await queue.add(NotifyJobName.Repaint, data, {
         ...opts,
         // One repaint per step of progress; a completed one is removed so a later repaint of the same
@@ -106,10 +180,10 @@ export function queuedNotifier(queue: Queue, retry: NotifyRetry = {}): ApprovalN
     },
     async threadReply(request: ApprovalRequest, event: ThreadEvent) {
       if (request.message === undefined) return;
-      const data: ReplyJobData = { requestId: request.id, snapshot: request, event };
+      const data: ReplyJobData = { requestId: request.id, reply: replyRef(event) };
       await queue.add(NotifyJobName.Reply, data, {
         ...opts,
-        jobId: replyJobId(request.id, event),
+        jobId: replyJobId(request.id, data.reply),
         // Kept a day: the same reply queued again within it collapses into this one.
         removeOnComplete: { age: 86_400 },
       });
@@ -118,8 +192,8 @@ export function queuedNotifier(queue: Queue, retry: NotifyRetry = {}): ApprovalN
 }
 
 /** The job of one reply: one per request and event (the same event queued again joins it). */
-export function replyJobId(requestId: string, event: ThreadEvent): string {
-  const digest = createHash("sha256").update(JSON.stringify(event)).digest("hex").slice(0, 24);
+export function replyJobId(requestId: string, reply: ReplyRef): string {
+  const digest = createHash("sha256").update(JSON.stringify(reply)).digest("hex").slice(0, 24);
   return jobId(NotifyJobName.Reply, requestId, digest);
 }
 
@@ -131,10 +205,10 @@ export function replyJobId(requestId: string, event: ThreadEvent): string {
 export async function replyDelivered(
   queue: Pick<Queue, "getJobState">,
   requestId: string,
-  event: ThreadEvent,
+  reply: ReplyRef,
   options: { readonly timeoutMs?: number; readonly pollMs?: number } = {},
 ): Promise<void> {
-  const id = replyJobId(requestId, event);
+  const id = replyJobId(requestId, reply);
   const deadline = Date.now() + (options.timeoutMs ?? 15_000);
   for (;;) {
     const state = await queue.getJobState(id).catch(() => "unknown" as const);
@@ -145,14 +219,16 @@ export async function replyDelivered(
 }
 
 export interface NotifyWorkerDeps {
-  /** The request as stored now; `null` when its record is gone. */
-  readonly current: (requestId: string) => Promise<ApprovalRequest | null>;
+  /** The request as its signatures vouch for it now; `null` when its record is gone. */
+  readonly current: (requestId: string) => Promise<VerifiedView | null>;
   /** Performs the edit and the reply (with its own short retry loop, honouring Retry-After). */
   readonly slack: ApprovalNotifier;
   /** Whether a failure will never go away by retrying (e.g. `cant_update_message`). */
   readonly isPermanent: (err: unknown) => boolean;
-  /** Applies an `edit` job (`chat.update` with its own short retry loop); edits fail without it. */
-  readonly edit?: (edit: EditJobData) => Promise<void>;
+  /** Applies an `edit` job (renders it, then `chat.update` with its own short retry loop); edits fail without it. */
+  readonly edit?: (edit: MessageEdit) => Promise<void>;
+  /** The keyring an edit job's seal is checked with (the bot's or any cluster's workers'). */
+  readonly keyring?: Keyring;
   readonly log?: Logger;
   /** Records each reply under its job's key, so a reply job that runs again does not post twice. */
   readonly posted?: PostLedger;
@@ -177,14 +253,26 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
     NotifyQueueName,
     async (job: Job<NotifyJobData>) => {
       if (job.name === NotifyJobName.Edit) {
-        const edit = job.data as EditJobData;
-        if (deps.edit === undefined) throw new UnrecoverableError("no message editor configured");
+        if (deps.edit === undefined || deps.keyring === undefined) {
+          throw new UnrecoverableError("no message editor configured");
+        }
+        // Only an edit a process of this install sealed: never one written into Redis.
+        const opened = unseal<MessageEdit>(deps.keyring, EDIT_DOMAIN, job.data, () => true);
+        if (!opened.ok) {
+          deps.log?.error(
+            { job: job.id, why: opened.why },
+            "refused an edit job that is not sealed by the bot or a worker",
+          );
+          throw new UnrecoverableError(`the edit is not sealed: ${opened.why}`);
+        }
+        const edit = opened.data;
+        const where = editTarget(edit);
         try {
           await deps.edit(edit);
         } catch (err) {
           if (deps.isPermanent(err)) {
             deps.log?.warn(
-              { channel: edit.channel, ts: edit.ts, err: { message: (err as Error).message } },
+              { channel: where.channel, ts: where.ts, err: { message: (err as Error).message } },
               "message edit refused by Slack; not retrying",
             );
             throw new UnrecoverableError((err as Error).message);
@@ -193,13 +281,30 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
         }
         return;
       }
-      const data = job.data as RepaintJobData;
-      // The Slack notifier re-reads the record itself before each attempt (a vanished one is
-      // repainted "expired / lost"); the snapshot only says where the message is.
-      const request = (await deps.current(data.requestId)) ?? data.snapshot;
-      const reply = job.name === NotifyJobName.Reply ? replyEvent(job.data as ReplyJobData) : undefined;
-      if (job.name === NotifyJobName.Reply && reply === undefined) {
-        throw new UnrecoverableError("a reply job with neither an event nor a text");
+      const data = job.data as Partial<ReplyJobData>;
+      const requestId = typeof data.requestId === "string" ? data.requestId : "";
+      const view = await deps.current(requestId);
+      // Gone: nothing of it can be shown (a click on its buttons repaints it "lost").
+      if (view === null) return;
+      if (!view.ok) {
+        deps.log?.error(
+          { requestId: requestId.slice(0, 64), job: job.name, why: view.why },
+          "refused to paint a request whose record does not verify",
+        );
+        throw new UnrecoverableError(`the record does not verify: ${view.why}`);
+      }
+      const request = view.request;
+      // Only the message the bot signed for this request is ever touched.
+      if (request.message === undefined) return;
+      let reply: ThreadEvent | undefined;
+      if (job.name === NotifyJobName.Reply) {
+        // Before replies named their event by reference a job carried the event itself: only what it is counts.
+        const legacy = (job.data as { event?: ThreadEvent }).event;
+        const ref = data.reply ?? (legacy !== undefined ? replyRef(legacy) : undefined);
+        reply = ref !== undefined ? eventOf(ref, request) : undefined;
+        if (reply === undefined) {
+          throw new UnrecoverableError("a reply whose event the signed record does not hold");
+        }
       }
       try {
         if (job.name === NotifyJobName.Repaint) {
@@ -220,7 +325,7 @@ export function createNotifyWorker(setup: NotifyWorkerSetup, deps: NotifyWorkerD
       } catch (err) {
         if (deps.isPermanent(err)) {
           deps.log?.warn(
-            { requestId: data.requestId, job: job.name, err: { message: (err as Error).message } },
+            { requestId, job: job.name, err: { message: (err as Error).message } },
             "notification refused by Slack; not retrying",
           );
           throw new UnrecoverableError((err as Error).message);

@@ -1,18 +1,21 @@
 /**
  * The traffic-path card whose *Fix the path* led to a repair request, so the card can lose its button
  * once the repair is made ("buttons that can no longer do anything are removed"). The bot remembers the
- * card (where it is and its blocks as clicked) when the form opens, and links the request to it when the
- * form is submitted; the worker that executes the request takes the card and repaints it.
+ * card when its button was clicked (Slack's signed click proves the card is the bot's and where it is),
+ * and links the request to it when the form is submitted; the worker that executes the request takes
+ * the card and repaints it from the request.
  *
  * Keys: `<prefix>:repair-card:<channel>:<ts>` (the card) and `<prefix>:repair-card-of:<request id>`
- * (which card a request came from); both expire after a week, longer than any request lives.
+ * (which card a request came from); both hold ids only, signed by the bot, and expire after a week,
+ * longer than any request lives. A record that does not verify is no card: nothing is repainted.
  */
+import { byBot } from "../trust/keys.js";
+import { seal, unseal, type SealKeys } from "../trust/sealed.js";
 
-/** Where a card is and what it showed when its button was clicked (opaque: only the Slack surface reads it). */
+/** Where a card is. */
 export interface RepairCard {
   readonly channel: string;
   readonly ts: string;
-  readonly blocks: readonly unknown[];
 }
 
 /** The Redis calls the record needs (a plain client or a cluster client alike). */
@@ -23,13 +26,14 @@ export interface RepairCardsRedis {
 }
 
 const TTL_SECONDS = 7 * 86_400;
-/** A card's blocks as Slack allows them (50 blocks of at most a few KB): anything bigger is not ours. */
-const MAX_CARD_BYTES = 200_000;
+const CARD = "repair-card";
+const LINK = "repair-card-of";
 
 export class RepairCards {
   public constructor(
     private readonly redis: RepairCardsRedis,
     private readonly prefix: string,
+    private readonly keys: SealKeys,
   ) {}
 
   private cardKey(channel: string, ts: string): string {
@@ -40,21 +44,27 @@ export class RepairCards {
     return `${this.prefix}:repair-card-of:${requestId}`;
   }
 
-  /** Remember the card a *Fix the path* was clicked on (the latest click's blocks win). */
+  /** Remember the card a *Fix the path* was clicked on (signed by the bot, which saw the click). */
   public async remember(card: RepairCard): Promise<void> {
-    const json = JSON.stringify({ channel: card.channel, ts: card.ts, blocks: card.blocks });
-    if (json.length > MAX_CARD_BYTES) return;
-    await this.redis.set(this.cardKey(card.channel, card.ts), json, "EX", TTL_SECONDS);
+    const signer = this.keys.key;
+    if (signer === undefined) return;
+    const data: RepairCard = { channel: card.channel, ts: card.ts };
+    await this.redis.set(
+      this.cardKey(card.channel, card.ts),
+      JSON.stringify(seal(signer, CARD, data)),
+      "EX",
+      TTL_SECONDS,
+    );
   }
 
   /** The request `requestId` was asked for from the card at `channel`/`ts`. */
-  public async link(
-    requestId: string,
-    card: { readonly channel: string; readonly ts: string },
-  ): Promise<void> {
+  public async link(requestId: string, card: RepairCard): Promise<void> {
+    const signer = this.keys.key;
+    if (signer === undefined) return;
+    const data = { requestId, channel: card.channel, ts: card.ts };
     await this.redis.set(
       this.linkKey(requestId),
-      JSON.stringify({ channel: card.channel, ts: card.ts }),
+      JSON.stringify(seal(signer, LINK, data)),
       "EX",
       TTL_SECONDS,
     );
@@ -62,30 +72,33 @@ export class RepairCards {
 
   /**
    * The card request `requestId` came from, once: the link and the card are forgotten, so a request
-   * handled again repaints nothing twice. `undefined` when there is none (asked by command) or it expired.
+   * handled again repaints nothing twice. `undefined` when there is none (asked by command), it
+   * expired, or either record is not the bot's for this request and card.
    */
   public async take(requestId: string): Promise<RepairCard | undefined> {
-    const link = parse(await this.redis.get(this.linkKey(requestId)));
-    if (link === undefined) return undefined;
+    const link = this.open(LINK, await this.redis.get(this.linkKey(requestId)));
+    if (link === undefined || link.requestId !== requestId) return undefined;
     const key = this.cardKey(link.channel, link.ts);
-    const card = parse(await this.redis.get(key));
+    const card = this.open(CARD, await this.redis.get(key));
     // One key per call: the two may live on different nodes of a Redis Cluster.
     await this.redis.del(this.linkKey(requestId));
     await this.redis.del(key);
-    return card !== undefined && Array.isArray(card.blocks)
-      ? { channel: card.channel, ts: card.ts, blocks: card.blocks }
+    return card !== undefined && card.channel === link.channel && card.ts === link.ts
+      ? { channel: card.channel, ts: card.ts }
       : undefined;
   }
-}
 
-function parse(json: string | null): (Partial<RepairCard> & { channel: string; ts: string }) | undefined {
-  if (json === null) return undefined;
-  try {
-    const v = JSON.parse(json) as Partial<RepairCard>;
-    return typeof v.channel === "string" && typeof v.ts === "string"
-      ? { ...v, channel: v.channel, ts: v.ts }
-      : undefined;
-  } catch {
-    return undefined;
+  private open(domain: string, json: string | null): (RepairCard & { requestId?: string }) | undefined {
+    if (json === null) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(json);
+    } catch {
+      return undefined;
+    }
+    const opened = unseal<RepairCard & { requestId?: string }>(this.keys.keyring, domain, value, byBot);
+    if (!opened.ok || typeof opened.data.channel !== "string" || typeof opened.data.ts !== "string")
+      return undefined;
+    return opened.data;
   }
 }

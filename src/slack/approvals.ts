@@ -362,8 +362,10 @@ export async function postApprovalRequest(
   }
   await deps.workflow.attachMessage(request.id, { channel, ts });
   log.info({ requestId: request.id, channel, ts }, "approval request posted");
-  // A vote between the post and the attach could not update the message; catch up with it now.
-  const latest = await deps.workflow.get(request.id);
+  // A vote between the post and the attach could not update the message; catch up with it now, from
+  // what the record's signatures vouch for.
+  const view = await deps.workflow.getVerified(request.id);
+  const latest = view.ok ? view.request : request;
   if (latest.state !== request.state || latest.votes.length !== request.votes.length) {
     const fresh = renderApprovalRequest(latest, deps.now());
     await client.chat.update({ channel, ts, text: fresh.text, blocks: fresh.blocks });

@@ -133,8 +133,6 @@ export function renderThreadReply(event: ThreadEvent): string {
       return "The request expired without enough approvals.";
     case "outcome":
       return outcomeSentence(event.state === "TAMPERED", event.message);
-    case "legacy-text":
-      return event.text;
   }
 }
 

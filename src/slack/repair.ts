@@ -234,7 +234,7 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
           }
           if (card?.blocks !== undefined && deps.cards !== undefined) {
             await deps.cards
-              .remember({ channel: card.channelId, ts: card.ts, blocks: card.blocks })
+              .remember({ channel: card.channelId, ts: card.ts })
               .catch((err: unknown) =>
                 ctx.scope.log.warn({ err: toUserError(err).message }, "the path card was not remembered"),
               );

@@ -3,7 +3,6 @@
  * the Block Kit renderers of `blocks/watch.ts`, which escape everything foreign, and posts or edits it
  * through the Web API.
  */
-import type { KnownBlock } from "@slack/types";
 import type { WebClient } from "@slack/web-api";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { WatcherMessage, WatcherSlack } from "../watcher/watcher.js";
@@ -27,12 +26,7 @@ export function renderWatcherMessage(message: WatcherMessage): SlackMessage {
     case "gone":
       return renderWatchGoneNote(message.namespace, message.terminatingSeconds);
     case "gone-card":
-      // The card as it was posted (this adapter's own blocks, kept with the episode).
-      return renderWatchGoneCard(
-        message.namespace,
-        message.card as readonly KnownBlock[],
-        message.terminatingSeconds,
-      );
+      return renderWatchGoneCard(message.namespace, message.terminatingSeconds);
   }
 }
 
@@ -53,7 +47,7 @@ export function slackWatcherClient(client: WebClient, cluster?: string): Watcher
       });
       if (res.ts === undefined)
         throw new UnstuckError(ErrorCode.Upstream, "Slack accepted a message but returned no ts.");
-      return { ts: res.ts, blocks: message.blocks };
+      return { ts: res.ts };
     },
     async update(channel, ts, watcherMessage) {
       const message = render(watcherMessage);

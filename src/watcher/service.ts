@@ -8,7 +8,13 @@ import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import type { NamespaceWatchIo } from "../kube/namespace-watch.js";
 import type { Logger } from "../log.js";
 import { LeaderLease } from "./lease.js";
-import { NamespaceWatcher, type WatcherOptions, type WatcherSlack, type WatcherStats } from "./watcher.js";
+import {
+  NamespaceWatcher,
+  type WatcherOptions,
+  type WatcherReceipts,
+  type WatcherSlack,
+  type WatcherStats,
+} from "./watcher.js";
 
 export interface WatcherServiceOptions {
   readonly redis: RedisConnection;
@@ -21,6 +27,8 @@ export interface WatcherServiceOptions {
   readonly io: NamespaceWatchIo;
   readonly diagnose: (namespace: string) => Promise<NamespaceDiagnosis>;
   readonly slack: WatcherSlack;
+  /** Signs and checks where an episode's card is (see `WatcherOptions.receipts`). */
+  readonly receipts: WatcherReceipts;
   readonly log?: Logger;
   /** Tuning passed to the watcher (tests shorten them). */
   readonly tuning?: Pick<
@@ -48,6 +56,7 @@ export function createWatcherService(o: WatcherServiceOptions): WatcherService {
     thresholdMs: o.thresholdMs,
     diagnose: o.diagnose,
     slack: o.slack,
+    receipts: o.receipts,
     ...(log !== undefined ? { log } : {}),
     ...o.tuning,
   });

@@ -33,25 +33,13 @@ export type WatcherMessage =
   | { readonly kind: "still-terminating"; readonly diagnosis: NamespaceDiagnosis }
   /** In the card's thread: the namespace is gone, after this long Terminating (when known). */
   | { readonly kind: "gone"; readonly namespace: string; readonly terminatingSeconds?: number }
-  /** The card repainted GONE: `card` is the card as posted (what `post` returned for the notice). */
-  | {
-      readonly kind: "gone-card";
-      readonly namespace: string;
-      readonly card: readonly unknown[];
-      readonly terminatingSeconds?: number;
-    };
+  /** The card repainted GONE (rendered from the namespace alone). */
+  | { readonly kind: "gone-card"; readonly namespace: string; readonly terminatingSeconds?: number };
 
 /** How the watcher talks to Slack (a WebClient in production; it escapes everything foreign). */
 export interface WatcherSlack {
-  /**
-   * Post a message (in `threadTs`'s thread when given). Returns its ts and, for a card, what it was
-   * posted as: kept with the episode to repaint it GONE later.
-   */
-  post(
-    channel: string,
-    message: WatcherMessage,
-    threadTs?: string,
-  ): Promise<{ ts: string; blocks?: readonly unknown[] }>;
+  /** Post a message (in `threadTs`'s thread when given). Returns its ts. */
+  post(channel: string, message: WatcherMessage, threadTs?: string): Promise<{ ts: string }>;
   update(channel: string, ts: string, message: WatcherMessage): Promise<void>;
 }
 
@@ -79,6 +67,17 @@ export interface WatcherOptions {
   readonly backoffMs?: { readonly initial?: number; readonly max?: number };
   /** How long an episode record is kept (default 30 days). */
   readonly episodeTtlSeconds?: number;
+  /**
+   * Signs where an episode's card is (this process's key) and checks it: the watcher replies under and
+   * repaints only a card whose record it can verify, never a message a Redis writer pointed it at.
+   */
+  readonly receipts: WatcherReceipts;
+}
+
+/** Where a card was posted, signed and checked (`src/trust/`); the fields name the episode and the message. */
+export interface WatcherReceipts {
+  sign(fields: readonly string[]): string;
+  check(fields: readonly string[], sig: unknown): boolean;
 }
 
 interface Tracked {
@@ -98,8 +97,8 @@ interface EpisodeRecord {
   readonly deletionTimestamp: string;
   readonly channel?: string;
   readonly ts?: string;
-  /** The card as posted (Block Kit, opaque here): repainted GONE at the end. */
-  readonly blocks?: readonly unknown[];
+  /** Where the card is, signed (`WatcherReceipts`): nothing is posted under or repainted without it. */
+  readonly cardSig?: string;
   /** What the thread last said remains (to post an update only when it changed). */
   readonly signature?: string;
 }
@@ -119,6 +118,15 @@ function signatureOf(d: NamespaceDiagnosis): string {
     ...d.remaining.map((r) => `${r.resource}=${String(r.count)}`).sort(),
     ...d.namespaceFinalizers.map((f) => `ns:${f}`),
   ].join("\n");
+}
+
+/** What a card's receipt binds: the episode (namespace, uid, deletion) and where the card is. */
+function cardFields(
+  episode: { readonly namespace: string; readonly uid: string; readonly deletionTimestamp: string },
+  channel: string,
+  ts: string,
+): string[] {
+  return [episode.namespace, episode.uid, episode.deletionTimestamp, channel, ts];
 }
 
 function contentLeft(d: NamespaceDiagnosis): boolean {
@@ -428,7 +436,7 @@ export class NamespaceWatcher {
       t.episode = key;
       return;
     }
-    const { ts, blocks } = await this.o.slack.post(this.o.channel, {
+    const { ts } = await this.o.slack.post(this.o.channel, {
       kind: "notice",
       diagnosis: d,
       thresholdMs: this.o.thresholdMs,
@@ -438,7 +446,7 @@ export class NamespaceWatcher {
       state: "posted",
       channel: this.o.channel,
       ts,
-      ...(blocks !== undefined ? { blocks } : {}),
+      cardSig: this.o.receipts.sign(cardFields(base, this.o.channel, ts)),
       signature: signatureOf(d),
     };
     await this.o.redis
@@ -482,15 +490,27 @@ export class NamespaceWatcher {
       this.scheduleUpdate(name, t);
       return;
     }
-    if (rec.state !== "posted" || rec.channel === undefined || rec.ts === undefined) return;
+    if (rec.state !== "posted" || !this.ownCard(rec)) return;
     const d = await this.o.diagnose(name);
     t.lastUpdateAt = this.now();
     if (!contentLeft(d)) return;
     const signature = signatureOf(d);
     if (signature === rec.signature) return;
-    await this.o.slack.post(rec.channel, { kind: "still-terminating", diagnosis: d }, rec.ts);
+    await this.o.slack.post(rec.channel ?? "", { kind: "still-terminating", diagnosis: d }, rec.ts);
     await this.o.redis.set(t.episode, JSON.stringify({ ...rec, signature }), "KEEPTTL");
     this.counts.updates++;
+  }
+
+  /** Whether the record's card is one this install's watcher posted for this episode (its receipt verifies). */
+  private ownCard(rec: EpisodeRecord): boolean {
+    if (rec.channel === undefined || rec.ts === undefined) return false;
+    const ok = this.o.receipts.check(cardFields(rec, rec.channel, rec.ts), rec.cardSig);
+    if (!ok)
+      this.o.log?.error(
+        { namespace: rec.namespace },
+        "watcher: an episode's card is not signed by this install; left alone",
+      );
+    return ok;
   }
 
   /** The namespace is gone: a quiet note in the thread, the card repainted GONE, the episode closed. */
@@ -508,7 +528,7 @@ export class NamespaceWatcher {
   private async finishOnce(uid: string, episodeKey: string): Promise<void> {
     const json = await this.o.redis.get(episodeKey);
     const rec = json === null ? undefined : (JSON.parse(json) as EpisodeRecord);
-    if (rec?.state === "posted" && rec.channel !== undefined && rec.ts !== undefined) {
+    if (rec?.state === "posted" && this.ownCard(rec) && rec.channel !== undefined && rec.ts !== undefined) {
       const since = Date.parse(rec.deletionTimestamp);
       const terminating = Number.isFinite(since)
         ? { terminatingSeconds: Math.max(0, Math.round((this.now() - since) / 1000)) }
@@ -521,14 +541,9 @@ export class NamespaceWatcher {
       await this.o.slack.update(rec.channel, rec.ts, {
         kind: "gone-card",
         namespace: rec.namespace,
-        card: rec.blocks ?? [],
         ...terminating,
       });
-      await this.o.redis.set(
-        episodeKey,
-        JSON.stringify({ ...rec, state: "gone", blocks: undefined }),
-        "KEEPTTL",
-      );
+      await this.o.redis.set(episodeKey, JSON.stringify({ ...rec, state: "gone" }), "KEEPTTL");
       this.counts.gone++;
       this.o.log?.info(
         { namespace: rec.namespace, channel: rec.channel, ts: rec.ts },

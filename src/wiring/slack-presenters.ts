@@ -2,16 +2,15 @@
  * The Slack side of the application layer's ports: its cards, links and the words it posts in a
  * thread or edits into a message. The use cases (`src/app/`) decide what to say; these say it in Slack.
  */
-import type { KnownBlock } from "@slack/types";
 import type { WebClient } from "@slack/web-api";
 import type { PostedMessage } from "../app/namespace-wait.js";
-import type { RepaintPresenter } from "../app/namespace-gone.js";
 import { retrying } from "../approvals/notifier.js";
-import type { EditJobData } from "../jobs/notify.js";
+import { editTarget, type MessageEdit } from "../jobs/notify.js";
+import { NamespaceMessageKind } from "../jobs/namespace-messages.js";
+import type { VerifiedView } from "../approvals/verify.js";
 import { withCluster } from "../slack/blocks/cluster-value.js";
 import { renderDiagnosisBlocks } from "../slack/blocks/diagnosis.js";
-import { renderTraceBlocks, renderTraceRepaired } from "../slack/blocks/trace.js";
-import type { RepairCardPresenter } from "../app/repair-card.js";
+import { renderPathRepaired, renderTraceBlocks } from "../slack/blocks/trace.js";
 import type { AttachedFile, SlackMessage } from "../slack/blocks/message.js";
 import { answerFile } from "../slack/blocks/index.js";
 import type { RepointPlan } from "../edge/repoint.js";
@@ -69,28 +68,38 @@ export function slackWatchJoined(
   };
 }
 
-/** The final forms of a watch message and of a diagnosis card (the blocks were posted by this surface). */
-export const slackRepaint: RepaintPresenter = {
-  watchFinished: (namespace, card, outcome, at) =>
-    renderWatchFinished(namespace, card as readonly KnownBlock[], outcome, at),
-  diagnosisGone: (namespace, card, at) => renderDiagnosisGone(namespace, card as readonly KnownBlock[], at),
-};
-
-/** The traffic-path card once the repair asked from it was made: *Fix the path* taken off. */
-export const slackRepairCard: RepairCardPresenter = {
-  repaired: (card, at) => renderTraceRepaired(card, at),
-};
-
-/** Applies a queued edit of a posted message (`chat.update`, with a short retry loop). */
-export function slackMessageEditor(notifierClient: WebClient): (e: EditJobData) => Promise<void> {
+/**
+ * Applies a queued edit of a posted message: renders its final form from what the edit names — a
+ * namespace's card or watch message from the namespace and the outcome, a path card from the request as
+ * its signatures vouch for it (`current`) — then `chat.update`, with a short retry loop. A repaired card
+ * whose request does not verify is left as it is.
+ */
+export function slackMessageEditor(
+  notifierClient: WebClient,
+  current: (requestId: string) => Promise<VerifiedView | null>,
+): (e: MessageEdit) => Promise<void> {
   return async (e) => {
+    let message: SlackMessage;
+    if (e.kind === "namespace-final") {
+      const at = new Date(e.at);
+      const m = e.message;
+      message =
+        m.kind === NamespaceMessageKind.Watch
+          ? renderWatchFinished(m.namespace, e.outcome, at)
+          : renderDiagnosisGone(m.namespace, at);
+    } else {
+      const view = await current(e.requestId);
+      if (view === null || !view.ok || view.request.action.type !== "repoint-path") return;
+      message = renderPathRepaired(view.request, new Date(e.at));
+    }
+    const where = editTarget(e);
     await retrying(
       () =>
         notifierClient.chat.update({
-          channel: e.channel,
-          ts: e.ts,
-          text: e.text,
-          blocks: e.blocks as KnownBlock[],
+          channel: where.channel,
+          ts: where.ts,
+          text: message.text,
+          blocks: message.blocks,
         }),
       slackRetryVerdict,
       EDIT_RETRY,

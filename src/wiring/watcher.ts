@@ -13,6 +13,9 @@ import type { Logger } from "../log.js";
 import type { RedisConnection } from "../redis-connection.js";
 import { slackWatcherClient } from "../slack/watcher-client.js";
 import { createWatcherService, type WatcherService, type WatcherServiceOptions } from "../watcher/service.js";
+import type { WatcherReceipts } from "../watcher/watcher.js";
+import { byBot, byCluster } from "../trust/keys.js";
+import type { SealKeys } from "../trust/sealed.js";
 
 export interface WatcherDeps {
   readonly config: Config;
@@ -23,8 +26,22 @@ export interface WatcherDeps {
   readonly log: Logger;
   /** In a fleet: the cluster watched, named in the value of its cards' buttons. */
   readonly cluster?: string;
+  /** This process's key (signs where its cards are) and the keyring; `cluster` the one it watches. */
+  readonly seal: SealKeys & { readonly cluster: string };
   /** Its namespace watch (default from the kubeconfig) and timings (tests pass both). */
   readonly options?: { readonly io?: NamespaceWatchIo; readonly tuning?: WatcherServiceOptions["tuning"] };
+}
+
+/**
+ * Receipts of where the watcher posted its cards: signed with this process's key, accepted from the bot
+ * or the watched cluster's workers (whichever replica leads).
+ */
+function watcherReceipts(seal: SealKeys & { readonly cluster: string }): WatcherReceipts {
+  return {
+    sign: (fields) => (seal.key !== undefined ? seal.key.sign("watcher-card", fields) : ""),
+    check: (fields, sig) =>
+      seal.keyring.verify("watcher-card", fields, sig, (o) => byBot(o) || byCluster(seal.cluster)(o)).ok,
+  };
 }
 
 /** The watcher service, or nothing when no watch channel is configured. */
@@ -47,6 +64,7 @@ export function createWatcher(d: WatcherDeps): WatcherService | undefined {
           ),
         diagnose: (namespace) => diagnoseNamespace(services.kube, namespace, diagnoseOptions(services)),
         slack: slackWatcherClient(d.client, d.cluster),
+        receipts: watcherReceipts(d.seal),
         log: d.log,
         ...(d.options?.tuning !== undefined ? { tuning: d.options.tuning } : {}),
       });

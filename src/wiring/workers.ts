@@ -17,6 +17,7 @@ import type { StartNamespaceWait } from "../app/namespace-wait.js";
 import type { RunningJob } from "../app/shutdown.js";
 import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 import type { ApprovalSigner } from "../approvals/integrity.js";
+import type { SealKeys } from "../trust/sealed.js";
 import type { ApprovalNotifier, RetryPolicy } from "../approvals/notifier.js";
 import type { ApprovalPolicy } from "../approvals/policy.js";
 import type { ApprovalStore } from "../approvals/store.js";
@@ -31,7 +32,13 @@ import { enqueueEdgeWait, redisSharedChecks } from "../jobs/edge-waits.js";
 import { coalescedReporter } from "../jobs/waits.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import type { RepairCards } from "../jobs/repair-cards.js";
-import { createNotifyWorker, queueMessageEdit, replyDelivered, type NotifyRetry } from "../jobs/notify.js";
+import {
+  createNotifyWorker,
+  queueMessageEdit,
+  replyDelivered,
+  replyRef,
+  type NotifyRetry,
+} from "../jobs/notify.js";
 import { enqueuePathRecheck } from "../jobs/path-recheck.js";
 import type { PostLedger } from "../jobs/post-once.js";
 import type { Queues } from "../jobs/queues.js";
@@ -44,13 +51,7 @@ import {
   createSlackThreadReporter,
   slackRetryVerdict,
 } from "../slack/notifier.js";
-import {
-  slackAlreadyWatchedReply,
-  slackMessageEditor,
-  slackRepaint,
-  slackRepairCard,
-  slackTraceCardOf,
-} from "./slack-presenters.js";
+import { slackAlreadyWatchedReply, slackMessageEditor, slackTraceCardOf } from "./slack-presenters.js";
 
 /** Approved actions run at once on one worker process. */
 const ACTIONS_CONCURRENCY = 4;
@@ -68,6 +69,8 @@ export interface WorkersDeps {
   readonly store: ApprovalStore;
   readonly signer: ApprovalSigner;
   readonly guardSigner: DeletionGuardSigner;
+  /** What these workers seal the jobs they hand on with (their cluster's key) and check seals with. */
+  readonly seal: SealKeys;
   readonly policy: ApprovalPolicy;
   readonly audit: AuditLog;
   readonly workflow: ApprovalWorkflow;
@@ -103,7 +106,12 @@ export function createWorkers(d: WorkersDeps): Worker[] {
     client: d.notifierClient,
     now,
     log,
-    current: (id) => d.store.get(id),
+    // Each attempt paints what the signatures vouch for now; a record that stopped verifying keeps
+    // the view the job verified (never the stored words).
+    current: async (id) => {
+      const view = await d.store.getVerified(id);
+      return view === null ? null : view.ok ? view.request : undefined;
+    },
     ...(tuning.notify?.retry !== undefined ? { retry: tuning.notify.retry } : {}),
   });
   // The traffic-path cards these workers post (in a fleet, their buttons name this cluster).
@@ -129,7 +137,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
           startWait: d.startWait,
           enqueueEdgeWait: (request) =>
             enqueueEdgeWait(queues.waits, request, now(), { reporter: statusReporter, posted: d.posted }),
-          replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, event),
+          replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, replyRef(event)),
           posted: d.posted,
           replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
           cluster: d.cluster,
@@ -137,8 +145,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
           ...(tuning.edgeWaits !== undefined ? { edgeWaits: tuning.edgeWaits } : {}),
           repaintRepairCard: repaintRepairedCard({
             cards: d.repairCards,
-            queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, edit, key, tuning.notify?.job),
-            present: slackRepairCard,
+            queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, d.seal, edit, key, tuning.notify?.job),
             now,
             log,
           }),
@@ -207,17 +214,17 @@ export function createWorkers(d: WorkersDeps): Worker[] {
         // The namespace's wait ended: repaint what was posted about it (durably, on the notify queue).
         onFinished: repaintWhenFinished({
           messages: d.namespaceMessages,
-          queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, edit, key, tuning.notify?.job),
-          present: slackRepaint,
+          queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, d.seal, edit, key, tuning.notify?.job),
           now,
         }),
       },
     ),
     createNotifyWorker(workerSetup, {
-      current: (id) => d.store.get(id),
+      current: (id) => d.store.getVerified(id),
       slack: slackNotifier,
       isPermanent: (err) => !slackRetryVerdict(err).retry,
-      edit: slackMessageEditor(d.notifierClient),
+      edit: slackMessageEditor(d.notifierClient, (id) => d.store.getVerified(id)),
+      keyring: d.seal.keyring,
       log,
       posted: d.posted,
     }),

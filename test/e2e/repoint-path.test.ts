@@ -317,8 +317,9 @@ describe("repairing the traffic path through the approval", () => {
       20_000,
       "the card repainted without Fix the path",
     );
-    expect(JSON.stringify(repainted.blocks)).toContain("Repaired");
-    expect(JSON.stringify(repainted.blocks)).toContain("UpdateDistribution E2MYAPPTEST0001");
+    // Its repaired state first, from the signed request: what changed, who asked and approved.
+    expect(JSON.stringify(repainted.blocks)).toContain("*Repaired* — the traffic path of test.example.com");
+    expect(JSON.stringify(repainted.blocks)).toMatch(/asked by <@U0ONCALL1>, approved by <@U0APPROVER1>/);
 
     // The other card's Fix the path: the form says there is nothing to repair, without asking why,
     // nothing is requested, and that card loses its button too, saying who checked.

@@ -28,7 +28,7 @@ describe("the sandbox's terminal driver, traffic path", () => {
         "click Approve",
         "wait E2MYAPPTEST0001 is Deployed",
         "wait test.example.com answers 200",
-        "wait this card shows the path before the repair",
+        "wait This card showed the path before the repair",
         "quit",
         "",
       ].join("\n"),
@@ -52,8 +52,8 @@ describe("the sandbox's terminal driver, traffic path", () => {
     expect(out).toMatch(/== DONE: repoint/);
     expect(out).toMatch(/CloudFront E2MYAPPTEST0001 is Deployed after/);
     expect(out).toMatch(/✅ test\.example\.com answers 200 \(GET https:\/\/test\.example\.com\/\)/);
-    // The card the repair was asked from lost its Fix the path and says so.
-    expect(out).toMatch(/Repaired [^\n]*through the approved request/);
+    // The card the repair was asked from says it was repaired, and by whom, before anything else.
+    expect(out).toMatch(/Repaired\*? — the traffic path of test\.example\.com[^\n]*approved by/);
     expect(out).not.toContain("(not seen within");
     expect(out).not.toContain("no such button");
   }, 180_000);

@@ -5,6 +5,7 @@
  */
 import { LOCAL_CLUSTER } from "../../src/config.js";
 import { DeletionGuardSigner } from "../../src/approvals/deletion-guard-token.js";
+import type { WatcherReceipts } from "../../src/watcher/watcher.js";
 import { ApprovalSigner } from "../../src/approvals/integrity.js";
 import {
   BOT,
@@ -110,4 +111,13 @@ export function strangerGuardSigner(): DeletionGuardSigner {
     keyring: new Keyring([{ key: worker.publicKey, owner: worker.owner }]),
     worker,
   });
+}
+
+/** The watcher's card receipts of a single-cluster install's workers (signed with their key). */
+export function testWatcherReceipts(): WatcherReceipts {
+  const keys = testProcessKeys();
+  return {
+    sign: (fields) => keys.worker?.sign("watcher-card", fields) ?? "",
+    check: (fields, sig) => keys.keyring.verify("watcher-card", fields, sig, () => true).ok,
+  };
 }

@@ -6,6 +6,7 @@ import { repointRequestCommand } from "../../render/trace-text.js";
 import { plural } from "../../util/format.js";
 import type { TraceResult } from "../../traffic/trace.js";
 import type { SlackMessage } from "./message.js";
+import { approverIds, describeAction, type ApprovalRequest } from "../../approvals/types.js";
 import { slackDate } from "./diagnosis.js";
 import { clip, command, esc, mention, sections, SlackLimit } from "./text.js";
 
@@ -179,10 +180,35 @@ export function renderTraceNothingToRepair(
   );
 }
 
-/** The card once the repair asked from it was made: the trace above is the path before it. */
-export function renderTraceRepaired(blocks: readonly unknown[], at: Date): SlackMessage {
-  return withoutRepairButton(
-    blocks,
-    `:white_check_mark: Repaired ${slackDate(at.toISOString())} through the approved request (its thread follows CloudFront, Route 53 and the hostnames); this card shows the path before the repair.`,
-  );
+/**
+ * A traffic-path card once the repair asked from it was made: the repaired state first, from the
+ * signed request alone (what it changed, who asked and approved, when); the checks that follow are in
+ * the request's thread. Nothing of the card as posted is kept, so no stored words can reach it.
+ */
+export function renderPathRepaired(request: ApprovalRequest, at: Date): SlackMessage {
+  const what = describeAction(request.action);
+  const approvers = approverIds(request);
+  const by = `asked by ${mention(request.requester.userId)}${approvers.length > 0 ? `, approved by ${approvers.map(mention).join(", ")}` : ""}`;
+  const where =
+    request.message !== undefined ? `; its thread follows CloudFront, Route 53 and the hostnames` : "";
+  return {
+    text: clip(`Repaired: ${what}.`, SlackLimit.Fallback),
+    blocks: [
+      {
+        type: "section",
+        text: {
+          type: "mrkdwn",
+          text: clip(
+            `:white_check_mark: *Repaired* — the ${esc(what)} (${slackDate(at.toISOString())}, request \`${esc(request.id)}\`, ${by})${where}.`,
+          ),
+        },
+      },
+      {
+        type: "context",
+        elements: [
+          { type: "mrkdwn", text: "This card showed the path before the repair; `trace` shows it now." },
+        ],
+      },
+    ],
+  };
 }

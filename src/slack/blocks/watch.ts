@@ -39,18 +39,18 @@ export function renderWatchJoined(namespace: string, card: SlackMessage, threadL
 }
 
 /**
- * The "Watching…" message once its wait ended: gone (the card below GONE, without buttons) or timed
- * out (the card kept as it was, buttons included: the namespace is still stuck).
+ * The "Watching…" message once its wait ended: gone (the GONE card) or timed out (stopped, what still
+ * blocks in the thread). Rendered from the namespace and the outcome alone: nothing of the message as
+ * posted is kept, so no stored words can reach it.
  */
 export function renderWatchFinished(
   namespace: string,
-  card: readonly KnownBlock[],
   outcome: "gone" | "timed-out",
   at: Date,
 ): SlackMessage {
   const when = slackDate(at.toISOString());
   if (outcome === "gone") {
-    const gone = renderGoneCard(namespace, card, `at ${when}`);
+    const gone = renderGoneCard(namespace, `at ${when}`);
     return withIntro(
       `:white_check_mark: *Done* — watched namespace \`${code(namespace, 63)}\` until it was gone (${when}); the checks are in the thread.`,
       gone.blocks,
@@ -59,40 +59,22 @@ export function renderWatchFinished(
   }
   return withIntro(
     `:hourglass: *Stopped watching* namespace \`${code(namespace, 63)}\` at the deadline (${when}): it was still there; what still blocks is in the thread. \`watch ns\` again to keep waiting.`,
-    card,
+    [],
     `Stopped watching namespace ${code(namespace, 63)}: still there at the deadline.`,
   );
 }
 
-/** A diagnosis card once the namespace is gone: GONE, no buttons, the findings as first reported. */
-export function renderDiagnosisGone(namespace: string, card: readonly KnownBlock[], at: Date): SlackMessage {
-  return renderGoneCard(namespace, card, `at ${slackDate(at.toISOString())}`);
-}
-
-/** The cause the card first reported, without its verdict: "security group sg-… is held by …". */
-function firstCause(blocks: readonly KnownBlock[]): string | undefined {
-  for (const b of blocks) {
-    if (b.type !== "section" || b.text?.type !== "mrkdwn") continue;
-    const m = /^:[a-z_]+: \*(?:BLOCKED|TERMINATING)\*: ([\s\S]*?)(?: — Terminating for [\s\S]*)?\.?$/.exec(
-      b.text.text,
-    );
-    if (m?.[1] !== undefined) return m[1];
-  }
-  return undefined;
+/** A diagnosis card once the namespace is gone: GONE, no buttons, what to look at next. */
+export function renderDiagnosisGone(namespace: string, at: Date): SlackMessage {
+  return renderGoneCard(namespace, `at ${slackDate(at.toISOString())}`);
 }
 
 /**
  * The card once the namespace is gone: it says so and what comes next (the orphan check, the traffic
- * path of its hostnames), keeps only what held it as a past fact, and drops the verdict, the advice
- * and the buttons — none of them can do anything for a namespace that no longer exists.
+ * path of its hostnames), and drops the verdict, the advice and the buttons — none of them can do
+ * anything for a namespace that no longer exists. What held it is in the card's thread.
  */
-export function renderGoneCard(
-  namespace: string,
-  blocks: readonly KnownBlock[],
-  after: string,
-  command = "/unstuck",
-): SlackMessage {
-  const cause = firstCause(blocks);
+export function renderGoneCard(namespace: string, after: string, command = "/unstuck"): SlackMessage {
   const ns = code(namespace, 63);
   const out: KnownBlock[] = [
     { type: "header", text: { type: "plain_text", text: plain(`Namespace ${namespace}: GONE`) } },
@@ -105,21 +87,16 @@ export function renderGoneCard(
         ),
       },
     },
-  ];
-  if (cause !== undefined)
-    out.push({
-      type: "context",
-      elements: [{ type: "mrkdwn", text: clip(`_What held it, as first reported:_ ${cause}`, 2000) }],
-    });
-  out.push({
-    type: "section",
-    text: {
-      type: "mrkdwn",
-      text: clip(
-        `*Next*: what its load balancers left in AWS — \`${code(`${command} orphans ${namespace}`)}\`; the traffic path of the hostnames that reached it — \`${code(`${command} trace ns ${namespace}`)}\`.`,
-      ),
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: clip(
+          `*Next*: what its load balancers left in AWS — \`${code(`${command} orphans ${namespace}`)}\`; the traffic path of the hostnames that reached it — \`${code(`${command} trace ns ${namespace}`)}\`.`,
+        ),
+      },
     },
-  });
+  ];
   return { text: `Namespace ${namespace} is gone.`, blocks: out };
 }
 
@@ -165,11 +142,7 @@ export function renderWatchGoneNote(namespace: string, terminatingSeconds?: numb
   return { text, blocks: [{ type: "context", elements: [{ type: "mrkdwn", text }] }] };
 }
 
-/** The watcher's card once the namespace is gone: GONE, no buttons, the findings as first posted. */
-export function renderWatchGoneCard(
-  namespace: string,
-  card: readonly KnownBlock[],
-  terminatingSeconds?: number,
-): SlackMessage {
-  return renderGoneCard(namespace, card, terminatingFor(terminatingSeconds));
+/** The watcher's card once the namespace is gone: GONE, no buttons. */
+export function renderWatchGoneCard(namespace: string, terminatingSeconds?: number): SlackMessage {
+  return renderGoneCard(namespace, terminatingFor(terminatingSeconds));
 }

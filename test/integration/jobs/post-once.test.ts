@@ -249,7 +249,8 @@ describe("a job that runs again after it posted posts nothing twice", () => {
       const w = createNotifyWorker(
         { connection: redis, prefix: bull, concurrency: 1 },
         {
-          current: () => Promise.resolve(null),
+          // The record as its signatures vouch for it: the reply's words are its result's.
+          current: () => Promise.resolve({ ok: true, request }),
           slack: createSlackApprovalNotifier({ client, now: () => new Date(), log }),
           isPermanent: () => false,
           log,
@@ -273,6 +274,11 @@ describe("a job that runs again after it posted posts nothing twice", () => {
       executionAttempts: 1,
       updatedAt: new Date().toISOString(),
       message: { channel: CHANNEL, ts: THREAD },
+      result: {
+        outcome: "done",
+        message: "✅ Finalizer removed: the Ingress is gone.",
+        at: new Date().toISOString(),
+      },
     } as unknown as ApprovalRequest;
     const held = fake.hold("chat.postMessage", (c) => /Finalizer removed/.test(text(c)));
     start();

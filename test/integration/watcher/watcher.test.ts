@@ -22,6 +22,7 @@ import type { WatcherSlack } from "../../../src/watcher/watcher.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
+import { testWatcherReceipts } from "../../helpers/keys.js";
 
 const TOKEN = "xoxb-watcher-test-token";
 const CHANNEL = "C0WATCH";
@@ -86,6 +87,7 @@ describe("namespace watcher", () => {
       diagnose: (ns) =>
         diagnoseNamespace(kube, ns, { now: () => new Date(), blockedAfterSeconds: thresholdSeconds }),
       slack: (o.slack ?? ((x) => x))(slackWatcherClient(new WebClient(TOKEN, { slackApiUrl: fake.url }))),
+      receipts: testWatcherReceipts(),
       log,
       tuning: {
         watchTimeoutSeconds: o.watchTimeoutSeconds ?? 30,
@@ -198,6 +200,33 @@ describe("namespace watcher", () => {
     expect(blocks.find((b) => b.type === "header")?.text?.text).toBe("Namespace stuck-c: GONE");
     expect(blocks.some((b) => b.type === "actions")).toBe(false);
     expect(cards()).toHaveLength(1);
+  }, 20_000);
+
+  it("an episode record pointed at another message (written into Redis) is left alone: that message is not touched", async () => {
+    const w = watcher({ thresholdSeconds: 1 });
+    w.start();
+    namespaceWithBlocker("stuck-e");
+    deleteNamespace("stuck-e");
+    const post = await until(() => cards()[0], 8_000, "the card");
+    // Another message of the bot's (an approval card, say) that a Redis writer wants repainted GONE.
+    const other = await new WebClient(TOKEN, { slackApiUrl: fake.url }).chat.postMessage({
+      channel: CHANNEL,
+      text: "an approval card",
+    });
+    const [episodeKey] = await redis.keys(`${prefix}:watcher:episode:*`);
+    if (episodeKey === undefined) throw new Error("no episode record");
+    const rec = JSON.parse((await redis.get(episodeKey)) ?? "{}") as Record<string, unknown>;
+    await redis.set(episodeKey, JSON.stringify({ ...rec, ts: other.ts }), "KEEPTTL");
+    release("stuck-e");
+    await until(
+      () => (sim.store.get("v1", "Namespace", undefined, "stuck-e") === undefined ? true : undefined),
+      8_000,
+      "gone",
+    );
+    await settle(1_000);
+    expect(fake.message(CHANNEL, String(other.ts))?.updates ?? 0).toBe(0);
+    expect(fake.thread(CHANNEL, String(other.ts))).toEqual([]);
+    expect(fake.message(CHANNEL, String(post.response?.ts))?.updates ?? 0).toBe(0);
   }, 20_000);
 
   it("a blocker that goes while the card is being posted still reaches the thread", async () => {

@@ -9,7 +9,7 @@ import { analyzeNamespace, type AnalyzeInput } from "../../../src/diagnosis/anal
 import { ErrorCode } from "../../../src/errors.js";
 import { renderDiagnosisBlocks } from "../../../src/slack/blocks/diagnosis.js";
 import { renderErrorBlocks } from "../../../src/slack/blocks/help.js";
-import { renderDiagnosisGone, renderWatchFinished, renderWatching } from "../../../src/slack/blocks/watch.js";
+import { renderDiagnosisGone, renderWatchFinished } from "../../../src/slack/blocks/watch.js";
 import { lintMessage } from "../../sim/slack/block-kit-lint.js";
 import { ingressType, lbcDeployment, obj, terminatingNs } from "../diagnosis/fixtures.js";
 
@@ -46,7 +46,7 @@ describe("a diagnosis card once the namespace is gone", () => {
   });
 
   it("says GONE and offers the orphan check and the trace; no verdict, advice or button left", () => {
-    const gone = renderDiagnosisGone("myapp", card.blocks, new Date("2026-02-12T09:30:00Z"));
+    const gone = renderDiagnosisGone("myapp", new Date("2026-02-12T09:30:00Z"));
     const all = texts(gone.blocks);
     expect(all).toContain("Namespace myapp: GONE");
     expect(all).toContain("*GONE*");
@@ -57,15 +57,15 @@ describe("a diagnosis card once the namespace is gone", () => {
     expect(buttons(gone.blocks)).toEqual([]);
     expect(all).toContain("`/unstuck orphans myapp`");
     expect(all).toContain("`/unstuck trace ns myapp`");
-    // What held it stays, as a past fact.
-    expect(all).toContain("as first reported");
+    // Rendered from the namespace alone: nothing of the card as posted (its blocker, its words) is kept.
+    expect(texts(card.blocks)).toContain("myapp-worker-ingress");
+    expect(all).not.toContain("myapp-worker-ingress");
     expect(gone.text).toContain("gone");
     expect(lintMessage(gone).filter((p) => p.severity === "error")).toEqual([]);
   });
 
   it("the watch message done: the same GONE card under *Done*, nothing stale", () => {
-    const watching = renderWatching("myapp", card);
-    const done = renderWatchFinished("myapp", watching.blocks.slice(1), "gone", new Date());
+    const done = renderWatchFinished("myapp", "gone", new Date());
     const all = texts(done.blocks);
     expect(all).toContain("*Done*");
     expect(all).toContain("myapp: GONE");

@@ -1,11 +1,11 @@
 /**
- * The engine reports thread replies as events; the Slack notifier words them. The words are the ones
- * the thread always showed, and a reply job queued as words before replies were events (still in
- * Redis after an upgrade) is posted as it was queued.
+ * The engine reports thread replies as events; the Slack notifier words them, as the thread always
+ * showed them. A reply job carries only which event it is: the worker words it from the signed record,
+ * so no job can put words of its own in the thread.
  */
 import { describe, expect, it } from "vitest";
 import type { ThreadEvent } from "../../../src/approvals/notifier.js";
-import { replyEvent, type ReplyJobData } from "../../../src/jobs/notify.js";
+import { eventOf, replyRef } from "../../../src/jobs/notify.js";
 import { renderThreadReply } from "../../../src/slack/notifier.js";
 import type { ApprovalRequest } from "../../../src/approvals/types.js";
 
@@ -33,19 +33,53 @@ describe("thread replies", () => {
         { kind: "outcome", state: "TAMPERED", message: ":rotating_light: Refused." },
         ":rotating_light: Refused.",
       ],
-      [{ kind: "legacy-text", text: "<@UBOB> approved (1/2)." }, "<@UBOB> approved (1/2)."],
     ];
     for (const [event, words] of cases) expect(renderThreadReply(event)).toBe(words);
   });
 
-  it("a reply job carries its event; one queued as words before is read as those words", () => {
-    const snapshot = {} as ApprovalRequest;
-    const event: ThreadEvent = { kind: "expired" };
-    expect(replyEvent({ requestId: "r", snapshot, event } satisfies ReplyJobData)).toEqual(event);
-    expect(replyEvent({ requestId: "r", snapshot, text: "<@UBOB> denied." })).toEqual({
-      kind: "legacy-text",
-      text: "<@UBOB> denied.",
+  it("a reply job carries which event it is, and the worker words it from the record", () => {
+    const vote = (voter: string, decision: "approve" | "deny") => ({
+      requestId: "r",
+      voter: { userId: voter, teamId: "T1" },
+      decision,
+      at: "2026-12-03T07:00:00.000Z",
+      mac: "",
     });
-    expect(replyEvent({ requestId: "r", snapshot })).toBeUndefined();
+    const request = {
+      id: "r",
+      requester: { userId: "UALICE", teamId: "T1" },
+      approvalsRequired: 2,
+      state: "DONE",
+      votes: [vote("UBOB", "approve"), vote("UCAROL", "approve")],
+      result: { outcome: "done", message: "Removed.", at: "2026-12-03T07:01:00.000Z" },
+    } as unknown as ApprovalRequest;
+    const outcome: ThreadEvent = {
+      kind: "outcome",
+      state: "DONE",
+      message: "<!channel> a message of the job's own",
+    };
+    // The job holds no words: the outcome's message is the record's.
+    expect(replyRef(outcome)).toEqual({ kind: "outcome", state: "DONE" });
+    expect(eventOf(replyRef(outcome), request)).toEqual({
+      kind: "outcome",
+      state: "DONE",
+      message: "Removed.",
+    });
+    // The first approval of two is tallied, the second completes it.
+    expect(eventOf({ kind: "vote", voter: "UBOB", decision: "approve" }, request)).toEqual({
+      kind: "vote",
+      voter: "UBOB",
+      decision: "approve",
+      tally: { approvals: 1, required: 2 },
+    });
+    expect(eventOf({ kind: "vote", voter: "UCAROL", decision: "approve" }, request)).toEqual({
+      kind: "vote",
+      voter: "UCAROL",
+      decision: "approve",
+    });
+    // What the record does not hold is not worded: a vote nobody signed, an outcome it did not reach.
+    expect(eventOf({ kind: "vote", voter: "UMALLORY", decision: "approve" }, request)).toBeUndefined();
+    expect(eventOf({ kind: "outcome", state: "TAMPERED" }, request)).toBeUndefined();
+    expect(eventOf({ kind: "cancelled" }, request)).toBeUndefined();
   });
 });

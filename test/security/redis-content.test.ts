@@ -1,0 +1,211 @@
+/**
+ * Jobs and Redis keys carry ids, never content: a Redis writer cannot make the bot write a message of
+ * its choosing, nor point it at a message the bot did not post for that purpose. Through the runtime as
+ * `npm start` builds it (the durable notify queue and its worker, the request store), the fake Slack and
+ * the Kubernetes simulator:
+ *
+ * - an edit job carrying ready-made Block Kit (`<!channel>`, a link, an Approve button) is refused and
+ *   the message it names is left as it is;
+ * - a request's `message` rewritten to another message: no repaint or reply touches either;
+ * - a reply job with words of its own, or naming an event the signed record does not hold, posts
+ *   nothing.
+ */
+import type { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { buttonValue } from "../e2e/block-kit.js";
+import { botEnv } from "../e2e/bot-env.js";
+import { eventually } from "../helpers/eventually.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import {
+  blockActionsBody,
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  type FakeSlack,
+} from "../sim/slack/index.js";
+
+const SECRET = "redis-content-signing-secret";
+const TOKEN = "xoxb-redis-content-token";
+const CHANNEL = "C0INCIDENT";
+const REQUESTER = "U0ONCALL1";
+const APPROVER = "U0APPROVER1";
+const APPROVE = "approval:approve";
+/** What an attacker would have the bot say: a ping, a link, and an Approve button for any request. */
+const HOSTILE_BLOCKS = [
+  { type: "section", text: { type: "mrkdwn", text: "<!channel> <https://evil.example|approve here>" } },
+  {
+    type: "actions",
+    elements: [
+      { type: "button", action_id: APPROVE, text: { type: "plain_text", text: "Approve" }, value: "x" },
+    ],
+  },
+];
+
+describe("no content travels through Redis", () => {
+  let sim: KubeSim;
+  let fake: FakeSlack;
+  let runtime: Runtime;
+  let redis: Redis;
+  let events = "";
+  const prefix = uniquePrefix("redis-content");
+
+  beforeAll(async () => {
+    sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
+    // One object per request (one pending request per object).
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ops" } });
+    for (const name of ["held-a", "held-b", "held-c", "held-d"]) {
+      sim.store.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: "ops", finalizers: ["example.com/hold"] },
+      });
+      // Being deleted, held by its finalizer: what a removal request is for.
+      sim.store.delete("v1", "ConfigMap", "ops", name);
+    }
+    fake = await startFakeSlack({ token: TOKEN });
+    const config = loadConfig(
+      botEnv(
+        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+        {
+          UNSTUCK_APPROVERS: APPROVER,
+          UNSTUCK_CHANNELS: CHANNEL,
+          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+          UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
+        },
+      ),
+    );
+    const log = pino({ level: "silent" });
+    runtime = await createRuntime({
+      config,
+      log,
+      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
+      // One try per notification: a refused job fails at once.
+      notify: { job: { attempts: 1 } },
+    });
+    events = `http://127.0.0.1:${String((await runtime.start()).port)}/slack/events`;
+    redis = client();
+  });
+
+  afterAll(async () => {
+    await runtime.stop();
+    await deleteKeysWithPrefix(redis, prefix);
+    await redis.quit();
+    await fake.stop();
+    await sim.stop();
+  });
+
+  async function request(name: string): Promise<{ id: string; ts: string }> {
+    const res = await postSigned(
+      events,
+      SECRET,
+      slashCommandBody({
+        text: `finalize configmap/${name} -n ops --reason "cause confirmed: held by a finalizer; recovery first"`,
+        userId: REQUESTER,
+        channelId: CHANNEL,
+        responseUrl: fake.responseUrl(`req-${name}`),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const posted = await fake.waitFor(
+      "chat.postMessage",
+      (c) => JSON.stringify(c.body).includes(APPROVE) && JSON.stringify(c.body).includes(name),
+      15_000,
+    );
+    const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
+    await eventually(async () => (await runtime.workflow.get(id)).message, 10_000, "attached");
+    return { id, ts: String(posted.response?.["ts"]) };
+  }
+
+  async function failedNotify(jobId: string): Promise<void> {
+    const { Queue } = await import("bullmq");
+    const queue = new Queue("notify", { connection: redis, prefix: `${prefix}:bull` });
+    try {
+      await eventually(
+        async () => ((await queue.getJobState(jobId)) === "failed" ? true : undefined),
+        10_000,
+        `${jobId} refused`,
+      );
+    } finally {
+      await queue.close();
+    }
+  }
+
+  async function addNotify(name: string, data: unknown, jobId: string): Promise<void> {
+    const { Queue } = await import("bullmq");
+    const queue = new Queue("notify", { connection: redis, prefix: `${prefix}:bull` });
+    try {
+      await queue.add(name, data, { jobId, attempts: 1 });
+    } finally {
+      await queue.close();
+    }
+  }
+
+  it("an edit job carrying ready-made Block Kit is refused: the message it names stays as it is", async () => {
+    const { ts } = await request("held-a");
+    const before = fake.message(CHANNEL, ts)?.updates ?? 0;
+    await addNotify(
+      "edit",
+      { channel: CHANNEL, ts, text: "<!channel>", blocks: HOSTILE_BLOCKS },
+      "forged-edit",
+    );
+    await failedNotify("forged-edit");
+    expect(fake.message(CHANNEL, ts)?.updates ?? 0).toBe(before);
+    expect(JSON.stringify(fake.message(CHANNEL, ts)?.blocks)).not.toContain("evil.example");
+  });
+
+  it("a request's message pointed at another message: no repaint or reply touches either", async () => {
+    const { id, ts } = await request("held-b");
+    // Another message of the bot's: the one the attacker wants rewritten.
+    const other = await request("held-c");
+    const key = `${prefix}:approvals:req:${id}`;
+    await redis.hset(key, "message", JSON.stringify({ channel: CHANNEL, ts: other.ts }));
+    const [mine, theirs] = [
+      fake.message(CHANNEL, ts)?.updates ?? 0,
+      fake.message(CHANNEL, other.ts)?.updates ?? 0,
+    ];
+    const click = await postSigned(
+      events,
+      SECRET,
+      blockActionsBody({
+        actionId: "approval:deny",
+        value: id,
+        userId: APPROVER,
+        channelId: CHANNEL,
+        messageTs: ts,
+        responseUrl: fake.responseUrl(`deny-${id}`),
+      }),
+    );
+    expect(click.status).toBe(200);
+    await eventually(
+      async () => ((await runtime.workflow.get(id)).state === "DENIED" ? true : undefined),
+      10_000,
+      "denied",
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(fake.message(CHANNEL, other.ts)?.updates ?? 0).toBe(theirs);
+    expect(fake.thread(CHANNEL, other.ts)).toEqual([]);
+    expect(fake.message(CHANNEL, ts)?.updates ?? 0).toBe(mine);
+  });
+
+  it("a reply job with words of its own, or naming an event the record does not hold, posts nothing", async () => {
+    const { id, ts } = await request("held-d");
+    await addNotify(
+      "reply",
+      { requestId: id, text: "<!channel> approved, click <https://evil.example|here>" },
+      "forged-text",
+    );
+    await addNotify("reply", { requestId: id, reply: { kind: "outcome", state: "DONE" } }, "forged-outcome");
+    await addNotify(
+      "reply",
+      { requestId: id, reply: { kind: "vote", voter: "U0MALLORY", decision: "approve" } },
+      "forged-vote",
+    );
+    for (const j of ["forged-text", "forged-outcome", "forged-vote"]) await failedNotify(j);
+    expect(fake.thread(CHANNEL, ts)).toEqual([]);
+  });
+});
