@@ -57,6 +57,7 @@ import {
   type Check,
   type Figure,
 } from "./common.js";
+import { testSeal, testWaitSeal, testWaits } from "../test/helpers/keys.js";
 
 const WORKERS = 2;
 const CONCURRENCY = 5;
@@ -138,13 +139,20 @@ async function workerProcess(design: Design, prefix: string): Promise<void> {
     worker = createWaitsWorker(
       { connection, prefix, concurrency: CONCURRENCY },
       {
+        seal: testWaitSeal(),
         // The namespace wait's dependencies: never called, only edge waits are enqueued.
         kube: {} as unknown as KubePort,
         reporter: f.reporter,
         describeBlockers: () => Promise.resolve([]),
         now,
         // As the runtime wires it: one look per target per interval, shared through Redis.
-        edge: { aws: f.aws, reporter: f.reporter, probe, now, shared: redisSharedChecks(connection, prefix) },
+        edge: {
+          aws: f.aws,
+          reporter: f.reporter,
+          probe,
+          now,
+          shared: redisSharedChecks(connection, prefix, { seal: testSeal() }),
+        },
       },
     );
   } else {
@@ -288,7 +296,7 @@ async function runDesign(
           enqueuedAt.set(id, at.getTime());
           if (design === "unstuck") {
             await enqueueEdgeWait(
-              queues.waits,
+              testWaits(queues.waits),
               {
                 target: { kind: "cloudfront-deployed", distributionId: id },
                 cluster: "bench",

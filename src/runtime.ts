@@ -32,6 +32,7 @@ import {
 } from "./jobs/queues.js";
 import { createNotifyQueue, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
 import { startNamespaceGone } from "./jobs/waits.js";
+import { jobSeal, sealedWaits } from "./jobs/sealed-jobs.js";
 import { RepairCards } from "./jobs/repair-cards.js";
 import { NamespaceMessages } from "./jobs/namespace-messages.js";
 import { redisPostLedger } from "./jobs/post-once.js";
@@ -201,9 +202,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     keyring: keys.keyring,
   });
   // Every thread reply and file a job posts, recorded: a job step that runs again posts nothing twice.
-  const posted = redisPostLedger(redis, prefix);
+  const posted = redisPostLedger(redis, prefix, {
+    seal: {
+      ...(keys.worker !== undefined ? { key: keys.worker } : keys.bot !== undefined ? { key: keys.bot } : {}),
+      keyring: keys.keyring,
+    },
+  });
+  // What this process seals the waits it queues with (its key), and opens them with (the bot's, or
+  // this cluster's workers'): a wait written straight into Redis runs nothing.
+  const waitSeal = jobSeal(
+    {
+      ...(keys.worker !== undefined ? { key: keys.worker } : keys.bot !== undefined ? { key: keys.bot } : {}),
+      keyring: keys.keyring,
+    },
+    ownClusterOf(config),
+  );
+  const waits = sealedWaits(queues.waits, waitSeal);
   const startWait = namespaceWaitStarter({
-    start: (request) => startNamespaceGone(queues.waits, request, now()),
+    start: (request) => startNamespaceGone(waits, request, now()),
     cluster,
     config,
   });
@@ -302,6 +318,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
                 : {}),
             keyring: keys.keyring,
           },
+          waitSeal,
+          waits,
           policy,
           notifier,
           queues,
@@ -339,7 +357,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           services,
           kube: base.kube,
           ...(fleet !== undefined && fleetQueues !== undefined && presence !== undefined
-            ? { fleet: { fleet, queues: fleetQueues, presence } }
+            ? {
+                fleet: {
+                  fleet,
+                  queues: fleetQueues,
+                  presence,
+                  // The waits the bot starts on a cluster (`watch`), sealed with its own key.
+                  waitSeal: (c: string) =>
+                    jobSeal(
+                      { ...(keys.bot !== undefined ? { key: keys.bot } : {}), keyring: keys.keyring },
+                      c,
+                    ),
+                },
+              }
             : {}),
         });
 

@@ -9,7 +9,7 @@
  * be lost (deleted from Redis, Redis data lost), the reconcile loop (`guard-reconcile.ts`) takes the
  * annotation off all the same once the `until` it carries has passed.
  */
-import type { Queue } from "bullmq";
+import type { WaitsQueue } from "./sealed-jobs.js";
 import type { AuditLog } from "../audit/log.js";
 import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
@@ -46,7 +46,7 @@ export function guardCloseJobId(requestId: string): string {
  * the existing job (same id) and keeps its original time.
  */
 export async function enqueueGuardClose(
-  waits: Queue,
+  waits: WaitsQueue,
   data: GuardCloseData,
   delayMs: number,
 ): Promise<string> {

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { DelayedError, type Job, type Queue } from "bullmq";
+import { DelayedError } from "bullmq";
 import type { EdgeWaitAwsReads } from "../aws/port.js";
 import type { EdgeProbe } from "../net/probe.js";
 import {
@@ -31,6 +31,8 @@ import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
+import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";
+import { seal, unseal, type SealKeys } from "../trust/sealed.js";
 import { statusMessage, type ThreadReporter } from "./waits.js";
 import { clock } from "../util/format.js";
 
@@ -184,6 +186,8 @@ export interface SharedChecksOptions {
   readonly keepMs?: number;
   /** How long a wait waits for the claimant's look (default 5 s). */
   readonly waitMs?: number;
+  /** Signs each look with this worker's key and checks the looks it reads: without it no look is shared. */
+  readonly seal?: SealKeys;
 }
 
 export function redisSharedChecks(
@@ -203,10 +207,27 @@ export function redisSharedChecks(
       const bar = raw.indexOf("|");
       const at = Number(raw.slice(0, bar));
       if (!(at > since)) return undefined;
-      const stored = JSON.parse(raw.slice(bar + 1)) as { look?: Look; by?: unknown } | Look;
-      // Written before looks named their wait: the look alone.
-      if (!("look" in stored) || stored.look === undefined) return { at, look: stored as Look };
-      return { at, look: stored.look, ...(typeof stored.by === "string" ? { by: stored.by } : {}) };
+      let stored: unknown;
+      try {
+        stored = JSON.parse(raw.slice(bar + 1));
+      } catch {
+        return undefined;
+      }
+      // A look is what a worker saw of AWS: only one signed by this install counts (a look written into
+      // Redis, "Deployed" when it is not, is no answer; the wait looks for itself).
+      const opened =
+        options.seal !== undefined
+          ? unseal<{ look: Look; by?: unknown; at: number; key: string }>(
+              options.seal.keyring,
+              "edge-look",
+              stored,
+              () => true,
+            )
+          : undefined;
+      if (opened === undefined || !opened.ok || opened.data.at !== at || opened.data.key !== key)
+        return undefined;
+      const s = opened.data;
+      return { at, look: s.look, ...(typeof s.by === "string" ? { by: s.by } : {}) };
     },
     async claim(key) {
       const token = randomUUID();
@@ -220,7 +241,16 @@ export function redisSharedChecks(
         2,
         keyOf(key),
         `${keyOf(key)}:claim`,
-        JSON.stringify({ look: seen, ...(by !== undefined ? { by } : {}) }),
+        JSON.stringify(
+          options.seal?.key !== undefined
+            ? seal(options.seal.key, "edge-look", {
+                look: seen,
+                at,
+                key,
+                ...(by !== undefined ? { by } : {}),
+              })
+            : {},
+        ),
         at,
         keepMs,
         token ?? "",
@@ -348,7 +378,7 @@ export interface EdgeWaitAnnounce {
  * that joins a running wait posts nothing).
  */
 export async function enqueueEdgeWait(
-  waits: Queue,
+  waits: WaitsQueue,
   req: EdgeWaitRequest,
   now: Date,
   announce?: EdgeWaitAnnounce,
@@ -457,7 +487,7 @@ function targetMissing(err: unknown): err is UnstuckError {
  * and thrown; the worker turns it into `UnrecoverableError`.
  */
 export async function checkEdgeWait(
-  job: Job<EdgeWaitData, EdgeWaitResult>,
+  job: WaitJob<EdgeWaitData>,
   token: string | undefined,
   deps: EdgeWaitDeps,
 ): Promise<EdgeWaitResult> {

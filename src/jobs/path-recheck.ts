@@ -8,7 +8,8 @@
  * status, the card, the follow-ups) are recorded under its key, so a check that runs again posts
  * none of them twice.
  */
-import { DelayedError, type Job, type Queue } from "bullmq";
+import { DelayedError } from "bullmq";
+import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";
 import { isPermanent, toUserError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
@@ -67,7 +68,11 @@ export interface PathRecheckRequest {
   readonly intervalMs?: number;
 }
 
-export async function enqueuePathRecheck(waits: Queue, req: PathRecheckRequest, now: Date): Promise<string> {
+export async function enqueuePathRecheck(
+  waits: WaitsQueue,
+  req: PathRecheckRequest,
+  now: Date,
+): Promise<string> {
   const id = jobId(JobName.PathRecheck, req.namespace, req.channel, req.threadTs);
   const data: PathRecheckData = {
     namespace: req.namespace,
@@ -101,7 +106,7 @@ function minutes(ms: number): string {
 }
 
 export async function checkPathRecheck(
-  job: Job<PathRecheckData, PathRecheckResult>,
+  job: WaitJob<PathRecheckData>,
   token: string | undefined,
   deps: PathRecheckDeps,
 ): Promise<PathRecheckResult> {

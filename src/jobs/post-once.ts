@@ -12,10 +12,15 @@
  * and the record leaves only the lease, which expires: the step then posts again, since Slack might
  * never have received the first post (Slack's Web API has no idempotency key of its own; that one
  * window can still repeat a post, never lose one).
+ *
+ * With keys (`seal`), a record is signed by the process that posted: a step edits the message a record
+ * names only when the record verifies, so a record written into Redis cannot point a status edit at
+ * another message (one that does not verify is not trusted: the step posts its own).
  */
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, UnstuckError } from "../errors.js";
+import type { SealKeys } from "../trust/sealed.js";
 
 export interface PostOnceResult {
   /** True when this call posted; false when the post was made before (by this step's earlier run). */
@@ -49,6 +54,8 @@ export interface PostLedgerOptions {
   readonly waitMs?: number;
   /** How long a record is kept (default 7 days: longer than any wait and any notification's retries). */
   readonly ttlSeconds?: number;
+  /** Signs each record with this process's key and checks records with the keyring (any signer of this install). */
+  readonly seal?: SealKeys;
 }
 
 const PENDING = "pending:";
@@ -87,6 +94,17 @@ export function redisPostLedger(
   const ttlSeconds = options.ttlSeconds ?? 7 * 86_400;
   const pollMs = Math.max(20, Math.min(250, Math.floor(leaseMs / 10)));
   const keyOf = (key: string): string => `${prefix}:posted:${key}`;
+  const seal = options.seal;
+  /** `<ts>` or, signed, `<ts>|<signature>`; `undefined` when a signed record does not verify. */
+  const recordOf = (key: string, ts: string): string =>
+    seal?.key !== undefined ? `${ts}|${seal.key.sign("posted", [key, ts])}` : ts;
+  const tsOf = (key: string, value: string): string | undefined => {
+    if (seal === undefined) return value;
+    const bar = value.indexOf("|");
+    const ts = bar < 0 ? value : value.slice(0, bar);
+    const sig = bar < 0 ? "" : value.slice(bar + 1);
+    return seal.keyring.verify("posted", [key, ts], sig, () => true).ok ? ts : undefined;
+  };
 
   return {
     async once(key, post) {
@@ -97,8 +115,11 @@ export function redisPostLedger(
         const seen = await redis.eval(CLAIM, 1, redisKey, claim, leaseMs);
         if (typeof seen !== "string") break;
         if (seen.startsWith(POSTED)) {
-          const ts = seen.slice(POSTED.length);
-          return { posted: false, ...(ts !== "" ? { ts } : {}) };
+          const ts = tsOf(key, seen.slice(POSTED.length));
+          if (ts !== undefined) return { posted: false, ...(ts !== "" ? { ts } : {}) };
+          // Not a record of this install's: it names no message of ours. Taken over, and posted anew.
+          await redis.eval(RELEASE, 1, redisKey, seen).catch(() => undefined);
+          continue;
         }
         // Another run of this step is posting it right now (a job handed over mid-post): its
         // record, or its lease running out, decides.
@@ -127,7 +148,7 @@ export function redisPostLedger(
       }
       clearInterval(renewal);
       const ts = res?.ts;
-      await redis.eval(RECORD, 1, redisKey, `${POSTED}${ts ?? ""}`, ttlSeconds);
+      await redis.eval(RECORD, 1, redisKey, `${POSTED}${recordOf(key, ts ?? "")}`, ttlSeconds);
       return { posted: true, ...(ts !== undefined ? { ts } : {}) };
     },
   };

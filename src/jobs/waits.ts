@@ -5,7 +5,7 @@
  * the first check, edited on every later one, and ending with the result. What a wait posts is
  * recorded under its own key (`post-once.ts`): a check that runs again posts nothing twice.
  */
-import { DelayedError, type Job, type Queue } from "bullmq";
+import { DelayedError } from "bullmq";
 import { ErrorCode, isPermanent, toUserError, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
@@ -13,6 +13,7 @@ import type { Logger } from "../log.js";
 import { ObservationKind, type Observe } from "../audit/observe.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
+import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";
 import { clock } from "../util/format.js";
 import { blockersLeftText, followUpsFailedText, renderNamespaceWaitStatus } from "../render/wait-status.js";
 
@@ -146,7 +147,7 @@ export interface NamespaceGoneRequest {
  * cluster, namespace and thread while one is running joins it (same job id) instead of adding another.
  */
 export async function enqueueNamespaceGone(
-  waits: Queue,
+  waits: WaitsQueue,
   request: NamespaceGoneRequest,
   now: Date,
 ): Promise<string> {
@@ -160,12 +161,12 @@ export async function enqueueNamespaceGone(
  * won when two requests race (the job id makes BullMQ keep only the first).
  */
 export async function startNamespaceGone(
-  waits: Queue,
+  waits: WaitsQueue,
   request: NamespaceGoneRequest,
   now: Date,
 ): Promise<NamespaceGoneStarted> {
   const id = namespaceGoneJobId(request.cluster, request.namespace);
-  const old = (await waits.getJob(id)) as Job<NamespaceGoneData> | undefined;
+  const old = await waits.getJob(id);
   if (old !== undefined) {
     const state = await old.getState();
     if (state === "completed" || state === "failed") {
@@ -173,10 +174,11 @@ export async function startNamespaceGone(
     }
   }
   await addNamespaceGone(waits, id, request, now);
-  const running = (await waits.getJob(id)) as Job<NamespaceGoneData> | undefined;
+  // Its data as sealed (a wait whose seal does not verify is no thread to join).
+  const running = (await waits.getJob(id))?.data as NamespaceGoneData | undefined;
   // Removed already (finished at its first check): it was ours.
-  const channel = running?.data.channel ?? request.channel;
-  const threadTs = running?.data.threadTs ?? request.threadTs;
+  const channel = running?.channel ?? request.channel;
+  const threadTs = running?.threadTs ?? request.threadTs;
   return {
     id,
     joined: channel !== request.channel || threadTs !== request.threadTs,
@@ -186,7 +188,7 @@ export async function startNamespaceGone(
 }
 
 async function addNamespaceGone(
-  waits: Queue,
+  waits: WaitsQueue,
   id: string,
   request: NamespaceGoneRequest,
   now: Date,
@@ -215,7 +217,7 @@ async function addNamespaceGone(
  * throws `DelayedError` (which tells the BullMQ worker the job was moved, not failed).
  */
 export async function checkNamespaceGone(
-  job: Job<NamespaceGoneData, NamespaceGoneResult>,
+  job: WaitJob<NamespaceGoneData>,
   token: string | undefined,
   deps: WaitDeps,
 ): Promise<NamespaceGoneResult> {

@@ -21,6 +21,7 @@ import type { GuardCloseData } from "../actions/deletion-guard.js";
 import { closeDeletionGuard, type GuardCloseDeps, type GuardCloseResult } from "./deletion-guard.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
 import type { PostLedger } from "./post-once.js";
+import { openedJob, type JobSeal, type WaitJob } from "./sealed-jobs.js";
 import { clusterQueueName, JobName, QueueName, type ExecutionJobData } from "./queues.js";
 import {
   checkNamespaceGone,
@@ -152,6 +153,8 @@ export async function closeWorker(worker: Worker, force = false): Promise<void> 
  * that were not given one of their own.
  */
 export type WaitsWorkerDeps = WaitDeps & {
+  /** Opens each wait's sealed data (the bot's or this cluster's workers') and seals its updates. */
+  readonly seal: JobSeal;
   /** CloudFront, Route 53, DNS and HTTP waits; without it an edge wait job fails, unrecoverably. */
   readonly edge?: EdgeWaitDeps;
   /** Re-traces after a namespace is gone; without it a path re-check job fails, unrecoverably. */
@@ -169,25 +172,32 @@ function withPosted<D extends { readonly posted?: PostLedger }>(part: D, posted:
 }
 
 /** Runs wait checks; a check that is not done re-delays its job and returns the slot at once. */
-export function createWaitsWorker(
-  setup: WorkerSetup,
-  deps: WaitsWorkerDeps,
-): Worker<WaitJobData, WaitJobResult> {
-  return new Worker<WaitJobData, WaitJobResult>(
+export function createWaitsWorker(setup: WorkerSetup, deps: WaitsWorkerDeps): Worker<unknown, WaitJobResult> {
+  return new Worker<unknown, WaitJobResult>(
     clusterQueueName(QueueName.Waits, setup.cluster),
-    async (job: Job<WaitJobData, WaitJobResult>, token?: string) => {
+    async (raw: Job<unknown, WaitJobResult>, token?: string) => {
+      // A wait written straight into Redis (unsealed, or sealed by no key of this install) runs nothing.
+      const opened = deps.seal.open<WaitJobData>(raw.data);
+      if (!opened.ok) {
+        deps.log?.error(
+          { job: raw.id, name: raw.name, why: opened.why },
+          "refused a wait job not sealed by the bot or this cluster's workers",
+        );
+        throw new UnrecoverableError(`the wait is not sealed: ${opened.why}`);
+      }
+      const job = openedJob(raw, deps.seal, opened.data);
       try {
-        switch (job.name) {
+        switch (raw.name) {
           case JobName.NamespaceGone:
-            return await checkNamespaceGone(job as Job<NamespaceGoneData, NamespaceGoneResult>, token, deps);
+            return await checkNamespaceGone(job as WaitJob<NamespaceGoneData>, token, deps);
           case JobName.PathRecheck: {
             if (deps.pathRecheck === undefined) {
               throw new UnrecoverableError(
-                `wait job "${job.name}" needs the path re-check dependencies (AWS), which this worker was not given`,
+                `wait job "${raw.name}" needs the path re-check dependencies (AWS), which this worker was not given`,
               );
             }
             return await checkPathRecheck(
-              job as Job<PathRecheckData, PathRecheckResult>,
+              job as WaitJob<PathRecheckData>,
               token,
               withPosted(deps.pathRecheck, deps.posted),
             );
@@ -195,11 +205,11 @@ export function createWaitsWorker(
           case JobName.EdgeWait: {
             if (deps.edge === undefined) {
               throw new UnrecoverableError(
-                `wait job "${job.name}" needs the edge wait dependencies (AWS, DNS/HTTP probe), which this worker was not given`,
+                `wait job "${raw.name}" needs the edge wait dependencies (AWS, DNS/HTTP probe), which this worker was not given`,
               );
             }
             return await checkEdgeWait(
-              job as Job<EdgeWaitData, EdgeWaitResult>,
+              job as WaitJob<EdgeWaitData>,
               token,
               withPosted(deps.edge, deps.posted),
             );
@@ -207,7 +217,7 @@ export function createWaitsWorker(
           case JobName.DeletionGuardClose: {
             if (deps.deletionGuard === undefined) {
               throw new UnrecoverableError(
-                `wait job "${job.name}" needs the deletion guard dependencies (audit log), which this worker was not given`,
+                `wait job "${raw.name}" needs the deletion guard dependencies (audit log), which this worker was not given`,
               );
             }
             return await closeDeletionGuard(
@@ -216,7 +226,7 @@ export function createWaitsWorker(
             );
           }
           default:
-            throw new UnrecoverableError(`unknown wait job "${job.name}"`);
+            throw new UnrecoverableError(`unknown wait job "${raw.name}"`);
         }
       } catch (err) {
         return unrecoverable(err);

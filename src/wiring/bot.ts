@@ -51,7 +51,7 @@ export interface BotDeps {
    * In a fleet: the clusters' queues and presence. Commands, forms and buttons that read a cluster
    * are then sent to that cluster's workers (`src/wiring/fleet.ts`); this process reads none itself.
    */
-  readonly fleet?: Pick<BotFleetDeps, "fleet" | "queues" | "presence">;
+  readonly fleet?: Pick<BotFleetDeps, "fleet" | "queues" | "presence" | "waitSeal">;
 }
 
 /** The Slack app with its commands, buttons and forms (not for the worker role). */

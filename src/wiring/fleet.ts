@@ -53,6 +53,7 @@ import {
   type Queues,
 } from "../jobs/queues.js";
 import { startNamespaceGone } from "../jobs/waits.js";
+import { sealedWaits, type JobSeal } from "../jobs/sealed-jobs.js";
 import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import type { Logger } from "../log.js";
 import type { RedisConnection } from "../redis-connection.js";
@@ -387,6 +388,8 @@ export interface BotFleetDeps {
     parse(text: string): { command: { syntax: { path: readonly string[] } } };
   };
   readonly now: () => Date;
+  /** The seal of the waits the bot queues on a cluster (its own key; the cluster's workers open it). */
+  readonly waitSeal: (cluster: string) => JobSeal;
   /**
    * Files a draft a cluster's worker planned, as the person the bot verified, for that cluster (the
    * workflow's `fileDraft`): a request is signed by the bot only.
@@ -531,7 +534,9 @@ export function botFleet(d: BotFleetDeps): BotFleet {
     clusterOf: (d) => diagnosed.get(d),
     startWaitOn: (cluster) =>
       namespaceWaitStarter({
-        start: (request) => startNamespaceGone(queues.queues(cluster).waits, request, now()),
+        // Sealed with the bot's key: the cluster's workers run a wait only when it verifies.
+        start: (request) =>
+          startNamespaceGone(sealedWaits(queues.queues(cluster).waits, d.waitSeal(cluster)), request, now()),
         cluster,
         config,
       }),

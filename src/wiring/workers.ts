@@ -18,6 +18,7 @@ import type { RunningJob } from "../app/shutdown.js";
 import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 import type { ApprovalSigner } from "../approvals/integrity.js";
 import type { SealKeys } from "../trust/sealed.js";
+import type { JobSeal, WaitsQueue } from "../jobs/sealed-jobs.js";
 import type { ApprovalNotifier, RetryPolicy } from "../approvals/notifier.js";
 import type { ApprovalPolicy } from "../approvals/policy.js";
 import type { ApprovalStore } from "../approvals/store.js";
@@ -71,6 +72,9 @@ export interface WorkersDeps {
   readonly guardSigner: DeletionGuardSigner;
   /** What these workers seal the jobs they hand on with (their cluster's key) and check seals with. */
   readonly seal: SealKeys;
+  /** The seal of the waits these workers run and queue, and the waits queue that seals what is added. */
+  readonly waitSeal: JobSeal;
+  readonly waits: WaitsQueue;
   readonly policy: ApprovalPolicy;
   readonly audit: AuditLog;
   readonly workflow: ApprovalWorkflow;
@@ -95,7 +99,7 @@ export interface WorkersDeps {
 }
 
 export function createWorkers(d: WorkersDeps): Worker[] {
-  const { config, base, audit, now, log, queues, tuning } = d;
+  const { config, base, audit, now, log, tuning } = d;
   const workerSetup: WorkerSetup = { connection: d.redis, prefix: `${d.prefix}:bull`, ...tuning.worker };
   const clusterSetup: WorkerSetup = {
     ...workerSetup,
@@ -136,7 +140,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
           kube: base.kube,
           startWait: d.startWait,
           enqueueEdgeWait: (request) =>
-            enqueueEdgeWait(queues.waits, request, now(), { reporter: statusReporter, posted: d.posted }),
+            enqueueEdgeWait(d.waits, request, now(), { reporter: statusReporter, posted: d.posted }),
           replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, replyRef(event)),
           posted: d.posted,
           replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
@@ -151,7 +155,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
           }),
         }),
         scheduleGuardClose: async (data, delayMs) => {
-          await enqueueGuardClose(queues.waits, data, delayMs);
+          await enqueueGuardClose(d.waits, data, delayMs);
         },
         guardSigner: d.guardSigner,
         ...(base.aws ? { aws: base.aws.port } : {}),
@@ -161,6 +165,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
     createWaitsWorker(
       { ...clusterSetup, concurrency: WAITS_CONCURRENCY },
       {
+        seal: d.waitSeal,
         kube: base.kube,
         reporter: statusReporter,
         describeBlockers: blockerLines(base.kube, now),
@@ -178,7 +183,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
                 aws: base.aws,
                 now,
                 renderTrace: traceCard,
-                enqueuePathRecheck: (request) => enqueuePathRecheck(queues.waits, request, now()),
+                enqueuePathRecheck: (request) => enqueuePathRecheck(d.waits, request, now()),
                 ...(tuning.pathRecheck !== undefined ? { pathRecheck: tuning.pathRecheck } : {}),
               }),
               pathRecheck: {
@@ -203,7 +208,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
                 log,
                 record: auditObserver(audit, now),
                 // One look per target per interval, however many waits (on any replica) wait on it.
-                shared: redisSharedChecks(d.redis, d.prefix),
+                shared: redisSharedChecks(d.redis, d.prefix, { seal: d.seal }),
               },
             }
           : {}),

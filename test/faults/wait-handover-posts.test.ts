@@ -24,6 +24,7 @@ import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpe
 import { until } from "../sim/kube/testing.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
+import { testWaits } from "../helpers/keys.js";
 
 const TOKEN = "xoxb-wait-handover-token";
 const CHANNEL = "C0INCIDENT";
@@ -129,7 +130,7 @@ describe("a wait whose job runs again after it said its outcome", () => {
     ];
     for (const target of targets) {
       await enqueueEdgeWait(
-        first.queues.waits,
+        testWaits(first.queues.waits),
         {
           target,
           cluster: "prod-eks",

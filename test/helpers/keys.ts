@@ -6,6 +6,9 @@
 import { LOCAL_CLUSTER } from "../../src/config.js";
 import { DeletionGuardSigner } from "../../src/approvals/deletion-guard-token.js";
 import type { WatcherReceipts } from "../../src/watcher/watcher.js";
+import type { SealKeys } from "../../src/trust/sealed.js";
+import type { Queue } from "bullmq";
+import { jobSeal, sealedWaits, type JobSeal, type WaitsQueue } from "../../src/jobs/sealed-jobs.js";
 import { ApprovalSigner } from "../../src/approvals/integrity.js";
 import {
   BOT,
@@ -120,4 +123,24 @@ export function testWatcherReceipts(): WatcherReceipts {
     sign: (fields) => keys.worker?.sign("watcher-card", fields) ?? "",
     check: (fields, sig) => keys.keyring.verify("watcher-card", fields, sig, () => true).ok,
   };
+}
+
+/** The seal of this test process's single-cluster workers' waits. */
+export function testWaitSeal(): JobSeal {
+  const keys = testProcessKeys();
+  return jobSeal(
+    { ...(keys.worker !== undefined ? { key: keys.worker } : {}), keyring: keys.keyring },
+    LOCAL_CLUSTER,
+  );
+}
+
+/** A waits queue that seals what is added, as the runtime's is. */
+export function testWaits(queue: Pick<Queue, "add" | "getJob" | "getJobState">): WaitsQueue {
+  return sealedWaits(queue, testWaitSeal());
+}
+
+/** What this test process's single-cluster workers sign and verify with. */
+export function testSeal(): SealKeys {
+  const keys = testProcessKeys();
+  return { ...(keys.worker !== undefined ? { key: keys.worker } : {}), keyring: keys.keyring };
 }

@@ -58,7 +58,7 @@ describe("no content travels through Redis", () => {
     sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
     // One object per request (one pending request per object).
     sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ops" } });
-    for (const name of ["held-a", "held-b", "held-c", "held-d"]) {
+    for (const name of ["held-a", "held-b", "held-c", "held-d", "held-e"]) {
       sim.store.create({
         apiVersion: "v1",
         kind: "ConfigMap",
@@ -206,6 +206,29 @@ describe("no content travels through Redis", () => {
       "forged-vote",
     );
     for (const j of ["forged-text", "forged-outcome", "forged-vote"]) await failedNotify(j);
+    expect(fake.thread(CHANNEL, ts)).toEqual([]);
+  });
+
+  it("a wait written into Redis runs nothing: it neither posts in a thread nor edits the message it names", async () => {
+    const { ts } = await request("held-e");
+    const before = fake.message(CHANNEL, ts)?.updates ?? 0;
+    const forged = await runtime.queues.waits.add("ns-gone", {
+      cluster: "local",
+      namespace: "myapp",
+      channel: CHANNEL,
+      threadTs: ts,
+      // The request's card, as if it were this wait's status message.
+      statusTs: ts,
+      deadline: Date.now() + 60_000,
+      intervalMs: 1_000,
+      checks: 1,
+    });
+    await eventually(
+      async () => ((await forged.getState()) === "failed" ? true : undefined),
+      10_000,
+      "the forged wait refused",
+    );
+    expect(fake.message(CHANNEL, ts)?.updates ?? 0).toBe(before);
     expect(fake.thread(CHANNEL, ts)).toEqual([]);
   });
 });

@@ -40,7 +40,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { alice, bob, CHANNEL, createHarness, type Harness } from "./helpers/harness.js";
-import { keyEnv, strangerGuardSigner, testGuardSigner } from "../../helpers/keys.js";
+import { keyEnv, strangerGuardSigner, testGuardSigner, testWaitSeal, testWaits } from "../../helpers/keys.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, deleteKeys, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
@@ -111,11 +111,12 @@ async function rig(windowSeconds: number, opts: { reconcile?: boolean } = {}): P
       now,
       notifier: h.notifier,
       scheduleGuardClose: async (data, delayMs) => {
-        await enqueueGuardClose(queues.waits, data, delayMs);
+        await enqueueGuardClose(testWaits(queues.waits), data, delayMs);
       },
       guardSigner,
     }),
     createWaitsWorker(setup, {
+      seal: testWaitSeal(),
       kube,
       reporter,
       describeBlockers: () => Promise.resolve([]),

@@ -29,6 +29,7 @@ import { startWorld, type World } from "../../sim/world.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+import { testWaitSeal, testWaits } from "../../helpers/keys.js";
 
 const SEED = fileURLToPath(new URL("../../fixtures/scenarios/seed-incident.yaml", import.meta.url));
 const DIST = "E2MYAPPTEST0001";
@@ -131,6 +132,7 @@ async function rig(options: { cloudFrontDeployMs?: number; route53SyncMs?: numbe
       const w = createWaitsWorker(
         { connection: redis, prefix, concurrency: 1, ...setup },
         {
+          seal: testWaitSeal(),
           kube: new FakeKube(),
           reporter,
           describeBlockers: () => Promise.resolve([]),
@@ -143,7 +145,7 @@ async function rig(options: { cloudFrontDeployMs?: number; route53SyncMs?: numbe
     },
     start: (target, opts = {}, announce = false) =>
       enqueueEdgeWait(
-        queues.waits,
+        testWaits(queues.waits),
         {
           target,
           cluster: "prod-eks",

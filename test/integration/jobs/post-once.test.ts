@@ -22,6 +22,7 @@ import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+import { testProcessKeys, testWaitSeal, testWaits } from "../../helpers/keys.js";
 
 const CHANNEL = "COPS";
 const THREAD = "1770889000.000100";
@@ -78,6 +79,30 @@ function connectFor(): Redis {
 }
 
 describe("the post ledger", () => {
+  it("signed: a record written into Redis names no message — the step posts its own, and records it signed", async () => {
+    const { redis, prefix } = redisFor("ledger-signed");
+    const keys = testProcessKeys();
+    const ledger = redisPostLedger(redis, prefix, {
+      seal: { ...(keys.worker !== undefined ? { key: keys.worker } : {}), keyring: keys.keyring },
+    });
+    // Pointed at another message of the bot's (an approval card), without a signature, or with one
+    // of another key's.
+    await redis.set(`${prefix}:posted:wait:c:status`, "posted:1700000000.000999");
+    await redis.set(`${prefix}:posted:wait:d:status`, "posted:1700000000.000999|x.y");
+    let posts = 0;
+    const post = () => Promise.resolve({ ts: `2.${String(++posts)}` });
+    expect(await ledger.once("wait:c:status", post)).toEqual({ posted: true, ts: "2.1" });
+    expect(await ledger.once("wait:d:status", post)).toEqual({ posted: true, ts: "2.2" });
+    // What it recorded verifies: the next run finds its own post.
+    expect(await ledger.once("wait:c:status", post)).toEqual({ posted: false, ts: "2.1" });
+    // A signed record moved to another key does not stand for that one.
+    await redis.set(
+      `${prefix}:posted:wait:e:status`,
+      (await redis.get(`${prefix}:posted:wait:c:status`)) ?? "",
+    );
+    expect(await ledger.once("wait:e:status", post)).toEqual({ posted: true, ts: "2.3" });
+  });
+
   it("posts once under a key; every later run gets the recorded ts and posts nothing", async () => {
     const { redis, prefix } = redisFor("ledger-once");
     const ledger = redisPostLedger(redis, prefix);
@@ -187,6 +212,7 @@ describe("a job that runs again after it posted posts nothing twice", () => {
       const w = createWaitsWorker(
         { connection: redis, prefix, concurrency: 1 },
         {
+          seal: testWaitSeal(),
           kube: new FakeKube(),
           reporter: createSlackThreadReporter(client),
           describeBlockers: () => Promise.resolve([]),
@@ -209,7 +235,7 @@ describe("a job that runs again after it posted posts nothing twice", () => {
     const held = fake.hold("chat.postMessage", (c) => /traffic path of gone-ns/.test(text(c)));
     start();
     await enqueueNamespaceGone(
-      queues.waits,
+      testWaits(queues.waits),
       { cluster: "prod-eks", namespace: "gone-ns", channel: CHANNEL, threadTs: THREAD, timeoutMs: 60_000 },
       new Date(),
     );

@@ -17,6 +17,7 @@ import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, uniquePrefix } from "../../helpers/redis.js";
+import { testWaitSeal, testWaits } from "../../helpers/keys.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 const INGRESS_PATH = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses/myapp-worker-ingress";
@@ -84,6 +85,7 @@ describe("seed incident: forced finalizer removal with two-person approval", () 
       createWaitsWorker(
         { connection: s.bull, prefix: `${s.prefix}:bull` },
         {
+          seal: testWaitSeal(),
           kube: s.kube,
           reporter,
           now: () => new Date(),
@@ -99,7 +101,7 @@ describe("seed incident: forced finalizer removal with two-person approval", () 
     const req = await requestRemoval(s.h, undefined, { finalizer: "ingress.k8s.aws/resources" });
     expect(finalizerRemoval(req.action).precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
     await enqueueNamespaceGone(
-      s.queues.waits,
+      testWaits(s.queues.waits),
       {
         cluster: "prod-eks",
         namespace: "myapp",

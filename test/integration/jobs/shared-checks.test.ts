@@ -21,7 +21,8 @@ import {
 import type { ThreadReporter } from "../../../src/jobs/waits.js";
 import type { EdgeProbe } from "../../../src/net/probe.js";
 import { startAwsSim, type AwsSim } from "../../sim/aws/index.js";
-import { client, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+import { client, connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+import { testSeal } from "../../helpers/keys.js";
 
 const INTERVAL = 20_000;
 const DISTRIBUTIONS = 100;
@@ -136,7 +137,7 @@ describe("edge waits share one look per target per interval", () => {
       reporter,
       probe,
       now: () => new Date(clock),
-      shared: redisSharedChecks(redis, prefix),
+      shared: redisSharedChecks(redis, prefix, { seal: testSeal() }),
     };
     const jobs = waitsOn("shared");
     const perRound: number[] = [];
@@ -174,7 +175,7 @@ describe("edge waits share one look per target per interval", () => {
       reporter,
       probe,
       now: () => new Date(clock),
-      shared: redisSharedChecks(redis, prefix),
+      shared: redisSharedChecks(redis, prefix, { seal: testSeal() }),
     };
     // Ten waits on it, started a tenth of an interval apart: their checks are spread over the
     // whole interval from the start, and drift further with every jittered pause.
@@ -238,7 +239,7 @@ describe("edge waits share one look per target per interval", () => {
       reporter,
       probe,
       now: () => new Date(),
-      shared: redisSharedChecks(redis, prefix),
+      shared: redisSharedChecks(redis, prefix, { seal: testSeal() }),
       // No jitter: each check starts exactly a pause after the one before began.
       random: () => 0,
     };
@@ -275,6 +276,34 @@ describe("edge waits share one look per target per interval", () => {
     // … and no two looks at the target came within a pause of each other.
     for (let i = 1; i < calls.length; i++)
       expect((calls[i] ?? 0) - (calls[i - 1] ?? 0)).toBeGreaterThanOrEqual(pause);
+  });
+
+  it('a look written into Redis ("Deployed" when it is not) is no answer; one this install signed is', async () => {
+    const redis = connect();
+    const prefix = uniquePrefix("shared-forged");
+    try {
+      const shared = redisSharedChecks(redis, prefix, { seal: testSeal() });
+      const key = "cloudfront-deployed:E2MYAPPTEST0001";
+      const at = Date.now();
+      await redis.set(
+        `${prefix}:edge-look:${key}`,
+        `${String(at)}|${JSON.stringify({ look: { kind: "cloudfront-deployed", status: "Deployed" } })}`,
+      );
+      expect(await shared.read(key, at - 1_000)).toBeUndefined();
+      await shared.write(key, at + 1, { kind: "cloudfront-deployed", status: "InProgress" }, undefined, "w1");
+      expect(await shared.read(key, at - 1_000)).toEqual({
+        at: at + 1,
+        by: "w1",
+        look: { kind: "cloudfront-deployed", status: "InProgress" },
+      });
+      // A signed look of another target does not stand for this one.
+      const other = await redis.get(`${prefix}:edge-look:${key}`);
+      await redis.set(`${prefix}:edge-look:cloudfront-deployed:EOTHER`, other ?? "");
+      expect(await shared.read("cloudfront-deployed:EOTHER", at - 1_000)).toBeUndefined();
+    } finally {
+      await deleteKeys(redis, prefix);
+      await redis.quit();
+    }
   });
 
   it("without the shared looks, the same round costs one call per wait", async () => {

@@ -14,6 +14,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+import { testWaitSeal, testWaits } from "../../helpers/keys.js";
 
 const NS = "waiting";
 
@@ -67,6 +68,7 @@ describe("namespace-gone wait reads", () => {
     const worker: Worker = createWaitsWorker(
       { connection: redis, prefix, concurrency: 1 },
       {
+        seal: testWaitSeal(),
         kube,
         reporter,
         describeBlockers: async (ns) => {
@@ -86,7 +88,7 @@ describe("namespace-gone wait reads", () => {
     });
 
     await enqueueNamespaceGone(
-      queues.waits,
+      testWaits(queues.waits),
       {
         cluster: "sim",
         namespace: NS,

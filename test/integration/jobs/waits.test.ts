@@ -12,6 +12,7 @@ import { createWaitsWorker } from "../../../src/jobs/workers.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
 import { eventually } from "../../helpers/eventually.js";
 import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
+import { testWaitSeal, testWaits } from "../../helpers/keys.js";
 
 interface Message {
   readonly channel: string;
@@ -56,7 +57,13 @@ function rig(blockers: (ns: string) => readonly string[] = () => []) {
   const reporter = new RecordingReporter();
   const worker: Worker = createWaitsWorker(
     { connection: redis, prefix, concurrency: 1 },
-    { kube, reporter, describeBlockers: (ns) => Promise.resolve(blockers(ns)), now: () => new Date() },
+    {
+      seal: testWaitSeal(),
+      kube,
+      reporter,
+      describeBlockers: (ns) => Promise.resolve(blockers(ns)),
+      now: () => new Date(),
+    },
   );
   cleanups.push(async () => {
     await worker.close();
@@ -66,7 +73,7 @@ function rig(blockers: (ns: string) => readonly string[] = () => []) {
   });
   const start = (namespace: string, timeoutMs: number, intervalMs: number, threadTs = "1699999999.000100") =>
     enqueueNamespaceGone(
-      queues.waits,
+      testWaits(queues.waits),
       {
         cluster: "prod-eks",
         namespace,
@@ -156,8 +163,8 @@ describe("namespace-gone wait", () => {
       timeoutMs: 30_000,
       intervalMs: 50,
     });
-    const a = await startNamespaceGone(r.queues.waits, request("1700000000.000001"), new Date());
-    const b = await startNamespaceGone(r.queues.waits, request("1700000000.000002"), new Date());
+    const a = await startNamespaceGone(testWaits(r.queues.waits), request("1700000000.000001"), new Date());
+    const b = await startNamespaceGone(testWaits(r.queues.waits), request("1700000000.000002"), new Date());
     expect(a).toMatchObject({ joined: false, threadTs: "1700000000.000001" });
     expect(b).toEqual({ id: a.id, joined: true, channel: "COPS", threadTs: "1700000000.000001" });
     r.kube.deleteNamespace("myapp");
@@ -171,7 +178,7 @@ describe("namespace-gone wait", () => {
 
     // The episode is over: the next request starts a wait of its own, in its own thread.
     r.kube.putNamespace("myapp");
-    const c = await startNamespaceGone(r.queues.waits, request("1700000000.000003"), new Date());
+    const c = await startNamespaceGone(testWaits(r.queues.waits), request("1700000000.000003"), new Date());
     expect(c).toMatchObject({ joined: false, threadTs: "1700000000.000003" });
   });
 
