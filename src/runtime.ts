@@ -146,7 +146,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const base = options.services ?? createServices(config, log, now, { longRunning: true });
   const cluster = config.clusterName ?? "default";
   const redis = await connectRedis(config, log);
-  const { client, notifierClient } = createSlackClients(slackConfig, log);
+  const { client, notifierClient, statusClient } = createSlackClients(slackConfig, log);
   const prefix = config.redisPrefix;
   const store = new ApprovalStore(redis, {
     prefix: `${prefix}:approvals`,
@@ -326,6 +326,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifyQueue,
           posted,
           notifierClient,
+          statusClient,
           ...(ownCluster !== undefined ? { fleetCluster: ownCluster } : {}),
           tuning: options,
         });

@@ -23,6 +23,8 @@ export interface ExecutorHooks {
   afterClaim?(requestId: string): Promise<void>;
   /** After the patch was accepted, before the outcome is recorded. */
   afterPatch?(requestId: string): Promise<void>;
+  /** After the outcome was recorded, before what follows it (replies, waits) runs. */
+  afterOutcome?(requestId: string): Promise<void>;
 }
 
 export interface RemoveFinalizerDeps {

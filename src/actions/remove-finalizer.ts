@@ -61,6 +61,60 @@ export type ExecutionOutcome =
   /** Nothing to do: the request already ended (a duplicate job) or another attempt took over. */
   | { readonly kind: "skipped"; readonly state: RequestState | "" };
 
+/** How long a runner holds a follow-up before another may take it over (it waits on Slack up to 15 s per reply). */
+const FOLLOW_UP_LEASE_MS = 5 * 60_000;
+
+/** The action types something follows once done (waits, replies); a clean-up or a guard has none. */
+const FOLLOWED: ReadonlySet<string> = new Set(["remove-finalizer", "repoint-path"]);
+
+/**
+ * Run what follows a request's outcome if it is still in the outbox (an earlier run recorded the
+ * outcome and died before, or failed in, its follow-up). The outbox holds ids only: what runs is
+ * read from the signed record, which must verify and have ended DONE or STALE. Returns whether it ran.
+ */
+export async function runPendingFollowUp(deps: RemoveFinalizerDeps, requestId: string): Promise<boolean> {
+  const cluster = deps.cluster ?? "";
+  if (deps.afterDone === undefined) return false;
+  // One runner at a time: the executor's re-run and the sweep may find the same entry together.
+  if (!(await deps.store.claimFollowUp(cluster, requestId, deps.now(), FOLLOW_UP_LEASE_MS))) return false;
+  const view = await deps.store.getVerified(requestId);
+  const request = view?.ok === true ? view.request : undefined;
+  if (request === undefined || (request.state !== "DONE" && request.state !== "STALE")) {
+    deps.log?.warn(
+      { requestId, why: view === null ? "no such request" : view.ok ? view.request.state : view.why },
+      "dropped a follow-up entry with no verified DONE or STALE request behind it",
+    );
+    await deps.store.followUpRan(cluster, requestId);
+    return false;
+  }
+  if (wrongCluster(request.cluster, deps.cluster) !== undefined) {
+    await deps.store.followUpRan(cluster, requestId);
+    return false;
+  }
+  deps.log?.info({ requestId }, "running the follow-up an earlier attempt left unfinished");
+  await deps.afterDone(request, request.result?.applied);
+  await deps.store.followUpRan(cluster, requestId);
+  return true;
+}
+
+/** Run every follow-up recorded more than `graceMs` ago and not run since (the sweep's part). */
+export async function runDueFollowUps(deps: RemoveFinalizerDeps, graceMs: number): Promise<number> {
+  if (deps.afterDone === undefined) return 0;
+  const due = await deps.store.followUpsDue(deps.cluster ?? "", new Date(deps.now().getTime() - graceMs));
+  let ran = 0;
+  for (const id of due) {
+    try {
+      if (await runPendingFollowUp(deps, id)) ran += 1;
+    } catch (err) {
+      deps.log?.error(
+        { err, requestId: id },
+        "could not run a follow-up left unfinished; the next sweep retries it",
+      );
+    }
+  }
+  return ran;
+}
+
 const OUTCOME_OF = {
   DONE: "done",
   STALE: "stale",
@@ -122,6 +176,7 @@ export async function executeRemoveFinalizer(
         result: `it had already ended ${claim.state}; its record, put back to ${claim.prior.state}, was refused and restored`,
       });
     }
+    await runPendingFollowUp(deps, requestId);
     return { kind: "skipped", state: claim.state };
   }
   if (claim.status === "NOT_FOUND") {
@@ -130,7 +185,11 @@ export async function executeRemoveFinalizer(
     });
   }
   if (claim.status === "INVALID_STATE") {
-    if (claim.state !== "" && isTerminal(claim.state)) return { kind: "skipped", state: claim.state };
+    if (claim.state !== "" && isTerminal(claim.state)) {
+      // It ended in an earlier run: what follows the outcome runs here if that run died before it.
+      await runPendingFollowUp(deps, requestId);
+      return { kind: "skipped", state: claim.state };
+    }
     throw new UnstuckError(ErrorCode.InvalidState, `The request is ${claim.state}, not APPROVED.`, {
       requestId,
     });
@@ -182,13 +241,17 @@ export async function executeRemoveFinalizer(
     after?: ObjectSnapshot,
     applied?: RepointApplied,
   ): Promise<ExecutionOutcome> => {
+    // A STALE repoint may still have applied its first steps: their waits run too.
+    const wrote = applied !== undefined && applied.route53Changes.length + applied.distributions.length > 0;
     const result: ExecutionResult = {
       outcome: OUTCOME_OF[state],
       message,
       at: now().toISOString(),
       ...(after?.resourceVersion ? { resourceVersionAfter: after.resourceVersion } : {}),
       ...(after ? { finalizersAfter: after.finalizers } : {}),
+      ...(wrote ? { applied } : {}),
     };
+    const follows = deps.afterDone !== undefined && (state === "DONE" || wrote) && FOLLOWED.has(action.type);
     const finishEntry: AuditEntry = {
       at: result.at,
       actor: system,
@@ -202,7 +265,16 @@ export async function executeRemoveFinalizer(
       result: message,
     };
     // Recorded with the outcome by one script: no crash in between can lose the entry.
-    const done = await store.finishExecution(requestId, attempt.token, state, result, now(), finishEntry);
+    // The outcome and, when something follows it, the outbox entry that follow-up clears: one step.
+    const done = await store.finishExecution(
+      requestId,
+      attempt.token,
+      state,
+      result,
+      now(),
+      finishEntry,
+      follows ? { cluster: deps.cluster ?? "" } : undefined,
+    );
     if (done.status !== "OK") {
       deps.log?.warn(
         { requestId, status: done.status },
@@ -211,18 +283,26 @@ export async function executeRemoveFinalizer(
       return { kind: "skipped", state: done.state };
     }
     audit.mirror(finishEntry);
+    await deps.hooks?.afterOutcome?.(requestId);
     const latest = await store.get(requestId);
     await notifySafely(deps.notifier, deps.log, latest ?? { ...request, state, result }, {
       kind: "outcome",
       state,
       message,
     });
-    // A STALE repoint may still have applied its first steps: their waits run too.
-    const wrote = applied !== undefined && applied.route53Changes.length + applied.distributions.length > 0;
-    if (deps.afterDone && (state === "DONE" || wrote)) {
-      await deps.afterDone(latest ?? { ...request, state, result }, applied).catch((err: unknown) => {
-        deps.log?.error({ err, requestId }, "could not start the follow-up of an executed request");
-      });
+    if (follows && deps.afterDone !== undefined) {
+      try {
+        // Held while it runs: a sweep finding the entry meanwhile leaves it to this run.
+        await store.claimFollowUp(deps.cluster ?? "", requestId, now(), FOLLOW_UP_LEASE_MS);
+        await deps.afterDone(latest ?? { ...request, state, result }, applied);
+        await store.followUpRan(deps.cluster ?? "", requestId);
+      } catch (err) {
+        // Left in the outbox: the next run of this job, or the sweep, runs it.
+        deps.log?.error(
+          { err, requestId },
+          "could not start the follow-up of an executed request; the sweep retries it",
+        );
+      }
     }
     return { kind: "finished", state, result };
   };

@@ -17,6 +17,9 @@ import { runningThread, type PostedMessage, type StartNamespaceWait } from "./na
  */
 export const HTTP_WAIT_AFTER_CLOUDFRONT_MS = 50 * 60_000;
 
+/** Between the first checks of the waits a repair starts, so their status messages come in order. */
+const WAIT_STAGGER_MS = 300;
+
 export interface AfterOutcomeDeps {
   readonly kube: Pick<KubePort, "getNamespace">;
   readonly startWait: StartNamespaceWait;
@@ -87,8 +90,8 @@ export function afterOutcome(
       return;
     }
     // A repair: CloudFront Deployed, Route 53 INSYNC and every repaired hostname answering — each a
-    // wait with its one status message in the thread, posted as it is started (so in this order) and
-    // edited to its result. (A mismatched target's old load balancer still
+    // wait with its one status message in the thread, posted by its first check and edited to its
+    // result. (A mismatched target's old load balancer still
     // exists, so its name resolving says nothing: no NXDOMAIN wait here.)
     if (request.state === "DONE") await deps.repaintRepairCard?.(request);
     const targets: EdgeWaitTarget[] = [];
@@ -103,20 +106,27 @@ export function afterOutcome(
     for (const host of action.hostnames)
       for (const path of deps.healthPaths) targets.push({ kind: "http-ok", url: `https://${host}${path}` });
     const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t])).values()];
-    for (const target of unique) {
-      await deps.enqueueEdgeWait({
-        target,
-        cluster: deps.cluster,
-        channel: thread.channel,
-        threadTs: thread.ts,
-        ...(deps.edgeWaits?.intervalMs !== undefined ? { intervalMs: deps.edgeWaits.intervalMs } : {}),
-        ...(deps.edgeWaits?.maxIntervalMs !== undefined
-          ? { maxIntervalMs: deps.edgeWaits.maxIntervalMs }
-          : {}),
-        // The names answer only once CloudFront has deployed: give them CloudFront's deadline.
-        ...(target.kind === "http-ok" && (applied?.distributions.length ?? 0) > 0
-          ? { timeoutMs: HTTP_WAIT_AFTER_CLOUDFRONT_MS }
-          : {}),
+    for (const [index, target] of unique.entries()) {
+      // Once per request and target, even when this follow-up runs again (a worker died in it): a wait
+      // that already ran to its end is not started a second time.
+      await deps.posted.once(postKey("follow-up", request.id, JSON.stringify(target)), async () => {
+        await deps.enqueueEdgeWait({
+          target,
+          cluster: deps.cluster,
+          channel: thread.channel,
+          threadTs: thread.ts,
+          // Each wait posts its own status message at its first check: staggered, they come in this order.
+          firstCheckInMs: index * WAIT_STAGGER_MS,
+          ...(deps.edgeWaits?.intervalMs !== undefined ? { intervalMs: deps.edgeWaits.intervalMs } : {}),
+          ...(deps.edgeWaits?.maxIntervalMs !== undefined
+            ? { maxIntervalMs: deps.edgeWaits.maxIntervalMs }
+            : {}),
+          // The names answer only once CloudFront has deployed: give them CloudFront's deadline.
+          ...(target.kind === "http-ok" && (applied?.distributions.length ?? 0) > 0
+            ? { timeoutMs: HTTP_WAIT_AFTER_CLOUDFRONT_MS }
+            : {}),
+        });
+        return undefined;
       });
     }
   };

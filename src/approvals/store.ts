@@ -122,6 +122,12 @@ export interface RequeueOutcome {
   readonly count: number;
 }
 
+/** Records, with an outcome, that what follows it is still to run on `cluster`'s workers. */
+export interface FollowUpOf {
+  /** The cluster whose workers run the follow-up ("" outside a fleet). */
+  readonly cluster: string;
+}
+
 export interface FinishOutcome {
   readonly status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH";
   readonly state: RequestState | "";
@@ -197,12 +203,19 @@ class LuaScript {
   }
 }
 
+/** KEYS[1] the outbox; ARGV: id, now ms, held-until ms. 1 when claimed. */
+const CLAIM_FOLLOW_UP = `
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s or tonumber(s) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1`;
+
 const SCRIPTS = {
   create: LuaScript.load("create.lua", 4),
   vote: LuaScript.load("vote.lua", 7),
   cancel: LuaScript.load("cancel.lua", 6),
   claim: LuaScript.load("claim.lua", 4),
-  finish: LuaScript.load("finish.lua", 5),
+  finish: LuaScript.load("finish.lua", 6),
   expire: LuaScript.load("expire.lua", 2),
   setMessage: LuaScript.load("set-message.lua", 1),
   requeue: LuaScript.load("requeue.lua", 7),
@@ -290,6 +303,57 @@ export class ApprovalStore {
 
   private requeueKey(id: string): string {
     return `${this.options.prefix}:requeues:${id}`;
+  }
+
+  /** The follow-up outbox of one cluster's workers (see `finish.lua`): request id -> ms recorded. */
+  private followUpKey(cluster: string): string {
+    return `${this.options.prefix}:follow-ups:${cluster === "" ? "local" : cluster}`;
+  }
+
+  /** Whether what follows the request's outcome is still to run (recorded with its outcome). */
+  public async followUpPending(cluster: string, id: string): Promise<boolean> {
+    assertRequestId(id);
+    return (await this.redis.zscore(this.followUpKey(cluster), id)) !== null;
+  }
+
+  /**
+   * Take the request's follow-up to run it: true when it is in the outbox and no other runner holds it
+   * (its score is not in the future); it is then held `leaseMs` (the sweep leaves it alone that long,
+   * and takes it again after, should this runner die in it).
+   */
+  public async claimFollowUp(cluster: string, id: string, now: Date, leaseMs: number): Promise<boolean> {
+    assertRequestId(id);
+    const claimed = await this.redis.eval(
+      CLAIM_FOLLOW_UP,
+      1,
+      this.followUpKey(cluster),
+      id,
+      now.getTime(),
+      now.getTime() + leaseMs,
+    );
+    return claimed === 1;
+  }
+
+  /** The follow-ups recorded before `before` and not run yet (oldest first, at most `limit`). */
+  public async followUpsDue(cluster: string, before: Date, limit = 100): Promise<string[]> {
+    const ids = await this.redis.zrangebyscore(
+      this.followUpKey(cluster),
+      "-inf",
+      before.getTime(),
+      "LIMIT",
+      0,
+      limit,
+    );
+    // Only ids this store issues: anything else written there is dropped, never used in a key.
+    const bad = ids.filter((id) => !isRequestId(id));
+    if (bad.length > 0) await this.redis.zrem(this.followUpKey(cluster), ...bad);
+    return ids.filter(isRequestId);
+  }
+
+  /** What follows the request's outcome has run (its waits started, its replies posted). */
+  public async followUpRan(cluster: string, id: string): Promise<void> {
+    assertRequestId(id);
+    await this.redis.zrem(this.followUpKey(cluster), id);
   }
 
   private keysFor(id: string): [string, string, string] {
@@ -550,6 +614,7 @@ export class ApprovalStore {
     result: ExecutionResult,
     now: Date,
     audit?: AuditTemplate,
+    followUp?: FollowUpOf,
   ): Promise<FinishOutcome> {
     assertRequestId(id);
     const signer = this.signer;
@@ -559,7 +624,12 @@ export class ApprovalStore {
     const reply = tuple(
       await this.exec(
         SCRIPTS.finish,
-        [...this.keysFor(id), this.markerKey(id), this.auditStream],
+        [
+          ...this.keysFor(id),
+          this.markerKey(id),
+          this.followUpKey(followUp?.cluster ?? ""),
+          this.auditStream,
+        ],
         [
           token,
           state,
@@ -568,6 +638,8 @@ export class ApprovalStore {
           this.retention,
           signer.stateSig(id, docMac, state, at, resultJson),
           this.finishedRetention,
+          followUp !== undefined ? id : "",
+          now.getTime(),
           this.auditArg(audit),
         ],
         [audit],

@@ -332,6 +332,14 @@ export interface ExecutionResult {
   readonly at: string;
   readonly resourceVersionAfter?: string;
   readonly finalizersAfter?: readonly string[];
+  /**
+   * What a repoint wrote (Route 53 change ids, distributions updated): signed with the outcome, so the
+   * waits that follow can be started again from the record alone.
+   */
+  readonly applied?: {
+    readonly route53Changes: readonly { readonly zoneId: string; readonly changeId: string }[];
+    readonly distributions: readonly string[];
+  };
 }
 
 /** The Slack message that shows the request (set once the Slack layer has posted it). */

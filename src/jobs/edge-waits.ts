@@ -33,7 +33,7 @@ import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";
 import { seal, unseal, type SealKeys } from "../trust/sealed.js";
-import { statusMessage, type ThreadReporter } from "./waits.js";
+import { statusMessage, statusOrLater, type ThreadReporter } from "./waits.js";
 import { clock } from "../util/format.js";
 
 /** What an edge wait waits for. */
@@ -69,6 +69,11 @@ export interface EdgeWaitRequest {
   readonly intervalMs?: number;
   /** Largest pause between checks (default per kind; never below `intervalMs`). */
   readonly maxIntervalMs?: number;
+  /**
+   * How long before the first check (default none). Waits started together are staggered by it, so
+   * their status messages, each posted by its wait's first check, come in the order they were started.
+   */
+  readonly firstCheckInMs?: number;
 }
 
 export interface EdgeWaitData {
@@ -363,46 +368,13 @@ function edgePostKey(
 }
 
 /**
- * Where a wait's status message is posted when the wait is started rather than at its first check:
- * the caller starting several waits one after the other then gets their messages in that order
- * (checks run concurrently and would post in any order).
+ * Start an edge wait; the first check runs at once (or after `firstCheckInMs`) and posts the wait's
+ * status message itself. Returns the job id (the same for a duplicate, which joins the running wait).
  */
-export interface EdgeWaitAnnounce {
-  readonly reporter: Pick<ThreadReporter, "post">;
-  readonly posted: PostLedger;
-}
-
-/**
- * Start an edge wait; the first check runs at once. Returns the job id (the same for a duplicate).
- * With `announce`, the wait's status message is posted here, before the job is added (a duplicate
- * that joins a running wait posts nothing).
- */
-export async function enqueueEdgeWait(
-  waits: WaitsQueue,
-  req: EdgeWaitRequest,
-  now: Date,
-  announce?: EdgeWaitAnnounce,
-): Promise<string> {
+export async function enqueueEdgeWait(waits: WaitsQueue, req: EdgeWaitRequest, now: Date): Promise<string> {
   const defaults = EDGE_WAIT_DEFAULTS[req.target.kind];
   const intervalMs = Math.max(1, req.intervalMs ?? defaults.intervalMs);
   const id = edgeWaitJobId(req.target, req.channel, req.threadTs);
-  let statusTs: string | undefined;
-  if (announce !== undefined) {
-    // A running wait (or a failed one kept for inspection, which the add below would not replace)
-    // already has its message, or none to edit: announce only a wait that will start.
-    if ((await waits.getJobState(id)) === "unknown") {
-      const key = edgePostKey({ ...req, startedAt: now.getTime() }, "status");
-      statusTs = (
-        await announce.posted.once(key, () =>
-          announce.reporter.post(
-            req.channel,
-            req.threadTs,
-            renderEdgeWaitStatus({ kind: "started", target: req.target }),
-          ),
-        )
-      ).ts;
-    }
-  }
   const data: EdgeWaitData = {
     target: req.target,
     cluster: req.cluster,
@@ -413,11 +385,11 @@ export async function enqueueEdgeWait(
     intervalMs,
     firstIntervalMs: intervalMs,
     maxIntervalMs: Math.max(intervalMs, req.maxIntervalMs ?? defaults.maxIntervalMs),
-    ...(statusTs !== undefined ? { statusTs } : {}),
     checks: 0,
   };
   await waits.add(JobName.EdgeWait, data, {
     jobId: id,
+    ...(req.firstCheckInMs !== undefined && req.firstCheckInMs > 0 ? { delay: req.firstCheckInMs } : {}),
     // A finished wait is removed, so the same target can be waited on again after a later change.
     removeOnComplete: true,
     removeOnFail: { age: 86_400 },
@@ -557,7 +529,14 @@ export async function checkEdgeWait(
     }
   }
 
-  const statusTs = await report(deps.reporter, posted, data, text, result !== undefined);
+  const statusTs = await statusOrLater(
+    job,
+    token,
+    now,
+    result !== undefined,
+    () => report(deps.reporter, posted, data, text, result !== undefined),
+    deps.log,
+  );
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,

@@ -20,8 +20,17 @@ import { blockersLeftText, followUpsFailedText, renderNamespaceWaitStatus } from
 /** The one status message a wait owns. The Slack layer implements it with chat.postMessage/update. */
 export interface ThreadReporter {
   post(channel: string, threadTs: string, text: string): Promise<{ ts: string }>;
-  /** `final`: the wait's result (never held back by {@link coalescedReporter}), not its progress. */
-  update(channel: string, ts: string, text: string, options?: { readonly final?: boolean }): Promise<void>;
+  /**
+   * `final`: the wait's result (never held back by {@link coalescedReporter}), not its progress. `at`:
+   * when the text was written (epoch ms; default now), which orders edits across processes
+   * (`status-writer.ts`).
+   */
+  update(
+    channel: string,
+    ts: string,
+    text: string,
+    options?: { readonly final?: boolean; readonly at?: number },
+  ): Promise<void>;
   /** A reply with Block Kit (a card with buttons); its blocks escape their own text. */
   postCard?(channel: string, threadTs: string, card: ThreadCard): Promise<{ ts: string }>;
 }
@@ -169,6 +178,12 @@ export async function startNamespaceGone(
   const old = await waits.getJob(id);
   if (old !== undefined) {
     const state = await old.getState();
+    const said = old.data as NamespaceGoneData | undefined;
+    if (state === "completed" && said?.channel === request.channel && said.threadTs === request.threadTs) {
+      // This thread's wait ran to its end already (a follow-up started again after a worker died in
+      // it): it said its result there, so it is not started a second time.
+      return { id, joined: false, channel: request.channel, threadTs: request.threadTs };
+    }
     if (state === "completed" || state === "failed") {
       await old.remove().catch(() => undefined); // gone already, or locked: the add below decides
     }
@@ -294,7 +309,14 @@ export async function checkNamespaceGone(
   }
 
   const posted = deps.posted ?? unrecordedPosts;
-  const statusTs = await report(deps.reporter, posted, data, text, result !== undefined);
+  const statusTs = await statusOrLater(
+    job,
+    token,
+    now,
+    result !== undefined,
+    () => report(deps.reporter, posted, data, text, result !== undefined),
+    deps.log,
+  );
   const where = {
     channel: data.channel,
     threadTs: data.threadTs,
@@ -364,6 +386,44 @@ async function report(
   return statusMessage(reporter, posted, waitPostKey(data, "status"), data, text, final);
 }
 
+/** How long past its deadline a wait keeps trying to post its result while Slack refuses it. */
+export const RESULT_POST_GRACE_MS = 30 * 60_000;
+/**
+ * The pause before a wait tries again to post its result after Slack refused it (429, 5xx): short,
+ * since the job holds no worker slot meanwhile and Slack's per-channel limit is about a post a second.
+ */
+const RESULT_POST_RETRY_MS = 5_000;
+
+/**
+ * A wait's status post or edit, tolerant of Slack being briefly unavailable (a 429 burst, a 5xx): the
+ * reporter's client retries a few seconds only, so a refused progress line is left to the next
+ * check (the wait never stalls on it), and a refused result re-delays the job to say it again in
+ * 5 s, up to half an hour past the deadline. Returns the status message's `ts` as far as known.
+ */
+export async function statusOrLater(
+  job: WaitJob<{ readonly deadline: number; readonly statusTs?: string }>,
+  token: string | undefined,
+  now: number,
+  final: boolean,
+  send: () => Promise<string>,
+  log?: Logger,
+): Promise<string | undefined> {
+  try {
+    return await send();
+  } catch (err) {
+    if (isPermanent(err)) throw err;
+    const message = toUserError(err).message;
+    if (!final) {
+      log?.warn({ job: job.id, err: { message } }, "could not post a wait's progress; its next check does");
+      return job.data.statusTs;
+    }
+    if (now >= job.data.deadline + RESULT_POST_GRACE_MS) throw err;
+    log?.warn({ job: job.id, err: { message } }, "could not post a wait's result; trying again in 5 s");
+    await job.moveToDelayed(now + RESULT_POST_RETRY_MS, token);
+    throw new DelayedError();
+  }
+}
+
 /**
  * The one status message of a wait: posted once under `key`, edited from then on. `final` marks
  * the wait's result, which a coalescing reporter sends at once (progress it may fold into a later edit).
@@ -404,6 +464,8 @@ export interface CoalesceOptions {
 interface EditState {
   lastAt: number;
   pending?: string;
+  /** When the held-back text was written. */
+  pendingAt?: number;
   timer?: ReturnType<typeof setTimeout>;
   sending?: Promise<void>;
 }
@@ -419,9 +481,9 @@ export function coalescedReporter(reporter: ThreadReporter, options: CoalesceOpt
   const now = options.now ?? Date.now;
   const states = new Map<string, EditState>();
 
-  const send = (state: EditState, channel: string, ts: string, text: string): Promise<void> => {
+  const send = (state: EditState, channel: string, ts: string, text: string, at: number): Promise<void> => {
     state.lastAt = now();
-    const p = reporter.update(channel, ts, text).finally(() => {
+    const p = reporter.update(channel, ts, text, { at }).finally(() => {
       if (state.sending === p) delete state.sending;
     });
     state.sending = p;
@@ -454,7 +516,7 @@ export function coalescedReporter(reporter: ThreadReporter, options: CoalesceOpt
         states.delete(key);
         // After any progress edit still on its way, so it cannot land over the result.
         await state?.sending?.catch(() => undefined);
-        await reporter.update(channel, ts, text, { final: true });
+        await reporter.update(channel, ts, text, { final: true, at: updateOptions.at ?? now() });
         return;
       }
       const wait = state === undefined ? 0 : state.lastAt + windowMs - now();
@@ -462,21 +524,24 @@ export function coalescedReporter(reporter: ThreadReporter, options: CoalesceOpt
         prune();
         const fresh = state ?? { lastAt: 0 };
         states.set(key, fresh);
-        await send(fresh, channel, ts, text);
+        await send(fresh, channel, ts, text, updateOptions?.at ?? now());
         return;
       }
       // Within the window (or behind an edit in flight): hold the latest text for the window's end.
       state.pending = text;
+      state.pendingAt = updateOptions?.at ?? now();
       state.timer ??= setTimeout(
         () => {
           delete state.timer;
           const latest = state.pending;
+          const latestAt = state.pendingAt ?? now();
           delete state.pending;
+          delete state.pendingAt;
           if (latest === undefined || states.get(key) !== state) return;
           void (async () => {
             await state.sending?.catch(() => undefined);
             if (states.get(key) !== state) return;
-            await send(state, channel, ts, latest);
+            await send(state, channel, ts, latest, latestAt);
           })().catch((err: unknown) =>
             options.log?.warn(
               { channel, ts, err: { message: toUserError(err).message } },

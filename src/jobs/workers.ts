@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import {
   executeRemoveFinalizer,
+  runDueFollowUps,
   type ExecutionOutcome,
   type RemoveFinalizerDeps,
 } from "../actions/remove-finalizer.js";
@@ -78,7 +79,15 @@ const EXECUTABLE: ReadonlySet<string> = new Set([
 export interface ActionsWorkerExtras {
   /** Runs on each `approvals-sweep` job (see `scheduleApprovalSweep`), e.g. `workflow.sweep()`. */
   readonly sweep?: () => Promise<unknown>;
+  /** How old an unfinished follow-up must be before the sweep runs it (default 2 minutes). */
+  readonly followUpGraceMs?: number;
 }
+
+/**
+ * The sweep leaves a follow-up this long to the executor that recorded it (its outcome reply waits up
+ * to 15 s for Slack), then runs it itself.
+ */
+const FOLLOW_UP_GRACE_MS = 120_000;
 
 /** Runs approved actions; each job claims its request, so a duplicate delivery does nothing twice. */
 export function createActionsWorker(
@@ -91,6 +100,8 @@ export function createActionsWorker(
     async (job: Job<ExecutionJobData, ExecutionOutcome | null>) => {
       if (job.name === JobName.Sweep) {
         await extras.sweep?.();
+        // What followed an outcome and was not run (its worker died, or it failed): run it now.
+        await runDueFollowUps(deps, extras.followUpGraceMs ?? FOLLOW_UP_GRACE_MS);
         return null;
       }
       // Job names are action types: every approved action runs through the same verifying executor.

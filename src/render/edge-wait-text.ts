@@ -8,7 +8,6 @@ import { changeIdOf, type EdgeWaitTarget, type Look, type ResolveResult } from "
 /** One state of an edge wait, for its status message. */
 export type EdgeWaitStatus =
   /** Started, before its first look. */
-  | { readonly kind: "started"; readonly target: EdgeWaitTarget }
   /** A look that shows the target not reached yet. */
   | {
       readonly kind: "waiting";
@@ -48,8 +47,6 @@ export type EdgeWaitStatus =
 export function renderEdgeWaitStatus(e: EdgeWaitStatus): string {
   const target = e.target;
   switch (e.kind) {
-    case "started":
-      return startedText(target);
     case "waiting":
       return `⏳ ${seenText(target, e.look)} for ${e.elapsed} (check ${String(e.check)}, next in ${e.nextIn})`;
     case "done":
@@ -76,19 +73,6 @@ export function edgeWaitSubject(target: EdgeWaitTarget): string {
       return nameOf(target);
     case "http-ok":
       return hostOf(target.url);
-  }
-}
-
-function startedText(target: EdgeWaitTarget): string {
-  switch (target.kind) {
-    case "cloudfront-deployed":
-      return `⏳ Waiting for CloudFront ${target.distributionId} to be Deployed…`;
-    case "route53-insync":
-      return `⏳ Waiting for Route 53 change ${changeIdOf(target.changeId)}${zoneOf(target)} to be INSYNC…`;
-    case "dns-nxdomain":
-      return `⏳ Waiting for ${edgeWaitSubject(target)} to stop resolving…`;
-    case "http-ok":
-      return `⏳ Waiting for ${edgeWaitSubject(target)} to answer 2xx (GET ${target.url})…`;
   }
 }
 

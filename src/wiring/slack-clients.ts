@@ -29,6 +29,11 @@ export interface SlackClients {
   readonly client: WebClient;
   /** The notifier's: no retries of its own, rate-limited calls rejected. */
   readonly notifierClient: WebClient;
+  /**
+   * The waits' status messages': a few seconds of retries, rate-limited calls rejected, so a burst of
+   * 429s costs a wait one check, never minutes (the wait says it again at its next check).
+   */
+  readonly statusClient: WebClient;
 }
 
 export function createSlackClients(slackConfig: SlackConfig, log: Logger): SlackClients {
@@ -52,5 +57,12 @@ export function createSlackClients(slackConfig: SlackConfig, log: Logger): Slack
       rejectRateLimitedCalls: true,
     }),
   );
-  return { client, notifierClient };
+  const statusClient = countRateLimits(
+    new WebClient(slackConfig.botToken, {
+      ...clientOptions,
+      retryConfig: { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 2_000 },
+      rejectRateLimitedCalls: true,
+    }),
+  );
+  return { client, notifierClient, statusClient };
 }

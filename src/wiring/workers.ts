@@ -31,6 +31,7 @@ import { enqueueGuardClose } from "../jobs/deletion-guard.js";
 import { startGuardReconciler, type GuardReconciler } from "../jobs/guard-reconcile.js";
 import { enqueueEdgeWait, redisSharedChecks } from "../jobs/edge-waits.js";
 import { coalescedReporter } from "../jobs/waits.js";
+import { sequencedReporter } from "../jobs/status-writer.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import type { RepairCards } from "../jobs/repair-cards.js";
 import {
@@ -87,6 +88,8 @@ export interface WorkersDeps {
   readonly startWait: StartNamespaceWait;
   readonly client: WebClient;
   readonly notifierClient: WebClient;
+  /** The waits' status messages' client: a few seconds of retries, rate-limited calls rejected. */
+  readonly statusClient: WebClient;
   readonly now: () => Date;
   readonly log: Logger;
   /** Worker lock settings, path re-check and edge-wait timings, notification retries (tests shorten them). */
@@ -120,8 +123,13 @@ export function createWorkers(d: WorkersDeps): Worker[] {
   });
   // The traffic-path cards these workers post (in a fleet, their buttons name this cluster).
   const traceCard = slackTraceCardOf(d.fleetCluster);
-  // The waits' status messages: progress edits of one message close together collapse into one.
-  const statusReporter = coalescedReporter(createSlackThreadReporter(d.client, log), { log });
+  // The waits' status messages, on a client that retries seconds, not minutes (a wait never stalls on
+  // Slack): progress edits of one message close together collapse into one, and every edit is ordered
+  // across processes, so a message never ends on progress older than what it showed.
+  const statusReporter = coalescedReporter(
+    sequencedReporter(createSlackThreadReporter(d.statusClient, log), d.redis, d.prefix, { log }),
+    { log },
+  );
   return [
     createActionsWorker(
       { ...clusterSetup, concurrency: ACTIONS_CONCURRENCY },
@@ -139,8 +147,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
         afterDone: afterOutcome({
           kube: base.kube,
           startWait: d.startWait,
-          enqueueEdgeWait: (request) =>
-            enqueueEdgeWait(d.waits, request, now(), { reporter: statusReporter, posted: d.posted }),
+          enqueueEdgeWait: (request) => enqueueEdgeWait(d.waits, request, now()),
           replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, replyRef(event)),
           posted: d.posted,
           replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
@@ -188,7 +195,9 @@ export function createWorkers(d: WorkersDeps): Worker[] {
               }),
               pathRecheck: {
                 replan: replanNamespace({ kube: base.kube, aws: base.aws, now, renderTrace: traceCard }),
-                reporter: createSlackThreadReporter(d.client, log),
+                reporter: sequencedReporter(createSlackThreadReporter(d.client, log), d.redis, d.prefix, {
+                  log,
+                }),
                 now,
                 log,
                 record: auditObserver(audit, now),

@@ -7,7 +7,8 @@
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
   KEYS[4]  finished marker         <prefix>:finished:<id>     (see finished.lua)
-  KEYS[5]  audit stream            (see audit.lua)
+  KEYS[5]  follow-up outbox        <prefix>:follow-ups:<cluster>   (sorted set: id -> ms recorded)
+  KEYS[6]  audit stream            (see audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  final state: "DONE" | "FAILED" | "STALE" | "TAMPERED"
@@ -16,7 +17,11 @@
   ARGV[5]  retention in seconds for a request once it is terminal
   ARGV[6]  state MAC of ARGV[2] at ARGV[4]
   ARGV[7]  how long the finished marker is kept, seconds
-  ARGV[8]  audit entry template (JSON, or "")
+  ARGV[8]  the request id when what follows this outcome (waits, replies) is still to run, else "":
+           it goes into the outbox in this same step, so a worker that dies before running it leaves
+           it to be found (by the executor's next run, or the sweep)
+  ARGV[9]  now, epoch ms (the outbox score)
+  ARGV[10] audit entry template (JSON, or "")
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH"; state: the state after this call
@@ -40,5 +45,8 @@ redis.call("EXPIRE", KEYS[1], ttl)
 redis.call("EXPIRE", KEYS[2], ttl)
 redis.call("EXPIRE", KEYS[3], ttl)
 mark_finished(KEYS[4], KEYS[1], tonumber(ARGV[7]))
+if ARGV[8] ~= "" then
+  redis.call("ZADD", KEYS[5], tonumber(ARGV[9]), ARGV[8])
+end
 audit(ARGV[2])
 return { "OK", ARGV[2] }

@@ -21,7 +21,6 @@ import {
   type EdgeWaitRequest,
   type EdgeWaitTarget,
 } from "../../../src/jobs/edge-waits.js";
-import { redisPostLedger } from "../../../src/jobs/post-once.js";
 import { createQueues, type Queues } from "../../../src/jobs/queues.js";
 import type { ThreadReporter } from "../../../src/jobs/waits.js";
 import { createWaitsWorker, type WorkerSetup } from "../../../src/jobs/workers.js";
@@ -78,7 +77,7 @@ interface Rig {
   /** Moves the world's clock (CloudFront deployments, Route 53 sync) forward. */
   advance(ms: number): void;
   startWorker(setup?: Partial<WorkerSetup>, edge?: EdgeWaitDeps | null): Worker;
-  start(target: EdgeWaitTarget, opts?: Partial<EdgeWaitRequest>, announce?: boolean): Promise<string>;
+  start(target: EdgeWaitTarget, opts?: Partial<EdgeWaitRequest>): Promise<string>;
   /** UpdateDistribution through the SDK: the default origin becomes the live payments ALB. */
   repoint(): Promise<void>;
 }
@@ -143,7 +142,7 @@ async function rig(options: { cloudFrontDeployMs?: number; route53SyncMs?: numbe
       workers.push(w);
       return w;
     },
-    start: (target, opts = {}, announce = false) =>
+    start: (target, opts = {}) =>
       enqueueEdgeWait(
         testWaits(queues.waits),
         {
@@ -157,7 +156,6 @@ async function rig(options: { cloudFrontDeployMs?: number; route53SyncMs?: numbe
           ...opts,
         },
         new Date(),
-        announce ? { reporter, posted: redisPostLedger(redis, prefix) } : undefined,
       ),
     repoint: async () => {
       const live = [...world.aws.world.loadBalancers.values()].find((lb) => lb.state === "active");
@@ -213,23 +211,26 @@ describe("edge waits", () => {
     await eventually(async () => ((await r.queues.waits.getJob(id)) ? undefined : true), 5000, "job removal");
   });
 
-  it("started with an announcement: the status messages come in the order started, each then edited to its result", async () => {
+  it("started staggered: each wait posts its own status message, in the order started, then edits it to its result", async () => {
     const r = await rig({ cloudFrontDeployMs: 600, route53SyncMs: 300 });
     await r.repoint();
     const cf: EdgeWaitTarget = { kind: "cloudfront-deployed", distributionId: DIST };
     const http: EdgeWaitTarget = { kind: "http-ok", url: "https://test.example.com/" };
-    await r.start(cf, {}, true);
-    await r.start(http, {}, true);
-    // Posted before any check ran, in this order.
-    const before = r.reporter.inThread(THREAD);
-    expect(before.map((m) => m.texts)).toEqual([
-      [`⏳ Waiting for CloudFront ${DIST} to be Deployed…`],
-      ["⏳ Waiting for test.example.com to answer 2xx (GET https://test.example.com/)…"],
-    ]);
-    // The same wait asked for again while it runs joins it and posts nothing.
-    await r.start(cf, {}, true);
-    expect(r.reporter.inThread(THREAD)).toHaveLength(2);
+    await r.start(cf, {});
+    await r.start(http, { firstCheckInMs: 300 });
+    // Nothing is posted until a wait's first check runs: the wait posts its own message.
+    expect(r.reporter.inThread(THREAD)).toHaveLength(0);
+    // The same wait asked for again while it runs joins it.
+    await r.start(cf, {});
     r.startWorker({ concurrency: 4 });
+    await eventually(
+      () => (r.reporter.inThread(THREAD).length === 2 ? true : undefined),
+      10_000,
+      "two posts",
+    );
+    const before = r.reporter.inThread(THREAD);
+    expect(before[0]?.texts[0]).toMatch(/CloudFront E2MYAPPTEST0001/);
+    expect(before[1]?.texts[0]).toMatch(/test\.example\.com/);
     r.advance(600_000);
     await eventually(
       () => (r.reporter.inThread(THREAD).every((m) => isFinal(m.texts.at(-1))) ? true : undefined),

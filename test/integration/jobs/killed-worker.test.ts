@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { createQueues, executionEnqueuer } from "../../../src/jobs/queues.js";
+import { createQueues, executionEnqueuer, JobName } from "../../../src/jobs/queues.js";
 import { createActionsWorker } from "../../../src/jobs/workers.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -41,7 +41,14 @@ function lineFrom(child: ChildProcess, prefix: string): Promise<string> {
   });
 }
 
-async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: number) {
+/** What the restarted worker was asked to follow up, per request id. */
+type FollowUps = string[];
+
+async function scenario(
+  pauseAt: "afterClaim" | "afterPatch" | "afterOutcome",
+  maxStalledCount?: number,
+  followUps?: FollowUps,
+) {
   const prefix = uniquePrefix("killed");
   const bullPrefix = `${prefix}:bull`;
   const bull = connect();
@@ -101,7 +108,7 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: 
   child.kill("SIGKILL");
   await once(child, "exit");
   const interrupted = await h.store.get(req.id);
-  expect(interrupted?.state).toBe("EXECUTING");
+  expect(interrupted?.state).toBe(pauseAt === "afterOutcome" ? "DONE" : "EXECUTING");
   const patches = () =>
     sim
       .requests()
@@ -122,9 +129,27 @@ async function scenario(pauseAt: "afterClaim" | "afterPatch", maxStalledCount?: 
         stalledInterval: STALLED_MS,
         ...(maxStalledCount !== undefined ? { maxStalledCount } : {}),
       },
-      { store: h.store, signer: h.signer, policy: h.policy, kube, audit: h.audit, now: () => new Date() },
+      {
+        store: h.store,
+        signer: h.signer,
+        policy: h.policy,
+        kube,
+        audit: h.audit,
+        now: () => new Date(),
+        ...(followUps !== undefined
+          ? {
+              afterDone: (request) => {
+                followUps.push(request.id);
+                return Promise.resolve();
+              },
+            }
+          : {}),
+      },
+      { followUpGraceMs: 0 },
     ),
   );
+  // The sweep (every 30 s in production) runs follow-ups left behind; here at once.
+  if (followUps !== undefined) await queues.actions.add(JobName.Sweep, {});
   const final = await eventually(
     async () => {
       const r = await h.store.get(req.id);
@@ -158,6 +183,32 @@ describe("a worker killed mid-execution (kube simulator, real adapter)", () => {
     expect(final.executionAttempts).toBe(2);
     expect(final.result?.message).toContain("Completed by the interrupted attempt");
     expect(patches()).toHaveLength(1);
+  });
+
+  it("after recording DONE, before what follows: the next worker runs the follow-up once", async () => {
+    const followUps: FollowUps = [];
+    const { h, req, final, patches } = await scenario("afterOutcome", undefined, followUps);
+    expect(final.state).toBe("DONE");
+    expect(patches()).toHaveLength(1);
+    await eventually(() => (followUps.length > 0 ? true : undefined), 20_000, "the follow-up to run");
+    // The re-delivered job and the sweep both find the outbox entry; only one runs it.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(followUps).toEqual([req.id]);
+    expect(await h.store.followUpPending("", req.id)).toBe(false);
+  });
+
+  it("after recording DONE, its job then failed by BullMQ without running: the sweep runs the follow-up", async () => {
+    const followUps: FollowUps = [];
+    const { h, req, patches } = await scenario("afterOutcome", 0, followUps);
+    await eventually(
+      () => (followUps.length > 0 ? true : undefined),
+      20_000,
+      "the sweep to run the follow-up",
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(followUps).toEqual([req.id]);
+    expect(patches()).toHaveLength(1);
+    expect(await h.store.followUpPending("", req.id)).toBe(false);
   });
 
   it("stalled beyond BullMQ's limit (failed without running): the request still ends definite, one patch", async () => {

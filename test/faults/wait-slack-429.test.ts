@@ -1,0 +1,147 @@
+/**
+ * A wait is never blocked by Slack: a burst of 429s (Retry-After a minute) on every post costs a
+ * wait its status line for those checks, not minutes. A worker process's runtime (`createRuntime`,
+ * `UNSTUCK_ROLE=worker`), the fake Slack and the simulated world after a repair: the CloudFront wait
+ * keeps checking while Slack refuses, posts its one status message as soon as Slack takes it, and
+ * ends on its result, long before the Retry-After Slack asked for has passed.
+ */
+import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
+import type { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
+import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { loadConfig } from "../../src/config.js";
+import { enqueueEdgeWait, edgeWaitJobId, type EdgeWaitTarget } from "../../src/jobs/edge-waits.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { botEnv, simAwsClients } from "../e2e/bot-env.js";
+import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
+import { until } from "../sim/kube/testing.js";
+import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
+import { startWorld, type World } from "../sim/world.js";
+import { testWaits } from "../helpers/keys.js";
+
+const TOKEN = "xoxb-wait-429-token";
+const CHANNEL = "C0INCIDENT";
+const THREAD = "1770888000.000100";
+const DIST = "E2MYAPPTEST0001";
+const DEPLOYED = /^✅ CloudFront E2MYAPPTEST0001 is Deployed after/;
+
+let world: World;
+let clients: AwsClients;
+let fake: FakeSlack;
+let redis: Redis;
+const prefix = uniquePrefix("wait-slack-429");
+const runtimes: Runtime[] = [];
+
+async function worker(): Promise<Runtime> {
+  const log = pino({ level: "silent" });
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: "", slackUrl: fake.url, prefix },
+      {
+        ...world.aws.env(),
+        REDIS_URL,
+        UNSTUCK_ROLE: "worker",
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        // A stop gives running jobs 1.5 s, then hands them back for another worker.
+        UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
+        UNSTUCK_DNS_RESOLVERS: world.dns.address,
+        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
+      },
+    ),
+  );
+  const runtime = await createRuntime({
+    config,
+    log,
+    services: {
+      kube: createKubeAdapter(world.kube.kubeconfig()),
+      now: () => new Date(),
+      log,
+      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+    },
+  });
+  runtimes.push(runtime);
+  await runtime.start();
+  return runtime;
+}
+
+/** The repair's CloudFront change: the default origin becomes the live payments ALB (InProgress). */
+async function repoint(): Promise<void> {
+  const live = [...world.aws.world.loadBalancers.values()].find((lb) => lb.state === "active");
+  if (!live) throw new Error("the seed has a live load balancer (payments)");
+  const got = await clients.cloudfront.send(new GetDistributionConfigCommand({ Id: DIST }));
+  const config = got.DistributionConfig;
+  const origin = config?.Origins?.Items?.[0];
+  if (!config || !origin) throw new Error("the distribution has an origin");
+  origin.DomainName = live.dnsName;
+  await clients.cloudfront.send(
+    new UpdateDistributionCommand({ Id: DIST, IfMatch: got.ETag, DistributionConfig: config }),
+  );
+}
+
+const text = (c: SlackCall): string => (typeof c.body["text"] === "string" ? c.body["text"] : "");
+const inThread = (c: SlackCall): boolean => c.body["thread_ts"] === THREAD && c.response?.["ok"] === true;
+/** Thread replies posted (not edits) whose text matches. */
+const posts = (re: RegExp): SlackCall[] =>
+  fake.calls().filter((c) => c.method === "chat.postMessage" && inThread(c) && re.test(text(c)));
+
+beforeAll(async () => {
+  world = await startWorld({
+    scenario: "test/fixtures/scenarios/seed-incident.yaml",
+    lbc: false,
+    cloudFrontDeployMs: 1_500,
+  });
+  clients = simAwsClients(world.aws.url, 1);
+  fake = await startFakeSlack({ token: TOKEN });
+  redis = connect();
+}, 60_000);
+
+afterAll(async () => {
+  for (const r of runtimes) await r.stop();
+  await deleteKeysWithPrefix(redis, prefix);
+  await redis.quit();
+  await fake.stop();
+  destroyAwsClients(clients);
+  await world.stop();
+}, 60_000);
+
+describe("a wait while Slack answers 429", () => {
+  it("keeps checking, posts its status message once Slack takes it, and ends on its result", async () => {
+    // Slack refuses the next 6 posts with a minute's Retry-After.
+    fake.setFault("chat.postMessage", { kind: "rate-limited", retryAfterSeconds: 60, times: 6 });
+    const w = await worker();
+    await repoint();
+    const started = Date.now();
+    const target: EdgeWaitTarget = { kind: "cloudfront-deployed", distributionId: DIST };
+    await enqueueEdgeWait(
+      testWaits(w.queues.waits),
+      {
+        target,
+        cluster: "prod-eks",
+        channel: CHANNEL,
+        threadTs: THREAD,
+        intervalMs: 200,
+        maxIntervalMs: 400,
+        timeoutMs: 60_000,
+      },
+      new Date(),
+    );
+    const id = edgeWaitJobId(target, CHANNEL, THREAD);
+    await until(
+      async () => ((await w.queues.waits.getJobState(id)) === "unknown" ? true : undefined),
+      20_000,
+      "the wait to finish",
+    );
+    // Far less than the minute Slack asked to wait: the wait never sat out the Retry-After.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const refused = fake.calls().filter((c) => c.method === "chat.postMessage" && c.fault !== undefined);
+    expect(refused.length).toBeGreaterThan(0);
+    // One status message (whatever check Slack first took it from), ending on the result.
+    const status = posts(/CloudFront E2MYAPPTEST0001/);
+    expect(status).toHaveLength(1);
+    const ts = String(status[0]?.response?.["ts"]);
+    expect(fake.message(CHANNEL, ts)?.text).toMatch(DEPLOYED);
+  }, 60_000);
+});
