@@ -25,6 +25,25 @@ export interface IngressStack {
   readonly scheme: "internet-facing" | "internal";
 }
 
+/** An IngressGroup name as the controller accepts it (a DNS label: lower case, digits, `-` and `.`). */
+const GROUP_NAME = /^([a-z0-9][-a-z0-9.]*)?[a-z0-9]$/;
+
+/**
+ * Why the controller refuses an Ingress's `group.name` (it then builds nothing for the Ingress), or
+ * undefined when the name is valid or absent.
+ */
+export function refusedGroupName(
+  o: Pick<ObjectSnapshot, "annotations"> & { kind?: string },
+): string | undefined {
+  if (o.kind === "Service") return undefined;
+  const group = o.annotations["alb.ingress.kubernetes.io/group.name"];
+  if (group === undefined) return undefined;
+  if (group.length > 63) return `its group.name is longer than 63 characters`;
+  if (!GROUP_NAME.test(group))
+    return `its group.name ${JSON.stringify(group.slice(0, 80))} is not a valid group name`;
+  return undefined;
+}
+
 /**
  * The stack an object belongs to: a Service (NLB) is its own stack under `service.k8s.aws/stack`;
  * an Ingress belongs to its IngressGroup, else to the implicit one-Ingress group.

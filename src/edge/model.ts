@@ -16,6 +16,7 @@ import type {
   TargetGroupSnapshot,
 } from "../aws/types.js";
 import type { ObjectSnapshot } from "../kube/types.js";
+import { refusedGroupName } from "./lbc-names.js";
 
 export const EDGE_TAGS = {
   cluster: "elbv2.k8s.aws/cluster",
@@ -90,6 +91,8 @@ export function edgeOwnerOf(
     );
     if (!lbc && !albClasses.includes(o.ingressClassName ?? "")) return undefined;
     const group = a[GROUP_ANNOTATION];
+    // A group.name the controller refuses: it builds nothing for this Ingress, so it owns no stack.
+    const refused = refusedGroupName(o) !== undefined;
     const certificateArns = (a["alb.ingress.kubernetes.io/certificate-arn"] ?? "")
       .split(",")
       .map((c) => c.trim())
@@ -101,11 +104,15 @@ export function edgeOwnerOf(
       name: o.name,
       deleting,
       hasLbcFinalizer: lbc,
-      stack: {
-        tagKey: EDGE_TAGS.ingressStack,
-        value: group ?? `${namespace}/${o.name}`,
-        ...(group !== undefined ? { group } : {}),
-      },
+      ...(refused
+        ? {}
+        : {
+            stack: {
+              tagKey: EDGE_TAGS.ingressStack,
+              value: group ?? `${namespace}/${o.name}`,
+              ...(group !== undefined ? { group } : {}),
+            },
+          }),
       usesBackendSg:
         a[SECURITY_GROUPS_ANNOTATION] === undefined || a[MANAGE_BACKEND_RULES_ANNOTATION] === "true",
     };

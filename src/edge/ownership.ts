@@ -7,20 +7,26 @@
  * shares a prefix with another team's (`k8s-<ns:8>-<name:8>-`), or claim any host in its rules. What
  * counts:
  *
- * - the owner of a live load balancer is what the controller tagged it with (`elbv2.k8s.aws/cluster`
- *   and `ingress.k8s.aws/stack` / `service.k8s.aws/stack`), never its name;
+ * - tags are not evidence either: anyone with ELB rights in the account can tag a load balancer
+ *   `elbv2.k8s.aws/cluster` and `ingress.k8s.aws/stack=<another team's stack>`. The owner of a live
+ *   load balancer is the Ingress or Service whose status (written by the controller) names its DNS
+ *   name, or — when no status names it — the stack whose name this cluster's controller derives is
+ *   exactly its name, its tags agreeing;
+ * - an Ingress whose `group.name` the controller refuses (not a DNS label) belongs to no stack: the
+ *   controller builds nothing for it, so it can own nothing;
  * - the owner of a dead load balancer is established by one of: an Ingress/Service whose status
  *   names its DNS name; its name being exactly the one this cluster's controller derives for a stack
  *   (sha256 of cluster, stack and scheme — not a prefix); a load balancer of the same name existing
- *   again, tagged for a stack, when nobody in the cluster chose that name by annotation; ExternalDNS's
- *   ownership record of the DNS record that names it. Evidence naming two owners is no evidence;
+ *   again whose owner is established as above, when nobody in the cluster chose that name by
+ *   annotation; ExternalDNS's ownership record of the DNS record that names it. Evidence naming two
+ *   owners is no evidence;
  * - a replacement must be a live load balancer of the same owner that serves the hostname: its
  *   owner's rules name the host (exactly or by a wildcard), or a rule names no host (any host), or it
  *   is an NLB (TCP: no Host header is looked at). Behind CloudFront the viewer's hostname is checked:
  *   an origin that should serve it forwards the viewer's `Host`.
  */
 import type { LoadBalancerSnapshot, RecordSetSnapshot } from "../aws/types.js";
-import { ingressStack, lbcLoadBalancerName, lbcNlbName } from "./lbc-names.js";
+import { ingressStack, lbcLoadBalancerName, lbcNlbName, refusedGroupName } from "./lbc-names.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import { EDGE_TAGS } from "./model.js";
 
@@ -44,8 +50,10 @@ export interface StackOwner {
 export interface TargetFacts {
   readonly loadBalancer: string;
   readonly dnsName: string;
-  /** The stack the controller tagged it for; undefined when this cluster's controller did not tag it. */
+  /** Its owner as established (a status naming it, or its exact derived name); never from tags alone. */
   readonly owner?: StackOwner;
+  /** How the owner was established, in words (`Ingress a/b's status names it`). */
+  readonly ownedHow?: string;
   /** The `elbv2.k8s.aws/cluster` tag, when any. */
   readonly cluster?: string;
   /** The hosts its owner's rules serve; `*` for any host. Empty when no live owner's rules were read. */
@@ -80,8 +88,10 @@ export interface OwnershipInput {
 }
 
 export interface Ownership {
-  /** The stack the controller tagged a load balancer for, when this cluster's controller did. */
+  /** A load balancer's owner as established (a status naming it, or its exact derived name), if any. */
   ownerOf(lb: LoadBalancerSnapshot): StackOwner | undefined;
+  /** A live member of that owner (the one whose status names the load balancer, when one does). */
+  memberOf(lb: LoadBalancerSnapshot): ObjectSnapshot | undefined;
   /** Owner, cluster and served hosts of a load balancer. */
   factsOf(lb: LoadBalancerSnapshot): TargetFacts;
   /** Whether `facts.serves` covers `host`. */
@@ -133,7 +143,9 @@ function stackKeyOf(o: ObjectSnapshot): string {
 export function buildOwnership(input: OwnershipInput): Ownership {
   const { cluster } = input;
   const members = new Map<string, ObjectSnapshot[]>();
-  for (const o of input.owners) {
+  // What the controller refuses to build (an invalid group.name) owns nothing and is no stack's member.
+  const owners = input.owners.filter((o) => refusedGroupName(o) === undefined);
+  for (const o of owners) {
     if (o.kind !== "Ingress" && o.kind !== "Service") continue;
     const key = stackKeyOf(o);
     const list = members.get(key);
@@ -143,7 +155,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
   const live = (key: string): ObjectSnapshot[] =>
     (members.get(key) ?? []).filter((o) => o.deletionTimestamp === undefined);
   const chosenNames = new Set(
-    input.owners.flatMap((o) =>
+    owners.flatMap((o) =>
       CHOSEN_NAME_ANNOTATIONS.map((a) => o.annotations[a]).filter((v): v is string => v !== undefined),
     ),
   );
@@ -184,14 +196,46 @@ export function buildOwnership(input: OwnershipInput): Ownership {
     };
   }
 
-  function ownerOf(lb: LoadBalancerSnapshot): StackOwner | undefined {
+  /**
+   * Who a load balancer is established to belong to: the stack of the owners whose status names it
+   * (one stack, else none), or else the one stack whose derived name it exactly is, its tags agreeing.
+   * Never its tags alone. Another cluster's load balancer (by its cluster tag) is nobody's here.
+   */
+  const ownedMemo = new Map<string, { owner: StackOwner; how: string; member?: ObjectSnapshot } | null>();
+  function ownedBy(
+    lb: LoadBalancerSnapshot,
+  ): { owner: StackOwner; how: string; member?: ObjectSnapshot } | undefined {
+    const memo = ownedMemo.get(lb.arn);
+    if (memo !== undefined) return memo ?? undefined;
+    const found = establishOwner(lb);
+    ownedMemo.set(lb.arn, found ?? null);
+    return found;
+  }
+  function establishOwner(
+    lb: LoadBalancerSnapshot,
+  ): { owner: StackOwner; how: string; member?: ObjectSnapshot } | undefined {
     const tagged = lb.tags[EDGE_TAGS.cluster];
-    if (tagged === undefined || (cluster !== undefined && tagged !== cluster)) return undefined;
-    const ing = lb.tags[EDGE_TAGS.ingressStack];
-    const svc = lb.tags[EDGE_TAGS.serviceStack];
-    if (ing !== undefined) return stackOwner(`${EDGE_TAGS.ingressStack}=${ing}`);
-    if (svc !== undefined) return stackOwner(`${EDGE_TAGS.serviceStack}=${svc}`);
-    return undefined;
+    if (tagged !== undefined && cluster !== undefined && tagged !== cluster) return undefined;
+    const named = statusIndex().get(norm(lb.dnsName)) ?? [];
+    const keys = [...new Set(named.map(stackKeyOf))];
+    if (keys.length > 1) return undefined;
+    const first = named[0];
+    if (first !== undefined && keys[0] !== undefined) {
+      return { owner: stackOwner(keys[0]), how: `${ref(first)}'s status names it`, member: first };
+    }
+    if (cluster === undefined || tagged !== cluster || chosenNames.has(lb.name)) return undefined;
+    const hits = derivedNames().get(lb.name) ?? [];
+    const hit = hits[0];
+    if (hits.length !== 1 || hit === undefined) return undefined;
+    const [tagKey = "", ...rest] = hit.key.split("=");
+    if (lb.tags[tagKey] !== rest.join("=")) return undefined;
+    return {
+      owner: stackOwner(hit.key),
+      how: `its name is exactly the one cluster ${cluster}'s controller derives for it (${hit.scheme})`,
+    };
+  }
+  function ownerOf(lb: LoadBalancerSnapshot): StackOwner | undefined {
+    return ownedBy(lb)?.owner;
   }
 
   function factsOf(lb: LoadBalancerSnapshot): TargetFacts {
@@ -207,10 +251,12 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       }
       serves = [...hosts].sort((a, b) => (a === "*" ? -1 : b === "*" ? 1 : a.localeCompare(b)));
     }
+    const how = ownedBy(lb)?.how;
     return {
       loadBalancer: lb.name,
       dnsName: lb.dnsName,
       ...(owner ? { owner } : {}),
+      ...(how !== undefined ? { ownedHow: how } : {}),
       ...(tagged !== undefined ? { cluster: tagged } : {}),
       serves,
     };
@@ -275,7 +321,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
   function statusIndex(): Map<string, ObjectSnapshot[]> {
     if (byStatus) return byStatus;
     byStatus = new Map();
-    for (const o of input.owners)
+    for (const o of owners)
       for (const h of o.loadBalancerHostnames ?? []) {
         const list = byStatus.get(norm(h));
         if (list) list.push(o);
@@ -311,14 +357,15 @@ export function buildOwnership(input: OwnershipInput): Ownership {
           evidence: `${name} is exactly the name cluster ${cluster ?? "?"}'s controller derives for it (${hit.scheme})`,
         });
       }
-      // 3. A load balancer of that very name exists again, tagged for a stack; nobody chose the name.
+      // 3. A load balancer of that very name exists again, its owner established (not by its tags);
+      //    nobody chose the name.
       for (const lb of lbsByName().get(name) ?? []) {
         if (norm(lb.dnsName) === dns) continue;
-        const owner = ownerOf(lb);
-        if (owner) {
+        const owned = ownedBy(lb);
+        if (owned) {
           found.push({
-            owner,
-            evidence: `a load balancer named ${name} exists again, tagged for it by cluster ${lb.tags[EDGE_TAGS.cluster] ?? "?"}'s controller, and no Ingress or Service chose that name by annotation (the controller gives a stack the same name each time)`,
+            owner: owned.owner,
+            evidence: `a load balancer named ${name} exists again and is ${owned.owner.label}'s (${owned.how}), and no Ingress or Service chose that name by annotation (the controller gives a stack the same name each time)`,
           });
         }
       }
@@ -327,7 +374,7 @@ export function buildOwnership(input: OwnershipInput): Ownership {
     if (recordName !== undefined) {
       for (const res of externalDnsResources(recordName)) {
         const [kind, ns, objName] = res.split("/");
-        const o = input.owners.find(
+        const o = owners.find(
           (x) => x.kind.toLowerCase() === kind && (x.namespace ?? "default") === ns && x.name === objName,
         );
         if (o) {
@@ -387,12 +434,17 @@ export function buildOwnership(input: OwnershipInput): Ownership {
       kind: "found",
       target,
       oldOwner,
-      evidence: `the old target was ${owner.label}'s: ${oldOwner.evidence}; ${how} ${target.loadBalancer}, tagged for it by cluster ${target.cluster ?? "?"}'s controller, whose rules serve ${host}`,
+      evidence: `the old target was ${owner.label}'s: ${oldOwner.evidence}; ${how} ${target.loadBalancer} (${target.ownedHow ?? "its owner established"}), whose rules serve ${host}`,
     };
   }
 
   return {
     ownerOf,
+    memberOf(lb) {
+      const owned = ownedBy(lb);
+      if (owned === undefined) return undefined;
+      return owned.member ?? live(owned.owner.key)[0] ?? members.get(owned.owner.key)?.[0];
+    },
     factsOf,
     serves,
     deadOwners,

@@ -135,16 +135,9 @@ export function tracePaths(input: TraceInput): TracedPath[] {
   for (const o of input.owners)
     for (const h of o.loadBalancerHostnames ?? []) ownerByHost.set(normalizeDns(h), o);
 
-  const ownerOfLb = (lb: LoadBalancerSnapshot): ObjectSnapshot | undefined => {
-    const byHost = ownerByHost.get(normalizeDns(lb.dnsName));
-    if (byHost) return byHost;
-    const stack = lb.tags[EDGE_TAGS.ingressStack] ?? lb.tags[EDGE_TAGS.serviceStack];
-    if (stack === undefined) return undefined;
-    return input.owners.find((o) => {
-      const group = o.annotations["alb.ingress.kubernetes.io/group.name"];
-      return (group ?? `${o.namespace ?? ""}/${o.name}`) === stack;
-    });
-  };
+  // The owner a status names, else the one its exact derived name establishes: never its tags alone.
+  const ownerOfLb = (lb: LoadBalancerSnapshot): ObjectSnapshot | undefined =>
+    ownerByHost.get(normalizeDns(lb.dnsName)) ?? ownership.memberOf(lb);
   const ref = (o: ObjectSnapshot): string => `${o.kind} ${o.namespace ?? ""}/${o.name}`;
   const ownership = buildOwnership({
     ...(input.cluster !== undefined ? { cluster: input.cluster } : {}),

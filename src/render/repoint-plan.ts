@@ -14,15 +14,15 @@ export function repointPlanLines(action: RepointPathAction): string[] {
   ]);
 }
 
-/** One line per target of a repair: whose it is, which cluster tagged it, what it serves, and why it. */
+/** One line per target of a repair: whose it is, its cluster tag, what it serves, and why it. */
 export function repointTargetLine(t: RepointTarget): string {
   const owner =
     t.owner !== undefined
       ? `owner ${t.owner}${t.namespaces !== undefined && t.namespaces.length > 0 ? ` (namespace ${t.namespaces.join(", ")})` : ""}`
-      : "owner unknown: no Ingress or Service of this cluster tagged it";
+      : "owner unknown: no Ingress or Service of this cluster names it in its status, and its name is derived for none";
   const serves =
     t.serves.length === 0 ? "no host known" : t.serves.map((h) => (h === "*" ? "any host" : h)).join(", ");
-  return `${t.loadBalancer} for ${t.hostnames.join(", ")} — ${owner}; cluster ${t.cluster ?? "unknown"}; serves ${serves}; established: ${t.established}`;
+  return `${t.loadBalancer} for ${t.hostnames.join(", ")} — ${owner}; cluster tag ${t.cluster ?? "none"}; serves ${serves}; established: ${t.established}`;
 }
 
 export function repointTargetLines(action: RepointPathAction): string[] {

@@ -4,6 +4,7 @@ import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
 } from "../../../src/aws/types.js";
+import { lbcLoadBalancerName } from "../../../src/edge/lbc-names.js";
 import { aliasMatches, tracePaths, type TraceInput } from "../../../src/edge/path.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
@@ -83,19 +84,73 @@ describe("tracePaths", () => {
       serves: ["shop.example.com"],
     });
     expect(stale?.replacement?.evidence).toMatch(
-      /exists again, tagged for it by cluster prod-eks's controller/,
+      /exists again and is Ingress shop\/web's \(Ingress shop\/web's status names it\)/,
     );
+    expect(stale?.replacement?.evidence).not.toMatch(/tagged/);
+  });
+
+  it("a tenant's load balancer tagged for another team's stack is never its replacement", () => {
+    // The victim's Ingress still names its old, deleted load balancer; a tenant with ELB rights
+    // tagged its own ALB for the victim's stack (the cluster's tags) and gave it a rule for the host.
+    const [p] = tracePaths(
+      base({
+        cluster: "prod-eks",
+        records: [alias("shop.example.com", OLD)],
+        loadBalancers: [
+          lb(
+            "k8s-tenant-evil-cccccccccc",
+            "k8s-tenant-evil-cccccccccc-7.ap-northeast-2.elb.amazonaws.com",
+            "shop/web",
+          ),
+        ],
+        owners: [ing("shop", "web", OLD)],
+      }),
+    );
+    const stale = p?.hops.find((h) => h.kind === "load-balancer");
+    expect(stale?.verdict).toBe("stale");
+    expect(stale?.replacement).toBeUndefined();
+    expect(stale?.candidates ?? []).toHaveLength(0);
+    expect(stale?.unresolved).toMatch(/has no load balancer now/);
+  });
+
+  it("an Ingress whose group.name the controller refuses joins no stack and owns nothing", () => {
+    const tenant: ObjectSnapshot = {
+      ...ing("tenant", "x", "k8s-tenant-x-dddddddddd-8.ap-northeast-2.elb.amazonaws.com"),
+      // Contains "/": not a group name the controller accepts, though it equals shop/web's stack value.
+      annotations: { "alb.ingress.kubernetes.io/group.name": "shop/web" },
+    };
+    const [p] = tracePaths(
+      base({
+        cluster: "prod-eks",
+        records: [alias("shop.example.com", OLD)],
+        loadBalancers: [
+          lb(
+            "k8s-tenant-x-dddddddddd",
+            "k8s-tenant-x-dddddddddd-8.ap-northeast-2.elb.amazonaws.com",
+            "shop/web",
+          ),
+        ],
+        owners: [ing("shop", "web", OLD), tenant],
+      }),
+    );
+    const stale = p?.hops.find((h) => h.kind === "load-balancer");
+    expect(stale?.replacement).toBeUndefined();
+    expect(stale?.oldOwner?.namespaces).toEqual(["shop"]);
   });
 
   it("mismatched: the load balancer exists but its Ingress now uses another", () => {
-    const other = "k8s-shop-web2-bbbbbbbbbb-333.ap-northeast-2.elb.amazonaws.com";
+    // The old one is the stack's other-scheme load balancer: its exact derived name establishes it.
+    const name = lbcLoadBalancerName("prod-eks", {
+      stack: "shop/web",
+      explicitGroup: false,
+      scheme: "internet-facing",
+    });
+    const other = `${name}-333.ap-northeast-2.elb.amazonaws.com`;
     const [p] = tracePaths(
       base({
+        cluster: "prod-eks",
         records: [alias("shop.example.com", other)],
-        loadBalancers: [
-          lb("k8s-shop-web2-bbbbbbbbbb", other, "shop/web"),
-          lb("k8s-shop-web-aaaaaaaaaa", NEW, "shop/web"),
-        ],
+        loadBalancers: [lb(name, other, "shop/web"), lb("k8s-shop-web-aaaaaaaaaa", NEW, "shop/web")],
         owners: [ing("shop", "web", NEW)],
       }),
     );
@@ -109,10 +164,12 @@ describe("tracePaths", () => {
     const [p] = tracePaths(
       base({
         records: [alias("shop.example.com", gone)],
-        loadBalancers: [
-          lb("k8s-shop-a-1", "k8s-shop-a-1-5.ap-northeast-2.elb.amazonaws.com", "shop/web"),
-          lb("k8s-shop-b-2", "k8s-shop-b-2-6.ap-northeast-2.elb.amazonaws.com", "shop/web"),
-        ],
+        cluster: "prod-eks",
+        // Both of the stack's derived names (one per scheme): each established as the stack's.
+        loadBalancers: (["internal", "internet-facing"] as const).map((scheme) => {
+          const name = lbcLoadBalancerName("prod-eks", { stack: "shop/web", explicitGroup: false, scheme });
+          return lb(name, `${name}-5.ap-northeast-2.elb.amazonaws.com`, "shop/web");
+        }),
         owners: [{ ...ing("shop", "web", gone), deletionTimestamp: "2026-01-01T00:00:00Z" }],
       }),
     );

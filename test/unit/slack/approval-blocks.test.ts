@@ -262,7 +262,7 @@ describe("renderApprovalRequest: a repoint names every target's owner", () => {
   it("owner (escaped), namespace, cluster, served hosts and how it was established are on the card", () => {
     const text = all(renderApprovalRequest(repoint(), NOW));
     expect(text).toContain("owner Ingress sandbox/&lt;claim&gt; (namespace sandbox)");
-    expect(text).toContain("cluster prod-eks");
+    expect(text).toContain("cluster tag prod-eks");
     expect(text).toContain("serves test.example.com, any host");
     expect(text).toContain("established: named by the requester with --to");
     expect(text).not.toContain("<claim>");
