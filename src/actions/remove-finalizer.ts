@@ -26,6 +26,7 @@ import type { AuditEntry } from "../audit/log.js";
 import type { RepointApplied } from "./repoint-path.js";
 import type { RemoveFinalizerDeps } from "./deps.js";
 import { runAction } from "./executors.js";
+import { withoutSharedBudget } from "../kube/limiter.js";
 
 export type { ExecutorHooks, RemoveFinalizerDeps } from "./deps.js";
 export { afterAmbiguous, isAmbiguous, judge, resourceTypeOf, type Verdict } from "./finalizer.js";
@@ -362,7 +363,10 @@ export async function executeRemoveFinalizer(
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
     // One executor per action type (`executors.ts`): what is approved is done by its own module.
-    const outcome = await runAction({ deps, request, requestId, resumed, target }, action);
+    // An approved change never waits behind diagnoses or on the fleet's request budget.
+    const outcome = await withoutSharedBudget(() =>
+      runAction({ deps, request, requestId, resumed, target }, action),
+    );
     return await finish(outcome.state, outcome.message, outcome.object, outcome.applied);
   } catch (err) {
     if (isPermanent(err) || attempt.finalAttempt) {

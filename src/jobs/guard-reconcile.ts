@@ -16,6 +16,7 @@
  * list and the patch (a re-approval) is never undone, and several workers doing the same pass do it
  * once. The bound on an open guard is therefore `until + graceMs + everyMs` (+ one list and patch).
  */
+import { withoutSharedBudget } from "../kube/limiter.js";
 import type { AuditLog } from "../audit/log.js";
 import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
 import { guardRequestId, type DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
@@ -139,7 +140,8 @@ export function startGuardReconciler(
   let lastProblem = "";
   const tick = async (): Promise<void> => {
     try {
-      const report = await reconcileDeletionGuards(deps);
+      // A guard past its window is closed whatever the fleet's request budget holds.
+      const report = await withoutSharedBudget(() => reconcileDeletionGuards(deps));
       const problem = report.failed.map((f) => `${f.namespace}: ${f.message}`).join("; ");
       if (problem !== "" && problem !== lastProblem) {
         deps.log?.error(

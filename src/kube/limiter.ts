@@ -71,6 +71,8 @@ export interface LimiterOptions {
   readonly budgetTimeoutMs?: number;
   /** How long an unreachable budget is set aside before it is tried again (default 10 s). */
   readonly budgetRetryMs?: number;
+  /** Longest wait for a lease before a request runs without one (default 5 s). */
+  readonly leaseWaitMs?: number;
 }
 
 /**
@@ -83,6 +85,16 @@ export interface LimiterOptions {
 export const DEFAULT_KUBE_CONCURRENCY = 64;
 
 const callerScope = new AsyncLocalStorage<string>();
+const exemptScope = new AsyncLocalStorage<true>();
+
+/**
+ * Run `fn` with its Kubernetes requests exempt from the shared budget and the local queue: an
+ * approved change being made and the deletion guard's reconcile loop never wait behind diagnoses,
+ * nor on leases another process (or a forged lease) holds. They are few, and count as in flight.
+ */
+export function withoutSharedBudget<T>(fn: () => T): T {
+  return exemptScope.run(true, fn);
+}
 
 /**
  * Run `fn` with every Kubernetes request it makes queued under `key` (e.g. one diagnosis): the
@@ -103,7 +115,12 @@ const POLL_LAST_MS = 100;
 
 interface Entry {
   readonly start: (lease: string | undefined) => void;
+  /** When it started waiting (the limiter's clock). */
+  readonly since: number;
 }
+
+/** Longest a request waits for a lease of the shared budget before it runs under the local bound alone. */
+const LEASE_WAIT_MS = 5_000;
 
 export function createLimiter(options: LimiterOptions): RequestLimiter {
   const concurrency = Math.max(1, Math.floor(options.concurrency));
@@ -111,6 +128,7 @@ export function createLimiter(options: LimiterOptions): RequestLimiter {
   const budget = options.budget;
   const budgetTimeoutMs = options.budgetTimeoutMs ?? 1_000;
   const budgetRetryMs = options.budgetRetryMs ?? 10_000;
+  const leaseWaitMs = options.leaseWaitMs ?? LEASE_WAIT_MS;
   /** Retries first, then one request per caller in turn. */
   const retries: Entry[] = [];
   const callers = new Map<string, Entry[]>();
@@ -149,6 +167,13 @@ export function createLimiter(options: LimiterOptions): RequestLimiter {
       }
     }
     return undefined;
+  };
+
+  /** When the longest-waiting request started waiting (Infinity when none waits). */
+  const oldestWaiting = (): number => {
+    let oldest = retries[0]?.since ?? Infinity;
+    for (const queue of callers.values()) oldest = Math.min(oldest, queue[0]?.since ?? Infinity);
+    return oldest;
   };
 
   const budgetInUse = (): boolean => budget !== undefined && !closed && now() >= setAsideUntil;
@@ -253,8 +278,9 @@ export function createLimiter(options: LimiterOptions): RequestLimiter {
       let lease: string | undefined;
       if (leased) {
         lease = spare.pop();
-        if (lease === undefined) break;
-        inUse.add(lease);
+        // A spent budget holds a request back a bounded time only: then the local bound alone applies.
+        if (lease === undefined && !(oldestWaiting() <= now() - leaseWaitMs)) break;
+        if (lease !== undefined) inUse.add(lease);
       }
       const entry = take();
       inFlight++;
@@ -302,7 +328,14 @@ export function createLimiter(options: LimiterOptions): RequestLimiter {
             },
           );
         };
-        const entry: Entry = { start };
+        if (exemptScope.getStore() === true) {
+          // Never queued behind others nor on the shared budget (see `withoutSharedBudget`).
+          inFlight++;
+          peak = Math.max(peak, inFlight);
+          start(undefined);
+          return;
+        }
+        const entry: Entry = { start, since: now() };
         waiting++;
         if (runOptions.retry === true) retries.unshift(entry);
         else {

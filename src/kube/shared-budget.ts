@@ -47,7 +47,11 @@ local ttl = tonumber(ARGV[2])
 local held = tonumber(ARGV[4])
 local nrel = tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+-- A lease never lives beyond one lease time from now: one scored later was not granted here (written
+-- into Redis by hand) and is dropped, so it cannot hold the budget.
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. (now + ttl), '+inf')
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '(' .. (now + ${WAITING_MS}), '+inf')
 for i = 6, 5 + nrel do redis.call('ZREM', KEYS[1], ARGV[i]) end
 local first = 6 + nrel
 local want = #ARGV - first + 1

@@ -10,7 +10,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
-import { createLimiter, withRequestCaller } from "../../../src/kube/limiter.js";
+import { createLimiter, withoutSharedBudget, withRequestCaller } from "../../../src/kube/limiter.js";
 import { redisSharedBudget, sharedBudgetKey } from "../../../src/kube/shared-budget.js";
 import type { RequestRecord } from "../../sim/kube/index.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
@@ -112,6 +112,50 @@ describe("shared kube request budget (Redis)", () => {
     expect(results).toEqual([1, 2, 3]);
     await alive.close?.();
     expect(await redis.zcard(sharedBudgetKey(prefix, server))).toBe(0);
+  });
+
+  it("leases written into Redis by hand (expiring far in the future) hold nothing", async () => {
+    const server = `${sim.url}/forged`;
+    const redis = connect();
+    const key = sharedBudgetKey(prefix, server);
+    // A Redis writer fills the budget with leases that would live for a year.
+    const year = Date.now() + 365 * 86_400_000;
+    await redis.zadd(key, year, "forged-1", year, "forged-2");
+    const budget = redisSharedBudget(connect(), { prefix, server, limit: 2, leaseMs: 5_000 });
+    const granted = await budget.exchange([], 2, 0);
+    expect(granted).toHaveLength(2);
+    expect(await redis.zscore(key, "forged-1")).toBeNull();
+    await budget.exchange(granted, 0, 0);
+  });
+
+  it("a request waits a bounded time for a lease, and an approved change's requests not at all", async () => {
+    const server = `${sim.url}/bounded`;
+    // Another holder keeps the whole budget alive (renewing it), for longer than the test.
+    const holder = redisSharedBudget(connect(), { prefix, server, limit: 1, leaseMs: 5_000 });
+    const held = await holder.exchange([], 1, 0);
+    expect(held).toHaveLength(1);
+    const renew = setInterval(() => void holder.renew(held), 1_000);
+    try {
+      const limiter = createLimiter({
+        concurrency: 4,
+        budget: redisSharedBudget(connect(), { prefix, server, limit: 1, leaseMs: 5_000 }),
+        leaseWaitMs: 400,
+      });
+      // Exempt (an execution, the guard's reconcile loop): runs at once, on no lease.
+      let started = Date.now();
+      await withoutSharedBudget(() => limiter.run(() => Promise.resolve(1)));
+      expect(Date.now() - started).toBeLessThan(200);
+      // Any other request: held back while the budget is spent, then run under the local bound.
+      started = Date.now();
+      await limiter.run(() => Promise.resolve(2));
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(350);
+      expect(waited).toBeLessThan(3_000);
+      await limiter.close?.();
+    } finally {
+      clearInterval(renew);
+      await holder.exchange(held, 0, 0);
+    }
   });
 
   it("while replicas wait, none is granted more than its share of the budget", async () => {
