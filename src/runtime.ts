@@ -417,6 +417,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           now,
           audit,
           log,
+          windowSeconds: config.deletionWindowSeconds,
           tuning: options.guardReconcile,
         });
       }

@@ -125,7 +125,20 @@ export async function applyOpenDeletionGuard(
   }
   const stale = judgeNamespace(action, current);
   if (stale !== undefined || current === null) return { state: "STALE", message: stale ?? "Not applied." };
-  const until = new Date(now().getTime() + action.windowSeconds * 1000);
+  // The window runs from the approving vote (signed by the bot, verified before this runs), not from
+  // this worker's clock: a late run, or a clock running fast, never opens it longer than approved.
+  const approvedAt = Math.max(
+    ...request.votes.filter((v) => v.decision === "approve").map((v) => Date.parse(v.at)),
+  );
+  const windowMs = action.windowSeconds * 1000;
+  const closesAt = Number.isFinite(approvedAt) ? approvedAt + windowMs : now().getTime() + windowMs;
+  if (closesAt <= now().getTime()) {
+    return {
+      state: "STALE",
+      message: `Not applied: the approved window of ${String(action.windowSeconds)} s from the approval at ${new Date(approvedAt).toISOString()} has passed; namespace ${ns} was not opened for deletion. Ask again if it is still wanted.`,
+    };
+  }
+  const until = new Date(Math.min(closesAt, now().getTime() + windowMs));
   const value = signer.sign({ namespace: ns, uid }, request.id, until);
   const written = parseGuardValue(value)?.until ?? until;
   try {

@@ -40,6 +40,12 @@ export interface GuardReconcileDeps {
   readonly log?: Logger;
   /** How long past `until` a verified value may stay (default 5 s). */
   readonly graceMs?: number;
+  /**
+   * The deletion window (`UNSTUCK_DELETION_WINDOW_SECONDS`, in ms): a value whose `until` lies further
+   * ahead than that was not written by an approval of this install (a fast clock, a forged value) and
+   * is removed as invalid. Absent: not checked.
+   */
+  readonly windowMs?: number;
 }
 
 export interface GuardReconcileRemoval {
@@ -74,8 +80,16 @@ export async function reconcileDeletionGuards(deps: GuardReconcileDeps): Promise
     const verified =
       ns.uid !== undefined ? signer.verify(value, { namespace: ns.name, uid: ns.uid }) : undefined;
     const now = deps.now().getTime();
+    const tooLong =
+      verified !== undefined &&
+      deps.windowMs !== undefined &&
+      verified.until.getTime() > now + deps.windowMs + graceMs;
     const why =
-      verified === undefined ? "invalid" : now >= verified.until.getTime() + graceMs ? "expired" : undefined;
+      verified === undefined || tooLong
+        ? "invalid"
+        : now >= verified.until.getTime() + graceMs
+          ? "expired"
+          : undefined;
     if (why === undefined || ns.uid === undefined) continue;
     try {
       const outcome = await kube.removeNamespaceAnnotation(ns.name, DELETION_APPROVED_ANNOTATION, {

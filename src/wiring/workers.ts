@@ -266,6 +266,8 @@ export interface ReconcilerDeps {
   readonly now: () => Date;
   readonly audit: AuditLog;
   readonly log: Logger;
+  /** The deletion window (`UNSTUCK_DELETION_WINDOW_SECONDS`): an `until` further ahead is invalid. */
+  readonly windowSeconds: number;
   /** Period and grace past `until` (tests shorten them). */
   readonly tuning?: { readonly everyMs?: number; readonly graceMs?: number } | undefined;
 }
@@ -280,6 +282,7 @@ export function startReconciler(d: ReconcilerDeps): GuardReconciler {
       now: d.now,
       audit: d.audit,
       log: d.log,
+      windowMs: d.windowSeconds * 1000,
       ...(g?.graceMs !== undefined ? { graceMs: g.graceMs } : {}),
     },
     g?.everyMs !== undefined ? { everyMs: g.everyMs } : {},

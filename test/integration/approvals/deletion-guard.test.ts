@@ -79,7 +79,10 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function rig(windowSeconds: number, opts: { reconcile?: boolean } = {}): Promise<Rig> {
+async function rig(
+  windowSeconds: number,
+  opts: { reconcile?: boolean; workerClockAheadMs?: number } = {},
+): Promise<Rig> {
   const sim = await startKubeSim({ controllerIntervalMs: 100 });
   const kube = createKubeAdapter(sim.kubeconfig(), { maxAttempts: 1 });
   const prefix = uniquePrefix("deletion-guard");
@@ -108,7 +111,8 @@ async function rig(windowSeconds: number, opts: { reconcile?: boolean } = {}): P
       policy: h.policy,
       kube,
       audit: h.audit,
-      now,
+      // The executing worker's clock, which may run ahead of the bot's.
+      now: () => new Date(Date.now() + (opts.workerClockAheadMs ?? 0)),
       notifier: h.notifier,
       scheduleGuardClose: async (data, delayMs) => {
         await enqueueGuardClose(testWaits(queues.waits), data, delayMs);
@@ -129,7 +133,14 @@ async function rig(windowSeconds: number, opts: { reconcile?: boolean } = {}): P
   // As every worker process runs it (runtime.ts), with the test's short timing.
   const reconciler: GuardReconciler | undefined = opts.reconcile
     ? startGuardReconciler(
-        { kube, signer: guardSigner, now, audit: h.audit, graceMs: RECONCILE.graceMs },
+        {
+          kube,
+          signer: guardSigner,
+          now,
+          audit: h.audit,
+          graceMs: RECONCILE.graceMs,
+          windowMs: windowSeconds * 1000,
+        },
         RECONCILE,
       )
     : undefined;
@@ -261,6 +272,28 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     expect(events).toEqual(
       expect.arrayContaining(["request.created", "vote.approve", "execution.done", "deletion-guard.closed"]),
     );
+  });
+
+  it("the window runs from the approving vote: a worker clock a day fast opens nothing, one a little fast opens no longer", async () => {
+    const fast = await rig(60, { workerClockAheadMs: 86_400_000 });
+    createNamespace(fast.sim, "shop");
+    const request = await requestFor(fast, "shop");
+    await fast.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
+    const ended = await settled(fast, request.id);
+    expect(ended.state).toBe("STALE");
+    expect(ended.result?.message).toMatch(/approved window of 60 s .* has passed/);
+    expect(annotationOf(fast.sim, "shop")).toBeUndefined();
+
+    const ahead = await rig(60, { workerClockAheadMs: 30_000 });
+    createNamespace(ahead.sim, "cart");
+    const second = await requestFor(ahead, "cart");
+    await ahead.workflow.vote(second.id, bob, "approve", { channelId: CHANNEL });
+    expect((await settled(ahead, second.id)).state).toBe("DONE");
+    const voted = (await ahead.h.store.get(second.id))?.votes.find((v) => v.decision === "approve")?.at ?? "";
+    const uid = ahead.sim.store.get("v1", "Namespace", undefined, "cart")?.metadata?.uid ?? "";
+    const until = guardSigner.verify(annotationOf(ahead.sim, "cart"), { namespace: "cart", uid })?.until;
+    // Not the worker's now + 60 s (90 s after the vote): the vote's time + 60 s.
+    expect((until?.getTime() ?? 0) - Date.parse(voted)).toBeLessThanOrEqual(60_000);
   });
 
   it("leaves another request's id alone at the end of the window", async () => {
@@ -414,7 +447,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
 
   it("takes off at once a value the bot did not sign for that namespace, leaves an open window alone, and never undoes a newer value", async () => {
     const r = await rig(60, { reconcile: true });
-    for (const name of ["forged", "copied", "garbage", "expired", "open"]) {
+    for (const name of ["forged", "copied", "garbage", "expired", "open", "too-long"]) {
       createNamespace(r.sim, name, { annotations: { "example.com/owner": name } });
     }
     const uidOf = (name: string): string =>
@@ -441,12 +474,25 @@ describe("approve-delete: the deletion guard the bot opens", () => {
         new Date(Date.now() - 1_000),
       ),
     );
-    const open = guardSigner.sign({ namespace: "open", uid: uidOf("open") }, request, later);
+    // Signed by this install's key, but open far longer than the 60 s window (a worker clock a day fast).
+    set(
+      "too-long",
+      guardSigner.sign(
+        { namespace: "too-long", uid: uidOf("too-long") },
+        request,
+        new Date(Date.now() + 86_400_000),
+      ),
+    );
+    const open = guardSigner.sign(
+      { namespace: "open", uid: uidOf("open") },
+      request,
+      new Date(Date.now() + 50_000),
+    );
     set("open", open);
 
-    for (const name of ["forged", "copied", "garbage", "expired"]) await closedAt(r, name);
+    for (const name of ["forged", "copied", "garbage", "expired", "too-long"]) await closedAt(r, name);
     // Only the annotation went; the namespaces' own annotations stay.
-    for (const name of ["forged", "copied", "garbage", "expired"]) {
+    for (const name of ["forged", "copied", "garbage", "expired", "too-long"]) {
       expect(r.sim.store.get("v1", "Namespace", undefined, name)?.metadata?.annotations).toEqual({
         "example.com/owner": name,
       });
@@ -459,6 +505,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
       expect.arrayContaining([
         "deletion-guard.reconciled-invalid deletion guard of namespace forged",
         "deletion-guard.reconciled-invalid deletion guard of namespace garbage",
+        "deletion-guard.reconciled-invalid deletion guard of namespace too-long",
         "deletion-guard.reconciled-expired deletion guard of namespace expired",
       ]),
     );
