@@ -25,6 +25,10 @@ const EnvSchema = z.object({
   SLACK_APP_TOKEN: z.string().optional(),
   SLACK_API_URL: z.url().optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  UNSTUCK_LISTEN_HOST: z
+    .string()
+    .regex(/^[0-9a-fA-F.:]+$|^localhost$/, "an IP address (e.g. 127.0.0.1 or ::1) or localhost")
+    .optional(),
   REDIS_URL: z
     .string()
     .regex(
@@ -260,6 +264,8 @@ export interface Config {
    */
   readonly slackSet: readonly string[];
   readonly port: number;
+  /** `UNSTUCK_LISTEN_HOST`: the address the Slack receiver listens on (default: every interface). */
+  readonly listenHost?: string;
   readonly redisUrl: string;
   /** Present when `REDIS_URL` names a Redis Cluster (`redis+cluster://` or `rediss+cluster://`). */
   readonly redisCluster?: RedisClusterTarget;
@@ -374,6 +380,7 @@ export function loadConfig(
     ),
     role: e.UNSTUCK_ROLE,
     port: e.PORT,
+    ...(e.UNSTUCK_LISTEN_HOST !== undefined ? { listenHost: e.UNSTUCK_LISTEN_HOST } : {}),
     redisUrl: e.REDIS_URL,
     ...(redisCluster !== undefined ? { redisCluster } : {}),
     ...(redisSentinel !== undefined ? { redisSentinel } : {}),

@@ -30,7 +30,9 @@ import { mentionListener } from "./mention.js";
 import {
   ackFirst,
   channelAllowList,
+  onlySlackResponseUrls,
   refuseFutureTimestamps,
+  slackResponseOrigins,
   requestScope,
   type ScopedArgs,
 } from "./middleware.js";
@@ -179,6 +181,8 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   // Before every listener: an event Slack delivers again (X-Slack-Retry-Num, Socket Mode's
   // retry_attempt) is acknowledged and goes no further once one delivery has claimed its event_id.
   app.use(dedupeEvents(deps.eventClaims ?? memoryEventClaims(), log));
+  // Answers go to Slack's own response URLs only (hooks.slack.com, or the configured API's origin).
+  app.use(onlySlackResponseUrls(slackResponseOrigins(slack.apiUrl), log));
 
   app.error(async (err) => {
     log.error(
@@ -248,7 +252,9 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
         return config.port !== 0 ? { port: config.port } : {};
       }
       attempted = true;
-      const server = (await app.start(config.port)) as Server;
+      const server = (await app.start(
+        config.listenHost !== undefined ? { port: config.port, host: config.listenHost } : config.port,
+      )) as Server;
       running = true;
       const port = (server.address() as AddressInfo).port;
       log.info({ mode, port, path: SLACK_EVENTS_PATH, botUserId: who.botUserId }, "slack app listening");

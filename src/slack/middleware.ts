@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { RequestListener } from "node:http";
 import { setImmediate as afterPendingIo } from "node:timers/promises";
-import type { Middleware, RespondFn } from "@slack/bolt";
+import type { AnyMiddlewareArgs, Middleware, RespondFn } from "@slack/bolt";
 import type { Actor } from "../command-contract.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -251,4 +251,56 @@ function str(value: unknown): string | undefined {
 /** Drop `undefined` members so optional properties stay absent rather than present-but-undefined. */
 function withDefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The origins Slack's response URLs come from: hooks.slack.com, and the configured Web API's (a test Slack). */
+export function slackResponseOrigins(apiUrl: string | undefined): readonly string[] {
+  const origins = ["https://hooks.slack.com"];
+  if (apiUrl !== undefined) {
+    try {
+      origins.push(new URL(apiUrl).origin);
+    } catch {
+      // An unparseable API URL is refused by the configuration; nothing to add.
+    }
+  }
+  return origins;
+}
+
+/** Why a request's response URL(s) are not Slack's, or undefined when they are (or there are none). */
+export function responseUrlRefusal(body: unknown, allowed: readonly string[]): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const b = body as { response_url?: unknown; response_urls?: unknown };
+  const urls: unknown[] = [];
+  if (b.response_url !== undefined) urls.push(b.response_url);
+  if (Array.isArray(b.response_urls))
+    for (const r of b.response_urls as { response_url?: unknown }[]) urls.push(r.response_url);
+  for (const u of urls) {
+    let origin: string;
+    try {
+      origin = new URL(String(u)).origin;
+    } catch {
+      return "its response_url is not a URL";
+    }
+    if (!allowed.includes(origin)) return `its response_url points at ${origin}, not at Slack`;
+  }
+  return undefined;
+}
+
+/**
+ * Before every listener: a request whose `response_url` is not Slack's is acknowledged and goes no
+ * further, so the bot never POSTs an answer (diagnoses, cluster names) to an address a request chose.
+ */
+export function onlySlackResponseUrls(
+  allowed: readonly string[],
+  log: Logger,
+): Middleware<AnyMiddlewareArgs> {
+  return async (args) => {
+    const why = responseUrlRefusal(args.body, allowed);
+    if (why !== undefined) {
+      log.warn({ why }, "refused a Slack request whose response URL is not Slack's");
+      if ("ack" in args && typeof args.ack === "function") await args.ack();
+      return;
+    }
+    await args.next();
+  };
 }

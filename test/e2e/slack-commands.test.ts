@@ -3,6 +3,8 @@
  * out. The cluster here is a tiny in-test KubePort, because these cases are about the Slack layer (ack, routing,
  * refusals, delivery); the real adapter against the simulator is in slack-diagnosis.test.ts.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import type { KubePort } from "../../src/kube/port.js";
@@ -12,6 +14,7 @@ import { registerActions } from "../../src/slack/actions.js";
 import { SHARE_ACTION } from "../../src/slack/command.js";
 import { buttonValue } from "./block-kit.js";
 import { deferred, messageText, startHarness, type Harness } from "./slack-harness.js";
+import { postSigned, slashCommandBody } from "../sim/slack/signing.js";
 
 /** Slack abandons a slash command that is not acknowledged within 3 seconds. */
 const SLACK_ACK_LIMIT_MS = 3_000;
@@ -98,6 +101,33 @@ describe("slash command over HTTP (all channels allowed)", () => {
     expect(text).toContain(`${help.prefix} ns`);
     expect(apiCalls(h)).not.toContain("chat.postMessage");
     expect(h.kubeCalls()).toEqual([]);
+  });
+
+  it("a signed command whose response_url is not Slack's is acknowledged and answered nowhere", async () => {
+    // Where a request chose to have its answer sent: a server that records what reaches it.
+    const stolen: string[] = [];
+    const trap = createServer((req, res) => {
+      stolen.push(req.url ?? "");
+      res.end("ok");
+    });
+    await new Promise<void>((resolve) => trap.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = trap.address() as AddressInfo;
+      const body = slashCommandBody({
+        text: "ns myapp",
+        channelId: CHANNEL,
+        responseUrl: `http://127.0.0.1:${String(port)}/steal`,
+      });
+      const sent = await postSigned(h.eventsUrl, h.signingSecret, body);
+      expect(sent.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(stolen).toEqual([]);
+      expect(apiCalls(h)).toEqual([]);
+      expect(h.kubeCalls()).toEqual([]);
+      expect(h.logs()).toMatch(/refused a Slack request whose response URL is not Slack's/);
+    } finally {
+      await new Promise((resolve) => trap.close(resolve));
+    }
   });
 
   it("an empty command shows the same help", async () => {

@@ -43,7 +43,8 @@ import { argoSyncSeed, SEED_NAMESPACE } from "./argo-sync.js";
 import { deleteKeysWithPrefix } from "./redis.js";
 import { ensureSandboxRedis } from "./sandbox-redis.js";
 
-const SECRET = "sandbox-signing-secret";
+/** A signing secret of this run only: nothing outside the sandbox can sign a request it accepts. */
+const SECRET = randomBytes(32).toString("hex");
 const TOKEN = "xoxb-sandbox-token";
 const CHANNEL = "C0INCIDENT";
 const SCENARIO = "test/fixtures/scenarios/seed-incident.yaml";
@@ -187,6 +188,8 @@ export async function runSandbox(io: {
     SLACK_SIGNING_SECRET: SECRET,
     SLACK_API_URL: fake.url,
     PORT: "0",
+    // Loopback only: the sandbox's bot is for this machine's browser and terminal, not the network.
+    UNSTUCK_LISTEN_HOST: "127.0.0.1",
     REDIS_URL: redisUrl,
     UNSTUCK_REDIS_PREFIX: prefix,
     UNSTUCK_APPROVERS: "U0APPROVER1,U0APPROVER2",
