@@ -23,7 +23,7 @@ import { seal, unseal, type Sealed, type SealKeys } from "../trust/sealed.js";
 import type { NamespaceMessage } from "./namespace-messages.js";
 import type { Logger } from "../log.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
-import { jobId } from "./queues.js";
+import { jobId, openQueue } from "./queues.js";
 
 export const NotifyQueueName = "notify";
 
@@ -241,7 +241,7 @@ export interface NotifyWorkerSetup {
 }
 
 export function createNotifyQueue(connection: ConnectionOptions, prefix: string): Queue {
-  return new Queue(NotifyQueueName, { connection, prefix });
+  return openQueue(NotifyQueueName, { connection, prefix });
 }
 
 /**

@@ -58,10 +58,22 @@ export interface Queues {
   close(): Promise<void>;
 }
 
+/**
+ * A BullMQ queue on the process's shared connection. A queue re-emits its connection's errors, and
+ * one without an `error` listener prints each of them raw to stderr (a Redis restart: a burst of
+ * ECONNRESET stacks outside the structured log). The shared connection logs its errors itself
+ * (`src/wiring/redis.ts`), so the queue's copies are dropped here.
+ */
+export function openQueue(name: string, options: { connection: ConnectionOptions; prefix: string }): Queue {
+  const queue = new Queue(name, options);
+  queue.on("error", () => undefined);
+  return queue;
+}
+
 export function createQueues(setup: QueueSetup): Queues {
   const options = { connection: setup.connection, prefix: setup.prefix };
-  const actions = new Queue(clusterQueueName(QueueName.Actions, setup.cluster), options);
-  const waits = new Queue(clusterQueueName(QueueName.Waits, setup.cluster), options);
+  const actions = openQueue(clusterQueueName(QueueName.Actions, setup.cluster), options);
+  const waits = openQueue(clusterQueueName(QueueName.Waits, setup.cluster), options);
   return {
     actions,
     waits,

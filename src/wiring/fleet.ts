@@ -47,6 +47,7 @@ import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import {
   clusterQueueName,
   createQueues,
+  openQueue,
   executionEnqueuer,
   QueueName,
   type ExecutionRetry,
@@ -90,7 +91,7 @@ export class FleetQueues {
     let queue = this.commandQueues.get(cluster);
     if (queue === undefined) {
       const name = clusterQueueName(QueueName.Commands, cluster);
-      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      queue = openQueue(name, { connection: this.connection, prefix: this.prefix });
       this.commandQueues.set(cluster, queue);
     }
     return queue;
