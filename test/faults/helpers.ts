@@ -26,9 +26,12 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-/** A throw-away `redis-server` on its own port with the given extra arguments. */
-export async function startPrivateRedis(args: readonly string[]): Promise<PrivateRedis> {
-  const port = await freePort();
+/**
+ * A throw-away `redis-server` on its own port with the given extra arguments; `port` restarts one
+ * on the port a stopped one used.
+ */
+export async function startPrivateRedis(args: readonly string[], port?: number): Promise<PrivateRedis> {
+  port ??= await freePort();
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", ...args], {
     stdio: "ignore",
   });
