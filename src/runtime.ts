@@ -445,7 +445,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await Promise.all(workers.map((w) => closeWorker(w)));
         await Promise.all([(fleetQueues ?? queues).close(), notifyQueue.close()]);
         // The discovery watches of the long-running kube adapter.
-        await base.kube.close?.().catch(() => undefined);
+        await base.kube.close().catch(() => undefined);
         await redis.quit().catch(() => undefined);
       })();
       await boundedStop({

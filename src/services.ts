@@ -7,7 +7,6 @@ import { createEdgeProbe } from "./net/probe.js";
 import type { CommandServices } from "./command-contract.js";
 import type { AwsPort } from "./aws/port.js";
 import type { Config } from "./config.js";
-import { ErrorCode, UnstuckError } from "./errors.js";
 import {
   createLimiter,
   DEFAULT_KUBE_CONCURRENCY,
@@ -90,9 +89,50 @@ async function sharedKubeBudget(
   };
 }
 
-/** What a hand-made port without the deletion guard's methods answers (the adapter has them). */
-function missing(what: string): UnstuckError {
-  return new UnstuckError(ErrorCode.Config, `This Kubernetes adapter cannot ${what}.`);
+/**
+ * Which argument of each Kubernetes call names the namespace it reads (its requests then queue as
+ * that namespace's caller of the limiter); `null`: a cluster-wide read or a write. Typed over every
+ * method of the port, so a method added to `KubePort` does not compile until it is forwarded here:
+ * a hand-written forwarder once left four reads out, and the causes they find never reached anyone.
+ */
+const NAMESPACE_ARGUMENT: { readonly [M in Exclude<keyof KubePort, "close">]: 0 | 1 | null } = {
+  getNamespace: 0,
+  discover: null,
+  listObjects: 1,
+  getObject: 1,
+  listDeployments: null,
+  listPods: 0,
+  podLog: 0,
+  listEvents: 0,
+  listApiServices: null,
+  listArgoApplications: null,
+  getServiceEndpoints: 0,
+  listAdmissionWebhooks: null,
+  serviceExists: 0,
+  getNode: null,
+  listPodPlacements: 0,
+  // Writes carry their own write context (field manager, User-Agent) through unchanged.
+  removeFinalizers: null,
+  annotateNamespace: null,
+  listNamespaces: null,
+  removeNamespaceAnnotation: null,
+};
+
+/** A `KubePort` that builds the adapter on its first call and forwards every method to it. */
+function forwardKube(adapter: () => Promise<KubePort>, close: () => Promise<void>): KubePort {
+  const port: Record<string, unknown> = { close };
+  for (const [method, at] of Object.entries(NAMESPACE_ARGUMENT)) {
+    port[method] = (...args: unknown[]): Promise<unknown> => {
+      const namespace = at === null ? undefined : args[at];
+      return inNamespace(typeof namespace === "string" ? namespace : undefined, async () => {
+        const target = (await adapter()) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+        const call = target[method];
+        if (call === undefined) throw new Error(`the Kubernetes adapter has no ${method}`);
+        return call.apply(target, args);
+      });
+    };
+  }
+  return port as unknown as KubePort;
 }
 
 export function createServices(
@@ -158,49 +198,11 @@ export function createServices(
       })
     : undefined;
   return {
-    kube: {
-      getNamespace: async (name) => inNamespace(name, async () => (await kube()).getNamespace(name)),
-      discover: async () => (await kube()).discover(),
-      listObjects: async (type, namespace) =>
-        inNamespace(namespace, async () => (await kube()).listObjects(type, namespace)),
-      getObject: async (type, namespace, name) =>
-        inNamespace(namespace, async () => (await kube()).getObject(type, namespace, name)),
-      listDeployments: async (options) => (await kube()).listDeployments(options),
-      listPods: async (namespace, labelSelector) =>
-        inNamespace(namespace, async () => (await kube()).listPods(namespace, labelSelector)),
-      podLog: async (namespace, pod, container, tailLines) =>
-        inNamespace(namespace, async () => (await kube()).podLog(namespace, pod, container, tailLines)),
-      listEvents: async (namespace, involved) =>
-        inNamespace(namespace, async () => (await kube()).listEvents(namespace, involved)),
-      listApiServices: async () => (await kube()).listApiServices(),
-      listArgoApplications: async () => (await kube()).listArgoApplications(),
-      getServiceEndpoints: async (namespace, service) =>
-        inNamespace(namespace, async () => (await kube()).getServiceEndpoints(namespace, service)),
-      // The write context too: the adapter names the request to the API server (field manager, User-Agent).
-      removeFinalizers: async (type, namespace, name, precondition, remove, write) =>
-        (await kube()).removeFinalizers(type, namespace, name, precondition, remove, write),
-      // The deletion guard's writes and its reconcile loop's list (the adapter has all three).
-      annotateNamespace: async (name, key, value, seen, write) => {
-        const k = await kube();
-        if (k.annotateNamespace === undefined) throw missing("write namespace annotations");
-        return k.annotateNamespace(name, key, value, seen, write);
-      },
-      listNamespaces: async () => {
-        const k = await kube();
-        if (k.listNamespaces === undefined) throw missing("list namespaces");
-        return k.listNamespaces();
-      },
-      removeNamespaceAnnotation: async (name, key, expected, write) => {
-        const k = await kube();
-        if (k.removeNamespaceAnnotation === undefined) throw missing("remove namespace annotations");
-        return k.removeNamespaceAnnotation(name, key, expected, write);
-      },
+    kube: forwardKube(kube, async () => {
       // Stops the discovery watches of a long-running adapter (nothing to stop if never built).
-      close: async () => {
-        await (built?.close?.() ?? Promise.resolve());
-        await budget?.close();
-      },
-    },
+      await built?.close();
+      await budget?.close();
+    }),
     now,
     log,
     blockedAfterSeconds: config.blockedAfterSeconds,

@@ -33,7 +33,7 @@ export interface GuardCloseData {
 }
 
 export interface DeletionGuardDeps {
-  readonly kube: KubePort;
+  readonly kube: Pick<KubePort, "getNamespace" | "annotateNamespace" | "removeNamespaceAnnotation">;
   readonly now: () => Date;
   /** Schedules the close at the end of the window; without it nothing is opened (FAILED). */
   readonly scheduleClose?: (data: GuardCloseData, delayMs: number) => Promise<void>;
@@ -74,14 +74,9 @@ export async function applyOpenDeletionGuard(
   const { kube, now, signer } = deps;
   const ns = action.namespace;
   const uid = action.precondition.uid;
-  const annotate = kube.annotateNamespace?.bind(kube);
-  if (annotate === undefined || deps.scheduleClose === undefined || signer === undefined) {
+  if (deps.scheduleClose === undefined || signer === undefined) {
     const cannot =
-      annotate === undefined
-        ? "write namespace annotations"
-        : signer === undefined
-          ? "sign the guard's annotation (no approval key)"
-          : "schedule the guard's close";
+      signer === undefined ? "sign the guard's annotation (no approval key)" : "schedule the guard's close";
     return {
       state: "FAILED",
       message: `Failed: this bot cannot ${cannot}, so namespace ${ns} was not opened for deletion.`,
@@ -142,7 +137,7 @@ export async function applyOpenDeletionGuard(
   const value = signer.sign({ namespace: ns, uid }, request.id, until);
   const written = parseGuardValue(value)?.until ?? until;
   try {
-    await annotate(
+    await kube.annotateNamespace(
       ns,
       DELETION_APPROVED_ANNOTATION,
       value,
@@ -170,25 +165,12 @@ export async function applyOpenDeletionGuard(
     // An open guard with nothing to close it must not stay: take it off again at once.
     const why = toUserError(err).message;
     deps.log?.error({ requestId: request.id, err: { message: why } }, "could not schedule the guard's close");
-    const removeIf = kube.removeNamespaceAnnotation?.bind(kube);
-    if (removeIf !== undefined) {
-      await removeIf(ns, DELETION_APPROVED_ANNOTATION, { uid, value }, { requestId: request.id });
-    } else {
-      const seen = await kube.getNamespace(ns).catch(() => null);
-      if (
-        seen?.annotations[DELETION_APPROVED_ANNOTATION] === value &&
-        seen.resourceVersion !== undefined &&
-        seen.uid !== undefined
-      ) {
-        await annotate(
-          ns,
-          DELETION_APPROVED_ANNOTATION,
-          null,
-          { uid: seen.uid, resourceVersion: seen.resourceVersion, annotations: seen.annotations },
-          { requestId: request.id },
-        );
-      }
-    }
+    await kube.removeNamespaceAnnotation(
+      ns,
+      DELETION_APPROVED_ANNOTATION,
+      { uid, value },
+      { requestId: request.id },
+    );
     return {
       state: "FAILED",
       message: `Failed: the close of the guard could not be scheduled (${why}), so ${DELETION_APPROVED_ANNOTATION} was taken off namespace ${ns} again; nothing is open.`,

@@ -11,11 +11,17 @@ import type { KubePort, NodeSnapshot } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import { webhooksNamedIn, type CauseReads, type ListedType } from "./analyze.js";
 
+/** The Kubernetes reads the causes need: every one required, so none can be silently absent. */
+export type CauseKube = Pick<
+  KubePort,
+  "listAdmissionWebhooks" | "serviceExists" | "getServiceEndpoints" | "listPodPlacements" | "getNode"
+>;
+
 /** At most this many nodes are read (pods of one namespace rarely sit on more lost nodes). */
 const MAX_NODES = 10;
 
 export async function collectCauses(
-  kube: KubePort,
+  kube: CauseKube,
   ns: NamespaceSnapshot,
   listed: readonly ListedType[],
   warnings: string[],
@@ -28,12 +34,12 @@ export async function collectCauses(
 }
 
 async function webhookReads(
-  kube: KubePort,
+  kube: CauseKube,
   ns: NamespaceSnapshot,
   warnings: string[],
 ): Promise<CauseReads["webhooks"]> {
   const failure = ns.conditions.find((c) => c.type === "NamespaceDeletionContentFailure");
-  if (failure?.status !== "True" || !kube.listAdmissionWebhooks) return undefined;
+  if (failure?.status !== "True") return undefined;
   const named = webhooksNamedIn(failure.message ?? "");
   if (named.length === 0) return undefined;
   let all;
@@ -51,9 +57,8 @@ async function webhookReads(
       let serviceExists: boolean | undefined;
       let readyEndpoints: number | undefined;
       try {
-        serviceExists = kube.serviceExists ? await kube.serviceExists(svc.namespace, svc.name) : undefined;
-        if (serviceExists !== false)
-          readyEndpoints = (await kube.getServiceEndpoints(svc.namespace, svc.name)).ready;
+        serviceExists = await kube.serviceExists(svc.namespace, svc.name);
+        if (serviceExists) readyEndpoints = (await kube.getServiceEndpoints(svc.namespace, svc.name)).ready;
       } catch (err) {
         warnings.push(
           `Could not read Service ${svc.namespace}/${svc.name} of webhook ${webhook.name}: ${toUserError(err).message}`,
@@ -69,7 +74,7 @@ async function webhookReads(
 }
 
 async function podReads(
-  kube: KubePort,
+  kube: CauseKube,
   namespace: string,
   listed: readonly ListedType[],
   warnings: string[],
@@ -80,7 +85,7 @@ async function podReads(
   const claimsHeld = of("", "persistentvolumeclaims").some(
     (o) => o.deletionTimestamp !== undefined && o.finalizers.includes("kubernetes.io/pvc-protection"),
   );
-  if ((!podsDeleting && !claimsHeld) || !kube.listPodPlacements) return {};
+  if (!podsDeleting && !claimsHeld) return {};
   let pods;
   try {
     pods = await kube.listPodPlacements(namespace);
@@ -88,7 +93,6 @@ async function podReads(
     warnings.push(`Could not read the pods of ${namespace} with their nodes: ${toUserError(err).message}`);
     return {};
   }
-  const getNode = kube.getNode?.bind(kube);
   const names = [
     ...new Set(
       pods.flatMap((p) =>
@@ -97,7 +101,7 @@ async function podReads(
     ),
   ];
   const nodes = new Map<string, NodeSnapshot | null>();
-  if (getNode && names.length > 0) {
+  if (names.length > 0) {
     const read = names.slice(0, MAX_NODES);
     if (names.length > read.length)
       warnings.push(
@@ -106,7 +110,7 @@ async function podReads(
     await Promise.all(
       read.map(async (n) => {
         try {
-          nodes.set(n, await getNode(n));
+          nodes.set(n, await kube.getNode(n));
         } catch (err) {
           warnings.push(`Could not read node ${n}: ${toUserError(err).message}`);
         }

@@ -28,7 +28,7 @@ export interface GuardCloseResult {
 }
 
 export interface GuardCloseDeps {
-  readonly kube: KubePort;
+  readonly kube: Pick<KubePort, "getNamespace" | "removeNamespaceAnnotation">;
   readonly audit: AuditLog;
   readonly reporter?: ThreadReporter;
   readonly now: () => Date;
@@ -116,38 +116,22 @@ export async function closeDeletionGuard(
       }),
     };
     try {
-      if (kube.removeNamespaceAnnotation !== undefined) {
-        // Only this exact value: a value written meanwhile (another approval) makes the API refuse it.
-        const outcome = await kube.removeNamespaceAnnotation(
-          ns,
-          DELETION_APPROVED_ANNOTATION,
-          { uid: seen.uid, value },
-          { requestId: data.requestId },
-        );
-        if (outcome === "changed" && attempt < PATCH_ATTEMPTS) continue;
-        if (outcome === "changed") {
-          throw new UnstuckError(
-            ErrorCode.Stale,
-            `Namespace ${ns} kept changing while the guard was being closed.`,
-          );
-        }
-        result = outcome === "removed" ? closed : undefined;
-        if (result === undefined) continue; // gone meanwhile: the next read says so
-      } else if (kube.annotateNamespace !== undefined) {
-        await kube.annotateNamespace(
-          ns,
-          DELETION_APPROVED_ANNOTATION,
-          null,
-          { uid: seen.uid, resourceVersion: seen.resourceVersion, annotations: seen.annotations },
-          { requestId: data.requestId },
-        );
-        result = closed;
-      } else {
+      // Only this exact value: a value written meanwhile (another approval) makes the API refuse it.
+      const outcome = await kube.removeNamespaceAnnotation(
+        ns,
+        DELETION_APPROVED_ANNOTATION,
+        { uid: seen.uid, value },
+        { requestId: data.requestId },
+      );
+      if (outcome === "changed" && attempt < PATCH_ATTEMPTS) continue;
+      if (outcome === "changed") {
         throw new UnstuckError(
-          ErrorCode.Config,
-          "This Kubernetes adapter cannot write namespace annotations, so the deletion guard cannot be closed.",
+          ErrorCode.Stale,
+          `Namespace ${ns} kept changing while the guard was being closed.`,
         );
       }
+      result = outcome === "removed" ? closed : undefined;
+      if (result === undefined) continue; // gone meanwhile: the next read says so
     } catch (err) {
       // Moved on between the read and the patch: read again (bounded), never patch blindly.
       if (isUnstuckError(err) && err.code === ErrorCode.Stale && attempt < PATCH_ATTEMPTS) continue;

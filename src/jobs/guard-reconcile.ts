@@ -66,9 +66,6 @@ export interface GuardReconcileReport {
 /** One pass. Throws only when the namespaces could not be listed. */
 export async function reconcileDeletionGuards(deps: GuardReconcileDeps): Promise<GuardReconcileReport> {
   const { kube, signer } = deps;
-  if (kube.listNamespaces === undefined || kube.removeNamespaceAnnotation === undefined) {
-    return { open: 0, removed: [], failed: [] };
-  }
   const graceMs = deps.graceMs ?? GUARD_RECONCILE_GRACE_MS;
   const namespaces = (await kube.listNamespaces()).filter(
     (ns) => ns.annotations[DELETION_APPROVED_ANNOTATION] !== undefined,

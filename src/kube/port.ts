@@ -79,7 +79,9 @@ export interface WriteContext {
  * logic, but integration tests use the real adapter against the simulator.
  *
  * Every method throws `UnstuckError` (NotFound, Forbidden with verb/resource, Unreachable,
- * Throttled, Upstream) — never a raw client error.
+ * Throttled, Upstream) — never a raw client error. No method is optional: a consumer that needs
+ * fewer takes a `Pick` of this port, so a read left out of a wrapper is a compile error, never a
+ * cause silently skipped at run time.
  */
 export interface KubePort {
   /** `null` when the namespace does not exist. */
@@ -110,19 +112,19 @@ export interface KubePort {
    */
   getServiceEndpoints(namespace: string, service: string): Promise<ServiceEndpointsSnapshot>;
   /**
-   * Every webhook of every Validating- and MutatingWebhookConfiguration. Optional (hand-made ports):
-   * read only when the namespace reports `NamespaceDeletionContentFailure`.
+   * Every webhook of every Validating- and MutatingWebhookConfiguration; read only when the
+   * namespace reports `NamespaceDeletionContentFailure`.
    */
-  listAdmissionWebhooks?(): Promise<AdmissionWebhookSnapshot[]>;
-  /** Whether a Service exists (a list of that one name, so only `list services` is needed). Optional. */
-  serviceExists?(namespace: string, name: string): Promise<boolean>;
+  listAdmissionWebhooks(): Promise<AdmissionWebhookSnapshot[]>;
+  /** Whether a Service exists (a list of that one name, so only `list services` is needed). */
+  serviceExists(namespace: string, name: string): Promise<boolean>;
   /**
-   * One Node by name (a list of that one name), `null` when it does not exist. Optional: read only
-   * for the nodes of pods being deleted.
+   * One Node by name (a list of that one name), `null` when it does not exist; read only for the
+   * nodes of pods being deleted.
    */
-  getNode?(name: string): Promise<NodeSnapshot | null>;
-  /** The pods of a namespace with their node and claims. Optional. */
-  listPodPlacements?(namespace: string): Promise<PodPlacementSnapshot[]>;
+  getNode(name: string): Promise<NodeSnapshot | null>;
+  /** The pods of a namespace with their node and claims. */
+  listPodPlacements(namespace: string): Promise<PodPlacementSnapshot[]>;
   /**
    * Remove finalizers from one object with a JSON patch whose `test` operations pin the
    * approved state: the object's `resourceVersion` and its exact finalizer list. If anything
@@ -142,9 +144,9 @@ export interface KubePort {
    * operations pin the namespace as the caller read it (uid and resourceVersion; the annotations
    * read decide the exact operations, see `annotation-patch.ts`). A namespace that moved on since
    * is refused by the API server and this throws `UnstuckError(Stale)`; nothing is modified.
-   * Optional: only the bot's adapter writes namespaces (the deletion guard); returns the namespace after.
+   * Only the deletion guard writes namespaces; returns the namespace after.
    */
-  annotateNamespace?(
+  annotateNamespace(
     name: string,
     key: string,
     value: string | null,
@@ -155,27 +157,26 @@ export interface KubePort {
    * Every namespace, metadata only (`PartialObjectMetadataList`, every page): name, uid,
    * resourceVersion, deletionTimestamp, labels and annotations; status and spec are not read, so
    * `conditions` and `specFinalizers` are empty and `phase` follows the deletionTimestamp.
-   * Optional: the deletion guard's reconcile loop uses it to find the namespaces carrying its
-   * annotation.
+   * The deletion guard's reconcile loop uses it to find the namespaces carrying its annotation.
    */
-  listNamespaces?(): Promise<NamespaceSnapshot[]>;
+  listNamespaces(): Promise<NamespaceSnapshot[]>;
   /**
    * Remove one annotation of a Namespace only while it still has exactly `expected.value` (and the
    * namespace is still `expected.uid`): a JSON patch of `test` operations on both, then `remove`.
    * Not pinned to a resourceVersion, so an unrelated change to the namespace does not make it fail,
    * and a new value written meanwhile (a re-approval) is never undone. `removed`: taken off now;
    * `changed`: the namespace or the value is not the one expected (nothing written); `gone`: no
-   * such namespace. Optional, like `annotateNamespace`.
+   * such namespace.
    */
-  removeNamespaceAnnotation?(
+  removeNamespaceAnnotation(
     name: string,
     key: string,
     expected: { readonly uid: string; readonly value: string },
     write?: WriteContext,
   ): Promise<"removed" | "changed" | "gone">;
   /**
-   * Release what the adapter holds open (the discovery cache's watches). Optional: a port without
-   * long-lived state has nothing to close. Calls made after it still work, uncached.
+   * Release what the adapter holds open (the discovery cache's watches); a port without long-lived
+   * state has nothing to close. Calls made after it still work, uncached.
    */
-  close?(): Promise<void>;
+  close(): Promise<void>;
 }

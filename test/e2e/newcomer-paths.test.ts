@@ -28,6 +28,14 @@ function stubKube(namespaces: Record<string, NamespaceSnapshot>): KubePort {
     listArgoApplications: unexpected("listArgoApplications"),
     getServiceEndpoints: unexpected("getServiceEndpoints"),
     removeFinalizers: unexpected("removeFinalizers"),
+    listAdmissionWebhooks: unexpected("listAdmissionWebhooks"),
+    serviceExists: unexpected("serviceExists"),
+    getNode: unexpected("getNode"),
+    listPodPlacements: unexpected("listPodPlacements"),
+    annotateNamespace: unexpected("annotateNamespace"),
+    listNamespaces: unexpected("listNamespaces"),
+    removeNamespaceAnnotation: unexpected("removeNamespaceAnnotation"),
+    close: () => Promise.resolve(),
   };
 }
 

@@ -36,6 +36,14 @@ function stubKube(getNamespace: { current: (name: string) => Promise<NamespaceSn
     listArgoApplications: unexpected("listArgoApplications"),
     getServiceEndpoints: unexpected("getServiceEndpoints"),
     removeFinalizers: unexpected("removeFinalizers"),
+    listAdmissionWebhooks: unexpected("listAdmissionWebhooks"),
+    serviceExists: unexpected("serviceExists"),
+    getNode: unexpected("getNode"),
+    listPodPlacements: unexpected("listPodPlacements"),
+    annotateNamespace: unexpected("annotateNamespace"),
+    listNamespaces: unexpected("listNamespaces"),
+    removeNamespaceAnnotation: unexpected("removeNamespaceAnnotation"),
+    close: () => Promise.resolve(),
   };
 }
 

@@ -183,4 +183,12 @@ export class FakeKube implements KubePort {
   public listApiServices = () => this.unsupported();
   public listArgoApplications = () => this.unsupported();
   public getServiceEndpoints = () => this.unsupported();
+  public listAdmissionWebhooks = () => this.unsupported();
+  public serviceExists = () => this.unsupported();
+  public getNode = () => this.unsupported();
+  public listPodPlacements = () => this.unsupported();
+  public annotateNamespace = () => this.unsupported();
+  public listNamespaces = () => this.unsupported();
+  public removeNamespaceAnnotation = () => this.unsupported();
+  public close = () => Promise.resolve();
 }
