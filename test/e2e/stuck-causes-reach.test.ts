@@ -1,0 +1,172 @@
+/**
+ * The causes found from the namespace's own state reach the person asking, through the wiring a
+ * user starts from — `npm run unstuck -- ns` (the CLI's entry, building its services from the
+ * environment) and `/unstuck ns` (the runtime building its own services) — not only through the
+ * adapter: a webhook that refuses the deletes, pods on a NotReady node with the claim one mounts,
+ * pods whose node is gone. Each world is the Kubernetes simulator's; nothing here is injected.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import type { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli.js";
+import { loadConfig } from "../../src/config.js";
+import { createRuntime } from "../../src/runtime.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import { lostNodeWorld, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
+import { until } from "../sim/kube/testing.js";
+import type { Scenario } from "../sim/scenario.js";
+import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
+import { botEnv } from "./bot-env.js";
+
+const TOKEN = "xoxb-causes-reach-token";
+const SECRET = "causes-reach-signing-secret";
+const CHANNEL = "C0INCIDENT";
+const NODE = "ip-10-0-3-41.ap-northeast-2.compute.internal";
+
+let redis: Redis | undefined;
+afterAll(async () => {
+  await redis?.quit();
+});
+
+interface Started {
+  readonly sim: KubeSim;
+  readonly kubeconfig: string;
+  readonly close: () => Promise<void>;
+}
+
+/** The world, once the namespace controller has reported what holds `ns` (`condition` True). */
+async function world(scenario: Scenario, ns: string, condition: string): Promise<Started> {
+  const sim = await startKubeSim({ scenario, controllerIntervalMs: 50 });
+  const dir = await mkdtemp(join(tmpdir(), "unstuck-causes-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  await sim.writeKubeconfig(kubeconfig);
+  await until(() => {
+    const o = sim.store.get("v1", "Namespace", undefined, ns);
+    const conds = (o?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
+    return conds?.some((c) => c.type === condition && c.status === "True") === true ? true : undefined;
+  }, 15_000);
+  return {
+    sim,
+    kubeconfig,
+    close: async () => {
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `npm run unstuck -- ns <ns>`: what the terminal prints, and the exit code. */
+async function terminal(ns: string, kubeconfig: string): Promise<{ code: number; text: string }> {
+  const lines: string[] = [];
+  const code = await runCli(
+    ["ns", ns, "--kubeconfig", kubeconfig],
+    {},
+    {
+      out: (s) => lines.push(s),
+      err: (s) => lines.push(s),
+    },
+  );
+  return { code, text: lines.join("\n") };
+}
+
+/** `/unstuck ns <ns>` on a runtime started from configuration alone: the card posted in the channel. */
+async function slack(ns: string, kubeconfig: string): Promise<string> {
+  const fake = await startFakeSlack({ token: TOKEN });
+  const prefix = uniquePrefix("causes-reach");
+  const log = pino({ level: "silent" });
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+      {
+        KUBECONFIG: kubeconfig,
+        UNSTUCK_APPROVERS: "U0APPROVER1",
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      },
+    ),
+  );
+  const runtime = await createRuntime({ config, log });
+  try {
+    const { port } = await runtime.start();
+    const res = await postSigned(
+      `http://127.0.0.1:${String(port)}/slack/events`,
+      SECRET,
+      slashCommandBody({
+        text: `ns ${ns}`,
+        userId: "U0ONCALL1",
+        channelId: CHANNEL,
+        responseUrl: fake.responseUrl("ns"),
+      }),
+    );
+    expect(res.status).toBe(200);
+    const post = await fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL, 30_000);
+    return `${String(post.body["text"])}\n${JSON.stringify(post.body["blocks"])}`;
+  } finally {
+    await runtime.stop();
+    redis ??= client();
+    await deleteKeysWithPrefix(redis, prefix);
+    await fake.stop();
+  }
+}
+
+describe("every cause reaches the terminal and Slack through the real wiring", () => {
+  it("a webhook that refuses the deletes: its configuration, its missing Service, the fix — not forcing", async () => {
+    const w = await world(
+      webhookBlockedWorld({ namespace: "shop" }),
+      "shop",
+      "NamespaceDeletionContentFailure",
+    );
+    try {
+      const { code, text } = await terminal("shop", w.kubeconfig);
+      expect(code).toBe(0);
+      expect(text).toContain(
+        "webhook validate.policy.example.com of ValidatingWebhookConfiguration policy-validator",
+      );
+      expect(text).toContain("policy-system/policy-webhook does not exist");
+      expect(text).toContain("kubectl delete validatingwebhookconfiguration policy-validator");
+      const card = await slack("shop", w.kubeconfig);
+      expect(card).toContain("policy-validator");
+      expect(card).toContain("policy-system/policy-webhook");
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("pods on a NotReady node and the claim one mounts: the node, its condition, the claim, the safe order", async () => {
+    const w = await world(lostNodeWorld({ namespace: "web" }), "web", "NamespaceFinalizersRemaining");
+    try {
+      const { code, text } = await terminal("web", w.kubeconfig);
+      expect(code).toBe(0);
+      expect(text).toContain(`because their node ${NODE} is NotReady (Ready=Unknown, NodeStatusUnknown`);
+      expect(text).toContain("data-web-0");
+      expect(text).toContain(`kubectl delete node ${NODE}`);
+      expect(text).not.toContain("TERMINATING (progressing)");
+      const card = await slack("web", w.kubeconfig);
+      expect(card).toContain(NODE);
+      expect(card).toContain("NotReady");
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("pods whose node is gone: named missing, with what removes them", async () => {
+    const w = await world(
+      lostNodeWorld({ namespace: "gone", nodeState: "missing", claim: null }),
+      "gone",
+      "NamespaceContentRemaining",
+    );
+    try {
+      const { text } = await terminal("gone", w.kubeconfig);
+      expect(text).toContain(NODE);
+      expect(text).toContain("the pod garbage collector force-deletes its pods");
+      const card = await slack("gone", w.kubeconfig);
+      expect(card).toContain(NODE);
+    } finally {
+      await w.close();
+    }
+  });
+});
