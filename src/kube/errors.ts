@@ -77,15 +77,25 @@ export function describeTarget(ctx: CallContext): string {
 }
 
 /**
- * A 409, or a 422 from a failed `test` operation of a JSON patch: the object moved on since it was
- * read (approved). Any other refusal (an admission webhook, validation) is what it says.
+ * What the API server says when a JSON patch does not apply to the object as it is now (a `test`
+ * that failed, a path that is no longer there): a 422 built without a resource, a name or causes
+ * (`NewGenericServerResponse` in the apiserver's patch handler), so this sentence is all it sends.
+ */
+const PATCH_DID_NOT_APPLY = "the server rejected our request due to an error in our request";
+
+/**
+ * A 409, or a 422 from a JSON patch that no longer applies: the object moved on since it was read
+ * (approved). Every patch this adapter sends pins what it read with `test` operations, so a patch
+ * that does not apply means exactly that. Recognised from the bare 422 the real API server sends,
+ * and from the evanphx/json-patch wording where a server passes it on. Any other refusal (an
+ * admission webhook, validation: a 422 naming the object, with causes) is what it says.
  */
 export function isPreconditionRefusal(err: unknown): err is UnstuckError {
   if (!(err instanceof UnstuckError)) return false;
   if (err.details.status === 409) return true;
-  return (
-    err.details.status === 422 && /testing value .* failed|test failed|test operation/i.test(err.message)
-  );
+  if (err.details.status !== 422) return false;
+  const text = err.message.trim();
+  return text === PATCH_DID_NOT_APPLY || /testing value .* failed|test failed|test operation/i.test(text);
 }
 
 /** Map a client error to a coded, user-facing error. */

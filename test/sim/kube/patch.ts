@@ -94,8 +94,8 @@ function removeAt(doc: unknown, path: string): unknown {
 }
 
 /**
- * RFC 6902. Errors carry the messages of evanphx/json-patch (which the API server uses), so a
- * failed `test` answers 422 "testing value /x failed: test failed" like the real server.
+ * RFC 6902. Errors carry the messages of evanphx/json-patch (which the API server uses) for the
+ * simulator's log; on the wire a patch that does not apply is the bare 422 of `unprocessable`.
  */
 export function jsonPatch(target: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch))

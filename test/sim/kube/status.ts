@@ -155,11 +155,21 @@ export function badRequest(message: string): KubeApiError {
   return new KubeApiError(400, "BadRequest", message);
 }
 
-/** What `errors.NewGenericServerResponse(422, …)` yields, e.g. for a failed JSON-patch `test`. */
-export function unprocessable(serverMessage: string): KubeApiError {
-  return new KubeApiError(422, "Invalid", "the server rejected our request due to an error in our request", {
-    causes: [{ reason: "UnexpectedServerResponse", message: serverMessage }],
-  });
+/**
+ * What the patch handler's `errors.NewGenericServerResponse(422, "", {}, "", err, 0, false)` yields
+ * when a JSON patch does not apply (a failed `test`, a missing path): a fixed sentence and empty
+ * details. The json-patch error (`applyError`) is not sent, as a real API server does not send it
+ * (it is kept on the error for the simulator's own log).
+ */
+export function unprocessable(applyError: string): KubeApiError {
+  const err = new KubeApiError(
+    422,
+    "Invalid",
+    "the server rejected our request due to an error in our request",
+    {},
+  );
+  err.cause = applyError;
+  return err;
 }
 
 export function internalError(cause: string): KubeApiError {
