@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { KubePort } from "../../src/kube/port.js";
+import { namespaceOnlyKube } from "../helpers/namespace-only-kube.js";
 import type { NamespaceSnapshot } from "../../src/kube/types.js";
 import { SHARE_ACTION } from "../../src/slack/command.js";
 import { buttonValue } from "./block-kit.js";
@@ -14,29 +15,7 @@ import { messageText, startHarness, type Harness } from "./slack-harness.js";
 const CHANNEL = "C0INCIDENT";
 
 function stubKube(namespaces: Record<string, NamespaceSnapshot>): KubePort {
-  const unexpected = (method: string) => () => Promise.reject(new Error(`unexpected kube call ${method}`));
-  return {
-    getNamespace: (name) => Promise.resolve(namespaces[name] ?? null),
-    discover: unexpected("discover"),
-    listObjects: unexpected("listObjects"),
-    getObject: unexpected("getObject"),
-    listDeployments: unexpected("listDeployments"),
-    listPods: unexpected("listPods"),
-    podLog: unexpected("podLog"),
-    listEvents: unexpected("listEvents"),
-    listApiServices: unexpected("listApiServices"),
-    listArgoApplications: unexpected("listArgoApplications"),
-    getServiceEndpoints: unexpected("getServiceEndpoints"),
-    removeFinalizers: unexpected("removeFinalizers"),
-    listAdmissionWebhooks: unexpected("listAdmissionWebhooks"),
-    serviceExists: unexpected("serviceExists"),
-    getNode: unexpected("getNode"),
-    listPodPlacements: unexpected("listPodPlacements"),
-    annotateNamespace: unexpected("annotateNamespace"),
-    listNamespaces: unexpected("listNamespaces"),
-    removeNamespaceAnnotation: unexpected("removeNamespaceAnnotation"),
-    close: () => Promise.resolve(),
-  };
+  return namespaceOnlyKube((name) => Promise.resolve(namespaces[name] ?? null));
 }
 
 const ACTIVE: NamespaceSnapshot = {

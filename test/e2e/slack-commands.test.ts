@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import type { KubePort } from "../../src/kube/port.js";
+import { namespaceOnlyKube } from "../helpers/namespace-only-kube.js";
 import type { NamespaceSnapshot } from "../../src/kube/types.js";
 import type { ActionContext } from "../../src/slack/actions.js";
 import { registerActions } from "../../src/slack/actions.js";
@@ -22,29 +23,7 @@ const CHANNEL = "C0INCIDENT";
 
 /** A cluster where only `getNamespace` answers (via a swappable function); anything else is a test bug. */
 function stubKube(getNamespace: { current: (name: string) => Promise<NamespaceSnapshot | null> }): KubePort {
-  const unexpected = (method: string) => () => Promise.reject(new Error(`unexpected kube call ${method}`));
-  return {
-    getNamespace: (name) => getNamespace.current(name),
-    discover: unexpected("discover"),
-    listObjects: unexpected("listObjects"),
-    getObject: unexpected("getObject"),
-    listDeployments: unexpected("listDeployments"),
-    listPods: unexpected("listPods"),
-    podLog: unexpected("podLog"),
-    listEvents: unexpected("listEvents"),
-    listApiServices: unexpected("listApiServices"),
-    listArgoApplications: unexpected("listArgoApplications"),
-    getServiceEndpoints: unexpected("getServiceEndpoints"),
-    removeFinalizers: unexpected("removeFinalizers"),
-    listAdmissionWebhooks: unexpected("listAdmissionWebhooks"),
-    serviceExists: unexpected("serviceExists"),
-    getNode: unexpected("getNode"),
-    listPodPlacements: unexpected("listPodPlacements"),
-    annotateNamespace: unexpected("annotateNamespace"),
-    listNamespaces: unexpected("listNamespaces"),
-    removeNamespaceAnnotation: unexpected("removeNamespaceAnnotation"),
-    close: () => Promise.resolve(),
-  };
+  return namespaceOnlyKube((name) => getNamespace.current(name));
 }
 
 /**

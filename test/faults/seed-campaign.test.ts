@@ -43,6 +43,8 @@ import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { FAST_LBC } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
+import { until } from "../sim/kube/testing.js";
+import { mulberry32 } from "../security/hostile.js";
 import { runMain, startPrivateRedis, stopChild, type MainRun } from "./helpers.js";
 
 const SECRET = "campaign-signing-secret";
@@ -55,18 +57,6 @@ const INGRESS = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses/myapp-wor
 
 const RUNS = Number(process.env["UNSTUCK_CAMPAIGN_RUNS"] ?? "30");
 const SEED = Number(process.env["UNSTUCK_CAMPAIGN_SEED"] ?? String(Date.now() % 1_000_000_007));
-
-/** mulberry32: a small seeded generator, so a run is replayed from its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const FAULTS = [
   "slack-429",
@@ -216,20 +206,6 @@ async function startRun(fault: Fault): Promise<Run> {
     await run.startWorker();
   }
   return run;
-}
-
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function slash(r: Run, text: string): Promise<void> {
@@ -410,7 +386,7 @@ describe("seeded fault campaign over the seed incident", () => {
     const failures: string[] = [];
     for (let i = 0; i < RUNS; i++) {
       const runSeed = SEED + i;
-      const random = rng(runSeed);
+      const random = mulberry32(runSeed);
       const drawn = FAULTS[Math.floor(random() * FAULTS.length)] ?? "slack-429";
       const fault = ONLY ?? drawn;
       const step = STEPS[Math.floor(random() * STEPS.length)] ?? "start";
