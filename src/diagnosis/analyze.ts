@@ -10,6 +10,7 @@ import type {
   ResourceType,
 } from "../kube/types.js";
 import type { AdmissionWebhookSnapshot, NodeSnapshot, PodPlacementSnapshot } from "../kube/port.js";
+import { heldByFinalizers } from "../kube/types.js";
 import {
   bindingCleanup,
   isIngressLbcFinalizer,
@@ -381,7 +382,7 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     .sort((a, b) => a.resource.localeCompare(b.resource));
 
   const blockers: Blocker[] = input.listed
-    .flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0))
+    .flatMap((l) => l.objects.filter(heldByFinalizers))
     .map((o) => {
       const aws = input.aws?.get(blockerKey(o));
       return {
@@ -449,7 +450,11 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
   };
-  const cause = [...causeChain(explained), ...deeper];
+  // Content the namespace controller cannot delete is not "being removed": the refusal says why.
+  const cause = [
+    ...causeChain(explained).filter((c) => !(c.kind === "content-deleting" && refusals.length > 0)),
+    ...deeper,
+  ];
   const deeperSteps = deeperRemedies(ns.name, deeper);
   // Forcing a claim's pvc-protection while a pod mounts it is never the advice: its pods are.
   const held = new Set(claims.map((c) => c.claim.name));
@@ -834,7 +839,7 @@ function plainSummary(ns: string, verdict: Verdict, since: string, cause: readon
       );
     } else if (c.kind === "content-deleting")
       parts.push(
-        `deletion is in progress: ${plural(c.objects, "object without finalizers is", "objects without finalizers are")} still being removed`,
+        `deletion is in progress: ${plural(c.objects, "object is", "objects are")} still being removed`,
       );
     else if (c.kind === "namespace-finalizers")
       parts.push(

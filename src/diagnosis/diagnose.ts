@@ -18,7 +18,12 @@ import type {
   ObjectSnapshot,
   ResourceType,
 } from "../kube/types.js";
-import type { ApiServiceSnapshot, DiscoveryFailure, DiscoverySnapshot } from "../kube/types.js";
+import {
+  heldByFinalizers,
+  type ApiServiceSnapshot,
+  type DiscoveryFailure,
+  type DiscoverySnapshot,
+} from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
 import type { AwsFindings } from "./aws.js";
@@ -194,7 +199,7 @@ async function collectDiagnosis(
   const discovery = await kube.discover();
   const { listed, unlisted, scan, controllers } = await readContent(kube, ns, discovery, options, warnings);
 
-  const blockers = listed.flatMap((l) => l.objects.filter((o) => o.finalizers.length > 0));
+  const blockers = listed.flatMap((l) => l.objects.filter(heldByFinalizers));
   const deployments = await controllerDeployments(kube, blockers, controllers, warnings);
   const argoInstalled = discovery.resources.some(
     (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),

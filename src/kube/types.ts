@@ -94,6 +94,15 @@ export interface ObjectSnapshot {
   readonly targetGroupArn?: string;
 }
 
+/**
+ * An object its finalizers hold: deleted (a `deletionTimestamp`) and kept by at least one
+ * finalizer. An object with finalizers that is not being deleted holds nothing — its finalizers
+ * still guard a live object — so no step ever forces them.
+ */
+export function heldByFinalizers(o: Pick<ObjectSnapshot, "deletionTimestamp" | "finalizers">): boolean {
+  return o.deletionTimestamp !== undefined && o.finalizers.length > 0;
+}
+
 export interface DeploymentSnapshot {
   readonly namespace: string;
   readonly name: string;

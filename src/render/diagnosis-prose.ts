@@ -111,7 +111,7 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
     case "content-unread":
       return `what is left cannot be told: ${plural(c.types.length, "type", "types")} of the namespace could not be listed (${c.types.slice(0, 3).join(", ")}${c.types.length > 3 ? ", …" : ""}), so this answer is partial — ask again`;
     case "content-deleting":
-      return `${plural(c.objects, "object without finalizers is", "objects without finalizers are")} still being removed`;
+      return `${plural(c.objects, "object is", "objects are")} still being removed`;
     case "delete-refused-by-webhook":
       return `the namespace controller cannot delete its content: ${webhookText(c.webhook)} refuses the deletes`;
     case "delete-refused":

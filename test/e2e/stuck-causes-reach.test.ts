@@ -136,6 +136,30 @@ describe("every cause reaches the terminal and Slack through the real wiring", (
     }
   });
 
+  it("objects with finalizers that the refused deletes never reached: no step forces, deregisters or names them blockers", async () => {
+    const w = await world(
+      webhookBlockedWorld({ namespace: "shop", loadBalancerObjects: true }),
+      "shop",
+      "NamespaceDeletionContentFailure",
+    );
+    try {
+      // The webhook refused their deletes: neither carries a deletionTimestamp.
+      expect(w.sim.store.get("networking.k8s.io/v1", "Ingress", "shop", "web")?.metadata).not.toHaveProperty(
+        "deletionTimestamp",
+      );
+      const { code, text } = await terminal("shop", w.kubeconfig);
+      expect(code).toBe(0);
+      expect(text).toContain("kubectl delete validatingwebhookconfiguration policy-validator");
+      expect(text).not.toMatch(/finalize ingress|finalize targetgroupbinding|deregister-targets|Blocker:/);
+      expect(text).not.toContain("still being removed");
+      const card = await slack("shop", w.kubeconfig);
+      expect(card).toContain("policy-validator");
+      expect(card).not.toMatch(/finalize:request|finalize ingress|deregister-targets/);
+    } finally {
+      await w.close();
+    }
+  });
+
   it("pods on a NotReady node and the claim one mounts: the node, its condition, the claim, the safe order", async () => {
     const w = await world(lostNodeWorld({ namespace: "web" }), "web", "NamespaceFinalizersRemaining");
     try {

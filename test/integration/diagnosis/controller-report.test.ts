@@ -93,11 +93,17 @@ describe("the namespace controller's report first", () => {
       status: { phase: "Terminating", conditions },
     });
   };
+  /** An object the namespace controller deleted and its finalizer still holds. */
   const held = (ns: string, apiVersion: string, kind: string, name: string, finalizer: string) =>
     sim.store.load({
       apiVersion,
       kind,
-      metadata: { name, namespace: ns, finalizers: [finalizer] },
+      metadata: {
+        name,
+        namespace: ns,
+        finalizers: [finalizer],
+        deletionTimestamp: new Date(Date.now() - 3_000_000).toISOString(),
+      },
     });
 
   beforeAll(async () => {

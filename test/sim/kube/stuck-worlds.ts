@@ -57,6 +57,12 @@ export interface WebhookWorldOptions {
   readonly resources?: readonly string[];
   readonly failurePolicy?: "Fail" | "Ignore";
   readonly deletedMinutesAgo?: number;
+  /**
+   * Also an Ingress (live ALB in its status) and a TargetGroupBinding, each with the AWS Load
+   * Balancer Controller's finalizer, whose deletes the webhook refuses too: objects with finalizers
+   * that are not being deleted.
+   */
+  readonly loadBalancerObjects?: boolean;
 }
 
 export function webhookBlockedWorld(o: WebhookWorldOptions): Scenario {
@@ -64,6 +70,15 @@ export function webhookBlockedWorld(o: WebhookWorldOptions): Scenario {
   const svcNs = o.serviceNamespace ?? "policy-system";
   const svc = o.service ?? "policy-webhook";
   const kind = o.kind ?? "Validating";
+  const rules: Record<string, unknown>[] = [
+    {
+      operations: ["CREATE", "UPDATE", "DELETE"],
+      apiGroups: [""],
+      apiVersions: ["v1"],
+      resources: [...(o.resources ?? ["configmaps"])],
+      scope: "Namespaced",
+    },
+  ];
   const objects: ScenarioObject[] = [
     terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 25),
     {
@@ -84,15 +99,7 @@ export function webhookBlockedWorld(o: WebhookWorldOptions): Scenario {
           failurePolicy: o.failurePolicy ?? "Fail",
           timeoutSeconds: 10,
           clientConfig: { service: { namespace: svcNs, name: svc, path: "/validate", port: 443 } },
-          rules: [
-            {
-              operations: ["CREATE", "UPDATE", "DELETE"],
-              apiGroups: [""],
-              apiVersions: ["v1"],
-              resources: [...(o.resources ?? ["configmaps"])],
-              scope: "Namespaced",
-            },
-          ],
+          rules,
           namespaceSelector: {
             matchExpressions: [
               { key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system", svcNs] },
@@ -102,6 +109,74 @@ export function webhookBlockedWorld(o: WebhookWorldOptions): Scenario {
       ],
     },
   ];
+  if (o.loadBalancerObjects === true) {
+    rules.push(
+      {
+        operations: ["DELETE"],
+        apiGroups: ["networking.k8s.io"],
+        apiVersions: ["v1"],
+        resources: ["ingresses"],
+        scope: "Namespaced",
+      },
+      {
+        operations: ["DELETE"],
+        apiGroups: ["elbv2.k8s.aws"],
+        apiVersions: ["v1beta1"],
+        resources: ["targetgroupbindings"],
+        scope: "Namespaced",
+      },
+    );
+    objects.push(
+      {
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name: "targetgroupbindings.elbv2.k8s.aws" },
+        spec: {
+          group: "elbv2.k8s.aws",
+          scope: "Namespaced",
+          names: {
+            kind: "TargetGroupBinding",
+            listKind: "TargetGroupBindingList",
+            plural: "targetgroupbindings",
+            singular: "targetgroupbinding",
+          },
+          versions: [
+            {
+              name: "v1beta1",
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          ],
+        },
+      },
+      {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "Ingress",
+        metadata: { name: "web", namespace: o.namespace, finalizers: ["ingress.k8s.aws/resources"] },
+        spec: {
+          ingressClassName: "alb",
+          rules: [{ host: "shop.example.com", http: { paths: [] } }],
+        },
+        status: {
+          loadBalancer: {
+            ingress: [{ hostname: "k8s-shop-web-4f1c2a9b7e-1234567890.ap-northeast-2.elb.amazonaws.com" }],
+          },
+        },
+      },
+      {
+        apiVersion: "elbv2.k8s.aws/v1beta1",
+        kind: "TargetGroupBinding",
+        metadata: { name: "api", namespace: o.namespace, finalizers: ["elbv2.k8s.aws/resources"] },
+        spec: {
+          serviceRef: { name: "api", port: 8080 },
+          targetGroupARN:
+            "arn:aws:elasticloadbalancing:ap-northeast-2:123456789012:targetgroup/tf-api/0a1b2c3d4e5f6071",
+          targetType: "ip",
+        },
+      },
+    );
+  }
   if (o.serviceState === "no-endpoints") {
     objects.push(
       { apiVersion: "v1", kind: "Namespace", metadata: { name: svcNs } },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { analyzeNamespace, formatDuration, type AnalyzeInput } from "../../../src/diagnosis/analyze.js";
-import { ingressType, lbcDeployment, obj, podType, terminatingNs } from "./fixtures.js";
+import { ingressType, held, lbcDeployment, obj, podType, terminatingNs } from "./fixtures.js";
 
 const now = new Date("2026-02-12T09:10:00Z");
 const minutesAgo = (m: number): Date => new Date(now.getTime() - m * 60_000);
@@ -154,7 +154,7 @@ describe("analyzeNamespace", () => {
   });
 
   it("marks unknown finalizers as unknown and counts the core group without a suffix", () => {
-    const pod = obj(podType, "p1", { finalizers: ["example.com/custom"] });
+    const pod = held(podType, "p1", ["example.com/custom"]);
     const d = analyzeNamespace(input({ listed: [{ type: podType, objects: [pod] }] }));
     expect(d.remaining).toEqual([{ resource: "pods", count: 1 }]);
     expect(d.blockers[0]?.owners[0]).toMatchObject({
@@ -190,7 +190,7 @@ describe("analyzeNamespace", () => {
     );
     expect(d.verdict).toBe("terminating");
     expect(d.blockers).toEqual([]);
-    expect(d.summary).toContain("2 objects without finalizers");
+    expect(d.summary).toContain("2 objects are still being removed");
   });
 
   it("records Argo CD tracking as evidence", () => {

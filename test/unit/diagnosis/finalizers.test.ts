@@ -4,7 +4,7 @@ import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { analyzeNamespace, ownersOf } from "../../../src/diagnosis/analyze.js";
 import { lookupFinalizer, matchControllers } from "../../../src/diagnosis/finalizers.js";
 import type { DeploymentSnapshot } from "../../../src/kube/types.js";
-import { obj, podType, terminatingNs } from "./fixtures.js";
+import { held, podType, terminatingNs } from "./fixtures.js";
 
 function deployment(
   name: string,
@@ -287,7 +287,7 @@ describe("owner status", () => {
   it("is not-installed for a known finalizer without its controller, and the step says nothing will remove it", () => {
     const [owner] = ownersOf(["finalizer.keda.sh"], [deployment("coredns", {}, ["coredns"])]);
     expect(owner).toMatchObject({ known: true, status: "not-installed", candidates: [] });
-    const pod = obj(podType, "scaled", { finalizers: ["finalizer.keda.sh"] });
+    const pod = held(podType, "scaled", ["finalizer.keda.sh"]);
     const d = analyzeNamespace({
       name: "myapp",
       namespace: terminatingNs("myapp", new Date(Date.now() - 60_000)),

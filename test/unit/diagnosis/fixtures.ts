@@ -75,3 +75,13 @@ export function lbcDeployment(name: string, ready = 2, replicas = 2): Deployment
     args: ["--cluster-name=prod-eks"],
   };
 }
+
+/** An object the namespace controller has deleted and its finalizers still hold. */
+export function held(
+  type: ResourceType,
+  name: string,
+  finalizers: readonly string[],
+  extra: Partial<ObjectSnapshot> = {},
+): ObjectSnapshot {
+  return obj(type, name, { deletionTimestamp: "2026-02-12T08:40:00Z", finalizers, ...extra });
+}

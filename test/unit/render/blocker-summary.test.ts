@@ -15,7 +15,7 @@ import {
 import { renderDiagnosisText } from "../../../src/render/text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { lintMessage } from "../../sim/slack/block-kit-lint.js";
-import { obj, podType, terminatingNs } from "../diagnosis/fixtures.js";
+import { held, podType, terminatingNs } from "../diagnosis/fixtures.js";
 
 const now = new Date("2026-02-12T09:10:00Z");
 
@@ -39,12 +39,12 @@ function bigDiagnosis(types: number, perType: number) {
     return {
       type,
       objects: Array.from({ length: perType + (i === types - 1 ? 7 : 0) }, (_, k) =>
-        obj(type, `w-${String(k)}`, { finalizers: ["example.com/hold"] }),
+        held(type, `w-${String(k)}`, ["example.com/hold"]),
       ),
     };
   });
   const pods = Array.from({ length: 3 }, (_, k) =>
-    obj(podType, `p-${String(k)}`, { finalizers: ["example.com/hold", "example.com/other"] }),
+    held(podType, `p-${String(k)}`, ["example.com/hold", "example.com/other"]),
   );
   const message = `Some resources are remaining: ${listed.map((l) => `widgets.${l.type.group} has ${String(l.objects.length)} resource instances`).join(", ")}`;
   return analyzeNamespace({
