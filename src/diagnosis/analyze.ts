@@ -764,10 +764,13 @@ function remediesFor(x: ExplainInput, forceable: (b: Blocker) => boolean = () =>
           targets: registeredTargetsLeft(binding).map(targetSpec),
           command: binding.deregisterCommand,
           actionable: binding.deregisterActionable,
+          serving: binding.serving,
           otherBindings: binding.otherBindings,
         });
       }
-      const firstError = b.evidence.find((e) => e.error);
+      // A controller's error is what the controller said (its Events, its logs), never a finding
+      // of ours in AWS.
+      const firstError = b.evidence.find((e) => e.error && e.source !== "aws" && e.source !== "cloudtrail");
       if (firstError) {
         steps.push({ kind: "read-controller-error", object: refOf(b), text: firstError.text });
         // The generic hint only when the exact dependent is not already named above.

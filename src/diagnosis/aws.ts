@@ -129,9 +129,11 @@ export interface BindingFindings {
   readonly otherBindings: readonly string[];
   /** The exact command that deregisters the targets still registered (draining ones excluded). */
   readonly deregisterCommand?: string;
+  /** Targets still registered that ELB reports `healthy` (`Id=…,Port=…`): they serve traffic now. */
+  readonly serving: readonly string[];
   /**
    * `true` when deregistering those targets is safe to do now and lets the controller finish by
-   * itself (no other live binding shares the target group).
+   * itself: no other live binding shares the target group and none of them serves traffic.
    */
   readonly deregisterActionable: boolean;
 }

@@ -123,7 +123,9 @@ export function analyzeBinding(c: BindingCollected): AwsFindings {
     .map((o) => `TargetGroupBinding ${o.namespace}/${o.name}`);
   const left = registeredTargetsLeft({ ...(targets ? { targets } : {}) });
   const command = arn !== undefined && left.length > 0 ? deregisterCommand(arn, left) : undefined;
-  const deregisterActionable = command !== undefined && otherBindings.length === 0;
+  // Deregistering a healthy target cuts the traffic it serves: never the advice while one does.
+  const serving = left.filter((t) => t.state === "healthy").map(targetSpec);
+  const deregisterActionable = command !== undefined && otherBindings.length === 0 && serving.length === 0;
   const binding: BindingFindings = {
     ...(arn !== undefined ? { targetGroupArn: arn } : {}),
     ...(name !== undefined ? { targetGroupName: name } : {}),
@@ -134,6 +136,7 @@ export function analyzeBinding(c: BindingCollected): AwsFindings {
     ...(targets ? { targets } : {}),
     otherBindings,
     ...(command !== undefined ? { deregisterCommand: command } : {}),
+    serving,
     deregisterActionable,
   };
 
@@ -167,10 +170,14 @@ export function analyzeBinding(c: BindingCollected): AwsFindings {
       otherBindings.length > 0
         ? ` ${otherBindings.join(", ")} also bind${otherBindings.length === 1 ? "s" : ""} it, so some of them may be ${otherBindings.length === 1 ? "its" : "theirs"}: deregister only ${me}'s (its Service's endpoints).`
         : "";
+    const live =
+      serving.length > 0
+        ? ` ${plural(serving.length, "of them is", "of them are")} healthy and serving traffic: deregistering ${serving.length === 1 ? "it" : "them"} would cut it.`
+        : "";
     summary = `${tg}${ownerText !== undefined ? `, ${ownerText},` : ""} still has ${plural(left.length, "registered target", "registered targets")}: ${left
       .slice(0, 10)
       .map(targetSpec)
-      .join(" ")}${left.length > 10 ? ` and ${String(left.length - 10)} more` : ""}.${shared}`;
+      .join(" ")}${left.length > 10 ? ` and ${String(left.length - 10)} more` : ""}.${live}${shared}`;
   } else {
     summary = `${tg} has no target left registered${
       (targets ?? []).length > 0
@@ -186,8 +193,9 @@ export function analyzeBinding(c: BindingCollected): AwsFindings {
     blockedGroups: [],
     stays: [],
     binding,
-    // Deregistering the targets lets the controller finish by itself; otherwise forcing remains.
-    forceAdvised: !deregisterActionable,
+    // Deregistering the targets lets the controller finish by itself; otherwise forcing remains —
+    // but not while a target serves: its pods go with the namespace, then deregistering is the step.
+    forceAdvised: !deregisterActionable && serving.length === 0,
     problems: c.problems,
     summary,
   };

@@ -137,9 +137,11 @@ export async function planFinalizerRemoval(
     } else if (left.length > 0) {
       cleanupPlan.push(
         `Left registered in target group ${tg}${bound.targetGroupArn !== undefined && bound.targetGroupArn !== tg ? ` (${bound.targetGroupArn})` : ""}: ${left.map(targetSpec).join(", ")}. ` +
-          (bound.deregisterActionable && bound.deregisterCommand !== undefined
-            ? `Deregister them: \`${bound.deregisterCommand}\`.`
-            : `Other live bindings (${bound.otherBindings.join(", ")}) share the target group: deregister only this binding's targets.`),
+          (bound.serving.length > 0 && bound.deregisterCommand !== undefined
+            ? `${String(bound.serving.length)} of them healthy and serving traffic: deregister only once their pods are gone (\`${bound.deregisterCommand}\`).`
+            : bound.deregisterActionable && bound.deregisterCommand !== undefined
+              ? `Deregister them: \`${bound.deregisterCommand}\`.`
+              : `Other live bindings (${bound.otherBindings.join(", ")}) share the target group: deregister only this binding's targets.`),
       );
     } else if (bound.targets !== undefined) {
       cleanupPlan.push(`Target group ${tg} has no target left registered.`);

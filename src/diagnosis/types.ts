@@ -386,8 +386,13 @@ export type DiagnosisRemedy =
       /** `Id=…,Port=…` of each target still registered. */
       readonly targets: readonly string[];
       readonly command: string;
-      /** False when another live binding shares the target group: some targets may be its own. */
+      /**
+       * False when another live binding shares the target group (some targets may be its own) or
+       * when a target still serves traffic (`serving`).
+       */
       readonly actionable: boolean;
+      /** Targets ELB reports healthy: deregistering them is an outage, so never the step. */
+      readonly serving: readonly string[];
       readonly otherBindings: readonly string[];
     }
   | { readonly kind: "find-group-dependents" }

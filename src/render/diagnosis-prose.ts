@@ -282,6 +282,8 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
     case "deregister-targets": {
       const shown = `${r.targets.slice(0, 10).join(" ")}${r.targets.length > 10 ? ` and ${String(r.targets.length - 10)} more` : ""}`;
       const tg = `target group ${r.targetGroupName}${r.owner !== undefined ? ` (${r.owner})` : ""}`;
+      if (r.serving.length > 0)
+        return `Do not deregister: ${plural(r.serving.length, "target", "targets")} of ${tg} ${r.serving.length === 1 ? "is" : "are"} healthy and serving traffic (${r.serving.slice(0, 5).join(" ")}${r.serving.length > 5 ? " …" : ""}). Once ${objectName(r.object)}'s pods are gone (the namespace controller deletes them), deregister what is left with \`${r.command}\`.`;
       return r.actionable
         ? `Deregister the ${plural(r.targets.length, "target", "targets")} ${objectName(r.object)} left in ${tg}: ${shown} — \`${r.command}\`. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself (no forced removal needed). The target group itself stays: it is not the binding's to delete.`
         : `${tg} still has ${plural(r.targets.length, "registered target", "registered targets")} (${shown}), but ${r.otherBindings.join(", ")} also bind${r.otherBindings.length === 1 ? "s" : ""} it: deregister only ${objectName(r.object)}'s own (its Service's endpoints) with \`aws elbv2 deregister-targets --target-group-arn ${r.targetGroupArn} --targets Id=…,Port=…\`, never the others'.`;

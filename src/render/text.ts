@@ -250,7 +250,11 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTex
           );
         if (bound.otherBindings.length > 0)
           out.push(`      also bound by: ${bound.otherBindings.join(", ")}`);
-        if (bound.deregisterCommand !== undefined && registeredTargetsLeft(bound).length > 0) {
+        if (bound.serving.length > 0) {
+          out.push(
+            `      not now: ${String(bound.serving.length)} healthy and serving traffic — deregister only once their pods are gone`,
+          );
+        } else if (bound.deregisterCommand !== undefined && registeredTargetsLeft(bound).length > 0) {
           out.push(
             `      fix (${bound.deregisterActionable ? "no forcing needed" : "only this binding's targets"}): deregister the targets left`,
           );

@@ -38,7 +38,7 @@ function tg(tags: Record<string, string>): TargetGroupSnapshot {
   return { arn: ARN, name: "tf-orders-api", loadBalancerArns: [], tags };
 }
 const TARGETS: RegisteredTargetSnapshot[] = [
-  { id: "10.0.3.14", port: 8080, state: "healthy" },
+  { id: "10.0.3.14", port: 8080, state: "unhealthy", reason: "Target.FailedHealthChecks" },
   { id: "10.0.3.15", port: 8080, state: "unhealthy", reason: "Target.FailedHealthChecks" },
 ];
 
@@ -97,6 +97,27 @@ describe("TargetGroupBinding: its target group, never a load balancer", () => {
     );
     expect(f.forceAdvised).toBe(false);
     expect(f.summary).toContain("Id=10.0.3.14,Port=8080 Id=10.0.3.15,Port=8080");
+  });
+
+  it("never offers to deregister a target that serves traffic, nor forcing while it does", () => {
+    const f = binding({
+      targets: [{ id: "10.0.3.14", port: 8080, state: "healthy" }, ...TARGETS.slice(1)],
+    });
+    expect(f.binding?.serving).toEqual(["Id=10.0.3.14,Port=8080"]);
+    expect(f.binding?.deregisterActionable).toBe(false);
+    expect(f.forceAdvised).toBe(false);
+    expect(f.summary).toContain("1 of them is healthy and serving traffic");
+    const d = analyzeNamespace(tgbInput(f));
+    const steps = nextStepTexts(d).join("\n");
+    expect(steps).toContain("Do not deregister");
+    expect(steps).not.toMatch(/finalize targetgroupbinding/);
+    expect(d.remedies.map((r) => r.kind)).not.toContain("force-finalizer");
+    // What AWS holds is our finding, never put in the controller's mouth.
+    const said = d.remedies.flatMap((r) => (r.kind === "read-controller-error" ? [r.text] : []));
+    expect(said.join("\n")).not.toMatch(/registered target/);
+    const text = renderDiagnosisText(d);
+    expect(text).toContain("not now: 1 healthy and serving traffic");
+    expect(JSON.stringify(renderDiagnosisBlocks(d))).not.toContain("Fix without forcing");
   });
 
   it("names the controller's own target group by its cluster and stack tags", () => {
