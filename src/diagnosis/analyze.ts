@@ -304,8 +304,14 @@ function cleanupFromAws(
     });
     return owners.map((w) => (w.finalizer === "elbv2.k8s.aws/resources" ? { ...w, cleanup } : w));
   }
+  if (o.kind !== "Ingress") return owners;
   const group = aws.group;
-  if (!group || o.kind !== "Ingress") return owners;
+  if (!group) {
+    const gone = goneLoadBalancerCleanup(aws);
+    return gone === undefined
+      ? owners
+      : owners.map((w) => (isIngressLbcFinalizer(w.finalizer) ? { ...w, cleanup: gone } : w));
+  }
   const others = group.members
     .filter((m) => !m.deleting && !(m.namespace === o.namespace && m.name === o.name))
     .map((m) => m.ref);
@@ -323,6 +329,27 @@ function cleanupFromAws(
       .map((r) => r.name ?? r.id),
   });
   return owners.map((w) => (isIngressLbcFinalizer(w.finalizer) ? { ...w, cleanup } : w));
+}
+
+/**
+ * What forcing leaves when the Ingress's load balancer is already gone in AWS: only what of its
+ * stack still exists and nothing live uses — often nothing at all. `undefined` while the load
+ * balancer exists or AWS was not fully read (the table's words stay).
+ */
+function goneLoadBalancerCleanup(aws: AwsFindings): string | undefined {
+  const lb = aws.resources.find((r) => r.type === "LoadBalancer");
+  if (lb === undefined || lb.exists || aws.problems.length > 0) return undefined;
+  const left = leftInAws(aws);
+  return left.length === 0
+    ? `nothing in AWS: its load balancer ${lb.name ?? lb.id} is already gone and nothing of its stack is left`
+    : `only ${left.join(", ")}: its load balancer ${lb.name ?? lb.id} is already gone`;
+}
+
+/** What of the stack exists and nothing live uses (`Type name (id)`). */
+export function leftInAws(aws: AwsFindings): string[] {
+  return aws.resources
+    .filter((r) => r.exists && r.liveness?.state !== "live" && r.type !== "Listener")
+    .map((r) => `${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}`);
 }
 
 export function formatDuration(seconds: number): string {

@@ -6,7 +6,7 @@
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ResourceType } from "../kube/types.js";
-import { formatDuration } from "./analyze.js";
+import { formatDuration, leftInAws } from "./analyze.js";
 import { describeDependent } from "./aws.js";
 import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
@@ -157,14 +157,9 @@ export async function planFinalizerRemoval(
   if (aws) {
     // Only what the controller was deleting can be left behind by forcing; what live objects still
     // use is named as staying, never as something to clean up.
-    const dying = aws.resources.filter(
-      (r) => r.exists && r.liveness?.state !== "live" && r.type !== "Listener",
-    );
-    if (dying.length > 0) {
-      cleanupPlan.push(
-        `Left for clean-up in AWS (stack ${aws.stack}): ${dying.map((r) => `${r.type} ${r.name ?? r.id}${r.name && r.name !== r.id ? ` (${r.id})` : ""}`).join(", ")}.`,
-      );
-    }
+    const dying = leftInAws(aws);
+    if (dying.length > 0)
+      cleanupPlan.push(`Left for clean-up in AWS (stack ${aws.stack}): ${dying.join(", ")}.`);
     for (const s of aws.stays) cleanupPlan.push(`Stays (in use, not to delete): ${s.why}.`);
     for (const g of aws.blockedGroups) {
       const fixes = g.remedies.filter((r) => r.kind !== "live-dependent");
@@ -182,10 +177,20 @@ export async function planFinalizerRemoval(
   const others = aws?.group?.members.filter(
     (m) => !m.deleting && !(m.namespace === namespace && m.name === name),
   );
+  const lb = aws?.resources.find((r) => r.type === "LoadBalancer");
+  const nothingLeft =
+    aws !== undefined &&
+    aws.problems.length === 0 &&
+    lb !== undefined &&
+    !lb.exists &&
+    leftInAws(aws).length === 0 &&
+    aws.blockedGroups.length === 0;
   cleanupPlan.push(
     aws?.group !== undefined && others !== undefined && others.length > 0
       ? `After removal: check only this member's listener rules and target groups for orphans; the load balancer of IngressGroup ${aws.group.name} and its security groups stay (${others.map((m) => m.ref).join(", ")} still ${others.length === 1 ? "uses" : "use"} them).`
-      : "After removal: check for orphans (ALB, target groups, security groups, ENIs) and that old DNS names no longer resolve.",
+      : nothingLeft
+        ? `Leaves nothing in AWS: load balancer ${lb.name ?? lb.id} is already gone and nothing of its stack is left. After removal, check only that old DNS names no longer point at it.`
+        : "After removal: check for orphans (ALB, target groups, security groups, ENIs) and that old DNS names no longer resolve.",
   );
   return { type, evidence, cleanupPlan };
 }

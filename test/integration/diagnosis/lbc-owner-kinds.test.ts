@@ -164,11 +164,15 @@ describe("a member of a shared IngressGroup", () => {
     );
   });
 
-  it("a sole-owner Ingress keeps today's text (the seed incident)", async () => {
+  it("a sole-owner Ingress whose load balancer is gone: only what of its stack is left (the seed incident)", async () => {
     const { kube, options } = await open("seed-incident.yaml");
     const d = await diagnoseNamespace(kube, "myapp", options);
     const table = FINALIZERS.find((f) => f.pattern === "ingress.k8s.aws/resources")?.cleanup;
-    expect(d.blockers.find((b) => b.name === "myapp-worker-ingress")?.owners[0]?.cleanup).toBe(table);
+    const cleanup = d.blockers.find((b) => b.name === "myapp-worker-ingress")?.owners[0]?.cleanup;
+    expect(cleanup).not.toBe(table);
+    expect(cleanup).toBe(
+      "only SecurityGroup k8s-traffic-prodeks-e91bc47b4a (sg-0f1e2d3c4b5a69788): its load balancer k8s-myapp-myappwor-0733a56cbb is already gone",
+    );
   });
 });
 
@@ -214,6 +218,26 @@ describe("a controller that is installed and running but fails to finalize", () 
     const at = text.indexOf("Blocker: Ingress myapp/myapp-worker-ingress (networking.k8s.io/v1)");
     expect(text[at + 1]).toMatch(
       /^ {2}cause: aws-load-balancer-controller is running but fails to finalize Ingress myapp\/myapp-worker-ingress: failed to delete securityGroup/,
+    );
+  });
+
+  it("says forcing leaves nothing in AWS once the load balancer and all of its stack are gone", async () => {
+    const { kube, options } = await open("seed-incident.yaml");
+    const aws = world?.aws.world;
+    // What ELB and the controller would have done by now: the interface released, the group deleted.
+    aws?.detachNetworkInterface("eni-0c9d8e7f6a5b4c3d2");
+    aws?.deleteNetworkInterface("eni-0c9d8e7f6a5b4c3d2");
+    aws?.deleteSecurityGroup("sg-0f1e2d3c4b5a69788");
+    const p = await plan(kube, options, "ingress", "myapp", "myapp-worker-ingress");
+    const steps = p.cleanupPlan.join("\n");
+    expect(steps).toContain(
+      "Leaves nothing in AWS: load balancer k8s-myapp-myappwor-0733a56cbb is already gone",
+    );
+    expect(steps).not.toMatch(/would have cleaned up the load balancer|check for orphans \(ALB/);
+    const d = await diagnoseNamespace(kube, "myapp", options);
+    const owner = d.blockers.find((b) => b.name === "myapp-worker-ingress")?.owners[0];
+    expect(owner?.cleanup).toMatch(
+      /^nothing in AWS: its load balancer k8s-myapp-myappwor-0733a56cbb is already gone/,
     );
   });
 });
