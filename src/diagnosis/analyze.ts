@@ -31,6 +31,7 @@ import type {
   DiscoveryFailureFinding,
   Evidence,
   FinalizerOwner,
+  ForbiddenType,
   NamespaceDiagnosis,
   ObjectRef,
   OwnerStatus,
@@ -56,6 +57,8 @@ export interface AnalyzeInput {
   readonly warnings: readonly string[];
   /** Namespaced types whose list failed: what they hold is unknown, so content is not proven gone. */
   readonly unlisted?: readonly string[];
+  /** Of those, the types RBAC refuses the bot (403): asking again changes nothing. */
+  readonly forbidden?: readonly ForbiddenType[];
   readonly now: Date;
   readonly blockedAfterSeconds: number;
   /** Argo CD Applications of the cluster, when Argo CD is installed and readable. */
@@ -473,6 +476,7 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     verdict,
     remaining,
     unlisted,
+    forbidden: input.forbidden ?? [],
     blockers,
     namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
@@ -581,6 +585,7 @@ interface ExplainInput {
   readonly verdict: Verdict;
   readonly remaining: readonly RemainingResource[];
   readonly unlisted: readonly string[];
+  readonly forbidden: readonly ForbiddenType[];
   readonly blockers: readonly Blocker[];
   readonly namespaceFinalizers: readonly string[];
   readonly discoveryFailures: readonly DiscoveryFailureFinding[];
@@ -675,7 +680,7 @@ function causeChain(x: ExplainInput): CauseLink[] {
   } else if (x.remaining.length > 0) {
     out.push({ kind: "content-deleting", objects: x.remaining.reduce((n, r) => n + r.count, 0) });
   } else if (x.unlisted.length > 0) {
-    out.push({ kind: "content-unread", types: x.unlisted });
+    out.push({ kind: "content-unread", types: x.unlisted, forbidden: x.forbidden });
   } else if (x.namespaceFinalizers.length > 0) {
     out.push({ kind: "namespace-finalizers", finalizers: x.namespaceFinalizers });
   }
@@ -822,6 +827,8 @@ function remediesFor(x: ExplainInput, forceable: (b: Blocker) => boolean = () =>
         : { kind: "namespace-finalizer-custom", finalizers: x.namespaceFinalizers },
     );
   }
+  // What RBAC refuses stays unread however often one asks: say what grants it.
+  if (x.forbidden.length > 0) steps.push({ kind: "grant-list", types: x.forbidden });
   return steps;
 }
 

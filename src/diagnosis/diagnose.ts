@@ -38,6 +38,7 @@ import type {
   ContentScan,
   DiscoveryFailureFinding,
   Evidence,
+  ForbiddenType,
   NamespaceDiagnosis,
   ScanFallback,
 } from "./types.js";
@@ -197,7 +198,13 @@ async function collectDiagnosis(
     (error: unknown) => ({ ok: false as const, error }),
   );
   const discovery = await kube.discover();
-  const { listed, unlisted, scan, controllers } = await readContent(kube, ns, discovery, options, warnings);
+  const { listed, unlisted, forbidden, scan, controllers } = await readContent(
+    kube,
+    ns,
+    discovery,
+    options,
+    warnings,
+  );
 
   const blockers = listed.flatMap((l) => l.objects.filter(heldByFinalizers));
   const deployments = await controllerDeployments(kube, blockers, controllers, warnings);
@@ -240,6 +247,7 @@ async function collectDiagnosis(
     causes: await collectCauses(kube, ns, listed, warnings),
     warnings,
     unlisted,
+    forbidden,
     now: options.now(),
     blockedAfterSeconds,
   });
@@ -249,6 +257,8 @@ async function collectDiagnosis(
 interface ContentRead {
   readonly listed: ListedType[];
   readonly unlisted: string[];
+  /** Of `unlisted`, the types RBAC refuses (403). */
+  readonly forbidden: ForbiddenType[];
   readonly scan: ContentScan;
   /** The controllers of the finalizers the report names, asked for beside the lists. */
   readonly controllers?: { readonly finalizers: ReadonlySet<string>; readonly read: Promise<Controllers> };
@@ -301,6 +311,7 @@ async function readContent(
   return {
     listed: [...first.listed, ...rest.listed],
     unlisted: [...first.unlisted, ...rest.unlisted],
+    forbidden: [...first.forbidden, ...rest.forbidden],
     scan: { path: "full", listedTypes: all.length, reason: disagreement },
     controllers,
   };
@@ -318,7 +329,7 @@ async function listTypes(
   options: DiagnoseOptions,
   warnings: string[],
   { mustReadSome }: { readonly mustReadSome: boolean },
-): Promise<{ listed: ListedType[]; unlisted: string[] }> {
+): Promise<{ listed: ListedType[]; unlisted: string[]; forbidden: ForbiddenType[] }> {
   const results = await mapLimit(types, options.concurrency ?? DEFAULT_KUBE_CONCURRENCY, (t) =>
     // Listed only when the namespace's own condition says some remain (or says nothing).
     BODY_SENSITIVE.has(`${t.group}/${t.resource}`) && !contentMayRemain(ns, t)
@@ -327,6 +338,7 @@ async function listTypes(
   );
   const listed: ListedType[] = [];
   const unlisted: string[] = [];
+  const forbidden: ForbiddenType[] = [];
   results.forEach((r, i) => {
     const type = types[i];
     if (!type) return;
@@ -336,6 +348,8 @@ async function listTypes(
       listed.push({ type, objects: [] });
     } else {
       unlisted.push(resourceLabel(type));
+      if (isUnstuckError(r.error) && r.error.code === ErrorCode.Forbidden)
+        forbidden.push({ group: type.group, resource: type.resource });
       warnings.push(`Could not list ${resourceLabel(type)}: ${toUserError(r.error).message}`);
     }
   });
@@ -345,7 +359,7 @@ async function listTypes(
       ? first.error
       : new UnstuckError(ErrorCode.Upstream, toUserError(first.error).message);
   }
-  return { listed, unlisted };
+  return { listed, unlisted, forbidden };
 }
 
 type Controllers = { ok: true; deployments: DeploymentSnapshot[] } | { ok: false; error: unknown };

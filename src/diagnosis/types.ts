@@ -231,8 +231,15 @@ export type CauseLink =
       readonly objects: readonly (ObjectRef & { readonly finalizers: readonly string[] })[];
     }
   | { readonly kind: "content-deleting"; readonly objects: number }
-  /** Some of the namespace's types could not be listed (refused, failed, or cut off by the deadline). */
-  | { readonly kind: "content-unread"; readonly types: readonly string[] }
+  /**
+   * Some of the namespace's types could not be listed (refused, failed, or cut off by the
+   * deadline); `forbidden`: those RBAC refuses, which asking again will not change.
+   */
+  | {
+      readonly kind: "content-unread";
+      readonly types: readonly string[];
+      readonly forbidden: readonly ForbiddenType[];
+    }
   | { readonly kind: "namespace-finalizers"; readonly finalizers: readonly string[] }
   /** The finalizer's controller is not in the cluster: nothing will ever remove it. */
   | {
@@ -316,9 +323,17 @@ export type CauseLink =
       readonly culprits: readonly string[];
     };
 
+/** A namespaced type the bot may not `list`: a 403 that will not go away by asking again. */
+export interface ForbiddenType {
+  readonly group: string;
+  readonly resource: string;
+}
+
 /** One thing to do, typed; the renderers word it (and name the slash command as configured). */
 export type DiagnosisRemedy =
   | { readonly kind: "check-name"; readonly namespace: string }
+  /** Let the bot list the types RBAC refuses it (the chart's grant, or the ServiceAccount's). */
+  | { readonly kind: "grant-list"; readonly types: readonly ForbiddenType[] }
   | { readonly kind: "fix-api-service"; readonly failure: DiscoveryFailureFinding }
   | { readonly kind: "check-aggregated-apis"; readonly groupVersions: readonly string[] }
   | { readonly kind: "find-finalizer-owner"; readonly finalizer: string }

@@ -9,6 +9,7 @@ import type {
   ContentScan,
   DiagnosisRemedy,
   DiscoveryFailureFinding,
+  ForbiddenType,
   NamespaceDiagnosis,
   NodeRef,
   ObjectRef,
@@ -108,8 +109,15 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
     }
     case "namespace-finalizers":
       return `all content is gone but the namespace still carries finalizers ${c.finalizers.join(", ")}`;
-    case "content-unread":
-      return `what is left cannot be told: ${plural(c.types.length, "type", "types")} of the namespace could not be listed (${c.types.slice(0, 3).join(", ")}${c.types.length > 3 ? ", …" : ""}), so this answer is partial — ask again`;
+    case "content-unread": {
+      const refused = listOf(c.forbidden.map(forbiddenLabel));
+      if (c.forbidden.length === c.types.length)
+        return `what is left cannot be told: the bot may not list ${refused} (RBAC refuses \`list\`), so this answer is partial until that is granted`;
+      const listed = `${plural(c.types.length, "type", "types")} of the namespace could not be listed (${listOf(c.types)})`;
+      return c.forbidden.length > 0
+        ? `what is left cannot be told: ${listed}; RBAC refuses \`list\` on ${refused}, and the others may answer if you ask again`
+        : `what is left cannot be told: ${listed}, so this answer is partial — ask again`;
+    }
     case "content-deleting":
       return `${plural(c.objects, "object is", "objects are")} still being removed`;
     case "delete-refused-by-webhook":
@@ -243,10 +251,31 @@ function apiServiceStep(f: DiscoveryFailureFinding): string {
   return `${state}; ${endpoints} → ${fix}, or \`kubectl delete apiservice ${a.name}\` if that add-on was uninstalled.`;
 }
 
+/** `widgets.example.com`, or `secrets` for the core group: as the namespace controller names types. */
+function forbiddenLabel(t: ForbiddenType): string {
+  return t.group === "" ? t.resource : `${t.resource}.${t.group}`;
+}
+
+/** The first three, then "…". */
+function listOf(items: readonly string[]): string {
+  return `${items.slice(0, 3).join(", ")}${items.length > 3 ? `, … (${String(items.length)} in all)` : ""}`;
+}
+
+/** The chart's `rbac.explicitResources` entries that grant `list` on `types`, one per group. */
+function explicitResources(types: readonly ForbiddenType[]): string {
+  const byGroup = new Map<string, string[]>();
+  for (const t of types) byGroup.set(t.group, [...(byGroup.get(t.group) ?? []), t.resource]);
+  return [...byGroup]
+    .map(([g, rs]) => `{apiGroups: ["${g}"], resources: [${rs.map((r) => `"${r}"`).join(", ")}]}`)
+    .join(", ");
+}
+
 /** One remedy as a sentence. */
 export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): string {
   const command = options.command ?? DEFAULT_COMMAND;
   switch (r.kind) {
+    case "grant-list":
+      return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, add \`${explicitResources(r.types)}\` to \`rbac.explicitResources\` (or set \`rbac.readScope: all\`) and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccount.`;
     case "check-name":
       return "Check the name against `kubectl get namespaces`; a namespace that is gone needs no unblocking.";
     case "fix-api-service":

@@ -16,7 +16,7 @@ import { loadConfig } from "../../src/config.js";
 import { createRuntime } from "../../src/runtime.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { lostNodeWorld, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
+import { lostNodeWorld, namespaceFinalizerWorld, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
 import { until } from "../sim/kube/testing.js";
 import type { Scenario } from "../sim/scenario.js";
 import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
@@ -189,6 +189,33 @@ describe("every cause reaches the terminal and Slack through the real wiring", (
       expect(text).toContain("the pod garbage collector force-deletes its pods");
       const card = await slack("gone", w.kubeconfig);
       expect(card).toContain(NODE);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("a type RBAC will not let the bot list: which one, and the chart value that grants it — not 'ask again'", async () => {
+    const base = namespaceFinalizerWorld({ namespace: "tenant", finalizers: [] });
+    const objects = (base.kube?.objects ?? []).map((o) =>
+      o.kind === "ConfigMap" ? { ...o, metadata: { ...o.metadata, finalizers: ["example.com/hold"] } } : o,
+    );
+    const w = await world(
+      { ...base, kube: { objects, logs: [], failingGroups: [] } },
+      "tenant",
+      "NamespaceFinalizersRemaining",
+    );
+    try {
+      // rbac.readScope=explicit with a list that leaves ConfigMaps out.
+      w.sim.setFaults({ forbid: [{ verb: "list", resource: "configmaps" }] });
+      const { code, text } = await terminal("tenant", w.kubeconfig);
+      expect(code).toBe(0);
+      expect(text).toContain("the bot may not list configmaps (RBAC refuses `list`)");
+      expect(text).toContain('`{apiGroups: [""], resources: ["configmaps"]}` to `rbac.explicitResources`');
+      expect(text).toContain("`rbac.readScope: all`");
+      expect(text).not.toContain("ask again");
+      const card = await slack("tenant", w.kubeconfig);
+      expect(card).toContain("rbac.explicitResources");
+      expect(card).not.toContain("ask again");
     } finally {
       await w.close();
     }
