@@ -15,6 +15,7 @@ import {
   bindingCleanup,
   isIngressLbcFinalizer,
   lookupFinalizer,
+  guessControllers,
   matchControllers,
   sharedGroupMemberCleanup,
   type FinalizerInfo,
@@ -198,6 +199,7 @@ function namespaceFinalizerOwners(
   return ownersOf(
     finalizers.filter((f) => f !== "kubernetes"),
     deployments,
+    { apiVersion: "v1", kind: "Namespace" },
   ).map((o) => ({
     kind: "namespace-finalizer" as const,
     finalizer: o.finalizer,
@@ -235,19 +237,28 @@ function controllerRef(d: DeploymentSnapshot): ControllerRef {
 export function ownersOf(
   finalizers: readonly string[],
   deployments: readonly DeploymentSnapshot[],
+  object: { readonly apiVersion: string; readonly kind: string },
 ): FinalizerOwner[] {
   return finalizers.map((finalizer) => {
     const info = lookupFinalizer(finalizer);
     if (!info) {
       const domain = finalizer.includes("/") ? finalizer.split("/")[0] : undefined;
+      // Not in the table: the Deployments whose name or image names the kind or the domain.
+      const guessed = guessControllers(finalizer, object, deployments);
+      const candidates = guessed.map((g) => controllerRef(g.deployment));
       return {
         finalizer,
         controller: domain ? `unknown controller (${domain})` : "unknown controller",
         purpose: "not in the table of well-known finalizers",
         cleanup: "unknown: find the controller that added it before removing it",
-        candidates: [],
+        candidates,
         known: false,
-        status: "unknown",
+        status: candidates.some((c) => c.healthy)
+          ? "healthy"
+          : candidates.length > 0
+            ? "degraded"
+            : "unknown",
+        ...(guessed[0] !== undefined ? { guessedBy: guessed[0].word } : {}),
       };
     }
     const candidates: ControllerRef[] = info.builtin
@@ -425,7 +436,7 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
         ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
         finalizers: o.finalizers,
         ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
-        owners: cleanupFromAws(ownersOf(o.finalizers, input.deployments), o, aws),
+        owners: cleanupFromAws(ownersOf(o.finalizers, input.deployments, o), o, aws),
         evidence: [
           ...(input.evidence.get(blockerKey(o)) ?? []),
           ...(aws ? awsEvidence(aws) : []),
@@ -696,7 +707,9 @@ function reportingController(
   e: Evidence,
 ): { controller: string; running: boolean; finalizer: string } | undefined {
   for (const o of b.owners) {
-    if (!o.known || o.status === "builtin") continue;
+    if (o.status === "builtin") continue;
+    // A guessed controller said it only when its own pod logged it.
+    if (!o.known && e.source !== "log") continue;
     const live = o.candidates.filter((c) => c.kind !== "builtin");
     if (live.length === 0) continue;
     const byLog =
@@ -750,7 +763,20 @@ function remediesFor(x: ExplainInput, forceable: (b: Blocker) => boolean = () =>
         const live = owner.candidates.filter((c) => c.kind !== "builtin");
         const info = lookupFinalizer(owner.finalizer);
         if (!owner.known) {
-          steps.push({ kind: "find-finalizer-owner", finalizer: owner.finalizer });
+          // Its own log naming the object already confirms the guess (fix-controller-error below).
+          const confirmed = b.evidence.some(
+            (e) =>
+              e.error &&
+              e.source === "log" &&
+              live.some((c) => e.from.startsWith(`${c.namespace}/${c.name}-`)),
+          );
+          if (!confirmed)
+            steps.push({
+              kind: "find-finalizer-owner",
+              finalizer: owner.finalizer,
+              likely: live.map((c) => `${c.namespace}/${c.name}`),
+              ...(owner.guessedBy !== undefined ? { word: owner.guessedBy } : {}),
+            });
         } else if (owner.status === "not-installed") {
           steps.push({
             kind: "install-controller",
@@ -804,7 +830,26 @@ function remediesFor(x: ExplainInput, forceable: (b: Blocker) => boolean = () =>
       // of ours in AWS.
       const firstError = b.evidence.find((e) => e.error && e.source !== "aws" && e.source !== "cloudtrail");
       if (firstError) {
-        steps.push({ kind: "read-controller-error", object: refOf(b), text: firstError.text });
+        // A running controller that says why it cannot finish: its words are the fix. The Load
+        // Balancer Controller's are read further, in AWS (what holds its groups, its targets).
+        const reporter = reportingController(b, firstError);
+        const who =
+          reporter !== undefined && lookupFinalizer(reporter.finalizer)?.awsLoadBalancer !== true
+            ? reporter
+            : undefined;
+        const letGo = who !== undefined ? lookupFinalizer(who.finalizer)?.letGo : undefined;
+        steps.push(
+          who?.running === true
+            ? {
+                kind: "fix-controller-error",
+                object: refOf(b),
+                controller: who.controller,
+                finalizer: who.finalizer,
+                text: firstError.text,
+                ...(letGo !== undefined ? { letGo } : {}),
+              }
+            : { kind: "read-controller-error", object: refOf(b), text: firstError.text },
+        );
         // The generic hint only when the exact dependent is not already named above.
         // Not for a refusal by IAM: no dependent is involved then.
         if (
@@ -817,7 +862,12 @@ function remediesFor(x: ExplainInput, forceable: (b: Blocker) => boolean = () =>
     }
     // Forcing is the advice only when no fix the operator can apply lets the controller finish.
     const first = x.blockers.find((b) => forceable(b) && forceAdvisedFor(b));
-    if (first && x.verdict === "blocked") steps.push({ kind: "force-finalizer", object: refOf(first) });
+    if (first && x.verdict === "blocked")
+      steps.push({
+        kind: "force-finalizer",
+        object: refOf(first),
+        loadBalancer: first.finalizers.some((f) => lookupFinalizer(f)?.awsLoadBalancer === true),
+      });
   } else if (x.remaining.length > 0) {
     steps.push({ kind: "wait", namespace: x.ns.name });
   } else if (x.namespaceFinalizers.length > 0) {
@@ -842,6 +892,7 @@ function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): numb
     (r) =>
       r.kind === "fix-webhook" ||
       r.kind === "recover-node" ||
+      r.kind === "fix-controller-error" ||
       (r.kind === "release-dependent" && r.fix.actionable) ||
       (r.kind === "deregister-targets" && r.actionable) ||
       r.kind === "fix-group-member",

@@ -29,7 +29,7 @@ import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./
 import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
 import { collectCauses } from "./causes-collect.js";
-import { lookupFinalizer, matchControllers } from "./finalizers.js";
+import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
 import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
 import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import { evidenceFromLogs } from "./logs.js";
@@ -388,15 +388,20 @@ const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
  * label key) rather than every Deployment of the cluster. Every Deployment is read only when a
  * controller has no label to look for, or no Deployment of it was found by label: it may be
  * installed without its chart's labels (matched by name or image), and "not installed" is said
- * only after looking at all of them. Built-in and unknown finalizers need none: no request.
+ * only after looking at all of them. Built-in finalizers need none; an unknown one needs every
+ * Deployment, to guess its controller from their names and images.
  */
 async function readControllers(kube: KubePort, finalizers: Iterable<string>): Promise<Controllers> {
-  const wanted = [...new Set(finalizers)].flatMap((finalizer) => {
+  const all = [...new Set(finalizers)];
+  const wanted = all.flatMap((finalizer) => {
     const info = lookupFinalizer(finalizer);
     const matcher = info && !info.builtin ? (info.matcherFor?.(finalizer) ?? info.matcher) : undefined;
     return info && matcher ? [{ finalizer, info, matcher }] : [];
   });
   try {
+    // A finalizer the table does not know: its controller is guessed from every Deployment.
+    if (all.some((f) => lookupFinalizer(f) === undefined))
+      return { ok: true, deployments: await kube.listDeployments() };
     if (wanted.length === 0) return { ok: true, deployments: [] };
     const values = new Map<string, Set<string>>();
     const keys = new Set<string>();
@@ -541,18 +546,22 @@ async function gatherEvidence(
   const controllers = new Map<string, { deployment: DeploymentSnapshot; blockers: ObjectSnapshot[] }>();
   // Thousands of blockers share a handful of finalizers: each is matched to controllers once.
   const matched = new Map<string, DeploymentSnapshot[]>();
-  const controllersOf = (f: string): DeploymentSnapshot[] => {
-    let ds = matched.get(f);
+  const controllersOf = (f: string, b: ObjectSnapshot): DeploymentSnapshot[] => {
+    const info = lookupFinalizer(f);
+    // An unknown finalizer's likely controller depends on the object's kind too.
+    const key = info ? f : `${f}|${b.apiVersion}|${b.kind}`;
+    let ds = matched.get(key);
     if (ds === undefined) {
-      const info = lookupFinalizer(f);
-      ds = info ? matchControllers(info, deployments, f) : [];
-      matched.set(f, ds);
+      ds = info
+        ? matchControllers(info, deployments, f)
+        : guessControllers(f, b, deployments).map((g) => g.deployment);
+      matched.set(key, ds);
     }
     return ds;
   };
   for (const b of blockers) {
     for (const f of b.finalizers) {
-      for (const d of controllersOf(f)) {
+      for (const d of controllersOf(f, b)) {
         const key = `${d.namespace}/${d.name}`;
         const entry = controllers.get(key) ?? { deployment: d, blockers: [] };
         // Blockers come one at a time: a repeat (two finalizers, one controller) is the last one.

@@ -45,6 +45,8 @@ export interface FinalizerInfo {
   readonly shared?: boolean;
   /** `true` when the controller talks to AWS load balancers (diagnosis looks there). */
   readonly awsLoadBalancer?: boolean;
+  /** The controller's own way to let an object go without deleting what it stands for. */
+  readonly letGo?: string;
 }
 
 const LBC: ControllerMatcher = {
@@ -250,6 +252,8 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
     controller: "Crossplane provider",
     purpose: "deletes the external cloud resource a managed resource represents (deletionPolicy Delete)",
     cleanup: "the external cloud resource (named by the crossplane.io/external-name annotation)",
+    letGo:
+      "set `spec.deletionPolicy: Orphan` on the managed resource: the provider then removes its finalizer without deleting the external resource",
     matcher: CROSSPLANE_PROVIDER,
     shared: true,
   },
@@ -454,6 +458,8 @@ export const FINALIZERS: readonly FinalizerInfo[] = [
     purpose:
       "deletes the AWS resource an ACK custom resource represents (unless its deletion policy is retain)",
     cleanup: "the AWS resource itself (bucket, queue, table, …), which keeps existing and billing",
+    letGo:
+      "annotate the resource `services.k8s.aws/deletion-policy=retain`: the controller then removes its finalizer and keeps the AWS resource",
     matcher: { imageIncludes: ["aws-controllers-k8s/"], nameIncludes: ["ack-"] },
     matcherFor: (f) => {
       const svc = ackService(f) ?? "";
@@ -612,6 +618,54 @@ const looked = new Map<string, FinalizerInfo | null>();
 const MAX_LOOKED = 1_000;
 
 /** The table entry for a finalizer: exact match first, then a pattern family, then the longest prefix. */
+/** Words of a finalizer or an API group that name no controller. */
+const GENERIC_WORDS = new Set([
+  "apis",
+  "apps",
+  "cleanup",
+  "cloud",
+  "controller",
+  "controllers",
+  "delete",
+  "deletion",
+  "example",
+  "finalizer",
+  "finalizers",
+  "github",
+  "kubernetes",
+  "operator",
+  "operators",
+  "protection",
+  "resource",
+  "resources",
+]);
+
+/**
+ * The Deployments that most likely run an unknown finalizer's controller: those whose name or image
+ * names the custom resource's kind (`Bucket` → `bucket-operator`) or a distinctive word of the
+ * finalizer's domain. A guess, said as one; built-in kinds are never matched by kind (`Service`
+ * would match half the cluster).
+ */
+export function guessControllers(
+  finalizer: string,
+  object: { readonly apiVersion: string; readonly kind: string },
+  deployments: readonly DeploymentSnapshot[],
+): { deployment: DeploymentSnapshot; word: string }[] {
+  const custom = object.apiVersion.includes(".") && !/\.k8s\.io\//.test(object.apiVersion);
+  const domain = finalizer.includes("/") ? (finalizer.split("/")[0] ?? "") : "";
+  const words = [
+    ...(custom ? [object.kind.toLowerCase()] : []),
+    ...domain.split(".").filter((w) => w.length >= 4 && !GENERIC_WORDS.has(w)),
+  ];
+  const out: { deployment: DeploymentSnapshot; word: string }[] = [];
+  for (const d of deployments) {
+    const names = [d.name, ...d.images.map((i) => (i.split("/").pop() ?? i).split(/[:@]/)[0] ?? "")];
+    const word = words.find((w) => names.some((n) => n.toLowerCase().includes(w)));
+    if (word !== undefined) out.push({ deployment: d, word });
+  }
+  return out;
+}
+
 export function lookupFinalizer(finalizer: string): FinalizerInfo | undefined {
   const kept = looked.get(finalizer);
   if (kept !== undefined) return kept ?? undefined;

@@ -35,6 +35,11 @@ export interface FinalizerOwner {
   /** `true` when the table knows this finalizer. */
   readonly known: boolean;
   /**
+   * An unknown finalizer's `candidates` are a guess: the word of its kind or domain that their
+   * name or image carries.
+   */
+  readonly guessedBy?: string;
+  /**
    * Whether anything will remove it: `builtin` (Kubernetes itself), `healthy` (a matching controller
    * has all replicas ready), `degraded` (found, but none has all replicas ready), `not-installed`
    * (a known finalizer whose controller is nowhere in the cluster: nothing will ever remove it),
@@ -336,7 +341,13 @@ export type DiagnosisRemedy =
   | { readonly kind: "grant-list"; readonly types: readonly ForbiddenType[] }
   | { readonly kind: "fix-api-service"; readonly failure: DiscoveryFailureFinding }
   | { readonly kind: "check-aggregated-apis"; readonly groupVersions: readonly string[] }
-  | { readonly kind: "find-finalizer-owner"; readonly finalizer: string }
+  /** `likely`: Deployments whose name or image carries `word` (its kind or domain) — a guess. */
+  | {
+      readonly kind: "find-finalizer-owner";
+      readonly finalizer: string;
+      readonly likely: readonly string[];
+      readonly word?: string;
+    }
   | {
       readonly kind: "install-controller";
       readonly controller: string;
@@ -388,6 +399,19 @@ export type DiagnosisRemedy =
     }
   | { readonly kind: "read-controller-error"; readonly object: ObjectRef; readonly text: string }
   /**
+   * The controller runs and says why it cannot finish (its log lines name the object): what it
+   * reports is the fix, before any forcing; `letGo`: its own way to release the object without
+   * deleting what it stands for.
+   */
+  | {
+      readonly kind: "fix-controller-error";
+      readonly object: ObjectRef;
+      readonly controller: string;
+      readonly finalizer: string;
+      readonly text: string;
+      readonly letGo?: string;
+    }
+  /**
    * A TargetGroupBinding's targets still registered in its target group: deregistering them lets
    * the controller finish (`actionable`), and the target group itself stays (it is not the binding's).
    */
@@ -412,7 +436,8 @@ export type DiagnosisRemedy =
     }
   | { readonly kind: "find-group-dependents" }
   /** Ask a second person to approve removing the object's finalizers (recovery first). */
-  | { readonly kind: "force-finalizer"; readonly object: ObjectRef }
+  /** `loadBalancer`: what it leaves is in AWS (a load balancer controller's finalizer). */
+  | { readonly kind: "force-finalizer"; readonly object: ObjectRef; readonly loadBalancer: boolean }
   | { readonly kind: "wait"; readonly namespace: string }
   | { readonly kind: "namespace-finalizer-builtin" }
   | { readonly kind: "namespace-finalizer-custom"; readonly finalizers: readonly string[] }

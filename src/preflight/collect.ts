@@ -68,7 +68,7 @@ export async function collectPreflight(
           kind: o.kind,
           name: o.name,
           finalizers: o.finalizers,
-          owners: ownersOf(o.finalizers, deployments),
+          owners: ownersOf(o.finalizers, deployments, o),
         });
       }
     });

@@ -270,6 +270,18 @@ function explicitResources(types: readonly ForbiddenType[]): string {
     .join(", ");
 }
 
+/** What usually fixes an error a controller reports, from its words; empty when nothing is clear. */
+function errorHint(text: string): string {
+  if (/not ?empty/i.test(text)) return " (empty it first, or use the operator's own policy to keep it)";
+  if (/DependencyViolation|has dependent|in use|still referenced/i.test(text))
+    return " (remove or detach what still depends on it)";
+  if (/AccessDenied|not authorized|UnauthorizedOperation|forbidden/i.test(text))
+    return " (grant the permission it lacks)";
+  if (/failed calling webhook/i.test(text))
+    return " (restore the webhook's backend, or exempt the namespace)";
+  return "";
+}
+
 /** One remedy as a sentence. */
 export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): string {
   const command = options.command ?? DEFAULT_COMMAND;
@@ -283,7 +295,9 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
     case "check-aggregated-apis":
       return `Check the aggregated API: \`kubectl get apiservice\` and look for ${r.groupVersions.join(", ")} with AVAILABLE=False; fix its backing service, or delete the APIService if that add-on was removed.`;
     case "find-finalizer-owner":
-      return `\`${r.finalizer}\` is not a well-known finalizer: find the controller that adds it (search your operators for that string) before removing it.`;
+      return r.likely.length > 0
+        ? `\`${r.finalizer}\` is not a well-known finalizer; ${r.likely.slice(0, 3).join(", ")} ${r.likely.length === 1 ? "is" : "are"} likely its controller (${r.likely.length === 1 ? "its" : "their"} name or image says "${r.word ?? ""}"): confirm before removing it, and read ${r.likely.length === 1 ? "its" : "their"} logs for why it has not.`
+        : `\`${r.finalizer}\` is not a well-known finalizer: find the controller that adds it (search your operators for that string) before removing it.`;
     case "install-controller":
       return `${r.controller} is not installed in this cluster (no Deployment matches its chart labels, name or image), so nothing will ever remove \`${r.finalizer}\`: reinstall ${r.controller} to let it finish its clean-up, or remove the finalizer with approval once you have a clean-up plan for ${r.cleanup}.`;
     case "check-controller-runs":
@@ -317,6 +331,8 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
         ? `Deregister the ${plural(r.targets.length, "target", "targets")} ${objectName(r.object)} left in ${tg}: ${shown} — \`${r.command}\`. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself (no forced removal needed). The target group itself stays: it is not the binding's to delete.`
         : `${tg} still has ${plural(r.targets.length, "registered target", "registered targets")} (${shown}), but ${r.otherBindings.join(", ")} also bind${r.otherBindings.length === 1 ? "s" : ""} it: deregister only ${objectName(r.object)}'s own (its Service's endpoints) with \`aws elbv2 deregister-targets --target-group-arn ${r.targetGroupArn} --targets Id=…,Port=…\`, never the others'.`;
     }
+    case "fix-controller-error":
+      return `${r.controller} is running and says why it cannot finish ${objectName(r.object)}: "${truncate(r.text, 200)}". Fix that${errorHint(r.text)} and it removes \`${r.finalizer}\` by itself${r.letGo !== undefined ? `; or, to keep what it stands for, ${r.letGo}` : ""}. Forcing the finalizer instead leaves behind whatever it was deleting.`;
     case "read-controller-error":
       return `The controller reports an error for ${objectName(r.object)}: "${truncate(r.text, 200)}".`;
     case "find-group-dependents":
@@ -324,9 +340,12 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
     case "force-finalizer": {
       const o = r.object;
       const cmd = `\`${command} finalize ${o.kind.toLowerCase()}/${o.name} -n ${o.namespace} --reason "<why>"\``;
+      const after = r.loadBalancer
+        ? "afterwards check for orphaned AWS resources"
+        : "afterwards clean up by hand what its controller would have deleted";
       return options.buttons
-        ? `Recovery first, once the cause is confirmed and a clean-up plan exists: *Request finalizer removal* (or ${cmd}) asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`
-        : `Recovery first, once the cause is confirmed and a clean-up plan exists: ${cmd} asks a second person to approve removing the finalizer; afterwards check for orphaned AWS resources.`;
+        ? `Recovery first, once the cause is confirmed and a clean-up plan exists: *Request finalizer removal* (or ${cmd}) asks a second person to approve removing the finalizer; ${after}.`
+        : `Recovery first, once the cause is confirmed and a clean-up plan exists: ${cmd} asks a second person to approve removing the finalizer; ${after}.`;
     }
     case "wait":
       return `Nothing blocks it yet; check again in a minute (\`${command} watch ns ${r.namespace}\`).`;

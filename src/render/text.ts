@@ -228,7 +228,7 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTex
         out.push(
           c.kind === "builtin"
             ? `    built into Kubernetes`
-            : `    controller ${c.namespace}/${c.name}: ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " (UNHEALTHY)"}`,
+            : `    ${o.guessedBy !== undefined ? `likely controller (its name or image says "${o.guessedBy}")` : "controller"} ${c.namespace}/${c.name}: ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " (UNHEALTHY)"}`,
         );
       }
       out.push(`    removing it by hand leaves: ${o.cleanup}`);

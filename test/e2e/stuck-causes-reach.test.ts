@@ -16,7 +16,12 @@ import { loadConfig } from "../../src/config.js";
 import { createRuntime } from "../../src/runtime.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { lostNodeWorld, namespaceFinalizerWorld, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
+import {
+  lostNodeWorld,
+  namespaceFinalizerWorld,
+  operatorFailingWorld,
+  webhookBlockedWorld,
+} from "../sim/kube/stuck-worlds.js";
 import { until } from "../sim/kube/testing.js";
 import type { Scenario } from "../sim/scenario.js";
 import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
@@ -216,6 +221,41 @@ describe("every cause reaches the terminal and Slack through the real wiring", (
       const card = await slack("tenant", w.kubeconfig);
       expect(card).toContain("rbac.explicitResources");
       expect(card).not.toContain("ask again");
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("an operator the table does not know, running and failing: its own words first, its fix before forcing", async () => {
+    const w = await world(
+      operatorFailingWorld({ namespace: "shop" }),
+      "shop",
+      "NamespaceFinalizersRemaining",
+    );
+    try {
+      const { code, text } = await terminal("shop", w.kubeconfig);
+      expect(code).toBe(0);
+      const lines = text.split("\n");
+      expect(lines[1]).toBe(
+        "  Cause: bucket-operator is running but fails to finalize Bucket shop/assets: failed to delete bucket shop-assets-prod: BucketNotEmpty: The bucket you tried to delete is not empty, so Bucket shop/assets keeps its finalizer storage.example.com/finalizer.",
+      );
+      expect(text).toContain(
+        'likely controller (its name or image says "bucket") bucket-system/bucket-operator',
+      );
+      const steps = text.slice(text.indexOf("Next steps:"));
+      const fix = steps.indexOf(
+        "bucket-operator is running and says why it cannot finish Bucket shop/assets",
+      );
+      const force = steps.indexOf("finalize bucket/assets");
+      expect(fix).toBeGreaterThan(0);
+      expect(force).toBeGreaterThan(fix);
+      expect(steps).toMatch(
+        /by itself\. Forcing the finalizer instead leaves behind whatever it was deleting\. {2}← recommended/,
+      );
+      expect(steps).not.toContain("orphaned AWS resources");
+      const card = await slack("shop", w.kubeconfig);
+      expect(card).toContain("bucket-operator is running but fails to finalize");
+      expect(card).not.toContain("finalize:request");
     } finally {
       await w.close();
     }

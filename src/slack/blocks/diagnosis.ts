@@ -104,7 +104,7 @@ function blockerSection(b: Blocker, told?: Set<string>, headline?: string): Know
             .map((c) =>
               c.kind === "builtin"
                 ? "built into Kubernetes"
-                : `\`${code(`${c.namespace}/${c.name}`)}\` ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " :warning:"}`,
+                : `${o.guessedBy !== undefined ? "likely " : ""}\`${code(`${c.namespace}/${c.name}`)}\` ${c.readyReplicas}/${c.replicas} ready${c.healthy ? "" : " :warning:"}`,
             )
             .join(", ");
     lines.push(`\`${code(o.finalizer)}\` → ${safe(o.controller)}: ${who}`);

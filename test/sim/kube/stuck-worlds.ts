@@ -313,3 +313,97 @@ export function namespaceFinalizerWorld(o: NamespaceFinalizerWorldOptions): Scen
     },
   ]);
 }
+
+export interface OperatorFailingWorldOptions {
+  readonly namespace: string;
+  readonly now?: Date;
+  /** The operator's log line about the object (default: the bucket it cannot delete is not empty). */
+  readonly error?: string;
+  readonly deletedMinutesAgo?: number;
+}
+
+/**
+ * An operator the finalizer table does not know (`bucket-system/bucket-operator`), running, whose
+ * custom resource `Bucket <ns>/assets` keeps its finalizer `storage.example.com/finalizer` because
+ * the external resource refuses deletion — said only in the operator's own log.
+ */
+export function operatorFailingWorld(o: OperatorFailingWorldOptions): Scenario {
+  const now = o.now ?? new Date();
+  const labels = { "app.kubernetes.io/name": "bucket-operator" };
+  const image = "ghcr.io/example/bucket-operator:1.4.0";
+  const pod = "bucket-operator-7c9d8f6b5-abcde";
+  const error =
+    o.error ??
+    "failed to delete bucket shop-assets-prod: BucketNotEmpty: The bucket you tried to delete is not empty";
+  const objects: ScenarioObject[] = [
+    {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "buckets.storage.example.com" },
+      spec: {
+        group: "storage.example.com",
+        scope: "Namespaced",
+        names: { kind: "Bucket", listKind: "BucketList", plural: "buckets", singular: "bucket" },
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    },
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "bucket-system" } },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "bucket-operator", namespace: "bucket-system", labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: "manager", image }] } },
+      },
+      status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: pod,
+        namespace: "bucket-system",
+        labels: { ...labels, "pod-template-hash": "7c9d8f6b5" },
+      },
+      spec: { containers: [{ name: "manager", image }] },
+      status: {
+        phase: "Running",
+        conditions: [{ type: "Ready", status: "True" }],
+        containerStatuses: [{ name: "manager", ready: true, restartCount: 0 }],
+      },
+    },
+    terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 40),
+    {
+      apiVersion: "storage.example.com/v1",
+      kind: "Bucket",
+      metadata: { name: "assets", namespace: o.namespace, finalizers: ["storage.example.com/finalizer"] },
+      spec: { bucketName: "shop-assets-prod" },
+    },
+  ];
+  const line = JSON.stringify({
+    level: "error",
+    ts: at(now, -2 * 60_000),
+    msg: "Reconciler error",
+    controller: "bucket",
+    namespace: o.namespace,
+    name: "assets",
+    error,
+  });
+  return {
+    name: `operator-failing-${o.namespace}`,
+    kube: {
+      objects,
+      logs: [{ pod: `bucket-system/${pod}`, container: "manager", lines: [line] }],
+      failingGroups: [],
+    },
+  };
+}

@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 
 import { analyzeNamespace, ownersOf } from "../../../src/diagnosis/analyze.js";
-import { lookupFinalizer, matchControllers } from "../../../src/diagnosis/finalizers.js";
+import { guessControllers, lookupFinalizer, matchControllers } from "../../../src/diagnosis/finalizers.js";
 import type { DeploymentSnapshot } from "../../../src/kube/types.js";
 import { held, podType, terminatingNs } from "./fixtures.js";
+
+const POD = { apiVersion: "v1", kind: "Pod" };
 
 function deployment(
   name: string,
@@ -225,7 +227,7 @@ describe("the finalizer owner table", () => {
         "registry.k8s.io/coredns/coredns:v1.11.3",
       ]);
       expect(matchControllers(info!, [unrelated, d], finalizer)).toEqual([d]);
-      expect(ownersOf([finalizer], [d])[0]?.status).toBe("healthy");
+      expect(ownersOf([finalizer], [d], POD)[0]?.status).toBe("healthy");
     },
   );
 
@@ -278,14 +280,14 @@ describe("the finalizer owner table", () => {
       "foregroundDeletion",
       "kubernetes",
     ]) {
-      expect(ownersOf([f], [])[0]?.status).toBe("builtin");
+      expect(ownersOf([f], [], POD)[0]?.status).toBe("builtin");
     }
   });
 });
 
 describe("owner status", () => {
   it("is not-installed for a known finalizer without its controller, and the step says nothing will remove it", () => {
-    const [owner] = ownersOf(["finalizer.keda.sh"], [deployment("coredns", {}, ["coredns"])]);
+    const [owner] = ownersOf(["finalizer.keda.sh"], [deployment("coredns", {}, ["coredns"])], POD);
     expect(owner).toMatchObject({ known: true, status: "not-installed", candidates: [] });
     const pod = held(podType, "scaled", ["finalizer.keda.sh"]);
     const d = analyzeNamespace({
@@ -312,12 +314,46 @@ describe("owner status", () => {
       ["ghcr.io/kedacore/keda:2.16.0"],
       0,
     );
-    expect(ownersOf(["finalizer.keda.sh"], [d])[0]?.status).toBe("degraded");
+    expect(ownersOf(["finalizer.keda.sh"], [d], POD)[0]?.status).toBe("degraded");
   });
 
   it("is unknown when the controller may run as something other than a Deployment", () => {
     // Argo CD's application controller is a StatefulSet by default: no Deployment proves nothing.
-    expect(ownersOf(["resources-finalizer.argocd.argoproj.io"], [])[0]?.status).toBe("unknown");
-    expect(ownersOf(["example.com/custom"], [])[0]).toMatchObject({ known: false, status: "unknown" });
+    expect(ownersOf(["resources-finalizer.argocd.argoproj.io"], [], POD)[0]?.status).toBe("unknown");
+    expect(ownersOf(["example.com/custom"], [], POD)[0]).toMatchObject({ known: false, status: "unknown" });
+  });
+});
+
+describe("the likely controller of a finalizer the table does not know", () => {
+  const bucketOp = deployment("bucket-operator", {}, ["ghcr.io/example/bucket-operator:1.4.0"]);
+  const queues = deployment("mq", {}, ["registry.example.com/team/queuekeeper:2"]);
+  const web = deployment("payments-service", {}, ["example.com/payments:1"]);
+  const bucket = { apiVersion: "storage.example.com/v1", kind: "Bucket" };
+
+  it("names the Deployment whose name or image carries the custom kind or a distinctive domain word", () => {
+    expect(guessControllers("storage.example.com/finalizer", bucket, [web, bucketOp, queues])).toEqual([
+      { deployment: bucketOp, word: "bucket" },
+    ]);
+    expect(
+      guessControllers("queuekeeper.acme.io/cleanup", { apiVersion: "v1", kind: "ConfigMap" }, [web, queues]),
+    ).toEqual([{ deployment: queues, word: "queuekeeper" }]);
+  });
+
+  it("never matches by a built-in kind or a generic word", () => {
+    const svc = { apiVersion: "v1", kind: "Service" };
+    expect(guessControllers("example.com/finalizer", svc, [web, bucketOp])).toEqual([]);
+    expect(
+      guessControllers(
+        "operator.example.com/cleanup",
+        { apiVersion: "networking.k8s.io/v1", kind: "Ingress" },
+        [deployment("ingress-operator", {}, ["example.com/ingress-operator:1"])],
+      ),
+    ).toEqual([]);
+  });
+
+  it("is a guess in the owner: unknown to the table, with the word it was guessed by", () => {
+    const [owner] = ownersOf(["storage.example.com/finalizer"], [bucketOp], bucket);
+    expect(owner).toMatchObject({ known: false, status: "healthy", guessedBy: "bucket" });
+    expect(owner?.candidates.map((c) => c.name)).toEqual(["bucket-operator"]);
   });
 });
