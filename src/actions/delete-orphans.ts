@@ -9,9 +9,8 @@
 import type { OrphanAwsDeletes, OrphanAwsReads } from "../aws/port.js";
 import type { DeleteOrphansAction, OrphanTarget } from "../approvals/types.js";
 import { ErrorCode, isUnstuckError } from "../errors.js";
-import type { KubePort } from "../kube/port.js";
+import { collectOrphans, type OrphanKube } from "../orphans/collect.js";
 import type { Logger } from "../log.js";
-import { collectOrphans } from "../orphans/collect.js";
 
 const ORDER: Record<OrphanTarget["type"], number> = {
   LoadBalancer: 0,
@@ -41,7 +40,7 @@ async function remove(aws: OrphanAwsDeletes, r: OrphanTarget): Promise<void> {
 }
 
 export async function applyDeleteOrphans(
-  deps: { readonly aws: OrphanAwsReads & OrphanAwsDeletes; readonly kube: KubePort; readonly log?: Logger },
+  deps: { readonly aws: OrphanAwsReads & OrphanAwsDeletes; readonly kube: OrphanKube; readonly log?: Logger },
   action: DeleteOrphansAction,
 ): Promise<DeleteOrphansOutcome> {
   // The precondition, from a fresh read: still orphans, still removable.

@@ -27,6 +27,22 @@ export interface ExecutorHooks {
   afterOutcome?(requestId: string): Promise<void>;
 }
 
+/**
+ * The Kubernetes calls of every approved action: a finalizer removal (read, JSON patch), the
+ * deletion guard's annotation, the orphan deletion's re-check of the live owners.
+ */
+export type ExecutorKube = Pick<
+  KubePort,
+  | "getObject"
+  | "removeFinalizers"
+  | "getNamespace"
+  | "annotateNamespace"
+  | "removeNamespaceAnnotation"
+  | "discover"
+  | "listDeployments"
+  | "listObjects"
+>;
+
 export interface RemoveFinalizerDeps {
   readonly store: ApprovalStore;
   /** Verifies the record's MACs (`UNSTUCK_APPROVAL_KEY`). */
@@ -37,7 +53,8 @@ export interface RemoveFinalizerDeps {
   readonly patchAttempts?: number;
   /** Pause before re-sending such a patch, times the attempt number (default 250 ms). */
   readonly patchRetryDelayMs?: number;
-  readonly kube: KubePort;
+  /** What the executors read and write: each action kind's own calls, nothing else. */
+  readonly kube: ExecutorKube;
   /**
    * In a fleet: the cluster this worker serves (`UNSTUCK_CLUSTER_NAME`). A request whose signed
    * `cluster` is another one, or none, is refused (FAILED, audited). Absent outside a fleet.

@@ -502,7 +502,7 @@ const OWNER_TYPES: readonly { group: string; resource: string }[] = [
  * shared backend group) decides what the controller is really deleting. One list per type.
  */
 export async function clusterOwners(
-  kube: KubePort,
+  kube: Pick<KubePort, "listObjects">,
   resources: readonly ResourceType[],
   warnings: string[],
 ): Promise<{ owners: EdgeOwner[]; objects: ObjectSnapshot[]; complete: boolean }> {

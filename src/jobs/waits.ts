@@ -87,7 +87,7 @@ export interface NamespaceGoneResult {
 }
 
 export interface WaitDeps {
-  readonly kube: KubePort;
+  readonly kube: Pick<KubePort, "getNamespace">;
   readonly reporter: ThreadReporter;
   readonly describeBlockers: DescribeBlockers;
   readonly now: () => Date;

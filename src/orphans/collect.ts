@@ -19,9 +19,12 @@ import { buildEdgeModel, EDGE_TAGS, type EdgeOwner } from "../edge/model.js";
 import { ErrorCode, UnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 
+/** What the orphan check reads in the cluster: the controller's cluster name, and the live owners. */
+export type OrphanKube = Pick<KubePort, "discover" | "listDeployments" | "listObjects">;
+
 export async function collectOrphans(
   aws: OrphanAwsReads,
-  kube: KubePort,
+  kube: OrphanKube,
   options: { readonly cluster?: string; readonly namespace?: string },
 ): Promise<OrphanReport> {
   const warnings: string[] = [];

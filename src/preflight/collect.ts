@@ -20,6 +20,12 @@ import { buildEdgeModel, EDGE_TAGS, type EdgeOwner } from "../edge/model.js";
 import { hostnamesReaching, tracePaths } from "../edge/path.js";
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
+
+/** What the pre-deletion check reads in the cluster. */
+export type PreflightKube = Pick<
+  KubePort,
+  "discover" | "getNamespace" | "listArgoApplications" | "listDeployments" | "listObjects"
+>;
 import type { ArgoApplicationSnapshot, DeploymentSnapshot } from "../kube/types.js";
 import { chunks, mapLimit } from "../util/concurrency.js";
 import {
@@ -30,7 +36,7 @@ import {
 } from "./analyze.js";
 
 export async function collectPreflight(
-  kube: KubePort,
+  kube: PreflightKube,
   aws: { readonly port: PreflightAwsReads; readonly cluster?: string } | undefined,
   namespace: string,
 ): Promise<PreflightReport> {
