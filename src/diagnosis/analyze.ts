@@ -736,6 +736,12 @@ function deeperRemedies(namespace: string, deeper: readonly CauseLink[]): Diagno
       if (seen.has(key)) continue;
       seen.add(key);
       steps.push({ kind: "fix-webhook", webhook: c.webhook });
+    } else if (c.kind === "delete-refused") {
+      steps.push({
+        kind: "find-refusal",
+        message: c.message,
+        ...(c.resource !== undefined ? { resource: c.resource } : {}),
+      });
     } else if (c.kind === "pods-on-lost-node") {
       steps.push({ kind: "recover-node", node: c.node, namespace, pods: c.pods });
     } else if (c.kind === "claim-in-use") {
@@ -891,6 +897,7 @@ function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): numb
   const nonForced = remedies.findIndex(
     (r) =>
       r.kind === "fix-webhook" ||
+      r.kind === "find-refusal" ||
       r.kind === "recover-node" ||
       r.kind === "fix-controller-error" ||
       (r.kind === "release-dependent" && r.fix.actionable) ||

@@ -443,6 +443,8 @@ export type DiagnosisRemedy =
   | { readonly kind: "namespace-finalizer-custom"; readonly finalizers: readonly string[] }
   /** Restore the webhook's Service, or remove its configuration if the add-on is gone. */
   | { readonly kind: "fix-webhook"; readonly webhook: WebhookRef }
+  /** The namespace controller's deletes fail with a message no webhook configuration we read explains. */
+  | { readonly kind: "find-refusal"; readonly message: string; readonly resource?: string }
   /** Bring the node back, or remove it if its machine is gone; force-deleting pods comes last. */
   | {
       readonly kind: "recover-node";

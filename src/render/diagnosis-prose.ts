@@ -286,6 +286,12 @@ function errorHint(text: string): string {
 export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): string {
   const command = options.command ?? DEFAULT_COMMAND;
   switch (r.kind) {
+    case "find-refusal": {
+      const what = r.resource !== undefined ? ` of ${r.resource}` : "";
+      return /^unexpected items still remain/.test(r.message)
+        ? `Objects${what} stay after the namespace controller deletes them, with no finalizer: whatever serves that type does not really delete them. Check its API service or controller (\`kubectl get apiservices\`, its pods' logs); once deletes work, the namespace controller deletes the rest by itself (no forced removal needed).`
+        : `The namespace controller's deletes${what} are refused: "${truncate(r.message, 300)}". Find what refuses them — an admission webhook or policy the message names (\`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations,validatingadmissionpolicies\`) — and fix or remove it; the namespace controller then deletes the rest by itself (no forced removal needed).`;
+    }
     case "grant-list":
       return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, add \`${explicitResources(r.types)}\` to \`rbac.explicitResources\` (or set \`rbac.readScope: all\`) and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccount.`;
     case "check-name":
