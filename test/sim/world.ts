@@ -26,6 +26,8 @@ export interface WorldOptions {
   readonly awsPort?: number;
   /** Namespace controller period in the kube simulator (default 1000 ms). */
   readonly controllerIntervalMs?: number;
+  /** `false`: the kube simulator's namespace controller does not run. */
+  readonly namespaceController?: boolean;
   readonly awsFaults?: AwsFaults;
   /**
    * How long a distribution stays `InProgress` after UpdateDistribution (default
@@ -69,6 +71,9 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     ...(options.kubePort !== undefined ? { port: options.kubePort } : {}),
     ...(options.controllerIntervalMs !== undefined
       ? { controllerIntervalMs: options.controllerIntervalMs }
+      : {}),
+    ...(options.namespaceController !== undefined
+      ? { namespaceController: options.namespaceController }
       : {}),
     now,
   });

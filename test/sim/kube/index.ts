@@ -54,6 +54,12 @@ export interface KubeSimOptions {
   faults?: KubeFaults;
   /** Namespace controller period (default 1000 ms); it also runs right after every write. */
   controllerIntervalMs?: number;
+  /**
+   * `false`: the namespace controller does not run (kube-controller-manager down, or its
+   * namespace controller disabled): a deleted namespace keeps its content, conditions and
+   * `kubernetes` finalizer as they are.
+   */
+  namespaceController?: boolean;
   /** The cluster's clock (timestamps, scenario `now-…` values, log `sinceSeconds`). */
   now?: () => Date;
   /** Also serve the kinds an installation creates (RBAC, PodDisruptionBudget, admission policies). */
@@ -146,7 +152,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     if (stopped) return;
     availability.reconcile();
     workloads.reconcileAll();
-    controller.reconcileAll();
+    if (options.namespaceController !== false) controller.reconcileAll();
   };
   const unsubscribe = store.onChange(() => {
     if (scheduled || stopped) return;
@@ -189,7 +195,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const port = (server.address() as AddressInfo).port;
   hostPort = `127.0.0.1:${port}`;
   const url = `http://${hostPort}`;
-  controller.reconcileAll();
+  if (options.namespaceController !== false) controller.reconcileAll();
 
   const kubeconfig = (o: { user?: string; namespace?: string } = {}): string => {
     const user = o.user ?? "unstuck";
