@@ -2,6 +2,7 @@ import { commandObserver, ObservationKind } from "../src/audit/observe.js";
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { SUMMARY_FIRST } from "../src/render/blocker-summary.js";
+import { causeSentence } from "../src/render/diagnosis-prose.js";
 import { diagnoseOptions } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
@@ -46,7 +47,7 @@ export const nsCommand: CommandModule<NsInput> = {
     await commandObserver(ctx.services, ctx.actor, "ns")(
       ObservationKind.Diagnosis,
       `namespace ${input.namespace}`,
-      `${diagnosis.verdict}: ${diagnosis.summary}`,
+      `${diagnosis.verdict}: ${causeSentence(diagnosis)}`,
     );
     return { type: "diagnosis", diagnosis, ...(input.all ? { all: true } : {}) };
   },

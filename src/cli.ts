@@ -3,7 +3,7 @@
  * Same grammar, same handlers as Slack; renders text, or JSON with `--json`.
  * Exit codes: 0 answered, 1 the command failed (API error …), 2 bad input.
  */
-import { blockerLine } from "./render/diagnosis-prose.js";
+import { blockerLine, causeSentence } from "./render/diagnosis-prose.js";
 import { enableCompileCache } from "node:module";
 import { userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -239,7 +239,8 @@ async function approvalReader(
 function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
   switch (result.type) {
     case "diagnosis":
-      return result.diagnosis;
+      // The cause in one sentence for scripts, worded where every other reader's is.
+      return { ...result.diagnosis, summary: causeSentence(result.diagnosis) };
     case "trace":
       return result.repair ? { ...result.trace, repair: result.repair } : result.trace;
     case "orphans":

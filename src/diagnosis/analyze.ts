@@ -23,7 +23,6 @@ import {
 import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { analyzeArgoOwnership } from "./argo.js";
 import { describeDependent, type AwsFindings } from "./aws.js";
-import { plural } from "../util/format.js";
 import type {
   Blocker,
   CauseLink,
@@ -375,10 +374,6 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-function objectRef(b: { kind: string; namespace: string; name: string }): string {
-  return `${b.kind} ${b.namespace}/${b.name}`;
-}
-
 export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
   const checkedAt = input.now.toISOString();
   const base = {
@@ -400,7 +395,6 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
       terminatingSeconds: null,
       cause: [{ kind: "namespace-missing" }],
       remedies: [{ kind: "check-name", namespace: input.name }],
-      summary: `Namespace ${input.name} does not exist: it was deleted, or the name is misspelt.`,
     };
   }
   if (!ns.deletionTimestamp) {
@@ -412,7 +406,6 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
       conditions: ns.conditions,
       cause: [{ kind: "not-deleting", phase: ns.phase }],
       remedies: [],
-      summary: `Namespace ${ns.name} is ${ns.phase}: it is not being deleted, so nothing blocks it.`,
     };
   }
 
@@ -529,7 +522,6 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     cause,
     remedies,
     ...(recommended !== undefined ? { recommended } : {}),
-    summary: plainSummary(ns.name, verdict, formatDuration(terminatingSeconds), cause),
   };
 }
 
@@ -909,76 +901,6 @@ function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): numb
   if (force >= 0) return force;
   const fix = remedies.findIndex((r) => r.kind !== "fix-argo-ownership" && r.kind !== "leave-in-place");
   return fix >= 0 ? fix : undefined;
-}
-
-/** The cause in one plain sentence (no markup): the verdict, what remains and its deepest cause. */
-function plainSummary(ns: string, verdict: Verdict, since: string, cause: readonly CauseLink[]): string {
-  const head =
-    verdict === "blocked"
-      ? `Namespace ${ns} is stuck in Terminating (for ${since}) — blocked`
-      : `Namespace ${ns} is Terminating (for ${since}) and still progressing`;
-  const parts: string[] = [];
-  for (const c of cause) {
-    if (c.kind === "discovery-failing")
-      parts.push(
-        `API discovery fails for ${c.groupVersions.join(", ")}: the namespace controller cannot list that group, so it can never confirm the namespace is empty`,
-      );
-    else if (c.kind === "finalizers-remain") {
-      const list = c.objects
-        .slice(0, 3)
-        .map((o) => `${objectRef(o)} (${o.finalizers.join(", ")})`)
-        .join("; ");
-      const more = c.objects.length > 3 ? ` and ${String(c.objects.length - 3)} more` : "";
-      parts.push(
-        `${plural(c.objects.length, "object with finalizers remains", "objects with finalizers remain")}: ${list}${more}`,
-      );
-    } else if (c.kind === "content-deleting")
-      parts.push(
-        `deletion is in progress: ${plural(c.objects, "object is", "objects are")} still being removed`,
-      );
-    else if (c.kind === "namespace-finalizers")
-      parts.push(
-        `all content is gone but the namespace itself still carries finalizers ${c.finalizers.join(", ")}`,
-      );
-  }
-  for (const c of cause) {
-    if (c.kind === "delete-refused-by-webhook") {
-      const w = c.webhook;
-      const svc =
-        w.service === undefined
-          ? ""
-          : w.serviceExists === false
-            ? `: its Service ${w.service} does not exist`
-            : w.readyEndpoints === 0
-              ? `: its Service ${w.service} has no ready endpoint`
-              : ` (Service ${w.service})`;
-      parts.push(
-        `the namespace controller's deletes are refused by webhook ${w.webhook} of ${w.configurationKind} ${w.configuration} (failurePolicy ${w.failurePolicy})${svc}`,
-      );
-    } else if (c.kind === "delete-refused")
-      parts.push(`the namespace controller's deletes fail: ${c.message}`);
-    else if (c.kind === "pods-on-lost-node")
-      parts.push(
-        `${plural(c.pods.length, "pod stays", "pods stay")} Terminating on node ${c.node.name}, which ${c.node.state === "missing" ? "no longer exists" : "is NotReady"}: ${c.pods.join(", ")}`,
-      );
-    else if (c.kind === "claim-in-use")
-      parts.push(
-        `PersistentVolumeClaim ${c.claim.name} is kept by kubernetes.io/pvc-protection while ${c.pods.join(", ")} mount it`,
-      );
-    else if (c.kind === "namespace-finalizer")
-      parts.push(`the namespace's finalizer ${c.finalizer} belongs to ${c.controller}`);
-  }
-  const failing = cause.find((c) => c.kind === "controller-error" && c.running === true);
-  if (failing?.kind === "controller-error" && failing.controller !== undefined)
-    parts.push(
-      `${failing.controller} is running but fails to finalize ${objectRef(failing.object)}: ${failing.text.replace(/^Reconciler error: /, "")}`,
-    );
-  const root = cause.find((c) => c.kind === "security-group-held");
-  if (root?.kind === "security-group-held")
-    parts.push(
-      `security group ${root.groupId} (${root.groupName}) cannot be deleted: held by ${root.holder.type === "network-interface" ? `network interface ${root.holder.id}${root.holder.loadBalancer !== undefined ? ` of load balancer ${root.holder.loadBalancer}` : ""}` : `rule ${root.holder.id} in ${root.holder.groupId}`}`,
-    );
-  return parts.length > 0 ? `${head}: ${parts.join("; ")}.` : `${head}.`;
 }
 
 /**

@@ -135,11 +135,6 @@ export interface NamespaceDiagnosis {
   readonly remedies: readonly DiagnosisRemedy[];
   /** The one action to lead with, an index into `remedies`; absent when there is nothing to do. */
   readonly recommended?: number;
-  /**
-   * The cause in one plain-text sentence (no markup, no command names) for the audit log, logs and
-   * JSON readers; renderers build their own wording from `cause`.
-   */
-  readonly summary: string;
   /** What could not be read (partial results say so). */
   readonly warnings: readonly string[];
   readonly checkedAt: string;

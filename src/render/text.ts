@@ -146,7 +146,6 @@ export function renderDiagnosisText(d: NamespaceDiagnosis, options: DiagnosisTex
       `  Terminating for ${formatDuration(d.terminatingSeconds)} (since ${d.deletionTimestamp ?? "?"})`,
     );
   }
-  out.push(`  ${d.summary}`);
   if (d.scan !== undefined) out.push(`  Content: ${scanText(d.scan)}.`);
   const deeper = deeperCauseLines(d);
   if (deeper.length > 0) out.push("", "What holds it:", ...deeper.map((l) => `  - ${l}`));

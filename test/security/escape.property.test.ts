@@ -170,7 +170,6 @@ function diagnosis(r: () => number): NamespaceDiagnosis {
   return {
     ...analyzed,
     namespace: hostile(r, 3),
-    summary: `${analyzed.summary} ${hostile(r)}`,
     remedies: [...analyzed.remedies, { kind: "fix-argo-ownership", redFlag: hostile(r) }],
     remaining: [{ resource: hostile(r, 2), count: 3 }],
     blockers,

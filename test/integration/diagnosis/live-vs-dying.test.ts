@@ -5,7 +5,7 @@
  * never calls a live resource blocked, never puts one in a next step or removal plan, names who
  * still uses it, and fits the fix to the dependent — and following the fix unblocks the world.
  */
-import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
+import { causeSentence, nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { DescribeLoadBalancersCommand, type LoadBalancer } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { DescribeSecurityGroupsCommand, ModifyNetworkInterfaceAttributeCommand } from "@aws-sdk/client-ec2";
@@ -42,7 +42,7 @@ function diagnose(w: World, c: AwsClients, ns: string): Promise<NamespaceDiagnos
 function everythingSaid(d: NamespaceDiagnosis): string {
   return JSON.stringify({
     steps: nextStepTexts(d),
-    summary: d.summary,
+    summary: causeSentence(d),
     aws: d.blockers.map((b) => ({
       summary: b.aws?.summary,
       blocked: b.aws?.blockedGroups.map((g) => [g.groupId, g.remedies]),

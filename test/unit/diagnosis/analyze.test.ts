@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
+import { causeSentence, nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { analyzeNamespace, formatDuration, type AnalyzeInput } from "../../../src/diagnosis/analyze.js";
 import { ingressType, held, lbcDeployment, obj, podType, terminatingNs } from "./fixtures.js";
 
@@ -65,7 +65,7 @@ describe("analyzeNamespace", () => {
       }),
     );
     expect(d.verdict).toBe("active");
-    expect(d.summary).toContain("not being deleted");
+    expect(causeSentence(d)).toContain("not being deleted");
   });
 
   it("names the blocking object, its finalizer and every candidate controller (the seed incident)", () => {
@@ -170,7 +170,7 @@ describe("analyzeNamespace", () => {
       }),
     );
     expect(d.verdict).toBe("blocked");
-    expect(d.summary).toContain("metrics.k8s.io/v1beta1");
+    expect(causeSentence(d)).toContain("metrics.k8s.io/v1beta1");
     expect(nextStepTexts(d)[0]).toMatch(/apiservice/);
   });
 
@@ -190,7 +190,7 @@ describe("analyzeNamespace", () => {
     );
     expect(d.verdict).toBe("terminating");
     expect(d.blockers).toEqual([]);
-    expect(d.summary).toContain("2 objects are still being removed");
+    expect(causeSentence(d)).toContain("2 objects are still being removed");
   });
 
   it("records Argo CD tracking as evidence", () => {

@@ -361,7 +361,7 @@ describe("a controller that runs but fails to finalize", () => {
     expect(causeSentence(d)).toBe(
       `${sentence}, so Ingress myapp/x keeps its finalizer ingress.k8s.aws/resources`,
     );
-    expect(d.summary).toContain(sentence);
+    expect(causeSentence(d)).toContain(sentence);
     const card = renderDiagnosisBlocks(d);
     const headline = (card.blocks[1] as { text: { text: string } }).text.text;
     expect(headline).toContain(`:red_circle: *BLOCKED*: ${sentence}`);
