@@ -185,7 +185,17 @@ function claimsInUse(
       .map((p) => p.name)
       .sort();
     if (pods.length === 0) continue;
-    out.push({ kind: "claim-in-use", claim: refOf(b), pods, podsStuck: pods.some((p) => stuck.has(p)) });
+    // A mounting pod that a finalizer of its own keeps: the claim waits on that finalizer.
+    const podsHeld = blockers
+      .filter((p) => p.kind === "Pod" && p.namespace === b.namespace && pods.includes(p.name))
+      .map((p) => ({ pod: p.name, finalizers: p.finalizers }));
+    out.push({
+      kind: "claim-in-use",
+      claim: refOf(b),
+      pods,
+      podsStuck: pods.some((p) => stuck.has(p)),
+      podsHeld,
+    });
   }
   return out;
 }
@@ -737,7 +747,7 @@ function deeperRemedies(namespace: string, deeper: readonly CauseLink[]): Diagno
     } else if (c.kind === "pods-on-lost-node") {
       steps.push({ kind: "recover-node", node: c.node, namespace, pods: c.pods });
     } else if (c.kind === "claim-in-use") {
-      steps.push({ kind: "release-claim", claim: c.claim, pods: c.pods });
+      steps.push({ kind: "release-claim", claim: c.claim, pods: c.pods, podsHeld: c.podsHeld });
     }
   }
   return steps;

@@ -305,6 +305,8 @@ export type CauseLink =
       readonly pods: readonly string[];
       /** Those pods are themselves stuck Terminating (their node is lost). */
       readonly podsStuck: boolean;
+      /** Those of the pods that their own finalizers keep: the next link of the chain. */
+      readonly podsHeld: readonly { readonly pod: string; readonly finalizers: readonly string[] }[];
     }
   /** A finalizer of the namespace itself other than `kubernetes`, and who may own it. */
   | {
@@ -448,6 +450,11 @@ export type DiagnosisRemedy =
       readonly pods: readonly string[];
     }
   /** The claim goes by itself once the pods that mount it are gone: never force its finalizer. */
-  | { readonly kind: "release-claim"; readonly claim: ObjectRef; readonly pods: readonly string[] }
+  | {
+      readonly kind: "release-claim";
+      readonly claim: ObjectRef;
+      readonly pods: readonly string[];
+      readonly podsHeld: readonly { readonly pod: string; readonly finalizers: readonly string[] }[];
+    }
   /** After recovery: the root cause of the deletion itself. */
   | { readonly kind: "fix-argo-ownership"; readonly redFlag: string };

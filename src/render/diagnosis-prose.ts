@@ -127,7 +127,7 @@ export function causeSentence(d: Pick<NamespaceDiagnosis, "cause" | "blockers">)
     case "pods-on-lost-node":
       return `${plural(c.pods.length, "pod stays", "pods stay")} Terminating (${c.pods.slice(0, 3).join(", ")}${c.pods.length > 3 ? ", …" : ""}) because ${nodeText(c.node)}: no kubelet confirms the deletion`;
     case "claim-in-use":
-      return `PersistentVolumeClaim ${objectName(c.claim)} keeps kubernetes.io/pvc-protection while ${c.pods.join(", ")} ${c.pods.length === 1 ? "mounts" : "mount"} it${c.podsStuck ? " (and those pods are stuck Terminating)" : ""}`;
+      return `PersistentVolumeClaim ${objectName(c.claim)} keeps kubernetes.io/pvc-protection while ${c.pods.join(", ")} ${c.pods.length === 1 ? "mounts" : "mount"} it${c.podsStuck ? " (and those pods are stuck Terminating)" : c.podsHeld.length > 0 ? ` (${heldPods(c.podsHeld)})` : ""}`;
     case "namespace-finalizer":
       return `all content is gone but the namespace still carries its finalizer ${c.finalizer}, owned by ${c.controller}${c.candidates.length > 0 ? ` (${c.candidates.join(", ")})` : ""}: only it removes that finalizer`;
     case "namespace-missing":
@@ -282,6 +282,16 @@ function errorHint(text: string): string {
   return "";
 }
 
+/** "pod db-0 is kept by its finalizer example.com/x" for each pod a finalizer of its own keeps. */
+function heldPods(held: readonly { readonly pod: string; readonly finalizers: readonly string[] }[]): string {
+  return held
+    .map(
+      (h) =>
+        `pod ${h.pod} is kept by its finalizer${h.finalizers.length === 1 ? "" : "s"} ${h.finalizers.join(", ")}`,
+    )
+    .join("; ");
+}
+
 /** One remedy as a sentence. */
 export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): string {
   const command = options.command ?? DEFAULT_COMMAND;
@@ -376,7 +386,7 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
         : `Node ${n.name} is NotReady, so nothing confirms the deletion of ${r.pods.join(", ")}: bring its kubelet back, or if the machine is gone \`kubectl delete node ${n.name}\` (the pod garbage collector then removes its pods). Force-delete a pod (\`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`) only once you know its containers no longer run.`;
     }
     case "release-claim":
-      return `PersistentVolumeClaim ${objectName(r.claim)} goes by itself once ${r.pods.join(", ")} ${r.pods.length === 1 ? "is" : "are"} gone: deal with the pods, never with its kubernetes.io/pvc-protection finalizer.`;
+      return `PersistentVolumeClaim ${objectName(r.claim)} goes by itself once ${r.pods.join(", ")} ${r.pods.length === 1 ? "is" : "are"} gone: deal with the pods${r.podsHeld.length > 0 ? ` (${heldPods(r.podsHeld)}: what owns that finalizer must finish first)` : ""}, never with its kubernetes.io/pvc-protection finalizer.`;
     case "fix-argo-ownership":
       return `Root cause to fix after recovery: ${r.redFlag}`;
   }

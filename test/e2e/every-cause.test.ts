@@ -246,8 +246,10 @@ const WORLDS: { readonly [K in CauseLink["kind"]]: CauseWorld } = {
     },
     namespace: "data",
     reported: "NamespaceFinalizersRemaining",
-    cause: /PersistentVolumeClaim data\/data-web-0 keeps kubernetes\.io\/pvc-protection while db-0 mounts it/,
-    step: /db-0/,
+    cause:
+      /PersistentVolumeClaim data\/data-web-0 keeps kubernetes\.io\/pvc-protection while db-0 mounts it \(pod db-0 is kept by its finalizer example\.com\/backup-first\)/,
+    // The chain: the pod's finalizer, never the claim's pvc-protection.
+    step: /finalize pod\/db-0 -n data/,
   },
   "namespace-finalizer": {
     scenario: () => namespaceFinalizerWorld({ namespace: "tenant-a" }),
