@@ -376,7 +376,7 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
         w.service !== undefined
           ? `restore ${w.service} (its Deployment and pods: \`kubectl get pods -n ${w.service.split("/")[0] ?? ""}\`)`
           : "make its URL answer";
-      return `The namespace controller's deletes fail on ${webhookText(w)}: ${restore}, or if that add-on is gone remove its configuration with \`kubectl delete ${kind} ${w.configuration}\`. The namespace controller then deletes the rest by itself (no forced removal needed).`;
+      return `The namespace controller's deletes fail on ${webhookText(w)}: ${restore}; or, to keep the add-on, exempt this namespace in the webhook's \`namespaceSelector\`; or if that add-on is gone remove its configuration with \`kubectl delete ${kind} ${w.configuration}\`. The namespace controller then deletes the rest by itself (no forced removal needed).`;
     }
     case "recover-node": {
       const n = r.node;
