@@ -209,6 +209,22 @@ spec: {ingressClassName: alb, defaultBackend: {service: {name: web, port: {numbe
     );
   });
 
+  it("marks a deleted namespace Terminating with a timestamp and no grace period, as the namespace store does", async () => {
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "graceless" } });
+    // Something inside with a finalizer keeps it Terminating.
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "kept", namespace: "graceless", finalizers: ["example.com/hold"] },
+    });
+    const del = await k("delete", "namespace", "graceless", "--wait=false");
+    expect(del.code, del.stderr).toBe(0);
+    const nsObj = JSON.parse((await k("get", "namespace", "graceless", "-o", "json")).stdout);
+    expect(nsObj.metadata.deletionTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(nsObj.metadata).not.toHaveProperty("deletionGracePeriodSeconds");
+    expect(nsObj.status.phase).toBe("Terminating");
+  });
+
   it("reads pod logs with --tail and --since", async () => {
     sim.store.create({
       apiVersion: "v1",

@@ -298,7 +298,10 @@ export class SimStore {
     meta.uid ??= randomUUID();
     meta.creationTimestamp ??= rfc3339(this.now());
     if (!(d.resource === "namespaces" && d.group === "")) meta.generation ??= 1;
-    if (meta.deletionTimestamp !== undefined) meta.deletionGracePeriodSeconds ??= 0;
+    // A deleted namespace carries no grace period on a real server (its REST delete sets only the
+    // timestamp); every other deleted object does.
+    if (meta.deletionTimestamp !== undefined && !(d.group === "" && d.resource === "namespaces"))
+      meta.deletionGracePeriodSeconds ??= 0;
     if (d.group === "" && d.resource === "namespaces") {
       meta.labels = { ...meta.labels, "kubernetes.io/metadata.name": meta.name };
       o.spec ??= { finalizers: [NAMESPACE_FINALIZER] };
@@ -759,7 +762,8 @@ export class SimStore {
     }
     if (fins.length > 0) meta.finalizers = fins;
     meta.deletionTimestamp = rfc3339(new Date(this.now().getTime() + (graceful ? grace * 1000 : 0)));
-    meta.deletionGracePeriodSeconds = graceful ? grace : 0;
+    if (isNamespace) delete meta.deletionGracePeriodSeconds;
+    else meta.deletionGracePeriodSeconds = graceful ? grace : 0;
     if (isNamespace) next.status = { ...(isRecord(next.status) ? next.status : {}), phase: "Terminating" };
     meta.resourceVersion = String(++this.rv);
     bucket.set(key, next);
