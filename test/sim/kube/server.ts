@@ -18,10 +18,12 @@ import {
   KubeApiError,
   badRequest,
   internalError,
+  invalid,
   methodNotSupported,
   rbacForbidden,
   statusBody,
   tooManyRequests,
+  type FieldError,
 } from "./status.js";
 import { openApiGroupVersion, openApiIndex } from "./openapi.js";
 import { toTable } from "./table.js";
@@ -619,6 +621,7 @@ async function route(
   const q = url.searchParams;
   const dryRun = q.getAll("dryRun").includes("All");
   const { def, namespace, name, subresource } = r;
+  checkFieldManager(verb, q.get("fieldManager"));
 
   if (subresource === "log") {
     if (method !== "GET" || name === undefined) throw methodNotSupported(def, method);
@@ -781,6 +784,38 @@ function resolveRoute(
   // A namespaced type may be listed or watched across namespaces, never addressed by name.
   if (def.namespaced && rest.length > 1) return undefined;
   return { def, namespace: undefined, name: rest[1], subresource: rest[2] };
+}
+
+/**
+ * The write handlers' `ValidateFieldManager`: at most 128 bytes, printable characters only, refused
+ * as an invalid `CreateOptions`/`UpdateOptions`/`PatchOptions` before the object is looked at.
+ */
+function checkFieldManager(verb: string, fieldManager: string | null): void {
+  const kind =
+    verb === "create"
+      ? "CreateOptions"
+      : verb === "update"
+        ? "UpdateOptions"
+        : verb === "patch"
+          ? "PatchOptions"
+          : undefined;
+  if (kind === undefined || fieldManager === null) return;
+  const errors: FieldError[] = [];
+  if (Buffer.byteLength(fieldManager) > 128)
+    errors.push({ field: "fieldManager", type: "TooLong", detail: "may not be more than 128 bytes" });
+  // Go ranges over the string's runes, giving each one's byte offset.
+  let at = 0;
+  for (const ch of fieldManager) {
+    if (/\p{C}/u.test(ch))
+      errors.push({
+        field: "fieldManager",
+        type: "Invalid",
+        value: fieldManager,
+        detail: `invalid character U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")} (at position ${String(at)})`,
+      });
+    at += Buffer.byteLength(ch);
+  }
+  if (errors.length > 0) throw invalid({ group: "meta.k8s.io", kind }, "", errors);
 }
 
 function deleteOptions(body: unknown, q: URLSearchParams, dryRun: boolean): DeleteOptions {

@@ -114,7 +114,7 @@ export function conflict(
 /** A field error, as `field.Invalid`/`field.Required` render it. */
 export interface FieldError {
   field: string;
-  type: "Invalid" | "Required" | "Forbidden";
+  type: "Invalid" | "Required" | "Forbidden" | "TooLong";
   value?: string;
   detail: string;
 }
@@ -127,6 +127,8 @@ function fieldErrorText(e: FieldError): string {
       return `Required value: ${e.detail}`;
     case "Forbidden":
       return `Forbidden: ${e.detail}`;
+    case "TooLong":
+      return `Too long: ${e.detail}`;
   }
 }
 
@@ -134,6 +136,7 @@ const causeReason = {
   Invalid: "FieldValueInvalid",
   Required: "FieldValueRequired",
   Forbidden: "FieldValueForbidden",
+  TooLong: "FieldValueTooLong",
 };
 
 export function invalid(
