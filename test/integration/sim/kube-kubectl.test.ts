@@ -225,6 +225,21 @@ spec: {ingressClassName: alb, defaultBackend: {service: {name: web, port: {numbe
     expect(nsObj.status.phase).toBe("Terminating");
   });
 
+  it("serves the namespaced built-in types every 1.32 API server serves, RBAC and autoscaling included", async () => {
+    const res = await k("api-resources", "--namespaced=true", "-o", "name");
+    expect(res.code, res.stderr).toBe(0);
+    const names = res.stdout.trim().split("\n");
+    for (const t of [
+      "roles.rbac.authorization.k8s.io",
+      "rolebindings.rbac.authorization.k8s.io",
+      "poddisruptionbudgets.policy",
+      "horizontalpodautoscalers.autoscaling",
+      "controllerrevisions.apps",
+      "csistoragecapacities.storage.k8s.io",
+    ])
+      expect(names).toContain(t);
+  });
+
   it("refuses a field manager over 128 bytes, as an invalid PatchOptions, and changes nothing", async () => {
     sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "fm", namespace: ns } });
     const long = await k(

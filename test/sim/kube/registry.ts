@@ -127,19 +127,26 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   def("networking.k8s.io/v1", "ingressclasses", "IngressClass", { namespaced: false }),
   def("networking.k8s.io/v1", "ingresses", "Ingress", { short: ["ing"], sub: ["status"] }),
   def("networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", { short: ["netpol"] }),
-];
-
-/**
- * Built-in kinds an installation creates but the bot never reads (RBAC, disruption budgets,
- * admission policies): served only when a test asks (`startKubeSim({ installKinds: true })`), so
- * the discovery and diagnosis of every other test stay as they are.
- */
-export const INSTALL_RESOURCES: readonly ResourceDef[] = [
+  // Served by every 1.32 API server, so listed by a diagnosis's every-type scan like the rest.
+  def("apps/v1", "controllerrevisions", "ControllerRevision"),
+  def("autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", {
+    short: ["hpa"],
+    sub: ["status"],
+    categories: ALL,
+  }),
   def("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", { short: ["pdb"], sub: ["status"] }),
   def("rbac.authorization.k8s.io/v1", "clusterroles", "ClusterRole", { namespaced: false }),
   def("rbac.authorization.k8s.io/v1", "clusterrolebindings", "ClusterRoleBinding", { namespaced: false }),
   def("rbac.authorization.k8s.io/v1", "roles", "Role"),
   def("rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding"),
+  def("storage.k8s.io/v1", "csistoragecapacities", "CSIStorageCapacity"),
+];
+
+/**
+ * Admission policies, served only when a test asks (`startKubeSim({ installKinds: true })`): the
+ * deletion guard's tests show both a cluster that serves them and one that does not.
+ */
+export const INSTALL_RESOURCES: readonly ResourceDef[] = [
   def("admissionregistration.k8s.io/v1", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", {
     namespaced: false,
     sub: ["status"],
