@@ -8,14 +8,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
-import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli.js";
-import { loadConfig } from "../../src/config.js";
 import type { CauseLink, NamespaceDiagnosis } from "../../src/diagnosis/types.js";
-import { createRuntime } from "../../src/runtime.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import type { KubeFaults } from "../sim/kube/server.js";
 import {
   lostNodeWorld,
@@ -25,13 +19,9 @@ import {
 } from "../sim/kube/stuck-worlds.js";
 import { until } from "../sim/kube/testing.js";
 import type { Scenario, ScenarioObject } from "../sim/scenario.js";
-import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
-import { botEnv } from "./bot-env.js";
+import { askSlack, askTerminal, closeAskRedis } from "./ask-ns.js";
 
-const TOKEN = "xoxb-every-cause-token";
-const SECRET = "every-cause-signing-secret";
-const CHANNEL = "C0INCIDENT";
 const SCENARIOS = "test/fixtures/scenarios";
 
 interface CauseWorld {
@@ -266,9 +256,8 @@ const WORLDS: { readonly [K in CauseLink["kind"]]: CauseWorld } = {
   },
 };
 
-let redis: Redis | undefined;
 afterAll(async () => {
-  await redis?.quit();
+  await closeAskRedis();
 });
 
 interface Started {
@@ -316,12 +305,6 @@ async function start(w: CauseWorld): Promise<Started> {
   };
 }
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const code = await runCli(args, env, { out: (s) => lines.push(s), err: (s) => lines.push(s) });
-  return { code, out: lines.join("\n") };
-}
-
 /** The step the terminal answer leads with: the one marked recommended, else the first. */
 function leadingStep(text: string): string | undefined {
   const steps = text
@@ -330,52 +313,6 @@ function leadingStep(text: string): string | undefined {
     .filter((l) => /^ {2}\d+\. /.test(l));
   if (!text.includes("\nNext steps:")) return undefined;
   return steps.find((l) => l.endsWith("← recommended")) ?? steps[0];
-}
-
-/** `/unstuck ns <ns>` on a runtime started from configuration: the card posted in the channel. */
-async function slack(ns: string, s: Started): Promise<string> {
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("every-cause");
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        KUBECONFIG: s.kubeconfig,
-        UNSTUCK_APPROVERS: "U0APPROVER1",
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        ...s.env,
-      },
-    ),
-  );
-  const runtime = await createRuntime({ config, log: pino({ level: "silent" }) });
-  try {
-    const { port } = await runtime.start();
-    const res = await postSigned(
-      `http://127.0.0.1:${String(port)}/slack/events`,
-      SECRET,
-      slashCommandBody({
-        text: `ns ${ns}`,
-        userId: "U0ONCALL1",
-        channelId: CHANNEL,
-        responseUrl: fake.responseUrl("ns"),
-      }),
-    );
-    expect(res.status).toBe(200);
-    // A finding is posted in the channel; an answer with nothing to act on, to the asker alone.
-    const answer = await until(
-      () =>
-        fake.calls().find((c) => c.method === "chat.postMessage" && c.body["channel"] === CHANNEL)?.body ??
-        fake.responses()[0]?.body,
-      30_000,
-    );
-    return `${String(answer["text"])}\n${JSON.stringify(answer["blocks"])}`;
-  } finally {
-    await runtime.stop();
-    redis ??= client();
-    await deleteKeysWithPrefix(redis, prefix);
-    await fake.stop();
-  }
 }
 
 /** What Slack shows of a plain sentence: mrkdwn-escaped, JSON-quoted inside the blocks. */
@@ -388,11 +325,14 @@ describe("every cause kind reaches the terminal and Slack from a world that show
     it(kind, async () => {
       const s = await start(w);
       try {
-        const json = await cli(["ns", w.namespace, "--kubeconfig", s.kubeconfig, "--json"], s.env);
-        const d = JSON.parse(json.out) as NamespaceDiagnosis;
+        const json = await askTerminal(["ns", w.namespace, "--kubeconfig", s.kubeconfig, "--json"], s.env);
+        const d = JSON.parse(json.text) as NamespaceDiagnosis;
         expect(d.cause.map((c) => c.kind)).toContain(kind);
 
-        const { code, out } = await cli(["ns", w.namespace, "--kubeconfig", s.kubeconfig], s.env);
+        const { code, text: out } = await askTerminal(
+          ["ns", w.namespace, "--kubeconfig", s.kubeconfig],
+          s.env,
+        );
         expect(code).toBe(0);
         const head = out.split("\n").slice(0, 3).join("\n");
         expect(head).toMatch(w.cause);
@@ -402,7 +342,7 @@ describe("every cause kind reaches the terminal and Slack from a world that show
 
         // Slack says the same cause: the terminal's sentence, as Slack escapes it.
         const sentence = /Cause: (.*)\.$/m.exec(out)?.[1];
-        const card = await slack(w.namespace, s);
+        const card = await askSlack(w.namespace, s.kubeconfig, s.env);
         if (sentence !== undefined) {
           const start = slackForm(sentence.slice(0, 50));
           expect([start, JSON.stringify(start).slice(1, -1)].some((f) => card.includes(f))).toBe(true);

@@ -8,13 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
-import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli.js";
-import { loadConfig } from "../../src/config.js";
-import { createRuntime } from "../../src/runtime.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import {
   lostNodeWorld,
@@ -24,17 +18,12 @@ import {
 } from "../sim/kube/stuck-worlds.js";
 import { until } from "../sim/kube/testing.js";
 import type { Scenario } from "../sim/scenario.js";
-import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
-import { botEnv } from "./bot-env.js";
+import { askSlack, askTerminal, closeAskRedis } from "./ask-ns.js";
 
-const TOKEN = "xoxb-causes-reach-token";
-const SECRET = "causes-reach-signing-secret";
-const CHANNEL = "C0INCIDENT";
 const NODE = "ip-10-0-3-41.ap-northeast-2.compute.internal";
 
-let redis: Redis | undefined;
 afterAll(async () => {
-  await redis?.quit();
+  await closeAskRedis();
 });
 
 interface Started {
@@ -65,57 +54,13 @@ async function world(scenario: Scenario, ns: string, condition: string): Promise
 }
 
 /** `npm run unstuck -- ns <ns>`: what the terminal prints, and the exit code. */
-async function terminal(ns: string, kubeconfig: string): Promise<{ code: number; text: string }> {
-  const lines: string[] = [];
-  const code = await runCli(
-    ["ns", ns, "--kubeconfig", kubeconfig],
-    {},
-    {
-      out: (s) => lines.push(s),
-      err: (s) => lines.push(s),
-    },
-  );
-  return { code, text: lines.join("\n") };
+function terminal(ns: string, kubeconfig: string): Promise<{ code: number; text: string }> {
+  return askTerminal(["ns", ns, "--kubeconfig", kubeconfig]);
 }
 
 /** `/unstuck ns <ns>` on a runtime started from configuration alone: the card posted in the channel. */
-async function slack(ns: string, kubeconfig: string): Promise<string> {
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("causes-reach");
-  const log = pino({ level: "silent" });
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        KUBECONFIG: kubeconfig,
-        UNSTUCK_APPROVERS: "U0APPROVER1",
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-      },
-    ),
-  );
-  const runtime = await createRuntime({ config, log });
-  try {
-    const { port } = await runtime.start();
-    const res = await postSigned(
-      `http://127.0.0.1:${String(port)}/slack/events`,
-      SECRET,
-      slashCommandBody({
-        text: `ns ${ns}`,
-        userId: "U0ONCALL1",
-        channelId: CHANNEL,
-        responseUrl: fake.responseUrl("ns"),
-      }),
-    );
-    expect(res.status).toBe(200);
-    const post = await fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL, 30_000);
-    return `${String(post.body["text"])}\n${JSON.stringify(post.body["blocks"])}`;
-  } finally {
-    await runtime.stop();
-    redis ??= client();
-    await deleteKeysWithPrefix(redis, prefix);
-    await fake.stop();
-  }
+function slack(ns: string, kubeconfig: string): Promise<string> {
+  return askSlack(ns, kubeconfig);
 }
 
 describe("every cause reaches the terminal and Slack through the real wiring", () => {

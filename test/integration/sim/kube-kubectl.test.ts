@@ -242,31 +242,23 @@ spec: {ingressClassName: alb, defaultBackend: {service: {name: web, port: {numbe
 
   it("refuses a field manager over 128 bytes, as an invalid PatchOptions, and changes nothing", async () => {
     sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "fm", namespace: ns } });
-    const long = await k(
-      "-n",
-      ns,
-      "patch",
-      "configmap",
-      "fm",
-      "--type=merge",
-      "-p",
-      '{"data":{"a":"1"}}',
-      `--field-manager=${"m".repeat(129)}`,
-    );
+    const patchAs = (manager: string) =>
+      k(
+        "-n",
+        ns,
+        "patch",
+        "configmap",
+        "fm",
+        "--type=merge",
+        "-p",
+        '{"data":{"a":"1"}}',
+        `--field-manager=${manager}`,
+      );
+    const long = await patchAs("m".repeat(129));
     expect(long.code).not.toBe(0);
     expect(long.stderr).toContain("fieldManager: Too long: may not be more than 128 bytes");
     expect(sim.store.get("v1", "ConfigMap", ns, "fm")).not.toHaveProperty("data");
-    const ok = await k(
-      "-n",
-      ns,
-      "patch",
-      "configmap",
-      "fm",
-      "--type=merge",
-      "-p",
-      '{"data":{"a":"1"}}',
-      `--field-manager=${"m".repeat(128)}`,
-    );
+    const ok = await patchAs("m".repeat(128));
     expect(ok.code, ok.stderr).toBe(0);
   });
 
