@@ -19,7 +19,6 @@ import type { Runtime } from "../../src/runtime.js";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import {
-  blockActionsBody,
   postSigned,
   slashCommandBody,
   startFakeSlack,
@@ -31,6 +30,7 @@ import { buttonValue } from "./block-kit.js";
 import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
 import { FAST_LBC, forceRemoveSeedFinalizer } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
+import { clickButton } from "../helpers/slack-click.js";
 
 const SECRET = "repoint-signing-secret";
 const TOKEN = "xoxb-repoint-runtime-token";
@@ -117,23 +117,15 @@ async function slash(s: Setup, text: string, user = REQUESTER, id = "cmd"): Prom
   expect(res.status).toBe(200);
 }
 
-async function click(s: Setup, actionId: string, value: string, user: string, ts: string, trigger?: string) {
-  const res = await postSigned(
-    s.events,
-    SECRET,
-    blockActionsBody({
-      actionId,
-      value,
-      userId: user,
-      channelId: CHANNEL,
-      messageTs: ts,
-      responseUrl: s.fake.responseUrl(`click-${actionId}-${user}`),
-      ...(trigger !== undefined ? { triggerId: trigger } : {}),
-      // As Slack sends them: the message's blocks as they read now.
-      blocks: (s.fake.message(CHANNEL, ts)?.blocks as unknown[] | undefined) ?? [],
-    }),
+function click(s: Setup, actionId: string, value: string, user: string, ts: string, trigger?: string) {
+  return clickButton(
+    { events: s.events, fake: s.fake, secret: SECRET, channel: CHANNEL },
+    actionId,
+    value,
+    user,
+    ts,
+    trigger,
   );
-  expect(res.status).toBe(200);
 }
 
 /**

@@ -31,7 +31,6 @@ import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import {
-  blockActionsBody,
   postSigned,
   slashCommandBody,
   startFakeSlack,
@@ -46,6 +45,7 @@ import { recreateSeed } from "../sim/argo-sync.js";
 import { until } from "../sim/kube/testing.js";
 import { mulberry32 } from "../security/hostile.js";
 import { runMain, startPrivateRedis, stopChild, type MainRun } from "./helpers.js";
+import { clickButton } from "../helpers/slack-click.js";
 
 const SECRET = "campaign-signing-secret";
 const TOKEN = "xoxb-campaign-token";
@@ -217,22 +217,15 @@ async function slash(r: Run, text: string): Promise<void> {
   expect(res.status).toBe(200);
 }
 
-async function click(r: Run, actionId: string, value: string, user: string, ts: string, trigger?: string) {
-  const res = await postSigned(
-    r.events,
-    SECRET,
-    blockActionsBody({
-      actionId,
-      value,
-      userId: user,
-      channelId: CHANNEL,
-      messageTs: ts,
-      responseUrl: r.fake.responseUrl(`click-${actionId}-${user}`),
-      ...(trigger !== undefined ? { triggerId: trigger } : {}),
-      blocks: (r.fake.message(CHANNEL, ts)?.blocks as unknown[] | undefined) ?? [],
-    }),
+function click(r: Run, actionId: string, value: string, user: string, ts: string, trigger?: string) {
+  return clickButton(
+    { events: r.events, fake: r.fake, secret: SECRET, channel: CHANNEL },
+    actionId,
+    value,
+    user,
+    ts,
+    trigger,
   );
-  expect(res.status).toBe(200);
 }
 
 /** The approval card posted for a request whose blocks contain `marker`, once the bot knows its message. */
