@@ -49,7 +49,8 @@ const IO_MODULES = [
 const PURE_CORE = [
   "^src/edge/",
   "^src/render/",
-  "^src/diagnosis/(analyze|argo|aws|binding|controller-report|finalizers|logs|types)\\.ts$",
+  "^src/diagnosis/(analyze|argo|aws|binding|controller-report|finalizers|logs|owners|types)\\.ts$",
+  "^src/diagnosis/causes/",
   "^src/preflight/analyze\\.ts$",
   "^src/timeline/",
 ];

@@ -1,15 +1,17 @@
 /**
  * Reads what a Terminating namespace's own state points at, and nothing else, through the
- * `KubePort`: the admission webhooks `NamespaceDeletionContentFailure` names (with whether their
- * Service exists and has a ready endpoint), and — when pods are being deleted or a claim is held by
- * `kubernetes.io/pvc-protection` — the namespace's pods with their node and claims, and the nodes of
- * the pods being deleted. What cannot be read is a warning; the analysis (`analyze.ts`) names the
- * causes.
+ * `KubePort`: the on-demand reads the causes of the table declare (`needs`), each when its cause
+ * asks for it — the admission webhooks `NamespaceDeletionContentFailure` names (with whether their
+ * Service exists and has a ready endpoint); the namespace's pods with their node and claims, and
+ * the nodes of the pods being deleted. What cannot be read is a warning; the analysis
+ * (`analyze.ts`) names the causes.
  */
 import { toUserError } from "../errors.js";
 import type { KubePort, NodeSnapshot } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
-import { webhooksNamedIn, type CauseReads, type ListedType } from "./analyze.js";
+import { webhooksNamedIn } from "./causes/refusals.js";
+import type { CauseReads, ListedType, OnDemandRead } from "./causes/rule.js";
+import { causeTable } from "./causes/table.js";
 
 /** The Kubernetes reads the causes need: every one required, so none can be silently absent. */
 export type CauseKube = Pick<
@@ -26,9 +28,13 @@ export async function collectCauses(
   listed: readonly ListedType[],
   warnings: string[],
 ): Promise<CauseReads> {
+  const wanted = (read: OnDemandRead): boolean =>
+    causeTable.some((rule) =>
+      rule.needs.some((n) => typeof n !== "string" && n.read === read && n.when(ns, listed)),
+    );
   const [webhooks, placement] = await Promise.all([
-    webhookReads(kube, ns, warnings),
-    podReads(kube, ns.name, listed, warnings),
+    wanted("webhooks") ? webhookReads(kube, ns, warnings) : undefined,
+    wanted("placements") ? podReads(kube, ns.name, warnings) : {},
   ]);
   return { ...(webhooks ? { webhooks } : {}), ...placement };
 }
@@ -39,9 +45,7 @@ async function webhookReads(
   warnings: string[],
 ): Promise<CauseReads["webhooks"]> {
   const failure = ns.conditions.find((c) => c.type === "NamespaceDeletionContentFailure");
-  if (failure?.status !== "True") return undefined;
-  const named = webhooksNamedIn(failure.message ?? "");
-  if (named.length === 0) return undefined;
+  const named = webhooksNamedIn(failure?.message ?? "");
   let all;
   try {
     all = await kube.listAdmissionWebhooks();
@@ -76,16 +80,8 @@ async function webhookReads(
 async function podReads(
   kube: CauseKube,
   namespace: string,
-  listed: readonly ListedType[],
   warnings: string[],
 ): Promise<Pick<CauseReads, "pods" | "nodes">> {
-  const of = (group: string, resource: string) =>
-    listed.find((l) => l.type.group === group && l.type.resource === resource)?.objects ?? [];
-  const podsDeleting = of("", "pods").some((o) => o.deletionTimestamp !== undefined);
-  const claimsHeld = of("", "persistentvolumeclaims").some(
-    (o) => o.deletionTimestamp !== undefined && o.finalizers.includes("kubernetes.io/pvc-protection"),
-  );
-  if (!podsDeleting && !claimsHeld) return {};
   let pods;
   try {
     pods = await kube.listPodPlacements(namespace);

@@ -25,7 +25,8 @@ import {
   type DiscoverySnapshot,
 } from "../kube/types.js";
 import { mapLimit } from "../util/concurrency.js";
-import { analyzeNamespace, blockerKey, resourceLabel, type ListedType } from "./analyze.js";
+import { analyzeNamespace, blockerKey, resourceLabel } from "./analyze.js";
+import type { ListedType } from "./causes/rule.js";
 import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
 import { collectCauses } from "./causes-collect.js";

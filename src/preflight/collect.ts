@@ -12,7 +12,8 @@ import type {
   TargetGroupSnapshot,
 } from "../aws/types.js";
 import { analyzeArgoOwnership } from "../diagnosis/argo.js";
-import { ownersOf, resourceLabel } from "../diagnosis/analyze.js";
+import { resourceLabel } from "../diagnosis/analyze.js";
+import { ownersOf } from "../diagnosis/owners.js";
 import { clusterOwners } from "../diagnosis/diagnose.js";
 import { lookupFinalizer, matchControllers } from "../diagnosis/finalizers.js";
 import { clusterNameFromArgs } from "../edge/lbc-names.js";

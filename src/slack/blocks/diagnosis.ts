@@ -1,5 +1,6 @@
 import type { Button, KnownBlock } from "@slack/types";
-import { forceAdvisedFor, formatDuration } from "../../diagnosis/analyze.js";
+import { formatDuration } from "../../diagnosis/analyze.js";
+import { forceAdvisedFor } from "../../diagnosis/causes/load-balancer.js";
 import type { Blocker, DiagnosisRemedy, NamespaceDiagnosis } from "../../diagnosis/types.js";
 import { registeredTargetsLeft, targetSpec } from "../../diagnosis/binding.js";
 import {

@@ -7,7 +7,7 @@
  * The controllers' Deployments are read by their labels, only when a finalizer names one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ownersOf } from "../../../src/diagnosis/analyze.js";
+import { ownersOf } from "../../../src/diagnosis/owners.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 
-import { analyzeNamespace, ownersOf } from "../../../src/diagnosis/analyze.js";
+import { analyzeNamespace } from "../../../src/diagnosis/analyze.js";
+import { ownersOf } from "../../../src/diagnosis/owners.js";
 import { guessControllers, lookupFinalizer, matchControllers } from "../../../src/diagnosis/finalizers.js";
 import type { DeploymentSnapshot } from "../../../src/kube/types.js";
 import { held, podType, terminatingNs } from "./fixtures.js";

@@ -3,7 +3,8 @@
  * pods no kubelet confirms, claims their pods hold, the namespace's own finalizers.
  */
 import { describe, expect, it } from "vitest";
-import { analyzeNamespace, webhooksNamedIn, type AnalyzeInput } from "../../../src/diagnosis/analyze.js";
+import { analyzeNamespace, type AnalyzeInput } from "../../../src/diagnosis/analyze.js";
+import { webhooksNamedIn } from "../../../src/diagnosis/causes/refusals.js";
 import { causeSentence } from "../../../src/render/diagnosis-prose.js";
 import { renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { obj, podType, terminatingNs } from "./fixtures.js";

@@ -1,0 +1,87 @@
+/**
+ * Who owns a finalizer: the table's controller and every candidate Deployment found in the
+ * cluster, or — for a finalizer the table does not know — the Deployments whose name or image
+ * names it (a guess, said as one). Pure.
+ */
+import type { DeploymentSnapshot } from "../kube/types.js";
+import { guessControllers, lookupFinalizer, matchControllers, type FinalizerInfo } from "./finalizers.js";
+import type { ControllerRef, FinalizerOwner, OwnerStatus } from "./types.js";
+
+function controllerRef(d: DeploymentSnapshot): ControllerRef {
+  return {
+    namespace: d.namespace,
+    name: d.name,
+    kind: "Deployment",
+    replicas: d.replicas,
+    readyReplicas: d.readyReplicas,
+    healthy: d.replicas > 0 && d.readyReplicas >= d.replicas,
+    images: d.images,
+  };
+}
+
+/**
+ * The owners of each finalizer, with every candidate controller found in the cluster, and whether
+ * anything will remove it (`status`): a known finalizer whose controller is not in the cluster is
+ * `not-installed` — nothing will ever remove it — which is a different fix from a degraded one.
+ */
+export function ownersOf(
+  finalizers: readonly string[],
+  deployments: readonly DeploymentSnapshot[],
+  object: { readonly apiVersion: string; readonly kind: string },
+): FinalizerOwner[] {
+  return finalizers.map((finalizer) => {
+    const info = lookupFinalizer(finalizer);
+    if (!info) {
+      const domain = finalizer.includes("/") ? finalizer.split("/")[0] : undefined;
+      // Not in the table: the Deployments whose name or image names the kind or the domain.
+      const guessed = guessControllers(finalizer, object, deployments);
+      const candidates = guessed.map((g) => controllerRef(g.deployment));
+      return {
+        finalizer,
+        controller: domain ? `unknown controller (${domain})` : "unknown controller",
+        purpose: "not in the table of well-known finalizers",
+        cleanup: "unknown: find the controller that added it before removing it",
+        candidates,
+        known: false,
+        status: candidates.some((c) => c.healthy)
+          ? "healthy"
+          : candidates.length > 0
+            ? "degraded"
+            : "unknown",
+        ...(guessed[0] !== undefined ? { guessedBy: guessed[0].word } : {}),
+      };
+    }
+    const candidates: ControllerRef[] = info.builtin
+      ? [
+          {
+            namespace: "kube-system",
+            name: info.controller,
+            kind: "builtin",
+            replicas: 1,
+            readyReplicas: 1,
+            healthy: true,
+            images: [],
+          },
+        ]
+      : matchControllers(info, deployments, finalizer).map(controllerRef);
+    return {
+      finalizer,
+      controller: info.controller,
+      purpose: info.purpose,
+      cleanup: info.cleanup,
+      candidates,
+      known: true,
+      status: ownerStatus(info, candidates),
+    };
+  });
+}
+
+function ownerStatus(info: FinalizerInfo, candidates: readonly ControllerRef[]): OwnerStatus {
+  if (info.builtin) return "builtin";
+  if (candidates.some((c) => c.healthy)) return "healthy";
+  if (candidates.length > 0) return "degraded";
+  // No matcher, or a controller that may run as something other than a Deployment: absence of a
+  // matching Deployment proves nothing, and "not installed" would invite a forced removal.
+  if (!info.matcher || info.notOnlyDeployment !== undefined) return "unknown";
+  return "not-installed";
+}
