@@ -284,4 +284,46 @@ spec: {ingressClassName: alb, defaultBackend: {service: {name: web, port: {numbe
     expect(header).toEqual(["NAME", "STATUS", "AGE"]);
     expect(r.stdout).toMatch(new RegExp(`${ns}\\s+Active`));
   });
+
+  it("serves the core Events again under events.k8s.io, one storage converted both ways", async () => {
+    sim.store.create({
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "web.1", namespace: ns },
+      involvedObject: { kind: "Ingress", namespace: ns, name: "web" },
+      reason: "FailedDeployModel",
+      message: "Failed deploy model due to AccessDenied",
+      type: "Warning",
+      count: 3,
+      source: { component: "ingress" },
+    });
+    const v1 = await k("get", "events.v1.events.k8s.io", "-n", ns, "web.1", "-o", "json");
+    expect(v1.code, v1.stderr).toBe(0);
+    const ev = JSON.parse(v1.stdout);
+    expect(ev.apiVersion).toBe("events.k8s.io/v1");
+    expect(ev.regarding.name).toBe("web");
+    expect(ev.note).toBe("Failed deploy model due to AccessDenied");
+    expect(ev.deprecatedCount).toBe(3);
+    expect(ev.deprecatedSource).toEqual({ component: "ingress" });
+    expect(ev.message).toBeUndefined();
+
+    // Written through events.k8s.io, read through the core group.
+    const p = await file(
+      "ev.yaml",
+      `apiVersion: events.k8s.io/v1\nkind: Event\nmetadata: {name: web.2, namespace: ${ns}}\nregarding: {kind: Ingress, namespace: ${ns}, name: web}\nreason: Deleted\nnote: gone\ntype: Normal\neventTime: "2026-01-01T00:00:00.000000Z"\nreportingController: sim\nreportingInstance: sim-1\naction: Delete\n`,
+    );
+    const made = await k("create", "-f", p);
+    expect(made.code, made.stderr).toBe(0);
+    const core = await k("get", "events", "-n", ns, "web.2", "-o", "json");
+    expect(core.code, core.stderr).toBe(0);
+    const c = JSON.parse(core.stdout);
+    expect(c.involvedObject.name).toBe("web");
+    expect(c.message).toBe("gone");
+    expect(c.reportingComponent).toBe("sim");
+    const both = await k("get", "events.events.k8s.io", "-n", ns, "-o", "name");
+    expect(both.stdout.trim().split("\n").sort()).toEqual([
+      "event.events.k8s.io/web.1",
+      "event.events.k8s.io/web.2",
+    ]);
+  });
 });

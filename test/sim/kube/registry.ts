@@ -4,6 +4,7 @@
  * this registry, so a CRD shows up in `kubectl api-resources` as soon as it is created.
  */
 import type { KubeObject } from "./object.js";
+import { isEventsView } from "./events-view.js";
 
 /** One served resource (one group/version/plural). */
 export interface ResourceDef {
@@ -123,6 +124,8 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   def("batch/v1", "cronjobs", "CronJob", { short: ["cj"], sub: ["status"], categories: ALL }),
   def("batch/v1", "jobs", "Job", { sub: ["status"], categories: ALL }),
   def("discovery.k8s.io/v1", "endpointslices", "EndpointSlice"),
+  // The core Events again, under their newer names (one storage: see events-view.ts).
+  def("events.k8s.io/v1", "events", "Event", { short: ["ev"] }),
   def("coordination.k8s.io/v1", "leases", "Lease"),
   def("networking.k8s.io/v1", "ingressclasses", "IngressClass", { namespaced: false }),
   def("networking.k8s.io/v1", "ingresses", "Ingress", { short: ["ing"], sub: ["status"] }),
@@ -173,9 +176,12 @@ export function splitApiVersion(apiVersion: string): { group: string; version: s
     : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
-/** Key of a type independent of version: objects are stored once per group/resource. */
+/**
+ * Key of a type independent of version: objects are stored once per group/resource — and
+ * `events.k8s.io` Events in the core Event storage, as the real server keeps them.
+ */
 export function typeKey(d: Pick<ResourceDef, "group" | "resource">): string {
-  return `${d.group}/${d.resource}`;
+  return isEventsView(d) ? "/events" : `${d.group}/${d.resource}`;
 }
 
 /** Registry of served types; CRDs are added and removed at run time. */

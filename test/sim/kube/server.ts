@@ -1002,11 +1002,11 @@ function startWatch(
     }
     for (const e of past)
       if (typeKey(e.def) === typeKey(def) && relevant(e.object))
-        write(e.type, { ...e.object, apiVersion: apiVersionOf(def) });
+        write(e.type, ctx.store.present(def, e.object));
   }
   const unsubscribe = ctx.store.onChange((e: StoreEvent) => {
     if (typeKey(e.def) !== typeKey(def) || !relevant(e.object)) return;
-    write(e.type, { ...e.object, apiVersion: apiVersionOf(def), kind: def.kind });
+    write(e.type, ctx.store.present(def, e.object));
   });
   // A bookmark carries only the revision the client has seen everything up to.
   const bookmarks =

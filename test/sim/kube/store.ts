@@ -4,6 +4,7 @@
  * garbage collection with Foreground/Background/Orphan propagation). The HTTP layer and tests
  * share it; faults and RBAC live in the HTTP layer only.
  */
+import { fromEventsView, isEventsView, toEventsView } from "./events-view.js";
 import { EventEmitter } from "node:events";
 import { randomUUID } from "node:crypto";
 
@@ -352,7 +353,7 @@ export class SimStore {
       forms = new Map();
       this.texts.set(o, forms);
     }
-    const key = form === "item" && d.custom ? `item ${apiVersionOf(d)}` : form;
+    const key = form === "item" && (d.custom || isEventsView(d)) ? `item ${apiVersionOf(d)}` : form;
     let text = forms.get(key);
     if (text === undefined) {
       if (form === "partial") {
@@ -368,7 +369,7 @@ export class SimStore {
         c.kind = d.kind;
         text = JSON.stringify(c);
       } else {
-        const c: KubeObject = { ...o };
+        const c: KubeObject = isEventsView(d) ? toEventsView(o) : { ...o };
         delete c.apiVersion;
         delete c.kind;
         text = JSON.stringify(c);
@@ -438,7 +439,7 @@ export class SimStore {
     opts: WriteOptions = {},
   ): KubeObject {
     if (!isRecord(input)) throw badRequest("the body of the request was in an unknown format");
-    const o = clone(input);
+    const o = clone(isEventsView(d) ? fromEventsView(input) : input);
     o.apiVersion = apiVersionOf(d);
     o.kind = d.kind;
     const meta = (o.metadata ??= {});
@@ -575,6 +576,7 @@ export class SimStore {
     opts: WriteOptions = {},
   ): KubeObject {
     if (!isRecord(input)) throw badRequest("the body of the request was in an unknown format");
+    if (isEventsView(d)) input = fromEventsView(input);
     const bucket = this.bucket(d);
     const key = objKey(d.namespaced ? namespace : undefined, name);
     const cur = bucket.get(key);
@@ -972,7 +974,7 @@ export class SimStore {
 
   /** A caller's copy, labelled with the version it was asked through. */
   public present(d: ResourceDef, o: KubeObject): KubeObject {
-    const c = clone(o);
+    const c = isEventsView(d) ? toEventsView(clone(o)) : clone(o);
     c.apiVersion = apiVersionOf(d);
     c.kind = d.kind;
     return { apiVersion: c.apiVersion, kind: c.kind, ...c };
