@@ -213,7 +213,7 @@ describe("metadata-only lists", () => {
       expect(mine.length, resource).toBeGreaterThan(0);
       for (const r of mine) {
         expect(r.accept, resource).toBe(METADATA_ACCEPT);
-        expect(r.contentType, resource).toContain("as=PartialObjectMetadataList");
+        expect(r.served, resource).toBe("PartialObjectMetadataList");
       }
     }
     // Two pages of widgets, both metadata-only, the second with the first's continue token.

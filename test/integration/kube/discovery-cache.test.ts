@@ -226,7 +226,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
       expect(w.query).toMatch(/allowWatchBookmarks=true/);
       expect(w.query).toMatch(/resourceVersion=\d+/);
       expect(w.accept).toMatch(/^application\/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1/);
-      expect(w.contentType).toMatch(/as=PartialObjectMetadata/);
+      expect(w.served).toBe("PartialObjectMetadata");
     }
     expect(sim.requests().filter((r) => !isWatch(r))).toEqual([]); // resumed, not re-listed
     await kube.close?.();

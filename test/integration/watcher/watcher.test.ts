@@ -146,7 +146,7 @@ describe("namespace watcher", () => {
     expect(JSON.stringify(post.body.blocks)).toContain("Noticed by the watcher");
     // A metadata-only list (the watch's own representation is checked once a request of it ended).
     const ns = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
-    expect(ns.find((r) => !r.query.includes("watch"))?.contentType).toContain("as=PartialObjectMetadataList");
+    expect(ns.find((r) => !r.query.includes("watch"))?.served).toBe("PartialObjectMetadataList");
     // Over several thresholds more: still one card, none for the namespace that went.
     await settle(2_500);
     expect(cards()).toHaveLength(1);
@@ -346,7 +346,7 @@ describe("namespace watcher", () => {
     expect(nsRequests.length).toBeGreaterThan(0);
     expect(nsRequests.every((r) => r.query.includes("watch=true"))).toBe(true);
     expect(nsRequests[0]?.query).toMatch(/resourceVersion=\d+/);
-    expect(nsRequests[0]?.contentType).toContain("as=PartialObjectMetadata;");
+    expect(nsRequests[0]?.served).toBe("PartialObjectMetadata");
     release("stuck-f");
     const ts = String(post.response?.ts);
     await until(

@@ -114,8 +114,14 @@ export interface RequestRecord {
   accept: string;
   /** The request's `User-Agent` header ("" when none), as kube-apiserver's audit log records it. */
   userAgent: string;
-  /** The answer's `Content-Type` ("" when none was sent): which representation it got. */
+  /** The answer's `Content-Type` ("" when none was sent). */
   contentType: string;
+  /**
+   * Which representation the server chose (`PartialObjectMetadataList`, `Table`,
+   * `APIGroupDiscoveryList`, …; "" for the plain object): what the server's handler knows and a
+   * client reads from the body's `kind`, since the header says only `application/json`.
+   */
+  served: string;
   /** When the request arrived and when its answer was finished (`performance.now()`, ms). */
   startedAt: number;
   finishedAt: number;
@@ -395,12 +401,26 @@ function negotiate(req: IncomingMessage, offered: readonly Transform[]): Transfo
   throw new KubeApiError(406, "NotAcceptable", NOT_ACCEPTABLE);
 }
 
-/** The `Content-Type` the real server writes for a transformed answer. */
+/**
+ * The `Content-Type` the real server writes for a transformed answer: only aggregated discovery
+ * names what it is in the header; a Table or PartialObjectMetadata(List) is plain
+ * `application/json` (the handlers write it without the list's kind), and says what it is in its
+ * body's `kind`.
+ */
 function transformContentType(t: Transform): string {
   if (t.startsWith("APIGroupDiscoveryList/")) {
     return `application/json;g=apidiscovery.k8s.io;v=${t.slice(t.indexOf("/") + 1)};as=APIGroupDiscoveryList`;
   }
-  return `application/json;as=${t};v=v1;g=meta.k8s.io`;
+  return "application/json";
+}
+
+/** What each answer was served as, for the request log (`RequestRecord.served`). */
+const servedAs = new WeakMap<ServerResponse, string>();
+
+/** Notes the representation an answer is served as, and gives its `Content-Type`. */
+function serveAs(res: ServerResponse, t: Transform): string {
+  servedAs.set(res, t.startsWith("APIGroupDiscoveryList/") ? "APIGroupDiscoveryList" : t);
+  return transformContentType(t);
 }
 
 /** What the real server's `meta.IsListType` check answers for a transform of the wrong arity. */
@@ -442,6 +462,7 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
         status: res.statusCode,
         user,
         contentType: typeof contentType === "string" ? contentType : "",
+        served: servedAs.get(res) ?? "",
       });
     });
     void (async () => {
@@ -479,7 +500,14 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
             if (code < 200 || code >= 300) return writeHead(code, headers);
             swallowed = true;
             if (lost === "reset") {
-              ctx.record({ ...started, finishedAt: performance.now(), status: 0, user, contentType: "" });
+              ctx.record({
+                ...started,
+                finishedAt: performance.now(),
+                status: 0,
+                user,
+                contentType: "",
+                served: "",
+              });
               res.socket?.destroy();
               return res;
             }
@@ -537,7 +565,7 @@ async function route(
     if (t !== undefined) {
       const doc = aggregatedDiscovery(registry.all(), registry.groupVersions(), failing, path === "/api");
       doc.apiVersion = `apidiscovery.k8s.io/${t.slice(t.indexOf("/") + 1)}`;
-      return send(res, 200, doc, { "Content-Type": transformContentType(t) });
+      return send(res, 200, doc, { "Content-Type": serveAs(res, t) });
     }
   }
   if (path === "/api") {
@@ -642,7 +670,7 @@ async function route(
       const o = ctx.store.getIn(def, namespace, name ?? "");
       if (t === "PartialObjectMetadataList") throw wrongArity(t, def, false);
       if (t === "PartialObjectMetadata") {
-        return send(res, 200, partialObject(o), { "Content-Type": transformContentType(t) });
+        return send(res, 200, partialObject(o), { "Content-Type": serveAs(res, t) });
       }
       if (t === "Table") {
         return send(
@@ -655,6 +683,7 @@ async function route(
             q.get("includeObject") ?? undefined,
             ctx.now(),
           ),
+          { "Content-Type": serveAs(res, t) },
         );
       }
       return send(res, 200, o);
@@ -917,7 +946,9 @@ function sendList(
   }
   if (transform === "Table") {
     const copies = items.map((o) => ctx.store.present(def, o));
-    return send(res, 200, toTable(def, copies, meta, q.get("includeObject") ?? undefined, ctx.now()));
+    return send(res, 200, toTable(def, copies, meta, q.get("includeObject") ?? undefined, ctx.now()), {
+      "Content-Type": serveAs(res, "Table"),
+    });
   }
   // The same text JSON.stringify would write for the whole list, assembled from each item's.
   const form = transform === "PartialObjectMetadataList" ? "partial" : "item";
@@ -928,7 +959,7 @@ function sendList(
       res,
       200,
       `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(meta)},"items":[${parts.join(",")}]}`,
-      transformContentType(transform),
+      serveAs(res, transform),
     );
   }
   sendJsonText(
@@ -968,10 +999,7 @@ function startWatch(
     (name === undefined || o.metadata?.name === name) &&
     match(o);
   // Set, not passed to writeHead, so that the request log can read the Content-Type back.
-  res.setHeader(
-    "Content-Type",
-    metadataOnly ? transformContentType("PartialObjectMetadata") : "application/json",
-  );
+  res.setHeader("Content-Type", metadataOnly ? serveAs(res, "PartialObjectMetadata") : "application/json");
   res.setHeader("Transfer-Encoding", "chunked");
   res.setHeader("Cache-Control", "no-cache, private");
   res.writeHead(200);
