@@ -225,6 +225,33 @@ spec: {ingressClassName: alb, defaultBackend: {service: {name: web, port: {numbe
     expect(nsObj.status.phase).toBe("Terminating");
   });
 
+  it("sets a generation only on the types whose create strategy sets one", async () => {
+    const manifest = [
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gen-cm, namespace: ${ns}}\ndata: {a: "1"}`,
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: gen-pod, namespace: ${ns}}\nspec: {containers: [{name: c, image: "nginx:1.27"}]}`,
+      `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: gen-ing, namespace: ${ns}}\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}`,
+    ].join("\n---\n");
+    const made = await k("create", "-f", await file("gen.yaml", manifest));
+    expect(made.code, made.stderr).toBe(0);
+    const get = async (what: string) => JSON.parse((await k("-n", ns, "get", what, "-o", "json")).stdout);
+    expect((await get("configmap/gen-cm")).metadata).not.toHaveProperty("generation");
+    expect((await get("pod/gen-pod")).metadata).not.toHaveProperty("generation");
+    expect((await get("ingress/gen-ing")).metadata.generation).toBe(1);
+    // A change to a ConfigMap's data still gives it none.
+    const patched = await k(
+      "-n",
+      ns,
+      "patch",
+      "configmap",
+      "gen-cm",
+      "--type=merge",
+      "-p",
+      '{"data":{"a":"2"}}',
+    );
+    expect(patched.code, patched.stderr).toBe(0);
+    expect((await get("configmap/gen-cm")).metadata).not.toHaveProperty("generation");
+  });
+
   it("serves the namespaced built-in types every 1.32 API server serves, RBAC and autoscaling included", async () => {
     const res = await k("api-resources", "--namespaced=true", "-o", "name");
     expect(res.code, res.stderr).toBe(0);

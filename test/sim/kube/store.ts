@@ -97,6 +97,36 @@ function objKey(namespace: string | undefined, name: string): string {
   return `${namespace ?? ""}/${name}`;
 }
 
+/**
+ * The built-in types whose create strategy sets `metadata.generation` (1.32's `PrepareForCreate`):
+ * workloads, Ingresses, policies, webhook configurations, CRDs — not Pods (from 1.33), Services,
+ * ConfigMaps, Secrets, Namespaces, Nodes or Events. Every custom resource gets one.
+ */
+const GENERATION_TYPES = new Set([
+  "apps/deployments",
+  "apps/daemonsets",
+  "apps/statefulsets",
+  "apps/replicasets",
+  "/replicationcontrollers",
+  "/podtemplates",
+  "batch/jobs",
+  "batch/cronjobs",
+  "networking.k8s.io/ingresses",
+  "networking.k8s.io/ingressclasses",
+  "networking.k8s.io/networkpolicies",
+  "policy/poddisruptionbudgets",
+  "discovery.k8s.io/endpointslices",
+  "apiextensions.k8s.io/customresourcedefinitions",
+  "admissionregistration.k8s.io/validatingwebhookconfigurations",
+  "admissionregistration.k8s.io/mutatingwebhookconfigurations",
+  "admissionregistration.k8s.io/validatingadmissionpolicies",
+  "admissionregistration.k8s.io/validatingadmissionpolicybindings",
+]);
+
+function setsGeneration(d: ResourceDef): boolean {
+  return d.custom || GENERATION_TYPES.has(`${d.group}/${d.resource}`);
+}
+
 /** Everything but metadata and status: a change here bumps `metadata.generation`. */
 function specPart(obj: KubeObject): Record<string, unknown> {
   const rest: Record<string, unknown> = { ...obj };
@@ -298,7 +328,7 @@ export class SimStore {
     else meta.namespace ??= "default";
     meta.uid ??= randomUUID();
     meta.creationTimestamp ??= rfc3339(this.now());
-    if (!(d.resource === "namespaces" && d.group === "")) meta.generation ??= 1;
+    if (setsGeneration(d)) meta.generation ??= 1;
     // A deleted namespace carries no grace period on a real server (its REST delete sets only the
     // timestamp); every other deleted object does.
     if (meta.deletionTimestamp !== undefined && !(d.group === "" && d.resource === "namespaces"))
@@ -489,9 +519,8 @@ export class SimStore {
 
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.now());
-    // Namespaces carry no generation on a real server.
-    if (d.resource === "namespaces" && d.group === "") delete meta.generation;
-    else meta.generation = 1;
+    if (setsGeneration(d)) meta.generation = 1;
+    else delete meta.generation;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
@@ -667,7 +696,7 @@ export class SimStore {
         ]);
       }
     }
-    if (opts.subresource === undefined && !deepEqual(specPart(cur), specPart(next))) {
+    if (setsGeneration(d) && opts.subresource === undefined && !deepEqual(specPart(cur), specPart(next))) {
       meta.generation = (curMeta.generation ?? 1) + 1;
     }
     meta.resourceVersion = curMeta.resourceVersion;
