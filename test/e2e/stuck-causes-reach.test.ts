@@ -127,6 +127,51 @@ describe("every cause reaches the terminal and Slack through the real wiring", (
     }
   });
 
+  it("a node lost while its namespace is deleted: progressing within the grace period, then the lost node", async () => {
+    let clock = Date.now();
+    const sim = await startKubeSim({
+      scenario: lostNodeWorld({ namespace: "cache", nodeState: "ready", claim: null }),
+      controllerIntervalMs: 50,
+      now: () => new Date(clock),
+    });
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-causes-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    try {
+      await sim.writeKubeconfig(kubeconfig);
+      // The machine stops answering, then someone deletes the namespace.
+      sim.silenceKubelet(NODE);
+      sim.store.delete("v1", "Namespace", undefined, "cache");
+      await sim.reconcileNow();
+      // Its pods wait for a kubelet that does not answer; the node still reads Ready.
+      expect(
+        sim.store.list("v1", "Pod", "cache").every((p) => p.metadata?.deletionTimestamp !== undefined),
+      ).toBe(true);
+      const early = await terminal("cache", kubeconfig);
+      expect(early.text).toContain("TERMINATING (progressing)");
+      expect(early.text).not.toContain("NotReady");
+
+      // Past the node monitor's grace period the controller marks it Unknown and unreachable.
+      clock += 51_000;
+      await sim.reconcileNow();
+      const node = sim.store.get("v1", "Node", undefined, NODE);
+      const ready = (
+        node?.status as { conditions: { type: string; status: string; message?: string }[] }
+      ).conditions.find((c) => c.type === "Ready");
+      expect(ready).toMatchObject({ status: "Unknown", message: "Kubelet stopped posting node status." });
+      expect(
+        (node?.spec as { taints: { key: string; effect: string }[] }).taints.map(
+          (t) => `${t.key}:${t.effect}`,
+        ),
+      ).toEqual(["node.kubernetes.io/unreachable:NoSchedule", "node.kubernetes.io/unreachable:NoExecute"]);
+      const late = await terminal("cache", kubeconfig);
+      expect(late.text).toContain(`because their node ${NODE} is NotReady (Ready=Unknown, NodeStatusUnknown`);
+      expect(late.text).toContain(`kubectl delete node ${NODE}`);
+    } finally {
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("pods whose node is gone: named missing, with what removes them", async () => {
     const w = await world(
       lostNodeWorld({ namespace: "gone", nodeState: "missing", claim: null }),

@@ -61,6 +61,11 @@ describe("a Terminating namespace that still holds Events", () => {
       scan: { path: string };
     };
     expect(json.scan.path).toBe("full");
-    expect(json.remaining).toEqual([{ resource: "events", count: 3 }]);
+    // What every namespace holds (its CA bundle, its default ServiceAccount), and the Events once.
+    expect(json.remaining).toEqual([
+      { resource: "configmaps", count: 1 },
+      { resource: "events", count: 3 },
+      { resource: "serviceaccounts", count: 1 },
+    ]);
   });
 });

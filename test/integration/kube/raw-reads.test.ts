@@ -66,7 +66,7 @@ describe("the adapter's raw reads (undici request)", () => {
     const kube = createKubeAdapter(toYaml(config));
     sim.resetRequests();
     expect((await kube.discover()).resources.some((r) => r.resource === "configmaps")).toBe(true);
-    expect((await kube.listObjects(CONFIGMAPS, NS)).map((o) => o.name)).toEqual(["one"]);
+    expect((await kube.listObjects(CONFIGMAPS, NS)).map((o) => o.name)).toEqual(["kube-root-ca.crt", "one"]);
     expect((await kube.getNamespace(NS))?.name).toBe(NS);
     const users = new Set(sim.requests().map((r) => r.user));
     expect([...users]).toEqual(["unstuck"]);
@@ -93,7 +93,8 @@ describe("the adapter's raw reads (undici request)", () => {
     expect((await head(`${sim.url}/api/v1/namespaces/${NS}/configmaps`)).get("content-encoding")).toBeNull();
     sim.resetRequests();
     const kube = createKubeAdapter(sim.kubeconfig());
-    expect(await kube.listObjects(CONFIGMAPS, big)).toHaveLength(600);
+    // 600 and the namespace's CA bundle (`kube-root-ca.crt`).
+    expect(await kube.listObjects(CONFIGMAPS, big)).toHaveLength(601);
     expect(sim.requests().filter((r) => r.path.endsWith("/configmaps"))).toHaveLength(2); // two pages
     const kubeconfig = join(dir, "kubeconfig");
     await sim.writeKubeconfig(kubeconfig);
@@ -106,7 +107,7 @@ describe("the adapter's raw reads (undici request)", () => {
       "name",
     ]);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout.trim().split("\n")).toHaveLength(600);
+    expect(listed.stdout.trim().split("\n")).toHaveLength(601);
   });
 
   /** A server that reads a request and then `behave`s; the kubeconfig that points at it. */

@@ -225,6 +225,32 @@ spec: {ingressClassName: alb, defaultBackend: {service: {name: web, port: {numbe
     expect(nsObj.status.phase).toBe("Terminating");
   });
 
+  it("gives every new namespace its CA bundle and default ServiceAccount, back when deleted, none once Terminating", async () => {
+    const made = await k(
+      "create",
+      "-f",
+      await file("pub-ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: published}\n"),
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const cm = JSON.parse(
+      (await k("-n", "published", "get", "configmap", "kube-root-ca.crt", "-o", "json")).stdout,
+    );
+    expect(cm.data["ca.crt"]).toMatch(/^-----BEGIN CERTIFICATE-----\n/);
+    expect(cm.metadata.annotations["kubernetes.io/description"]).toContain("CA bundle");
+    const sa = await k("-n", "published", "get", "serviceaccounts", "-o", "name");
+    expect(sa.stdout.trim()).toBe("serviceaccount/default");
+    // The root-CA publisher puts it back at once.
+    const del = await k("-n", "published", "delete", "configmap", "kube-root-ca.crt");
+    expect(del.code, del.stderr).toBe(0);
+    const back = await k("-n", "published", "get", "configmap", "-o", "name");
+    expect(back.stdout.trim()).toBe("configmap/kube-root-ca.crt");
+    // Deleting the namespace deletes them with the rest, and nothing publishes them again.
+    const gone = await k("delete", "namespace", "published");
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(sim.store.list("v1", "ConfigMap", "published")).toEqual([]);
+    expect(sim.store.list("v1", "ServiceAccount", "published")).toEqual([]);
+  });
+
   it("sets a generation only on the types whose create strategy sets one", async () => {
     const manifest = [
       `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gen-cm, namespace: ${ns}}\ndata: {a: "1"}`,

@@ -56,7 +56,8 @@ describe("kube simulator: lists from kept serializations", () => {
     );
 
   beforeAll(async () => {
-    sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
+    // Counts and lists are exact per namespace: no CA bundle or default ServiceAccount published.
+    sim = await startKubeSim({ controllerIntervalMs: 3_600_000, namespacePublishers: false });
     token = /token: (\S+)/.exec(sim.kubeconfig())?.[1] ?? "";
     sim.store.create({
       apiVersion: "apiextensions.k8s.io/v1",

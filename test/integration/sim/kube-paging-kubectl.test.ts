@@ -41,7 +41,8 @@ describe("kubectl pages through the kube simulator", () => {
     sim.requests().filter((q) => q.method === "GET" && q.path.endsWith("/configmaps"));
 
   beforeAll(async () => {
-    sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
+    // Counts and lists are exact per namespace: no CA bundle or default ServiceAccount published.
+    sim = await startKubeSim({ controllerIntervalMs: 3_600_000, namespacePublishers: false });
     dir = await mkdtemp(join(tmpdir(), "kube-sim-paging-"));
     const kc = join(dir, "kubeconfig");
     await sim.writeKubeconfig(kc);

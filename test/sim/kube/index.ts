@@ -13,6 +13,8 @@ import { SimStore } from "./store.js";
 import { LogStore } from "./logs.js";
 import { NamespaceController } from "./namespace-controller.js";
 import { admitDelete } from "./admission.js";
+import { NamespacePublishers } from "./publishers.js";
+import { NodeLifecycle } from "./node-lifecycle.js";
 import { WorkloadControllers } from "./workloads.js";
 import { ApiServiceAvailability, ensureAggregatedApi } from "./apiservices.js";
 import { createHandler, type KubeFaults, type RequestRecord } from "./server.js";
@@ -43,6 +45,11 @@ export interface KubeSim {
   resetRequests(): void;
   /** Run the namespace controller once, now. */
   reconcileNow(): Promise<void>;
+  /**
+   * The node's kubelet stops posting status and confirming pod deletions; after the grace period
+   * the node lifecycle controller marks the node `Ready=Unknown` and taints it unreachable.
+   */
+  silenceKubelet(node: string): void;
   stop(): Promise<void>;
 }
 
@@ -60,6 +67,12 @@ export interface KubeSimOptions {
    * `kubernetes` finalizer as they are.
    */
   namespaceController?: boolean;
+  /**
+   * `false`: the root-CA publisher and the service-account controller do not run (disabled in
+   * kube-controller-manager's `--controllers`): a new namespace holds no `kube-root-ca.crt`
+   * ConfigMap and no `default` ServiceAccount — for tests that count a namespace's objects exactly.
+   */
+  namespacePublishers?: boolean;
   /** The cluster's clock (timestamps, scenario `now-…` values, log `sinceSeconds`). */
   now?: () => Date;
   /** Also serve the kinds an installation creates (RBAC, PodDisruptionBudget, admission policies). */
@@ -85,7 +98,8 @@ function userFromToken(token: string | undefined): string | undefined {
  * Start the simulator on 127.0.0.1. Without a scenario the cluster holds only the four base
  * namespaces; with one, its `kube` section is loaded verbatim (finalizers, deletionTimestamps and
  * status included). Only the namespace controller, the garbage collector, the kubelets of Ready
- * nodes, the pod garbage collector and the pvc-protection controller run (`workloads.ts`): nothing
+ * nodes, the pod garbage collector and the pvc-protection controller run (`workloads.ts`), and the
+ * publishers of every namespace's CA bundle and default ServiceAccount (`publishers.ts`): nothing
  * else removes finalizers, exactly like a cluster whose controllers are stuck. DELETEs pass the
  * admission webhooks (`admission.ts`).
  */
@@ -144,13 +158,18 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   availability.reconcile();
 
   const controller = new NamespaceController(store, () => availability.failingGroups());
+  const nodes = new NodeLifecycle(store);
+  store.setKubeletCheck((node) => nodes.kubeletUp(node));
   const workloads = new WorkloadControllers(store);
+  const stopPublishing =
+    options.namespacePublishers === false ? () => undefined : new NamespacePublishers(store).start();
   let scheduled = false;
   let stopped = false;
   const runController = () => {
     scheduled = false;
     if (stopped) return;
     availability.reconcile();
+    nodes.reconcileAll();
     workloads.reconcileAll();
     if (options.namespaceController !== false) controller.reconcileAll();
   };
@@ -234,8 +253,12 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     resetRequests() {
       records = [];
     },
+    silenceKubelet(node) {
+      nodes.silence(node);
+    },
     reconcileNow() {
       availability.reconcile();
+      nodes.reconcileAll();
       workloads.reconcileAll();
       controller.reconcileAll();
       return Promise.resolve();
@@ -244,6 +267,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       stopped = true;
       clearInterval(timer);
       unsubscribe();
+      stopPublishing();
       for (const w of watches) w.end();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -239,6 +239,18 @@ export class SimStore {
   private deleteAdmission: ((d: ResourceDef, obj: KubeObject) => void) | undefined;
 
   /** Install the DELETE admission every delete passes (the HTTP API's, the controllers', the tests'). */
+  /** Whether a node's kubelet runs (the node lifecycle's knowledge; every kubelet runs by default). */
+  private kubeletCheck: (node: string) => boolean = () => true;
+
+  public setKubeletCheck(check: (node: string) => boolean): void {
+    this.kubeletCheck = check;
+  }
+
+  /** Whether the kubelet of `node` runs and so confirms its pods' deletions. */
+  public kubeletUp(node: string): boolean {
+    return this.kubeletCheck(node);
+  }
+
   public setDeleteAdmission(admit: ((d: ResourceDef, obj: KubeObject) => void) | undefined): void {
     this.deleteAdmission = admit;
   }

@@ -212,8 +212,12 @@ export interface LostNodeWorldOptions {
   readonly namespace: string;
   readonly now?: Date;
   readonly node?: string;
-  /** `not-ready` (default): the Node is there, its kubelet silent; `missing`: no Node object. */
-  readonly nodeState?: "not-ready" | "missing";
+  /**
+   * `not-ready` (default): the Node is there, its kubelet silent for long; `missing`: no Node
+   * object; `ready`: the node is healthy and the namespace not yet deleted — the world before the
+   * machine is lost (`KubeSim.silenceKubelet`, then delete the namespace).
+   */
+  readonly nodeState?: "not-ready" | "missing" | "ready";
   /** Pods bound to the node (default `web-0`, `web-1`); the first mounts the claim. */
   readonly pods?: readonly string[];
   /** The claim the first pod mounts (default `data-web-0`); `null` for none. */
@@ -226,8 +230,32 @@ export function lostNodeWorld(o: LostNodeWorldOptions): Scenario {
   const node = o.node ?? "ip-10-0-3-41.ap-northeast-2.compute.internal";
   const pods = o.pods ?? ["web-0", "web-1"];
   const claim = o.claim === undefined ? "data-web-0" : o.claim;
-  const objects: ScenarioObject[] = [terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 40)];
-  if (o.nodeState !== "missing") {
+  const objects: ScenarioObject[] = [
+    o.nodeState === "ready"
+      ? { apiVersion: "v1", kind: "Namespace", metadata: { name: o.namespace } }
+      : terminatingNamespace(o.namespace, now, o.deletedMinutesAgo ?? 40),
+  ];
+  if (o.nodeState === "ready") {
+    objects.push({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: node, labels: { "kubernetes.io/hostname": node } },
+      status: {
+        conditions: [
+          {
+            type: "Ready",
+            status: "True",
+            reason: "KubeletReady",
+            message: "kubelet is posting ready status",
+            lastHeartbeatTime: at(now, 0),
+            lastTransitionTime: at(now, -20 * 86_400_000),
+          },
+          { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory" },
+        ],
+        nodeInfo: { kubeletVersion: "v1.32.3-eks-4096722" },
+      },
+    });
+  } else if (o.nodeState !== "missing") {
     objects.push({
       apiVersion: "v1",
       kind: "Node",

@@ -60,7 +60,12 @@ export function podGracePeriod(pod: KubeObject, requested: number | undefined): 
 export function awaitsKubelet(store: SimStore, pod: KubeObject): boolean {
   const grace = pod.metadata?.deletionGracePeriodSeconds ?? 0;
   const node = nodeNameOf(pod);
-  return grace > 0 && node !== "" && !terminal(pod) && nodeState(store, node) !== "ready";
+  return (
+    grace > 0 &&
+    node !== "" &&
+    !terminal(pod) &&
+    (nodeState(store, node) !== "ready" || !store.kubeletUp(node))
+  );
 }
 
 /** Claim names a pod mounts. */
@@ -99,7 +104,7 @@ export class WorkloadControllers {
       const node = nodeNameOf(pod);
       if (pod.metadata?.deletionTimestamp === undefined || node === "") continue;
       if ((pod.metadata.deletionGracePeriodSeconds ?? 0) === 0) continue;
-      if (nodeState(this.store, node) !== "ready") continue;
+      if (nodeState(this.store, node) !== "ready" || !this.store.kubeletUp(node)) continue;
       this.forceDelete(pod);
     }
   }
