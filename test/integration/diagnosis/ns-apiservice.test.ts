@@ -34,25 +34,21 @@ function loadBrokenMetricsServer(sim: KubeSim): void {
       ports: [{ name: "https", port: 443, protocol: "TCP", targetPort: "https" }],
     },
   });
-  sim.store.create({
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: {
-      name: "metrics-server-8k2lp",
-      namespace: "kube-system",
-      labels: { ...labels, "kubernetes.io/service-name": "metrics-server" },
-    },
-    addressType: "IPv4",
-    endpoints: [
-      { addresses: ["10.0.2.7"], conditions: { ready: false, serving: false, terminating: false } },
-    ],
-    ports: [{ name: "https", port: 10250, protocol: "TCP" }],
-  });
+  // Its one pod, not ready: the endpoints controllers give the Service its slice and Endpoints.
   sim.store.create({
     apiVersion: "v1",
-    kind: "Endpoints",
-    metadata: { name: "metrics-server", namespace: "kube-system", labels },
-    subsets: [{ notReadyAddresses: [{ ip: "10.0.2.7" }], ports: [{ name: "https", port: 10250 }] }],
+    kind: "Pod",
+    metadata: { name: "metrics-server-7f9c6d5b8-qx2lp", namespace: "kube-system", labels },
+    spec: {
+      containers: [
+        {
+          name: "metrics-server",
+          image: "metrics-server:v0.7.2",
+          ports: [{ name: "https", containerPort: 10250 }],
+        },
+      ],
+    },
+    status: { phase: "Running", podIP: "10.0.2.7", conditions: [{ type: "Ready", status: "False" }] },
   });
   sim.store.create({
     apiVersion: "apiregistration.k8s.io/v1",
@@ -189,19 +185,12 @@ describe("a namespace stuck behind an unavailable aggregated API", () => {
   });
 
   it("lets the namespace go once metrics-server has a ready pod", async () => {
-    const slice = sim.store.get(
-      "discovery.k8s.io/v1",
-      "EndpointSlice",
-      "kube-system",
-      "metrics-server-8k2lp",
+    const pod = sim.store.get("v1", "Pod", "kube-system", "metrics-server-7f9c6d5b8-qx2lp");
+    if (!pod) throw new Error("the metrics-server pod is gone");
+    sim.store.update(
+      { ...pod, status: { ...(pod.status as object), conditions: [{ type: "Ready", status: "True" }] } },
+      { subresource: "status" },
     );
-    if (!slice) throw new Error("the EndpointSlice is gone");
-    sim.store.update({
-      ...slice,
-      endpoints: [
-        { addresses: ["10.0.2.7"], conditions: { ready: true, serving: true, terminating: false } },
-      ],
-    });
     await until(() => (sim.store.get("v1", "Namespace", undefined, NS) === undefined ? true : undefined));
     const a = (await kube.listApiServices()).find((x) => x.name === API);
     expect(a?.conditions.find((c) => c.type === "Available")?.status).toBe("True");

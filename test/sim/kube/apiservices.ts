@@ -160,8 +160,8 @@ export class ApiServiceAvailability {
 }
 
 /**
- * The objects behind a simulated aggregated API: an APIService, its Service and an EndpointSlice
- * (plus the mirrored core Endpoints) with one pod that is `ready` or not. Nothing is replaced.
+ * The objects behind a simulated aggregated API: an APIService, its Service and its one pod, `ready`
+ * or not (the endpoints controllers give the Service its addresses). Nothing is replaced.
  */
 export function ensureAggregatedApi(store: SimStore, gv: string, opts: { readonly ready: boolean }): void {
   const [group, version] = gv.split("/");
@@ -186,40 +186,25 @@ export function ensureAggregatedApi(store: SimStore, gv: string, opts: { readonl
         ports: [{ name: "https", port: 443, protocol: "TCP", targetPort: "https" }],
       },
     });
-    store.load({
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: {
-        name: `${service}-7x9qk`,
-        namespace: ns,
-        labels: {
-          ...labels,
-          "kubernetes.io/service-name": service,
-          "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
-        },
-      },
-      addressType: "IPv4",
-      endpoints: [
-        {
-          addresses: [ip],
-          conditions: { ready: opts.ready, serving: opts.ready, terminating: false },
-          targetRef: { kind: "Pod", namespace: ns, name: pod },
-        },
-      ],
-      ports: [{ name: "https", port: 10250, protocol: "TCP" }],
-    });
+    // Its one pod; the endpoints controllers make its EndpointSlice and Endpoints from it.
     store.load({
       apiVersion: "v1",
-      kind: "Endpoints",
-      metadata: { name: service, namespace: ns, labels },
-      subsets: [
-        {
-          [opts.ready ? "addresses" : "notReadyAddresses"]: [
-            { ip, targetRef: { kind: "Pod", namespace: ns, name: pod } },
-          ],
-          ports: [{ name: "https", port: 10250, protocol: "TCP" }],
-        },
-      ],
+      kind: "Pod",
+      metadata: { name: pod, namespace: ns, labels },
+      spec: {
+        containers: [
+          {
+            name: service,
+            image: `${service}:v1`,
+            ports: [{ name: "https", containerPort: 10250, protocol: "TCP" }],
+          },
+        ],
+      },
+      status: {
+        phase: "Running",
+        podIP: ip,
+        conditions: [{ type: "Ready", status: opts.ready ? "True" : "False" }],
+      },
     });
   }
   if (store.get(...APISERVICE, undefined, name) !== undefined) return;

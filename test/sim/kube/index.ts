@@ -13,6 +13,7 @@ import { SimStore } from "./store.js";
 import { LogStore } from "./logs.js";
 import { NamespaceController } from "./namespace-controller.js";
 import { admitDelete } from "./admission.js";
+import { EndpointControllers } from "./endpoints.js";
 import { NamespacePublishers } from "./publishers.js";
 import { NodeLifecycle } from "./node-lifecycle.js";
 import { WorkloadControllers } from "./workloads.js";
@@ -151,10 +152,12 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
     logs.append(ns, pod, l.container, l.lines);
   }
   // A failing group is an aggregated API whose pods are ready but fail the discovery check; make
-  // its EndpointSlice not ready (or load an APIService whose Service has none) and it fails the
-  // same way, as MissingEndpoints.
+  // its pod not ready (or load an APIService whose Service has none) and it fails the same way,
+  // as MissingEndpoints.
   const availability = new ApiServiceAvailability(store, () => faults.failingGroups ?? []);
   for (const gv of faults.failingGroups ?? []) ensureAggregatedApi(store, gv, { ready: true });
+  const endpoints = new EndpointControllers(store);
+  endpoints.reconcileAll();
   availability.reconcile();
 
   const controller = new NamespaceController(store, () => availability.failingGroups());
@@ -168,9 +171,10 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
   const runController = () => {
     scheduled = false;
     if (stopped) return;
-    availability.reconcile();
     nodes.reconcileAll();
     workloads.reconcileAll();
+    endpoints.reconcileAll();
+    availability.reconcile();
     if (options.namespaceController !== false) controller.reconcileAll();
   };
   const unsubscribe = store.onChange(() => {
@@ -243,6 +247,7 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       faults = { ...f };
       throttleLeft = f.throttle?.count ?? 0;
       for (const gv of faults.failingGroups ?? []) ensureAggregatedApi(store, gv, { ready: true });
+      endpoints.reconcileAll();
       availability.reconcile();
     },
     store,
@@ -257,9 +262,10 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       nodes.silence(node);
     },
     reconcileNow() {
-      availability.reconcile();
       nodes.reconcileAll();
       workloads.reconcileAll();
+      endpoints.reconcileAll();
+      availability.reconcile();
       controller.reconcileAll();
       return Promise.resolve();
     },
