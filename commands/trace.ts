@@ -57,6 +57,19 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
     ctx.services.now,
     clusterOf(ctx.services),
   );
+  // A name nothing answers for is a wrong name, not an intact path: said as such, nothing posted.
+  const missing = "hostnames" in subject ? trace.paths.filter((p) => p.missing !== undefined) : [];
+  if (
+    missing.length > 0 &&
+    missing.length === trace.paths.length &&
+    trace.warnings.length === 0 &&
+    (trace.denied ?? []).length === 0
+  ) {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `No such name: ${missing.map((p) => p.missing ?? p.hostname).join("; ")}. Check the spelling; \`trace ns <namespace>\` lists every name that reaches a namespace.`,
+    );
+  }
   const observe = commandObserver(ctx.services, ctx.actor, "trace");
   const what = "namespace" in subject ? `namespace ${subject.namespace}` : subject.hostnames.join(", ");
   if (!probe) {

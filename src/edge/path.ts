@@ -98,6 +98,11 @@ export interface TracedPath {
   readonly hops: readonly (PathHop & { readonly depth: number })[];
   /** The worst verdict on the path. */
   readonly verdict: LinkVerdict;
+  /**
+   * The name has no record in the zones read and no distribution answers for it: why, in words
+   * (`no A/AAAA/CNAME record named … in zone …`). Absent when the name resolves somewhere.
+   */
+  readonly missing?: string;
 }
 
 export interface TraceInput {
@@ -416,7 +421,8 @@ export function tracePaths(input: TraceInput): TracedPath[] {
   }
 
   return input.hostnames.map((h) => {
-    const hops = followName(h, 0, new Set(), normalizeDns(h));
+    const n = normalizeDns(h);
+    const hops = followName(h, 0, new Set(), n);
     const all =
       hops.length > 0
         ? hops
@@ -424,12 +430,28 @@ export function tracePaths(input: TraceInput): TracedPath[] {
             {
               kind: "record" as const,
               depth: 0,
-              label: normalizeDns(h),
+              label: n,
               verdict: "unknown" as const,
-              why: `no zone read serves ${normalizeDns(h)}`,
+              why: `no zone read serves ${n}`,
             },
           ];
-    return { hostname: normalizeDns(h), hops: all, verdict: worst(all.map((x) => x.verdict)) };
+    // Nothing answers for the name at all: no record of ours, no distribution serving it.
+    const only = all.length === 1 ? all[0] : undefined;
+    const served = input.distributions.some((d) => d.aliases.some((x) => aliasMatches(x, n)));
+    const missing =
+      !served &&
+      only !== undefined &&
+      only.kind === "record" &&
+      only.label === n &&
+      only.verdict === "unknown"
+        ? only.why
+        : undefined;
+    return {
+      hostname: n,
+      hops: all,
+      verdict: worst(all.map((x) => x.verdict)),
+      ...(missing !== undefined ? { missing } : {}),
+    };
   });
 }
 

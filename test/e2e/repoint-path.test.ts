@@ -594,6 +594,14 @@ describe("repairing the traffic path through the approval", () => {
     expect(notYet.body["response_type"]).toBe("ephemeral");
     expect(String(notYet.body["text"])).toMatch(/Namespace notbackyet does not exist yet/);
     expect(String(notYet.body["text"])).not.toMatch(/Partial|could not read/);
+    // A name nothing answers for: refused to the asker, never an intact path in the channel.
+    await slash(s, "trace tset.example.com", REQUESTER, "typo");
+    const typo = await s.fake.waitForResponse((p) => p.id === "typo", 10_000);
+    expect(typo.body["response_type"]).toBe("ephemeral");
+    expect(String(typo.body["text"])).toMatch(
+      /No such name: no A\/AAAA\/CNAME record named tset\.example\.com in zone example\.com/,
+    );
+    expect(JSON.stringify(typo.body)).not.toMatch(/intact/);
     await slash(s, 'repoint test.example.com --reason "short"', REQUESTER, "short");
     const short = await s.fake.waitForResponse((p) => p.id === "short", 10_000);
     expect(String(short.body["text"])).toMatch(/at least 10 characters/);

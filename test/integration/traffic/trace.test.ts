@@ -132,6 +132,32 @@ describe("trace", () => {
     }
   });
 
+  it("a name nothing answers for: no such record in its zone, refused — never an intact path", async () => {
+    const { w } = await open();
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-trace-"));
+    try {
+      const kubeconfig = join(dir, "kubeconfig");
+      await w.kube.writeKubeconfig(kubeconfig);
+      const out: string[] = [];
+      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+      const code = await runCli(["trace", "tset.example.com", "--kubeconfig", kubeconfig], w.aws.env(), io);
+      const text = out.join("\n");
+      expect(code).not.toBe(0);
+      expect(text).toMatch(
+        /No such name: no A\/AAAA\/CNAME record named tset\.example\.com in zone example\.com \(/,
+      );
+      expect(text).not.toMatch(/intact/i);
+      out.length = 0;
+      // A zone nobody here serves: said as such.
+      expect(await runCli(["trace", "www.other.org", "--kubeconfig", kubeconfig], w.aws.env(), io)).not.toBe(
+        0,
+      );
+      expect(out.join("\n")).toContain("No such name: no zone read serves www.other.org");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("--probe: DNS through the world's resolver and GET through its front, time-boxed, beside the trace", async () => {
     opened = await openAwsWorld("seed-recovered.yaml");
     const { w } = opened;
