@@ -85,6 +85,8 @@ export function repairChecker(deps: {
 }
 
 function nothingToRepair(subject: RepairSubject, plan: RepointPlan): string {
+  // A refused target is the answer to the request: said first, and alone.
+  if (plan.refused.length > 0) return `Refused: ${plan.refused.join(" ")}`;
   return `Nothing to repair on the traffic path of ${"namespace" in subject ? `namespace ${subject.namespace}` : subject.hostnames.join(", ")} now${plan.questions.length > 0 ? `: ${plan.questions.join(" ")}` : "."}`;
 }
 

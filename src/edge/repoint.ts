@@ -48,6 +48,12 @@ export interface RepointPlanInput {
 export interface RepointPlan {
   /** The action to approve; `undefined` when there is nothing to change. */
   readonly action?: RepointPathAction;
+  /**
+   * Why nothing was planned although a target was named or found: a `--to` that fails a check (no
+   * such load balancer, serves another host, another namespace), a target whose rules do not route
+   * the host. Said first: it is the answer to the request.
+   */
+  readonly refused: readonly string[];
   /** Links that need a person: several candidates, no replacement yet, a record ExternalDNS owns. */
   readonly questions: readonly string[];
   /** Links that are fine or not ours to change, for the record. */
@@ -75,10 +81,11 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
   const byName = new Map(input.loadBalancers.map((l) => [l.name, l]));
   const chosen = input.choose !== undefined ? byName.get(input.choose) : undefined;
   if (input.choose !== undefined && chosen === undefined) {
-    questions.push(
-      `No load balancer is named ${input.choose} in this account and region; nothing was planned.`,
-    );
-    return { questions, notes };
+    return {
+      refused: [`No load balancer is named ${input.choose} in this account and region; nothing was planned.`],
+      questions,
+      notes,
+    };
   }
   const ownership = buildOwnership({
     ...(input.cluster !== undefined ? { cluster: input.cluster } : {}),
@@ -272,9 +279,9 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
   }
   // Route 53 first: the names people type; then the origins CloudFront fetches from.
   // A `--to` that fails a check refuses the whole plan: half a repair onto a chosen target is worse.
-  if (refusals.length > 0) return { questions: [...new Set([...refusals, ...questions])], notes };
+  if (refusals.length > 0) return { refused: [...new Set(refusals)], questions, notes };
   const steps = [...zones.values(), ...originEdits.values()];
-  if (steps.length === 0) return { questions, notes };
+  if (steps.length === 0) return { refused: [], questions, notes };
   return {
     action: {
       type: "repoint-path",
@@ -289,6 +296,7 @@ export function planRepoint(input: RepointPlanInput): RepointPlan {
       ),
       ...(risks.length > 0 ? { risks: [...new Set(risks)] } : {}),
     },
+    refused: [],
     questions,
     notes,
   };

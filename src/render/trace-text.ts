@@ -13,6 +13,9 @@ const MARK = {
 
 export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
   const out: string[] = [];
+  // A refused request is the answer: it comes before the trace it was checked against.
+  if (repair !== undefined && repair.refused.length > 0)
+    out.push(...repair.refused.map((r) => `Refused: ${r}`), "");
   const subject =
     "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
   const broken = t.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");

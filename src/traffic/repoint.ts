@@ -154,6 +154,6 @@ async function checkTargetsInAws(
       };
     }),
   );
-  if (refusals.length > 0) return { questions: [...refusals, ...plan.questions], notes: plan.notes };
+  if (refusals.length > 0) return { refused: refusals, questions: plan.questions, notes: plan.notes };
   return { ...plan, action: { ...action, targets } };
 }

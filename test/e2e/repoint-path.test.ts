@@ -586,7 +586,10 @@ describe("repairing the traffic path through the approval", () => {
     // Nothing to request: the trace and the plan's question go to the asker instead of a request.
     const noLb = await s.fake.waitForResponse((p) => p.id === "no-lb", 20_000);
     expect(noLb.body["response_type"]).toBe("ephemeral");
-    expect(JSON.stringify(noLb.body["blocks"])).toContain("No load balancer is named k8s-nope-0000000000");
+    // The refusal is the answer: it leads, and the card does not talk of repointing later instead.
+    const first = (noLb.body["blocks"] as { text?: { text?: string } }[])[0]?.text?.text ?? "";
+    expect(first).toMatch(/^:no_entry: \*Refused:\* No load balancer is named k8s-nope-0000000000/);
+    expect(JSON.stringify(noLb.body["blocks"])).not.toContain("Nothing can be repointed yet");
     expect(JSON.stringify(noLb.body["blocks"])).not.toContain(APPROVE);
     // A namespace that is not back yet: said plainly, to the asker only, not as a partial read.
     await slash(s, "repoint ns notbackyet", REQUESTER, "not-yet");

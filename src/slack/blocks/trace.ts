@@ -34,6 +34,18 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
         ? `Traffic path of ${subject} is intact${t.paths.some((p) => p.verdict === "unknown") ? " (some links unknown)" : ""}.`
         : `Traffic path of ${subject} is broken: ${broken.map((p) => p.hostname).join(", ")}.`;
   const blocks: KnownBlock[] = [
+    // A refused request is the answer: it comes before the trace it was checked against.
+    ...(repair !== undefined && repair.refused.length > 0
+      ? [
+          {
+            type: "section" as const,
+            text: {
+              type: "mrkdwn" as const,
+              text: clip(`:no_entry: *Refused:* ${repair.refused.map(esc).join("\n")}`),
+            },
+          },
+        ]
+      : []),
     {
       type: "section",
       text: {
@@ -98,7 +110,7 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       ],
     });
   }
-  if (repair && !repair.action && broken.length > 0) {
+  if (repair && !repair.action && repair.refused.length === 0 && broken.length > 0) {
     blocks.push({
       type: "context",
       elements: [

@@ -166,7 +166,7 @@ describe("repairs on ownership evidence, with hostile tenants", () => {
       choose: lookalike,
     });
     expect(ontoLookalike.plan.action).toBeUndefined();
-    expect(ontoLookalike.plan.questions[0]).toMatch(
+    expect(ontoLookalike.plan.refused[0]).toMatch(
       new RegExp(`--to ${lookalike} is refused for test\\.example\\.com: .*lookalike\\.example\\.org.*404`),
     );
 
@@ -175,10 +175,10 @@ describe("repairs on ownership evidence, with hostile tenants", () => {
       choose: claimer,
     });
     expect(ontoClaimer.plan.action).toBeUndefined();
-    expect(ontoClaimer.plan.questions[0]).toMatch(
+    expect(ontoClaimer.plan.refused[0]).toMatch(
       /Ingress sandbox\/claim \(namespace sandbox\), not to namespace myapp/,
     );
-    expect(ontoClaimer.plan.questions[0]).toMatch(/--other-namespace/);
+    expect(ontoClaimer.plan.refused[0]).toMatch(/--other-namespace/);
 
     // Said explicitly: planned, with the move to another namespace as the first risk.
     const explicit = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now, {
@@ -213,7 +213,7 @@ describe("repairs on ownership evidence, with hostile tenants", () => {
     );
     const unrouted = await planPathRepair(aws, kube, { hostnames: ["test.example.com"] }, now);
     expect(unrouted.plan.action).toBeUndefined();
-    expect(unrouted.plan.questions[0]).toMatch(
+    expect(unrouted.plan.refused[0]).toMatch(
       new RegExp(`${worker}'s listener rules in AWS do not route test\\.example\\.com .*answer 404`),
     );
     // Routed again: planned, the evidence saying what AWS routes.

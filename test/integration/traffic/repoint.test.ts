@@ -235,6 +235,6 @@ describe("repoint: plan and apply", () => {
       choose: "k8s-nope-0000000000",
     });
     expect(unknown.plan.action).toBeUndefined();
-    expect(unknown.plan.questions[0]).toMatch(/No load balancer is named k8s-nope-0000000000/);
+    expect(unknown.plan.refused[0]).toMatch(/No load balancer is named k8s-nope-0000000000/);
   });
 });

@@ -153,6 +153,16 @@ describe("trace", () => {
         0,
       );
       expect(out.join("\n")).toContain("No such name: no zone read serves www.other.org");
+      out.length = 0;
+      // A refused --to is the answer: its first line, before the trace it was checked against.
+      await runCli(
+        ["repoint", "test.example.com", "--to", "k8s-nope-0000000000", "--kubeconfig", kubeconfig],
+        w.aws.env(),
+        io,
+      );
+      expect(out.join("\n").split("\n")[0]).toBe(
+        "Refused: No load balancer is named k8s-nope-0000000000 in this account and region; nothing was planned.",
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
