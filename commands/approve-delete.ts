@@ -18,6 +18,7 @@ export const approveDeleteSyntax: CommandSyntax = {
     {
       name: "reason",
       kind: "string",
+      restOfLine: true,
       valueName: "text",
       required: true,
       description: "Why this namespace goes now (who owns it, what replaces it)",

@@ -30,6 +30,7 @@ export const finalizeSyntax: CommandSyntax = {
     {
       name: "reason",
       kind: "string",
+      restOfLine: true,
       valueName: "text",
       description: "Why recovery comes first (a sentence)",
       required: true,

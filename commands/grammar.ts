@@ -22,6 +22,11 @@ export interface FlagDef {
   readonly repeatable?: boolean;
   /** Must be given; help shows it without brackets. */
   readonly required?: boolean;
+  /**
+   * An unquoted value runs to the next option, as people type a sentence in Slack:
+   * `--reason the old ALB is gone --to k8s-…` gives the reason "the old ALB is gone".
+   */
+  readonly restOfLine?: boolean;
 }
 
 export interface ParsedArgs {
@@ -85,9 +90,11 @@ export function parseArgs(syntax: CommandSyntax, words: readonly string[]): Pars
     byName.set(`--${f.name}`, f);
     if (f.short) byName.set(`-${f.short}`, f);
   }
+  /** A word that reads as an option (`--to`, `--to=x`, `-n`; not `-5`): where a value ends. */
+  const isOption = (w: string): boolean => w.startsWith("-") && w.length > 1 && !/^-\d/.test(w);
   for (let i = 0; i < words.length; i++) {
     const word = words[i] ?? "";
-    if (word.startsWith("-") && word.length > 1 && !/^-\d/.test(word)) {
+    if (isOption(word)) {
       const eq = word.indexOf("=");
       const key = eq > 0 ? word.slice(0, eq) : word;
       const def = byName.get(key);
@@ -115,6 +122,13 @@ export function parseArgs(syntax: CommandSyntax, words: readonly string[]): Pars
         else {
           raw = words[i + 1];
           i++;
+          if (def.restOfLine === true && raw !== undefined) {
+            // An option where the sentence should start: the value is missing.
+            if (isOption(raw)) raw = undefined;
+            else
+              while (i + 1 < words.length && !isOption(words[i + 1] ?? ""))
+                raw = `${raw} ${words[++i] ?? ""}`;
+          }
         }
         if (raw === undefined || raw === "") {
           throw new UnstuckError(

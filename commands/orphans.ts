@@ -29,6 +29,7 @@ export const orphansSyntax: CommandSyntax = {
     {
       name: "reason",
       kind: "string",
+      restOfLine: true,
       valueName: "text",
       description: "Why delete them now (with --delete)",
     },

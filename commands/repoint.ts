@@ -16,6 +16,7 @@ import type { CommandModule, CommandResult, CommandServices, CommandContext } fr
 const reasonFlag = {
   name: "reason",
   kind: "string",
+  restOfLine: true,
   valueName: "text",
   description: "Why this repair (what is stale, why this target); without it, only the plan is shown",
 } as const;

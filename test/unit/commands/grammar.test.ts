@@ -118,6 +118,19 @@ describe("registry", () => {
     expect(result.help).toBeUndefined();
   });
 
+  it("takes an unquoted reason up to the next option, as people type it in Slack", () => {
+    const { input } = registry.parse(
+      "repoint test.example.com --reason the old ALB is gone --to k8s-myapp-web-0123456789",
+    );
+    expect(input).toMatchObject({ reason: "the old ALB is gone", to: "k8s-myapp-web-0123456789" });
+    const quoted = registry.parse('finalize ingress/web -n myapp --reason "cause confirmed, recovery first"');
+    expect(quoted.input).toMatchObject({ reason: "cause confirmed, recovery first" });
+    // A value that is itself an option is no reason.
+    expect(() => registry.parse("repoint test.example.com --reason --to x")).toThrow(
+      /--reason needs a value/,
+    );
+  });
+
   it("generates help from the same declarations the parser uses", () => {
     const help = registry.help("/unstuck");
     const ns = help.entries.find((e) => e.usage.startsWith("ns "));
