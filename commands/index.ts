@@ -5,7 +5,7 @@
  */
 import { ErrorCode, UnstuckError, toUserError } from "../src/errors.js";
 import { clipWords, parseArgs, suggestCommand, tokenize, usageLine } from "./grammar.js";
-import { buildHelp, helpCommand } from "./help.js";
+import { buildHelp, helpCommand, selectedBy } from "./help.js";
 import { approvalsCommand } from "./approvals.js";
 import { approveDeleteCommand } from "./approve-delete.js";
 import { auditCommand } from "./audit.js";
@@ -30,7 +30,8 @@ function observeCommand(verb: string, started: number, outcome: "ok" | "error"):
 
 export interface Registry extends CommandDispatcher {
   readonly commands: readonly CommandModule[];
-  help(prefix?: string): HelpDoc;
+  /** Every command's help, or (`words`) only the commands those words select. */
+  help(prefix?: string, words?: readonly string[]): HelpDoc;
   /** Parse and validate without running (no I/O). Throws UnstuckError. */
   parse(text: string): { command: CommandModule; input: unknown };
   /** Parse, validate and run; never throws — errors become an `error` result. */
@@ -41,9 +42,9 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
   const all: CommandModule[] = [];
   const registry: Registry = {
     commands: all,
-    help: (prefix = defaultPrefix) =>
+    help: (prefix = defaultPrefix, words = []) =>
       buildHelp(
-        all.map((c) => c.syntax),
+        all.map((c) => c.syntax).filter((s) => selectedBy(s, words)),
         prefix,
       ),
     parse(text) {
@@ -76,7 +77,11 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
           near !== undefined ? { suggestion: near } : {},
         );
       }
-      const args = parseArgs(best.command.syntax, words.slice(best.length));
+      const rest = words.slice(best.length);
+      // `<command> --help`: that command's help, whatever else was typed.
+      if (best.command !== helpModule && rest.some((w) => w === "--help" || w === "-h"))
+        return { command: helpModule, input: best.command.syntax.path };
+      const args = parseArgs(best.command.syntax, rest);
       return { command: best.command, input: best.command.build(args) };
     },
     async dispatch(text, ctx, prefix = defaultPrefix) {
@@ -105,7 +110,7 @@ export function createRegistry(modules: readonly CommandModule[], defaultPrefix 
       }
     },
   };
-  const helpModule = helpCommand(() => registry.help()) as CommandModule;
+  const helpModule = helpCommand((words) => registry.help(undefined, words)) as CommandModule;
   all.push(helpModule, ...modules);
   return registry;
 }

@@ -43,7 +43,8 @@ function splitGlobal(argv: readonly string[]): {
     else if (a === "--kubeconfig") kubeconfig = argv[++i];
     else if (a.startsWith("--kubeconfig=")) kubeconfig = a.slice("--kubeconfig=".length);
     else if (a === "--timeout") timeout = argv[++i];
-    else if (a === "--help" || a === "-h") rest.push("help");
+    // `unstuck --help` is `help`; after a command, the registry gives that command's help.
+    else if ((a === "--help" || a === "-h") && rest.length === 0) rest.push("help");
     else rest.push(a);
   }
   return {

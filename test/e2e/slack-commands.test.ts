@@ -90,6 +90,22 @@ describe("slash command over HTTP (all channels allowed)", () => {
     expect(h.kubeCalls()).toEqual([]);
   });
 
+  it("`help repoint` and `repoint --help` answer with that command alone, its examples included", async () => {
+    for (const text of ["help repoint", "repoint --help"]) {
+      const sent = await h.command(text, { channelId: CHANNEL });
+      const answer = await h.fake.waitForResponse((r) => r.id === sent.responseId);
+      expect(answer.body["response_type"]).toBe("ephemeral");
+      const body = messageText(answer.body);
+      const prefix = h.registry.help().prefix;
+      expect(body, text).toContain(`${prefix} repoint &lt;hostname&gt;`);
+      expect(body, text).toContain(`${prefix} repoint ns &lt;namespace&gt;`);
+      expect(body, text).toContain(`_e.g._ \`${prefix} repoint test.example.com\``);
+      expect(body, text).not.toContain(`${prefix} ns &lt;namespace&gt;`);
+      expect(body, text).not.toContain(`${prefix} trace`);
+    }
+    expect(h.kubeCalls()).toEqual([]);
+  });
+
   it("a signed command whose response_url is not Slack's is acknowledged and answered nowhere", async () => {
     // Where a request chose to have its answer sent: a server that records what reaches it.
     const stolen: string[] = [];

@@ -19,7 +19,7 @@ export function renderHelpBlocks(help: HelpDoc): SlackMessage {
   }
   return {
     text: clip(
-      esc(`${help.product}: ${help.entries.map((e) => e.usage.split(" ")[0]).join(", ")}`),
+      esc(`${help.product}: ${[...new Set(help.entries.map((e) => e.usage.split(" ")[0]))].join(", ")}`),
       SlackLimit.Fallback,
     ),
     blocks: blocks.slice(0, 50),

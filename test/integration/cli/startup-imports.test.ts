@@ -88,6 +88,14 @@ describe("what the terminal form loads", () => {
     expect(loaded.filter((p) => p.startsWith("@aws-sdk/"))).toEqual([]);
   }, 60_000);
 
+  it("`<command> --help` prints that command alone, loading no client either", async () => {
+    const { out, loaded } = await cli(["repoint", "--help"]);
+    expect(out).toContain("repoint <hostname> [--to <load-balancer-name>]");
+    expect(out).toContain("e.g. unstuck repoint test.example.com");
+    expect(out).not.toContain("ns <namespace> [--all]");
+    expect(loaded).not.toContain("@kubernetes/client-node");
+  }, 60_000);
+
   it("ns loads the Kubernetes client, and the AWS SDK only when it calls AWS", async () => {
     // A region configured, but nothing in the namespace that needs AWS: the SDK stays unloaded.
     const { out, loaded } = await cli(["ns", "plain", "--json", "--kubeconfig", kubeconfig], {

@@ -131,6 +131,28 @@ describe("registry", () => {
     );
   });
 
+  it("gives one command's help for `help <command>` and `<command> --help`, and refuses an unknown one", async () => {
+    const ctx = {
+      actor: { userId: "U1", teamId: "T1", surface: "cli" as const },
+      services: { kube: {} as never, now: () => new Date(), log: { error: () => undefined } as never },
+    };
+    for (const text of ["help repoint", "repoint --help", "repoint test.example.com -h"]) {
+      const result = await registry.dispatch(text, ctx);
+      expect(result.type, text).toBe("help");
+      if (result.type !== "help") continue;
+      expect(result.help.entries.map((e) => e.usage.split(" <")[0])).toEqual(["repoint", "repoint ns"]);
+      expect(result.help.entries[0]?.examples.length).toBeGreaterThan(0);
+    }
+    const ns = await registry.dispatch("help trace ns", ctx);
+    expect(ns.type === "help" ? ns.help.entries.map((e) => e.usage) : []).toEqual([
+      "trace ns <namespace> [--probe]",
+    ]);
+    const unknown = await registry.dispatch("help frobnicate", ctx);
+    expect(unknown.type).toBe("error");
+    if (unknown.type === "error")
+      expect(unknown.error.message).toMatch(/No command starts with `frobnicate`/);
+  });
+
   it("generates help from the same declarations the parser uses", () => {
     const help = registry.help("/unstuck");
     const ns = help.entries.find((e) => e.usage.startsWith("ns "));
