@@ -13,6 +13,7 @@ describe("npm start without Slack credentials", () => {
         "/unstuck ns myapp",
         '/unstuck finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: ENI holds the SG; recovery first"',
         "click Approve",
+        "as nobody",
         "as U0APPROVER1",
         "click Approve",
         "/unstuck watch ns myapp",
@@ -26,6 +27,28 @@ describe("npm start without Slack credentials", () => {
     expect(out).toMatch(/held by network interface eni-[0-9a-f]+/);
     // The requester's own click is refused, privately; the approver's executes the request.
     expect(out).toMatch(/only visible to you\n.*someone else/i);
+    // A user the workspace does not have is refused, naming who it has.
+    expect(out).toContain("(no such user: nobody; the workspace has U0ONCALL1 (oncall, requester)");
     expect(out).toContain("== DONE: remove finalizer from Ingress myapp/myapp-worker-ingress ==");
+    // Quitting says what it stopped and cleaned.
+    expect(out).toMatch(
+      /Stopped: the bot and its workers are down; [1-9]\d* Redis keys under unstuck-sandbox-[0-9a-f]+ removed\./,
+    );
+  }, 90_000);
+
+  it("honours the person's own UNSTUCK_* settings, and says which the world keeps", async () => {
+    const { code, out } = await runSandbox(
+      [
+        '/unstuck finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: ENI holds the SG; recovery first"',
+        "quit",
+        "",
+      ].join("\n"),
+      { UNSTUCK_REQUEST_TTL_SECONDS: "120", UNSTUCK_APPROVERS: "U0SOMEONE" },
+    );
+    expect(code).toBe(0);
+    expect(out).toContain("Your settings: UNSTUCK_REQUEST_TTL_SECONDS=120");
+    expect(out).toContain("Not yours to set here (the sandbox's world sets them): UNSTUCK_APPROVERS");
+    // The request expires after the two minutes asked for, not the default thirty.
+    expect(out).toMatch(/expires \S+.*\(in 2 min\)/);
   }, 90_000);
 });

@@ -182,25 +182,37 @@ export async function runSandbox(io: {
       .join("\n")}\n`,
   );
   const prefix = `unstuck-sandbox-${randomBytes(3).toString("hex")}`;
-  const config = loadConfig({
-    ...awsEnv,
-    SLACK_BOT_TOKEN: TOKEN,
-    SLACK_SIGNING_SECRET: SECRET,
-    SLACK_API_URL: fake.url,
-    PORT: "0",
+  // What the world needs is the sandbox's to set; every other UNSTUCK_* setting of the person
+  // running it is honoured (a short UNSTUCK_REQUEST_TTL_SECONDS to try expiry, say).
+  const worldSettings = {
     // Loopback only: the sandbox's bot is for this machine's browser and terminal, not the network.
     UNSTUCK_LISTEN_HOST: "127.0.0.1",
-    REDIS_URL: redisUrl,
     UNSTUCK_REDIS_PREFIX: prefix,
     UNSTUCK_APPROVERS: "U0APPROVER1,U0APPROVER2",
     UNSTUCK_CHANNELS: CHANNEL,
-    UNSTUCK_WAIT_INTERVAL_SECONDS: "2",
     // After a repair the bot waits for the world's own DNS and HTTP front to answer.
     UNSTUCK_DNS_RESOLVERS: world.dns.address,
     UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
     // Fresh key pairs per sandbox process (the bot's and the workers', one process holding both):
     // nothing it signs outlives it.
     ...sandboxKeys(),
+  };
+  const yours = Object.entries(process.env).filter(
+    (e): e is [string, string] =>
+      e[0].startsWith("UNSTUCK_") && e[1] !== undefined && e[0] !== "UNSTUCK_CONSOLE_PORT",
+  );
+  const honoured = yours.filter(([k]) => !(k in worldSettings) && k !== "UNSTUCK_CLUSTER_NAME");
+  const overridden = yours.filter(([k]) => !honoured.some(([h]) => h === k)).map(([k]) => k);
+  const config = loadConfig({
+    ...awsEnv,
+    SLACK_BOT_TOKEN: TOKEN,
+    SLACK_SIGNING_SECRET: SECRET,
+    SLACK_API_URL: fake.url,
+    PORT: "0",
+    REDIS_URL: redisUrl,
+    UNSTUCK_WAIT_INTERVAL_SECONDS: "2",
+    ...Object.fromEntries(honoured),
+    ...worldSettings,
   });
   // The terminal CLI reads the same Redis and key prefix (`timeline`, `audit`, `approvals`), and the
   // same simulated cluster and AWS account for its reads.
@@ -289,6 +301,10 @@ export async function runSandbox(io: {
       `Once ${SEED_NAMESPACE} is gone, \`argo sync ${SEED_NAMESPACE}\` has Argo CD re-create it (a new ALB; CloudFront keeps the old origin).`,
       ...(slackConsole
         ? [`Or in a browser: ${slackConsole.url}  (the channel, threads, buttons, modals; act as any user)`]
+        : []),
+      ...(honoured.length > 0 ? [`Your settings: ${honoured.map(([k, v]) => `${k}=${v}`).join(" ")}`] : []),
+      ...(overridden.length > 0
+        ? [`Not yours to set here (the sandbox's world sets them): ${overridden.join(", ")}`]
         : []),
     ].join("\n"),
   );
@@ -401,7 +417,14 @@ export async function runSandbox(io: {
       } else if (line === "quit" || line === "exit") {
         break;
       } else if (line.startsWith("as ")) {
-        user = line.slice(3).trim().toUpperCase();
+        // Only someone of the workspace, by id or name: an unknown user would act as nobody.
+        const who = line.slice(3).trim();
+        const found = SANDBOX_USERS.find((u) => u.id === who.toUpperCase() || u.name === who.toLowerCase());
+        if (found) user = found.id;
+        else
+          io.out(
+            `(no such user: ${who}; the workspace has ${SANDBOX_USERS.map((u) => `${u.id} (${u.name}, ${u.role})`).join(", ")})`,
+          );
       } else if (line.startsWith("/unstuck")) {
         const res = await postSigned(
           events,
@@ -530,8 +553,9 @@ export async function runSandbox(io: {
   await slackConsole?.stop();
   await runtime.stop();
   const cleanup = new Redis(redisUrl);
-  await deleteKeysWithPrefix(cleanup, prefix);
+  const removed = await deleteKeysWithPrefix(cleanup, prefix);
   await cleanup.quit();
+  io.out(`Stopped: the bot and its workers are down; ${String(removed)} Redis keys under ${prefix} removed.`);
   await redis.stop();
   destroyAwsClients(clients);
   await fake.stop();
