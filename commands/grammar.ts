@@ -3,6 +3,7 @@
  * examples); the parser and the help text are both generated from that declaration, so they
  * cannot drift apart.
  */
+import { editDistance } from "../src/util/similar.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 
 export interface PositionalDef {
@@ -237,22 +238,4 @@ export function suggestCommand(
     });
   }
   return best !== undefined ? { line: best.line, syntax: best.syntax } : undefined;
-}
-
-/** Levenshtein distance, for "did you mean" on a mistyped verb. */
-function editDistance(a: string, b: string): number {
-  if (a.length > 64) return a.length;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(
-        (prev[j] ?? 0) + 1,
-        (cur[j - 1] ?? 0) + 1,
-        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
 }

@@ -53,6 +53,8 @@ export interface AnalyzeInput {
   readonly argoApplications?: readonly ArgoApplicationSnapshot[];
   /** What the causes asked to have read (webhooks, pods' nodes and claims), when read. */
   readonly causes?: CauseReads;
+  /** For a namespace that does not exist: the existing ones within a typo of its name. */
+  readonly similarNames?: readonly string[];
 }
 
 export function blockerKey(o: { resource: string; name: string }): string {
@@ -162,7 +164,9 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
       verdict: "not-found",
       terminatingSeconds: null,
       cause: [{ kind: "namespace-missing" }],
-      remedies: [{ kind: "check-name", namespace: input.name }],
+      remedies: [{ kind: "check-name", namespace: input.name, similar: input.similarNames ?? [] }],
+      // A likely typo is worth leading with: the name meant.
+      ...((input.similarNames ?? []).length > 0 ? { recommended: 0 } : {}),
     };
   }
   if (!ns.deletionTimestamp) {

@@ -27,6 +27,7 @@ import {
 import { mapLimit } from "../util/concurrency.js";
 import { analyzeNamespace, blockerKey, resourceLabel } from "./analyze.js";
 import type { ListedType } from "./causes/rule.js";
+import { nearestNames } from "../util/similar.js";
 import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
 import { collectCauses } from "./causes-collect.js";
@@ -182,7 +183,20 @@ async function collectDiagnosis(
   // carries the namespace controller's own report of what is left in it.
   const ns = await kube.getNamespace(name);
   if (!ns || !ns.deletionTimestamp) {
+    // A name that does not exist is most often a typo: the existing names nearest it (one more
+    // read, only then; a refusal to list them costs only the suggestion).
+    const similarNames =
+      ns === null
+        ? nearestNames(
+            name,
+            await kube.listNamespaces().then(
+              (all) => all.map((n) => n.name),
+              () => [],
+            ),
+          )
+        : [];
     return analyzeNamespace({
+      similarNames,
       name,
       namespace: ns,
       listed: [],

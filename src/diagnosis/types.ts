@@ -333,7 +333,8 @@ export interface ForbiddenType {
 
 /** One thing to do, typed; the renderers word it (and name the slash command as configured). */
 export type DiagnosisRemedy =
-  | { readonly kind: "check-name"; readonly namespace: string }
+  /** `similar`: existing namespaces within a typo of the name asked for, nearest first. */
+  | { readonly kind: "check-name"; readonly namespace: string; readonly similar: readonly string[] }
   /** Let the bot list the types RBAC refuses it (the chart's grant, or the ServiceAccount's). */
   | { readonly kind: "grant-list"; readonly types: readonly ForbiddenType[] }
   | { readonly kind: "fix-api-service"; readonly failure: DiscoveryFailureFinding }

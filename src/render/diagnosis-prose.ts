@@ -305,7 +305,9 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
     case "grant-list":
       return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, add \`${explicitResources(r.types)}\` to \`rbac.explicitResources\` (or set \`rbac.readScope: all\`) and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccount.`;
     case "check-name":
-      return "Check the name against `kubectl get namespaces`; a namespace that is gone needs no unblocking.";
+      return r.similar.length > 0
+        ? `Did you mean ${r.similar.map((n) => `\`${n}\``).join(" or ")}? No namespace is named \`${r.namespace}\`.`
+        : "Check the name against `kubectl get namespaces`; a namespace that is gone needs no unblocking.";
     case "fix-api-service":
       return apiServiceStep(r.failure);
     case "check-aggregated-apis":

@@ -172,6 +172,22 @@ describe("every cause reaches the terminal and Slack through the real wiring", (
     }
   });
 
+  it("a mistyped namespace: the nearest existing name, in the terminal and in Slack", async () => {
+    const sim = await startKubeSim({ namespacePublishers: false });
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-causes-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    try {
+      sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "checkout" } });
+      await sim.writeKubeconfig(kubeconfig);
+      const { text } = await terminal("chekout", kubeconfig);
+      expect(text).toContain("Did you mean `checkout`?");
+      expect(await slack("chekout", kubeconfig)).toContain("Did you mean `checkout`?");
+    } finally {
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("pods whose node is gone: named missing, with what removes them", async () => {
     const w = await world(
       lostNodeWorld({ namespace: "gone", nodeState: "missing", claim: null }),

@@ -125,6 +125,36 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
     expect((await diagnoseNamespace(kube, "default", { now: () => new Date() })).verdict).toBe("active");
   });
 
+  it("suggests the nearest namespace for a typo, from the terminal; none for a far-off name", async () => {
+    const ask = async (name: string) => {
+      const out: string[] = [];
+      const code = await runCli(
+        ["ns", name, "--kubeconfig", kubeconfigPath],
+        {},
+        {
+          out: (s) => out.push(s),
+          err: (s) => out.push(s),
+        },
+      );
+      return { code, text: out.join("\n") };
+    };
+    const typo = await ask("myap");
+    expect(typo.text).toContain("NOT FOUND");
+    expect(typo.text).toContain("Did you mean `myapp`? No namespace is named `myap`.");
+    const far = await ask("payments-prod");
+    expect(far.text).not.toContain("Did you mean");
+    expect(far.text).toContain("kubectl get namespaces");
+    // Without the right to list namespaces only the suggestion is lost.
+    sim.setFaults({ forbid: [{ verb: "list", resource: "namespaces" }] });
+    try {
+      const refused = await ask("myap");
+      expect(refused.text).toContain("NOT FOUND");
+      expect(refused.text).not.toContain("Did you mean");
+    } finally {
+      sim.setFaults({});
+    }
+  });
+
   it("says which verb and resource RBAC forbids, and keeps the rest of the diagnosis", async () => {
     sim.setFaults({ forbid: [{ verb: "list", resource: "deployments", group: "apps" }] });
     const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
