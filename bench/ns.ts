@@ -127,8 +127,14 @@ export function describeRequests(r: Requests): string {
 
 /** Build the world in the store: CRDs, the namespace, objects with finalizers; then delete it. */
 /** Namespaced types with `list` the simulator serves (one version each), from its own registry. */
+/** Namespaced listable types as discovery serves them (core Events twice: `events.k8s.io` too). */
 function servedTypes(sim: KubeSim): number {
-  return sim.store.registry.preferred().filter((t) => t.namespaced && t.verbs.includes("list")).length;
+  return new Set(
+    sim.store.registry
+      .all()
+      .filter((t) => t.namespaced && t.verbs.includes("list"))
+      .map((t) => `${t.group}/${t.resource}`),
+  ).size;
 }
 
 const pad = (i: number): string => String(i).padStart(3, "0");
