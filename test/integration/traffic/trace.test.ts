@@ -110,61 +110,63 @@ describe("trace", () => {
     expect(o2?.unresolved).toMatch(/cannot be established/);
   });
 
+  /** `npm run unstuck -- <args>` against the world: its exit code and everything it printed. */
+  async function terminal(w: World): Promise<{
+    ask: (...args: string[]) => Promise<{ code: number; text: string }>;
+    close: () => Promise<void>;
+  }> {
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-trace-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    await w.kube.writeKubeconfig(kubeconfig);
+    return {
+      ask: async (...args) => {
+        const out: string[] = [];
+        const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+        const code = await runCli([...args, "--kubeconfig", kubeconfig], w.aws.env(), io);
+        return { code, text: out.join("\n") };
+      },
+      close: () => rm(dir, { recursive: true, force: true }),
+    };
+  }
+
   it("from the terminal: one line per hop, bad input refused with a clear message and no AWS call", async () => {
     const { w } = await open();
-    const dir = await mkdtemp(join(tmpdir(), "unstuck-trace-"));
+    const t = await terminal(w);
     try {
-      const kubeconfig = join(dir, "kubeconfig");
-      await w.kube.writeKubeconfig(kubeconfig);
-      const out: string[] = [];
-      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
-      const code = await runCli(["trace", "test.example.com", "--kubeconfig", kubeconfig], w.aws.env(), io);
-      expect(code).toBe(0);
-      expect(out.join("\n")).toMatch(/STALE +origin myapp-worker-alb/);
+      const ok = await t.ask("trace", "test.example.com");
+      expect(ok.code).toBe(0);
+      expect(ok.text).toMatch(/STALE +origin myapp-worker-alb/);
       const before = w.aws.calls().length;
-      out.length = 0;
-      const bad = await runCli(["trace", "not_a_host", "--kubeconfig", kubeconfig], w.aws.env(), io);
-      expect(bad).not.toBe(0);
-      expect(out.join("\n")).toMatch(/is not a DNS host name/);
+      const bad = await t.ask("trace", "not_a_host");
+      expect(bad.code).not.toBe(0);
+      expect(bad.text).toMatch(/is not a DNS host name/);
       expect(w.aws.calls().length).toBe(before);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await t.close();
     }
   });
 
   it("a name nothing answers for: no such record in its zone, refused — never an intact path", async () => {
     const { w } = await open();
-    const dir = await mkdtemp(join(tmpdir(), "unstuck-trace-"));
+    const t = await terminal(w);
     try {
-      const kubeconfig = join(dir, "kubeconfig");
-      await w.kube.writeKubeconfig(kubeconfig);
-      const out: string[] = [];
-      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
-      const code = await runCli(["trace", "tset.example.com", "--kubeconfig", kubeconfig], w.aws.env(), io);
-      const text = out.join("\n");
-      expect(code).not.toBe(0);
-      expect(text).toMatch(
+      const typo = await t.ask("trace", "tset.example.com");
+      expect(typo.code).not.toBe(0);
+      expect(typo.text).toMatch(
         /No such name: no A\/AAAA\/CNAME record named tset\.example\.com in zone example\.com \(/,
       );
-      expect(text).not.toMatch(/intact/i);
-      out.length = 0;
+      expect(typo.text).not.toMatch(/intact/i);
       // A zone nobody here serves: said as such.
-      expect(await runCli(["trace", "www.other.org", "--kubeconfig", kubeconfig], w.aws.env(), io)).not.toBe(
-        0,
-      );
-      expect(out.join("\n")).toContain("No such name: no zone read serves www.other.org");
-      out.length = 0;
+      const other = await t.ask("trace", "www.other.org");
+      expect(other.code).not.toBe(0);
+      expect(other.text).toContain("No such name: no zone read serves www.other.org");
       // A refused --to is the answer: its first line, before the trace it was checked against.
-      await runCli(
-        ["repoint", "test.example.com", "--to", "k8s-nope-0000000000", "--kubeconfig", kubeconfig],
-        w.aws.env(),
-        io,
-      );
-      expect(out.join("\n").split("\n")[0]).toBe(
+      const refused = await t.ask("repoint", "test.example.com", "--to", "k8s-nope-0000000000");
+      expect(refused.text.split("\n")[0]).toBe(
         "Refused: No load balancer is named k8s-nope-0000000000 in this account and region; nothing was planned.",
       );
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await t.close();
     }
   });
 

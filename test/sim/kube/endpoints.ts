@@ -105,6 +105,19 @@ function portsOf(svc: KubeObject, addresses: readonly Address[]): Record<string,
   }));
 }
 
+/** Where an address is: its node, and the pod behind it (both forms carry them alike). */
+function placed(namespace: string, a: Address): Record<string, unknown> {
+  return {
+    ...(a.nodeName !== undefined ? { nodeName: a.nodeName } : {}),
+    targetRef: {
+      kind: "Pod",
+      namespace,
+      name: a.pod.name,
+      ...(a.pod.uid !== undefined ? { uid: a.pod.uid } : {}),
+    },
+  };
+}
+
 export class EndpointControllers {
   /** `namespace/name` of the selector Services seen, so that a deleted one's Endpoints go too. */
   private readonly managed = new Set<string>();
@@ -147,16 +160,7 @@ export class EndpointControllers {
   private endpoints(svc: KubeObject, addresses: readonly Address[]): void {
     const ns = svc.metadata?.namespace ?? "";
     const name = svc.metadata?.name ?? "";
-    const ref = (a: Address) => ({
-      ip: a.ip,
-      ...(a.nodeName !== undefined ? { nodeName: a.nodeName } : {}),
-      targetRef: {
-        kind: "Pod",
-        namespace: ns,
-        name: a.pod.name,
-        ...(a.pod.uid !== undefined ? { uid: a.pod.uid } : {}),
-      },
-    });
+    const ref = (a: Address) => ({ ip: a.ip, ...placed(ns, a) });
     const ready = addresses.filter((a) => a.ready).map(ref);
     const notReady = addresses.filter((a) => !a.ready).map(ref);
     const subsets =
@@ -204,13 +208,7 @@ export class EndpointControllers {
         : addresses.map((a) => ({
             addresses: [a.ip],
             conditions: { ready: a.ready, serving: a.serving, terminating: a.terminating },
-            ...(a.nodeName !== undefined ? { nodeName: a.nodeName } : {}),
-            targetRef: {
-              kind: "Pod",
-              namespace: ns,
-              name: a.pod.name,
-              ...(a.pod.uid !== undefined ? { uid: a.pod.uid } : {}),
-            },
+            ...placed(ns, a),
           }));
     const ports = addresses.length === 0 ? undefined : portsOf(svc, addresses);
     const body = {
