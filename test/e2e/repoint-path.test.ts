@@ -591,6 +591,18 @@ describe("repairing the traffic path through the approval", () => {
     expect(first).toMatch(/^:no_entry: \*Refused:\* No load balancer is named k8s-nope-0000000000/);
     expect(JSON.stringify(noLb.body["blocks"])).not.toContain("Nothing can be repointed yet");
     expect(JSON.stringify(noLb.body["blocks"])).not.toContain(APPROVE);
+    // An unquoted reason runs to the next option: the --to after it is read, and refused.
+    await slash(
+      s,
+      "repoint test.example.com --reason origin names the deleted worker ALB --to k8s-nope-0000000000",
+      REQUESTER,
+      "unquoted",
+    );
+    const unquoted = await s.fake.waitForResponse((p) => p.id === "unquoted", 20_000);
+    expect(JSON.stringify(unquoted.body["blocks"])).toContain(
+      "No load balancer is named k8s-nope-0000000000",
+    );
+    expect(JSON.stringify(unquoted.body)).not.toContain("Unexpected argument");
     // A namespace that is not back yet: said plainly, to the asker only, not as a partial read.
     await slash(s, "repoint ns notbackyet", REQUESTER, "not-yet");
     const notYet = await s.fake.waitForResponse((p) => p.id === "not-yet", 10_000);
