@@ -261,7 +261,7 @@ const STAGES: readonly Stage[] = ["recover", "finish", "prevent"];
  * The fold: each cause finds its links in table order (with what the causes before it found), the
  * verdict is BLOCKED when any says so, then each gives its fixes, recovery first.
  */
-export function foldCauses(facts: Facts): {
+function foldCauses(facts: Facts): {
   cause: CauseLink[];
   verdict: Verdict;
   remedies: DiagnosisRemedy[];
