@@ -4,7 +4,6 @@ import { assertNamespaceName } from "../src/kube/names.js";
 import type { Filed } from "../src/approvals/workflow.js";
 import { filedResult } from "../src/command-contract.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
-import { repointCalls } from "../src/edge/repoint-calls.js";
 import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
 import type { TraceResult } from "../src/traffic/trace.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
@@ -187,6 +186,11 @@ function hostKey(h: string): string {
   return h.replace(/\.$/, "").toLowerCase();
 }
 
+/** "1 call", "3 calls". */
+function plural(n: number, noun: string): string {
+  return `${String(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /**
  * The request's evidence and clean-up plan: evidence only for the hostnames the plan changes; every
  * other broken hostname in one line, with where to see it.
@@ -208,26 +212,37 @@ function requestWords(
     "namespace" in trace.subject
       ? `trace ns ${trace.subject.namespace}`
       : `trace ${others[0]?.hostname ?? ""}`;
+  const hosts = [...changed].sort();
+  const gone = mine.every((p) => p.hops.every((h) => h.verdict !== "mismatched"));
+  // The first item is the request card's "why": the cause in one sentence.
   const evidence = [
+    `${hosts.join(", ")} ${hosts.length === 1 ? "points" : "point"} at ${gone ? "a load balancer that no longer exists" : "a load balancer that does not serve it"}.`,
     ...mine.flatMap((p) =>
       p.hops
         .filter((h) => h.verdict === "stale" || h.verdict === "mismatched")
         .map((h) => `${p.hostname}: ${h.label} — ${h.why}`),
     ),
   ].slice(0, 20);
+  // What the change leaves for a person: the hostnames it does not repair, and what the old load
+  // balancers left in AWS.
+  const cleanupPlan: string[] = [];
   if (others.length > 0)
-    evidence.push(
-      `${others.length === 1 ? "1 other hostname is" : `${String(others.length)} other hostnames are`} still broken, not changed by this plan: see \`${seeTrace}\``,
+    cleanupPlan.push(
+      `${plural(others.length, "other hostname")} ${others.length === 1 ? "stays" : "stay"} broken, not changed by this plan (${others
+        .slice(0, 3)
+        .map((p) => p.hostname)
+        .join(
+          ", ",
+        )}${others.length > 3 ? `, and ${String(others.length - 3)} more` : ""}): see \`${seeTrace}\``,
     );
-  const cleanupPlan = [
-    ...repointCalls(action).map((c) => `step ${String(c.step)} (${c.call}) takes effect`),
-    "the bot waits in this thread: Route 53 INSYNC, CloudFront Deployed, each hostname answering 2xx",
-    ...(plan.questions.length > 0
-      ? [
-          `${plan.questions.length === 1 ? "1 question stays" : `${String(plan.questions.length)} questions stay`} open, not in this plan: see \`${seeTrace}\``,
-        ]
-      : []),
-  ].slice(0, 20);
+  else if (plan.questions.length > 0)
+    cleanupPlan.push(
+      `${plural(plan.questions.length, "link")} the plan could not repair ${plan.questions.length === 1 ? "stays" : "stay"} for a person: see \`${seeTrace}\``,
+    );
+  if ("namespace" in trace.subject)
+    cleanupPlan.push(
+      `what the old load balancers left in AWS (target groups, security groups, network interfaces): \`orphans ${trace.subject.namespace}\``,
+    );
   return { evidence, cleanupPlan };
 }
 

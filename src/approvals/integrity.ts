@@ -42,6 +42,7 @@ export interface SignedVoteFields {
   readonly decision: string;
   readonly at: string;
   readonly channelId?: string;
+  readonly reason?: string;
 }
 
 /** Who may sign each state of a request for `cluster`. */
@@ -186,5 +187,7 @@ function voteFields(docSig: string, vote: SignedVoteFields): string[] {
     vote.decision,
     vote.at,
     vote.channelId ?? "",
+    // Only when given, so a vote without one is signed exactly as before reasons existed.
+    ...(vote.reason !== undefined ? [vote.reason] : []),
   ];
 }

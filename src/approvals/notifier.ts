@@ -26,6 +26,8 @@ export type ThreadEvent =
       readonly voter: string;
       readonly decision: VoteDecision;
       readonly tally?: { readonly approvals: number; readonly required: number };
+      /** Why, in the voter's words, from the signed vote (never from the job). */
+      readonly reason?: string;
     }
   /** The requester cancelled the request. */
   | { readonly kind: "cancelled"; readonly by: string }

@@ -507,6 +507,7 @@ export class ApprovalStore {
     now: Date,
     channelId?: string,
     audit?: AuditTemplate,
+    reason?: string,
   ): Promise<VoteOutcome> {
     assertRequestId(id);
     const signer = this.signer;
@@ -518,6 +519,7 @@ export class ApprovalStore {
       decision,
       at,
       ...(channelId !== undefined ? { channelId } : {}),
+      ...(reason !== undefined ? { reason } : {}),
     };
     const vote: Vote = { ...fields, mac: signer.voteSig(docMac, fields) };
     const stateMac = (state: string): string => signer.stateSig(id, docMac, state, at);

@@ -319,6 +319,8 @@ export interface Vote {
   readonly requestId?: string;
   /** The channel the vote was cast from, when known (bound by `mac`). */
   readonly channelId?: string;
+  /** Why, in the voter's words, when they gave one (a denier is asked; bound by `mac`). */
+  readonly reason?: string;
   /** HMAC of the fields above under `UNSTUCK_APPROVAL_KEY` (see `integrity.ts`). */
   readonly mac?: string;
 }

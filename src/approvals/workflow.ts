@@ -145,7 +145,12 @@ export interface VoteResult {
 export interface VoteContext {
   /** The channel of the message whose button was clicked. */
   readonly channelId?: string;
+  /** Why, in the voter's words (the deny form asks; optional): signed with the vote, audited. */
+  readonly reason?: string;
 }
+
+/** The longest reason a vote keeps (a sentence or two; longer is refused, never cut). */
+export const MAX_VOTE_REASON = 500;
 
 /**
  * A request as planned from a fresh read, before it is filed: the plan and what the requester said.
@@ -532,8 +537,16 @@ export class ApprovalWorkflow {
         );
       }
     }
+    const reason = context.reason?.trim() || undefined;
+    if (reason !== undefined && reason.length > MAX_VOTE_REASON) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Say why in at most ${String(MAX_VOTE_REASON)} characters (this is ${String(reason.length)}).`,
+      );
+    }
+    // The script words the entry's result: the tally, and this reason from the signed vote.
     const voteEntry = this.entry(before, userActor(voter), `vote.${decision}`, "PENDING", undefined);
-    const outcome = await store.vote(requestId, voter, decision, now(), context.channelId, voteEntry);
+    const outcome = await store.vote(requestId, voter, decision, now(), context.channelId, voteEntry, reason);
     const after = (await store.get(requestId)) ?? before;
     switch (outcome.status) {
       case "NOT_FOUND":
@@ -613,6 +626,7 @@ export class ApprovalWorkflow {
       kind: "vote",
       voter: voter.userId,
       decision,
+      ...(reason !== undefined ? { reason } : {}),
       ...(outcome.state === "PENDING"
         ? { tally: { approvals: outcome.approvals, required: after.approvalsRequired } }
         : {}),

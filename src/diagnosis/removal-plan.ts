@@ -11,6 +11,7 @@ import { describeDependent } from "./aws.js";
 import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
 import { lookupFinalizer } from "./finalizers.js";
+import { causeSentence, rootCause } from "../render/diagnosis-prose.js";
 
 export interface RemovalPlan {
   readonly type: ResourceType;
@@ -95,6 +96,11 @@ export async function planFinalizerRemoval(
 
   const diagnosis = await diagnoseNamespace(kube, namespace, options);
   const blocker = diagnosis.blockers.find((b) => b.resource === type.resource && b.name === name);
+  // The cause in one sentence comes first: the request card says it as its "why".
+  if (rootCause(diagnosis) !== undefined) {
+    const cause = causeSentence(diagnosis);
+    evidence.push(`${cause.charAt(0).toUpperCase()}${cause.slice(1)}.`);
+  }
   if (diagnosis.terminatingSeconds !== null) {
     evidence.push(
       `Namespace ${namespace} has been Terminating for ${formatDuration(diagnosis.terminatingSeconds)} (${diagnosis.verdict}).`,

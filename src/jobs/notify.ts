@@ -122,12 +122,20 @@ export function eventOf(ref: ReplyRef, request: ApprovalRequest): ThreadEvent | 
         (v) => v.voter.userId === ref.voter && v.decision === ref.decision,
       );
       if (index < 0) return undefined;
-      if (ref.decision === "deny") return { kind: "vote", voter: ref.voter, decision: "deny" };
+      const reason = request.votes[index]?.reason;
+      if (ref.decision === "deny")
+        return {
+          kind: "vote",
+          voter: ref.voter,
+          decision: "deny",
+          ...(reason !== undefined ? { reason } : {}),
+        };
       const approvals = request.votes.slice(0, index + 1).filter((v) => v.decision === "approve").length;
       return {
         kind: "vote",
         voter: ref.voter,
         decision: "approve",
+        ...(reason !== undefined ? { reason } : {}),
         ...(approvals < request.approvalsRequired
           ? { tally: { approvals, required: request.approvalsRequired } }
           : {}),

@@ -11,12 +11,20 @@ import { webApi, type ViewSubmitAction } from "@slack/bolt";
 import { pino } from "pino";
 import { retrying } from "../approvals/notifier.js";
 import type { ApprovalRequest, Identity, RemovalRequestInput, VoteDecision } from "../approvals/types.js";
-import type { ApprovalWorkflow } from "../approvals/workflow.js";
+import { MAX_VOTE_REASON, type ApprovalWorkflow } from "../approvals/workflow.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
 import type { SlackApp } from "./slack-app.js";
-import { ApprovalActionId, renderApprovalRequest, renderLostRequest } from "./blocks/approval.js";
+import {
+  ApprovalActionId,
+  DENY_REASON_FIELD,
+  DENY_SUBMIT_CALLBACK,
+  renderApprovalDetails,
+  renderApprovalRequest,
+  renderDenyForm,
+  renderLostRequest,
+} from "./blocks/approval.js";
 import { clusterOfValue } from "./blocks/cluster-value.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, safe } from "./blocks/text.js";
@@ -168,6 +176,58 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
     }
   };
 
+  // Read-only, and only in the request's own channel: the details of a request are not shown to a
+  // click carrying its id from anywhere else.
+  const details: ActionHandler = async (ctx) => {
+    try {
+      const request = await deps.workflow.get(ctx.action.value ?? "");
+      const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+      if (channelId !== request.channelId) {
+        throw new UnstuckError(ErrorCode.BadInput, "This request belongs to another channel: ask there.");
+      }
+      const shown = renderApprovalDetails(request);
+      await ctx.respond({ response_type: "ephemeral", replace_original: false, ...shown });
+      ctx.scope.log.info({ requestId: request.id }, "request details answered");
+    } catch (err) {
+      await refuse(ctx, err, "request details");
+    }
+  };
+
+  // Deny asks first, in a form: it confirms the denial and takes an optional reason. Nothing is
+  // counted until the form is submitted.
+  const denyForm: ActionHandler = async (ctx) => {
+    try {
+      const request = await deps.workflow.get(ctx.action.value ?? "");
+      const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+      if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
+      if (request.state !== "PENDING") {
+        throw new UnstuckError(
+          ErrorCode.InvalidState,
+          `This request already ended ${request.state}; votes are closed.`,
+        );
+      }
+      if (ctx.triggerId === undefined) {
+        throw new UnstuckError(ErrorCode.BadInput, "Slack sent no trigger id, so I cannot open the form.");
+      }
+      await ctx.client.views.open({
+        trigger_id: ctx.triggerId,
+        view: renderDenyForm(request, channelId, MAX_VOTE_REASON),
+      });
+      ctx.scope.log.info({ requestId: request.id }, "deny form opened");
+    } catch (err) {
+      const code = slackErrorCode(err);
+      if (code !== undefined) {
+        ctx.scope.log.warn({ slackError: code }, "views.open failed");
+        await answerPrivately(
+          ctx,
+          `:warning: Slack did not open the form (${code}${code === "expired_trigger_id" ? ": the click is more than 3 seconds old" : ""}). Click Deny again.`,
+        );
+        return;
+      }
+      await refuse(ctx, err, "deny form");
+    }
+  };
+
   const openModal: ActionHandler = async (ctx) => {
     const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
     try {
@@ -204,12 +264,63 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
 
   registerActions(slackApp, [
     { actionId: ApprovalActionId.Approve, handler: vote("approve") },
-    { actionId: ApprovalActionId.Deny, handler: vote("deny") },
+    { actionId: ApprovalActionId.Deny, handler: denyForm },
     { actionId: ApprovalActionId.Cancel, handler: cancel },
+    { actionId: ApprovalActionId.Details, handler: details },
     { actionId: REQUEST_FINALIZE_ACTION, handler: openModal },
   ]);
 
   registerFinalizeSubmit(slackApp, deps);
+  registerDenySubmit(slackApp, deps);
+}
+
+/** The request and channel a deny form names; anything else is refused. */
+function parseDenyMetadata(raw: string): { requestId: string; channelId: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new UnstuckError(ErrorCode.BadInput, "This form does not name a request.");
+  }
+  const m = (parsed ?? {}) as { requestId?: unknown; channelId?: unknown };
+  if (typeof m.requestId !== "string" || typeof m.channelId !== "string" || !CHANNEL_ID.test(m.channelId)) {
+    throw new UnstuckError(ErrorCode.BadInput, "This form does not name a request.");
+  }
+  return { requestId: m.requestId, channelId: m.channelId };
+}
+
+/**
+ * The deny form's submission: the vote is cast now, by the user Slack signed, on the request and in
+ * the channel the form was opened for (the workflow checks both); a refusal is shown in the form.
+ */
+function registerDenySubmit(slackApp: SlackApp, deps: ApprovalActionDeps): void {
+  const baseLog = deps.log ?? pino({ level: "silent" });
+  slackApp.app.view<ViewSubmitAction>(
+    { callback_id: DENY_SUBMIT_CALLBACK, type: "view_submission" },
+    requestScope(baseLog),
+    async ({ ack, body, view, context }) => {
+      const log = scopeOf(context).log;
+      const voter: Identity = { userId: body.user.id, teamId: body.user.team_id ?? body.team?.id ?? "" };
+      const reason = view.state.values[DENY_REASON_FIELD]?.[DENY_REASON_FIELD]?.value ?? "";
+      try {
+        const meta = parseDenyMetadata(view.private_metadata);
+        const { request } = await deps.workflow.vote(meta.requestId, voter, "deny", {
+          channelId: meta.channelId,
+          ...(reason.trim() !== "" ? { reason } : {}),
+        });
+        log.info({ requestId: request.id, state: request.state }, "deny recorded");
+        await ack();
+      } catch (err) {
+        const { code } = toUserError(err);
+        if (code === ErrorCode.Internal) log.error({ err }, "deny failed");
+        else log.info({ code }, "deny refused");
+        await ack({
+          response_action: "errors",
+          errors: { [DENY_REASON_FIELD]: clip(slackUserError(err).message, 300) },
+        });
+      }
+    },
+  );
 }
 
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };

@@ -125,7 +125,8 @@ export function renderThreadReply(event: ThreadEvent): string {
         event.tally !== undefined
           ? ` (${String(event.tally.approvals)}/${String(event.tally.required)})`
           : "";
-      return `<@${event.voter}> ${verb}${tally}.`;
+      // The reason is the voter's own text: quoted, escaped with the rest of the reply.
+      return `<@${event.voter}> ${verb}${tally}${event.reason !== undefined ? `: “${event.reason}”` : ""}.`;
     }
     case "cancelled":
       return `<@${event.by}> cancelled the request.`;

@@ -87,8 +87,16 @@ describe("the local Slack console", () => {
     await request.first().waitFor({ timeout: 30_000 });
     const requestTs = await request.first().getAttribute("data-ts");
     expect(requestTs).toBeTruthy();
-    // Approvers read what the requester confirmed, in the requester's name.
-    expect(await request.first().innerText()).toMatch(/confirms:[\s\S]*recovery cannot wait/);
+    // The card is what an approver decides on: a few lines above the buttons.
+    expect(await request.first().innerText()).toMatch(
+      /Changes:[\s\S]*Why:[\s\S]*Leaves behind:[\s\S]*Asked by/,
+    );
+    // Details answers the rest to the one who clicks: what the requester confirmed, in their name.
+    await request.first().locator('button[data-action-id="approval:details"]').click();
+    const details = page.locator(".msg.ephemeral", { hasText: /confirms:/ });
+    await details.first().waitFor({ timeout: 15_000 });
+    expect(await details.first().innerText()).toMatch(/confirms:[\s\S]*recovery cannot wait/);
+    await screenshot(page, "03-request-details");
     await request.first().locator('button[data-action-id="approval:approve"]').click();
     const confirm = page.locator(".overlay.confirm .dialog");
     await confirm.waitFor();

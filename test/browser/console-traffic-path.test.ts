@@ -146,7 +146,12 @@ describe("the local Slack console, traffic path", () => {
       hasText: /repoint/,
     });
     const repairTs = await tsOf(repair);
-    expect(await repair.first().innerText()).toMatch(/If-Match/);
+    expect(await repair.first().innerText()).toMatch(/Changes: repoint/);
+    // The exact calls are behind Details, answered only to the one who clicks.
+    await repair.first().locator('button[data-action-id="approval:details"]').click();
+    const details = page.locator(".msg.ephemeral", { hasText: /If-Match/ });
+    await details.first().waitFor({ timeout: 15_000 });
+    expect(await details.first().locator(".only-you").innerText()).toBe("Only visible to you");
 
     // 6. A second person approves (step 10); the request's thread: CloudFront Deployed, then 200.
     await actAs(page, "U0APPROVER2");

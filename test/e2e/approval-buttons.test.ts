@@ -14,6 +14,7 @@ import {
   CAROL,
   CHANNEL,
   DENY,
+  DETAILS,
   MALLORY,
   REQUESTER,
   startFixture,
@@ -40,19 +41,49 @@ function expectEphemeral(body: Record<string, unknown>, contains: string): void 
 }
 
 describe("approval request message and buttons", () => {
-  it("shows the state, the exact change, the checklist, the requester and the expiry, with three buttons", async () => {
+  it("the card says what changes, why, what it leaves and who asks in five lines; Details answers the rest privately", async () => {
     const f = await setup();
     const { request, ts } = await f.postRequest();
     const m = f.message(ts);
-    const all = `${m.text ?? ""}\n${JSON.stringify(m.blocks)}`;
-    expect(all).toContain("PENDING");
-    expect(all).toContain("myapp/myapp-worker-ingress");
+    const card = JSON.stringify(m.blocks);
+    expect(card).toContain("PENDING");
+    expect(card).toContain(
+      "*Changes*: remove `ingress.k8s.aws/resources` from Ingress `myapp/myapp-worker-ingress`",
+    );
+    expect(card).toContain(`*Why*: ${request.evidence[0] ?? "?"}`);
+    expect(card).toContain(`*Leaves behind*: ${request.cleanupPlan[0] ?? "?"}`);
+    expect(card).toContain(`*Asked by* <@${REQUESTER.userId}>`);
+    expect(card).toContain(request.expiresAt);
+    // The binding and the patch are not on the card: they are one click away.
+    expect(card).not.toContain("/metadata/finalizers");
+    expect(buttonIds(m.blocks).sort()).toEqual([APPROVE, CANCEL, DENY, DETAILS].sort());
+
+    const sent = await f.click(DETAILS, request.id, CAROL, ts);
+    const details = (await f.answer(sent)).body;
+    expect(details["response_type"]).toBe("ephemeral");
+    expect(details["replace_original"]).toBe(false);
+    const all = JSON.stringify(details["blocks"]);
     expect(all).toContain(finalizerRemoval(request.action).precondition.resourceVersion);
     expect(all).toContain("/metadata/finalizers");
-    for (const line of [...request.evidence, ...request.cleanupPlan]) expect(all).toContain(line);
-    expect(all).toContain(`<@${REQUESTER.userId}>`);
-    expect(all).toContain(request.expiresAt);
-    expect(buttonIds(m.blocks).sort()).toEqual([APPROVE, CANCEL, DENY].sort());
+    for (const line of [...request.evidence, ...request.cleanupPlan])
+      expect(all).toContain(JSON.stringify(line.slice(0, 30)).slice(1, -1));
+    // Nothing changed for anyone else, and the request is as it was.
+    expect(f.message(ts).updates).toBe(0);
+    expect(f.h.fake.thread(CHANNEL, ts)).toEqual([]);
+    expect((await f.workflow.get(request.id)).state).toBe("PENDING");
+
+    // A click carrying the id from another channel is refused, and shown nothing.
+    const elsewhere = await f.h.action({
+      actionId: DETAILS,
+      value: request.id,
+      userId: CAROL.userId,
+      teamId: CAROL.teamId,
+      channelId: "C0ELSEWHERE",
+      messageTs: ts,
+    });
+    const refused = (await f.answer(elsewhere)).body;
+    expect(String(refused["text"])).toMatch(/^:no_entry/);
+    expect(JSON.stringify(refused)).not.toContain("/metadata/finalizers");
   });
 
   it("refuses the requester's own approval ephemerally and changes nothing", async () => {
@@ -90,20 +121,52 @@ describe("approval request message and buttons", () => {
     expect(f.h.fake.calls().some((c) => c.method === "usergroups.users.list")).toBe(true);
     // The message follows the state and has no buttons once votes are closed.
     const m = await waitForMessage(f, ts, (text) => text.includes("APPROVED"));
-    expect(buttonIds(m.blocks)).toEqual([]);
+    expect(buttonIds(m.blocks)).toEqual([DETAILS]);
   });
 
-  it("deny → DENIED: message updated, buttons gone, the vote in the thread", async () => {
+  it("deny → a form with an optional reason → DENIED: the reason in the thread and the audit", async () => {
     const f = await setup();
     const { request, ts } = await f.postRequest();
-    await f.click(DENY, request.id, BOB, ts);
+    // Someone who may not vote is told so in the form; nothing changes.
+    const refused = await f.deny(request.id, MALLORY, ts, "not mine to say");
+    expect(refused.text).toContain("not on the approver list");
+    expect((await f.workflow.get(request.id)).state).toBe("PENDING");
+    expect(f.message(ts).updates).toBe(0);
+
+    const sent = await f.deny(request.id, BOB, ts, "the ENI is released in minutes <!channel>; wait for it");
+    expect(sent.status).toBe(200);
     const denied = await f.settled(request.id, ["DENIED"]);
     expect(denied.votes).toHaveLength(1);
+    expect(denied.votes[0]?.reason).toBe("the ENI is released in minutes <!channel>; wait for it");
     const m = await waitForMessage(f, ts, (text) => text.includes("DENIED"));
-    expect(buttonIds(m.blocks)).toEqual([]);
-    expect(JSON.stringify(m.blocks)).toContain(`<@${BOB.userId}>`);
-    await waitFor(() => f.h.fake.thread(CHANNEL, ts).some((r) => r.text?.includes("denied") === true));
+    expect(buttonIds(m.blocks)).toEqual([DETAILS]);
+    // Who denied and why is said once, in the thread, the denier's words escaped; the card points there.
+    expect(JSON.stringify(m.blocks)).toContain("What happened is in the thread.");
+    expect(JSON.stringify(m.blocks)).not.toContain("the ENI is released");
+    await waitFor(() =>
+      f.h.fake
+        .thread(CHANNEL, ts)
+
+        .some(
+          (r) =>
+            r.text ===
+            `<@${BOB.userId}> denied: “the ENI is released in minutes &lt;!channel&gt;; wait for it”.`,
+        ),
+    );
+    const audit = await f.audit.forRequest(request.id);
+    expect(audit.find((e) => e.event === "vote.deny")?.result).toBe(
+      "0/1 approvals; why: the ENI is released in minutes <!channel>; wait for it",
+    );
     expect(f.patches()).toHaveLength(0);
+  });
+
+  it("deny without a reason is a deny, said as before", async () => {
+    const f = await setup();
+    const { request, ts } = await f.postRequest();
+    await f.deny(request.id, BOB, ts);
+    const denied = await f.settled(request.id, ["DENIED"]);
+    expect(denied.votes[0]?.reason).toBeUndefined();
+    await waitFor(() => f.h.fake.thread(CHANNEL, ts).some((r) => r.text === `<@${BOB.userId}> denied.`));
   });
 
   it("cancel: refused for someone else, CANCELLED for the requester", async () => {
@@ -117,7 +180,7 @@ describe("approval request message and buttons", () => {
     await f.click(CANCEL, request.id, REQUESTER, ts);
     await f.settled(request.id, ["CANCELLED"]);
     const m = await waitForMessage(f, ts, (text) => text.includes("CANCELLED"));
-    expect(buttonIds(m.blocks)).toEqual([]);
+    expect(buttonIds(m.blocks)).toEqual([DETAILS]);
   });
 
   it("expiry: the sweep on an advanced clock turns the message into EXPIRED without buttons", async () => {
@@ -127,14 +190,14 @@ describe("approval request message and buttons", () => {
     const expired = await f.workflow.expireDue();
     expect(expired.map((r) => r.id)).toEqual([request.id]);
     const m = await waitForMessage(f, ts, (text) => text.includes("EXPIRED"));
-    expect(buttonIds(m.blocks)).toEqual([]);
+    expect(buttonIds(m.blocks)).toEqual([DETAILS]);
     // A late click is refused and changes nothing.
     const late = await f.click(APPROVE, request.id, BOB, ts);
     expectEphemeral((await f.answer(late)).body, "EXPIRED");
     expect(f.patches()).toHaveLength(0);
   });
 
-  it("stale target: the Ingress changed after the request → STALE, the message says what changed, no patch applied", async () => {
+  it("stale target: the Ingress changed after the request → STALE, the thread says what changed, no patch applied", async () => {
     const f = await setup();
     const { request, ts } = await f.postRequest();
     const cur = f.sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")!;
@@ -146,9 +209,15 @@ describe("approval request message and buttons", () => {
     const stale = await f.settled(request.id);
     expect(stale.state).toBe("STALE");
     const newVersion = edited.metadata?.resourceVersion ?? "?";
-    const m = await waitForMessage(f, ts, (text) => text.includes("STALE") && text.includes(newVersion));
-    expect(JSON.stringify(m.blocks)).toContain(finalizerRemoval(request.action).precondition.resourceVersion);
-    expect(buttonIds(m.blocks)).toEqual([]);
+    // The card says STALE; what changed (both resourceVersions) is said once, in the thread.
+    const m = await waitForMessage(f, ts, (text) => text.includes("STALE"));
+    expect(buttonIds(m.blocks)).toEqual([DETAILS]);
+    const was = finalizerRemoval(request.action).precondition.resourceVersion;
+    await waitFor(() =>
+      f.h.fake
+        .thread(CHANNEL, ts)
+        .some((r) => (r.text ?? "").includes(newVersion) && (r.text ?? "").includes(was)),
+    );
     expect(f.patches().filter((p) => p.status < 300)).toHaveLength(0);
     expect(
       f.sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")?.metadata

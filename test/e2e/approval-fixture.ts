@@ -89,6 +89,11 @@ export interface Fixture {
   postRequest(requester?: Identity, finalizer?: string): Promise<{ request: ApprovalRequest; ts: string }>;
   /** Click a request message's button, signed, as `user`. */
   click(actionId: string, value: string, user: Identity, ts: string): Promise<SentRequest>;
+  /**
+   * Click *Deny* as `user` and submit the form it opens, with `reason` (empty: none given); the
+   * submission's answer (errors shown in the form, or an empty ack).
+   */
+  deny(requestId: string, user: Identity, ts: string, reason?: string): Promise<SentRequest>;
   /** The ephemeral answer a click got. */
   answer(sent: SentRequest): Promise<SlackResponsePost>;
   /** The request message as it stands in the fake Slack now. */
@@ -256,6 +261,27 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
         messageTs: ts,
       });
     },
+    async deny(requestId, user, ts, reason = "") {
+      const trigger = `deny.${user.userId}.${String(Date.now())}`;
+      await h.action({
+        actionId: ApprovalActionId.Deny,
+        value: requestId,
+        userId: user.userId,
+        teamId: user.teamId,
+        channelId: CHANNEL,
+        messageTs: ts,
+        triggerId: trigger,
+      });
+      const opened = await h.fake.waitFor("views.open", (c) => c.body["trigger_id"] === trigger, 10_000);
+      const view = opened.body["view"] as Record<string, unknown>;
+      return h.viewSubmission({
+        callbackId: String(view["callback_id"]),
+        privateMetadata: String(view["private_metadata"]),
+        values: { reason: { reason } },
+        userId: user.userId,
+        teamId: user.teamId,
+      });
+    },
     answer(sent) {
       return h.fake.waitForResponse((r) => r.id === sent.responseId, 10_000);
     },
@@ -308,3 +334,4 @@ export function buttonIds(blocks: unknown): string[] {
 export const APPROVE = ApprovalActionId.Approve;
 export const DENY = ApprovalActionId.Deny;
 export const CANCEL = ApprovalActionId.Cancel;
+export const DETAILS = ApprovalActionId.Details;

@@ -13,6 +13,7 @@ import { deferred } from "./slack-harness.js";
 import {
   APPROVE,
   BOB,
+  DETAILS,
   buttonIds,
   CHANNEL,
   REQUESTER,
@@ -140,23 +141,9 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
 
     const post = await f.h.fake.waitFor("chat.postMessage", isRequestPost, 10_000);
     expect(post.body["channel"]).toBe(CHANNEL);
-    const text = JSON.stringify(post.body["blocks"]);
-    expect(text).toContain("PENDING");
-    expect(text).toContain("deleting since");
-    expect(text).toContain("orphaned ALB");
-    expect(text).toContain("NXDOMAIN");
-    expect(text).toContain("DependencyViolation");
-    expect(text).toContain(`<@${REQUESTER.userId}>`);
-    // Approvers read risk and clean-up plan first, then the requester's own statements, then the patch.
-    expect(text).toContain(`<@${REQUESTER.userId}> confirms:`);
-    for (const st of REQUESTER_STATEMENTS) expect(text).toContain(st.text);
-    expect(text).not.toContain(":white_check_mark: *Cause confirmed*"); // no bot-ticked checklist
-    const at = (needle: string): number => text.indexOf(needle);
-    expect(at("*Risk*")).toBeGreaterThan(-1);
-    expect(at("*Risk*")).toBeLessThan(at("*Clean-up plan*"));
-    expect(at("*Clean-up plan*")).toBeLessThan(at("confirms:"));
-    expect(at("confirms:")).toBeLessThan(at("*Change*"));
-    expect(at("*Change*")).toBeLessThan(at('\\"op\\": \\"test\\"'));
+    const card = JSON.stringify(post.body["blocks"]);
+    expect(card).toContain("PENDING");
+    expect(card).toContain(`*Asked by* <@${REQUESTER.userId}>`);
     expect(String(post.body["text"])).toContain("asks to remove finalizer");
 
     const requestId = buttons(post.body["blocks"]).find((b) => b.action_id === APPROVE)?.value ?? "";
@@ -167,12 +154,29 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     expect(request.statements).toEqual(REQUESTER_STATEMENTS.map((st) => ({ id: st.id, text: st.text })));
     expect(finalizerRemoval(request.action).remove).toEqual(["ingress.k8s.aws/resources"]);
 
+    // Details, answered to the one who clicks: the evidence, the requester's statements, the patch.
+    const text = JSON.stringify((await f.answer(await f.click(DETAILS, requestId, BOB, ts))).body["blocks"]);
+    expect(text).toContain("deleting since");
+    expect(text).toContain("orphaned ALB");
+    expect(text).toContain("NXDOMAIN");
+    expect(text).toContain("DependencyViolation");
+    // Approvers read risk and clean-up plan first, then the requester's own statements, then the patch.
+    expect(text).toContain(`<@${REQUESTER.userId}> confirms:`);
+    for (const st of REQUESTER_STATEMENTS) expect(text).toContain(st.text);
+    expect(text).not.toContain(":white_check_mark: *Cause confirmed*"); // no bot-ticked checklist
+    const at = (needle: string): number => text.indexOf(needle);
+    expect(at("*Risk*")).toBeGreaterThan(-1);
+    expect(at("*Risk*")).toBeLessThan(at("*Clean-up plan*"));
+    expect(at("*Clean-up plan*")).toBeLessThan(at("confirms:"));
+    expect(at("confirms:")).toBeLessThan(at("*Change*"));
+    expect(at("*Change*")).toBeLessThan(at('\\"op\\": \\"test\\"'));
+
     await f.click(APPROVE, requestId, BOB, ts);
     const done = await f.settled(requestId);
     expect(done.state).toBe("DONE");
     expect(f.patches()).toHaveLength(1);
     await waitUntil(() => (f.message(ts).text?.includes("[DONE]") ? true : undefined));
-    expect(buttonIds(f.message(ts).blocks)).toEqual([]);
+    expect(buttonIds(f.message(ts).blocks)).toEqual([DETAILS]);
     await waitUntil(
       () => (f.sim.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
       20_000,

@@ -18,7 +18,7 @@ import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { renderApprovalText, renderText } from "../../src/render/text.js";
 import { createServices } from "../../src/services.js";
-import { renderApprovalRequest } from "../../src/slack/blocks/approval.js";
+import { renderApprovalDetails, renderApprovalRequest } from "../../src/slack/blocks/approval.js";
 import { renderDiagnosisDetails } from "../../src/slack/blocks/diagnosis.js";
 import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/index.js";
 import { lintMessage } from "../sim/slack/block-kit-lint.js";
@@ -232,9 +232,12 @@ describe("a command is never cut: the terminal's commands appear whole in Slack"
     const terminal = renderApprovalText(request, now);
     const calls = terminalCommands(terminal).filter((c) => /^\d+\. /.test(c));
     expect(calls.length).toBe(action.steps.length);
+    // The card names no call; Details names each whole.
     const pending = renderApprovalRequest(request, now);
-    expectWhole(terminal, [pending], calls);
-    const all = unescape(slackTexts(pending).join("\n"));
+    expectWhole(terminal, [pending]);
+    const details = renderApprovalDetails(request);
+    expectWhole(terminal, [pending, details], calls);
+    const all = unescape(slackTexts(details).join("\n"));
     // The form was not the finalize form: no claim about it; the reason as typed.
     expect(all).not.toContain("asked without the form");
     expect(all).toContain("worker -> new ALB");
@@ -249,7 +252,10 @@ describe("a command is never cut: the terminal's commands appear whole in Slack"
       result: { outcome: "done", message: "Repointed: every call answered.", at: "2026-02-12T08:52:00Z" },
     };
     const outcome = renderApprovalRequest(done, now);
-    expectWhole(renderApprovalText(done, now), [outcome], calls);
-    expect(outcome.blocks.filter((b) => b.type === "actions")).toEqual([]);
+    expectWhole(renderApprovalText(done, now), [outcome, renderApprovalDetails(done)], calls);
+    // Only Details is left to click.
+    expect(JSON.stringify(outcome.blocks.filter((b) => b.type === "actions"))).not.toMatch(
+      /approval:(approve|deny|cancel)/,
+    );
   });
 });

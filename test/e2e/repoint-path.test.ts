@@ -8,168 +8,26 @@
  * approved by a second person → UpdateDistribution with the planning ETag → the waits in the same
  * thread: CloudFront Deployed, then test.example.com answering 200 — which the HTTP front confirms.
  */
-import { request } from "node:http";
-import type { Redis } from "ioredis";
-import { afterEach, describe, expect, it } from "vitest";
-import { destroyAwsClients } from "../../src/aws/clients.js";
-import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import type { Runtime } from "../../src/runtime.js";
+import { describe, expect, it } from "vitest";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import {
-  postSigned,
-  slashCommandBody,
-  startFakeSlack,
-  viewSubmissionBody,
-  type FakeSlack,
-} from "../sim/slack/index.js";
-import { startWorld, type World } from "../sim/world.js";
-import { buttonValue } from "./block-kit.js";
-import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
-import { FAST_LBC, forceRemoveSeedFinalizer } from "../integration/helpers/aws-world.js";
+import { eventually } from "../helpers/eventually.js";
+import { forceRemoveSeedFinalizer } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
-import { clickButton } from "../helpers/slack-click.js";
-
-const SECRET = "repoint-signing-secret";
-const TOKEN = "xoxb-repoint-runtime-token";
-const CHANNEL = "C0INCIDENT";
-const REQUESTER = "U0ONCALL1";
-const APPROVER = "U0APPROVER1";
-const APPROVE = "approval:approve";
-
-interface Setup {
-  readonly world: World;
-  readonly fake: FakeSlack;
-  readonly runtime: Runtime;
-  readonly redis: Redis;
-  readonly prefix: string;
-  readonly events: string;
-  readonly close: () => Promise<void>;
-}
-
-const running: Setup[] = [];
-afterEach(async () => {
-  while (running.length > 0) await running.pop()?.close();
-});
-
-async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
-  const world = await startWorld({
-    scenario: `test/fixtures/scenarios/${scenario}`,
-    lbc: FAST_LBC,
-    controllerIntervalMs: 50,
-    cloudFrontDeployMs: 1_500,
-    route53SyncMs: 500,
-  });
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("repoint");
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        ...world.aws.env(),
-        UNSTUCK_APPROVERS: APPROVER,
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        UNSTUCK_DNS_RESOLVERS: world.dns.address,
-        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
-        UNSTUCK_HEALTH_PATHS: "/,/readyz",
-      },
-    ),
-  );
-  const clients = simAwsClients(world.aws.url, 1);
-  const { runtime, events } = await startRuntime(
-    config,
-    {
-      kube: createKubeAdapter(world.kube.kubeconfig()),
-      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
-    },
-    { edgeWaits: { intervalMs: 200, maxIntervalMs: 400 }, pathRecheck: { intervalMs: 300 } },
-  );
-  const redis = client();
-  const s: Setup = {
-    world,
-    fake,
-    runtime,
-    redis,
-    prefix,
-    events,
-    close: async () => {
-      await runtime.stop();
-      await deleteKeysWithPrefix(redis, prefix);
-      await redis.quit();
-      destroyAwsClients(clients);
-      await fake.stop();
-      await world.stop();
-    },
-  };
-  running.push(s);
-  return s;
-}
-
-async function slash(s: Setup, text: string, user = REQUESTER, id = "cmd"): Promise<void> {
-  const res = await postSigned(
-    s.events,
-    SECRET,
-    slashCommandBody({ text, userId: user, channelId: CHANNEL, responseUrl: s.fake.responseUrl(id) }),
-  );
-  expect(res.status).toBe(200);
-}
-
-function click(s: Setup, actionId: string, value: string, user: string, ts: string, trigger?: string) {
-  return clickButton(
-    { events: s.events, fake: s.fake, secret: SECRET, channel: CHANNEL },
-    actionId,
-    value,
-    user,
-    ts,
-    trigger,
-  );
-}
-
-/**
- * The form a *Fix the path* click opened, once it asks for a reason: it opens saying it is tracing,
- * then becomes the form (or an answer).
- */
-async function formOf(s: Setup, trigger: string): Promise<Record<string, unknown>> {
-  await s.fake.waitFor("views.open", (c) => c.body["trigger_id"] === trigger, 10_000);
-  return until(
-    () => {
-      const view = s.fake.views().find((v) => v.triggerId === trigger)?.view;
-      return view?.["callback_id"] !== undefined ? view : undefined;
-    },
-    20_000,
-    "the repair form",
-  );
-}
-
-/** What the HTTP front answers for a host now (as a client through CloudFront would see it). */
-function front(s: Setup, host: string, path = "/"): Promise<number> {
-  // node:http, not fetch: fetch drops a Host header it is given.
-  return new Promise((resolve, reject) => {
-    const req = request(`${s.world.httpFront.url}${path}`, { headers: { host } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { postSigned, viewSubmissionBody } from "../sim/slack/index.js";
+import { buttonValue } from "./block-kit.js";
+import {
+  APPROVE,
+  APPROVER,
+  CHANNEL,
+  REQUESTER,
+  SECRET,
+  click,
+  detailsOf,
+  formOf,
+  front,
+  setup,
+  slash,
+} from "./edge-runtime.js";
 
 describe("repairing the traffic path through the approval", () => {
   it("trace → Fix the path → form → approved → CloudFront Deployed → test.example.com answers 200, all in one thread", async () => {
@@ -243,12 +101,12 @@ describe("repairing the traffic path through the approval", () => {
       (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
       20_000,
     );
-    const blocks = JSON.stringify(post.body["blocks"]);
-    expect(blocks).toContain("repoint test.example.com");
-    expect(blocks).toContain("If-Match");
+    expect(JSON.stringify(post.body["blocks"])).toContain("repoint test.example.com");
     const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
     const ts = String(post.response?.["ts"]);
-    await until(
+    // The exact calls are behind Details, answered to whoever asks.
+    expect(await detailsOf(s, id, ts)).toContain("If-Match");
+    await eventually(
       async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
       10_000,
       "attached",
@@ -261,7 +119,7 @@ describe("repairing the traffic path through the approval", () => {
     expect(s.world.aws.calls().filter((c) => c.action === "UpdateDistribution")).toHaveLength(0);
 
     await click(s, APPROVE, id, APPROVER, ts);
-    const done = await until(
+    const done = await eventually(
       async () => {
         const r = await s.runtime.workflow.get(id);
         return r.state === "DONE" || r.state === "STALE" || r.state === "FAILED" ? r : undefined;
@@ -273,7 +131,7 @@ describe("repairing the traffic path through the approval", () => {
     expect(s.world.aws.calls().filter((c) => c.action === "UpdateDistribution")).toHaveLength(1);
 
     // The waits report in the request's thread: Deployed, then the hostname answering.
-    await until(
+    await eventually(
       () =>
         s.fake.thread(CHANNEL, ts).some((m) => /E2MYAPPTEST0001 is Deployed/.test(m.text ?? ""))
           ? true
@@ -281,7 +139,7 @@ describe("repairing the traffic path through the approval", () => {
       30_000,
       "CloudFront Deployed in the thread",
     );
-    await until(
+    await eventually(
       () =>
         s.fake
           .thread(CHANNEL, ts)
@@ -301,7 +159,7 @@ describe("repairing the traffic path through the approval", () => {
 
     // The card the repair was asked from can do nothing more: its button is gone, it says why.
     const cardTs = String(card.response?.["ts"]);
-    const repainted = await until(
+    const repainted = await eventually(
       () => {
         const m = s.fake.message(CHANNEL, cardTs);
         return m && !JSON.stringify(m.blocks).includes(REPAIR_PATH_ACTION) ? m : undefined;
@@ -318,7 +176,7 @@ describe("repairing the traffic path through the approval", () => {
     const otherTs = String(other.response?.["ts"]);
     const requests = s.fake.calls().filter((c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE));
     await click(s, REPAIR_PATH_ACTION, value, REQUESTER, otherTs, "1337.1.again");
-    const answer = await until(
+    const answer = await eventually(
       () => {
         const v = s.fake.views().find((x) => x.triggerId === "1337.1.again")?.view;
         return v && /Nothing to repair/.test(JSON.stringify(v)) ? v : undefined;
@@ -327,7 +185,7 @@ describe("repairing the traffic path through the approval", () => {
       "the form saying there is nothing to repair",
     );
     expect(answer["submit"]).toBeUndefined();
-    const checked = await until(
+    const checked = await eventually(
       () => {
         const m = s.fake.message(CHANNEL, otherTs);
         return /checked again/.test(JSON.stringify(m?.blocks)) ? m : undefined;
@@ -341,7 +199,7 @@ describe("repairing the traffic path through the approval", () => {
     // way, and left as it is (it already says Repaired).
     const updates = s.fake.message(CHANNEL, cardTs)?.updates;
     await click(s, REPAIR_PATH_ACTION, value, REQUESTER, cardTs, "1337.1.third");
-    await until(
+    await eventually(
       () => {
         const v = s.fake.views().find((x) => x.triggerId === "1337.1.third")?.view;
         return v && /Nothing to repair/.test(JSON.stringify(v)) ? v : undefined;
@@ -371,14 +229,14 @@ describe("repairing the traffic path through the approval", () => {
     );
     const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
     const ts = String(post.response?.["ts"]);
-    await until(
+    await eventually(
       async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
       10_000,
       "attached",
     );
     await click(s, APPROVE, id, APPROVER, ts);
     // Namespace gone → orphans and the path card in the thread; nothing replaces the ALBs yet.
-    const first = await until(
+    const first = await eventually(
       () =>
         s.fake
           .thread(CHANNEL, ts)
@@ -388,7 +246,7 @@ describe("repairing the traffic path through the approval", () => {
     );
     expect(JSON.stringify(first.blocks)).toContain("Nothing can be repointed yet");
     expect(JSON.stringify(first.blocks)).not.toContain(REPAIR_PATH_ACTION);
-    await until(
+    await eventually(
       () =>
         s.fake.thread(CHANNEL, ts).some((m) => /Waiting for the controller to re-create/.test(m.text ?? ""))
           ? true
@@ -399,7 +257,7 @@ describe("repairing the traffic path through the approval", () => {
 
     // Argo CD re-creates the namespace; the controller builds a new ALB for the worker Ingress.
     await recreateSeed(s.world, ["myapp-worker-ingress"]);
-    await until(
+    await eventually(
       () =>
         s.fake.thread(CHANNEL, ts).some((m) => /has re-created load balancers for myapp/.test(m.text ?? ""))
           ? true
@@ -407,7 +265,7 @@ describe("repairing the traffic path through the approval", () => {
       20_000,
       "the re-check noticing the new stack",
     );
-    const offer = await until(
+    const offer = await eventually(
       () =>
         s.fake.thread(CHANNEL, ts).find((m) => JSON.stringify(m.blocks ?? "").includes(REPAIR_PATH_ACTION)),
       10_000,
@@ -416,7 +274,7 @@ describe("repairing the traffic path through the approval", () => {
     const blocks = JSON.stringify(offer.blocks);
     expect(blocks).toContain("worker.example.com");
     // With the stack back, the orphans are checked again in the same thread.
-    const again = await until(
+    const again = await eventually(
       () => s.fake.thread(CHANNEL, ts).find((m) => /After the re-creation/.test(m.text ?? "")),
       10_000,
       "the orphan check after the re-creation",
@@ -447,12 +305,12 @@ describe("repairing the traffic path through the approval", () => {
         JSON.stringify(c.body["blocks"]).includes("repoint"),
       30_000,
     );
-    const repairBlocks = JSON.stringify(repair.body["blocks"]);
-    expect(repairBlocks).toContain("ChangeResourceRecordSets");
-    expect(repairBlocks).toContain("UpdateDistribution E2MYAPPTEST0001");
     const rid = buttonValue(repair.body["blocks"], APPROVE) ?? "";
     const rts = String(repair.response?.["ts"]);
-    await until(
+    const repairBlocks = await detailsOf(s, rid, rts);
+    expect(repairBlocks).toContain("ChangeResourceRecordSets");
+    expect(repairBlocks).toContain("UpdateDistribution E2MYAPPTEST0001");
+    await eventually(
       async () => ((await s.runtime.workflow.get(rid)).message ? true : undefined),
       10_000,
       "attached",
@@ -465,7 +323,7 @@ describe("repairing the traffic path through the approval", () => {
       ["worker 200", /worker\.example\.com.*answers 200/],
       ["test 200", /test\.example\.com.*answers 200/],
     ] as const) {
-      await until(
+      await eventually(
         () => (s.fake.thread(CHANNEL, rts).some((m) => re.test(m.text ?? "")) ? true : undefined),
         30_000,
         `${what} in the repair's thread`,
@@ -485,7 +343,7 @@ describe("repairing the traffic path through the approval", () => {
       /test\.example\.com answers 200 \(GET https:\/\/test\.example\.com\/readyz\)/,
       /worker\.example\.com answers 200 \(GET https:\/\/worker\.example\.com\/readyz\)/,
     ];
-    await until(
+    await eventually(
       () =>
         waits.every((re) => s.fake.thread(CHANNEL, rts).some((m) => re.test(m.text ?? "")))
           ? true
@@ -512,7 +370,7 @@ describe("repairing the traffic path through the approval", () => {
     // its result; one already answered posts the result at once): never a second message per wait.
     for (const m of replies.slice(2)) expect(m.text ?? "").toMatch(/^✅/);
     // The offer in the first thread lost its Fix the path once the repair was made.
-    await until(
+    await eventually(
       () =>
         JSON.stringify(s.fake.message(CHANNEL, offer.ts)?.blocks).includes(REPAIR_PATH_ACTION)
           ? undefined
@@ -536,18 +394,19 @@ describe("repairing the traffic path through the approval", () => {
       (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
       20_000,
     );
-    const blocks = JSON.stringify(post.body["blocks"]);
-    expect(blocks).toContain("ec2 DeleteSecurityGroup sg-0f1e2d3c4b5a69788");
-    expect(blocks).not.toMatch(/payments/);
     const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
     const ts = String(post.response?.["ts"]);
-    await until(
+    const blocks = await detailsOf(s, id, ts);
+    expect(blocks).toContain("ec2 DeleteSecurityGroup sg-0f1e2d3c4b5a69788");
+    expect(blocks).not.toMatch(/payments/);
+    expect(JSON.stringify(post.body["blocks"])).not.toMatch(/payments/);
+    await eventually(
       async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
       10_000,
       "attached",
     );
     await click(s, APPROVE, id, APPROVER, ts);
-    const done = await until(
+    const done = await eventually(
       async () => {
         const r = await s.runtime.workflow.get(id);
         return ["DONE", "STALE", "FAILED"].includes(r.state) ? r : undefined;

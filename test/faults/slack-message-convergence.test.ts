@@ -105,8 +105,9 @@ async function setup(extra: Pick<RuntimeOptions, "notify"> = {}): Promise<Setup>
   return s;
 }
 
+/** Whether the message still offers a vote or a cancel (an ended request keeps only Details). */
 function hasButtons(blocks: unknown): boolean {
-  return JSON.stringify(blocks ?? []).includes('"type":"button"');
+  return /"action_id":"approval:(approve|deny|cancel)"/.test(JSON.stringify(blocks ?? []));
 }
 
 /** Post the request for the seed Ingress; returns its id and the message ts. */

@@ -16,16 +16,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { DENY_SUBMIT_CALLBACK } from "../../src/slack/blocks/approval.js";
 import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv } from "../e2e/bot-env.js";
 import { eventually } from "../helpers/eventually.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import {
-  blockActionsBody,
   postSigned,
   slashCommandBody,
   startFakeSlack,
+  viewSubmissionBody,
   type FakeSlack,
 } from "../sim/slack/index.js";
 
@@ -168,16 +169,15 @@ describe("no content travels through Redis", () => {
       fake.message(CHANNEL, ts)?.updates ?? 0,
       fake.message(CHANNEL, other.ts)?.updates ?? 0,
     ];
+    // The deny form, submitted as Slack sends it (the click only opens it).
     const click = await postSigned(
       events,
       SECRET,
-      blockActionsBody({
-        actionId: "approval:deny",
-        value: id,
+      viewSubmissionBody({
+        callbackId: DENY_SUBMIT_CALLBACK,
+        privateMetadata: JSON.stringify({ requestId: id, channelId: CHANNEL }),
+        values: { reason: { reason: "" } },
         userId: APPROVER,
-        channelId: CHANNEL,
-        messageTs: ts,
-        responseUrl: fake.responseUrl(`deny-${id}`),
       }),
     );
     expect(click.status).toBe(200);

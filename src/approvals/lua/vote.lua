@@ -67,6 +67,16 @@ local function approvers()
 end
 
 local fields = redis.call("HMGET", KEYS[1], "state", "requester", "expiresAtMs", "approvalsRequired", "approvals")
+-- The audit entry's result: the tally, and the voter's reason when they gave one (it is in the vote).
+local function tally(count)
+  local text = count .. "/" .. fields[4] .. " approvals"
+  local ok, vote = pcall(cjson.decode, ARGV[5])
+  if ok and type(vote) == "table" and type(vote["reason"]) == "string" then
+    text = text .. "; why: " .. vote["reason"]
+  end
+  return text
+end
+
 local state = fields[1]
 if not state then
   return { "NOT_FOUND", "", 0, 0 }
@@ -93,15 +103,15 @@ end
 redis.call("RPUSH", KEYS[3], ARGV[5])
 if ARGV[3] == "deny" then
   finish("DENIED")
-  audit("DENIED", nil, approvals .. "/" .. fields[4] .. " approvals", nil, approvers())
+  audit("DENIED", nil, tally(approvals), nil, approvers())
   return { "OK", "DENIED", approvals, 1 }
 end
 approvals = redis.call("HINCRBY", KEYS[1], "approvals", 1)
 if approvals >= tonumber(fields[4]) then
   finish("APPROVED")
-  audit("APPROVED", nil, approvals .. "/" .. fields[4] .. " approvals", nil, approvers())
+  audit("APPROVED", nil, tally(approvals), nil, approvers())
   return { "OK", "APPROVED", approvals, 1 }
 end
 redis.call("HSET", KEYS[1], "updatedAt", ARGV[6], "stateMac", STATE_MAC.PENDING)
-audit("PENDING", nil, approvals .. "/" .. fields[4] .. " approvals", nil, approvers())
+audit("PENDING", nil, tally(approvals), nil, approvers())
 return { "OK", "PENDING", approvals, 0 }

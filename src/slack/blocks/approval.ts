@@ -3,7 +3,7 @@
  * transition (`chat.update`), so it always shows the current state: a reader who scrolls back to it at 03:12
  * sees whether it is still waiting, who voted, and how it ended, without reading the thread.
  */
-import type { ActionsBlock, Button, KnownBlock } from "@slack/types";
+import type { ActionsBlock, Button, KnownBlock, View } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RepointPathAction, RequestState } from "../../approvals/types.js";
 import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "../../approvals/types.js";
@@ -11,13 +11,14 @@ import { repointCalls } from "../../edge/repoint-calls.js";
 import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./message.js";
 import { outcomeSentence } from "./outcome.js";
-import { clip, code, esc, mention, plain, prose, safe, sections, SlackLimit } from "./text.js";
+import { clip, code, esc, mention, plain, safe, sections, SlackLimit } from "./text.js";
 
 /** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */
 export const ApprovalActionId = {
   Approve: "approval:approve",
   Deny: "approval:deny",
   Cancel: "approval:cancel",
+  Details: "approval:details",
 } as const;
 export type ApprovalActionId = (typeof ApprovalActionId)[keyof typeof ApprovalActionId];
 
@@ -84,7 +85,7 @@ function button(
   text: string,
   requestId: string,
   style: "primary" | "danger" | undefined,
-  confirm: { title: string; text: string; confirm: string },
+  confirm: { title: string; text: string; confirm: string } | undefined,
 ): Button {
   return {
     type: "button",
@@ -92,13 +93,17 @@ function button(
     text: { type: "plain_text", text },
     value: requestId,
     ...(style !== undefined ? { style } : {}),
-    confirm: {
-      title: { type: "plain_text", text: confirm.title },
-      text: { type: "mrkdwn", text: clip(confirm.text, 290) },
-      confirm: { type: "plain_text", text: confirm.confirm },
-      deny: { type: "plain_text", text: "Back" },
-      ...(style === "danger" ? { style: "danger" as const } : {}),
-    },
+    ...(confirm !== undefined
+      ? {
+          confirm: {
+            title: { type: "plain_text" as const, text: confirm.title },
+            text: { type: "mrkdwn" as const, text: clip(confirm.text, 290) },
+            confirm: { type: "plain_text" as const, text: confirm.confirm },
+            deny: { type: "plain_text" as const, text: "Back" },
+            ...(style === "danger" ? { style: "danger" as const } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -120,18 +125,31 @@ function buttons(req: ApprovalRequest): ActionsBlock {
         text: `You approve: *${safe(describeChange(req))}*. It runs only if ${target} is still exactly as it was when requested.`,
         confirm: "Approve",
       }),
-      button(ApprovalActionId.Deny, "Deny", req.id, "danger", {
-        title: "Deny this change?",
-        text: `The request to ${safe(describeChange(req))} will be closed; nothing will change.`,
-        confirm: "Deny",
-      }),
+      // Deny opens a form (confirming it, with an optional reason): no dialog before it.
+      button(ApprovalActionId.Deny, "Deny", req.id, "danger", undefined),
       button(ApprovalActionId.Cancel, "Cancel", req.id, undefined, {
         title: "Cancel your request?",
         text: "Only the requester can cancel. Nothing will change.",
         confirm: "Cancel request",
       }),
+      detailsButton(req),
     ],
   };
+}
+
+/** *Details*: the evidence, the plan's steps and the exact change, answered to the one who clicks. */
+function detailsButton(req: ApprovalRequest): Button {
+  return {
+    type: "button",
+    action_id: ApprovalActionId.Details,
+    text: { type: "plain_text", text: "Details" },
+    value: req.id,
+  };
+}
+
+/** An ended request keeps only *Details*: what was changed, exactly, stays one click away. */
+function detailsOnly(req: ApprovalRequest): ActionsBlock {
+  return { type: "actions", block_id: `approval-actions:${req.id}`, elements: [detailsButton(req)] };
 }
 
 /** Who voted how, in order; the requester never appears here (they cannot vote). */
@@ -145,41 +163,13 @@ function votesText(req: ApprovalRequest): string {
   return `${head}\n${lines.join("\n")}`;
 }
 
-/** How the request ended, in one paragraph; `undefined` while there is nothing to report. */
+/** How the request ended, in words (Details; the card says the state, the thread what happened). */
 function outcomeText(req: ApprovalRequest): string | undefined {
   if (req.result) {
     const said = outcomeSentence(req.result.outcome === "tampered", req.result.message);
-    const parts = [`*Outcome* (${when(req.result.at)}): ${safe(said, 1000)}`];
-    if (req.result.finalizersAfter) {
-      parts.push(
-        `finalizers now: ${req.result.finalizersAfter.length === 0 ? "none" : req.result.finalizersAfter.map((f) => `\`${code(f)}\``).join(", ")}`,
-      );
-    }
-    if (req.result.resourceVersionAfter !== undefined) {
-      parts.push(`resourceVersion now: \`${code(req.result.resourceVersionAfter, 40)}\``);
-    }
-    return parts.join("\n");
+    return `*Outcome* (${when(req.result.at)}): ${safe(said, 1000)}`;
   }
-  switch (req.state) {
-    case "DENIED": {
-      const by = req.votes.filter((v) => v.decision === "deny").map((v) => mention(v.voter.userId));
-      return `*Outcome*: denied${by.length > 0 ? ` by ${by.join(", ")}` : ""}; nothing was changed.`;
-    }
-    case "EXPIRED":
-      return `*Outcome*: EXPIRED at ${when(req.expiresAt)} with ${approvals(req)}/${req.approvalsRequired} approvals; nothing was changed. Ask again if it is still needed.`;
-    case "CANCELLED":
-      return `*Outcome*: cancelled by ${mention(req.requester.userId)}; nothing was changed.`;
-    default:
-      return undefined;
-  }
-}
-
-function bulletList(items: readonly string[], empty: string, numbered = false): string {
-  if (items.length === 0) return empty;
-  // An item's prose is shortened before the commands it names; a line never ends on a dangling colon.
-  return items
-    .map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${prose(item.replace(/\s*:\s*$/, ""), 500)}`)
-    .join("\n");
+  return undefined;
 }
 
 /** A repoint's calls for the card's code block: each numbered, what it changes indented beneath (raw: escape at use). */
@@ -228,66 +218,195 @@ function requesterText(req: ApprovalRequest): string {
   }
   lines.push(
     "*Evidence* (attached by the bot from the diagnosis):",
-    bulletList(req.evidence, "_no evidence attached; check the diagnosis before approving_"),
+    req.evidence.length === 0
+      ? "_no evidence attached; check the diagnosis before approving_"
+      : wholeItems(req.evidence, 20),
   );
   return lines.join("\n");
 }
 
+/** The exact change and what it is bound to: the calls, the patch, the preconditions (Details). */
+function changeText(req: ApprovalRequest): string {
+  const a = req.action;
+  return a.type === "remove-finalizer"
+    ? [
+        `*Change*: remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from *${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`* (${safe(a.target.apiVersion, 100)})`,
+        `Bound to the object as it was when requested: resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${code(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
+        // Inside a code block a literal ``` would end it early; the look-alike keeps the patch readable.
+        "```" +
+          safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) +
+          "```",
+      ].join("\n")
+    : a.type === "open-deletion-guard"
+      ? [
+          `*Change*: set \`${code(DELETION_APPROVED_ANNOTATION)}\` on namespace \`${code(a.namespace)}\` to a value signed by the bot that names request \`${code(req.id)}\` and the end of the window (\`v1;req=…;until=…;mac=…\`), which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min, and every worker removes it within seconds of the window's end even if that job is lost.`,
+          `Bound to the namespace as it was when requested: uid \`${code(a.precondition.uid, 40)}\`, resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, not Terminating. If it was re-created or changed, the executor refuses (STALE).`,
+        ].join("\n")
+      : a.type === "delete-orphans"
+        ? [
+            `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
+            "```\n" + esc(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ")) + "\n```",
+            "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
+          ].join("\n")
+        : [
+            `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
+            "```\n" + esc(callsText(a).replace(/`/g, "ˋ")) + "\n```",
+            ...(a.targets !== undefined && a.targets.length > 0
+              ? [
+                  "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
+                  ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 2000)}`),
+                ]
+              : []),
+            "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
+          ].join("\n");
+}
+
+/** Every item whole, one per line; a list longer than `max` keeps its first items and counts the rest. */
+function wholeItems(items: readonly string[], max: number, numbered = false): string {
+  const shown = items
+    .slice(0, max)
+    .map((item, i) => `${numbered ? `${i + 1}.` : "•"} ${safe(item.replace(/\s*:\s*$/, ""), 2000)}`);
+  if (items.length > max) shown.push(`…and ${String(items.length - max)} more`);
+  return shown.join("\n");
+}
+
 /**
- * The request message: state, then what approvers weigh first — the risk and the clean-up plan — then
- * what the requester confirmed (their statements, reason, the evidence), then the exact change (target
- * and JSON patch), votes, expiry, and — only while PENDING — the buttons.
+ * Everything an approver may want beyond the card, in the order they weigh it: the risk and the
+ * clean-up plan, what the requester confirmed, the evidence, the exact change and what it is bound to,
+ * the votes. Answered to the one who clicks *Details*, so the thread says each thing once.
+ */
+export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
+  const riskAndPlan = [
+    riskText(req),
+    "*Clean-up plan*:",
+    req.cleanupPlan.length === 0 ? "_no clean-up plan attached_" : wholeItems(req.cleanupPlan, 20, true),
+  ].join("\n");
+  const blocks: KnownBlock[] = [
+    {
+      type: "header",
+      text: { type: "plain_text", text: plain(`Details: ${describeChange(req)}`) },
+    },
+    ...(outcomeText(req) !== undefined ? sections(outcomeText(req) ?? "") : []),
+    ...sections(riskAndPlan),
+    ...sections(requesterText(req)),
+    ...sections(changeText(req)),
+    ...(req.result?.finalizersAfter !== undefined || req.result?.resourceVersionAfter !== undefined
+      ? sections(
+          [
+            ...(req.result.finalizersAfter !== undefined
+              ? [
+                  `*After*: finalizers ${req.result.finalizersAfter.length === 0 ? "none" : req.result.finalizersAfter.map((f) => `\`${code(f)}\``).join(", ")}`,
+                ]
+              : []),
+            ...(req.result.resourceVersionAfter !== undefined
+              ? [`resourceVersion now \`${code(req.result.resourceVersionAfter, 40)}\``]
+              : []),
+          ].join(", "),
+        )
+      : []),
+    { type: "section", text: { type: "mrkdwn", text: clip(votesText(req)) } },
+    {
+      type: "context",
+      elements: [
+        { type: "mrkdwn", text: `request \`${code(req.id, 64)}\` · requested ${when(req.createdAt)}` },
+      ],
+    },
+  ];
+  return {
+    text: clip(`Details of the request to ${safe(describeChange(req), 600)}`, SlackLimit.Fallback),
+    blocks: blocks.slice(0, 50),
+  };
+}
+
+/** A text in one line of the card: whole, its line breaks as spaces. */
+function oneLine(s: string, max = 1000): string {
+  return safe(s.replace(/\s*\n\s*/g, " ").trim(), max);
+}
+
+/** What changes, with the object and (in a fleet) the cluster. */
+function changesLine(req: ApprovalRequest): string {
+  const a = req.action;
+  const where = req.cluster !== undefined ? ` in cluster \`${code(req.cluster, 100)}\`` : "";
+  switch (a.type) {
+    case "remove-finalizer":
+      return `remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from ${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`${where}`;
+    case "open-deletion-guard":
+      return `allow deleting namespace \`${code(a.namespace)}\`${where} for ${String(Math.round(a.windowSeconds / 60))} min`;
+    case "delete-orphans":
+      return `delete ${safe(describeAction(a))}${where}`;
+    case "repoint-path":
+      return `repoint ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")}${where}: ${String(a.steps.length)} call${a.steps.length === 1 ? "" : "s"} to ${[...new Set(a.steps.map((st) => (st.kind === "route53" ? "Route 53" : "CloudFront")))].join(" and ")}`;
+  }
+}
+
+/** Why: the cause in one sentence — the first evidence item, which the planners put first. */
+function whyLine(req: ApprovalRequest): string {
+  const a = req.action;
+  if (a.type === "open-deletion-guard")
+    return `preflight says *${safe(a.preflight.verdict.toUpperCase(), 10)}*: ${oneLine(a.preflight.summary, 600)}`;
+  const first = req.evidence[0];
+  return first !== undefined
+    ? oneLine(first)
+    : "_no evidence attached: check the diagnosis before approving_";
+}
+
+/** What it leaves behind: the clean-up plan's first item, and how many more are in Details. */
+function leavesLine(req: ApprovalRequest): string {
+  const a = req.action;
+  if (a.type === "open-deletion-guard")
+    return "nothing: the bot takes the annotation off again when the window ends";
+  const first = req.cleanupPlan[0];
+  if (first === undefined)
+    return a.type === "delete-orphans" ? "nothing: what it deletes cannot be undone" : "nothing planned";
+  const more = req.cleanupPlan.length - 1;
+  return `${oneLine(first)}${more > 0 ? ` (and ${String(more)} more step${more === 1 ? "" : "s"} in Details)` : ""}`;
+}
+
+/** States whose thread holds what happened (the outcome, or who denied and why). */
+const TOLD_IN_THREAD: ReadonlySet<RequestState> = new Set(["DONE", "FAILED", "STALE", "DENIED"]);
+
+/**
+ * The state in one line, with when it ended; what happened is said once, in the thread's reply
+ * (the outcome, who denied and why), never again on the card.
+ */
+function stateLine(req: ApprovalRequest): string {
+  const line = STATE_LINE[req.state];
+  const told = TOLD_IN_THREAD.has(req.state) ? " What happened is in the thread." : "";
+  if (req.state === "EXPIRED")
+    return `${line} ${String(approvals(req))}/${String(req.approvalsRequired)} approvals by ${when(req.expiresAt)}; ask again if it is still needed.`;
+  // When it ended, right after the state: ":x: *FAILED* 07:11 UTC — …".
+  const at = req.result !== undefined ? `* ${when(req.result.at)} — ` : "* — ";
+  return `${line.replace("* — ", at)}${told}`;
+}
+
+/**
+ * The request message: what an approver decides on, in five lines above the buttons — what changes,
+ * why, what it leaves behind, who asked and why — under its state. Evidence, the plan's steps, the
+ * exact patch and what it is bound to are behind *Details* (and whole in the terminal and `--json`).
  */
 export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMessage {
   const a = req.action;
   const pending = req.state === "PENDING";
   const overdue = pending && Date.parse(req.expiresAt) <= now.getTime();
-
-  const change =
-    a.type === "remove-finalizer"
-      ? [
-          `*Change*: remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from *${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`* (${safe(a.target.apiVersion, 100)})`,
-          `Bound to the object as it was when requested: resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${code(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
-          // Inside a code block a literal ``` would end it early; the look-alike keeps the patch readable.
-          "```" +
-            safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) +
-            "```",
-        ].join("\n")
-      : a.type === "open-deletion-guard"
-        ? [
-            `*Change*: set \`${code(DELETION_APPROVED_ANNOTATION)}\` on namespace \`${code(a.namespace)}\` to a value signed by the bot that names request \`${code(req.id)}\` and the end of the window (\`v1;req=…;until=…;mac=…\`), which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min, and every worker removes it within seconds of the window's end even if that job is lost.`,
-            `Bound to the namespace as it was when requested: uid \`${code(a.precondition.uid, 40)}\`, resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, not Terminating. If it was re-created or changed, the executor refuses (STALE).`,
-          ].join("\n")
-        : a.type === "delete-orphans"
-          ? [
-              `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
-              "```\n" + esc(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ")) + "\n```",
-              "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
-            ].join("\n")
-          : [
-              `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
-              "```\n" + esc(callsText(a).replace(/`/g, "ˋ")) + "\n```",
-              ...(a.targets !== undefined && a.targets.length > 0
-                ? [
-                    "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
-                    ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 2000)}`),
-                  ]
-                : []),
-              "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
-            ].join("\n");
-
-  const riskAndPlan = [
-    riskText(req),
-    "*Clean-up plan*:",
-    bulletList(req.cleanupPlan, "_no clean-up plan attached_", true),
-  ].join("\n");
-
+  const risks = a.type === "repoint-path" ? (a.risks ?? []) : [];
+  const lines = [
+    stateLine(req),
+    `*Changes*: ${changesLine(req)}`,
+    `*Why*: ${whyLine(req)}`,
+    `*Leaves behind*: ${leavesLine(req)}`,
+    ...risks
+      .slice(0, 1)
+      .map(
+        (r) =>
+          `:warning: *Risk*: ${oneLine(r, 600)}${risks.length > 1 ? ` (and ${String(risks.length - 1)} more in Details)` : ""}`,
+      ),
+    `*Asked by* ${mention(req.requester.userId)}: “${oneLine(req.reason)}”`,
+  ];
   const expiry = pending
     ? overdue
       ? `:alarm_clock: expiry passed ${when(req.expiresAt)}; votes are closed`
       : `expires ${when(req.expiresAt)} (${relative(req.expiresAt, now)})`
-    : `expiry was ${when(req.expiresAt)}`;
-
+    : `asked ${when(req.createdAt)}`;
   const blocks: KnownBlock[] = [
     {
       type: "header",
@@ -304,34 +423,29 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
         ),
       },
     },
-    { type: "section", text: { type: "mrkdwn", text: STATE_LINE[req.state] } },
-  ];
-  const outcome = outcomeText(req);
-  if (outcome !== undefined) blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(outcome) } });
-  // Long parts continue in the next section (by line, a code block closed and reopened): the exact
-  // calls and every command stay whole, the last line is never cut.
-  blocks.push(
-    ...sections(riskAndPlan),
-    ...sections(requesterText(req)),
-    ...sections(change),
-    { type: "section", text: { type: "mrkdwn", text: clip(votesText(req)) } },
+    ...sections(lines.join("\n")),
     {
       type: "context",
       elements: [
         {
           type: "mrkdwn",
           text: clip(
-            `Requested by ${mention(req.requester.userId)} ${when(req.createdAt)}  ·  ${expiry}  ·  request \`${code(req.id, 64)}\``,
+            [
+              expiry,
+              `${String(approvals(req))}/${String(req.approvalsRequired)} approvals`,
+              `request \`${code(req.id, 64)}\``,
+            ].join("  ·  "),
           ),
         },
       ],
     },
-  );
+  ];
+  // A record that failed verification offers nothing to click: its contents are not to be trusted.
   if (pending && !overdue) blocks.push(buttons(req));
-
+  else if (req.state !== "TAMPERED") blocks.push(detailsOnly(req));
   const text =
     `[${req.state}] ${mention(req.requester.userId)} asks to ${safe(describeChange(req), 600)}` +
-    (outcome !== undefined && req.result
+    (req.result
       ? ` — ${safe(outcomeSentence(req.result.outcome === "tampered", req.result.message), 600)}`
       : "");
   return { text: clip(text, SlackLimit.Fallback), blocks };
@@ -449,4 +563,57 @@ export function renderAuditLine(e: AuditEntry): string {
   const said = e.result ? outcomeSentence(e.event === "execution.tampered", e.result) : "";
   const result = said ? `: ${safe(said, 500)}` : "";
   return `• ${when(e.at)} ${who} *${safe(e.event, 60)}* ${safe(e.target)} \`${code(e.requestId, 64)}\`${move}${result}`;
+}
+
+/** The deny form's callback id and its one (optional) field. */
+export const DENY_SUBMIT_CALLBACK = "approval:deny-submit";
+export const DENY_REASON_FIELD = "reason";
+
+/** What the deny form carries back: the request and the channel of the message it was opened from. */
+export interface DenyFormMetadata {
+  readonly requestId: string;
+  readonly channelId: string;
+}
+
+/**
+ * The form *Deny* opens: it confirms the denial and asks why, optionally — the requester and the
+ * thread see the reason, and the audit log keeps it with the signed vote.
+ */
+export function renderDenyForm(req: ApprovalRequest, channelId: string, maxReason: number): View {
+  const metadata: DenyFormMetadata = { requestId: req.id, channelId };
+  return {
+    type: "modal",
+    callback_id: DENY_SUBMIT_CALLBACK,
+    private_metadata: JSON.stringify(metadata),
+    title: { type: "plain_text", text: "Deny this request?" },
+    submit: { type: "plain_text", text: "Deny" },
+    close: { type: "plain_text", text: "Back" },
+    blocks: [
+      {
+        type: "section",
+        text: {
+          type: "mrkdwn",
+          text: clip(
+            `You deny: *${safe(describeChange(req))}*, asked by ${mention(req.requester.userId)}. Nothing will change.`,
+          ),
+        },
+      },
+      {
+        type: "input",
+        block_id: DENY_REASON_FIELD,
+        optional: true,
+        label: { type: "plain_text", text: "Why? (optional)" },
+        hint: {
+          type: "plain_text",
+          text: "Shown in the request's thread and kept in the audit log, so the requester knows what to change.",
+        },
+        element: {
+          type: "plain_text_input",
+          action_id: DENY_REASON_FIELD,
+          multiline: true,
+          max_length: maxReason,
+        },
+      },
+    ],
+  };
 }

@@ -66,9 +66,16 @@ describe("ApprovalSigner", () => {
       { ...vote, mac, decision: "deny" as const },
       { ...vote, mac, at: "2026-02-12T09:00:01.000Z" },
       { ...vote, mac, channelId: "CELSEWHERE" },
+      { ...vote, mac, reason: "added later" },
     ]) {
       expect(worker1.checkVote(docMac, changed).ok).toBe(false);
     }
+    // A denier's reason is bound too: edited or dropped, the vote no longer verifies.
+    const denied = { ...vote, decision: "deny" as const, reason: "wait for the ENI" };
+    const deniedMac = bot.voteSig(docMac, denied);
+    expect(worker1.checkVote(docMac, { ...denied, mac: deniedMac }).ok).toBe(true);
+    expect(worker1.checkVote(docMac, { ...denied, mac: deniedMac, reason: "approve it" }).ok).toBe(false);
+    expect(worker1.checkVote(docMac, { ...vote, decision: "deny", mac: deniedMac }).ok).toBe(false);
     // Bound to the request's signature: the same vote under an edited document does not verify.
     expect(worker1.checkVote(bot.requestSig(vote.requestId, "{}"), { ...vote, mac }).ok).toBe(false);
     // A signature of one kind never verifies as another.

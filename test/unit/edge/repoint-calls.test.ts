@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { RepointPathAction } from "../../../src/approvals/types.js";
 import { repointCalls } from "../../../src/edge/repoint-calls.js";
 import { repointPlanLines } from "../../../src/render/repoint-plan.js";
-import { renderApprovalRequest } from "../../../src/slack/blocks/approval.js";
+import { renderApprovalDetails, renderApprovalRequest } from "../../../src/slack/blocks/approval.js";
 import type { ApprovalRequest } from "../../../src/approvals/types.js";
 
 const action: RepointPathAction = {
@@ -77,7 +77,7 @@ describe("repointCalls: a repoint plan's calls, made once", () => {
     ]);
   });
 
-  it("the approval card shows the same lines in a code block, escaped", () => {
+  it("the approval card's Details shows the same lines in a code block, escaped", () => {
     const req = {
       id: "r1",
       action,
@@ -91,7 +91,11 @@ describe("repointCalls: a repoint plan's calls, made once", () => {
       createdAt: "2024-01-01T00:00:00Z",
       expiresAt: "2024-01-01T01:00:00Z",
     } as unknown as ApprovalRequest;
-    const text = JSON.stringify(renderApprovalRequest(req, new Date("2024-01-01T00:10:00Z")).blocks);
+    // The card names the calls' count; Details shows each call.
+    expect(JSON.stringify(renderApprovalRequest(req, new Date("2024-01-01T00:10:00Z")).blocks)).toContain(
+      "2 calls to Route 53 and CloudFront",
+    );
+    const text = JSON.stringify(renderApprovalDetails(req).blocks);
     const block = [
       "1. Route 53 ChangeResourceRecordSets, zone example.com (Z123), one atomic batch:",
       "  DELETE A test.example.com [blue] → ALIAS oldˋ&lt;x&gt;.elb.amazonaws.com (zone ZALB, evaluate health true)",

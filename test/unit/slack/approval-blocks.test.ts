@@ -11,6 +11,7 @@ import {
 } from "../../../src/approvals/types.js";
 import {
   ApprovalActionId,
+  renderApprovalDetails,
   renderApprovalList,
   renderApprovalRequest,
   renderAuditEntries,
@@ -56,23 +57,49 @@ function actionBlocks(blocks: KnownBlock[]) {
   return blocks.filter((b) => b.type === "actions");
 }
 
+function buttonIdsOf(blocks: KnownBlock[]): string[] {
+  return actionBlocks(blocks).flatMap((b) =>
+    b.type === "actions" ? b.elements.map((e) => ("action_id" in e ? (e.action_id ?? "") : "")) : [],
+  );
+}
+
 describe("renderApprovalRequest", () => {
-  it("while PENDING: state, change, patch, checklist, requester, expiry and three confirmed buttons carrying only the id", () => {
+  it("while PENDING: what changes, why, what it leaves and who asks above four buttons carrying only the id; the rest in Details", () => {
     const req = request();
     const m = renderApprovalRequest(req, NOW);
     const text = all(m);
     expect(text).toContain("PENDING");
-    expect(text).toContain("myapp/myapp-worker-ingress");
-    expect(text).toContain("4711");
-    expect(text).toContain('\\"op\\": \\"test\\"');
-    expect(text).toContain("/metadata/finalizers");
-    for (const line of [...req.evidence, ...req.cleanupPlan]) expect(text).toContain(line);
-    expect(text).toContain("<@UALICE>");
+    expect(text).toContain(
+      "*Changes*: remove `ingress.k8s.aws/resources` from Ingress `myapp/myapp-worker-ingress`",
+    );
+    expect(text).toContain(`*Why*: ${req.evidence[0] ?? "?"}`);
+    expect(text).toContain(`*Leaves behind*: ${req.cleanupPlan[0] ?? "?"} (and 1 more step in Details)`);
+    expect(text).toContain("*Asked by* <@UALICE>");
     expect(text).toContain(req.expiresAt);
     expect(text).toContain("in 25 min");
     // User text is escaped, so it cannot inject mentions or links.
     expect(text).toContain("&lt;b&gt;&amp;&lt;/b&gt;");
     expect(text).not.toContain("<b>");
+    // What an approver decides on fits above the buttons: a header and at most seven lines.
+    const above = m.blocks.slice(
+      0,
+      m.blocks.findIndex((b) => b.type === "actions"),
+    );
+    const lines = above.flatMap((b) =>
+      b.type === "section" || b.type === "header"
+        ? (b.text?.text ?? "").split("\n")
+        : b.type === "context"
+          ? [""]
+          : [],
+    );
+    expect(lines.length).toBeLessThanOrEqual(8);
+    // The binding and the patch are behind Details.
+    expect(text).not.toContain("4711");
+    const details = all(renderApprovalDetails(req));
+    expect(details).toContain("4711");
+    expect(details).toContain('\\"op\\": \\"test\\"');
+    expect(details).toContain("/metadata/finalizers");
+    for (const line of [...req.evidence, ...req.cleanupPlan]) expect(details).toContain(line);
 
     const [actions] = actionBlocks(m.blocks);
     expect(actions?.type).toBe("actions");
@@ -81,46 +108,56 @@ describe("renderApprovalRequest", () => {
       ApprovalActionId.Approve,
       ApprovalActionId.Deny,
       ApprovalActionId.Cancel,
+      ApprovalActionId.Details,
     ]);
     for (const b of buttons) {
       expect(b.type).toBe("button");
       if (b.type !== "button") continue;
       expect(b.value).toBe(ID);
-      expect(b.confirm).toBeDefined();
+      // Approve and Cancel confirm in a dialog; Deny opens a form (with an optional reason); Details reads.
+      expect(b.confirm !== undefined).toBe(
+        b.action_id === ApprovalActionId.Approve || b.action_id === ApprovalActionId.Cancel,
+      );
     }
     const styles = buttons.map((b) => (b.type === "button" ? b.style : undefined));
-    expect(styles).toEqual(["primary", "danger", undefined]);
+    expect(styles).toEqual(["primary", "danger", undefined, undefined]);
   });
 
-  it.each(TERMINAL_STATES)("%s: no buttons, the state named, an outcome shown", (state: State) => {
-    const result =
-      state === "DONE" || state === "FAILED" || state === "STALE" || state === "TAMPERED"
-        ? {
-            outcome: state.toLowerCase() as "done" | "failed" | "stale" | "tampered",
-            message: `outcome for ${state}: resourceVersion 4711 → 4712`,
-            at: "2026-02-12T08:52:00Z",
-          }
-        : undefined;
-    const m = renderApprovalRequest(
-      request({
-        state,
-        ...(result ? { result } : {}),
-        votes:
-          state === "DENIED"
-            ? [{ voter: { userId: "UBOB", teamId: "T1" }, decision: "deny", at: "2026-02-12T08:51:00Z" }]
-            : [],
-      }),
-      NOW,
-    );
-    expect(actionBlocks(m.blocks)).toEqual([]);
-    const text = all(m);
-    expect(text).toContain(state);
-    expect(text).toContain("Outcome");
-    if (result) expect(text).toContain(result.message);
-    if (state === "DENIED") expect(text).toContain("<@UBOB>");
-  });
+  it.each(TERMINAL_STATES)(
+    "%s: only Details (TAMPERED: nothing), the state named, an outcome shown",
+    (state: State) => {
+      const result =
+        state === "DONE" || state === "FAILED" || state === "STALE" || state === "TAMPERED"
+          ? {
+              outcome: state.toLowerCase() as "done" | "failed" | "stale" | "tampered",
+              message: `outcome for ${state}: resourceVersion 4711 → 4712`,
+              at: "2026-02-12T08:52:00Z",
+            }
+          : undefined;
+      const m = renderApprovalRequest(
+        request({
+          state,
+          ...(result ? { result } : {}),
+          votes:
+            state === "DENIED"
+              ? [{ voter: { userId: "UBOB", teamId: "T1" }, decision: "deny", at: "2026-02-12T08:51:00Z" }]
+              : [],
+        }),
+        NOW,
+      );
+      // A record that failed verification offers nothing to click.
+      expect(buttonIdsOf(m.blocks)).toEqual(state === "TAMPERED" ? [] : [ApprovalActionId.Details]);
+      const text = all(m);
+      expect(text).toContain(state);
+      // What happened is said once, in the thread's reply; Details repeats it for whoever asks.
+      if (state === "DONE" || state === "FAILED" || state === "STALE" || state === "DENIED")
+        expect(text).toContain("What happened is in the thread.");
+      const details = all(renderApprovalDetails(request({ state, ...(result ? { result } : {}) })));
+      if (result) expect(details).toContain(result.message);
+    },
+  );
 
-  it("shows votes so far with who and how many are needed", () => {
+  it("shows how many votes there are and how many are needed; who, in Details", () => {
     const m = renderApprovalRequest(
       request({
         approvalsRequired: 2,
@@ -128,30 +165,44 @@ describe("renderApprovalRequest", () => {
       }),
       NOW,
     );
-    expect(all(m)).toContain("1/2");
-    expect(all(m)).toContain("<@UBOB> approved");
+    expect(all(m)).toContain("1/2 approvals");
+    // Who voted is said in the thread (and in Details), not again on the card.
+    expect(all(m)).not.toContain("<@UBOB>");
+    expect(
+      all(
+        renderApprovalDetails(
+          request({
+            approvalsRequired: 2,
+            votes: [
+              { voter: { userId: "UBOB", teamId: "T1" }, decision: "approve", at: "2026-02-12T08:46:00Z" },
+            ],
+          }),
+        ),
+      ),
+    ).toContain("<@UBOB> approved");
   });
 
-  it("a PENDING request past its expiry shows no buttons (the sweep has not run yet)", () => {
+  it("a PENDING request past its expiry shows no vote buttons (the sweep has not run yet)", () => {
     const m = renderApprovalRequest(request(), new Date("2026-02-12T09:20:00Z"));
-    expect(actionBlocks(m.blocks)).toEqual([]);
+    expect(buttonIdsOf(m.blocks)).toEqual([ApprovalActionId.Details]);
     expect(all(m)).toContain("expiry passed");
   });
 
-  it("stays within Block Kit limits with huge evidence", () => {
-    const m = renderApprovalRequest(
-      request({ evidence: Array.from({ length: 500 }, (_, i) => `line ${i} ${"x".repeat(80)}`) }),
-      NOW,
-    );
-    expect(m.blocks.length).toBeLessThanOrEqual(50);
-    for (const b of m.blocks) {
-      if (b.type === "section" && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
+  it("stays within Block Kit limits with huge evidence, card and Details alike", () => {
+    const huge = request({ evidence: Array.from({ length: 500 }, (_, i) => `line ${i} ${"x".repeat(80)}`) });
+    for (const m of [renderApprovalRequest(huge, NOW), renderApprovalDetails(huge)]) {
+      expect(m.blocks.length).toBeLessThanOrEqual(50);
+      for (const b of m.blocks) {
+        if (b.type === "section" && b.text) expect(b.text.text.length).toBeLessThanOrEqual(3000);
+      }
     }
+    // A long list is shortened by whole items, and says how many more.
+    expect(all(renderApprovalDetails(huge))).toContain("…and 480 more");
   });
 
-  it("leads with risk and clean-up plan; the requester's statements in their name; the exact change after", () => {
+  it("Details leads with risk and clean-up plan; the requester's statements in their name; the exact change after", () => {
     const statements = REQUESTER_STATEMENTS.map((st) => ({ id: st.id, text: st.text }));
-    const m = renderApprovalRequest(request({ statements }), NOW);
+    const m = renderApprovalDetails(request({ statements }));
     const sections = m.blocks.flatMap((b) => (b.type === "section" && b.text ? [b.text.text] : []));
     const at = (needle: string): number => sections.findIndex((t) => t.includes(needle));
     expect(at("*Risk*")).toBeGreaterThan(-1);
@@ -165,13 +216,15 @@ describe("renderApprovalRequest", () => {
   });
 
   it("a request made without the form says its conditions were not confirmed one by one", () => {
-    const text = all(renderApprovalRequest(request(), NOW));
+    const text = all(renderApprovalDetails(request()));
     expect(text).not.toContain("confirms:");
     expect(text).toContain("not confirmed one by one");
   });
 
   it("warns when the checklist is incomplete", () => {
-    const text = all(renderApprovalRequest(request({ evidence: [], cleanupPlan: [] }), NOW));
+    const bare = request({ evidence: [], cleanupPlan: [] });
+    expect(all(renderApprovalRequest(bare, NOW))).toContain("no evidence attached");
+    const text = all(renderApprovalDetails(bare));
     expect(text).toContain("no evidence attached");
     expect(text).toContain("no clean-up plan attached");
   });
@@ -259,8 +312,8 @@ describe("renderApprovalRequest: a repoint names every target's owner", () => {
       },
     });
 
-  it("owner (escaped), namespace, cluster, served hosts and how it was established are on the card", () => {
-    const text = all(renderApprovalRequest(repoint(), NOW));
+  it("owner (escaped), namespace, cluster, served hosts and how it was established are in Details", () => {
+    const text = all(renderApprovalDetails(repoint()));
     expect(text).toContain("owner Ingress sandbox/&lt;claim&gt; (namespace sandbox)");
     expect(text).toContain("cluster tag prod-eks");
     expect(text).toContain("serves test.example.com, any host");
@@ -268,11 +321,14 @@ describe("renderApprovalRequest: a repoint names every target's owner", () => {
     expect(text).not.toContain("<claim>");
   });
 
-  it("a target of another namespace is the first line of the risk", () => {
-    const m = renderApprovalRequest(
-      repoint(["test.example.com moves to Ingress sandbox/claim (namespace sandbox) — another namespace"]),
-      NOW,
+  it("a target of another namespace is a line of the card, and the first risk in Details", () => {
+    const req = repoint([
+      "test.example.com moves to Ingress sandbox/claim (namespace sandbox) — another namespace",
+    ]);
+    expect(all(renderApprovalRequest(req, NOW))).toContain(
+      ":warning: *Risk*: test.example.com moves to Ingress sandbox/claim (namespace sandbox) — another namespace",
     );
+    const m = renderApprovalDetails(req);
     const riskBlock = JSON.stringify(m.blocks).indexOf("*Risk*");
     const first = JSON.stringify(m.blocks).slice(riskBlock - 12, riskBlock + 80);
     expect(first).toMatch(/:warning: \*Risk\*: test\.example\.com moves to Ingress sandbox\/claim/);

@@ -1,0 +1,154 @@
+/**
+ * The simulated world after (or during) the seed incident with the whole bot on top: the runtime's own
+ * wiring over signed HTTP, real Redis and BullMQ, the fake Slack, the world's AWS, DNS server and HTTP
+ * front. Shared by the tests that walk the traffic half of the incident as a person does.
+ */
+import { request } from "node:http";
+import type { Redis } from "ioredis";
+import { afterEach, expect } from "vitest";
+import { destroyAwsClients } from "../../src/aws/clients.js";
+import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
+import { loadConfig } from "../../src/config.js";
+import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
+import type { Runtime } from "../../src/runtime.js";
+import { eventually } from "../helpers/eventually.js";
+import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import { clickButton } from "../helpers/slack-click.js";
+import { FAST_LBC } from "../integration/helpers/aws-world.js";
+import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { startWorld, type World } from "../sim/world.js";
+import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
+
+export const SECRET = "repoint-signing-secret";
+const TOKEN = "xoxb-repoint-runtime-token";
+export const CHANNEL = "C0INCIDENT";
+export const REQUESTER = "U0ONCALL1";
+export const APPROVER = "U0APPROVER1";
+export const APPROVE = "approval:approve";
+export const DETAILS = "approval:details";
+
+export interface Setup {
+  readonly world: World;
+  readonly fake: FakeSlack;
+  readonly runtime: Runtime;
+  readonly redis: Redis;
+  readonly prefix: string;
+  readonly events: string;
+  readonly close: () => Promise<void>;
+}
+
+const running: Setup[] = [];
+afterEach(async () => {
+  while (running.length > 0) await running.pop()?.close();
+});
+
+export async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
+  const world = await startWorld({
+    scenario: `test/fixtures/scenarios/${scenario}`,
+    lbc: FAST_LBC,
+    controllerIntervalMs: 50,
+    cloudFrontDeployMs: 1_500,
+    route53SyncMs: 500,
+  });
+  const fake = await startFakeSlack({ token: TOKEN });
+  const prefix = uniquePrefix("repoint");
+  const config = loadConfig(
+    botEnv(
+      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
+      {
+        ...world.aws.env(),
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_DNS_RESOLVERS: world.dns.address,
+        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
+        UNSTUCK_HEALTH_PATHS: "/,/readyz",
+      },
+    ),
+  );
+  const clients = simAwsClients(world.aws.url, 1);
+  const { runtime, events } = await startRuntime(
+    config,
+    {
+      kube: createKubeAdapter(world.kube.kubeconfig()),
+      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+    },
+    { edgeWaits: { intervalMs: 200, maxIntervalMs: 400 }, pathRecheck: { intervalMs: 300 } },
+  );
+  const redis = client();
+  const s: Setup = {
+    world,
+    fake,
+    runtime,
+    redis,
+    prefix,
+    events,
+    close: async () => {
+      await runtime.stop();
+      await deleteKeysWithPrefix(redis, prefix);
+      await redis.quit();
+      destroyAwsClients(clients);
+      await fake.stop();
+      await world.stop();
+    },
+  };
+  running.push(s);
+  return s;
+}
+
+export async function slash(s: Setup, text: string, user = REQUESTER, id = "cmd"): Promise<void> {
+  const res = await postSigned(
+    s.events,
+    SECRET,
+    slashCommandBody({ text, userId: user, channelId: CHANNEL, responseUrl: s.fake.responseUrl(id) }),
+  );
+  expect(res.status).toBe(200);
+}
+
+export function click(s: Setup, actionId: string, value: string, user: string, ts: string, trigger?: string) {
+  return clickButton(
+    { events: s.events, fake: s.fake, secret: SECRET, channel: CHANNEL },
+    actionId,
+    value,
+    user,
+    ts,
+    trigger,
+  );
+}
+
+/**
+ * The form a *Fix the path* click opened, once it asks for a reason: it opens saying it is tracing,
+ * then becomes the form (or an answer).
+ */
+export async function formOf(s: Setup, trigger: string): Promise<Record<string, unknown>> {
+  await s.fake.waitFor("views.open", (c) => c.body["trigger_id"] === trigger, 10_000);
+  return eventually(
+    () => {
+      const view = s.fake.views().find((v) => v.triggerId === trigger)?.view;
+      return view?.["callback_id"] !== undefined ? view : undefined;
+    },
+    20_000,
+    "the repair form",
+  );
+}
+
+/** What the HTTP front answers for a host now (as a client through CloudFront would see it). */
+export function front(s: Setup, host: string, path = "/"): Promise<number> {
+  // node:http, not fetch: fetch drops a Host header it is given.
+  return new Promise((resolve, reject) => {
+    const req = request(`${s.world.httpFront.url}${path}`, { headers: { host } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** What *Details* answers `user` about request `id` (its message `ts`), privately: its blocks as JSON. */
+export async function detailsOf(s: Setup, id: string, ts: string, user = APPROVER): Promise<string> {
+  await click(s, DETAILS, id, user, ts);
+  const answer = await s.fake.waitForResponse((r) => r.id === `click-${DETAILS}-${user}`, 10_000);
+  expect(answer.body["response_type"]).toBe("ephemeral");
+  return JSON.stringify(answer.body["blocks"]);
+}
