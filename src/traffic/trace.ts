@@ -18,6 +18,11 @@ import { ErrorCode, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
 
+/** The note of a namespace trace when nothing in the namespace owns a load balancer (e.g. it is gone). */
+export function noOwnersNote(namespace: string): string {
+  return `No Ingress or Service of type LoadBalancer in namespace ${namespace}.`;
+}
+
 export interface TraceResult {
   /** What was asked: hostnames, or the namespace whose paths were traced. */
   readonly subject: { readonly hostnames: readonly string[] } | { readonly namespace: string };
@@ -344,7 +349,7 @@ export async function traceNamespaceWithReads(
   }
   const hostnames = hostnamesReaching({ ...reads, records }, { dnsNames, namePrefixes });
   if (mine.length === 0) {
-    reads.warnings.push(`No Ingress or Service of type LoadBalancer in namespace ${namespace}.`);
+    reads.warnings.push(noOwnersNote(namespace));
   }
   return {
     trace: {

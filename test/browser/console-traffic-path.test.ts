@@ -115,7 +115,7 @@ describe("the local Slack console, traffic path", () => {
       .last();
     await trace.waitFor({ timeout: 30_000 });
     expect(await trace.innerText()).toMatch(/origin myapp-worker-alb → k8s-myapp-myappwor-0733a56cbb/);
-    expect(await trace.innerText()).toMatch(/a load balancer that does not exist/);
+    expect(await trace.innerText()).toMatch(/k8s-myapp-myappwor-0733a56cbb \(default behaviour\) \(gone\) ⇒/);
     await screenshot(page, "path-03-trace-stale-origin");
 
     // 4. The bot's re-check in the first thread saw the new ALB: the plan with "Fix the path", and the

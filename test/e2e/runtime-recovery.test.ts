@@ -183,8 +183,11 @@ describe("seed incident recovery through the runtime", () => {
         ),
       20_000,
     );
-    // A card: the broken names first, and — the controller has re-created nothing yet — how to repair later.
-    expect(path.text).toMatch(/is broken: .*test\.example\.com/);
+    // A card: how many are broken, each name once under what brings it back — nothing is re-created
+    // until the namespace's owners are — and how to repair later.
+    expect(path.text).toMatch(/is broken: 7 of 7 hostnames/);
+    expect(JSON.stringify(path.blocks).split("test.example.com")).toHaveLength(2);
+    expect(JSON.stringify(path.blocks)).toContain("re-sync the Argo CD Application");
     expect(JSON.stringify(path.blocks)).toContain("Nothing can be repointed yet");
     expect(JSON.stringify(path.blocks)).toContain("repoint ns myapp");
     // The original message shows the final state, without buttons.

@@ -4,18 +4,12 @@ import type { RepointPlan } from "../../edge/repoint.js";
 import { repointPlanLines } from "../../render/repoint-plan.js";
 import { repointRequestCommand } from "../../render/trace-text.js";
 import { plural } from "../../util/format.js";
-import type { TraceResult } from "../../traffic/trace.js";
+import { noOwnersNote, type TraceResult } from "../../traffic/trace.js";
+import type { TracedPath } from "../../edge/path.js";
 import type { SlackMessage } from "./message.js";
 import { approverIds, describeAction, type ApprovalRequest } from "../../approvals/types.js";
 import { slackDate } from "./diagnosis.js";
 import { clip, command, esc, mention, sections, SlackLimit } from "./text.js";
-
-const ICON = {
-  ok: ":large_green_circle:",
-  stale: ":red_circle:",
-  mismatched: ":large_orange_circle:",
-  unknown: ":white_circle:",
-} as const;
 
 /** Action id of the *Fix the path* button; its value names what to re-trace and plan (JSON). */
 export const REPAIR_PATH_ACTION = "path:repair";
@@ -23,6 +17,95 @@ export const REPAIR_PATH_ACTION = "path:repair";
 /** What the button carries: the subject is traced and planned afresh when clicked. */
 export type RepairButtonValue = { readonly ns: string } | { readonly hosts: readonly string[] };
 
+type Hop = TracedPath["hops"][number];
+
+/** ELB DNS names as the load balancer's name: what a person recognises (the whole name is in the CLI). */
+function shortLabel(label: string): string {
+  return label.replace(
+    /(?:dualstack\.)?(?:internal-)?([a-z0-9-]+)-[0-9a-f]+\.[a-z0-9-]+\.elb\.(?:[a-z0-9-]+\.)?amazonaws\.com(?:\.cn)?\.?/gi,
+    "$1",
+  );
+}
+
+/** The first link of a broken path that is not as it should be: what the hostname's line names. */
+function brokenHop(p: TracedPath): Hop | undefined {
+  return p.hops.find((h) => h.verdict === "stale" || h.verdict === "mismatched");
+}
+
+/** What a person does about a hostname: the groups of the card, in the order they are acted on. */
+type Group = "repaired" | "choose" | "owner-back" | "no-owner" | "unknown" | "intact";
+
+function groupOf(p: TracedPath, repaired: ReadonlySet<string>): Group {
+  if (p.verdict === "ok") return "intact";
+  if (repaired.has(hostKey(p.hostname))) return "repaired";
+  if (p.verdict === "unknown") return "unknown";
+  const h = brokenHop(p);
+  if (h?.candidates !== undefined) return "choose";
+  if (h?.oldOwner !== undefined) return "owner-back";
+  return "no-owner";
+}
+
+function hostKey(h: string): string {
+  return h.replace(/\.$/, "").toLowerCase();
+}
+
+/** One line per hostname: its broken link, and what it would become when that is known. */
+function hostLine(p: TracedPath, group: Group): string {
+  const h = brokenHop(p) ?? p.hops.find((x) => x.verdict === "unknown");
+  // A record's label starts with the hostname the line already names.
+  const label =
+    h !== undefined
+      ? shortLabel(h.label).replace(/^(\S+) (\S+)/, (m, type: string, name: string) =>
+          hostKey(name) === hostKey(p.hostname) ? `${type} record` : m,
+        )
+      : "";
+  const state =
+    h?.verdict === "stale" ? " (gone)" : h?.verdict === "mismatched" ? " (does not serve it)" : "";
+  const link = h !== undefined ? ` — ${esc(label)}${state}` : "";
+  // The controller re-creates a stack under the same name: the new one differs in its DNS name only.
+  const again = h?.replacement !== undefined && label.includes(h.replacement.loadBalancer);
+  const to =
+    group === "repaired" && h?.replacement !== undefined
+      ? ` ⇒ ${esc(h.replacement.loadBalancer)}${again ? " as re-created (a new DNS name)" : ""}`
+      : group === "owner-back" && h?.oldOwner !== undefined
+        ? ` (was ${esc(h.oldOwner.label)}'s)`
+        : group === "choose" && h?.candidates !== undefined
+          ? ` (${plural(h.candidates.length, "candidate", "candidates")}: ${h.candidates.map((c) => esc(shortLabel(c))).join(", ")})`
+          : group === "unknown" && h !== undefined
+            ? `: _${esc(h.why)}_`
+            : "";
+  return `• *${esc(p.hostname)}*${link}${to}`;
+}
+
+/** Each group's heading: what it means and what a person does, said once for all its hostnames. */
+function groupHeading(group: Group, n: number, t: TraceResult): string {
+  const subject = "namespace" in t.subject ? ` ${t.subject.namespace}` : "";
+  switch (group) {
+    case "repaired":
+      return `:wrench: *Repaired by Fix the path* (${String(n)}) — the plan below; a second person approves it.`;
+    case "choose":
+      return `:large_orange_circle: *Several load balancers could serve it* (${String(n)}) — name one: ${command(`repoint <hostname> --to <load balancer> --reason "…"`)}`;
+    case "owner-back":
+      return `:hourglass_flowing_sand: *Waiting for its owner to come back* (${String(n)}) — its load balancer returns when the owner is re-created (re-sync the Argo CD Application that owns it); then ${command(`trace ns${subject}`.trim())} again.`;
+    case "no-owner":
+      if ("namespace" in t.subject && t.warnings.includes(noOwnersNote(t.subject.namespace)))
+        return `:hourglass_flowing_sand: *Waiting for namespace ${esc(t.subject.namespace)}'s load balancers to come back* (${String(n)}) — nothing in it owns one now: re-create its Ingresses and Services (e.g. re-sync the Argo CD Application that owns them); once the controller has built the new load balancers, the repair can be planned.`;
+      return `:red_circle: *No owner known* (${String(n)}) — the load balancer it names is gone and nothing establishes whose it was (a similar name is not evidence): name the target with ${command(`repoint <hostname> --to <load balancer> --reason "…"`)}.`;
+    case "unknown":
+      return `:white_circle: *Not checked* (${String(n)}) — a read failed (below).`;
+    case "intact":
+      return `:large_green_circle: *Intact* (${String(n)})`;
+  }
+}
+
+const GROUPS: readonly Group[] = ["repaired", "choose", "owner-back", "no-owner", "unknown", "intact"];
+
+/**
+ * A traffic-path card grouped by what a person does: hostnames *Fix the path* repairs, those waiting
+ * for their owner to come back, those whose owner nobody knows (name a target), those not checked,
+ * and the intact ones — one line per hostname, each explanation once. The whole trace (every hop and
+ * why) is the terminal's and `--json`'s.
+ */
 export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMessage {
   const subject =
     "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
@@ -32,7 +115,7 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       ? `No hostname or distribution reaches ${subject}.`
       : broken.length === 0
         ? `Traffic path of ${subject} is intact${t.paths.some((p) => p.verdict === "unknown") ? " (some links unknown)" : ""}.`
-        : `Traffic path of ${subject} is broken: ${broken.map((p) => p.hostname).join(", ")}.`;
+        : `Traffic path of ${subject} is broken${t.paths.length > 1 ? `: ${String(broken.length)} of ${plural(t.paths.length, "hostname", "hostnames")}` : ""}.`;
   const blocks: KnownBlock[] = [
     // A refused request is the answer: it comes before the trace it was checked against.
     ...(repair !== undefined && repair.refused.length > 0
@@ -54,44 +137,41 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       },
     },
   ];
-  for (const p of t.paths.slice(0, 40)) {
-    const lines = [`${ICON[p.verdict]} *${esc(p.hostname)}*`];
-    let prev: (typeof p.hops)[number] | undefined;
-    for (const h of p.hops) {
-      const pad = "  ".repeat(h.depth);
-      lines.push(`${pad}${ICON[h.verdict]} ${esc(h.label)} — _${esc(h.why)}_`);
-      if (h.replacement)
-        lines.push(
-          `${pad}   → should be ${command(h.replacement.dnsName)}${h.replacement.owner !== undefined ? ` (${esc(h.replacement.owner)})` : ""}`,
-        );
-      if (h.candidates)
-        lines.push(
-          `${pad}   → ${plural(h.candidates.length, "load balancer", "load balancers")} of the same owner serve${h.candidates.length === 1 ? "s" : ""} it: ${h.candidates.map(esc).join("; ")}`,
-        );
-      // A record carries its load balancer's answer: said once, on the record.
-      if (h.unresolved !== undefined && h.unresolved !== prev?.unresolved)
-        lines.push(`${pad}   → _no replacement: ${esc(h.unresolved)}_`);
-      prev = h;
-      if (h.warning) lines.push(`${pad}   :warning: ${esc(h.warning)}`);
-    }
-    blocks.push({ type: "section", text: { type: "mrkdwn", text: clip(lines.join("\n")) } });
+  const repaired = new Set((repair?.action?.hostnames ?? []).map(hostKey));
+  const shown = t.paths.slice(0, 60);
+  const lines: string[] = [];
+  for (const group of GROUPS) {
+    const members = shown.filter((p) => groupOf(p, repaired) === group);
+    if (members.length === 0) continue;
+    lines.push(groupHeading(group, members.length, t));
+    lines.push(
+      group === "intact"
+        ? members.map((p) => esc(p.hostname)).join(", ")
+        : members.map((p) => hostLine(p, group)).join("\n"),
+    );
   }
+  // A lint said once, however many hostnames share the link it is about.
+  const lints = [
+    ...new Set(shown.flatMap((p) => p.hops.flatMap((h) => (h.warning !== undefined ? [h.warning] : [])))),
+  ];
+  for (const w of lints.slice(0, 3)) lines.push(`:warning: ${esc(w)}`);
+  if (lines.length > 0) blocks.push(...sections(lines.join("\n")));
   if (t.probes && t.probes.length > 0) {
-    const lines = t.probes.map(
+    const probed = t.probes.map(
       (p) =>
         `*${esc(p.hostname)}* — DNS ${esc(p.dns)}; ${p.http.map((h) => `${h.ok ? ":white_check_mark:" : ":x:"} \`${esc(new URL(h.url).pathname)}\` ${esc(h.result)}`).join(", ")}`,
     );
     blocks.push({
       type: "section",
-      text: { type: "mrkdwn", text: clip(`:satellite_antenna: *Probed now*\n${lines.join("\n")}`) },
+      text: { type: "mrkdwn", text: clip(`:satellite_antenna: *Probed now*\n${probed.join("\n")}`) },
     });
   }
   if (repair?.action) {
-    const lines = repointPlanLines(repair.action);
+    const plan = repointPlanLines(repair.action);
     // The exact calls whole: a plan too long for one section continues in the next, by line.
     blocks.push(
       ...sections(
-        `:wrench: *Repair plan* — ${plural(repair.action.steps.length, "change", "changes")}, applied only after a second person approves:\n\`\`\`\n${esc(lines.join("\n")).replace(/`/g, "ˋ")}\n\`\`\``,
+        `:wrench: *Repair plan* — ${plural(repair.action.steps.length, "change", "changes")}, applied only after a second person approves:\n\`\`\`\n${esc(plan.join("\n")).replace(/`/g, "ˋ")}\n\`\`\``,
       ),
     );
     const value: RepairButtonValue =
@@ -116,37 +196,41 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       elements: [
         {
           type: "mrkdwn",
-          text: `Nothing can be repointed yet. Once the controller has re-created the load balancers: ${command(repointRequestCommand(t.subject))}`,
+          text: `Nothing can be repointed yet. Once a replacement exists: ${command(repointRequestCommand(t.subject))}`,
         },
       ],
     });
   }
-  if (repair && repair.questions.length > 0) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `:raising_hand: *Needs a person* (not planned):\n${repair.questions.map((q) => `• ${esc(q)}`).join("\n")}`,
-        ),
-      },
-    });
-  }
-  if (t.paths.length > 40) {
-    blocks.push({
-      type: "context",
-      elements: [
-        { type: "mrkdwn", text: `…and ${String(t.paths.length - 40)} more paths (use the CLI with --json).` },
-      ],
-    });
-  }
-  if (t.warnings.length > 0) {
+  if (t.paths.length > shown.length) {
     blocks.push({
       type: "context",
       elements: [
         {
           type: "mrkdwn",
-          text: clip(`:grey_question: Partial — could not read: ${t.warnings.map(esc).join("; ")}`),
+          text: `…and ${String(t.paths.length - shown.length)} more paths (use the CLI with --json).`,
+        },
+      ],
+    });
+  }
+  // Reads that failed make the card partial; the other warnings are notes (nothing failed).
+  const failed = t.warnings.filter((w) => /^Could not read\b/.test(w));
+  // The namespace's missing owners are said by the group they explain.
+  const notes = t.warnings.filter(
+    (w) =>
+      !/^Could not read\b/.test(w) && !("namespace" in t.subject && w === noOwnersNote(t.subject.namespace)),
+  );
+  if (failed.length > 0 || notes.length > 0) {
+    blocks.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: clip(
+            [
+              ...(failed.length > 0 ? [`:grey_question: Partial — ${failed.map(esc).join("; ")}`] : []),
+              ...notes.map((n) => `:information_source: ${esc(n)}`),
+            ].join("\n"),
+          ),
         },
       ],
     });
