@@ -4,6 +4,7 @@ import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
 import { probeHosts } from "../src/traffic/trace.js";
+import { nearestNames } from "../src/util/similar.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandContext, CommandModule, CommandResult, CommandServices } from "./types.js";
 
@@ -48,6 +49,37 @@ export function clusterOf(services: CommandServices): { readonly cluster?: strin
   return cluster !== undefined ? { cluster } : {};
 }
 
+/** A zone small enough to read whole for a suggestion (a few pages of Route 53's 300 records each). */
+const SUGGEST_ZONE_RECORDS = 1_500;
+
+/**
+ * The record names within a typo of the names asked for, read from their zones when each is small
+ * enough to list in a few calls; nothing when a zone is bigger or a read fails (it is a hint).
+ */
+async function nearestHostnames(
+  aws: NonNullable<CommandServices["aws"]>["port"],
+  hostnames: readonly string[],
+): Promise<string[]> {
+  try {
+    const zones = await aws.hostedZones();
+    const found = new Set<string>();
+    for (const host of hostnames) {
+      const name = host.toLowerCase().replace(/\.$/, "");
+      const zone = zones
+        .filter((z) => name === z.name || name.endsWith(`.${z.name}`))
+        .sort((a, b) => b.name.length - a.name.length)[0];
+      if (zone?.recordCount === undefined || zone.recordCount > SUGGEST_ZONE_RECORDS) continue;
+      const names = (await aws.recordSets(zone.id))
+        .filter((r) => ["A", "AAAA", "CNAME"].includes(r.type))
+        .map((r) => r.name);
+      for (const n of nearestNames(name, [...new Set(names)])) found.add(n);
+    }
+    return [...found].slice(0, 3);
+  } catch {
+    return [];
+  }
+}
+
 /** Trace and plan; with `--probe`, what DNS and HTTP answer for each traced hostname too. */
 async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolean): Promise<CommandResult> {
   const { trace, plan } = await planPathRepair(
@@ -65,9 +97,17 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
     trace.warnings.length === 0 &&
     (trace.denied ?? []).length === 0
   ) {
+    const near = await nearestHostnames(
+      awsOf(ctx.services),
+      missing.map((p) => p.hostname),
+    );
     throw new UnstuckError(
       ErrorCode.BadInput,
-      `No such name: ${missing.map((p) => p.missing ?? p.hostname).join("; ")}. Check the spelling; \`trace ns <namespace>\` lists every name that reaches a namespace.`,
+      `No such name: ${missing.map((p) => p.missing ?? p.hostname).join("; ")}. ${
+        near.length > 0
+          ? `Did you mean ${near.map((h) => `\`trace ${h}\``).join(" or ")}?`
+          : "Check the spelling; `trace ns <namespace>` lists every name that reaches a namespace."
+      }`,
     );
   }
   const observe = commandObserver(ctx.services, ctx.actor, "trace");

@@ -57,6 +57,7 @@ export function createRoute53Adapter(client: Route53Client | undefined): Route53
             id: (z.Id ?? "").replace(/^\/hostedzone\//, ""),
             name: route53Name(z.Name ?? ""),
             private: z.Config?.PrivateZone === true,
+            ...(z.ResourceRecordSetCount !== undefined ? { recordCount: z.ResourceRecordSetCount } : {}),
           });
         }
         marker = res.IsTruncated ? res.NextMarker : undefined;

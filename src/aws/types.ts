@@ -107,6 +107,8 @@ export interface HostedZoneSnapshot {
   /** Lower case, without the trailing dot. */
   readonly name: string;
   readonly private: boolean;
+  /** How many record sets the zone holds, as ListHostedZones says (absent when it says nothing). */
+  readonly recordCount?: number;
 }
 
 export interface RecordSetSnapshot {

@@ -475,6 +475,8 @@ describe("repairing the traffic path through the approval", () => {
     expect(String(typo.body["text"])).toMatch(
       /No such name: no A\/AAAA\/CNAME record named tset\.example\.com in zone example\.com/,
     );
+    // The nearest name in the zone is suggested, as a command to run.
+    expect(String(typo.body["text"])).toContain("Did you mean `trace test.example.com`?");
     expect(JSON.stringify(typo.body)).not.toMatch(/intact/);
     await slash(s, 'repoint test.example.com --reason "short"', REQUESTER, "short");
     const short = await s.fake.waitForResponse((p) => p.id === "short", 10_000);
