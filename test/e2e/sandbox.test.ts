@@ -36,10 +36,13 @@ describe("npm start without Slack credentials", () => {
     );
   }, 90_000);
 
-  it("honours the person's own UNSTUCK_* settings, and says which the world keeps", async () => {
+  it("honours the person's own UNSTUCK_* settings, says which the world keeps, and shows a form's errors", async () => {
     const { code, out } = await runSandbox(
       [
-        '/unstuck finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: ENI holds the SG; recovery first"',
+        "/unstuck ns myapp",
+        "click Request finalizer removal",
+        "reason short",
+        "reason cause confirmed: ENI holds the SG; recovery first",
         "quit",
         "",
       ].join("\n"),
@@ -48,6 +51,8 @@ describe("npm start without Slack credentials", () => {
     expect(code).toBe(0);
     expect(out).toContain("Your settings: UNSTUCK_REQUEST_TTL_SECONDS=120");
     expect(out).toContain("Not yours to set here (the sandbox's world sets them): UNSTUCK_APPROVERS");
+    // A reason the bot refuses keeps the form open and says why; the next one is taken.
+    expect(out).toMatch(/the form refused it: Say why recovery comes first in at least \d+ characters/);
     // The request expires after the two minutes asked for, not the default thirty.
     expect(out).toMatch(/expires \S+.*\(in 2 min\)/);
   }, 90_000);

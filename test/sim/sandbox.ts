@@ -518,7 +518,7 @@ export async function runSandbox(io: {
                 },
               ]),
           );
-          await postSigned(
+          const answer = await postSigned(
             events,
             SECRET,
             viewSubmissionBody({
@@ -531,7 +531,13 @@ export async function runSandbox(io: {
               },
             }),
           );
-          pendingModal = undefined;
+          // A form the bot refused stays open, as in Slack, with its errors under their fields.
+          const refused = formErrors(answer.text);
+          if (refused.length > 0) {
+            for (const e of refused) io.out(`the form refused it: ${e} (type reason <text> again)`);
+          } else {
+            pendingModal = undefined;
+          }
           await settle();
         }
       } else {
@@ -561,4 +567,19 @@ export async function runSandbox(io: {
   await fake.stop();
   await world.stop();
   return 0;
+}
+
+/** The errors a modal submission was answered with (`response_action: errors`), one per field. */
+function formErrors(body: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  if (typeof parsed !== "object" || parsed === null) return [];
+  const answer = parsed as { response_action?: unknown; errors?: unknown };
+  if (answer.response_action !== "errors" || typeof answer.errors !== "object" || answer.errors === null)
+    return [];
+  return Object.values(answer.errors as Record<string, unknown>).map(String);
 }
