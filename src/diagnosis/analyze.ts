@@ -338,6 +338,18 @@ function recommend(remedies: readonly DiagnosisRemedy[], verdict: Verdict): numb
   return undefined;
 }
 
+/**
+ * Who CloudTrail says made a call, as a person names it: the role of an assumed-role session (its
+ * session name is noise), a user by name; anything else as given.
+ */
+export function callerName(arn: string): string {
+  const role = /^arn:[^:]+:sts::\d*:assumed-role\/([^/]+)\//.exec(arn);
+  if (role?.[1] !== undefined) return `role ${role[1]}`;
+  const user = /^arn:[^:]+:iam::\d*:user\/(.+)$/.exec(arn);
+  if (user?.[1] !== undefined) return `user ${user[1]}`;
+  return arn;
+}
+
 /** The exact AWS objects that hold the controller, and CloudTrail's record of its failures. */
 function awsEvidence(f: AwsFindings): Evidence[] {
   const out: Evidence[] = [];
@@ -356,7 +368,7 @@ function awsEvidence(f: AwsFindings): Evidence[] {
       out.push({
         source: "cloudtrail",
         from: `CloudTrail DeleteSecurityGroup ${g.groupId}`,
-        text: `${failures.length} failure${failures.length === 1 ? "" : "s"} ${last.errorCode}: ${last.errorMessage ?? ""}${last.caller ? ` (caller ${last.caller})` : ""}`,
+        text: `${failures.length} failure${failures.length === 1 ? "" : "s"} ${last.errorCode}: ${last.errorMessage ?? ""}${last.caller ? ` (by ${callerName(last.caller)})` : ""}`,
         time: last.time,
         error: true,
       });

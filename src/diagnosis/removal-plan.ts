@@ -11,6 +11,7 @@ import { describeDependent } from "./aws.js";
 import { registeredTargetsLeft, targetSpec } from "./binding.js";
 import { diagnoseNamespace, type DiagnoseOptions } from "./diagnose.js";
 import { lookupFinalizer } from "./finalizers.js";
+import { clock } from "../util/format.js";
 import { causeSentence, rootCause } from "../render/diagnosis-prose.js";
 
 export interface RemovalPlan {
@@ -116,7 +117,12 @@ export async function planFinalizerRemoval(
       );
     }
     for (const e of blocker.evidence.filter((x) => x.error).slice(0, 6)) {
-      evidence.push(`${e.from}${e.time ? ` @ ${e.time}` : ""}: ${e.text}`);
+      // A time as people read it (the request is read long after; the day is kept).
+      const at =
+        e.time !== undefined && !Number.isNaN(Date.parse(e.time))
+          ? clock(Date.parse(e.time), { date: true })
+          : e.time;
+      evidence.push(`${e.from}${at !== undefined ? ` at ${at}` : ""}: ${e.text}`);
     }
   }
 

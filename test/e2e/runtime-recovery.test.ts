@@ -139,6 +139,18 @@ describe("seed incident recovery through the runtime", () => {
     expect(finalizerRemoval(request.action).precondition.finalizers).toEqual(["ingress.k8s.aws/resources"]);
     const ts = request.message!.ts;
 
+    // Details, for whoever clicks it: the controller's error and CloudTrail's record, with times as
+    // people read them and the failing caller named by its role, not a session ARN.
+    expect(await click("approval:details", id!, APPROVER, ts)).toBe(200);
+    const details = JSON.stringify(
+      (await fake.waitForResponse((p) => p.id === `click-${APPROVER}`)).body["blocks"],
+    ).replace(/<!date[^>]*>/g, "");
+    expect(details).toContain("failed to delete securityGroup");
+    expect(details).toMatch(/CloudTrail DeleteSecurityGroup sg-[0-9a-f]+ at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ/);
+    expect(details).toMatch(/\(by role [^)]+\)/);
+    expect(details).not.toMatch(/\d\d:\d\d:\d\d\.\d{3}Z/);
+    expect(details).not.toContain("assumed-role/");
+
     // The requester cannot approve their own request; nothing changes.
     expect(await click("approval:approve", id!, REQUESTER, ts)).toBe(200);
     await fake.waitForResponse((p) => JSON.stringify(p.body).toLowerCase().includes("someone else"));
