@@ -1,7 +1,10 @@
 /**
  * Entry point (`npm start`): configuration → the runtime (Redis, approvals, queues, workers, Bolt
- * app) → run until SIGTERM/SIGINT.
+ * app) → run until SIGTERM/SIGINT, which are heard from the first moment (`early-signals.ts`): one
+ * that comes during start-up stops it between steps, or stops the runtime as soon as it has started.
  */
+// First: its handlers are installed before any other module is evaluated.
+import { stopRequest } from "./early-signals.js";
 import { loadConfig, type Config } from "./config.js";
 import { toUserError } from "./errors.js";
 import { createLogger } from "./log.js";
@@ -9,7 +12,7 @@ import { loadOpsConfig, type OpsConfig } from "./ops/config.js";
 import { runtimeTarget } from "./ops-target.js";
 import { startOpsServer, type OpsServer } from "./ops/server.js";
 import { createRuntime } from "./runtime.js";
-import { checkStartup, StartupError } from "./startup.js";
+import { checkStartup, StartupError, type StartupReport } from "./startup.js";
 
 /** The message for a machine with no Slack credentials: which variables, and what each is for. */
 export function missingSlackMessage(config: Config): string {
@@ -95,16 +98,32 @@ async function main(): Promise<number> {
       return 1;
     }
   }
+  // A stop asked for before anything holds work: nothing to hand over, exit at once.
+  const stoppedEarly = async (): Promise<number> => {
+    log.info({ signal: stopRequest.signal }, "stopped during start-up, before the bot took any work");
+    await ops?.close();
+    return 0;
+  };
+  if (stopRequest.signal !== undefined) return stoppedEarly();
   // Every dependency once, bounded, before anything retries in the background: a bot that cannot
   // work exits with one line saying what is missing, not a stream of reconnect logs.
   try {
-    const report = await checkStartup(config, log);
-    for (const warning of report.warnings) log.warn({ startup: true }, warning);
+    // The checks bound themselves (UNSTUCK_STARTUP_TIMEOUT_SECONDS); a stop does not wait for them.
+    const checked = await new Promise<StartupReport | undefined>((resolve, reject) => {
+      checkStartup(config, log).then(resolve, reject);
+      void stopRequest.requested.then(() => {
+        resolve(undefined);
+      });
+    });
+    if (checked === undefined) return await stoppedEarly();
+    for (const warning of checked.warnings) log.warn({ startup: true }, warning);
   } catch (err) {
     process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
     return 1;
   }
+  if (stopRequest.signal !== undefined) return stoppedEarly();
   const runtime = await createRuntime({ config, log });
+  // Once started, the workers may hold jobs: a stop asked for meanwhile goes through runtime.stop().
   const { port } = await runtime.start();
   ops?.attach(runtimeTarget(config, runtime));
   log.info(
@@ -129,8 +148,7 @@ async function main(): Promise<number> {
         },
       );
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    void stopRequest.requested.then(stop);
   });
   await ops?.close();
   return clean ? 0 : 1;

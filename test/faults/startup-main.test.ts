@@ -59,6 +59,26 @@ describe("start-up checks of the real entry point", () => {
     expect(run.stdout()).toBe("");
   });
 
+  it("a SIGTERM while start-up still waits on a dependency stops it at once, cleanly, before it takes work", async () => {
+    // Slack's auth.test answers only when released: start-up is held in its checks.
+    const held = fake.hold("auth.test");
+    const run = runMain({ ...base, REDIS_URL, UNSTUCK_ALLOW_VOLATILE_REDIS: "true" });
+    try {
+      await held.arrived;
+      run.child.kill("SIGTERM");
+      const { code, signal, elapsedMs } = await run.exited;
+      // Handled, not the default action: exit 0, and within the start-up check's own bound (5 s).
+      expect(signal).toBeNull();
+      expect(code).toBe(0);
+      expect(elapsedMs).toBeLessThan(20_000);
+      expect(run.stdout()).toContain("stopped during start-up, before the bot took any work");
+      expect(run.stdout()).not.toContain("unstuck is running");
+    } finally {
+      held.release();
+      if (run.child.exitCode === null) run.child.kill("SIGKILL");
+    }
+  });
+
   it("names the Kubernetes API server when it is unreachable, in the same single line", async () => {
     const port = await freePort();
     const dead = join(dir, "dead-kubeconfig");
