@@ -12,7 +12,8 @@ import type { AuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
 import type { ApprovalSigner } from "./integrity.js";
 import type { ApprovalStore, SignedRecord } from "./store.js";
-import { auditChange, describeAction, type ExecutionResult } from "./types.js";
+import { type ExecutionResult } from "./types.js";
+import { auditChange, describeAction } from "./action-kinds.js";
 
 /** Whether `mac` is the old HMAC of request `id`'s document under `key` (with or without a key id). */
 export function legacyRequestMac(key: string, id: string, doc: string, mac: string): boolean {

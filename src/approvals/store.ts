@@ -42,7 +42,8 @@ import type {
   Vote,
   VoteDecision,
 } from "./types.js";
-import { isRequestId, requestSubject } from "./types.js";
+import { isRequestId } from "./types.js";
+import { requestSubject } from "./action-kinds.js";
 import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
 import type { ApprovalSigner } from "./integrity.js";

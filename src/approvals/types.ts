@@ -5,7 +5,6 @@
  */
 import { randomBytes } from "node:crypto";
 import type { RecordChange } from "../aws/port.js";
-import type { AuditChange } from "../audit/log.js";
 
 /** Every state a request can be in. Only the store's Lua scripts move a request between them. */
 export const RequestState = {
@@ -204,108 +203,9 @@ export function finalizerRemoval(action: ApprovalAction): RemoveFinalizerAction 
   return action;
 }
 
-/** A short description of what an action changes, for messages and the audit log. */
-export function describeAction(action: ApprovalAction): string {
-  if (action.type === "remove-finalizer") return describeTarget(action.target);
-  if (action.type === "open-deletion-guard") return `deletion guard of namespace ${action.namespace}`;
-  if (action.type === "delete-orphans") {
-    return `${String(action.resources.length)} AWS orphan${action.resources.length === 1 ? "" : "s"} of ${action.namespace !== undefined ? `namespace ${action.namespace}` : `cluster ${action.cluster}`}`;
-  }
-  return `traffic path of ${action.hostnames.join(", ")}`;
-}
-
-/**
- * The exact change of an action for the audit log line: the target with the JSON patch of a
- * finalizer removal, or one line per call of a plan.
- */
-export function auditChange(action: ApprovalAction): AuditChange {
-  const target = describeAction(action);
-  switch (action.type) {
-    case "remove-finalizer": {
-      const t = action.target;
-      return {
-        type: action.type,
-        target,
-        object: {
-          apiVersion: t.apiVersion,
-          kind: t.kind,
-          namespace: t.namespace,
-          name: t.name,
-          ...(t.uid !== undefined ? { uid: t.uid } : {}),
-        },
-        patch: action.patch,
-      };
-    }
-    case "open-deletion-guard":
-      return {
-        type: action.type,
-        target,
-        plan: [
-          `set annotation ${DELETION_APPROVED_ANNOTATION}=<request id> on namespace ${action.namespace} (uid ${action.precondition.uid}, resourceVersion ${action.precondition.resourceVersion}) for ${String(action.windowSeconds)} s`,
-        ],
-      };
-    case "delete-orphans":
-      return {
-        type: action.type,
-        target,
-        plan: action.resources.map(
-          (r) => `delete ${r.type} ${r.id}${r.name !== undefined ? ` (${r.name})` : ""}`,
-        ),
-      };
-    case "repoint-path":
-      return {
-        type: action.type,
-        target,
-        plan: action.steps.flatMap((step) =>
-          step.kind === "route53"
-            ? step.edits.map((e) => `route53 ${step.zoneId} ${e.name} ${e.type}: ${e.from} -> ${e.to}`)
-            : [
-                `cloudfront ${step.distributionId} origin ${step.originId}: ${step.from} -> ${step.to} (If-Match ${step.etag})`,
-              ],
-        ),
-      };
-  }
-}
-
 /** User ids of the approve votes a request carries, in order, once each. */
 export function approverIds(request: Pick<ApprovalRequest, "votes">): string[] {
   return [...new Set(request.votes.filter((v) => v.decision === "approve").map((v) => v.voter.userId))];
-}
-
-/**
- * What an action is "about": at most one request per key may be pending. A finalizer removal is
- * about its object; a repoint about every record and distribution it writes.
- */
-export function actionSubject(action: ApprovalAction): string {
-  if (action.type === "remove-finalizer") {
-    const t = action.target;
-    return `${t.group}/${t.resource}/${t.namespace}/${t.name}`;
-  }
-  if (action.type === "open-deletion-guard") return `deletion-guard/${action.namespace}`;
-  if (action.type === "delete-orphans") {
-    return `orphans/${action.resources
-      .map((r) => r.id)
-      .sort()
-      .join("+")}`;
-  }
-  const parts = action.steps
-    .map((s) =>
-      s.kind === "route53"
-        ? `r53/${s.zoneId}/${s.edits.map((e) => `${e.name}/${e.type}`).join(",")}`
-        : `cf/${s.distributionId}/${s.originId}`,
-    )
-    .sort();
-  return `repoint/${parts.join("+")}`;
-}
-
-/**
- * The key of "one pending request per subject": the action's subject, and in a fleet the cluster it is
- * for first (`@c1/…`: no plain subject starts with `@`), so the same object name in two clusters is two
- * subjects. Outside a fleet (no cluster) it is the subject itself, as it always was.
- */
-export function requestSubject(action: ApprovalAction, cluster: string | undefined): string {
-  const subject = actionSubject(action);
-  return cluster !== undefined ? `@${cluster}/${subject}` : subject;
 }
 
 export type VoteDecision = "approve" | "deny";

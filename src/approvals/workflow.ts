@@ -29,12 +29,11 @@ import type {
 import {
   approverIds,
   areKnownStatements,
-  auditChange,
   DELETION_APPROVED_ANNOTATION,
-  describeAction,
   isRequestId,
   newRequestId,
 } from "./types.js";
+import { auditChange, describeAction, describeChange } from "./action-kinds.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
@@ -822,7 +821,7 @@ export class ApprovalWorkflow {
     // One request per object: point at the one that exists (who asked, where its message is) instead
     // of a second; the surfaces word the person and the message their own way (`duplicate.ts`).
     const duplicate: DuplicateRequest = {
-      what: `A request to ${action.type === "remove-finalizer" ? "remove finalizers from" : action.type === "open-deletion-guard" ? "open the" : "repoint"} ${describeAction(action)}`,
+      what: `A request to ${describeChange(action)}`,
       requestId: existingId,
       running: existing !== null && (existing.state === "APPROVED" || existing.state === "EXECUTING"),
       ...(existing ? { requester: existing.requester.userId } : {}),

@@ -3,7 +3,7 @@
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
 import { orphanPlanLines, repointPlanLines, repointTargetLines } from "./repoint-plan.js";
-import { describeAction } from "../approvals/types.js";
+import { describeAction } from "../approvals/action-kinds.js";
 import type { CommandResult, HelpDoc } from "../command-contract.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";

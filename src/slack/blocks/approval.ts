@@ -6,7 +6,8 @@
 import type { ActionsBlock, Button, KnownBlock, View } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
 import type { ApprovalRequest, RepointPathAction, RequestState } from "../../approvals/types.js";
-import { DELETION_APPROVED_ANNOTATION, describeAction, describeTarget } from "../../approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION, describeTarget } from "../../approvals/types.js";
+import { describeAction, describeChange } from "../../approvals/action-kinds.js";
 import { repointCalls } from "../../edge/repoint-calls.js";
 import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import type { SlackMessage } from "./message.js";
@@ -67,18 +68,6 @@ function approvals(req: ApprovalRequest): number {
   return req.votes.filter((v) => v.decision === "approve").length;
 }
 
-/** The one-line summary of what would change, shared by the request message, lists and fallbacks (raw: escape at use). */
-export function describeChange(req: ApprovalRequest): string {
-  const a = req.action;
-  if (a.type === "repoint-path") {
-    return `repoint the traffic path of ${a.hostnames.join(", ")} (${a.steps.length} change${a.steps.length === 1 ? "" : "s"})`;
-  }
-  if (a.type === "delete-orphans") return `delete ${describeAction(a)}`;
-  if (a.type === "open-deletion-guard") {
-    return `allow deleting namespace ${a.namespace} for ${String(Math.round(a.windowSeconds / 60))} min (preflight: ${a.preflight.verdict})`;
-  }
-  return `remove finalizer${a.remove.length === 1 ? "" : "s"} ${a.remove.join(", ")} from ${describeTarget(a.target)}`;
-}
 
 function button(
   actionId: ApprovalActionId,
@@ -122,7 +111,7 @@ function buttons(req: ApprovalRequest): ActionsBlock {
     elements: [
       button(ApprovalActionId.Approve, "Approve", req.id, "primary", {
         title: "Approve this change?",
-        text: `You approve: *${safe(describeChange(req))}*. It runs only if ${target} is still exactly as it was when requested.`,
+        text: `You approve: *${safe(describeChange(req.action))}*. It runs only if ${target} is still exactly as it was when requested.`,
         confirm: "Approve",
       }),
       // Deny opens a form (confirming it, with an optional reason): no dialog before it.
@@ -284,7 +273,7 @@ export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
   const blocks: KnownBlock[] = [
     {
       type: "header",
-      text: { type: "plain_text", text: plain(`Details: ${describeChange(req)}`) },
+      text: { type: "plain_text", text: plain(`Details: ${describeChange(req.action)}`) },
     },
     ...(outcomeText(req) !== undefined ? sections(outcomeText(req) ?? "") : []),
     ...sections(riskAndPlan),
@@ -313,7 +302,7 @@ export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
     },
   ];
   return {
-    text: clip(`Details of the request to ${safe(describeChange(req), 600)}`, SlackLimit.Fallback),
+    text: clip(`Details of the request to ${safe(describeChange(req.action), 600)}`, SlackLimit.Fallback),
     blocks: blocks.slice(0, 50),
   };
 }
@@ -444,7 +433,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   if (pending && !overdue) blocks.push(buttons(req));
   else if (req.state !== "TAMPERED") blocks.push(detailsOnly(req));
   const text =
-    `[${req.state}] ${mention(req.requester.userId)} asks to ${safe(describeChange(req), 600)}` +
+    `[${req.state}] ${mention(req.requester.userId)} asks to ${safe(describeChange(req.action), 600)}` +
     (req.result
       ? ` — ${safe(outcomeSentence(req.result.outcome === "tampered", req.result.message), 600)}`
       : "");
@@ -494,7 +483,7 @@ export function renderApprovalList(reqs: readonly ApprovalRequest[], now: Date):
       text: {
         type: "mrkdwn",
         text: clip(
-          `*${req.state}* · ${safe(describeChange(req), 600)}\n` +
+          `*${req.state}* · ${safe(describeChange(req.action), 600)}\n` +
             `by ${mention(req.requester.userId)} · ${approvals(req)}/${req.approvalsRequired} approvals · ` +
             `expires ${when(req.expiresAt)} (${relative(req.expiresAt, now)}) · \`${code(req.id, 64)}\`${where}`,
         ),
@@ -594,7 +583,7 @@ export function renderDenyForm(req: ApprovalRequest, channelId: string, maxReaso
         text: {
           type: "mrkdwn",
           text: clip(
-            `You deny: *${safe(describeChange(req))}*, asked by ${mention(req.requester.userId)}. Nothing will change.`,
+            `You deny: *${safe(describeChange(req.action))}*, asked by ${mention(req.requester.userId)}. Nothing will change.`,
           ),
         },
       },

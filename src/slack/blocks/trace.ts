@@ -7,7 +7,8 @@ import { plural } from "../../util/format.js";
 import { noOwnersNote, type TraceResult } from "../../traffic/trace.js";
 import type { TracedPath } from "../../edge/path.js";
 import type { SlackMessage } from "./message.js";
-import { approverIds, describeAction, type ApprovalRequest } from "../../approvals/types.js";
+import { approverIds, type ApprovalRequest } from "../../approvals/types.js";
+import { describeAction } from "../../approvals/action-kinds.js";
 import { slackDate } from "./diagnosis.js";
 import { clip, command, esc, mention, sections, SlackLimit } from "./text.js";
 

@@ -10,7 +10,9 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { executeRemoveFinalizer } from "../../../src/actions/remove-finalizer.js";
-import { actionSubject, requestSubject, type ApprovalRequest } from "../../../src/approvals/types.js";
+import { type ApprovalRequest } from "../../../src/approvals/types.js";
+import { requestSubject } from "../../../src/approvals/action-kinds.js";
+import { actionSubject } from "../../../src/approvals/action-kinds.js";
 import { ApprovalWorkflow } from "../../../src/approvals/workflow.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import {

@@ -6,7 +6,8 @@
  * DONE/FAILED/STALE) clears it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { actionSubject, describeAction, type ApprovalRequest } from "../../../src/approvals/types.js";
+import { type ApprovalRequest } from "../../../src/approvals/types.js";
+import { actionSubject, describeAction } from "../../../src/approvals/action-kinds.js";
 import { slackErrorMessage } from "../../../src/slack/blocks/error-text.js";
 import { messageLink } from "../../../src/slack/links.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
@@ -77,7 +78,7 @@ describe("one request per object", () => {
     expect(err.message).not.toMatch(/<@|slack\.com/);
     const slack = slackErrorMessage(err);
     expect(slack).toBe(
-      `A request to remove finalizers from ${describeAction(first.action)} is already pending (request ${first.id} by <@${alice.userId}>); ${messageLink({ channel: CHANNEL, ts: "1700000000.000100" })} vote on that one, or cancel it before asking again.`,
+      `A request to remove finalizer ingress.k8s.aws/resources from ${describeAction(first.action)} is already pending (request ${first.id} by <@${alice.userId}>); ${messageLink({ channel: CHANNEL, ts: "1700000000.000100" })} vote on that one, or cancel it before asking again.`,
     );
     expect(messageLink({ channel: CHANNEL, ts: "1700000000.000100" })).toBe(
       `https://slack.com/archives/${CHANNEL}/p1700000000000100`,
