@@ -1,18 +1,17 @@
 /**
  * Block Kit for approval requests. The request message is re-rendered from the stored request on every
  * transition (`chat.update`), so it always shows the current state: a reader who scrolls back to it at 03:12
- * sees whether it is still waiting, who voted, and how it ended, without reading the thread.
+ * sees whether it is still waiting and how it ended; who decided and what happened are in its thread.
+ * What each kind of action says is one table, `approval-words.ts`.
  */
 import type { ActionsBlock, Button, KnownBlock, View } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
-import type { ApprovalRequest, RepointPathAction, RequestState } from "../../approvals/types.js";
-import { DELETION_APPROVED_ANNOTATION, describeTarget } from "../../approvals/types.js";
+import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
 import { describeAction, describeChange } from "../../approvals/action-kinds.js";
-import { repointCalls } from "../../edge/repoint-calls.js";
-import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
+import { cardWords } from "./approval-words.js";
 import type { SlackMessage } from "./message.js";
 import { outcomeSentence } from "./outcome.js";
-import { clip, code, esc, mention, plain, safe, sections, SlackLimit } from "./text.js";
+import { clip, code, mention, plain, safe, sections, SlackLimit } from "./text.js";
 
 /** Action ids of the request message's buttons; each button's `value` is the request id and nothing else. */
 export const ApprovalActionId = {
@@ -68,7 +67,6 @@ function approvals(req: ApprovalRequest): number {
   return req.votes.filter((v) => v.decision === "approve").length;
 }
 
-
 function button(
   actionId: ApprovalActionId,
   text: string,
@@ -97,14 +95,7 @@ function button(
 }
 
 function buttons(req: ApprovalRequest): ActionsBlock {
-  const target =
-    req.action.type === "remove-finalizer"
-      ? safe(describeTarget(req.action.target))
-      : req.action.type === "delete-orphans"
-        ? "each resource it deletes is still an orphan, unattached,"
-        : req.action.type === "open-deletion-guard"
-          ? `namespace ${safe(req.action.namespace)}`
-          : "every record and distribution it changes";
+  const target = cardWords(req.action).holds(req.action);
   return {
     type: "actions",
     block_id: `approval-actions:${req.id}`,
@@ -161,31 +152,6 @@ function outcomeText(req: ApprovalRequest): string | undefined {
   return undefined;
 }
 
-/** A repoint's calls for the card's code block: each numbered, what it changes indented beneath (raw: escape at use). */
-function callsText(a: RepointPathAction): string {
-  return repointCalls(a)
-    .flatMap((c) => [`${String(c.step)}. ${c.call}:`, ...c.changes.map((line) => `  ${line}`)])
-    .join("\n");
-}
-
-/** What could go wrong if the change is made: what approvers weigh first. */
-function riskText(req: ApprovalRequest): string {
-  const a = req.action;
-  switch (a.type) {
-    case "remove-finalizer":
-      return `*Risk*: forcing ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} off skips its controller's clean-up: whatever it still had to delete (in the cluster or in AWS) is left behind until the clean-up plan runs, and *${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`* is deleted at once.`;
-    case "open-deletion-guard":
-      return `*Risk* — preflight ${a.preflight.verdict === "safe" ? ":white_check_mark:" : a.preflight.verdict === "risky" ? ":warning:" : ":no_entry:"} *${safe(a.preflight.verdict.toUpperCase(), 10)}*: ${safe(a.preflight.summary, 600)}\nFor ${String(Math.round(a.windowSeconds / 60))} min anyone with delete rights may delete namespace \`${code(a.namespace)}\` and everything in it.`;
-    case "delete-orphans":
-      return "*Risk*: deleting AWS resources cannot be undone. Each is re-checked first and left alone if it has an owner or a user again.";
-    case "repoint-path":
-      return [
-        ...(a.risks ?? []).map((r) => `:warning: *Risk*: ${safe(r, 600)}`),
-        "*Risk*: live traffic moves: each changed record and origin serves the new target as soon as it propagates (Route 53 in seconds, CloudFront in minutes).",
-      ].join("\n");
-  }
-}
-
 /**
  * The requester's side: what they confirmed in the form (their statements, in their name — never the
  * bot's check marks), their reason, and the evidence the bot attached.
@@ -197,13 +163,11 @@ function requesterText(req: ApprovalRequest): string {
     lines.push(`${who} confirms:`);
     for (const st of req.statements) lines.push(`☑️ ${safe(st.text, 200)}`);
     lines.push(`and says why:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`);
-  } else if (req.action.type === "remove-finalizer") {
-    // Only the finalize form asks for the statements: a request without them came from the command.
-    lines.push(
-      `${who} says why (asked without the form, so cause, recovery-first and clean-up were not confirmed one by one):\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
-    );
   } else {
-    lines.push(`${who} says why:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`);
+    // A kind whose form asks for statements says when a request came without them (the command).
+    lines.push(
+      `${who} says why${cardWords(req.action).withoutForm}:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
+    );
   }
   lines.push(
     "*Evidence* (attached by the bot from the diagnosis):",
@@ -212,42 +176,6 @@ function requesterText(req: ApprovalRequest): string {
       : wholeItems(req.evidence, 20),
   );
   return lines.join("\n");
-}
-
-/** The exact change and what it is bound to: the calls, the patch, the preconditions (Details). */
-function changeText(req: ApprovalRequest): string {
-  const a = req.action;
-  return a.type === "remove-finalizer"
-    ? [
-        `*Change*: remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from *${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`* (${safe(a.target.apiVersion, 100)})`,
-        `Bound to the object as it was when requested: resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, finalizers [${a.precondition.finalizers.map((f) => `\`${code(f)}\``).join(", ")}]. If either changes, the executor refuses (STALE).`,
-        // Inside a code block a literal ``` would end it early; the look-alike keeps the patch readable.
-        "```" +
-          safe(JSON.stringify(a.patch, null, 1).replace(/\n\s*/g, " ").replace(/`/g, "ˋ"), 1500) +
-          "```",
-      ].join("\n")
-    : a.type === "open-deletion-guard"
-      ? [
-          `*Change*: set \`${code(DELETION_APPROVED_ANNOTATION)}\` on namespace \`${code(a.namespace)}\` to a value signed by the bot that names request \`${code(req.id)}\` and the end of the window (\`v1;req=…;until=…;mac=…\`), which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${String(Math.round(a.windowSeconds / 60))} min, and every worker removes it within seconds of the window's end even if that job is lost.`,
-          `Bound to the namespace as it was when requested: uid \`${code(a.precondition.uid, 40)}\`, resourceVersion \`${code(a.precondition.resourceVersion, 40)}\`, not Terminating. If it was re-created or changed, the executor refuses (STALE).`,
-        ].join("\n")
-      : a.type === "delete-orphans"
-        ? [
-            `*Change*: delete ${safe(describeAction(a))} — exactly these calls, in order:`,
-            "```\n" + esc(orphanPlanLines(a).join("\n").replace(/`/g, "ˋ")) + "\n```",
-            "Bound to what was approved: before deleting, the executor re-reads the cluster and AWS; anything that has an owner or a user again (or that the controller is deleting) is left alone and named. AWS itself refuses to delete what is still in use.",
-          ].join("\n")
-        : [
-            `*Change*: repoint the traffic path of ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")} — exactly these calls, in order:`,
-            "```\n" + esc(callsText(a).replace(/`/g, "ˋ")) + "\n```",
-            ...(a.targets !== undefined && a.targets.length > 0
-              ? [
-                  "*Targets* (owner from the controller's tags, hosts from its owner's rules):",
-                  ...a.targets.slice(0, 10).map((t) => `• ${safe(repointTargetLine(t), 2000)}`),
-                ]
-              : []),
-            "Bound to what was read when planning: each Route 53 DELETE names the record's exact current values (the whole batch fails if one changed), each CloudFront update carries the ETag read then (If-Match). If anything moved, the executor refuses (STALE).",
-          ].join("\n");
 }
 
 /** Every item whole, one per line; a list longer than `max` keeps its first items and counts the rest. */
@@ -266,7 +194,7 @@ function wholeItems(items: readonly string[], max: number, numbered = false): st
  */
 export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
   const riskAndPlan = [
-    riskText(req),
+    cardWords(req.action).risk(req.action),
     "*Clean-up plan*:",
     req.cleanupPlan.length === 0 ? "_no clean-up plan attached_" : wholeItems(req.cleanupPlan, 20, true),
   ].join("\n");
@@ -278,7 +206,7 @@ export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
     ...(outcomeText(req) !== undefined ? sections(outcomeText(req) ?? "") : []),
     ...sections(riskAndPlan),
     ...sections(requesterText(req)),
-    ...sections(changeText(req)),
+    ...sections(cardWords(req.action).exact(req.action, req.id)),
     ...(req.result?.finalizersAfter !== undefined || req.result?.resourceVersionAfter !== undefined
       ? sections(
           [
@@ -312,45 +240,6 @@ function oneLine(s: string, max = 1000): string {
   return safe(s.replace(/\s*\n\s*/g, " ").trim(), max);
 }
 
-/** What changes, with the object and (in a fleet) the cluster. */
-function changesLine(req: ApprovalRequest): string {
-  const a = req.action;
-  const where = req.cluster !== undefined ? ` in cluster \`${code(req.cluster, 100)}\`` : "";
-  switch (a.type) {
-    case "remove-finalizer":
-      return `remove ${a.remove.map((f) => `\`${code(f)}\``).join(", ")} from ${safe(a.target.kind, 63)} \`${code(`${a.target.namespace}/${a.target.name}`)}\`${where}`;
-    case "open-deletion-guard":
-      return `allow deleting namespace \`${code(a.namespace)}\`${where} for ${String(Math.round(a.windowSeconds / 60))} min`;
-    case "delete-orphans":
-      return `delete ${safe(describeAction(a))}${where}`;
-    case "repoint-path":
-      return `repoint ${a.hostnames.map((h) => `\`${code(h)}\``).join(", ")}${where}: ${String(a.steps.length)} call${a.steps.length === 1 ? "" : "s"} to ${[...new Set(a.steps.map((st) => (st.kind === "route53" ? "Route 53" : "CloudFront")))].join(" and ")}`;
-  }
-}
-
-/** Why: the cause in one sentence — the first evidence item, which the planners put first. */
-function whyLine(req: ApprovalRequest): string {
-  const a = req.action;
-  if (a.type === "open-deletion-guard")
-    return `preflight says *${safe(a.preflight.verdict.toUpperCase(), 10)}*: ${oneLine(a.preflight.summary, 600)}`;
-  const first = req.evidence[0];
-  return first !== undefined
-    ? oneLine(first)
-    : "_no evidence attached: check the diagnosis before approving_";
-}
-
-/** What it leaves behind: the clean-up plan's first item, and how many more are in Details. */
-function leavesLine(req: ApprovalRequest): string {
-  const a = req.action;
-  if (a.type === "open-deletion-guard")
-    return "nothing: the bot takes the annotation off again when the window ends";
-  const first = req.cleanupPlan[0];
-  if (first === undefined)
-    return a.type === "delete-orphans" ? "nothing: what it deletes cannot be undone" : "nothing planned";
-  const more = req.cleanupPlan.length - 1;
-  return `${oneLine(first)}${more > 0 ? ` (and ${String(more)} more step${more === 1 ? "" : "s"} in Details)` : ""}`;
-}
-
 /** States whose thread holds what happened (the outcome, or who denied and why). */
 const TOLD_IN_THREAD: ReadonlySet<RequestState> = new Set(["DONE", "FAILED", "STALE", "DENIED"]);
 
@@ -377,12 +266,20 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   const a = req.action;
   const pending = req.state === "PENDING";
   const overdue = pending && Date.parse(req.expiresAt) <= now.getTime();
-  const risks = a.type === "repoint-path" ? (a.risks ?? []) : [];
+  const words = cardWords(a);
+  const risks = words.risks(a);
+  const where = req.cluster !== undefined ? ` in cluster \`${code(req.cluster, 100)}\`` : "";
+  const more = req.cleanupPlan.length - 1;
   const lines = [
     stateLine(req),
-    `*Changes*: ${changesLine(req)}`,
-    `*Why*: ${whyLine(req)}`,
-    `*Leaves behind*: ${leavesLine(req)}`,
+    `*Changes*: ${words.changes(a)}${where}`,
+    `*Why*: ${words.why(a, req.evidence[0] !== undefined ? oneLine(req.evidence[0]) : undefined)}`,
+    `*Leaves behind*: ${words.leaves(
+      a,
+      req.cleanupPlan[0] !== undefined
+        ? `${oneLine(req.cleanupPlan[0])}${more > 0 ? ` (and ${String(more)} more step${more === 1 ? "" : "s"} in Details)` : ""}`
+        : undefined,
+    )}`,
     ...risks
       .slice(0, 1)
       .map(
@@ -401,15 +298,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
       type: "header",
       text: {
         type: "plain_text",
-        text: plain(
-          a.type === "remove-finalizer"
-            ? `${req.state}: remove finalizer from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
-            : a.type === "open-deletion-guard"
-              ? `${req.state}: allow deleting namespace ${a.namespace}`
-              : a.type === "delete-orphans"
-                ? `${req.state}: delete ${describeAction(a)}`
-                : `${req.state}: repoint ${a.hostnames.join(", ")}`,
-        ),
+        text: plain(`${req.state}: ${words.header(a)}`),
       },
     },
     ...sections(lines.join("\n")),

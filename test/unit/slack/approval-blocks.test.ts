@@ -16,7 +16,7 @@ import {
   renderApprovalRequest,
   renderAuditEntries,
 } from "../../../src/slack/blocks/approval.js";
-import { WORKER_INGRESS } from "../approvals/fixtures.js";
+import { ONE_OF_EACH, WORKER_INGRESS } from "../approvals/fixtures.js";
 
 const NOW = new Date("2026-02-12T08:50:00Z");
 const ID = "abcdefghijklmnopqrstuvwxyz";
@@ -227,6 +227,24 @@ describe("renderApprovalRequest", () => {
     const text = all(renderApprovalDetails(bare));
     expect(text).toContain("no evidence attached");
     expect(text).toContain("no clean-up plan attached");
+  });
+});
+
+describe("every kind of action, from its one table of words", () => {
+  it("says what changes, why, what it leaves and who asks, and its Details the exact change", () => {
+    for (const action of Object.values(ONE_OF_EACH)) {
+      const req = request({
+        action,
+        evidence: ["the cause, in one sentence."],
+        cleanupPlan: ["what stays."],
+      });
+      const first = renderApprovalRequest(req, NOW).blocks.find((b) => b.type === "section");
+      const card = first?.type === "section" ? (first.text?.text ?? "") : "";
+      expect(card, action.type).toMatch(
+        /\*Changes\*: .+\n\*Why\*: .+\n\*Leaves behind\*: .+\n(?:.*\n)?\*Asked by\* /,
+      );
+      expect(all(renderApprovalDetails(req)), action.type).toMatch(/\*Change\*: /);
+    }
   });
 });
 
