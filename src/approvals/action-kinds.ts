@@ -1,11 +1,18 @@
 /**
  * One table of what each kind of approved change is, typed over every action type: adding a member
  * to `ApprovalAction` does not compile until its entry says what it acts on, what approving it does,
- * what one pending request per object means for it, and its exact change for the audit log. The
- * surfaces word the rest (`src/slack/blocks/approval.ts`, `src/render/text.ts`) from these.
+ * what one pending request per object means for it, its exact change for the audit log and which
+ * plans of it are well formed. Its executor is the entry in `src/actions/executors.ts`; its Slack
+ * words the entry in `src/slack/blocks/approval-words.ts`.
  */
 import type { AuditChange } from "../audit/log.js";
-import { DELETION_APPROVED_ANNOTATION, describeTarget, type ApprovalAction } from "./types.js";
+import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
+import {
+  DELETION_APPROVED_ANNOTATION,
+  describeTarget,
+  type ApprovalAction,
+  type RepointPathAction,
+} from "./types.js";
 
 /** The action of one type. */
 export type ActionOf<T extends ApprovalAction["type"]> = Extract<ApprovalAction, { readonly type: T }>;
@@ -19,11 +26,38 @@ export interface ActionKind<A extends ApprovalAction> {
   readonly subject: (a: A) => string;
   /** The exact change for the audit log line (`target` as described above). */
   readonly audit: (a: A, target: string) => AuditChange;
+  /** Whether the plan is one the bot could have made (checked when filed and before it runs). */
+  readonly wellFormed: (a: A) => boolean;
 }
 
 function orphansOf(a: ActionOf<"delete-orphans">): string {
   return `${String(a.resources.length)} AWS orphan${a.resources.length === 1 ? "" : "s"} of ${a.namespace !== undefined ? `namespace ${a.namespace}` : `cluster ${a.cluster}`}`;
 }
+
+/** A repoint plan whose Route 53 batches are DELETE/CREATE pairs of one record and whose origins change. */
+function wellFormedRepoint(action: RepointPathAction): boolean {
+  return action.steps.every((step) => {
+    if (step.kind === "cloudfront-origin") return step.from !== step.to && step.etag !== "";
+    if (step.changes.length === 0 || step.changes.length % 2 !== 0) return false;
+    for (let i = 0; i < step.changes.length; i += 2) {
+      const del = step.changes[i];
+      const create = step.changes[i + 1];
+      if (del?.action !== "DELETE" || create?.action !== "CREATE") return false;
+      if (del.record.name !== create.record.name || del.record.type !== create.record.type) return false;
+      if ((del.record.setIdentifier ?? "") !== (create.record.setIdentifier ?? "")) return false;
+    }
+    return true;
+  });
+}
+
+/** The ids a clean-up may name: load balancer and target group ARNs, interface and group ids. */
+const ORPHAN_ID = {
+  LoadBalancer:
+    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:loadbalancer\/(app|net)\/[A-Za-z0-9-]+\/[0-9a-f]+$/,
+  TargetGroup:
+    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:targetgroup\/[A-Za-z0-9-]+\/[0-9a-f]+$/,
+  SecurityGroup: /^sg-[0-9a-f]{8,17}$/,
+} as const;
 
 export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<ActionOf<T>> } = {
   "remove-finalizer": {
@@ -43,6 +77,10 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
       },
       patch: a.patch,
     }),
+    // The patch is exactly the one its precondition implies, removing only finalizers it holds.
+    wellFormed: (a) =>
+      a.remove.every((f) => a.precondition.finalizers.includes(f)) &&
+      JSON.stringify(a.patch) === JSON.stringify(buildFinalizerPatch(a.precondition, a.remove)),
   },
   "open-deletion-guard": {
     target: (a) => `deletion guard of namespace ${a.namespace}`,
@@ -56,6 +94,14 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
         `set annotation ${DELETION_APPROVED_ANNOTATION}=<request id> on namespace ${a.namespace} (uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}) for ${String(a.windowSeconds)} s`,
       ],
     }),
+    // Nothing derived to compare: one namespace as it was read, and a window of at most a day.
+    wellFormed: (a) =>
+      /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a.namespace) &&
+      a.precondition.uid !== "" &&
+      a.precondition.resourceVersion !== "" &&
+      Number.isInteger(a.windowSeconds) &&
+      a.windowSeconds > 0 &&
+      a.windowSeconds <= 86_400,
   },
   "delete-orphans": {
     target: orphansOf,
@@ -70,6 +116,8 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
       target,
       plan: a.resources.map((r) => `delete ${r.type} ${r.id}${r.name !== undefined ? ` (${r.name})` : ""}`),
     }),
+    // Only ids of the kinds it deletes.
+    wellFormed: (a) => a.resources.length > 0 && a.resources.every((r) => ORPHAN_ID[r.type].test(r.id)),
   },
   "repoint-path": {
     target: (a) => `traffic path of ${a.hostnames.join(", ")}`,
@@ -95,6 +143,7 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
             ],
       ),
     }),
+    wellFormed: wellFormedRepoint,
   },
 };
 
@@ -131,4 +180,13 @@ export function auditChange(action: ApprovalAction): AuditChange {
 export function requestSubject(action: ApprovalAction, cluster: string | undefined): string {
   const subject = actionSubject(action);
   return cluster !== undefined ? `@${cluster}/${subject}` : subject;
+}
+
+/**
+ * Whether a plan is one the bot could have made: a repoint's batches are DELETE/CREATE pairs, a
+ * clean-up names only ids of the kinds it deletes, a guard one namespace as read and a window, and a
+ * finalizer removal's patch is exactly the one its precondition implies.
+ */
+export function wellFormed(action: ApprovalAction): boolean {
+  return actionKind(action).wellFormed(action);
 }

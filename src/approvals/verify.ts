@@ -17,9 +17,9 @@
  * Any failure is tampering: a signature by a key the keyring does not hold (a forgery, or a key
  * retired while records it signed were still live) is refused like one that does not verify.
  */
-import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
+import { wellFormed } from "./action-kinds.js";
 import type { ApprovalSigner } from "./integrity.js";
-import type { ApprovalAction, ApprovalRequest, RepointPathAction } from "./types.js";
+import type { ApprovalRequest } from "./types.js";
 import { areKnownStatements } from "./types.js";
 
 /** A state as stored with its transition time, its result (JSON, as stored) and its signature. */
@@ -54,58 +54,6 @@ export interface VerifyInput {
   readonly signer: ApprovalSigner;
   /** User ids on the approver list now (user groups resolved live). */
   readonly approvers: ReadonlySet<string>;
-}
-
-/** A repoint plan whose Route 53 batches are DELETE/CREATE pairs of one record and whose origins change. */
-function wellFormedRepoint(action: RepointPathAction): boolean {
-  return action.steps.every((step) => {
-    if (step.kind === "cloudfront-origin") return step.from !== step.to && step.etag !== "";
-    if (step.changes.length === 0 || step.changes.length % 2 !== 0) return false;
-    for (let i = 0; i < step.changes.length; i += 2) {
-      const del = step.changes[i];
-      const create = step.changes[i + 1];
-      if (del?.action !== "DELETE" || create?.action !== "CREATE") return false;
-      if (del.record.name !== create.record.name || del.record.type !== create.record.type) return false;
-      if ((del.record.setIdentifier ?? "") !== (create.record.setIdentifier ?? "")) return false;
-    }
-    return true;
-  });
-}
-
-/** The ids a clean-up may name: load balancer and target group ARNs, interface and group ids. */
-const ORPHAN_ID = {
-  LoadBalancer:
-    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:loadbalancer\/(app|net)\/[A-Za-z0-9-]+\/[0-9a-f]+$/,
-  TargetGroup:
-    /^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:targetgroup\/[A-Za-z0-9-]+\/[0-9a-f]+$/,
-  SecurityGroup: /^sg-[0-9a-f]{8,17}$/,
-} as const;
-
-/**
- * Whether a plan is one the bot could have made: a repoint's batches are DELETE/CREATE pairs, a
- * clean-up names only ids of the kinds it deletes, a guard one namespace as read and a window, and a
- * finalizer removal's patch is exactly the one its precondition implies.
- */
-export function wellFormed(action: ApprovalAction): boolean {
-  if (action.type === "repoint-path") return wellFormedRepoint(action);
-  if (action.type === "open-deletion-guard") {
-    // Nothing derived to compare: the plan must name one namespace as it was read, and a window.
-    return (
-      /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(action.namespace) &&
-      action.precondition.uid !== "" &&
-      action.precondition.resourceVersion !== "" &&
-      Number.isInteger(action.windowSeconds) &&
-      action.windowSeconds > 0 &&
-      action.windowSeconds <= 86_400
-    );
-  }
-  if (action.type === "delete-orphans") {
-    return action.resources.length > 0 && action.resources.every((r) => ORPHAN_ID[r.type].test(r.id));
-  }
-  if (!action.remove.every((f) => action.precondition.finalizers.includes(f))) return false;
-  return (
-    JSON.stringify(action.patch) === JSON.stringify(buildFinalizerPatch(action.precondition, action.remove))
-  );
 }
 
 export function verifyApproval(input: VerifyInput): Verification {

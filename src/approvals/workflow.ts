@@ -33,12 +33,12 @@ import {
   isRequestId,
   newRequestId,
 } from "./types.js";
-import { auditChange, describeAction, describeChange } from "./action-kinds.js";
+import { auditChange, describeAction, describeChange, wellFormed } from "./action-kinds.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
 import { duplicateRequestSentence, type DuplicateRequest } from "./duplicate.js";
-import { wellFormed, type VerifiedView } from "./verify.js";
+import { type VerifiedView } from "./verify.js";
 
 /**
  * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:

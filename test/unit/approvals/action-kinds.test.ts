@@ -5,6 +5,7 @@ import {
   auditChange,
   describeAction,
   describeChange,
+  wellFormed,
 } from "../../../src/approvals/action-kinds.js";
 import type { ApprovalAction } from "../../../src/approvals/types.js";
 import { ONE_OF_EACH as EXAMPLES } from "./fixtures.js";
@@ -31,5 +32,15 @@ describe("the action-kind table", () => {
       expect(change.type).toBe(a.type);
       expect(change.target).toBe(describeAction(a));
     }
+  });
+
+  it("says which plans of each kind are well formed: the examples are, a tampered one is not", () => {
+    for (const a of Object.values(EXAMPLES)) expect(wellFormed(a), a.type).toBe(true);
+    const finalizer = EXAMPLES["remove-finalizer"];
+    expect(wellFormed({ ...finalizer, remove: ["other.example.com/finalizer"] })).toBe(false);
+    const guard = EXAMPLES["open-deletion-guard"];
+    expect(wellFormed({ ...guard, windowSeconds: 86_401 })).toBe(false);
+    const orphans = EXAMPLES["delete-orphans"];
+    expect(wellFormed({ ...orphans, resources: [{ type: "SecurityGroup", id: "i-0123" }] })).toBe(false);
   });
 });

@@ -34,7 +34,7 @@ export const ONE_OF_EACH: { readonly [T in ApprovalAction["type"]]: Extract<Appr
     type: "delete-orphans",
     cluster: "prod-eks",
     namespace: "myapp",
-    resources: [{ type: "SecurityGroup", id: "sg-1", name: "k8s-traffic" }],
+    resources: [{ type: "SecurityGroup", id: "sg-0f1e2d3c4b5a69788", name: "k8s-traffic" }],
   },
   "repoint-path": {
     type: "repoint-path",
