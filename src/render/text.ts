@@ -3,7 +3,7 @@
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
 import { orphanPlanLines, repointPlanLines, repointTargetLines } from "./repoint-plan.js";
-import { describeAction } from "../approvals/action-kinds.js";
+import { describeAction, type ActionOf } from "../approvals/action-kinds.js";
 import type { CommandResult, HelpDoc } from "../command-contract.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
@@ -20,7 +20,7 @@ import {
 } from "./diagnosis-prose.js";
 import { plural } from "../util/format.js";
 import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalAction, ApprovalRequest } from "../approvals/types.js";
 import { formatAuditEntry } from "./audit-text.js";
 import { renderOrphansText } from "./orphans-text.js";
 import { renderPreflightText } from "./preflight-text.js";
@@ -66,37 +66,54 @@ export function renderText(result: CommandResult): string {
   }
 }
 
+/** The terminal's words for each kind of request: what it does, and its exact change, whole. */
+interface TerminalWords<A extends ApprovalAction> {
+  readonly what: (a: A) => string;
+  readonly exact: (a: A) => readonly string[];
+}
+
+const TERMINAL_WORDS: { readonly [T in ApprovalAction["type"]]: TerminalWords<ActionOf<T>> } = {
+  "remove-finalizer": {
+    what: (a) => `remove ${a.remove.join(", ")} from ${a.target.kind} ${a.target.namespace}/${a.target.name}`,
+    exact: (a) => [
+      `bound to resourceVersion ${a.precondition.resourceVersion}, finalizers [${a.precondition.finalizers.join(", ")}]`,
+    ],
+  },
+  "repoint-path": {
+    what: (a) => `repoint the traffic path of ${a.hostnames.join(", ")}`,
+    exact: (a) => [
+      ...(a.risks ?? []).map((r) => `RISK: ${r}`),
+      ...repointPlanLines(a),
+      ...repointTargetLines(a).map((l) => `target ${l}`),
+    ],
+  },
+  "open-deletion-guard": {
+    what: (a) =>
+      `allow deleting namespace ${a.namespace} for ${String(Math.round(a.windowSeconds / 60))} min`,
+    exact: (a) => [
+      `bound to namespace uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}; preflight ${a.preflight.verdict}: ${a.preflight.summary}`,
+    ],
+  },
+  "delete-orphans": {
+    what: (a) => `delete ${describeAction(a)}`,
+    exact: (a) => orphanPlanLines(a),
+  },
+};
+
+function terminalWords<A extends ApprovalAction>(a: A): TerminalWords<A> {
+  return TERMINAL_WORDS[a.type] as unknown as TerminalWords<A>;
+}
+
 export function renderApprovalText(r: ApprovalRequest, now: Date): string {
   const a = r.action;
   const left = Math.max(0, Math.round((Date.parse(r.expiresAt) - now.getTime()) / 60_000));
   const approvals = r.votes.filter((v) => v.decision === "approve").length;
-  const what =
-    a.type === "remove-finalizer"
-      ? `remove ${a.remove.join(", ")} from ${a.target.kind} ${a.target.namespace}/${a.target.name}`
-      : a.type === "repoint-path"
-        ? `repoint the traffic path of ${a.hostnames.join(", ")}`
-        : a.type === "open-deletion-guard"
-          ? `allow deleting namespace ${a.namespace} for ${String(Math.round(a.windowSeconds / 60))} min`
-          : `delete ${describeAction(a)}`;
+  const words = terminalWords(a);
   const lines = [
-    `Request ${r.id}: ${r.state} — ${what}`,
+    `Request ${r.id}: ${r.state} — ${words.what(a)}`,
     `  requested by ${r.requester.userId} at ${r.createdAt}; ${approvals}/${r.approvalsRequired} approvals; expires ${r.expiresAt}${r.state === "PENDING" ? ` (in ${left}m)` : ""}`,
     `  reason: ${r.reason}`,
-    ...(a.type === "remove-finalizer"
-      ? [
-          `  bound to resourceVersion ${a.precondition.resourceVersion}, finalizers [${a.precondition.finalizers.join(", ")}]`,
-        ]
-      : a.type === "repoint-path"
-        ? [
-            ...(a.risks ?? []).map((r) => `  RISK: ${r}`),
-            ...repointPlanLines(a).map((l) => `  ${l}`),
-            ...repointTargetLines(a).map((l) => `  target ${l}`),
-          ]
-        : a.type === "open-deletion-guard"
-          ? [
-              `  bound to namespace uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}; preflight ${a.preflight.verdict}: ${a.preflight.summary}`,
-            ]
-          : orphanPlanLines(a).map((l) => `  ${l}`)),
+    ...words.exact(a).map((l) => `  ${l}`),
   ];
   if (r.result) lines.push(`  result: ${r.result.outcome} — ${r.result.message}`);
   return lines.join("\n");

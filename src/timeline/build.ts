@@ -20,6 +20,7 @@
 import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/log.js";
 import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observe.js";
 import { clock, plural } from "../util/format.js";
+import type { ApprovalAction } from "../approvals/types.js";
 
 /** An audit entry, with its stream id when it came from Redis (orders entries of the same millisecond). */
 export type TimelineEntry = AuditEntry & { readonly streamId?: string };
@@ -472,18 +473,17 @@ function moved(e: TimelineEntry): string {
   return e.before || e.after ? ` (${span(e.before ?? "—", 20)} → ${span(e.after ?? "—", 20)})` : "";
 }
 
-/** What kind of change a request is, as a noun phrase before its target. */
+/** What kind of change a request is, as a noun phrase before its target: one per action type. */
+const ACTION_PHRASE: { readonly [T in ApprovalAction["type"]]: string } = {
+  "remove-finalizer": "finalizer removal on",
+  "repoint-path": "repoint of the",
+  "delete-orphans": "deletion of",
+  "open-deletion-guard": "opening of the",
+};
+
 function actionPhrase(e: TimelineEntry): string {
-  switch (e.action) {
-    case "remove-finalizer":
-      return "finalizer removal on";
-    case "repoint-path":
-      return "repoint of the";
-    case "delete-orphans":
-      return "deletion of";
-    default:
-      return `${span(e.action, 40)} on`;
-  }
+  // The audit log is read back: an action type this build does not know is named as it was written.
+  return (ACTION_PHRASE as Readonly<Record<string, string>>)[e.action] ?? `${span(e.action, 40)} on`;
 }
 
 /** A Slack user id as Slack issues them: only those become mentions. */

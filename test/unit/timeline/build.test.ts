@@ -82,6 +82,19 @@ describe("buildTimeline", () => {
     expect(markdown).toMatch(/## Lessons\n\n_to be written: [^\n]+_/);
   });
 
+  it("names every kind of request by what it does, the deletion guard too", () => {
+    const guard = "deletion guard of namespace myapp";
+    const { markdown } = buildTimeline([
+      entry("08:50:10", alice, "request.created", {
+        action: "open-deletion-guard",
+        target: guard,
+        after: "PENDING",
+        result: "decommissioning myapp after the incident",
+      }),
+    ]);
+    expect(timelineLines(markdown)[0]).toContain(`requested the opening of the \`${guard}\``);
+  });
+
   it("orders by time, then by stream id for the same millisecond", () => {
     const shuffled: TimelineEntry[] = [
       { ...lifecycle[4]!, streamId: "1770886264000-0" },
