@@ -5,7 +5,8 @@
  */
 import type { RepointApplied } from "../actions/repoint-path.js";
 import type { OutcomeState, ThreadEvent } from "../approvals/notifier.js";
-import type { ApprovalRequest, RepointPathAction } from "../approvals/types.js";
+import type { ActionOf } from "../approvals/action-kinds.js";
+import type { ApprovalAction, ApprovalRequest, RepointPathAction } from "../approvals/types.js";
 import type { EdgeWaitRequest, EdgeWaitTarget } from "../jobs/edge-waits.js";
 import { postKey, type PostLedger } from "../jobs/post-once.js";
 import type { KubePort } from "../kube/port.js";
@@ -53,6 +54,27 @@ export interface AfterOutcomeDeps {
   readonly repaintRepairCard?: (request: ApprovalRequest) => Promise<void>;
 }
 
+/** A kind's follow-up, once its outcome reply is in the thread. */
+type FollowUp<A extends ApprovalAction> = (
+  deps: AfterOutcomeDeps,
+  request: ApprovalRequest,
+  action: A,
+  thread: PostedMessage,
+  applied: RepointApplied | undefined,
+) => Promise<void>;
+
+/**
+ * What each kind of action is followed by, typed over every action type; `null`: nothing to wait
+ * for, its outcome says everything (a clean-up says what it deleted; an opened deletion guard's
+ * close is already scheduled).
+ */
+const FOLLOW_UPS: { readonly [T in ApprovalAction["type"]]: FollowUp<ActionOf<T>> | null } = {
+  "delete-orphans": null,
+  "open-deletion-guard": null,
+  "remove-finalizer": waitForNamespace,
+  "repoint-path": waitForTheEdge,
+};
+
 /** What to watch once an approved change is made. */
 export function afterOutcome(
   deps: AfterOutcomeDeps,
@@ -61,10 +83,8 @@ export function afterOutcome(
     const thread = request.message;
     if (thread === undefined) return;
     const action = request.action;
-    // A clean-up has nothing to wait for: its outcome says what was deleted.
-    if (action.type === "delete-orphans") return;
-    // An opened deletion guard: its outcome said so, and its close is already scheduled.
-    if (action.type === "open-deletion-guard") return;
+    const follow = FOLLOW_UPS[action.type] as FollowUp<ApprovalAction> | null;
+    if (follow === null) return;
     // The outcome ("Removed…", "Repointed…") first, then what is waited for, in that order.
     if (deps.replyDelivered !== undefined && request.result !== undefined && isOutcome(request.state)) {
       await deps.replyDelivered(request.id, {
@@ -73,63 +93,82 @@ export function afterOutcome(
         message: request.result.message,
       });
     }
-    if (action.type === "remove-finalizer") {
-      const namespace = action.target.namespace;
-      // An Active namespace has nothing to wait for; a Terminating one, or one already gone, does
-      // (the wait then reports the result in the thread at its first check).
-      const ns = await deps.kube.getNamespace(namespace);
-      if (ns === null || ns.deletionTimestamp) {
-        const started = await deps.startWait(namespace, thread);
-        // Another wait already reports on it: say where, instead of a second status and "gone".
-        if (started.joined) {
-          await deps.posted.once(postKey("wait-joined", request.id), () =>
-            deps.replyAlreadyWatched(thread, namespace, runningThread(started)),
-          );
-        }
-      }
-      return;
-    }
-    // A repair: CloudFront Deployed, Route 53 INSYNC and every repaired hostname answering — each a
-    // wait with its one status message in the thread, posted by its first check and edited to its
-    // result. (A mismatched target's old load balancer still
-    // exists, so its name resolving says nothing: no NXDOMAIN wait here.)
-    if (request.state === "DONE") await deps.repaintRepairCard?.(request);
-    const targets: EdgeWaitTarget[] = [];
-    for (const c of applied?.route53Changes ?? [])
-      targets.unshift({
-        kind: "route53-insync",
-        changeId: c.changeId,
-        zoneName: zoneNameOf(action, c.zoneId),
-      });
-    for (const id of applied?.distributions ?? [])
-      targets.unshift({ kind: "cloudfront-deployed", distributionId: id });
-    for (const host of action.hostnames)
-      for (const path of deps.healthPaths) targets.push({ kind: "http-ok", url: `https://${host}${path}` });
-    const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t])).values()];
-    for (const [index, target] of unique.entries()) {
-      // Once per request and target, even when this follow-up runs again (a worker died in it): a wait
-      // that already ran to its end is not started a second time.
-      await deps.posted.once(postKey("follow-up", request.id, JSON.stringify(target)), async () => {
-        await deps.enqueueEdgeWait({
-          target,
-          cluster: deps.cluster,
-          channel: thread.channel,
-          threadTs: thread.ts,
-          // Each wait posts its own status message at its first check: staggered, they come in this order.
-          firstCheckInMs: index * WAIT_STAGGER_MS,
-          ...(deps.edgeWaits?.intervalMs !== undefined ? { intervalMs: deps.edgeWaits.intervalMs } : {}),
-          ...(deps.edgeWaits?.maxIntervalMs !== undefined
-            ? { maxIntervalMs: deps.edgeWaits.maxIntervalMs }
-            : {}),
-          // The names answer only once CloudFront has deployed: give them CloudFront's deadline.
-          ...(target.kind === "http-ok" && (applied?.distributions.length ?? 0) > 0
-            ? { timeoutMs: HTTP_WAIT_AFTER_CLOUDFRONT_MS }
-            : {}),
-        });
-        return undefined;
-      });
-    }
+    await follow(deps, request, action, thread, applied);
   };
+}
+
+/**
+ * After a finalizer removal: an Active namespace has nothing to wait for; a Terminating one, or one
+ * already gone, does (the wait then reports the result in the thread at its first check).
+ */
+async function waitForNamespace(
+  deps: AfterOutcomeDeps,
+  request: ApprovalRequest,
+  action: ActionOf<"remove-finalizer">,
+  thread: PostedMessage,
+): Promise<void> {
+  const namespace = action.target.namespace;
+  const ns = await deps.kube.getNamespace(namespace);
+  if (ns === null || ns.deletionTimestamp) {
+    const started = await deps.startWait(namespace, thread);
+    // Another wait already reports on it: say where, instead of a second status and "gone".
+    if (started.joined) {
+      await deps.posted.once(postKey("wait-joined", request.id), () =>
+        deps.replyAlreadyWatched(thread, namespace, runningThread(started)),
+      );
+    }
+  }
+}
+
+/**
+ * After a repair: CloudFront Deployed, Route 53 INSYNC and every repaired hostname answering — each
+ * a wait with its one status message in the thread, posted by its first check and edited to its
+ * result. (A mismatched target's old load balancer still exists, so its name resolving says
+ * nothing: no NXDOMAIN wait here.)
+ */
+async function waitForTheEdge(
+  deps: AfterOutcomeDeps,
+  request: ApprovalRequest,
+  action: RepointPathAction,
+  thread: PostedMessage,
+  applied: RepointApplied | undefined,
+): Promise<void> {
+  if (request.state === "DONE") await deps.repaintRepairCard?.(request);
+  const targets: EdgeWaitTarget[] = [];
+  for (const c of applied?.route53Changes ?? [])
+    targets.unshift({
+      kind: "route53-insync",
+      changeId: c.changeId,
+      zoneName: zoneNameOf(action, c.zoneId),
+    });
+  for (const id of applied?.distributions ?? [])
+    targets.unshift({ kind: "cloudfront-deployed", distributionId: id });
+  for (const host of action.hostnames)
+    for (const path of deps.healthPaths) targets.push({ kind: "http-ok", url: `https://${host}${path}` });
+  const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t])).values()];
+  for (const [index, target] of unique.entries()) {
+    // Once per request and target, even when this follow-up runs again (a worker died in it): a wait
+    // that already ran to its end is not started a second time.
+    await deps.posted.once(postKey("follow-up", request.id, JSON.stringify(target)), async () => {
+      await deps.enqueueEdgeWait({
+        target,
+        cluster: deps.cluster,
+        channel: thread.channel,
+        threadTs: thread.ts,
+        // Each wait posts its own status message at its first check: staggered, they come in this order.
+        firstCheckInMs: index * WAIT_STAGGER_MS,
+        ...(deps.edgeWaits?.intervalMs !== undefined ? { intervalMs: deps.edgeWaits.intervalMs } : {}),
+        ...(deps.edgeWaits?.maxIntervalMs !== undefined
+          ? { maxIntervalMs: deps.edgeWaits.maxIntervalMs }
+          : {}),
+        // The names answer only once CloudFront has deployed: give them CloudFront's deadline.
+        ...(target.kind === "http-ok" && (applied?.distributions.length ?? 0) > 0
+          ? { timeoutMs: HTTP_WAIT_AFTER_CLOUDFRONT_MS }
+          : {}),
+      });
+      return undefined;
+    });
+  }
 }
 
 function zoneNameOf(action: RepointPathAction, zoneId: string): string {
