@@ -28,7 +28,17 @@ export interface ActionKind<A extends ApprovalAction> {
   readonly audit: (a: A, target: string) => AuditChange;
   /** Whether the plan is one the bot could have made (checked when filed and before it runs). */
   readonly wellFormed: (a: A) => boolean;
+  /** The plan as the bot files it: what the filer's settings decide, not the planner (the guard's window). */
+  readonly filed: (a: A, filer: FilerSettings) => A;
 }
+
+/** What the filing bot decides of a plan, from its own configuration. */
+export interface FilerSettings {
+  /** How long an approved deletion guard stays open (config `deletionWindowSeconds`). */
+  readonly deletionWindowSeconds: number;
+}
+
+const asPlanned = <A>(a: A): A => a;
 
 function orphansOf(a: ActionOf<"delete-orphans">): string {
   return `${String(a.resources.length)} AWS orphan${a.resources.length === 1 ? "" : "s"} of ${a.namespace !== undefined ? `namespace ${a.namespace}` : `cluster ${a.cluster}`}`;
@@ -78,6 +88,7 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
       patch: a.patch,
     }),
     // The patch is exactly the one its precondition implies, removing only finalizers it holds.
+    filed: asPlanned,
     wellFormed: (a) =>
       a.remove.every((f) => a.precondition.finalizers.includes(f)) &&
       JSON.stringify(a.patch) === JSON.stringify(buildFinalizerPatch(a.precondition, a.remove)),
@@ -94,6 +105,7 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
         `set annotation ${DELETION_APPROVED_ANNOTATION}=<request id> on namespace ${a.namespace} (uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}) for ${String(a.windowSeconds)} s`,
       ],
     }),
+    filed: (a, filer) => ({ ...a, windowSeconds: filer.deletionWindowSeconds }),
     // Nothing derived to compare: one namespace as it was read, and a window of at most a day.
     wellFormed: (a) =>
       /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(a.namespace) &&
@@ -116,6 +128,7 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
       target,
       plan: a.resources.map((r) => `delete ${r.type} ${r.id}${r.name !== undefined ? ` (${r.name})` : ""}`),
     }),
+    filed: asPlanned,
     // Only ids of the kinds it deletes.
     wellFormed: (a) => a.resources.length > 0 && a.resources.every((r) => ORPHAN_ID[r.type].test(r.id)),
   },
@@ -143,6 +156,7 @@ export const ACTION_KINDS: { readonly [T in ApprovalAction["type"]]: ActionKind<
             ],
       ),
     }),
+    filed: asPlanned,
     wellFormed: wellFormedRepoint,
   },
 };
@@ -189,4 +203,9 @@ export function requestSubject(action: ApprovalAction, cluster: string | undefin
  */
 export function wellFormed(action: ApprovalAction): boolean {
   return actionKind(action).wellFormed(action);
+}
+
+/** The plan as the bot files it (see {@link ActionKind.filed}). */
+export function filedAction(action: ApprovalAction, filer: FilerSettings): ApprovalAction {
+  return actionKind(action).filed(action, filer);
 }

@@ -33,7 +33,7 @@ import {
   isRequestId,
   newRequestId,
 } from "./types.js";
-import { auditChange, describeAction, describeChange, wellFormed } from "./action-kinds.js";
+import { auditChange, describeAction, describeChange, filedAction, wellFormed } from "./action-kinds.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
@@ -413,10 +413,9 @@ export class ApprovalWorkflow {
         "The confirmations are not the ones the form asks for; open the form again.",
       );
     }
-    const action: ApprovalAction =
-      draft.action.type === "open-deletion-guard"
-        ? { ...draft.action, windowSeconds: this.deps.deletionWindowSeconds ?? 3600 }
-        : draft.action;
+    const action = filedAction(draft.action, {
+      deletionWindowSeconds: this.deps.deletionWindowSeconds ?? 3600,
+    });
     if (!wellFormed(action)) {
       throw new UnstuckError(
         ErrorCode.BadInput,
