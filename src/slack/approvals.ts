@@ -97,6 +97,20 @@ async function refuse(ctx: ActionContext, err: unknown, what: string): Promise<v
   await answerPrivately(ctx, `:no_entry_sign: ${message}`);
 }
 
+/** A form that did not open: Slack's refusal (say so, and to click again), or ours. */
+async function formRefused(ctx: ActionContext, err: unknown, what: string, again: string): Promise<void> {
+  const code = slackErrorCode(err);
+  if (code === undefined) {
+    await refuse(ctx, err, what);
+    return;
+  }
+  ctx.scope.log.warn({ slackError: code }, "views.open failed");
+  await answerPrivately(
+    ctx,
+    `:warning: Slack did not open the form (${code}${code === "expired_trigger_id" ? ": the click is more than 3 seconds old" : ""}). ${again}`,
+  );
+}
+
 const APPROVAL_ACTION_IDS: ReadonlySet<string> = new Set(Object.values(ApprovalActionId));
 
 /**
@@ -176,15 +190,28 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
     }
   };
 
+  /**
+   * The request a button names, read (and verified) from the store, and the channel of the clicked
+   * message, which must be the request's own: nothing of a request is shown or asked about from
+   * anywhere else.
+   */
+  const requestClicked = async (
+    ctx: ActionContext,
+  ): Promise<{ request: ApprovalRequest; channelId: string }> => {
+    const request = await deps.workflow.get(ctx.action.value ?? "");
+    const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+    if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
+    if (channelId !== request.channelId && channelId !== request.message?.channel) {
+      throw new UnstuckError(ErrorCode.BadInput, "This request belongs to another channel: ask there.");
+    }
+    return { request, channelId };
+  };
+
   // Read-only, and only in the request's own channel: the details of a request are not shown to a
   // click carrying its id from anywhere else.
   const details: ActionHandler = async (ctx) => {
     try {
-      const request = await deps.workflow.get(ctx.action.value ?? "");
-      const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
-      if (channelId !== request.channelId) {
-        throw new UnstuckError(ErrorCode.BadInput, "This request belongs to another channel: ask there.");
-      }
+      const { request } = await requestClicked(ctx);
       const shown = renderApprovalDetails(request);
       await ctx.respond({ response_type: "ephemeral", replace_original: false, ...shown });
       ctx.scope.log.info({ requestId: request.id }, "request details answered");
@@ -197,9 +224,7 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
   // counted until the form is submitted.
   const denyForm: ActionHandler = async (ctx) => {
     try {
-      const request = await deps.workflow.get(ctx.action.value ?? "");
-      const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
-      if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
+      const { request, channelId } = await requestClicked(ctx);
       if (request.state !== "PENDING") {
         throw new UnstuckError(
           ErrorCode.InvalidState,
@@ -215,16 +240,7 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
       });
       ctx.scope.log.info({ requestId: request.id }, "deny form opened");
     } catch (err) {
-      const code = slackErrorCode(err);
-      if (code !== undefined) {
-        ctx.scope.log.warn({ slackError: code }, "views.open failed");
-        await answerPrivately(
-          ctx,
-          `:warning: Slack did not open the form (${code}${code === "expired_trigger_id" ? ": the click is more than 3 seconds old" : ""}). Click Deny again.`,
-        );
-        return;
-      }
-      await refuse(ctx, err, "deny form");
+      await formRefused(ctx, err, "deny form", "Click Deny again.");
     }
   };
 
@@ -249,16 +265,7 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
       });
       ctx.scope.log.info({ target }, "finalizer removal form opened");
     } catch (err) {
-      const code = slackErrorCode(err);
-      if (code !== undefined) {
-        ctx.scope.log.warn({ slackError: code }, "views.open failed");
-        await answerPrivately(
-          ctx,
-          `:warning: Slack did not open the form (${code}${code === "expired_trigger_id" ? ": the click is more than 3 seconds old" : ""}). Click the button again.`,
-        );
-        return;
-      }
-      await refuse(ctx, err, "finalizer removal form");
+      await formRefused(ctx, err, "finalizer removal form", "Click the button again.");
     }
   };
 
