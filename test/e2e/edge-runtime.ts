@@ -15,7 +15,15 @@ import { eventually } from "../helpers/eventually.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { clickButton } from "../helpers/slack-click.js";
 import { FAST_LBC } from "../integration/helpers/aws-world.js";
-import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
+import {
+  postSigned,
+  slashCommandBody,
+  startFakeSlack,
+  viewSubmissionBody,
+  type FakeSlack,
+} from "../sim/slack/index.js";
+import { buttonValue } from "./block-kit.js";
 import { startWorld, type World } from "../sim/world.js";
 import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
 
@@ -151,4 +159,67 @@ export async function detailsOf(s: Setup, id: string, ts: string, user = APPROVE
   const answer = await s.fake.waitForResponse((r) => r.id === `click-${DETAILS}-${user}`, 10_000);
   expect(answer.body["response_type"]).toBe("ephemeral");
   return JSON.stringify(answer.body["blocks"]);
+}
+
+/**
+ * *Fix the path* clicked on the card `cardTs` (its button `value`) by `user`, the form answered with
+ * `reason`: the repair request it posted, once attached to its message.
+ */
+export async function askRepair(
+  s: Setup,
+  card: { readonly ts: string; readonly value: string },
+  reason: string,
+  trigger: string,
+  user = REQUESTER,
+): Promise<{ readonly id: string; readonly ts: string; readonly blocks: unknown }> {
+  // The calls made so far (the fake keeps each call's object): the request is a call after them.
+  const before = new Set(s.fake.calls());
+  await click(s, REPAIR_PATH_ACTION, card.value, user, card.ts, trigger);
+  const view = await formOf(s, trigger);
+  await postSigned(
+    s.events,
+    SECRET,
+    viewSubmissionBody({
+      callbackId: String(view["callback_id"]),
+      privateMetadata: String(view["private_metadata"]),
+      values: { reason: { reason } },
+      userId: user,
+    }),
+  );
+  const post = await s.fake.waitFor(
+    "chat.postMessage",
+    (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE) && !before.has(c),
+    30_000,
+  );
+  const blocks = post.body["blocks"];
+  const id = buttonValue(blocks, APPROVE) ?? "";
+  await eventually(
+    async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
+    10_000,
+    "attached",
+  );
+  return { id, ts: String(post.response?.["ts"]), blocks };
+}
+
+/**
+ * The seed incident's forced removal as the on-call engineer asks it: `finalize` of the worker
+ * Ingress with a reason; the request it posted, once attached to its message.
+ */
+export async function askSeedRemoval(s: Setup): Promise<{ readonly id: string; readonly ts: string }> {
+  await slash(
+    s,
+    'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by the ELB ENI; recovery first"',
+  );
+  const post = await s.fake.waitFor(
+    "chat.postMessage",
+    (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
+    20_000,
+  );
+  const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
+  await eventually(
+    async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
+    10_000,
+    "attached",
+  );
+  return { id, ts: String(post.response?.["ts"]) };
 }

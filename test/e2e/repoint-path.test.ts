@@ -21,6 +21,8 @@ import {
   CHANNEL,
   REQUESTER,
   SECRET,
+  askRepair,
+  askSeedRemoval,
   click,
   detailsOf,
   formOf,
@@ -218,22 +220,7 @@ describe("repairing the traffic path through the approval", () => {
 
   it("the seed end to end: finalize → gone → path card (nothing to repoint yet) → Argo re-creates → the bot offers the repair → approved → INSYNC, Deployed, worker and test answer 200", async () => {
     const s = await setup("seed-incident.yaml");
-    await slash(
-      s,
-      'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by the ELB ENI; recovery first"',
-    );
-    const post = await s.fake.waitFor(
-      "chat.postMessage",
-      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
-      20_000,
-    );
-    const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
-    const ts = String(post.response?.["ts"]);
-    await eventually(
-      async () => ((await s.runtime.workflow.get(id)).message ? true : undefined),
-      10_000,
-      "attached",
-    );
+    const { id, ts } = await askSeedRemoval(s);
     await click(s, APPROVE, id, APPROVER, ts);
     // Namespace gone → orphans and the path card in the thread; nothing replaces the ALBs yet.
     const first = await eventually(
@@ -285,36 +272,15 @@ describe("repairing the traffic path through the approval", () => {
     expect(s.fake.thread(CHANNEL, ts).filter((m) => /re-create/.test(m.text ?? ""))).toHaveLength(1);
 
     // The operator takes the offer: one plan (the worker alias and the CloudFront origin), approved.
-    const value = buttonValue(offer.blocks, REPAIR_PATH_ACTION) ?? "";
-    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, offer.ts, "1337.2.repair");
-    const view = await formOf(s, "1337.2.repair");
-    await postSigned(
-      s.events,
-      SECRET,
-      viewSubmissionBody({
-        callbackId: String(view["callback_id"]),
-        privateMetadata: String(view["private_metadata"]),
-        values: { reason: { reason: "worker.example.com and test.example.com still name the deleted ALBs" } },
-        userId: REQUESTER,
-      }),
+    const { id: rid, ts: rts } = await askRepair(
+      s,
+      { ts: offer.ts, value: buttonValue(offer.blocks, REPAIR_PATH_ACTION) ?? "" },
+      "worker.example.com and test.example.com still name the deleted ALBs",
+      "1337.2.repair",
     );
-    const repair = await s.fake.waitFor(
-      "chat.postMessage",
-      (c) =>
-        JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE) &&
-        JSON.stringify(c.body["blocks"]).includes("repoint"),
-      30_000,
-    );
-    const rid = buttonValue(repair.body["blocks"], APPROVE) ?? "";
-    const rts = String(repair.response?.["ts"]);
     const repairBlocks = await detailsOf(s, rid, rts);
     expect(repairBlocks).toContain("ChangeResourceRecordSets");
     expect(repairBlocks).toContain("UpdateDistribution E2MYAPPTEST0001");
-    await eventually(
-      async () => ((await s.runtime.workflow.get(rid)).message ? true : undefined),
-      10_000,
-      "attached",
-    );
     await click(s, APPROVE, rid, APPROVER, rts);
     // In the request's thread: Route 53 INSYNC, CloudFront Deployed, both names answering 200.
     for (const [what, re] of [

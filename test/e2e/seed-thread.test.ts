@@ -13,16 +13,15 @@ import { describe, expect, it } from "vitest";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
 import { eventually } from "../helpers/eventually.js";
 import { recreateSeed } from "../sim/argo-sync.js";
-import { postSigned, viewSubmissionBody } from "../sim/slack/index.js";
 import { buttonValue } from "./block-kit.js";
 import {
   APPROVE,
   APPROVER,
   CHANNEL,
   REQUESTER,
-  SECRET,
+  askRepair,
+  askSeedRemoval,
   click,
-  formOf,
   setup,
   slash,
 } from "./edge-runtime.js";
@@ -36,18 +35,7 @@ describe("the seed incident's thread, as read", () => {
     const s = await setup("seed-incident.yaml");
     await slash(s, "ns myapp", REQUESTER, "ns");
     await s.fake.waitFor("chat.postMessage", (c) => c.body["channel"] === CHANNEL, 20_000);
-    await slash(
-      s,
-      'finalize ingress/myapp-worker-ingress -n myapp --reason "cause confirmed: SG held by the ELB ENI; recovery first"',
-    );
-    const post = await s.fake.waitFor(
-      "chat.postMessage",
-      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
-      20_000,
-    );
-    const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
-    const ts = String(post.response?.["ts"]);
-    await eventually(async () => ((await s.runtime.workflow.get(id)).message ? true : undefined), 10_000);
+    const { id, ts } = await askSeedRemoval(s);
     await click(s, APPROVE, id, APPROVER, ts);
     await eventually(
       () =>
@@ -69,27 +57,12 @@ describe("the seed incident's thread, as read", () => {
       10_000,
       "the orphan check after the re-creation",
     );
-    const value = buttonValue(offer.blocks, REPAIR_PATH_ACTION) ?? "";
-    await click(s, REPAIR_PATH_ACTION, value, REQUESTER, offer.ts, "seed.repair");
-    const view = await formOf(s, "seed.repair");
-    await postSigned(
-      s.events,
-      SECRET,
-      viewSubmissionBody({
-        callbackId: String(view["callback_id"]),
-        privateMetadata: String(view["private_metadata"]),
-        values: { reason: { reason: "worker.example.com and test.example.com still name the deleted ALBs" } },
-        userId: REQUESTER,
-      }),
+    const { id: rid, ts: rts } = await askRepair(
+      s,
+      { ts: offer.ts, value: buttonValue(offer.blocks, REPAIR_PATH_ACTION) ?? "" },
+      "worker.example.com and test.example.com still name the deleted ALBs",
+      "seed.repair",
     );
-    const repair = await s.fake.waitFor(
-      "chat.postMessage",
-      (c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE) && c.response?.["ts"] !== ts,
-      30_000,
-    );
-    const rid = buttonValue(repair.body["blocks"], APPROVE) ?? "";
-    const rts = String(repair.response?.["ts"]);
-    await eventually(async () => ((await s.runtime.workflow.get(rid)).message ? true : undefined), 10_000);
     const requestCard = channelMessages(s.fake, CHANNEL).find((m) => m.id === ts);
     const repairCard = channelMessages(s.fake, CHANNEL).find((m) => m.id === rts);
     await click(s, APPROVE, rid, APPROVER, rts);
