@@ -95,6 +95,7 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
     missing.length > 0 &&
     missing.length === trace.paths.length &&
     trace.warnings.length === 0 &&
+    trace.notes.length === 0 &&
     (trace.denied ?? []).length === 0
   ) {
     const near = await nearestHostnames(

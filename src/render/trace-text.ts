@@ -62,6 +62,10 @@ export function renderTraceText(t: TraceResult, repair?: RepointPlan): string {
     out.push("", "Could not read (links that needed it are unknown):");
     for (const w of t.warnings) out.push(`  - ${w}`);
   }
+  if (t.notes.length > 0) {
+    out.push("", "Notes:");
+    for (const n of t.notes) out.push(`  - ${n}`);
+  }
   return out.join("\n");
 }
 

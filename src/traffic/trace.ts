@@ -18,17 +18,19 @@ import { ErrorCode, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
 
-/** The note of a namespace trace when nothing in the namespace owns a load balancer (e.g. it is gone). */
-export function noOwnersNote(namespace: string): string {
-  return `No Ingress or Service of type LoadBalancer in namespace ${namespace}.`;
-}
-
 export interface TraceResult {
   /** What was asked: hostnames, or the namespace whose paths were traced. */
   readonly subject: { readonly hostnames: readonly string[] } | { readonly namespace: string };
   readonly paths: readonly TracedPath[];
   /** Reads that failed: the links that needed them are `unknown`. */
   readonly warnings: readonly string[];
+  /** What the trace found that is no failure (no cluster connection; a namespace owning nothing). */
+  readonly notes: readonly string[];
+  /**
+   * A namespace trace whose namespace owns no load balancer now (it is gone, or its Ingresses and
+   * Services are): its hostnames wait for those owners to come back. `false` for hostnames.
+   */
+  readonly ownersGone: boolean;
   /**
    * The reads an account refused (a missing permission, or its role could not be assumed), with
    * the account and role named: the trace is partial there. Absent when none was refused.
@@ -116,6 +118,7 @@ export interface TraceOptions {
 /** What went wrong while reading: the warnings shown, the refusals by account. */
 interface Problems {
   warnings: string[];
+  notes: string[];
   denied: DeniedRead[];
 }
 
@@ -153,9 +156,9 @@ async function attempt<T>(problems: Problems, what: string, fallback: T, op: () 
   }
 }
 
-/** The trace's own fields from what the reads met: the warnings, and the refusals when any. */
-function problemsOf(p: Problems): { warnings: string[]; denied?: DeniedRead[] } {
-  return { warnings: p.warnings, ...(p.denied.length > 0 ? { denied: p.denied } : {}) };
+/** The trace's own fields from what the reads met: the warnings, the notes, and the refusals when any. */
+function problemsOf(p: Problems): { warnings: string[]; notes: string[]; denied?: DeniedRead[] } {
+  return { warnings: p.warnings, notes: p.notes, ...(p.denied.length > 0 ? { denied: p.denied } : {}) };
 }
 
 const OWNER_TYPES = [
@@ -176,7 +179,7 @@ async function commonReads(
   options: TraceOptions,
   namespace?: string,
 ): Promise<Reads> {
-  const problems: Problems = { warnings: [], denied: [] };
+  const problems: Problems = { warnings: [], notes: [], denied: [] };
   const ownersOf = async (): Promise<ObjectSnapshot[]> => {
     if (!kube) return [];
     const types = (await kube.discover()).resources.filter((t: ResourceType) =>
@@ -197,7 +200,7 @@ async function commonReads(
         ),
   ]);
   if (!kube)
-    problems.warnings.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
+    problems.notes.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
   return {
     zones,
     distributions,
@@ -269,6 +272,7 @@ export async function traceHostnamesWithReads(
       subject: { hostnames: hostnames.map(normalizeDns) },
       paths: tracePaths({ ...reads, hostnames, records }),
       ...problemsOf(reads),
+      ownersGone: false,
       checkedAt: now().toISOString(),
     },
     ...reads,
@@ -349,13 +353,14 @@ export async function traceNamespaceWithReads(
   }
   const hostnames = hostnamesReaching({ ...reads, records }, { dnsNames, namePrefixes });
   if (mine.length === 0) {
-    reads.warnings.push(noOwnersNote(namespace));
+    reads.notes.push(`No Ingress or Service of type LoadBalancer in namespace ${namespace}.`);
   }
   return {
     trace: {
       subject: { namespace },
       paths: tracePaths({ ...reads, hostnames, records }),
       ...problemsOf(reads),
+      ownersGone: mine.length === 0,
       checkedAt: now().toISOString(),
     },
     ...reads,

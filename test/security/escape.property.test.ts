@@ -504,6 +504,8 @@ describe("nothing a user or a cluster writes reaches Slack as live markup", () =
         subject: r() < 0.5 ? { hostnames: [host] } : { namespace: hostile(r, 2) },
         paths,
         warnings: [hostile(r, 4)],
+        notes: [hostile(r, 4)],
+        ownersGone: false,
         checkedAt: new Date(0).toISOString(),
       };
       assertSafeMessage(

@@ -4,7 +4,7 @@ import type { RepointPlan } from "../../edge/repoint.js";
 import { repointPlanLines } from "../../render/repoint-plan.js";
 import { repointRequestCommand } from "../../render/trace-text.js";
 import { plural } from "../../util/format.js";
-import { noOwnersNote, type TraceResult } from "../../traffic/trace.js";
+import type { TraceResult } from "../../traffic/trace.js";
 import type { TracedPath } from "../../edge/path.js";
 import type { SlackMessage } from "./message.js";
 import { approverIds, type ApprovalRequest } from "../../approvals/types.js";
@@ -89,7 +89,7 @@ function groupHeading(group: Group, n: number, t: TraceResult): string {
     case "owner-back":
       return `:hourglass_flowing_sand: *Waiting for its owner to come back* (${String(n)}) — its load balancer returns when the owner is re-created (re-sync the Argo CD Application that owns it); then ${command(`trace ns${subject}`.trim())} again.`;
     case "no-owner":
-      if ("namespace" in t.subject && t.warnings.includes(noOwnersNote(t.subject.namespace)))
+      if ("namespace" in t.subject && t.ownersGone)
         return `:hourglass_flowing_sand: *Waiting for namespace ${esc(t.subject.namespace)}'s load balancers to come back* (${String(n)}) — nothing in it owns one now: re-create its Ingresses and Services (e.g. re-sync the Argo CD Application that owns them); once the controller has built the new load balancers, the repair can be planned.`;
       return `:red_circle: *No owner known* (${String(n)}) — the load balancer it names is gone and nothing establishes whose it was (a similar name is not evidence): name the target with ${command(`repoint <hostname> --to <load balancer> --reason "…"`)}.`;
     case "unknown":
@@ -213,13 +213,10 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       ],
     });
   }
-  // Reads that failed make the card partial; the other warnings are notes (nothing failed).
-  const failed = t.warnings.filter((w) => /^Could not read\b/.test(w));
-  // The namespace's missing owners are said by the group they explain.
-  const notes = t.warnings.filter(
-    (w) =>
-      !/^Could not read\b/.test(w) && !("namespace" in t.subject && w === noOwnersNote(t.subject.namespace)),
-  );
+  // Reads that failed make the card partial; a note is not a failure. That the namespace owns
+  // nothing is said by the group it explains.
+  const failed = t.warnings;
+  const notes = t.ownersGone ? [] : t.notes;
   if (failed.length > 0 || notes.length > 0) {
     blocks.push({
       type: "context",

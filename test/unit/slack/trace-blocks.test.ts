@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PathHop, TracedPath } from "../../../src/edge/path.js";
 import type { RepointPlan } from "../../../src/edge/repoint.js";
 import { renderTraceBlocks } from "../../../src/slack/blocks/trace.js";
-import { noOwnersNote, type TraceResult } from "../../../src/traffic/trace.js";
+import type { TraceResult } from "../../../src/traffic/trace.js";
 
 const GONE = "k8s-myapp-api-4c0a3e5fa1-906213458.ap-northeast-2.elb.amazonaws.com";
 const NO_OWNER =
@@ -24,8 +24,18 @@ function path(hostname: string, hop: Partial<PathHop> & Pick<PathHop, "verdict">
   };
 }
 
-function trace(paths: TracedPath[], warnings: string[] = []): TraceResult {
-  return { subject: { namespace: "myapp" }, paths, warnings, checkedAt: "2026-12-04T07:11:00Z" };
+function trace(
+  paths: TracedPath[],
+  problems: { warnings?: string[]; notes?: string[]; ownersGone?: boolean } = {},
+): TraceResult {
+  return {
+    subject: { namespace: "myapp" },
+    paths,
+    warnings: problems.warnings ?? [],
+    notes: problems.notes ?? [],
+    ownersGone: problems.ownersGone ?? false,
+    checkedAt: "2026-12-04T07:11:00Z",
+  };
 }
 
 function text(t: TraceResult, plan?: RepointPlan): string {
@@ -78,7 +88,8 @@ describe("the traffic-path card, grouped by what a person does", () => {
   });
 
   it("a namespace that owns no load balancer now says what brings them back, not 'partial'", () => {
-    const t = text(trace(paths.slice(1, 3), [noOwnersNote("myapp")]), {
+    const nothingOwned = "No Ingress or Service of type LoadBalancer in namespace myapp.";
+    const t = text(trace(paths.slice(1, 3), { notes: [nothingOwned], ownersGone: true }), {
       refused: [],
       questions: [],
       notes: [],
@@ -92,10 +103,10 @@ describe("the traffic-path card, grouped by what a person does", () => {
 
   it("a read that failed makes it partial; any other warning is a note", () => {
     const t = text(
-      trace(paths.slice(0, 1), [
-        "Could not read records of zone example.com: Throttling",
-        "No cluster connection: x.",
-      ]),
+      trace(paths.slice(0, 1), {
+        warnings: ["Could not read records of zone example.com: Throttling"],
+        notes: ["No cluster connection: x."],
+      }),
     );
     expect(t).toContain(":grey_question: Partial — Could not read records of zone example.com: Throttling");
     expect(t).toContain(":information_source: No cluster connection: x.");
