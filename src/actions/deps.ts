@@ -43,7 +43,7 @@ export type ExecutorKube = Pick<
   | "listObjects"
 >;
 
-export interface RemoveFinalizerDeps {
+export interface ExecutorDeps {
   readonly store: ApprovalStore;
   /** Verifies the record's MACs (`UNSTUCK_APPROVAL_KEY`). */
   readonly signer: ApprovalSigner;
@@ -90,7 +90,7 @@ export interface ActionOutcome {
 
 /** One verified, claimed attempt of a request. */
 export interface ActionRun {
-  readonly deps: RemoveFinalizerDeps;
+  readonly deps: ExecutorDeps;
   readonly request: ApprovalRequest;
   readonly requestId: string;
   /** An earlier attempt claimed the request and died: its write may have been applied. */

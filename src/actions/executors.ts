@@ -1,7 +1,7 @@
 /**
  * One executor per action type: the table below is the only place that knows them all. Adding an
  * action type means one entry here and one new module that runs it; the claim, the verification,
- * the audit and the outcome around it stay in `remove-finalizer.ts` (`executeRemoveFinalizer`).
+ * the audit and the outcome around it stay in `execute.ts` (`executeApproved`).
  */
 import type { ApprovalAction } from "../approvals/types.js";
 import type { ActionOutcome, ActionRun } from "./deps.js";

@@ -93,8 +93,29 @@ export function jobId(...parts: readonly string[]): string {
   return parts.map((p) => p.replaceAll(":", "_")).join(".");
 }
 
+/** The one execution job of a request, whatever its action type. */
 export function executionJobId(requestId: string): string {
+  return jobId("execute", requestId);
+}
+
+/**
+ * The id an execution job had before it was named for what it does: every kind was enqueued as
+ * `remove-finalizer.<id>`. A job an earlier release enqueued under it may still wait or be kept
+ * (completed jobs for a day), so the enqueuer consults it too: the sweep never adds a second job
+ * beside one an older bot left. Such a job still runs: workers dispatch on the job's name (the
+ * action type), not its id.
+ */
+export function legacyExecutionJobId(requestId: string): string {
   return jobId(JobName.RemoveFinalizer, requestId);
+}
+
+type JobState = Awaited<ReturnType<Queue["getJobState"]>>;
+
+/** What the enqueuer makes of the states under the current and the legacy id. */
+function enqueueVerdict(states: readonly JobState[]): EnqueueOutcome | "absent" {
+  if (states.some((s) => s === "completed" || s === "failed")) return "ended";
+  if (states.some((s) => s !== "unknown")) return "pending";
+  return "absent";
 }
 
 /** Data of an execution job: only the id; the plan itself is read from the store. */
@@ -117,9 +138,11 @@ export interface ExecutionRetry {
 export function executionEnqueuer(actions: Queue, retry: ExecutionRetry = {}): EnqueueExecution {
   return async (request: ApprovalRequest): Promise<EnqueueOutcome> => {
     const data: ExecutionJobData = { requestId: request.id };
-    const state = await actions.getJobState(executionJobId(request.id));
-    if (state === "completed" || state === "failed") return "ended";
-    if (state !== "unknown") return "pending";
+    const states = await Promise.all(
+      [executionJobId(request.id), legacyExecutionJobId(request.id)].map((id) => actions.getJobState(id)),
+    );
+    const verdict = enqueueVerdict(states);
+    if (verdict !== "absent") return verdict;
     await actions.add(request.action.type, data, {
       jobId: executionJobId(request.id),
       attempts: retry.attempts ?? 5,

@@ -6,11 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import {
-  executeRemoveFinalizer,
+  executeApproved,
   runDueFollowUps,
   type ExecutionOutcome,
-  type RemoveFinalizerDeps,
-} from "../actions/remove-finalizer.js";
+  type ExecutorDeps,
+} from "../actions/execute.js";
 import { isPermanent, toUserError } from "../errors.js";
 import {
   checkPathRecheck,
@@ -92,7 +92,7 @@ const FOLLOW_UP_GRACE_MS = 120_000;
 /** Runs approved actions; each job claims its request, so a duplicate delivery does nothing twice. */
 export function createActionsWorker(
   setup: WorkerSetup,
-  deps: RemoveFinalizerDeps,
+  deps: ExecutorDeps,
   extras: ActionsWorkerExtras = {},
 ): Worker<ExecutionJobData, ExecutionOutcome | null> {
   const worker = new Worker<ExecutionJobData, ExecutionOutcome | null>(
@@ -108,7 +108,7 @@ export function createActionsWorker(
       if (!EXECUTABLE.has(job.name)) throw new UnrecoverableError(`unknown action job "${job.name}"`);
       const attempts = job.opts.attempts ?? 1;
       try {
-        return await executeRemoveFinalizer(deps, job.data.requestId, {
+        return await executeApproved(deps, job.data.requestId, {
           token: randomUUID(),
           finalAttempt: job.attemptsMade + 1 >= attempts,
         });
@@ -137,7 +137,7 @@ export function createActionsWorker(
         { requestId, reason: job.failedReason },
         "execution job failed while EXECUTING; resolving it",
       );
-      await executeRemoveFinalizer(deps, requestId, { token: randomUUID(), finalAttempt: true });
+      await executeApproved(deps, requestId, { token: randomUUID(), finalAttempt: true });
     })().catch((err: unknown) => {
       deps.log?.error({ err, requestId }, "could not resolve an abandoned execution");
     });

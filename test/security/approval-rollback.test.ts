@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { UnrecoverableError, Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { executeRemoveFinalizer } from "../../src/actions/remove-finalizer.js";
+import { executeApproved } from "../../src/actions/execute.js";
 import { closeWorker, createActionsWorker } from "../../src/jobs/workers.js";
 import { executionJobId, QueueName } from "../../src/jobs/queues.js";
 import { eventually } from "../helpers/eventually.js";
@@ -120,7 +120,7 @@ describe("a finished request put back to APPROVED in Redis", () => {
 
     await rollBack();
     for (let delivery = 0; delivery < 3; delivery++) {
-      const outcome = await executeRemoveFinalizer(deps(f), request.id, {
+      const outcome = await executeApproved(deps(f), request.id, {
         token: randomUUID(),
         finalAttempt: true,
       });
@@ -196,7 +196,7 @@ describe("the sweep's requeue of an approved request is bounded", () => {
         ? true
         : undefined,
     );
-    const late = await executeRemoveFinalizer(deps(f), request.id, {
+    const late = await executeApproved(deps(f), request.id, {
       token: randomUUID(),
       finalAttempt: true,
     });

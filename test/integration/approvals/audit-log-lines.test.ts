@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { executeRemoveFinalizer } from "../../../src/actions/remove-finalizer.js";
+import { executeApproved } from "../../../src/actions/execute.js";
 import { ApprovalPolicy } from "../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
 import { finalizerRemoval, type Vote } from "../../../src/approvals/types.js";
@@ -109,7 +109,7 @@ describe("every audit entry is also a structured log line", () => {
     });
     await workflow.attachMessage(request.id, { channel: CHANNEL, ts: "1700000000.000100" });
     await workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
-    const outcome = await executeRemoveFinalizer(
+    const outcome = await executeApproved(
       { store, signer: testSigner, policy, kube, audit, now, log: out.log },
       request.id,
       { token: randomUUID(), finalAttempt: true },

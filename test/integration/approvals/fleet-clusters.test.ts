@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { executeRemoveFinalizer } from "../../../src/actions/remove-finalizer.js";
+import { executeApproved } from "../../../src/actions/execute.js";
 import { type ApprovalRequest } from "../../../src/approvals/types.js";
 import { requestSubject } from "../../../src/approvals/action-kinds.js";
 import { actionSubject } from "../../../src/approvals/action-kinds.js";
@@ -109,7 +109,7 @@ describe("approvals in a fleet", () => {
     const h = (harness = createHarness());
     seedIngress(h);
     const execute = (cluster: string, id: string) =>
-      executeRemoveFinalizer(
+      executeApproved(
         {
           store: h.store,
           signer: h.signer,

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { executeRemoveFinalizer } from "../../../src/actions/remove-finalizer.js";
+import { executeApproved } from "../../../src/actions/execute.js";
 import { ApprovalSigner } from "../../../src/approvals/integrity.js";
 import { ApprovalPolicy } from "../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
@@ -68,7 +68,7 @@ interface Side {
   readonly audit: AuditLog;
   readonly workflow: ApprovalWorkflow;
   readonly notifier: RecordingNotifier;
-  execute(id: string): ReturnType<typeof executeRemoveFinalizer>;
+  execute(id: string): ReturnType<typeof executeApproved>;
 }
 
 async function world(): Promise<World> {
@@ -108,7 +108,7 @@ async function world(): Promise<World> {
       workflow,
       notifier,
       execute: (id) =>
-        executeRemoveFinalizer({ store, signer, policy, kube, audit, now, notifier }, id, {
+        executeApproved({ store, signer, policy, kube, audit, now, notifier }, id, {
           token: randomUUID(),
           finalAttempt: true,
         }),

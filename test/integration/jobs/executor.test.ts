@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { executeRemoveFinalizer, type ExecutionOutcome } from "../../../src/actions/remove-finalizer.js";
+import { executeApproved, type ExecutionOutcome } from "../../../src/actions/execute.js";
 import type { ApprovalRequest } from "../../../src/approvals/types.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import type { KubePort } from "../../../src/kube/port.js";
@@ -10,6 +10,7 @@ import {
   createQueues,
   executionEnqueuer,
   executionJobId,
+  legacyExecutionJobId,
   scheduleApprovalSweep,
   type Queues,
 } from "../../../src/jobs/queues.js";
@@ -114,7 +115,7 @@ async function failedJob(r: Rig, id: string): Promise<Job> {
   );
 }
 
-describe("remove-finalizer execution", () => {
+describe("execution of approved requests", () => {
   it("applies the approved patch once and records DONE", async () => {
     const r = rig();
     r.startWorker();
@@ -292,7 +293,7 @@ describe("remove-finalizer execution", () => {
     const req = await requestRemoval(r.h);
     await r.h.workflow.vote(req.id, bob, "approve");
     await settled(r.h, req.id);
-    const again = await executeRemoveFinalizer(
+    const again = await executeApproved(
       {
         store: r.h.store,
         signer: r.h.signer,
@@ -313,7 +314,7 @@ describe("remove-finalizer execution", () => {
     seedIngress(r.h);
     const req = await requestRemoval(r.h);
     await expect(
-      executeRemoveFinalizer(
+      executeApproved(
         {
           store: r.h.store,
           signer: r.h.signer,
@@ -346,6 +347,25 @@ describe("remove-finalizer execution", () => {
     expect(events).toEqual(
       expect.arrayContaining(["execution.enqueue-failed", "execution.requeued", "execution.done"]),
     );
+    expect(r.h.fake.applied).toHaveLength(1);
+  });
+
+  it("runs a job an earlier release enqueued under the old id, once, and adds none beside it", async () => {
+    const r = rig({ failEnqueues: 1 });
+    seedIngress(r.h);
+    const req = await requestRemoval(r.h);
+    expect((await r.h.workflow.vote(req.id, bob, "approve")).request.state).toBe("APPROVED");
+    // An older bot enqueued every kind as `remove-finalizer.<id>`; that job is still waiting.
+    await r.queues.actions.add(req.action.type, { requestId: req.id }, { jobId: legacyExecutionJobId(req.id) });
+    r.h.clock.advance(60_000);
+    await r.h.workflow.requeueApproved(30_000);
+    expect(await r.queues.actions.getJob(executionJobId(req.id))).toBeUndefined();
+    expect(await r.queues.actions.count()).toBe(1);
+    r.startWorker();
+    expect((await settled(r.h, req.id)).state).toBe("DONE");
+    // Once ended, the sweep still finds it under the old id and adds nothing.
+    await r.h.workflow.requeueApproved(0);
+    expect(await r.queues.actions.getJob(executionJobId(req.id))).toBeUndefined();
     expect(r.h.fake.applied).toHaveLength(1);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judge } from "../../../src/actions/remove-finalizer.js";
+import { judge } from "../../../src/actions/execute.js";
 import { isRequestId, newRequestId, type RemoveFinalizerAction } from "../../../src/approvals/types.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";

@@ -1,9 +1,9 @@
 /**
- * Executor for an approved `remove-finalizer` request. It verifies, it does not trust: before any
- * write it checks the record's MACs and re-derives the approval from the signed votes (see
- * `approvals/verify.ts`); a record that fails is refused (FAILED, nothing written) and raised in
- * the audit log and the request's thread. It acts only on the exact state that was approved: it
- * re-reads the object, requires it to be the same object (uid) and being deleted, compares
+ * The one executor of every approved request, whatever its kind (`executors.ts` runs the kind's own
+ * change). It verifies, it does not trust: before any write it checks the record's MACs and
+ * re-derives the approval from the signed votes (see `approvals/verify.ts`); a record that fails is
+ * refused (FAILED, nothing written) and raised in the audit log and the request's thread. Each kind
+ * acts only on the exact state that was approved; a finalizer removal, for one, re-reads the object, requires it to be the same object (uid) and being deleted, compares
  * resourceVersion and finalizers with the frozen precondition, and sends a JSON patch whose `test`
  * operations make the API server itself refuse the change if anything moved in between.
  *
@@ -25,11 +25,11 @@ import { auditChange, describeAction } from "../approvals/action-kinds.js";
 import type { ApprovalRequest } from "../approvals/types.js";
 import type { AuditEntry } from "../audit/log.js";
 import type { RepointApplied } from "./repoint-path.js";
-import type { RemoveFinalizerDeps } from "./deps.js";
+import type { ExecutorDeps } from "./deps.js";
 import { runAction } from "./executors.js";
 import { withoutSharedBudget } from "../kube/limiter.js";
 
-export type { ExecutorHooks, RemoveFinalizerDeps } from "./deps.js";
+export type { ExecutorHooks, ExecutorDeps } from "./deps.js";
 export { afterAmbiguous, isAmbiguous, judge, resourceTypeOf, type Verdict } from "./finalizer.js";
 
 export interface ExecutionAttempt {
@@ -74,7 +74,7 @@ const FOLLOWED: ReadonlySet<string> = new Set(["remove-finalizer", "repoint-path
  * outcome and died before, or failed in, its follow-up). The outbox holds ids only: what runs is
  * read from the signed record, which must verify and have ended DONE or STALE. Returns whether it ran.
  */
-export async function runPendingFollowUp(deps: RemoveFinalizerDeps, requestId: string): Promise<boolean> {
+export async function runPendingFollowUp(deps: ExecutorDeps, requestId: string): Promise<boolean> {
   const cluster = deps.cluster ?? "";
   if (deps.afterDone === undefined) return false;
   // One runner at a time: the executor's re-run and the sweep may find the same entry together.
@@ -100,7 +100,7 @@ export async function runPendingFollowUp(deps: RemoveFinalizerDeps, requestId: s
 }
 
 /** Run every follow-up recorded more than `graceMs` ago and not run since (the sweep's part). */
-export async function runDueFollowUps(deps: RemoveFinalizerDeps, graceMs: number): Promise<number> {
+export async function runDueFollowUps(deps: ExecutorDeps, graceMs: number): Promise<number> {
   if (deps.afterDone === undefined) return 0;
   const due = await deps.store.followUpsDue(deps.cluster ?? "", new Date(deps.now().getTime() - graceMs));
   let ran = 0;
@@ -128,8 +128,8 @@ const OUTCOME_OF = {
  * Run one attempt. Returns how it ended; throws only when the job should retry (a transient
  * error on a non-final attempt) or fail without retry (a permanent error, already recorded).
  */
-export async function executeRemoveFinalizer(
-  deps: RemoveFinalizerDeps,
+export async function executeApproved(
+  deps: ExecutorDeps,
   requestId: string,
   attempt: ExecutionAttempt,
 ): Promise<ExecutionOutcome> {
