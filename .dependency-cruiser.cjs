@@ -17,7 +17,8 @@
  *                  src/orphans/, src/preflight/collect.ts (through the ports only)
  *   pure core      src/edge/, src/render/, the analysis in src/diagnosis/, src/preflight/analyze.ts,
  *                  src/timeline/
- *   adapters       src/kube/, src/aws/, src/net/, src/redis-connection.ts, src/ops/
+ *   adapters       src/kube/, src/aws/, src/net/, src/redis-connection.ts, src/redis/ (the Lua
+ *                  scripts, their one loader), src/ops/
  *   foundation     src/config.ts, src/errors.ts, src/log.ts, src/util/, src/trust/
  *
  * Type-only imports count everywhere (`tsPreCompilationDeps`): a cycle through types still ties two
@@ -40,6 +41,7 @@ const IO_MODULES = [
   "^src/net/",
   "^src/slack/",
   "^src/redis-connection\\.ts$",
+  "^src/redis/",
   "^src/ops/",
   "^src/jobs/",
   "^src/watcher/",

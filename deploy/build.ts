@@ -16,7 +16,7 @@
  *                                       relative path, so an image that ships only `dist/src` and
  *                                       `dist/chunks` fails that import and says what to configure
  *   dist/chunks/*.js                    code shared by the entry points and loaded lazily
- * The approval store's Lua scripts are read beside the module that reads them (`./lua/`), so they
+ * The Lua scripts (`src/redis/lua/`) are read beside the module that reads them (`./lua/`), so they
  * are copied next to every output file that does.
  */
 import {
@@ -43,7 +43,7 @@ const DIST = join(ROOT, "dist");
  * swap may not find it under the new hashed names: restart it after a rebuild.)
  */
 const OUT = join(ROOT, `dist.building-${String(process.pid)}`);
-const LUA = join(ROOT, "src", "approvals", "lua");
+const LUA = join(ROOT, "src", "redis", "lua");
 
 /** `src/main.ts`'s import of the sandbox stays an import of `dist/test/sim/sandbox.js`, not a copy of it. */
 const sandboxAtRunTime: Plugin = {
@@ -135,7 +135,7 @@ try {
     luaCopies++;
   }
   if (luaCopies === 0)
-    throw new Error("build: no output reads ./lua/ — the approval store's scripts would be missing");
+    throw new Error("build: no output reads ./lua/ — the Redis scripts would be missing");
   const bytes = outputs.reduce((n, f) => n + readFileSync(join(ROOT, f)).length, 0);
   // What every output imports (test/deploy/image.test.ts: nothing outside Node's own modules at run time).
   // Named as they will be, under dist/ (they were written to the building directory).

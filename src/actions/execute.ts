@@ -9,7 +9,7 @@
  *
  * A record with a signature by a key the keyring does not hold is refused the same way: a key is
  * retired from the keyring only once nothing it signed is live. A request that ended already and is
- * found put back to APPROVED is refused by the claim (`lua/finished.lua`): never executed twice.
+ * found put back to APPROVED is refused by the claim (`approval-prelude-finished.lua` in `src/redis/lua/`): never executed twice.
  *
  * A write is never retried blindly: after an ambiguous failure (5xx, timeout, reset) the object
  * is re-read first. Finalizers gone (or the object gone) → DONE, confirmed by the re-read;

@@ -1,5 +1,5 @@
 /**
- * Redis store for approval requests. Every state transition is one Lua script (see `./lua/`),
+ * Redis store for approval requests. Every state transition is one Lua script (`src/redis/lua/approval-*.lua`),
  * so concurrent clicks, workers and sweeps can never interleave a check with a write.
  *
  * Keys (all under the configured prefix):
@@ -13,7 +13,7 @@
  * - `<prefix>:finished:<id>`    how a request ended (state, time, state MAC, result), set by every
  *                               terminal transition and kept longer than the request itself: a hash
  *                               rolled back to an earlier signed state is refused and put back
- *                               (`lua/finished.lua`), so a finished request never runs again
+ *                               (`approval-prelude-finished.lua` in `src/redis/lua/`), so a finished request never runs again
  * - `<prefix>:requeues:<id>`    how often the sweep re-queued an approved request (bounded)
  *
  * Integrity: the hash holds `docMac` (the bot's signature of id and `doc`), `stateMac` (the signature of
@@ -28,7 +28,7 @@
  * caller's template named (which the stream does not keep).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { loadScript, readLua, type RedisScript } from "../redis/scripts.js";
 import type { RedisConnection } from "../redis-connection.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type {
@@ -115,7 +115,7 @@ export interface ClaimOutcome {
   readonly refusedNow: boolean;
 }
 
-/** The sweep's requeue of an approved, unclaimed request (see `lua/requeue.lua`). */
+/** The sweep's requeue of an approved, unclaimed request (see `approval-requeue.7.lua`). */
 export interface RequeueOutcome {
   readonly status: "OK" | "FINISHED" | "NOT_APPROVED" | "NOT_FOUND" | "GAVE_UP";
   readonly state: RequestState | "";
@@ -145,7 +145,7 @@ export interface ApprovalStoreOptions {
   readonly signer?: ApprovalSigner;
   /**
    * The audit stream (`AuditLog`'s key). Each transition's entry, when the caller gives one, is
-   * written by the same script as the transition (see `lua/audit.lua`).
+   * written by the same script as the transition (see `approval-prelude-audit.lua`).
    */
   readonly auditKey?: string;
   /** Where each entry a transition's script writes is logged as well (`logAuditEntry`). */
@@ -161,66 +161,44 @@ interface ScriptResult {
   readonly written: readonly string[];
 }
 
-class LuaScript {
-  private readonly sha: string;
-
-  public constructor(
-    private readonly source: string,
-    private readonly numberOfKeys: number,
-  ) {
-    this.sha = createHash("sha1").update(source).digest("hex");
-  }
-
-  /**
-   * `numberOfKeys` counts the audit stream, which every script takes as its last key. The file's body
-   * runs as a function after the shared preludes, so that the whole script returns its reply and the
-   * audit entries it wrote (`AUDIT_WRITTEN`, see `audit.lua`).
-   */
-  public static load(file: string, numberOfKeys: number): LuaScript {
-    const read = (name: string): string => readFileSync(new URL(`./lua/${name}`, import.meta.url), "utf8");
-    const preludes = ["audit.lua", "open.lua", "finished.lua"].map(read).join("\n");
-    return new LuaScript(
-      `${preludes}\nlocal function main()\n${read(file)}\nend\nlocal reply = main()\nreturn { reply, AUDIT_WRITTEN }\n`,
-      numberOfKeys,
-    );
-  }
-
-  public async run(
-    redis: RedisConnection,
-    keys: readonly string[],
-    args: readonly (string | number)[],
-  ): Promise<ScriptResult> {
-    if (keys.length !== this.numberOfKeys) throw new Error(`script expects ${this.numberOfKeys} keys`);
-    let out: unknown;
-    try {
-      out = await redis.evalsha(this.sha, this.numberOfKeys, ...keys, ...args);
-    } catch (err) {
-      // The script cache is empty after a Redis restart or on a fresh server: send the source once.
-      if (!(err instanceof Error && err.message.startsWith("NOSCRIPT"))) throw err;
-      out = await redis.eval(this.source, this.numberOfKeys, ...keys, ...args);
-    }
-    const [reply, written] = tuple(out);
-    return { reply, written: Array.isArray(written) ? written.map(str) : [] };
-  }
+/**
+ * A transition's script: its file's body runs as a function after the shared preludes, so that the
+ * whole script returns its reply and the audit entries it wrote (`AUDIT_WRITTEN`, see
+ * `approval-prelude-audit.lua`). Its key count (in the file's name) counts the audit stream, which
+ * every transition takes as its last key.
+ */
+function transition(file: string): RedisScript {
+  const preludes = ["audit", "open", "finished"].map((p) => readLua(`approval-prelude-${p}.lua`)).join("\n");
+  return loadScript(
+    file,
+    (body) =>
+      `${preludes}\nlocal function main()\n${body}\nend\nlocal reply = main()\nreturn { reply, AUDIT_WRITTEN }\n`,
+  );
 }
 
-/** KEYS[1] the outbox; ARGV: id, now ms, held-until ms. 1 when claimed. */
-const CLAIM_FOLLOW_UP = `
-local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not s or tonumber(s) > tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-return 1`;
+async function runTransition(
+  script: RedisScript,
+  redis: RedisConnection,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<ScriptResult> {
+  const [reply, written] = tuple(await script.run(redis, keys, args));
+  return { reply, written: Array.isArray(written) ? written.map(str) : [] };
+}
+
+/** Takes a follow-up from the outbox unless another runner holds it. */
+const CLAIM_FOLLOW_UP = loadScript("follow-up-claim.1.lua");
 
 const SCRIPTS = {
-  create: LuaScript.load("create.lua", 4),
-  vote: LuaScript.load("vote.lua", 7),
-  cancel: LuaScript.load("cancel.lua", 6),
-  claim: LuaScript.load("claim.lua", 4),
-  finish: LuaScript.load("finish.lua", 6),
-  expire: LuaScript.load("expire.lua", 2),
-  setMessage: LuaScript.load("set-message.lua", 1),
-  requeue: LuaScript.load("requeue.lua", 7),
-  endUnverified: LuaScript.load("end-unverified.lua", 7),
+  create: transition("approval-create.4.lua"),
+  vote: transition("approval-vote.7.lua"),
+  cancel: transition("approval-cancel.6.lua"),
+  claim: transition("approval-claim.4.lua"),
+  finish: transition("approval-finish.6.lua"),
+  expire: transition("approval-expire.2.lua"),
+  setMessage: transition("approval-set-message.1.lua"),
+  requeue: transition("approval-requeue.7.lua"),
+  endUnverified: transition("approval-end-unverified.7.lua"),
 };
 
 function tuple(reply: unknown): unknown[] {
@@ -306,7 +284,7 @@ export class ApprovalStore {
     return `${this.options.prefix}:requeues:${id}`;
   }
 
-  /** The follow-up outbox of one cluster's workers (see `finish.lua`): request id -> ms recorded. */
+  /** The follow-up outbox of one cluster's workers (see `approval-finish.6.lua`): request id -> ms recorded. */
   private followUpKey(cluster: string): string {
     return `${this.options.prefix}:follow-ups:${cluster === "" ? "local" : cluster}`;
   }
@@ -324,13 +302,10 @@ export class ApprovalStore {
    */
   public async claimFollowUp(cluster: string, id: string, now: Date, leaseMs: number): Promise<boolean> {
     assertRequestId(id);
-    const claimed = await this.redis.eval(
-      CLAIM_FOLLOW_UP,
-      1,
-      this.followUpKey(cluster),
-      id,
-      now.getTime(),
-      now.getTime() + leaseMs,
+    const claimed = await CLAIM_FOLLOW_UP.run(
+      this.redis,
+      [this.followUpKey(cluster)],
+      [id, now.getTime(), now.getTime() + leaseMs],
     );
     return claimed === 1;
   }
@@ -398,12 +373,12 @@ export class ApprovalStore {
    * stream does not keep it; templates are matched by request id).
    */
   private async exec(
-    script: LuaScript,
+    script: RedisScript,
     keys: readonly string[],
     args: readonly (string | number)[],
     templates: readonly (AuditTemplate | undefined)[] = [],
   ): Promise<unknown> {
-    const { reply, written } = await script.run(this.redis, keys, args);
+    const { reply, written } = await runTransition(script, this.redis, keys, args);
     for (const raw of written) {
       let entry: AuditEntry;
       try {
@@ -498,7 +473,7 @@ export class ApprovalStore {
   }
 
   /**
-   * Record a vote (see `lua/vote.lua`). The caller checks the approver list first. `channelId`
+   * Record a vote (see `approval-vote.7.lua`). The caller checks the approver list first. `channelId`
    * is where the vote was cast; it is bound into the vote's MAC.
    */
   public async vote(
@@ -554,7 +529,7 @@ export class ApprovalStore {
     };
   }
 
-  /** Cancel a PENDING request on behalf of `actor` (see `lua/cancel.lua`). */
+  /** Cancel a PENDING request on behalf of `actor` (see `approval-cancel.6.lua`). */
   public async cancel(id: string, actor: Identity, now: Date, audit?: AuditTemplate): Promise<CancelOutcome> {
     assertRequestId(id);
     const signer = this.signer;
@@ -711,7 +686,7 @@ export class ApprovalStore {
   }
 
   /**
-   * The sweep's requeue of an approved, unclaimed request (see `lua/requeue.lua`): `check` before
+   * The sweep's requeue of an approved, unclaimed request (see `approval-requeue.7.lua`): `check` before
    * the enqueue (a request that ended already is refused, one no longer APPROVED unlisted), `count`
    * after it; past `maxRequeues` counted requeues the request ends FAILED with `result`.
    * `audit` is the template of the refusal's or the end's entry.
@@ -756,7 +731,7 @@ export class ApprovalStore {
 
   /**
    * End a request whose record cannot be trusted, before anything executes it (see
-   * `lua/end-unverified.lua`): `found` PENDING ends EXPIRED, APPROVED ends FAILED, with `result`.
+   * `approval-end-unverified.7.lua`): `found` PENDING ends EXPIRED, APPROVED ends FAILED, with `result`.
    */
   public async endUnverified(
     id: string,

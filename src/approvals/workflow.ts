@@ -692,7 +692,7 @@ export class ApprovalWorkflow {
    * from the request, so a job that does exist absorbs the duplicate. Returns the ids re-enqueued.
    *
    * Never a loop: a request that ended already and was put back to APPROVED (an earlier record
-   * restored in Redis) is refused, restored and audited once, never queued again (`lua/finished.lua`);
+   * restored in Redis) is refused, restored and audited once, never queued again (`approval-prelude-finished.lua` in `src/redis/lua/`);
    * a job still waiting to run is left to run (nothing counted, nothing audited); any other requeue
    * is counted, and past `maxRequeues` the request ends FAILED with one `execution.requeue-limit`
    * entry.

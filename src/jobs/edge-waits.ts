@@ -33,6 +33,7 @@ import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";
 import { seal, unseal, type SealKeys } from "../trust/sealed.js";
+import { loadScript, type ScriptRedis } from "../redis/scripts.js";
 import { statusMessage, statusOrLater, type ThreadReporter } from "./waits.js";
 import { clock } from "../util/format.js";
 
@@ -167,22 +168,12 @@ export interface SharedLook {
 }
 
 /** The Redis call the shared looks need (a plain client or a cluster client alike). */
-export interface SharedChecksRedis {
-  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-}
+export type SharedChecksRedis = ScriptRedis;
 
-const READ_LOOK = `return redis.call('GET', KEYS[1])`;
-const CLAIM_LOOK = `return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
-/** Keep the newest look; give up the claim if it is still this wait's. */
-const WRITE_LOOK = `
-local old = redis.call('GET', KEYS[1])
-local at = tonumber(ARGV[2])
-if not old or (tonumber(string.match(old, '^(%d+)|')) or 0) <= at then
-  redis.call('SET', KEYS[1], ARGV[2] .. '|' .. ARGV[1], 'PX', ARGV[3])
-end
-if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
-return 1`;
-const RELEASE_LOOK = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const READ_LOOK = loadScript("look-read.1.lua");
+const CLAIM_LOOK = loadScript("look-claim.1.lua");
+const WRITE_LOOK = loadScript("look-write.2.lua");
+const RELEASE_LOOK = loadScript("release-if-held.1.lua");
 
 export interface SharedChecksOptions {
   /** How long a claim holds (default 15 s: longer than one AWS read with its retries). */
@@ -207,7 +198,7 @@ export function redisSharedChecks(
   return {
     waitMs: options.waitMs ?? 5_000,
     async read(key, since) {
-      const raw = await redis.eval(READ_LOOK, 1, keyOf(key));
+      const raw = await READ_LOOK.run(redis, [keyOf(key)]);
       if (typeof raw !== "string") return undefined;
       const bar = raw.indexOf("|");
       const at = Number(raw.slice(0, bar));
@@ -236,33 +227,33 @@ export function redisSharedChecks(
     },
     async claim(key) {
       const token = randomUUID();
-      return (await redis.eval(CLAIM_LOOK, 1, `${keyOf(key)}:claim`, token, claimMs)) === 1
+      return (await CLAIM_LOOK.run(redis, [`${keyOf(key)}:claim`], [token, claimMs])) === 1
         ? token
         : undefined;
     },
     async write(key, at, seen, token, by) {
-      await redis.eval(
-        WRITE_LOOK,
-        2,
-        keyOf(key),
-        `${keyOf(key)}:claim`,
-        JSON.stringify(
-          options.seal?.key !== undefined
-            ? seal(options.seal.key, "edge-look", {
-                look: seen,
-                at,
-                key,
-                ...(by !== undefined ? { by } : {}),
-              })
-            : {},
-        ),
-        at,
-        keepMs,
-        token ?? "",
+      await WRITE_LOOK.run(
+        redis,
+        [keyOf(key), `${keyOf(key)}:claim`],
+        [
+          JSON.stringify(
+            options.seal?.key !== undefined
+              ? seal(options.seal.key, "edge-look", {
+                  look: seen,
+                  at,
+                  key,
+                  ...(by !== undefined ? { by } : {}),
+                })
+              : {},
+          ),
+          at,
+          keepMs,
+          token ?? "",
+        ],
       );
     },
     async release(key, token) {
-      await redis.eval(RELEASE_LOOK, 1, `${keyOf(key)}:claim`, token);
+      await RELEASE_LOOK.run(redis, [`${keyOf(key)}:claim`], [token]);
     },
   };
 }

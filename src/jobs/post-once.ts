@@ -21,6 +21,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { SealKeys } from "../trust/sealed.js";
+import { loadScript, type ScriptRedis } from "../redis/scripts.js";
 
 export interface PostOnceResult {
   /** True when this call posted; false when the post was made before (by this step's earlier run). */
@@ -43,9 +44,7 @@ export const unrecordedPosts: PostLedger = {
 };
 
 /** The Redis calls the ledger needs (a plain client or a cluster client alike: one key per call). */
-export interface PostLedgerRedis {
-  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-}
+export type PostLedgerRedis = ScriptRedis;
 
 export interface PostLedgerOptions {
   /** How long a claim lives without renewal (default 30 s); renewed every third of it while posting. */
@@ -61,21 +60,10 @@ export interface PostLedgerOptions {
 const PENDING = "pending:";
 const POSTED = "posted:";
 
-/** The record if there is one, else a claim for this run (and nil). */
-const CLAIM = `
-local v = redis.call('GET', KEYS[1])
-if v then return v end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return false`;
-/** Keep the claim alive while it is still this run's. */
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
-/** Give the claim up (the post failed), unless another run holds it by now. */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
-const RECORD = `return redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])`;
+const CLAIM = loadScript("post-claim.1.lua");
+const RENEW = loadScript("renew-if-held.1.lua");
+const RELEASE = loadScript("release-if-held.1.lua");
+const RECORD = loadScript("post-record.1.lua");
 
 /** A key of bounded length: long parts (URLs, thread ids) are kept readable up to a point, then hashed. */
 export function postKey(...parts: readonly (string | number)[]): string {
@@ -112,13 +100,13 @@ export function redisPostLedger(
       const claim = `${PENDING}${randomUUID()}`;
       const deadline = Date.now() + waitMs;
       for (;;) {
-        const seen = await redis.eval(CLAIM, 1, redisKey, claim, leaseMs);
+        const seen = await CLAIM.run(redis, [redisKey], [claim, leaseMs]);
         if (typeof seen !== "string") break;
         if (seen.startsWith(POSTED)) {
           const ts = tsOf(key, seen.slice(POSTED.length));
           if (ts !== undefined) return { posted: false, ...(ts !== "" ? { ts } : {}) };
           // Not a record of this install's: it names no message of ours. Taken over, and posted anew.
-          await redis.eval(RELEASE, 1, redisKey, seen).catch(() => undefined);
+          await RELEASE.run(redis, [redisKey], [seen]).catch(() => undefined);
           continue;
         }
         // Another run of this step is posting it right now (a job handed over mid-post): its
@@ -133,7 +121,7 @@ export function redisPostLedger(
         await sleep(pollMs);
       }
       const renewal = setInterval(
-        () => void redis.eval(RENEW, 1, redisKey, claim, leaseMs).catch(() => undefined),
+        () => void RENEW.run(redis, [redisKey], [claim, leaseMs]).catch(() => undefined),
         Math.max(10, Math.floor(leaseMs / 3)),
       );
       renewal.unref();
@@ -143,12 +131,12 @@ export function redisPostLedger(
       } catch (err) {
         clearInterval(renewal);
         // Not posted (as far as Slack told us): the next run may post it.
-        await redis.eval(RELEASE, 1, redisKey, claim).catch(() => undefined);
+        await RELEASE.run(redis, [redisKey], [claim]).catch(() => undefined);
         throw err;
       }
       clearInterval(renewal);
       const ts = res?.ts;
-      await redis.eval(RECORD, 1, redisKey, `${POSTED}${recordOf(key, ts ?? "")}`, ttlSeconds);
+      await RECORD.run(redis, [redisKey], [`${POSTED}${recordOf(key, ts ?? "")}`, ttlSeconds]);
       return { posted: true, ...(ts !== undefined ? { ts } : {}) };
     },
   };

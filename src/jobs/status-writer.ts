@@ -13,11 +13,10 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../log.js";
 import type { ThreadReporter } from "./waits.js";
+import { loadScript, type ScriptRedis } from "../redis/scripts.js";
 
 /** The Redis calls the writer needs (a plain or a cluster client: its two keys share a hash slot). */
-export interface StatusWriterRedis {
-  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
-}
+export type StatusWriterRedis = ScriptRedis;
 
 export interface StatusWriterOptions {
   /** How long the per-message lease lives without renewal (default 10 s); renewed while Slack answers. */
@@ -31,43 +30,11 @@ export interface StatusWriterOptions {
   readonly log?: Logger;
 }
 
-/**
- * Take the message's lease and decide. KEYS[1] the record (hash: at, final), KEYS[2] the lease (its
- * value: token, then ":1" when the edit holding it is final). ARGV: lease token, lease ms, this edit's
- * stamp, "1" when final.
- * Returns "send" (lease taken), "send-beside" (a final edit beside another final one in flight: either
- * landing last shows a result, so it need not wait), "drop" (a later or final edit was sent), or
- * "busy" (a progress edit holds the lease).
- */
-const BEGIN = `
-local rec = redis.call('HMGET', KEYS[1], 'at', 'final')
-local at = tonumber(rec[1] or '0') or 0
-local shown_final = rec[2] == '1'
-local mine = tonumber(ARGV[3])
-if (shown_final and ARGV[4] ~= '1') or at > mine then return 'drop' end
-local held = redis.call('GET', KEYS[2])
-if held then
-  if ARGV[4] == '1' and string.sub(held, -2) == ':1' then return 'send-beside' end
-  return 'busy'
-end
-redis.call('SET', KEYS[2], ARGV[1] .. ':' .. ARGV[4], 'PX', ARGV[2])
-return 'send'`;
-/** Record the edit sent (when it was sent) and give the lease back. ARGV: token, stamp, final, ttl s. */
-const END = `
-if ARGV[5] == '1' then
-  local rec = redis.call('HMGET', KEYS[1], 'at', 'final')
-  local at = tonumber(rec[1] or '0') or 0
-  if tonumber(ARGV[2]) >= at then
-    redis.call('HSET', KEYS[1], 'at', ARGV[2])
-    if ARGV[3] == '1' then redis.call('HSET', KEYS[1], 'final', '1') end
-    redis.call('EXPIRE', KEYS[1], ARGV[4])
-  end
-end
-if redis.call('GET', KEYS[2]) == ARGV[1] .. ':' .. ARGV[3] then redis.call('DEL', KEYS[2]) end
-return 1`;
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
+/** Takes the message's lease and says whether to send, drop or wait (see the file). */
+const BEGIN = loadScript("status-edit-begin.2.lua");
+/** Records the edit sent and gives the lease back. */
+const END = loadScript("status-edit-end.2.lua");
+const RENEW = loadScript("renew-if-held.1.lua");
 
 /**
  * `reporter` with its edits ordered across processes (see the module comment). Posts pass through.
@@ -97,7 +64,7 @@ export function sequencedReporter(
       const deadline = Date.now() + waitMs;
       let leased = false;
       for (;;) {
-        const verdict = await redis.eval(BEGIN, 2, record, lease, token, leaseMs, at, final ? "1" : "0");
+        const verdict = await BEGIN.run(redis, [record, lease], [token, leaseMs, at, final ? "1" : "0"]);
         if (verdict === "drop") {
           options.log?.debug({ channel, ts, final }, "dropped a status edit older than the one shown");
           return;
@@ -116,7 +83,7 @@ export function sequencedReporter(
       const renewal = setInterval(
         () => {
           if (!leased || Date.now() > heldUntil) return;
-          void redis.eval(RENEW, 1, lease, `${token}:${final ? "1" : "0"}`, leaseMs).catch(() => undefined);
+          void RENEW.run(redis, [lease], [`${token}:${final ? "1" : "0"}`, leaseMs]).catch(() => undefined);
         },
         Math.max(10, Math.floor(leaseMs / 3)),
       );
@@ -127,9 +94,11 @@ export function sequencedReporter(
         sent = true;
       } finally {
         clearInterval(renewal);
-        await redis
-          .eval(END, 2, record, lease, token, at, final ? "1" : "0", ttlSeconds, sent ? "1" : "0")
-          .catch(() => undefined);
+        await END.run(
+          redis,
+          [record, lease],
+          [token, at, final ? "1" : "0", ttlSeconds, sent ? "1" : "0"],
+        ).catch(() => undefined);
       }
     },
   };

@@ -11,30 +11,10 @@
 import { randomBytes } from "node:crypto";
 import type { RedisConnection } from "../redis-connection.js";
 import type { Logger } from "../log.js";
+import { loadScript } from "../redis/scripts.js";
 
-/**
- * Compare-and-extend.
- * KEYS[1] the lease key; ARGV[1] the holder's token, ARGV[2] the new life in ms.
- * Returns 1 when the key held the token and its life was extended, else 0.
- */
-const RENEW_LUA = `
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-  return redis.call("PEXPIRE", KEYS[1], ARGV[2])
-end
-return 0
-`;
-
-/**
- * Compare-and-delete.
- * KEYS[1] the lease key; ARGV[1] the holder's token.
- * Returns 1 when the key held the token and was deleted, else 0.
- */
-const RELEASE_LUA = `
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-  return redis.call("DEL", KEYS[1])
-end
-return 0
-`;
+const RENEW = loadScript("renew-if-held.1.lua");
+const RELEASE = loadScript("release-if-held.1.lua");
 
 export interface LeaseOptions {
   readonly redis: RedisConnection;
@@ -82,7 +62,7 @@ export class LeaderLease {
     await this.tick;
     if (this.leader) {
       await this.demote("stopped");
-      await this.o.redis.eval(RELEASE_LUA, 1, this.o.key, this.token).catch((err: unknown) => {
+      await RELEASE.run(this.o.redis, [this.o.key], [this.token]).catch((err: unknown) => {
         this.o.log?.warn(
           { err: { message: (err as Error).message } },
           "watcher: could not release the lease",
@@ -103,7 +83,7 @@ export class LeaderLease {
   private async attempt(): Promise<void> {
     try {
       if (this.leader) {
-        const ok = (await this.o.redis.eval(RENEW_LUA, 1, this.o.key, this.token, String(this.ttlMs))) === 1;
+        const ok = (await RENEW.run(this.o.redis, [this.o.key], [this.token, String(this.ttlMs)])) === 1;
         if (!this.running) return;
         if (ok) this.renewedAt = Date.now();
         else await this.demote("lease lost");
@@ -111,7 +91,7 @@ export class LeaderLease {
       }
       const got = await this.o.redis.set(this.o.key, this.token, "PX", this.ttlMs, "NX");
       if (!this.running) {
-        if (got === "OK") await this.o.redis.eval(RELEASE_LUA, 1, this.o.key, this.token);
+        if (got === "OK") await RELEASE.run(this.o.redis, [this.o.key], [this.token]);
         return;
       }
       if (got === "OK") {

@@ -146,7 +146,7 @@ describe(".dockerignore (the build context)", () => {
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     expect(copied).toContain("deploy/build.ts");
     for (const src of copied) expect(inContext(rules, src.replace(/\/$/, "")), src).toBe(true);
-    for (const inside of ["src/main.ts", "test/sim/sandbox.ts", "src/approvals/lua/create.lua"])
+    for (const inside of ["src/main.ts", "test/sim/sandbox.ts", "src/redis/lua/approval-create.4.lua"])
       expect(inContext(rules, inside), inside).toBe(true);
     for (const outside of [
       "test/unit/edge/model.test.ts",
@@ -226,7 +226,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(await filesUnder(join(image.dir, "dist"), ".ts")).toEqual([]);
     // `"type": "module"`: what makes Node read the bundle's .js files as ES modules.
     expect(JSON.parse(await readFile(join(image.dir, "package.json"), "utf8")).type).toBe("module");
-    // Every asset read at run time beside the code that reads it (the approval store's Lua scripts).
+    // Every asset read at run time beside the code that reads it (the Lua scripts of src/redis/lua).
     const lua = (await filesUnder(join(ROOT, "src"), ".lua")).map((f) => f.slice(f.lastIndexOf("/") + 1));
     expect(lua.length).toBeGreaterThan(0);
     const readers: string[] = [];

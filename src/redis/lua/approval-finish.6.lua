@@ -6,9 +6,9 @@
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
-  KEYS[4]  finished marker         <prefix>:finished:<id>     (see finished.lua)
+  KEYS[4]  finished marker         <prefix>:finished:<id>     (see approval-prelude-finished.lua)
   KEYS[5]  follow-up outbox        <prefix>:follow-ups:<cluster>   (sorted set: id -> ms recorded)
-  KEYS[6]  audit stream            (see audit.lua)
+  KEYS[6]  audit stream            (see approval-prelude-audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  final state: "DONE" | "FAILED" | "STALE" | "TAMPERED"

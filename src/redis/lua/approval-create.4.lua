@@ -1,12 +1,12 @@
 --[[
   Create a PENDING approval request, unless another request for the same object has not ended yet
   (PENDING and unexpired, APPROVED or EXECUTING): one request per object, so a second `finalize`
-  links to the first instead of racing it. Terminal transitions clear the pointer (open.lua).
+  links to the first instead of racing it. Terminal transitions clear the pointer (approval-prelude-open.lua).
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  pending sorted set      <prefix>:pending   (member id, score expiresAtMs)
   KEYS[3]  open-request pointer    <prefix>:open:<target>  (id of the pending request for this object)
-  KEYS[4]  audit stream            (see audit.lua)
+  KEYS[4]  audit stream            (see approval-prelude-audit.lua)
 
   ARGV[1]  id
   ARGV[2]  doc: JSON of the immutable part of the request (plan, requester, reason, ...)

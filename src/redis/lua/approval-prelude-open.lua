@@ -1,5 +1,5 @@
 --[[
-  Prepended to every approval script by store.ts, after audit.lua. One request per object: create.lua
+  Prepended to every approval script by store.ts, after approval-prelude-audit.lua. One request per object: approval-create.4.lua
   points <prefix>:open:<subject> at the new request and records that key in the request hash
   ("openKey"); every terminal transition clears the pointer while it still names this request, so the
   object is free for a new request the moment this one ends.

@@ -11,9 +11,9 @@
   ARGV[2]  request key prefix      "<prefix>:req:"
   ARGV[3]  now, ISO-8601
   ARGV[4]  retention in seconds for a request once it is terminal
-  ARGV[5]  finished marker prefix  "<prefix>:finished:" (see finished.lua)
+  ARGV[5]  finished marker prefix  "<prefix>:finished:" (see approval-prelude-finished.lua)
   ARGV[6]  how long the finished marker is kept, seconds
-  KEYS[2]  audit stream            (see audit.lua)
+  KEYS[2]  audit stream            (see approval-prelude-audit.lua)
   ARGV[7], ARGV[8], ARGV[9], ...  triples: id, state MAC of EXPIRED at ARGV[3] for that id, its
            audit entry template (JSON, or "")
 

@@ -4,7 +4,7 @@
   exists only for a transition that happened.
 
   Convention: KEYS[#KEYS] is the audit stream; the caller's entry template (JSON, or "" for none) is
-  ARGV[#ARGV], except in expire.lua, which passes one template per id. The script fills in what only
+  ARGV[#ARGV], except in approval-expire.2.lua, which passes one template per id. The script fills in what only
   it knows (the state after, the event for an expiry found on the way, the attempt number; `extra`:
   more fields, e.g. the approvers a vote script reads).
 

@@ -7,8 +7,8 @@
 
   KEYS[1]  request hash            <prefix>:req:<id>
   KEYS[2]  approved sorted set     <prefix>:approved  (the id leaves it once claimed)
-  KEYS[3]  finished marker         <prefix>:finished:<id>     (see finished.lua)
-  KEYS[4]  audit stream            (see audit.lua)
+  KEYS[3]  finished marker         <prefix>:finished:<id>     (see approval-prelude-finished.lua)
+  KEYS[4]  audit stream            (see approval-prelude-audit.lua)
 
   ARGV[1]  attempt token
   ARGV[2]  now, ISO-8601

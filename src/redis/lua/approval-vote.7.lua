@@ -9,8 +9,8 @@
   KEYS[4]  pending sorted set      <prefix>:pending
   KEYS[5]  approved sorted set     <prefix>:approved  (member id, score approval time ms) — requests
            approved but not yet claimed by an executor, so a lost enqueue can be repaired
-  KEYS[6]  finished marker         <prefix>:finished:<id>     (see finished.lua)
-  KEYS[7]  audit stream            (see audit.lua)
+  KEYS[6]  finished marker         <prefix>:finished:<id>     (see approval-prelude-finished.lua)
+  KEYS[7]  audit stream            (see approval-prelude-audit.lua)
 
   ARGV[1]  id
   ARGV[2]  voter user id

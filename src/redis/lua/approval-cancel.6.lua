@@ -5,8 +5,8 @@
   KEYS[2]  voters set              <prefix>:req:<id>:voters
   KEYS[3]  votes list              <prefix>:req:<id>:votes
   KEYS[4]  pending sorted set      <prefix>:pending
-  KEYS[5]  finished marker         <prefix>:finished:<id>     (see finished.lua)
-  KEYS[6]  audit stream            (see audit.lua)
+  KEYS[5]  finished marker         <prefix>:finished:<id>     (see approval-prelude-finished.lua)
+  KEYS[6]  audit stream            (see approval-prelude-audit.lua)
 
   ARGV[1]  id
   ARGV[2]  actor user id

@@ -2,7 +2,7 @@
   The sweep's repair of an approved request whose execution was never claimed (see
   `ApprovalWorkflow.requeueApproved`), in two calls around the enqueue:
   - "check": may it be queued again? A request that ended already (its finished marker says so) and
-    was put back is refused (finished.lua: restored, unlisted, audited once); one no longer APPROVED
+    was put back is refused (approval-prelude-finished.lua: restored, unlisted, audited once); one no longer APPROVED
     is only unlisted.
   - "count": the same checks, then count the requeue. Past the maximum the request ends FAILED,
     with one audit entry: a request the sweep keeps finding approved and unclaimed never loops.
@@ -13,7 +13,7 @@
   KEYS[4]  approved sorted set     <prefix>:approved
   KEYS[5]  finished marker         <prefix>:finished:<id>
   KEYS[6]  requeue counter         <prefix>:requeues:<id>
-  KEYS[7]  audit stream            (see audit.lua)
+  KEYS[7]  audit stream            (see approval-prelude-audit.lua)
 
   ARGV[1]  id
   ARGV[2]  mode: "check" | "count"

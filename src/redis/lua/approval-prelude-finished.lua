@@ -1,5 +1,5 @@
 --[[
-  Prepended to every approval script by store.ts, after open.lua. A request that reaches a terminal
+  Prepended to every approval script by store.ts, after approval-prelude-open.lua. A request that reaches a terminal
   state is also recorded outside its hash, in <prefix>:finished:<id>: the terminal state, its time,
   its state MAC and the result, as the bot wrote them. The hash alone can be rolled back — its
   earlier fields (an APPROVED state, say) were validly signed — but not this record of the end:
@@ -37,7 +37,7 @@ local function refuse_finished(marker_key, request_key, id, index_keys, template
     redis.call("HSET", request_key, "result", m[4])
   end
   redis.call("HDEL", request_key, "execToken")
-  -- The vote keys share the request's prefix (and hash tag): derived like expire.lua derives them.
+  -- The vote keys share the request's prefix (and hash tag): derived like approval-expire.2.lua derives them.
   for _, key in ipairs({ request_key, request_key .. ":voters", request_key .. ":votes" }) do
     redis.call("EXPIRE", key, ttl)
   end

@@ -1,0 +1,2 @@
+-- A shared edge look: `<ms>|<look>` or nil. KEYS[1] the look.
+return redis.call('GET', KEYS[1])
