@@ -15,6 +15,7 @@ import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { delay } from "./util/concurrency.js";
 import { createLogger } from "./log.js";
 import { renderText } from "./render/text.js";
+import { RedisKeys } from "./redis/keys.js";
 
 // Start-up (≤ 1 s, docs/design.md): what only some commands need is imported when one does — the
 // configuration (zod, yaml), the clients (@kubernetes/client-node, the AWS SDK) once the command
@@ -207,10 +208,10 @@ async function approvalReader(
     );
   }
   const store = new ApprovalStore(redis, {
-    prefix: `${config.redisPrefix}:approvals`,
-    auditKey: `${config.redisPrefix}:audit`,
+    prefix: RedisKeys.approvals(config.redisPrefix),
+    auditKey: RedisKeys.audit(config.redisPrefix),
   });
-  const audit = new AuditLog(redis, { key: `${config.redisPrefix}:audit` });
+  const audit = new AuditLog(redis, { key: RedisKeys.audit(config.redisPrefix) });
   const workflow = new ApprovalWorkflow({
     store,
     audit,

@@ -25,6 +25,7 @@ import { runtimeOpsTarget } from "./ops/runtime-target.js";
 import type { OpsTarget, ReadinessCheck } from "./ops/server.js";
 import type { RedisConnection } from "./redis-connection.js";
 import { slackReadinessCheck } from "./slack/readiness.js";
+import { RedisKeys } from "./redis/keys.js";
 
 export interface RuntimeParts {
   readonly redis: Pick<RedisConnection, "ping" | "zcard" | "zcount">;
@@ -98,7 +99,7 @@ export function runtimeTarget(
     checks,
     queues,
     // The approval store's prefix, as the runtime builds it.
-    approvals: (at) => approvalIndexCounts(runtime.redis, `${config.redisPrefix}:approvals`, at),
+    approvals: (at) => approvalIndexCounts(runtime.redis, RedisKeys.approvals(config.redisPrefix), at),
     now,
   });
   if (fleet === undefined || parts === undefined) return target;

@@ -63,6 +63,7 @@ import {
   startHeartbeat,
 } from "./wiring/fleet.js";
 import { FleetPresence } from "./fleet/presence.js";
+import { RedisKeys } from "./redis/keys.js";
 
 export interface RuntimeOptions {
   readonly config: Config;
@@ -149,13 +150,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { client, notifierClient, statusClient } = createSlackClients(slackConfig, log);
   const prefix = config.redisPrefix;
   const store = new ApprovalStore(redis, {
-    prefix: `${prefix}:approvals`,
+    prefix: RedisKeys.approvals(prefix),
     signer,
-    auditKey: `${prefix}:audit`,
+    auditKey: RedisKeys.audit(prefix),
     log,
   });
   const audit = new AuditLog(redis, {
-    key: `${prefix}:audit`,
+    key: RedisKeys.audit(prefix),
     log,
     ...(config.auditChannel !== undefined
       ? { mirror: createSlackAuditMirror(client, config.auditChannel) }
@@ -179,7 +180,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ownCluster = fleet !== undefined ? config.clusterName : undefined;
   const fleetQueues =
     fleet !== undefined
-      ? new FleetQueues(redis, `${prefix}:bull`, log, {
+      ? new FleetQueues(redis, RedisKeys.bull(prefix), log, {
           ...(keys.bot !== undefined ? { bot: keys.bot } : {}),
           keyring: keys.keyring,
         })
@@ -188,7 +189,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queues =
     fleetQueues !== undefined
       ? fleetQueues.queues(ownCluster ?? fleet?.clusters[0]?.name ?? cluster)
-      : createQueues({ connection: redis, prefix: `${prefix}:bull` });
+      : createQueues({ connection: redis, prefix: RedisKeys.bull(prefix) });
 
   // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint
   // (one truth per thing).
@@ -225,7 +226,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
 
   // Each edit and reply is a job in Redis: a process that dies or a Slack outage loses none of them.
-  const notifyQueue = createNotifyQueue(redis, `${prefix}:bull`);
+  const notifyQueue = createNotifyQueue(redis, RedisKeys.bull(prefix));
   const durable = queuedNotifier(notifyQueue, options.notify?.job);
   const notifier: ApprovalNotifier = {
     requestUpdated: (request) => durable.requestUpdated(request),
@@ -268,7 +269,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       : createWatcher({
           config,
           redis,
-          prefix: ownCluster !== undefined ? `${prefix}:fleet:${ownCluster}` : prefix,
+          prefix: ownCluster !== undefined ? RedisKeys.fleet(prefix, ownCluster) : prefix,
           ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
           services,
           client,
@@ -334,7 +335,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (role !== "bot" && ownCluster !== undefined && keys.worker !== undefined) {
     workers.push(
       createCommandsWorker(
-        { connection: redis, prefix: `${prefix}:bull`, cluster: ownCluster, ...options.worker },
+        { connection: redis, prefix: RedisKeys.bull(prefix), cluster: ownCluster, ...options.worker },
         localHandlers(config, { ...services, approvals: { workflow: drafting, audit } }),
         {
           worker: keys.worker,

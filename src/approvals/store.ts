@@ -55,6 +55,7 @@ import {
   type SignedState,
   type VerifiedView,
 } from "./verify.js";
+import { ApprovalKeys } from "../redis/keys.js";
 
 export type { SignedRecord, SignedState };
 
@@ -216,9 +217,6 @@ function num(value: unknown): number {
   return typeof value === "number" ? value : Number(value ?? 0);
 }
 
-const pendingSetKey = (prefix: string): string => `${prefix}:pending`;
-const approvedSetKey = (prefix: string): string => `${prefix}:approved`;
-
 /** Requests by state where the store keeps an index, for `/metrics`. */
 export interface ApprovalIndexCounts {
   /** Waiting for votes (the pending set). */
@@ -239,9 +237,9 @@ export async function approvalIndexCounts(
   now: Date,
 ): Promise<ApprovalIndexCounts> {
   const [pending, pendingOverdue, approved] = await Promise.all([
-    redis.zcard(pendingSetKey(prefix)),
-    redis.zcount(pendingSetKey(prefix), "-inf", now.getTime()),
-    redis.zcard(approvedSetKey(prefix)),
+    redis.zcard(ApprovalKeys.pending(prefix)),
+    redis.zcount(ApprovalKeys.pending(prefix), "-inf", now.getTime()),
+    redis.zcard(ApprovalKeys.approved(prefix)),
   ]);
   return { pending, pendingOverdue, approved };
 }
@@ -273,20 +271,20 @@ export class ApprovalStore {
   }
 
   private requestKey(id: string): string {
-    return `${this.options.prefix}:req:${id}`;
+    return ApprovalKeys.request(this.options.prefix, id);
   }
 
   private markerKey(id: string): string {
-    return `${this.options.prefix}:finished:${id}`;
+    return ApprovalKeys.finished(this.options.prefix, id);
   }
 
   private requeueKey(id: string): string {
-    return `${this.options.prefix}:requeues:${id}`;
+    return ApprovalKeys.requeues(this.options.prefix, id);
   }
 
   /** The follow-up outbox of one cluster's workers (see `approval-finish.6.lua`): request id -> ms recorded. */
   private followUpKey(cluster: string): string {
-    return `${this.options.prefix}:follow-ups:${cluster === "" ? "local" : cluster}`;
+    return ApprovalKeys.followUps(this.options.prefix, cluster);
   }
 
   /** Whether what follows the request's outcome is still to run (recorded with its outcome). */
@@ -333,23 +331,23 @@ export class ApprovalStore {
   }
 
   private keysFor(id: string): [string, string, string] {
-    const key = this.requestKey(id);
-    return [key, `${key}:voters`, `${key}:votes`];
+    const ap = this.options.prefix;
+    return [ApprovalKeys.request(ap, id), ApprovalKeys.voters(ap, id), ApprovalKeys.votes(ap, id)];
   }
 
   private get pendingKey(): string {
-    return pendingSetKey(this.options.prefix);
+    return ApprovalKeys.pending(this.options.prefix);
   }
 
   private get approvedKey(): string {
-    return approvedSetKey(this.options.prefix);
+    return ApprovalKeys.approved(this.options.prefix);
   }
 
   private openKey(action: ApprovalAction, cluster: string | undefined): string {
     const subject = requestSubject(action, cluster);
     // A long repoint subject is hashed; a finalizer removal keeps its readable key.
     const key = subject.length > 200 ? createHash("sha256").update(subject).digest("hex") : subject;
-    return `${this.options.prefix}:open:${key}`;
+    return ApprovalKeys.open(this.options.prefix, key);
   }
 
   /** The audit stream this store's transitions write their entries to (`undefined`: none). */
@@ -359,7 +357,7 @@ export class ApprovalStore {
 
   /** The audit stream key scripts write to (a key of ours when no audit is configured: never written). */
   private get auditStream(): string {
-    return this.options.auditKey ?? `${this.options.prefix}:no-audit`;
+    return this.options.auditKey ?? ApprovalKeys.noAudit(this.options.prefix);
   }
 
   private auditArg(template: AuditTemplate | undefined): string {
@@ -439,7 +437,7 @@ export class ApprovalStore {
           request.createdAt,
           docMac,
           signer.stateSig(request.id, docMac, "PENDING", request.createdAt),
-          `${this.options.prefix}:req:`,
+          ApprovalKeys.requestPrefix(this.options.prefix),
           now.getTime(),
           this.auditArg(audit),
         ],
@@ -664,10 +662,10 @@ export class ApprovalStore {
         [this.pendingKey, this.auditStream],
         [
           now.getTime(),
-          `${this.options.prefix}:req:`,
+          ApprovalKeys.requestPrefix(this.options.prefix),
           at,
           this.retention,
-          `${this.options.prefix}:finished:`,
+          ApprovalKeys.finishedPrefix(this.options.prefix),
           this.finishedRetention,
           ...triples,
         ],
@@ -858,7 +856,13 @@ export class ApprovalStore {
   public async destroy(): Promise<void> {
     let cursor = "0";
     do {
-      const [next, keys] = await this.redis.scan(cursor, "MATCH", `${this.options.prefix}:*`, "COUNT", 500);
+      const [next, keys] = await this.redis.scan(
+        cursor,
+        "MATCH",
+        ApprovalKeys.all(this.options.prefix),
+        "COUNT",
+        500,
+      );
       if (keys.length > 0) await this.redis.del(...keys);
       cursor = next;
     } while (cursor !== "0");

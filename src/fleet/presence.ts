@@ -6,6 +6,7 @@
  * itself out). `<prefix>:fleet:<cluster>:seen` keeps the last beat for "last seen 2 min ago".
  */
 import { plural } from "../util/format.js";
+import { FleetKeys } from "../redis/keys.js";
 
 /** The Redis calls presence needs (a plain client or a cluster client alike). */
 export interface PresenceRedis {
@@ -37,11 +38,11 @@ export class FleetPresence {
   ) {}
 
   private alive(cluster: string): string {
-    return `${this.prefix}:fleet:${cluster}:alive`;
+    return FleetKeys.alive(this.prefix, cluster);
   }
 
   private seen(cluster: string): string {
-    return `${this.prefix}:fleet:${cluster}:seen`;
+    return FleetKeys.seen(this.prefix, cluster);
   }
 
   /** One beat of one worker: alive until `now + ttlMs`. */

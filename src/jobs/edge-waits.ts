@@ -36,6 +36,7 @@ import { seal, unseal, type SealKeys } from "../trust/sealed.js";
 import { loadScript, type ScriptRedis } from "../redis/scripts.js";
 import { statusMessage, statusOrLater, type ThreadReporter } from "./waits.js";
 import { clock } from "../util/format.js";
+import { RedisKeys } from "../redis/keys.js";
 
 /** What an edge wait waits for. */
 export type { EdgeWaitKind, EdgeWaitTarget, Look } from "../edge/edge-wait.js";
@@ -194,7 +195,8 @@ export function redisSharedChecks(
   const claimMs = options.claimMs ?? 15_000;
   const keepMs = options.keepMs ?? 10 * 60_000;
   // On a Redis Cluster the prefix is hash-tagged, so a look and its claim share a slot.
-  const keyOf = (key: string): string => `${prefix}:edge-look:${key}`;
+  const keyOf = (key: string): string => RedisKeys.edgeLook(prefix, key);
+  const claimOf = (key: string): string => RedisKeys.edgeLookClaim(prefix, key);
   return {
     waitMs: options.waitMs ?? 5_000,
     async read(key, since) {
@@ -227,14 +229,12 @@ export function redisSharedChecks(
     },
     async claim(key) {
       const token = randomUUID();
-      return (await CLAIM_LOOK.run(redis, [`${keyOf(key)}:claim`], [token, claimMs])) === 1
-        ? token
-        : undefined;
+      return (await CLAIM_LOOK.run(redis, [claimOf(key)], [token, claimMs])) === 1 ? token : undefined;
     },
     async write(key, at, seen, token, by) {
       await WRITE_LOOK.run(
         redis,
-        [keyOf(key), `${keyOf(key)}:claim`],
+        [keyOf(key), claimOf(key)],
         [
           JSON.stringify(
             options.seal?.key !== undefined
@@ -253,7 +253,7 @@ export function redisSharedChecks(
       );
     },
     async release(key, token) {
-      await RELEASE_LOOK.run(redis, [`${keyOf(key)}:claim`], [token]);
+      await RELEASE_LOOK.run(redis, [claimOf(key)], [token]);
     },
   };
 }

@@ -12,6 +12,7 @@
  */
 import { byBot, type KeyOwner } from "../trust/keys.js";
 import { seal, unseal, type SealKeys } from "../trust/sealed.js";
+import { RedisKeys } from "../redis/keys.js";
 
 export const NamespaceMessageKind = { Diagnosis: "diagnosis", Watch: "watch" } as const;
 export type NamespaceMessageKind = (typeof NamespaceMessageKind)[keyof typeof NamespaceMessageKind];
@@ -50,7 +51,7 @@ export class NamespaceMessages {
   ) {}
 
   private key(cluster: string, namespace: string): string {
-    return `${this.prefix}:ns-messages:${cluster}:${namespace}`;
+    return RedisKeys.namespaceMessages(this.prefix, cluster, namespace);
   }
 
   /** Remember a posted message (idempotent per channel and ts), signed by this process. */

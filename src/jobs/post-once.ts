@@ -22,6 +22,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { SealKeys } from "../trust/sealed.js";
 import { loadScript, type ScriptRedis } from "../redis/scripts.js";
+import { RedisKeys } from "../redis/keys.js";
 
 export interface PostOnceResult {
   /** True when this call posted; false when the post was made before (by this step's earlier run). */
@@ -81,7 +82,7 @@ export function redisPostLedger(
   const waitMs = options.waitMs ?? 2 * leaseMs;
   const ttlSeconds = options.ttlSeconds ?? 7 * 86_400;
   const pollMs = Math.max(20, Math.min(250, Math.floor(leaseMs / 10)));
-  const keyOf = (key: string): string => `${prefix}:posted:${key}`;
+  const keyOf = (key: string): string => RedisKeys.posted(prefix, key);
   const seal = options.seal;
   /** `<ts>` or, signed, `<ts>|<signature>`; `undefined` when a signed record does not verify. */
   const recordOf = (key: string, ts: string): string =>

@@ -11,6 +11,7 @@
  */
 import { byBot } from "../trust/keys.js";
 import { seal, unseal, type SealKeys } from "../trust/sealed.js";
+import { RedisKeys } from "../redis/keys.js";
 
 /** Where a card is. */
 export interface RepairCard {
@@ -37,11 +38,11 @@ export class RepairCards {
   ) {}
 
   private cardKey(channel: string, ts: string): string {
-    return `${this.prefix}:repair-card:${channel}:${ts}`;
+    return RedisKeys.repairCard(this.prefix, channel, ts);
   }
 
   private linkKey(requestId: string): string {
-    return `${this.prefix}:repair-card-of:${requestId}`;
+    return RedisKeys.repairCardOf(this.prefix, requestId);
   }
 
   /** Remember the card a *Fix the path* was clicked on (signed by the bot, which saw the click). */

@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "../log.js";
 import type { ThreadReporter } from "./waits.js";
 import { loadScript, type ScriptRedis } from "../redis/scripts.js";
+import { RedisKeys } from "../redis/keys.js";
 
 /** The Redis calls the writer needs (a plain or a cluster client: its two keys share a hash slot). */
 export type StatusWriterRedis = ScriptRedis;
@@ -58,8 +59,8 @@ export function sequencedReporter(
       const at = updateOptions?.at ?? Date.now();
       const final = updateOptions?.final === true;
       // One hash slot for the record and its lease (a Redis Cluster runs the scripts on one node).
-      const record = `${prefix}:status-edit:{${channel}:${ts}}`;
-      const lease = `${record}:lease`;
+      const record = RedisKeys.statusEdit(prefix, channel, ts);
+      const lease = RedisKeys.statusEditLease(prefix, channel, ts);
       const token = randomUUID();
       const deadline = Date.now() + waitMs;
       let leased = false;

@@ -16,6 +16,7 @@
 import { randomUUID } from "node:crypto";
 import type { SharedBudget } from "./limiter.js";
 import { loadScript, type ScriptRedis } from "../redis/scripts.js";
+import { RedisKeys } from "../redis/keys.js";
 
 /** The Redis call the budget needs (a plain client or a cluster client alike). */
 export type SharedBudgetRedis = ScriptRedis;
@@ -39,14 +40,14 @@ const RENEW = loadScript("kube-budget-renew.1.lua");
 
 /** The key of the budget of `server` under `prefix`. */
 export function sharedBudgetKey(prefix: string, server: string): string {
-  return `${prefix}:kube-budget:${server}`;
+  return RedisKeys.kubeBudget(prefix, server);
 }
 
 export function redisSharedBudget(redis: SharedBudgetRedis, options: SharedBudgetOptions): SharedBudget {
   const limit = Math.max(1, Math.floor(options.limit));
   const leaseMs = Math.max(100, Math.floor(options.leaseMs ?? 15_000));
   const key = sharedBudgetKey(options.prefix, options.server);
-  const waitingKey = `${key}:waiting`;
+  const waitingKey = RedisKeys.kubeBudgetWaiting(options.prefix, options.server);
   const owner = randomUUID();
   let seq = 0;
   return {

@@ -12,6 +12,7 @@
  */
 import type { AnyMiddlewareArgs, Middleware } from "@slack/bolt";
 import type { Logger } from "../log.js";
+import { RedisKeys } from "../redis/keys.js";
 
 /** Claims an event id: true for the first claim within the TTL, false for every later one. */
 export interface EventClaims {
@@ -35,7 +36,7 @@ export function redisEventClaims(
   return {
     async claim(eventId) {
       const first = await redis.set(
-        `${prefix}:slack-event:${eventId.slice(0, 128)}`,
+        RedisKeys.slackEvent(prefix, eventId),
         String(Date.now()),
         "EX",
         ttlSeconds,

@@ -15,6 +15,7 @@ import {
   type WatcherSlack,
   type WatcherStats,
 } from "./watcher.js";
+import { RedisKeys, WatcherKeys } from "../redis/keys.js";
 
 export interface WatcherServiceOptions {
   readonly redis: RedisConnection;
@@ -46,7 +47,7 @@ export interface WatcherService {
 }
 
 export function createWatcherService(o: WatcherServiceOptions): WatcherService {
-  const keyPrefix = `${o.prefix}:watcher`;
+  const keyPrefix = RedisKeys.watcher(o.prefix);
   const log = o.log?.child({ component: "watcher" });
   const watcher = new NamespaceWatcher({
     io: o.io,
@@ -62,7 +63,7 @@ export function createWatcherService(o: WatcherServiceOptions): WatcherService {
   });
   const lease = new LeaderLease({
     redis: o.redis,
-    key: `${keyPrefix}:leader`,
+    key: WatcherKeys.leader(keyPrefix),
     ...(o.leaseMs !== undefined ? { ttlMs: o.leaseMs } : {}),
     holder: `${hostname()}:${String(process.pid)}`,
     ...(log !== undefined ? { log } : {}),

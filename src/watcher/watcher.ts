@@ -21,6 +21,7 @@ import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { toUserError } from "../errors.js";
 import type { NamespaceMeta, NamespaceWatchEvent, NamespaceWatchIo } from "../kube/namespace-watch.js";
 import type { Logger } from "../log.js";
+import { WatcherKeys } from "../redis/keys.js";
 
 /**
  * What the watcher tells the channel; the Slack adapter words and renders it
@@ -155,10 +156,6 @@ export class NamespaceWatcher {
     this.now = o.now ?? Date.now;
   }
 
-  private key(part: string): string {
-    return `${this.o.keyPrefix}:${part}`;
-  }
-
   public stats(): WatcherStats {
     return { ...this.counts, tracked: this.tracked.size };
   }
@@ -184,10 +181,10 @@ export class NamespaceWatcher {
 
   private async run(): Promise<void> {
     let failures = 0;
-    let rv = await this.o.redis.get(this.key("rv")).catch(() => null);
+    let rv = await this.o.redis.get(WatcherKeys.resourceVersion(this.o.keyPrefix)).catch(() => null);
     if (rv !== null) {
       // Resume: the Terminating namespaces as last seen, their timers re-armed, then the watch.
-      const saved = await this.o.redis.hgetall(this.key("terminating"));
+      const saved = await this.o.redis.hgetall(WatcherKeys.terminating(this.o.keyPrefix));
       for (const [name, json] of Object.entries(saved)) {
         const v = JSON.parse(json) as { uid: string; deletionTimestamp: string };
         this.track({ name, uid: v.uid, deletionTimestamp: v.deletionTimestamp, resourceVersion: "" });
@@ -241,17 +238,17 @@ export class NamespaceWatcher {
         if (now?.uid !== t.uid || now.deletionTimestamp !== t.deletionTimestamp) this.untrack(name);
       }
       for (const n of terminating) this.track(n);
-      const multi = this.o.redis.multi().del(this.key("terminating"));
+      const multi = this.o.redis.multi().del(WatcherKeys.terminating(this.o.keyPrefix));
       for (const n of terminating)
         multi.hset(
-          this.key("terminating"),
+          WatcherKeys.terminating(this.o.keyPrefix),
           n.name,
           JSON.stringify({ uid: n.uid, deletionTimestamp: n.deletionTimestamp }),
         );
-      multi.set(this.key("rv"), resourceVersion);
+      multi.set(WatcherKeys.resourceVersion(this.o.keyPrefix), resourceVersion);
       await multi.exec();
       // Episodes whose namespace vanished while nobody watched.
-      const open = await this.o.redis.hgetall(this.key("open"));
+      const open = await this.o.redis.hgetall(WatcherKeys.open(this.o.keyPrefix));
       for (const [uid, episodeKey] of Object.entries(open))
         if (!present.has(uid)) this.spawn(() => this.finish(uid, episodeKey));
     });
@@ -285,7 +282,7 @@ export class NamespaceWatcher {
         void this.serial(async () => {
           if (e.type !== "BOOKMARK") await this.apply(e.type, e.namespace);
           if (next !== "") {
-            await this.o.redis.set(this.key("rv"), next);
+            await this.o.redis.set(WatcherKeys.resourceVersion(this.o.keyPrefix), next);
             progress(next);
           }
         });
@@ -324,10 +321,10 @@ export class NamespaceWatcher {
     if (type === "DELETED" || n.deletionTimestamp === undefined || (t !== undefined && t.uid !== n.uid)) {
       if (t !== undefined) {
         this.untrack(n.name);
-        await this.o.redis.hdel(this.key("terminating"), n.name);
+        await this.o.redis.hdel(WatcherKeys.terminating(this.o.keyPrefix), n.name);
       }
       if (type === "DELETED") {
-        const episodeKey = await this.o.redis.hget(this.key("open"), n.uid);
+        const episodeKey = await this.o.redis.hget(WatcherKeys.open(this.o.keyPrefix), n.uid);
         if (episodeKey !== null) this.spawn(() => this.finish(n.uid, episodeKey));
         return;
       }
@@ -337,7 +334,7 @@ export class NamespaceWatcher {
     if (cur === undefined) {
       this.track(n);
       await this.o.redis.hset(
-        this.key("terminating"),
+        WatcherKeys.terminating(this.o.keyPrefix),
         n.name,
         JSON.stringify({ uid: n.uid, deletionTimestamp: n.deletionTimestamp }),
       );
@@ -405,7 +402,7 @@ export class NamespaceWatcher {
   }
 
   private episodeKey(t: Tracked): string {
-    return this.key(`episode:${t.uid}:${t.deletionTimestamp}`);
+    return WatcherKeys.episode(this.o.keyPrefix, t.uid, t.deletionTimestamp);
   }
 
   /** Past the threshold: post the card once per episode, if content is left. */
@@ -452,7 +449,7 @@ export class NamespaceWatcher {
     await this.o.redis
       .multi()
       .set(key, JSON.stringify(record), "EX", ttl)
-      .hset(this.key("open"), t.uid, key)
+      .hset(WatcherKeys.open(this.o.keyPrefix), t.uid, key)
       .exec();
     t.episode = key;
     t.lastUpdateAt = this.now();
@@ -550,6 +547,6 @@ export class NamespaceWatcher {
         "watcher: namespace gone",
       );
     }
-    await this.o.redis.hdel(this.key("open"), uid);
+    await this.o.redis.hdel(WatcherKeys.open(this.o.keyPrefix), uid);
   }
 }

@@ -58,6 +58,7 @@ import { sealedWaits, type JobSeal } from "../jobs/sealed-jobs.js";
 import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import type { Logger } from "../log.js";
 import type { RedisConnection } from "../redis-connection.js";
+import { FleetKeys } from "../redis/keys.js";
 
 /** The heartbeat period of a worker process (its presence lives three of them). */
 export const HEARTBEAT_EVERY_MS = 10_000;
@@ -272,7 +273,7 @@ export function redisNonceClaims(
   cluster: string,
 ): CommandsWorkerTrust["claimNonce"] {
   return async (nonce, ttlMs) =>
-    (await redis.set(`${prefix}:fleet:${cluster}:call:${nonce}`, "1", "PX", Math.max(1, ttlMs), "NX")) ===
+    (await redis.set(FleetKeys.callNonce(prefix, cluster, nonce), "1", "PX", Math.max(1, ttlMs), "NX")) ===
     "OK";
 }
 

@@ -54,6 +54,7 @@ import {
   slackRetryVerdict,
 } from "../slack/notifier.js";
 import { slackAlreadyWatchedReply, slackMessageEditor, slackTraceCardOf } from "./slack-presenters.js";
+import { RedisKeys } from "../redis/keys.js";
 
 /** Approved actions run at once on one worker process. */
 const ACTIONS_CONCURRENCY = 4;
@@ -103,7 +104,11 @@ export interface WorkersDeps {
 
 export function createWorkers(d: WorkersDeps): Worker[] {
   const { config, base, audit, now, log, tuning } = d;
-  const workerSetup: WorkerSetup = { connection: d.redis, prefix: `${d.prefix}:bull`, ...tuning.worker };
+  const workerSetup: WorkerSetup = {
+    connection: d.redis,
+    prefix: RedisKeys.bull(d.prefix),
+    ...tuning.worker,
+  };
   const clusterSetup: WorkerSetup = {
     ...workerSetup,
     ...(d.fleetCluster !== undefined ? { cluster: d.fleetCluster } : {}),
