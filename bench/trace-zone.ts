@@ -347,7 +347,7 @@ export async function benchTraceZone(options: BenchOptions): Promise<BenchResult
       const reads: [string, () => Promise<unknown>][] = [
         ["hostedZones (ListHostedZones)", () => aws.hostedZones()],
         ["distributions (ListDistributions)", () => aws.distributions()],
-        ["allLoadBalancers (DescribeLoadBalancers + DescribeTags)", () => aws.allLoadBalancers()],
+        ["allLoadBalancers (DescribeLoadBalancers)", () => aws.allLoadBalancers({ withoutTags: true })],
         [`recordSets(${HOST}) (ListResourceRecordSets)`, () => aws.recordSets(zoneId, HOST)],
       ];
       for (const [what, op] of reads) {
@@ -471,7 +471,7 @@ export async function benchTraceZone(options: BenchOptions): Promise<BenchResult
       "API calls per trace against the minimum:",
       ...callLines,
       `each read alone (median of 3): ${alone.join("; ")}`,
-      "note: allLoadBalancers reads every load balancer's tags (DescribeTags, 20 ARNs a call): 1 call in this world, ceil(N/20) in an account of N load balancers, where the path needs only its own",
+      "note: tags are read for the cluster's load balancers (Tagging API, 100 a page) and, with DescribeTags, only for the load balancers the traced path reaches; never ceil(N/20) calls for an account of N",
     ],
     figures,
     checks,

@@ -85,6 +85,7 @@ export function createLoadBalancingAdapter(
         listing,
         cluster !== undefined ? taggedFor(cluster, "elasticloadbalancing:loadbalancer") : undefined,
       ]);
+      if (options?.withoutTags === true && clusterTags === undefined) return found;
       const tags = clusterTags ?? (await elbTags(found.map((lb) => lb.arn)));
       return found.map((lb) => ({ ...lb, tags: tags.get(lb.arn) ?? {} }));
     },

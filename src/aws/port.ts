@@ -39,9 +39,13 @@ export interface LoadBalancingPort {
    * `clusterTags`, only the load balancers tagged `elbv2.k8s.aws/cluster=<clusterTags>` carry their
    * tags, read with the Tagging API (100 a page) instead of ELB's DescribeTags (20 ARNs a call,
    * under ELB's 10-a-second bucket); every other one has empty tags — enough for a question about
-   * that cluster's resources only (orphans, preflight).
+   * that cluster's resources only (orphans, preflight, a trace's ownership). `withoutTags`: the
+   * listing only, every `tags` empty (ask {@link elbTagsOf} for the few that matter).
    */
-  allLoadBalancers(options?: { readonly clusterTags?: string }): Promise<LoadBalancerSnapshot[]>;
+  allLoadBalancers(options?: {
+    readonly clusterTags?: string;
+    readonly withoutTags?: boolean;
+  }): Promise<LoadBalancerSnapshot[]>;
   /**
    * Targets registered in one target group (`DescribeTargetHealth`); `undefined` when the target
    * group does not exist. IAM `elasticloadbalancing:DescribeTargetHealth`.
@@ -208,7 +212,7 @@ export interface TraceAwsReads
   extends
     Pick<Route53Port, "hostedZones" | "recordSets">,
     Pick<CloudFrontPort, "distributions">,
-    Pick<LoadBalancingPort, "allLoadBalancers"> {}
+    Pick<LoadBalancingPort, "allLoadBalancers" | "elbTagsOf"> {}
 
 /** What planning a path repair reads (`src/traffic/repoint.ts`): a trace, ETags, listener rules. */
 export interface RepairPlanAwsReads

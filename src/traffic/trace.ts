@@ -11,6 +11,7 @@ import type {
   HostedZoneSnapshot,
   LoadBalancerSnapshot,
   RecordSetSnapshot,
+  Tags,
 } from "../aws/types.js";
 import { elbNameOf, hostnamesReaching, normalizeDns, tracePaths, type TracedPath } from "../edge/path.js";
 import { lbcClusterNames } from "../diagnosis/finalizers.js";
@@ -188,16 +189,26 @@ async function commonReads(
     const lists = await Promise.all(types.map((t) => kube.listObjects(t, namespace)));
     return lists.flat().filter((o) => o.kind === "Ingress" || o.serviceType === "LoadBalancer");
   };
-  const [zones, distributions, loadBalancers, owners, cluster] = await Promise.all([
-    attempt(problems, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
-    attempt(problems, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
-    attempt(problems, "load balancers", [] as LoadBalancerSnapshot[], () => aws.allLoadBalancers()),
-    attempt(problems, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
+  const clusterName =
     options.cluster !== undefined || !kube
       ? Promise.resolve(options.cluster)
       : attempt(problems, "the Load Balancer Controller's cluster name", undefined, () =>
           controllerCluster(kube),
-        ),
+        );
+  // Tags decide ownership only for the cluster's own load balancers: those come with the listing,
+  // through the Tagging API (100 a page). Any other's tags are read only when a traced path reaches
+  // it (`withPathTags`), not DescribeTags for every load balancer of the account (20 a call).
+  const listing = clusterName.then((c) =>
+    attempt(problems, "load balancers", [] as LoadBalancerSnapshot[], () =>
+      aws.allLoadBalancers(c !== undefined ? { clusterTags: c } : { withoutTags: true }),
+    ),
+  );
+  const [zones, distributions, loadBalancers, owners, cluster] = await Promise.all([
+    attempt(problems, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
+    attempt(problems, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
+    listing,
+    attempt(problems, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
+    clusterName,
   ]);
   if (!kube)
     problems.notes.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
@@ -267,6 +278,7 @@ export async function traceHostnamesWithReads(
   }
   // ExternalDNS's ownership records of the names read: evidence of whose load balancer a record named.
   records.push(...(await ownershipRecords(aws, reads, records)));
+  await withPathTags(aws, reads, hostnames, records);
   return {
     trace: {
       subject: { hostnames: hostnames.map(normalizeDns) },
@@ -278,6 +290,66 @@ export async function traceHostnamesWithReads(
     ...reads,
     records,
   };
+}
+
+/** The load balancers the traced names reach: through records (alias, CNAME) and distributions' origins. */
+function loadBalancersReached(
+  reads: Reads,
+  hostnames: readonly string[],
+  records: readonly RecordSetSnapshot[],
+): LoadBalancerSnapshot[] {
+  const recordsByName = new Map<string, RecordSetSnapshot[]>();
+  for (const r of records) {
+    const name = normalizeDns(r.name);
+    recordsByName.set(name, [...(recordsByName.get(name) ?? []), r]);
+  }
+  const lbByDns = new Map(reads.loadBalancers.map((l) => [normalizeDns(l.dnsName), l]));
+  const distByDomain = new Map(reads.distributions.map((d) => [normalizeDns(d.domainName), d]));
+  const reached = new Map<string, LoadBalancerSnapshot>();
+  const seen = new Set<string>();
+  let frontier = hostnames.map(normalizeDns);
+  for (let depth = 0; depth < 6 && frontier.length > 0; depth++) {
+    const next: string[] = [];
+    for (const name of frontier) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const lb = lbByDns.get(name);
+      if (lb !== undefined) reached.set(lb.arn, lb);
+      for (const r of recordsByName.get(name) ?? [])
+        next.push(normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : "")));
+      for (const o of distByDomain.get(name)?.origins ?? []) next.push(normalizeDns(o.domainName));
+    }
+    frontier = next.filter((n) => n !== "" && !seen.has(n));
+  }
+  return [...reached.values()];
+}
+
+/**
+ * The tags of the load balancers on the traced paths that the listing left without (another
+ * cluster's, or every one when the cluster is not known): a few DescribeTags calls, not one per 20
+ * load balancers of the account. `reads.loadBalancers` is updated in place.
+ */
+async function withPathTags(
+  aws: TraceAwsReads,
+  reads: Reads,
+  hostnames: readonly string[],
+  records: readonly RecordSetSnapshot[],
+): Promise<void> {
+  const untagged = loadBalancersReached(reads, hostnames, records).filter(
+    (lb) => Object.keys(lb.tags).length === 0,
+  );
+  if (untagged.length === 0) return;
+  const tags = await attempt(
+    reads,
+    "the tags of the load balancers on the path",
+    new Map<string, Tags>(),
+    () => aws.elbTagsOf(untagged.map((lb) => lb.arn)),
+  );
+  if (tags.size === 0) return;
+  reads.loadBalancers = reads.loadBalancers.map((lb) => {
+    const found = tags.get(lb.arn);
+    return found !== undefined && Object.keys(lb.tags).length === 0 ? { ...lb, tags: found } : lb;
+  });
 }
 
 /**
@@ -355,6 +427,7 @@ export async function traceNamespaceWithReads(
   if (mine.length === 0) {
     reads.notes.push(`No Ingress or Service of type LoadBalancer in namespace ${namespace}.`);
   }
+  await withPathTags(aws, reads, hostnames, records);
   return {
     trace: {
       subject: { namespace },
