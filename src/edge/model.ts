@@ -293,11 +293,24 @@ export function buildEdgeModel(input: EdgeInput): EdgeModel {
     };
   }
 
-  /** Load balancers (other than dying ones) that list the group. */
-  function lbUsersOf(groupId: string, exclude: ReadonlySet<string>): LoadBalancerSnapshot[] {
-    return input.loadBalancers.filter(
-      (l) => !exclude.has(l.arn) && l.securityGroups.includes(groupId) && l.state !== "deleted",
-    );
+  // Security group -> the load balancers that list it, built once: asking each group in turn by a
+  // scan of every load balancer made orphans O(groups × load balancers) in a large account.
+  let lbsByGroup: Map<string, LoadBalancerSnapshot[]> | undefined;
+  /** Load balancers (other than deleted ones) that list the group. */
+  function lbUsersOf(groupId: string): readonly LoadBalancerSnapshot[] {
+    if (lbsByGroup === undefined) {
+      const index = new Map<string, LoadBalancerSnapshot[]>();
+      for (const l of input.loadBalancers) {
+        if (l.state === "deleted") continue;
+        for (const g of new Set(l.securityGroups)) {
+          const users = index.get(g);
+          if (users === undefined) index.set(g, [l]);
+          else users.push(l);
+        }
+      }
+      lbsByGroup = index;
+    }
+    return lbsByGroup.get(groupId) ?? [];
   }
 
   const memo = new Map<string, Liveness>();
@@ -397,7 +410,7 @@ export function buildEdgeModel(input: EdgeInput): EdgeModel {
             .join(", ")}${keepers.length > 3 ? ", …" : ""})`,
         };
       }
-      const liveLbs = lbUsersOf(g.id, new Set()).filter((l) => lbLiveness(l).state === "live");
+      const liveLbs = lbUsersOf(g.id).filter((l) => lbLiveness(l).state === "live");
       if (liveLbs.length > 0) {
         return {
           state: "live",
@@ -427,7 +440,7 @@ export function buildEdgeModel(input: EdgeInput): EdgeModel {
           .join(", ")}`,
       };
     }
-    const liveLbs = lbUsersOf(g.id, new Set()).filter((l) => lbLiveness(l).state === "live");
+    const liveLbs = lbUsersOf(g.id).filter((l) => lbLiveness(l).state === "live");
     // The controller deletes only the groups it created and tagged for this cluster and a stack.
     if (
       g.tags[EDGE_TAGS.cluster] !== cluster ||
