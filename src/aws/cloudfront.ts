@@ -15,43 +15,62 @@ import type { CloudFrontPort } from "./port.js";
 import { aws, needs, staleWrite } from "./sdk-calls.js";
 import type { DistributionConfigDocument, DistributionSnapshot } from "./types.js";
 
+/** How long a list of distributions is answered again (see `CloudFrontPort.distributions`). */
+const LIST_KEPT_MS = 15_000;
+
 /** @param client Absent → every call fails with a clear error (the traffic path is not configured). */
-export function createCloudFrontAdapter(client: CloudFrontClient | undefined): CloudFrontPort {
+export function createCloudFrontAdapter(
+  client: CloudFrontClient | undefined,
+  now: () => number = Date.now,
+): CloudFrontPort {
+  let listed: { readonly at: number; readonly list: Promise<DistributionSnapshot[]> } | undefined;
+  async function listAll(): Promise<DistributionSnapshot[]> {
+    const cf = needs(client, "CloudFront");
+    const out: DistributionSnapshot[] = [];
+    let marker: string | undefined;
+    do {
+      const res = await aws("cloudfront:ListDistributions", () =>
+        cf.send(new ListDistributionsCommand({ Marker: marker })),
+      );
+      const list = res.DistributionList;
+      for (const d of list?.Items ?? []) {
+        out.push({
+          id: d.Id ?? "",
+          domainName: (d.DomainName ?? "").toLowerCase(),
+          status: d.Status ?? "unknown",
+          enabled: d.Enabled !== false,
+          aliases: (d.Aliases?.Items ?? []).map((a) => a.toLowerCase()),
+          origins: (d.Origins?.Items ?? []).map((o) => ({
+            id: o.Id ?? "",
+            domainName: o.DomainName ?? "",
+          })),
+          originGroups: (d.OriginGroups?.Items ?? []).map((g) => ({
+            id: g.Id ?? "",
+            members: (g.Members?.Items ?? []).map((m) => m.OriginId ?? ""),
+          })),
+          defaultTarget: d.DefaultCacheBehavior?.TargetOriginId ?? "",
+          behaviors: (d.CacheBehaviors?.Items ?? []).map((b) => ({
+            pathPattern: b.PathPattern ?? "",
+            target: b.TargetOriginId ?? "",
+          })),
+        });
+      }
+      marker = list?.IsTruncated ? list.NextMarker : undefined;
+    } while (marker);
+    return out;
+  }
   return {
-    async distributions() {
-      const cf = needs(client, "CloudFront");
-      const out: DistributionSnapshot[] = [];
-      let marker: string | undefined;
-      do {
-        const res = await aws("cloudfront:ListDistributions", () =>
-          cf.send(new ListDistributionsCommand({ Marker: marker })),
-        );
-        const list = res.DistributionList;
-        for (const d of list?.Items ?? []) {
-          out.push({
-            id: d.Id ?? "",
-            domainName: (d.DomainName ?? "").toLowerCase(),
-            status: d.Status ?? "unknown",
-            enabled: d.Enabled !== false,
-            aliases: (d.Aliases?.Items ?? []).map((a) => a.toLowerCase()),
-            origins: (d.Origins?.Items ?? []).map((o) => ({
-              id: o.Id ?? "",
-              domainName: o.DomainName ?? "",
-            })),
-            originGroups: (d.OriginGroups?.Items ?? []).map((g) => ({
-              id: g.Id ?? "",
-              members: (g.Members?.Items ?? []).map((m) => m.OriginId ?? ""),
-            })),
-            defaultTarget: d.DefaultCacheBehavior?.TargetOriginId ?? "",
-            behaviors: (d.CacheBehaviors?.Items ?? []).map((b) => ({
-              pathPattern: b.PathPattern ?? "",
-              target: b.TargetOriginId ?? "",
-            })),
-          });
-        }
-        marker = list?.IsTruncated ? list.NextMarker : undefined;
-      } while (marker);
-      return out;
+    async distributions(options) {
+      if (options?.fresh === true || listed === undefined || now() - listed.at >= LIST_KEPT_MS) {
+        const list = listAll();
+        const entry = { at: now(), list };
+        listed = entry;
+        // A failed read is not kept: the next caller reads again.
+        list.catch(() => {
+          if (listed === entry) listed = undefined;
+        });
+      }
+      return [...(await listed.list)];
     },
 
     async distributionConfig(id) {
@@ -86,6 +105,9 @@ export function createCloudFrontAdapter(client: CloudFrontClient | undefined): C
           ["PreconditionFailed", "InvalidIfMatchVersion"],
           `Distribution ${id} changed since the plan was made`,
         );
+      } finally {
+        // Whatever the answer, the list read before (or during) the write no longer says what is so.
+        listed = undefined;
       }
     },
 

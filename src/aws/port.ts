@@ -148,8 +148,13 @@ export interface Route53Port {
 
 /** CloudFront: distributions, the repair's config read-modify-write and its deployment. */
 export interface CloudFrontPort {
-  /** Every CloudFront distribution (paged). IAM `cloudfront:ListDistributions`. */
-  distributions(): Promise<DistributionSnapshot[]>;
+  /**
+   * Every CloudFront distribution (paged). IAM `cloudfront:ListDistributions`. A list read within
+   * the last 15 s is answered again (one read for every trace of a burst) unless `fresh` asks for
+   * a new one — a trace does when a name points at a distribution the list does not hold; this
+   * adapter's own `updateDistribution` drops it.
+   */
+  distributions(options?: { readonly fresh?: boolean }): Promise<DistributionSnapshot[]>;
   /** A distribution's whole config and its ETag. IAM `cloudfront:GetDistributionConfig`. */
   distributionConfig(id: string): Promise<{ etag: string; config: DistributionConfigDocument }>;
   /**

@@ -203,16 +203,23 @@ async function commonReads(
       aws.allLoadBalancers(c !== undefined ? { clusterTags: c } : { withoutTags: true }),
     ),
   );
+  // A list that could not be read is not asked for again on a miss (it would fail, and say so, twice).
+  let distributionsFailed = false;
   const [zones, distributions, loadBalancers, owners, cluster] = await Promise.all([
     attempt(problems, "Route 53 hosted zones", [] as HostedZoneSnapshot[], () => aws.hostedZones()),
-    attempt(problems, "CloudFront distributions", [] as DistributionSnapshot[], () => aws.distributions()),
+    attempt(problems, "CloudFront distributions", [] as DistributionSnapshot[], () =>
+      aws.distributions().catch((err: unknown) => {
+        distributionsFailed = true;
+        throw err;
+      }),
+    ),
     listing,
     attempt(problems, "the cluster's Ingresses and Services", [] as ObjectSnapshot[], ownersOf),
     clusterName,
   ]);
   if (!kube)
     problems.notes.push("No cluster connection: load balancers are not matched to their Ingress/Service.");
-  return {
+  const reads: Reads = {
     zones,
     distributions,
     loadBalancers,
@@ -220,6 +227,8 @@ async function commonReads(
     ...(cluster !== undefined ? { cluster } : {}),
     ...problems,
   };
+  if (distributionsFailed) refreshedDistributions.add(reads);
+  return reads;
 }
 
 function longestZone(zones: readonly HostedZoneSnapshot[], name: string): HostedZoneSnapshot[] {
@@ -271,6 +280,7 @@ export async function traceHostnamesWithReads(
         }
       }
     }
+    await freshDistributionsOnMiss(aws, reads, next);
     const origins = reads.distributions
       .filter((d) => next.includes(normalizeDns(d.domainName)))
       .flatMap((d) => d.origins.map((o) => normalizeDns(o.domainName)));
@@ -290,6 +300,25 @@ export async function traceHostnamesWithReads(
     ...reads,
     records,
   };
+}
+
+/**
+ * The distribution list may be up to 15 s old (`CloudFrontPort.distributions`): when a name points
+ * at a distribution it does not hold (made since), it is read again, once per trace.
+ */
+const refreshedDistributions = new WeakSet<Reads>();
+async function freshDistributionsOnMiss(
+  aws: TraceAwsReads,
+  reads: Reads,
+  targets: readonly string[],
+): Promise<void> {
+  if (refreshedDistributions.has(reads)) return;
+  const known = new Set(reads.distributions.map((d) => normalizeDns(d.domainName)));
+  if (!targets.some((t) => t.endsWith(".cloudfront.net") && !known.has(t))) return;
+  refreshedDistributions.add(reads);
+  reads.distributions = await attempt(reads, "CloudFront distributions", reads.distributions, () =>
+    aws.distributions({ fresh: true }),
+  );
 }
 
 /** The load balancers the traced names reach: through records (alias, CNAME) and distributions' origins. */
@@ -423,6 +452,11 @@ export async function traceNamespaceWithReads(
       )),
     );
   }
+  await freshDistributionsOnMiss(
+    aws,
+    reads,
+    records.map((r) => normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""))),
+  );
   const hostnames = hostnamesReaching({ ...reads, records }, { dnsNames, namePrefixes });
   if (mine.length === 0) {
     reads.notes.push(`No Ingress or Service of type LoadBalancer in namespace ${namespace}.`);

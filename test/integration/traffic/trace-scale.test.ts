@@ -75,4 +75,37 @@ describe("trace in a crowded account", () => {
     expect(test?.verdict).toBe("stale");
     expect(t.warnings).toEqual([]);
   });
+
+  it("reads the distribution list once for a burst of traces, and again when a name points past it", async () => {
+    opened = await openAwsWorld("seed-incident.yaml");
+    const { w, c } = opened;
+    const aws = createAwsAdapter(c);
+    const kube = createKubeAdapter(w.kube.kubeconfig());
+    const lists = (): number => w.aws.calls().filter((x) => x.action === "ListDistributions").length;
+    w.aws.resetCalls();
+    for (let i = 0; i < 3; i++)
+      await traceHostnamesWithReads(aws, kube, ["test.example.com"], () => new Date());
+    expect(lists()).toBe(1);
+
+    // A distribution made since the list was read, and a name pointing at it: the trace reads again.
+    const world = w.aws.world;
+    const fresh = world.createDistribution({
+      config: world.buildDistributionConfig({
+        aliases: ["new.example.com"],
+        origins: [{ id: "web", domainName: "origin.example.net" }],
+      }),
+    });
+    const zone = [...world.hostedZones.values()].find((z) => z.name.replace(/\.$/, "") === "example.com");
+    world.changeRecords(zone?.id ?? "", [
+      {
+        action: "CREATE",
+        record: { name: "new.example.com.", type: "CNAME", ttl: 60, values: [fresh.domainName] },
+      },
+    ]);
+    const { trace } = await traceHostnamesWithReads(aws, kube, ["new.example.com"], () => new Date());
+    expect(lists()).toBe(2);
+    const hops = trace.paths.find((p) => p.hostname === "new.example.com")?.hops ?? [];
+    expect(hops.map((h) => h.kind)).toContain("distribution");
+    expect(JSON.stringify(hops)).toContain("origin.example.net");
+  });
 });
