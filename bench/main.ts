@@ -20,6 +20,7 @@ import { benchOrphans } from "./orphans.js";
 import { benchPreflight } from "./preflight.js";
 import { benchReplicas } from "./replicas.js";
 import { benchRepointPlan } from "./repoint-plan.js";
+import { benchTraceAccount } from "./trace-account.js";
 import { benchTraceZone } from "./trace-zone.js";
 import { benchWaits } from "./waits.js";
 import { benchWatcher } from "./watcher.js";
@@ -37,6 +38,7 @@ const BENCHES: readonly Bench[] = [
   { name: "replicas", run: benchReplicas },
   { name: "waits", run: benchWaits },
   { name: "trace-zone", run: benchTraceZone },
+  { name: "trace-account", run: benchTraceAccount },
   { name: "repoint-plan", run: benchRepointPlan },
   { name: "watcher", run: benchWatcher },
   { name: "orphans", run: benchOrphans },
