@@ -38,7 +38,7 @@ import { Redis } from "ioredis";
 import { ApprovalStore } from "../src/approvals/store.js";
 import { newRequestId, type ApprovalRequest } from "../src/approvals/types.js";
 import { startKubeSim } from "../test/sim/kube/index.js";
-import { until } from "../test/sim/kube/testing.js";
+import { eventually } from "../test/helpers/eventually.js";
 import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
 import { keyEnv, testSigner } from "../test/helpers/keys.js";
 import {
@@ -344,7 +344,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
   try {
     await Promise.race([
       died,
-      until(
+      eventually(
         async () => {
           try {
             return (await fetch(`${base}/healthz`)).ok ? true : undefined;
@@ -381,7 +381,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
       const id = buttonValue(call.body.blocks, "approval:approve") ?? "";
       if (Array.isArray(call.body.blocks)) postedBlocks.set(id, call.body.blocks as unknown[]);
       // The bot attaches the message after posting it; clicks before that would race the attach.
-      await until(
+      await eventually(
         async () => ((await store.get(id))?.message ? true : undefined),
         10_000,
         "request attached",
@@ -481,7 +481,11 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
           : [`configmap/${name}`, MEM_NS, `/api/v1/namespaces/${MEM_NS}/configmaps/${name}`];
       const channel = `C0APPROVE${String(b)}`;
       const requestId = await requestRemoval(target, namespace, channel);
-      const ts = await until(async () => (await store.get(requestId))?.message?.ts, 10_000, "message ts");
+      const ts = await eventually(
+        async () => (await store.get(requestId))?.message?.ts,
+        10_000,
+        "message ts",
+      );
       sim.resetRequests();
       const clicks = await timed(`approve ${String(b)}`, () =>
         clients.signed(
@@ -511,7 +515,7 @@ export async function benchApprovals(options: BenchOptions): Promise<BenchResult
         ),
       );
       clicksOk += clicks.filter((c) => c.status === 200).length;
-      const done = await until(
+      const done = await eventually(
         async () => {
           const r = await store.get(requestId);
           return r && ["DONE", "FAILED", "STALE", "EXPIRED", "CANCELLED"].includes(r.state) ? r : undefined;

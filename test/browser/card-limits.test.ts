@@ -25,6 +25,7 @@ import {
   type FakeSlack,
 } from "../sim/slack/index.js";
 import { startWorld } from "../sim/world.js";
+import { eventuallyTrue } from "../helpers/eventually.js";
 
 const SECRET = "card-limits-secret";
 const TOKEN = "xoxb-card-limits";
@@ -86,19 +87,11 @@ async function slash(b: { fake: FakeSlack; events: string }, text: string, user 
     }),
   );
   expect(res.status).toBe(200);
-  await until(
+  await eventuallyTrue(
     () => b.fake.calls().length + b.fake.responses().length > before,
     30_000,
     `an answer to ${text}`,
   );
-}
-
-async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 interface Card {
@@ -220,7 +213,7 @@ describe("every card the bot posts fits Slack's Block Kit limits", () => {
         }),
       );
     }
-    await until(
+    await eventuallyTrue(
       () =>
         b.fake.thread(CHANNEL, ts).some((m) => /is gone/.test(m.text ?? "")) ||
         b.fake.calls().some((c) => /Namespace myapp is gone/.test(String(c.body["text"]))),

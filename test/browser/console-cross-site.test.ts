@@ -20,7 +20,7 @@ import type { Runtime } from "../../src/runtime.js";
 import { botEnv, startRuntime } from "../e2e/bot-env.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { CONSOLE_TOKEN_HEADER, startConsole, type SlackConsole } from "../sim/slack/console/server.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { launchChromium, screenshot } from "./browser.js";
@@ -215,7 +215,7 @@ describe("the local Slack console refuses other sites", () => {
       const statuses = (): { url: string; method: string; status?: number }[] =>
         [...sent].map(([id, r]) => ({ ...r, ...(codes.has(id) ? { status: codes.get(id) } : {}) }));
       await page.goto(`${attackerUrl()}?console=${encodeURIComponent(con.url)}`);
-      const result = await until(
+      const result = await eventually(
         () =>
           page.evaluate(
             () => (globalThis as unknown as { __result?: { sent: string[]; read: string } }).__result,
@@ -226,7 +226,7 @@ describe("the local Slack console refuses other sites", () => {
       expect(result.sent).toEqual(["api/command", "api/action", "api/world"]);
       // The console's data cannot be read cross-site.
       expect(result.read).toMatch(/^refused/);
-      await until(
+      await eventually(
         () =>
           statuses().filter((s) => s.method === "POST" && s.status !== undefined).length >= 4 &&
           statuses().every((s) => s.status !== undefined)

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../faults/helpers.js";
 import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { slashCommandEnvelope, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import {
   buildWithoutDocker,
@@ -371,7 +371,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       });
       try {
         const ops = `http://127.0.0.1:${String(opsPort)}`;
-        const ready = await until(
+        const ready = await eventually(
           async () => {
             if (run.child.exitCode !== null) throw new Error(`exited: ${run.err()}`);
             const res = await fetch(`${ops}/readyz`).catch(() => undefined);

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { CommandResult } from "../../commands/types.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import { eventuallyTrue } from "../helpers/eventually.js";
 import { SEED } from "./approval-fixture.js";
 import { deferred, startHarness, type Harness } from "./slack-harness.js";
 
@@ -69,11 +70,11 @@ describe("afterPost", () => {
     });
     const sent = await harness.command("ns myapp", { channelId: CHANNEL });
     await thrown.promise;
-    const deadline = Date.now() + 10_000;
-    while (!harness.logs().includes("after-post step failed")) {
-      if (Date.now() > deadline) throw new Error("the failure was not logged");
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventuallyTrue(
+      () => harness.logs().includes("after-post step failed"),
+      10_000,
+      "the failure logged",
+    );
     expect(harness.fake.calls().filter((c) => c.method === "chat.postMessage")).toHaveLength(1);
     expect(harness.fake.responses().filter((r) => r.id === sent.responseId)).toEqual([]);
   });

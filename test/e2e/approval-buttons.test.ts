@@ -22,6 +22,7 @@ import {
   type Fixture,
   type FixtureOptions,
 } from "./approval-fixture.js";
+import { eventuallyTrue } from "../helpers/eventually.js";
 
 const fixtures: Fixture[] = [];
 afterEach(async () => {
@@ -143,7 +144,7 @@ describe("approval request message and buttons", () => {
     // Who denied and why is said once, in the thread, the denier's words escaped; the card points there.
     expect(JSON.stringify(m.blocks)).toContain("What happened is in the thread.");
     expect(JSON.stringify(m.blocks)).not.toContain("the ENI is released");
-    await waitFor(() =>
+    await eventuallyTrue(() =>
       f.h.fake
         .thread(CHANNEL, ts)
 
@@ -166,7 +167,9 @@ describe("approval request message and buttons", () => {
     await f.deny(request.id, BOB, ts);
     const denied = await f.settled(request.id, ["DENIED"]);
     expect(denied.votes[0]?.reason).toBeUndefined();
-    await waitFor(() => f.h.fake.thread(CHANNEL, ts).some((r) => r.text === `<@${BOB.userId}> denied.`));
+    await eventuallyTrue(() =>
+      f.h.fake.thread(CHANNEL, ts).some((r) => r.text === `<@${BOB.userId}> denied.`),
+    );
   });
 
   it("cancel: refused for someone else, CANCELLED for the requester", async () => {
@@ -213,7 +216,7 @@ describe("approval request message and buttons", () => {
     const m = await waitForMessage(f, ts, (text) => text.includes("STALE"));
     expect(buttonIds(m.blocks)).toEqual([DETAILS]);
     const was = finalizerRemoval(request.action).precondition.resourceVersion;
-    await waitFor(() =>
+    await eventuallyTrue(() =>
       f.h.fake
         .thread(CHANNEL, ts)
         .some((r) => (r.text ?? "").includes(newVersion) && (r.text ?? "").includes(was)),
@@ -303,21 +306,13 @@ describe("approval request message and buttons", () => {
   });
 });
 
-async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Poll the fake Slack until the request message's current text matches. */
 async function waitForMessage(f: Fixture, ts: string, match: (text: string) => boolean) {
   const text = () => {
     const m = f.message(ts);
     return `${m.text ?? ""}\n${JSON.stringify(m.blocks)}`;
   };
-  await waitFor(() => match(text())).catch(() => {
+  await eventuallyTrue(() => match(text())).catch(() => {
     throw new Error(`message never matched; it is now:\n${text()}`);
   });
   return f.message(ts);

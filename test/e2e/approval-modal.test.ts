@@ -22,6 +22,7 @@ import {
   type Fixture,
   type FixtureOptions,
 } from "./approval-fixture.js";
+import { eventually } from "../helpers/eventually.js";
 
 const fixtures: Fixture[] = [];
 afterEach(async () => {
@@ -147,7 +148,7 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     expect(String(post.body["text"])).toContain("asks to remove finalizer");
 
     const requestId = buttons(post.body["blocks"]).find((b) => b.action_id === APPROVE)?.value ?? "";
-    const ts = await waitUntil(async () => (await f.workflow.get(requestId)).message?.ts);
+    const ts = await eventually(async () => (await f.workflow.get(requestId)).message?.ts);
     const request = await f.workflow.get(requestId);
     expect(request.requester).toEqual(REQUESTER);
     expect(request.reason).toBe(REASON);
@@ -175,9 +176,9 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     const done = await f.settled(requestId);
     expect(done.state).toBe("DONE");
     expect(f.patches()).toHaveLength(1);
-    await waitUntil(() => (f.message(ts).text?.includes("[DONE]") ? true : undefined));
+    await eventually(() => (f.message(ts).text?.includes("[DONE]") ? true : undefined));
     expect(buttonIds(f.message(ts).blocks)).toEqual([DETAILS]);
-    await waitUntil(
+    await eventually(
       () => (f.sim.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
       20_000,
     );
@@ -248,7 +249,7 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     await submit(f, view, REASON, "ingress.k8s.aws/resources");
     const post = await f.h.fake.waitFor("chat.postMessage", isRequestPost, 10_000);
     const requestId = buttons(post.body["blocks"]).find((b) => b.action_id === APPROVE)?.value ?? "";
-    const ts = await waitUntil(async () => (await f.workflow.get(requestId)).message?.ts);
+    const ts = await eventually(async () => (await f.workflow.get(requestId)).message?.ts);
 
     // Someone with write access to Redis rewords what the requester confirmed.
     const key = `${f.storePrefix}:req:${requestId}`;
@@ -341,16 +342,3 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     expect(f.h.fake.views()).toEqual([]);
   });
 });
-
-async function waitUntil<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

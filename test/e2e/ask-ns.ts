@@ -10,7 +10,7 @@ import { runCli } from "../../src/cli.js";
 import { loadConfig } from "../../src/config.js";
 import { createRuntime } from "../../src/runtime.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
 import { botEnv } from "./bot-env.js";
 
@@ -73,7 +73,7 @@ export async function askSlack(
       }),
     );
     expect(res.status).toBe(200);
-    const answer = await until(
+    const answer = await eventually(
       () =>
         fake.calls().find((c) => c.method === "chat.postMessage" && c.body["channel"] === CHANNEL)?.body ??
         fake.responses()[0]?.body,

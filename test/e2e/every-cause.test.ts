@@ -17,7 +17,7 @@ import {
   operatorFailingWorld,
   webhookBlockedWorld,
 } from "../sim/kube/stuck-worlds.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import type { Scenario, ScenarioObject } from "../sim/scenario.js";
 import { startWorld, type World } from "../sim/world.js";
 import { askSlack, askTerminal, closeAskRedis } from "./ask-ns.js";
@@ -279,7 +279,7 @@ async function start(w: CauseWorld): Promise<Started> {
   await world.kube.writeKubeconfig(kubeconfig);
   if (w.reported !== undefined) {
     const condition = w.reported;
-    await until(() => {
+    await eventually(() => {
       const o = world.kube.store.get("v1", "Namespace", undefined, w.namespace);
       const conds = (o?.status as { conditions?: { type: string; status: string }[] } | undefined)
         ?.conditions;

@@ -51,20 +51,6 @@ const FINALIZE = REQUEST_FINALIZE_ACTION;
 const CLUSTERS = ["c1", "c2", "c3"] as const;
 type ClusterName = (typeof CLUSTERS)[number];
 
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** Without the AWS target of the clusters file: the simulated clusters have no AWS account here. */
 function withoutAws(config: Config): Config {
   const { aws, ...rest } = config;
@@ -382,7 +368,7 @@ describe("one bot, three clusters, one worker per cluster", () => {
     );
     const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
     const ts = String(posted.response?.["ts"]);
-    const request = await until(
+    const request = await eventually(
       async () => {
         const r = await bot.workflow.get(id);
         return r?.message !== undefined ? r : undefined;
@@ -407,7 +393,7 @@ describe("one bot, three clusters, one worker per cluster", () => {
       }),
     );
     expect(res.status).toBe(200);
-    const done = await until(
+    const done = await eventually(
       async () => {
         const r = await bot.workflow.get(id);
         return r?.state === "DONE" ? r : undefined;
@@ -450,7 +436,7 @@ describe("one bot, three clusters, one worker per cluster", () => {
       );
       const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
       const ts = String(posted.response?.["ts"]);
-      await until(async () => (await bot.workflow.get(id))?.message, 10_000, "request attached");
+      await eventually(async () => (await bot.workflow.get(id))?.message, 10_000, "request attached");
       expect((await bot.workflow.get(id))?.cluster).toBe("c1");
       await postSigned(
         events,
@@ -464,7 +450,7 @@ describe("one bot, three clusters, one worker per cluster", () => {
           responseUrl: fake.responseUrl("approve-c1"),
         }),
       );
-      const job = await until(
+      const job = await eventually(
         async () => (await c1Actions.getJobs(["waiting"]))[0],
         10_000,
         "c1's execution job",
@@ -472,7 +458,7 @@ describe("one bot, three clusters, one worker per cluster", () => {
       resetSims();
       // The same job, put on c2's queue by hand (a mis-routed or forged job).
       await c2Actions.add(job.name, job.data, { attempts: 1 });
-      const failed = await until(
+      const failed = await eventually(
         async () => {
           const r = await bot.workflow.get(id);
           return r?.state === "FAILED" ? r : undefined;

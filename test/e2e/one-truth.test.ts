@@ -16,24 +16,11 @@ import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "..
 import type { SlackCall } from "../sim/slack/index.js";
 import { buttonIds } from "./approval-fixture.js";
 import { botEnv, startRuntime } from "./bot-env.js";
+import { eventually } from "../helpers/eventually.js";
 
 const SECRET = "e2e-signing-secret";
 const TOKEN = "xoxb-e2e-one-truth";
 const CHANNEL = "C0INCIDENT";
-
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  what: string,
-  ms = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const blocksOf = (c: { body: Record<string, unknown> }): string => JSON.stringify(c.body["blocks"] ?? []);
 const tsOf = (c: SlackCall): string => (c.response as { ts?: string } | undefined)?.ts ?? "";
@@ -85,32 +72,40 @@ describe("one truth per namespace: repainted when it is gone, one wait", () => {
 
   it("diagnosis card → GONE without buttons, watch → done, a second watch links to the first, one 'gone'", async () => {
     await command("ns myapp", "U0ONCALL1");
-    const card = await until(
+    const card = await eventually(
       () => posted((c) => c.body["thread_ts"] === undefined && blocksOf(c).includes("BLOCKED"))[0],
+      20_000,
       "the diagnosis card",
     );
     const cardTs = tsOf(card);
     expect(buttonIds(card.body["blocks"]).length).toBeGreaterThan(0);
 
     await command("watch ns myapp", "U0ONCALL1");
-    const watch = await until(
+    const watch = await eventually(
       () => posted((c) => blocksOf(c).includes(":eyes: Watching"))[0],
+      20_000,
       "the watch message",
     );
     const watchTs = tsOf(watch);
     // Its wait reports in its thread.
-    await until(() => (fake.thread(CHANNEL, watchTs).length > 0 ? true : undefined), "the wait's status");
+    await eventually(
+      () => (fake.thread(CHANNEL, watchTs).length > 0 ? true : undefined),
+      20_000,
+      "the wait's status",
+    );
 
     // A second `watch` (someone else, later) joins the running wait: its message links to that thread.
     await command("watch ns myapp", "U0ONCALL2");
-    const second = await until(
+    const second = await eventually(
       () => posted((c) => blocksOf(c).includes(":eyes: Watching") && tsOf(c) !== watchTs)[0],
+      20_000,
       "the second watch message",
     );
     const secondTs = tsOf(second);
     const link = `https://slack.com/archives/${CHANNEL}/p${watchTs.replace(".", "")}`;
-    await until(
+    await eventually(
       () => (JSON.stringify(fake.message(CHANNEL, secondTs)?.blocks ?? []).includes(link) ? true : undefined),
+      20_000,
       "the second watch message linking to the running wait",
     );
     expect(JSON.stringify(fake.message(CHANNEL, secondTs)?.blocks)).toContain("already being watched");
@@ -120,24 +115,33 @@ describe("one truth per namespace: repainted when it is gone, one wait", () => {
     const ing = sim.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress");
     if (ing === undefined) throw new Error("no seed Ingress");
     sim.store.update({ ...ing, metadata: { ...ing.metadata, finalizers: [] } });
-    await until(
+    await eventually(
       () => (sim.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
+      20_000,
       "the namespace gone",
     );
 
     // The diagnosis card: GONE, no buttons, its findings kept.
-    const repainted = await until(() => {
-      const m = fake.message(CHANNEL, cardTs);
-      return m && JSON.stringify(m.blocks ?? []).includes("myapp: GONE") ? m : undefined;
-    }, "the card repainted GONE");
+    const repainted = await eventually(
+      () => {
+        const m = fake.message(CHANNEL, cardTs);
+        return m && JSON.stringify(m.blocks ?? []).includes("myapp: GONE") ? m : undefined;
+      },
+      20_000,
+      "the card repainted GONE",
+    );
     expect(buttonIds(repainted.blocks)).toEqual([]);
     expect(repainted.text).toContain("gone");
     // The watch message, and the one that joined it: done, no buttons.
     for (const ts of [watchTs, secondTs]) {
-      const m = await until(() => {
-        const msg = fake.message(CHANNEL, ts);
-        return msg && JSON.stringify(msg.blocks ?? []).includes("*Done*") ? msg : undefined;
-      }, `watch message ${ts} done`);
+      const m = await eventually(
+        () => {
+          const msg = fake.message(CHANNEL, ts);
+          return msg && JSON.stringify(msg.blocks ?? []).includes("*Done*") ? msg : undefined;
+        },
+        20_000,
+        `watch message ${ts} done`,
+      );
       expect(buttonIds(m.blocks)).toEqual([]);
       expect(JSON.stringify(m.blocks)).toContain("myapp: GONE");
     }

@@ -27,6 +27,7 @@ import {
 } from "../sim/slack/index.js";
 import { buttonValue } from "./block-kit.js";
 import { botEnv } from "./bot-env.js";
+import { eventually } from "../helpers/eventually.js";
 
 const SECRET = "replicas-signing-secret";
 const TOKEN = "xoxb-replicas-runtime-token";
@@ -34,20 +35,6 @@ const CHANNEL = "C0INCIDENT";
 const REQUESTER = "U0ONCALL1";
 const APPROVER = "U0APPROVER1";
 const APPROVE = "approval:approve";
-
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -146,7 +133,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
     }
     // BullMQ names each worker's connection after its queue: only the two worker processes are there.
     for (const queue of [bots[0]?.queues.actions, bots[0]?.queues.waits]) {
-      const connected = await until(
+      const connected = await eventually(
         async () => {
           const list = (await queue?.getWorkers()) ?? [];
           return list.length >= 2 ? list : undefined;
@@ -164,7 +151,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
     for (const [i, ns] of namespaces.entries()) await slash(i % 2, `ns ${ns}`, `cmd-${String(i)}`);
     const answers = (): SlackCall[] =>
       fake.calls().filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === undefined);
-    await until(
+    await eventually(
       () => (answers().length + fake.responses().length >= namespaces.length ? true : undefined),
       30_000,
       "every command answered",
@@ -195,7 +182,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
     );
     const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
     const ts = String(posted.response?.["ts"]);
-    await until(
+    await eventually(
       async () => ((await bots[1]?.workflow.get(id))?.message !== undefined ? true : undefined),
       10_000,
       "request attached to its message",
@@ -203,7 +190,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
 
     sim.resetRequests();
     await click(1, id, APPROVER, ts);
-    const done = await until(
+    const done = await eventually(
       async () => {
         const r = await bots[0]?.workflow.get(id);
         return r?.state === "DONE" ? r : undefined;
@@ -215,14 +202,14 @@ describe("two bot processes and two worker processes on one Redis", () => {
 
     // The namespace goes; the wait says so once in the request's thread.
     const gone = (): number => fake.thread(CHANNEL, ts).filter((m) => /is gone/i.test(m.text ?? "")).length;
-    await until(() => (gone() > 0 ? true : undefined), 30_000, "the 'gone' message");
+    await eventually(() => (gone() > 0 ? true : undefined), 30_000, "the 'gone' message");
     const repaintedDone = (): SlackCall[] =>
       fake
         .calls()
         .filter(
           (c) => c.method === "chat.update" && c.body["ts"] === ts && String(c.body["text"]).includes("DONE"),
         );
-    await until(() => (repaintedDone().length > 0 ? true : undefined), 10_000, "repainted DONE");
+    await eventually(() => (repaintedDone().length > 0 ? true : undefined), 10_000, "repainted DONE");
     // Duplicates, if any, would have arrived by now (four processes, jobs on two workers).
     await settle(2_000);
 

@@ -15,7 +15,7 @@ import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
 import { deletePrefix, uniquePrefix } from "../helpers/redis.js";
 import type { KubeSim } from "../sim/kube/index.js";
 import { startWorld, type World } from "../sim/world.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import {
   blockActionsBody,
   postSigned,
@@ -131,7 +131,7 @@ describe("seed incident recovery through the runtime", () => {
     expect(blocksText).toMatch(/held by network interface eni-[0-9a-f]+/);
     const id = buttonValue(posted.body.blocks, "approval:approve");
     expect(id).toBeDefined();
-    const request = await until(async () => {
+    const request = await eventually(async () => {
       const r = await runtime.workflow.get(id!);
       return r.message ? r : undefined;
     });
@@ -158,7 +158,7 @@ describe("seed incident recovery through the runtime", () => {
 
     sim.resetRequests();
     expect(await click("approval:approve", id!, APPROVER, ts)).toBe(200);
-    const done = await until(async () => {
+    const done = await eventually(async () => {
       const r = await runtime.workflow.get(id!);
       return r.state === "DONE" ? r : undefined;
     }, 20_000);
@@ -166,14 +166,14 @@ describe("seed incident recovery through the runtime", () => {
     expect(sim.requests().filter((r) => r.method === "PATCH")).toHaveLength(1);
 
     // The namespace goes; the wait's status message in the request's thread says so.
-    await until(
+    await eventually(
       () =>
         Promise.resolve(
           sim.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined,
         ),
       20_000,
     );
-    await until(
+    await eventually(
       () =>
         Promise.resolve(
           fake.thread(CHANNEL, ts).some((m) => /gone|deleted/i.test(m.text ?? "")) ? true : undefined,
@@ -183,12 +183,12 @@ describe("seed incident recovery through the runtime", () => {
     // Then, by itself, in the same thread: what the forced removal left in AWS (the backend group
     // and the interface of the deleted ALB) and the traffic path that still names deleted ALBs —
     // test.example.com's CloudFront origin (docs/incident.md, steps 9–11).
-    const orphans = await until(
+    const orphans = await eventually(
       () => Promise.resolve(fake.thread(CHANNEL, ts).find((m) => /orphan/i.test(m.text ?? ""))),
       20_000,
     );
     expect(orphans.text).toMatch(/eni-0c9d8e7f6a5b4c3d2/);
-    const path = await until(
+    const path = await eventually(
       () =>
         Promise.resolve(
           fake.thread(CHANNEL, ts).find((m) => /Traffic path of namespace myapp/.test(m.text ?? "")),

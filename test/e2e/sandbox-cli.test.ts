@@ -10,6 +10,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { client, REDIS_URL } from "../helpers/redis.js";
+import { eventually } from "../helpers/eventually.js";
 
 const running: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
@@ -26,16 +27,6 @@ function start(): { child: ChildProcessWithoutNullStreams; out: () => string } {
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (out += d.toString()));
   return { child, out: () => out };
-}
-
-async function until<T>(f: () => T | undefined, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** `export K="v"` lines → an environment. */
@@ -63,18 +54,18 @@ function cli(args: readonly string[], env: Record<string, string>): Promise<stri
 describe("the sandbox and the terminal CLI", () => {
   it("prints its Redis and prefix, the CLI reads the same audit, uploads are listed and downloadable, --probe works, Ctrl-C cleans up", async () => {
     const { child, out } = start();
-    const prefix = await until(
+    const prefix = await eventually(
       () => /key prefix (unstuck-sandbox-[0-9a-f]+)/.exec(out())?.[1],
       60_000,
       "the prefix line",
     );
     expect(out()).toContain(`Redis:    ${REDIS_URL}`);
-    const envFile = await until(
+    const envFile = await eventually(
       () => /source (\S+cli\.env) && npm run unstuck -- timeline/.exec(out())?.[1],
       5_000,
       "cli.env",
     );
-    const consoleUrl = await until(
+    const consoleUrl = await eventually(
       () => /Or in a browser: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(out())?.[1],
       5_000,
       "console",
@@ -94,7 +85,7 @@ describe("the sandbox and the terminal CLI", () => {
         "",
       ].join("\n"),
     );
-    await until(
+    await eventually(
       () =>
         /uploaded a file in #incident \(thread\): postmortem-[\d-]+\.md \([\d,]+ bytes\)/.test(out())
           ? true

@@ -17,7 +17,7 @@ import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { EVENT_CLAIM_TTL_SECONDS } from "../../src/slack/event-dedupe.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { appMentionBody, postSignedJson, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { botEnv } from "./bot-env.js";
 import { messageText } from "./slack-harness.js";
@@ -95,7 +95,11 @@ function answersIn(threadTs: string): { cards: number; uploads: number; shared: 
 
 /** Wait for the answer, then long enough for any second answer to show. */
 async function answered(threadTs: string): Promise<ReturnType<typeof answersIn>> {
-  await until(() => (answersIn(threadTs).shared > 0 ? true : undefined), 20_000, "the timeline file shared");
+  await eventually(
+    () => (answersIn(threadTs).shared > 0 ? true : undefined),
+    20_000,
+    "the timeline file shared",
+  );
   await settle(1_500);
   return answersIn(threadTs);
 }

@@ -26,6 +26,7 @@ import {
 import { SHARE_ACTION } from "../../src/slack/command.js";
 import { buttonValue } from "./block-kit.js";
 import { messageText } from "./slack-harness.js";
+import { eventuallyTrue } from "../helpers/eventually.js";
 
 const CHANNEL = "C0SOCKET1";
 const SCENARIO = "test/fixtures/scenarios/seed-incident.yaml";
@@ -97,7 +98,7 @@ describe("Socket Mode against the fake Slack and the seed incident", () => {
   afterAll(async () => {
     await slack.stop();
     // Bolt's stop() does not wait for the close handshake; wait for the fake to see the socket go.
-    await pollUntil(() => fake.socketConnections() === 0, 5_000, "the Socket Mode connection to close");
+    await eventuallyTrue(() => fake.socketConnections() === 0, 5_000, "the Socket Mode connection to close");
     await fake.stop();
     await sim.stop();
   });
@@ -196,7 +197,7 @@ describe("Socket Mode against the fake Slack and the seed incident", () => {
   it("reconnects when Slack asks it to, and keeps acking on the new connection", async () => {
     const opensBefore = fake.calls().filter((c) => c.method === "apps.connections.open").length;
     fake.socketDisconnect("refresh_requested");
-    await pollUntil(
+    await eventuallyTrue(
       () =>
         fake.calls().filter((c) => c.method === "apps.connections.open").length > opensBefore &&
         fake.socketConnections() === 1,
@@ -241,12 +242,3 @@ describe("Socket Mode with an app-level token Slack rejects", () => {
     }
   });
 });
-
-/** Poll `done` every few milliseconds until it holds; fail once the deadline passes. */
-async function pollUntil(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise<void>((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -16,7 +16,7 @@ import {
   operatorFailingWorld,
   webhookBlockedWorld,
 } from "../sim/kube/stuck-worlds.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import type { Scenario } from "../sim/scenario.js";
 import { askSlack, askTerminal, closeAskRedis } from "./ask-ns.js";
 
@@ -38,7 +38,7 @@ async function world(scenario: Scenario, ns: string, condition: string): Promise
   const dir = await mkdtemp(join(tmpdir(), "unstuck-causes-"));
   const kubeconfig = join(dir, "kubeconfig");
   await sim.writeKubeconfig(kubeconfig);
-  await until(() => {
+  await eventually(() => {
     const o = sim.store.get("v1", "Namespace", undefined, ns);
     const conds = (o?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions;
     return conds?.some((c) => c.type === condition && c.status === "True") === true ? true : undefined;

@@ -12,7 +12,7 @@ import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { Runtime } from "../../src/runtime.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import {
   blockActionsBody,
   postSigned,
@@ -115,7 +115,7 @@ describe("deadlines through the runtime", () => {
     );
     const id = buttonValue(posted.body.blocks, "approval:approve");
     if (id === undefined) throw new Error("no approve button");
-    const request = await until(async () => {
+    const request = await eventually(async () => {
       const r = await bot.runtime.workflow.get(id);
       return r.message ? r : undefined;
     });
@@ -158,7 +158,7 @@ describe("deadlines through the runtime", () => {
     sim.setFaults({ hang: { method: "PATCH" } });
     const request = await requestAndApprove(bot);
     const started = Date.now();
-    const ended = await until(
+    const ended = await eventually(
       async () => {
         const r = await bot.runtime.workflow.get(request.id);
         return r.state === "FAILED" || r.state === "DONE" || r.state === "STALE" ? r : undefined;
@@ -184,7 +184,7 @@ describe("deadlines through the runtime", () => {
     const bot = await startBot({ UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "1.5" }, 60_000);
     sim.setFaults({ hang: { method: "PATCH" } });
     const request = await requestAndApprove(bot);
-    await until(
+    await eventually(
       async () => ((await bot.runtime.workflow.get(request.id)).state === "EXECUTING" ? true : undefined),
       10_000,
       "EXECUTING",

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 
 /** A TCP port nothing listens on (bound once by us, then released). */
 export function freePort(): Promise<number> {
@@ -36,7 +36,7 @@ export async function startPrivateRedis(args: readonly string[], port?: number):
     stdio: "ignore",
   });
   const url = `redis://127.0.0.1:${String(port)}`;
-  await until(
+  await eventually(
     async () => {
       const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
       probe.on("error", () => undefined);

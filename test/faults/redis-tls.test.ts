@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { freePort, runMain, stopChild } from "./helpers.js";
@@ -95,7 +95,7 @@ describe("Redis over TLS with AUTH", () => {
     );
     const ca = join(dir, "ca.crt");
     const { readFileSync } = await import("node:fs");
-    await until(
+    await eventually(
       async () => {
         const probe = new Redis(`rediss://:${PASSWORD}@127.0.0.1:${String(port)}`, {
           tls: { ca: readFileSync(ca, "utf8") },
@@ -144,7 +144,7 @@ describe("Redis over TLS with AUTH", () => {
   it("starts on rediss:// with AUTH when REDIS_TLS_CA_FILE names the CA, and stops on SIGTERM", async () => {
     const run = runMain({ ...base, REDIS_TLS_CA_FILE: join(dir, "ca.crt") });
     try {
-      await until(
+      await eventually(
         () => (run.stdout().includes("unstuck is running") ? true : undefined),
         30_000,
         "bot running over TLS",

@@ -42,7 +42,7 @@ import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { FAST_LBC } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { mulberry32 } from "../security/hostile.js";
 import { runMain, startPrivateRedis, stopChild, type MainRun } from "./helpers.js";
 import { clickButton } from "../helpers/slack-click.js";
@@ -197,7 +197,7 @@ async function startRun(fault: Fault): Promise<Run> {
       }),
     );
     run.child = child;
-    await until(
+    await eventually(
       () => (child.stdout().includes("unstuck is running") ? true : undefined),
       30_000,
       `the worker process started (stderr: ${child.stderr().slice(0, 500)})`,
@@ -232,7 +232,7 @@ function click(r: Run, actionId: string, value: string, user: string, ts: string
 async function requestCard(r: Run, marker: string): Promise<{ id: string; ts: string }> {
   // The post Slack took (a refused one has no message); polled, since a call is announced before
   // its answer is known.
-  const post = await until(
+  const post = await eventually(
     () =>
       r.fake.calls().find((c) => {
         const blocks = JSON.stringify(c.body["blocks"] ?? "");
@@ -249,7 +249,7 @@ async function requestCard(r: Run, marker: string): Promise<{ id: string; ts: st
   const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
   const ts = String(post.response?.["ts"]);
   const bot = r.runtimes[0];
-  await until(
+  await eventually(
     async () => ((await bot?.workflow.get(id))?.message ? true : undefined),
     15_000,
     "the request's message recorded",
@@ -309,7 +309,7 @@ async function seedFlow(r: Run, fault: Fault, step: Step, random: () => number) 
   const removal = await requestCard(r, "myapp-worker-ingress");
   await click(r, APPROVE, removal.id, APPROVER, removal.ts);
   await at("approved");
-  await until(
+  await eventually(
     () =>
       r.fake
         .thread(CHANNEL, removal.ts)
@@ -321,7 +321,7 @@ async function seedFlow(r: Run, fault: Fault, step: Step, random: () => number) 
   );
   await recreateSeed(r.world, ["myapp-worker-ingress"]);
   await at("recreated");
-  const offer = await until(
+  const offer = await eventually(
     () =>
       r.fake
         .thread(CHANNEL, removal.ts)
@@ -333,7 +333,7 @@ async function seedFlow(r: Run, fault: Fault, step: Step, random: () => number) 
   const trigger = `1337.${String(Math.floor(random() * 1e6))}.repair`;
   await click(r, REPAIR_PATH_ACTION, value, REQUESTER, offer.ts, trigger);
   await r.fake.waitFor("views.open", (c) => c.body["trigger_id"] === trigger, 15_000);
-  const view = await until(
+  const view = await eventually(
     () => {
       const v = r.fake.views().find((x) => x.triggerId === trigger)?.view;
       return v?.["callback_id"] !== undefined ? v : undefined;
@@ -360,7 +360,7 @@ async function seedFlow(r: Run, fault: Fault, step: Step, random: () => number) 
     /worker\.example\.com answers 200/,
     /test\.example\.com answers 200/,
   ];
-  await until(
+  await eventually(
     () =>
       results.every((re) => r.fake.thread(CHANNEL, repair.ts).some((m) => re.test(m.text ?? "")))
         ? true

@@ -14,7 +14,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import {
   blockActionsBody,
   postSigned,
@@ -82,7 +82,7 @@ describe("SIGTERM while an approved change is being executed", () => {
 
   const started = async (run: MainRun): Promise<void> => {
     runs.push(run);
-    await until(
+    await eventually(
       () => (run.stdout().includes("unstuck is running") ? true : undefined),
       30_000,
       `the process started (stderr: ${run.stderr()})`,
@@ -137,7 +137,7 @@ describe("SIGTERM while an approved change is being executed", () => {
     );
     expect(click.status).toBe(200);
     // Claimed and executing (the message says so), then the PATCH is sent and hangs.
-    await until(
+    await eventually(
       () =>
         fake
           .calls()
@@ -175,7 +175,7 @@ describe("SIGTERM while an approved change is being executed", () => {
     });
     const takenOver = Date.now();
     await started(second);
-    await until(
+    await eventually(
       () => (/\[DONE\]/.test(String(fake.message(CHANNEL, ts)?.text)) ? true : undefined),
       // Well under a lock expiry (30 s) plus a stalled check: the job was handed back, not found stalled.
       20_000,

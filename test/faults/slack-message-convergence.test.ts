@@ -25,6 +25,7 @@ import {
 import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv } from "../e2e/bot-env.js";
 import { keyEnv } from "../helpers/keys.js";
+import { eventuallyTrue } from "../helpers/eventually.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -131,7 +132,11 @@ async function request(s: Setup): Promise<{ id: string; ts: string }> {
   const ts = String(posted.response?.["ts"]);
   const id = buttonValue(posted.body["blocks"], APPROVE) ?? "";
   // The request is bound to its message once attached: only then can an edit reach it.
-  await poll(async () => (await s.runtime.workflow.get(id)).message !== undefined, 10_000, "attached");
+  await eventuallyTrue(
+    async () => (await s.runtime.workflow.get(id)).message !== undefined,
+    10_000,
+    "attached",
+  );
   return { id, ts };
 }
 
@@ -152,14 +157,6 @@ async function click(s: Setup, id: string, ts: string, blockId?: string): Promis
   expect(res.status).toBe(200);
 }
 
-async function poll(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 function updatesOf(s: Setup, ts: string): SlackCall[] {
   return s.fake.calls().filter((c) => c.method === "chat.update" && c.body["ts"] === ts);
 }
@@ -178,11 +175,11 @@ describe("request messages converge after Slack failures", () => {
     s.fake.setFault("chat.update", { kind: "rate-limited", retryAfterSeconds: 1 });
     await click(s, id, ts);
 
-    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await eventuallyTrue(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
     // Every edit is failing, yet the outcome is already reported in the thread.
-    await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply while edits fail");
+    await eventuallyTrue(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply while edits fail");
     // The edits keep being retried (each after its Retry-After) and none got through.
-    await poll(
+    await eventuallyTrue(
       () => updatesOf(s, ts).filter((c) => c.fault?.kind === "rate-limited").length >= 2,
       10_000,
       "edits retried while rate limited",
@@ -190,8 +187,12 @@ describe("request messages converge after Slack failures", () => {
     expect(s.fake.message(CHANNEL, ts)?.blocks).toSatisfy(hasButtons);
 
     s.fake.setFault("chat.update", undefined);
-    await poll(() => (s.fake.message(CHANNEL, ts)?.updates ?? 0) > 0, 20_000, "an edit after the fault");
-    await poll(
+    await eventuallyTrue(
+      () => (s.fake.message(CHANNEL, ts)?.updates ?? 0) > 0,
+      20_000,
+      "an edit after the fault",
+    );
+    await eventuallyTrue(
       () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
       20_000,
       "message shows DONE",
@@ -207,7 +208,7 @@ describe("request messages converge after Slack failures", () => {
     s.fake.setFault("chat.update", { kind: "rate-limited", retryAfterSeconds: 2, times: 1 });
     const before = updatesOf(s, ts).length;
     await click(s, id, ts);
-    await poll(() => updatesOf(s, ts).length >= before + 2, 20_000, "a retried edit");
+    await eventuallyTrue(() => updatesOf(s, ts).length >= before + 2, 20_000, "a retried edit");
     // Arrival times at the fake: the retry follows the 429 by at least Retry-After.
     const updates = updatesOf(s, ts);
     const limited = updates.findIndex((c) => c.fault?.kind === "rate-limited");
@@ -215,7 +216,7 @@ describe("request messages converge after Slack failures", () => {
     const retried = updates[limited + 1];
     expect(retried?.fault).toBeUndefined();
     expect((retried?.at ?? 0) - (updates[limited]?.at ?? 0)).toBeGreaterThanOrEqual(2_000);
-    await poll(
+    await eventuallyTrue(
       () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
       20_000,
       "message shows DONE",
@@ -228,8 +229,8 @@ describe("request messages converge after Slack failures", () => {
     const { id, ts } = await request(s);
     s.fake.setFault("chat.update", { kind: "http", status: 503, times: 3 });
     await click(s, id, ts);
-    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
-    await poll(
+    await eventuallyTrue(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await eventuallyTrue(
       () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
       30_000,
       "message shows DONE",
@@ -244,8 +245,8 @@ describe("request messages converge after Slack failures", () => {
     const { id, ts } = await request(s);
     s.fake.setFault("chat.update", { kind: "error", error: "cant_update_message" });
     await click(s, id, ts);
-    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
-    await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply");
+    await eventuallyTrue(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await eventuallyTrue(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply");
     // A permanent error is not retried: one attempt per notification.
     const failed = updatesOf(s, ts).filter((c) => c.fault !== undefined);
     expect(failed.length).toBeGreaterThan(0);
@@ -258,9 +259,9 @@ describe("request messages converge after Slack failures", () => {
     const { id, ts } = await request(s);
     s.fake.setFault("chat.update", { kind: "http", status: 503 });
     await click(s, id, ts);
-    await poll(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
-    await poll(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply");
-    await poll(
+    await eventuallyTrue(async () => (await s.runtime.workflow.get(id)).state === "DONE", 20_000, "DONE");
+    await eventuallyTrue(() => outcomeReply(s, ts) !== undefined, 10_000, "outcome reply");
+    await eventuallyTrue(
       () => updatesOf(s, ts).filter((c) => c.fault?.kind === "http").length >= 2,
       10_000,
       "failed edits",
@@ -272,7 +273,7 @@ describe("request messages converge after Slack failures", () => {
 
     const next = await s.another();
     await next.start();
-    await poll(
+    await eventuallyTrue(
       () => JSON.stringify(s.fake.message(CHANNEL, ts)?.blocks).includes("DONE"),
       20_000,
       "the next process paints DONE",
@@ -292,7 +293,7 @@ describe("request messages converge after Slack failures", () => {
     await click(s, id, ts, `approval-actions:${id}`);
     const answer = await s.fake.waitForResponse((p) => p.id === `click-${id}`, 10_000);
     expect(String(answer.body["text"])).toContain("No such approval request");
-    await poll(
+    await eventuallyTrue(
       () => String(s.fake.message(CHANNEL, ts)?.text).includes("EXPIRED / LOST"),
       10_000,
       "message repainted lost",

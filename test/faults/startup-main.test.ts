@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDIS_URL } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { freePort, runMain, startPrivateRedis, type PrivateRedis } from "./helpers.js";
 import { keyEnv } from "../helpers/keys.js";
@@ -171,7 +171,7 @@ describe("start-up checks of the real entry point", () => {
         UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "5",
       });
       try {
-        await until(
+        await eventually(
           () => (run.stdout().includes("unstuck is running") ? true : undefined),
           20_000,
           "bot running",

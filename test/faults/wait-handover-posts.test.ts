@@ -21,7 +21,7 @@ import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
 import { testWaits } from "../helpers/keys.js";
@@ -162,7 +162,7 @@ describe("a wait whose job runs again after it said its outcome", () => {
 
     // Another worker runs both checks again: the distribution is Deployed, the name answers 200.
     const second = await worker();
-    await until(
+    await eventually(
       () => (edits(cloudFrontStatus, DEPLOYED) >= 2 && edits(hostStatus, ANSWERS) >= 2 ? true : undefined),
       15_000,
       "the second worker re-ran both checks (each status edited to its result again)",
@@ -171,7 +171,7 @@ describe("a wait whose job runs again after it said its outcome", () => {
     deployed.release();
     answers.release();
     await stopping;
-    await until(
+    await eventually(
       async () => {
         const states = await Promise.all(ids.map((id) => second.queues.waits.getJobState(id)));
         return states.every((s) => s === "unknown" || s === "completed") ? true : undefined;

@@ -17,7 +17,7 @@ import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
-import { until } from "../sim/kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
 import { testWaits } from "../helpers/keys.js";
@@ -129,7 +129,7 @@ describe("a wait while Slack answers 429", () => {
       new Date(),
     );
     const id = edgeWaitJobId(target, CHANNEL, THREAD);
-    await until(
+    await eventually(
       async () => ((await w.queues.waits.getJobState(id)) === "unknown" ? true : undefined),
       20_000,
       "the wait to finish",

@@ -12,3 +12,12 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** Poll `check` until it returns true, or fail after `timeoutMs` naming `what`. */
+export async function eventuallyTrue(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<void> {
+  await eventually(async () => ((await check()) ? true : undefined), timeoutMs, what);
+}

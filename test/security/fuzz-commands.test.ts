@@ -19,6 +19,7 @@ import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "..
 import { allowedFor, assertSafeMessage, assertSafeText, hostile, mulberry32 } from "./hostile.js";
 import { botEnv, startRuntime } from "../e2e/bot-env.js";
 import { keyEnv } from "../helpers/keys.js";
+import { eventuallyTrue } from "../helpers/eventually.js";
 
 const SEED = 20_260_212;
 const COUNT = 2_000;
@@ -125,15 +126,6 @@ async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Pr
   await Promise.all(Array.from({ length: limit }, worker));
 }
 
-async function pollUntil(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe(`fuzzed slash commands over signed HTTP (seed ${String(SEED)}, ${String(COUNT)} texts)`, () => {
   let sim: KubeSim;
   let fake: FakeSlack;
@@ -216,7 +208,7 @@ describe(`fuzzed slash commands over signed HTTP (seed ${String(SEED)}, ${String
             c.body["channel"] === CHANNEL &&
             c.body["thread_ts"] === undefined,
         ).length;
-    await pollUntil(() => answered() >= COUNT, 60_000, `answers to ${String(COUNT)} commands`);
+    await eventuallyTrue(() => answered() >= COUNT, 60_000, `answers to ${String(COUNT)} commands`);
 
     // The app still answers after the storm.
     const after = await postSigned(

@@ -6,7 +6,7 @@
  * console's button) and by the tests. Simulator code: it imports nothing from the product.
  */
 import type { KubeObject } from "./kube/index.js";
-import { until } from "./kube/testing.js";
+import { eventually } from "../helpers/eventually.js";
 import type { World } from "./world.js";
 
 /** The namespace Argo CD manages in the seed incident. */
@@ -63,7 +63,7 @@ export async function untilProvisioned(
   ingresses: readonly string[],
   timeoutMs = 20_000,
 ): Promise<void> {
-  await until(
+  await eventually(
     () => (ingresses.every((n) => ingressHostname(w, n) !== undefined) ? true : undefined),
     timeoutMs,
     `the controller provisioning ${ingresses.join(", ")}`,

@@ -16,7 +16,7 @@ import { planFinalizerRemoval, resolveResourceType } from "../../../src/diagnosi
 import type { NamespaceDiagnosis } from "../../../src/diagnosis/types.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { renderDiagnosisBlocks, REQUEST_FINALIZE_ACTION } from "../../../src/slack/blocks/diagnosis.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import type { World } from "../../sim/world.js";
 import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 
@@ -158,7 +158,7 @@ describe("live vs dying on shared load balancers", () => {
       new ModifyNetworkInterfaceAttributeCommand({ NetworkInterfaceId: eniId, Groups: groups }),
     );
     const kube = createKubeAdapter(w.kube.kubeconfig());
-    await until(async () => (await kube.getNamespace("payments")) === null, 20_000);
+    await eventually(async () => (await kube.getNamespace("payments")) === null, 20_000);
   });
 
   it("Lambda and VPC endpoint interfaces: the function's VPC config and the endpoint, never a delete", async () => {

@@ -16,7 +16,8 @@ import type { KubePort } from "../../../src/kube/port.js";
 import { renderDiagnosisText } from "../../../src/render/text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { kubectl, until } from "../../sim/kube/testing.js";
+import { kubectl } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const NS = `stats-${process.pid}`;
 const API = "v1beta1.metrics.k8s.io";
@@ -81,7 +82,7 @@ describe("a namespace stuck behind an unavailable aggregated API", () => {
     sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
     sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: NS } });
     sim.store.delete("v1", "Namespace", undefined, NS);
-    await until(() => {
+    await eventually(() => {
       const ns = sim.store.get("v1", "Namespace", undefined, NS);
       const conds = (ns?.status as { conditions?: { type: string; status: string }[] } | undefined)
         ?.conditions;
@@ -191,7 +192,9 @@ describe("a namespace stuck behind an unavailable aggregated API", () => {
       { ...pod, status: { ...(pod.status as object), conditions: [{ type: "Ready", status: "True" }] } },
       { subresource: "status" },
     );
-    await until(() => (sim.store.get("v1", "Namespace", undefined, NS) === undefined ? true : undefined));
+    await eventually(() =>
+      sim.store.get("v1", "Namespace", undefined, NS) === undefined ? true : undefined,
+    );
     const a = (await kube.listApiServices()).find((x) => x.name === API);
     expect(a?.conditions.find((c) => c.type === "Available")?.status).toBe("True");
   });

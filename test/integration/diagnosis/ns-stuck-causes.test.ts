@@ -12,7 +12,7 @@ import { renderDiagnosisText } from "../../../src/render/text.js";
 import { renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { lostNodeWorld, namespaceFinalizerWorld, webhookBlockedWorld } from "../../sim/kube/stuck-worlds.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import type { Scenario } from "../../sim/scenario.js";
 
 function link<K extends CauseLink["kind"]>(
@@ -40,7 +40,7 @@ describe("ns diagnosis names each cause the namespace controller reports", () =>
   ): Promise<NamespaceDiagnosis> {
     const s = await startKubeSim({ scenario, controllerIntervalMs: 50 });
     sim = s;
-    await until(() => (ready(s) ? true : undefined));
+    await eventually(() => (ready(s) ? true : undefined));
     const kube = createKubeAdapter(s.kubeconfig(), { maxAttempts: 1 });
     return diagnoseNamespace(kube, ns, { now: () => new Date() });
   }

@@ -9,18 +9,9 @@ import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
-
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error("condition not met before the deadline");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => {
   let sim: KubeSim;
@@ -272,7 +263,7 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
       { resourceVersion: b.resourceVersion!, finalizers: b.finalizers },
       b.finalizers,
     );
-    await until(async () => ((await kube.getNamespace("myapp")) === null ? true : undefined));
+    await eventually(async () => ((await kube.getNamespace("myapp")) === null ? true : undefined));
     expect((await diagnoseNamespace(kube, "myapp", { now: () => new Date() })).verdict).toBe("not-found");
   });
 });

@@ -4,7 +4,7 @@
  */
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
 import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import { startWorld, type World } from "../../sim/world.js";
 import { recreateSeed } from "../../sim/argo-sync.js";
 
@@ -60,7 +60,7 @@ export async function forceRemoveSeedFinalizer(w: World): Promise<void> {
     ...stuck,
     metadata: { ...stuck.metadata, name: "myapp-worker-ingress", finalizers: [] },
   });
-  await until(
+  await eventually(
     () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
     20_000,
   );

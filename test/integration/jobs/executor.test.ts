@@ -356,7 +356,11 @@ describe("execution of approved requests", () => {
     const req = await requestRemoval(r.h);
     expect((await r.h.workflow.vote(req.id, bob, "approve")).request.state).toBe("APPROVED");
     // An older bot enqueued every kind as `remove-finalizer.<id>`; that job is still waiting.
-    await r.queues.actions.add(req.action.type, { requestId: req.id }, { jobId: legacyExecutionJobId(req.id) });
+    await r.queues.actions.add(
+      req.action.type,
+      { requestId: req.id },
+      { jobId: legacyExecutionJobId(req.id) },
+    );
     r.h.clock.advance(60_000);
     await r.h.workflow.requeueApproved(30_000);
     expect(await r.queues.actions.getJob(executionJobId(req.id))).toBeUndefined();

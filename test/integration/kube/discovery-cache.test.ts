@@ -16,7 +16,8 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { mapLimit } from "../../../src/util/concurrency.js";
 import { startKubeSim, type KubeObject, type KubeSim, type RequestRecord } from "../../sim/kube/index.js";
-import { kubectl, until } from "../../sim/kube/testing.js";
+import { kubectl } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const NS = "shop";
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -84,7 +85,7 @@ function seed(sim: KubeSim): void {
 
 /** The cache's watches list first (to learn a resourceVersion): once both lists are answered, no change is missed. */
 async function listedForWatch(sim: KubeSim, times = 1): Promise<void> {
-  await until(
+  await eventually(
     () => {
       const lists = sim
         .requests()
@@ -168,7 +169,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     // A CRD is created: the watch drops the entry, the next discover sees the new type.
     const created = Date.now();
     sim.store.create(crd("sprockets", "late.example.com"));
-    await until(
+    await eventually(
       async () =>
         (await kube.discover()).resources.some(
           (r) => r.group === "late.example.com" && r.resource === "sprockets",
@@ -182,7 +183,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
 
     // An APIService whose backend is missing appears as a failing group-version…
     sim.store.create(brokenApiService());
-    await until(
+    await eventually(
       async () =>
         (await kube.discover()).failures.some((f) => f.groupVersion === METRICS_GV) ? true : undefined,
       1_000,
@@ -198,7 +199,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     // Deleting it clears the failure within a second.
     const deleted = Date.now();
     sim.store.delete("apiregistration.k8s.io/v1", "APIService", undefined, "v1beta1.metrics.k8s.io");
-    await until(
+    await eventually(
       async () =>
         (await kube.discover()).failures.some((f) => f.groupVersion === METRICS_GV) ? undefined : true,
       1_000,
@@ -208,7 +209,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
 
     // Each watch request ends after 1 s and resumes from its last revision (bookmarks keep it
     // current): nothing is missed, so the entry stays. They ask for what they need only.
-    await until(
+    await eventually(
       () => (sim.requests().filter(isWatch).length >= 2 ? true : undefined),
       3_000,
       "resumed watches",
@@ -216,7 +217,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     sim.resetRequests();
     await kube.discover();
     expect(sim.requests().filter(isDiscovery)).toEqual([]);
-    await until(
+    await eventually(
       () => (sim.requests().filter(isWatch).length >= 2 ? true : undefined),
       3_000,
       "resumed watches",
@@ -311,7 +312,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
       // (the server logs it a moment earlier, and the two watches' answers land apart under load):
       // a discover reloads, and once both re-lists are in, the next one answers from the cache.
       let reloaded = false;
-      await until(
+      await eventually(
         async () => {
           quiet.resetRequests();
           await kube.discover();
@@ -339,7 +340,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     sim.resetRequests();
     const before = await kube.discover();
     expect(before.failures).toEqual([]);
-    await until(
+    await eventually(
       () =>
         sim.requests().some((r) => isWatch(r) && r.path === CRDS && r.status === 403) ? true : undefined,
       3_000,
@@ -354,7 +355,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     sim.store.create(crd("cogs", "ttl.example.com"));
     await new Promise((r) => setTimeout(r, 300));
     expect((await kube.discover()).resources.some((r) => r.group === "ttl.example.com")).toBe(false);
-    await until(
+    await eventually(
       async () =>
         (await kube.discover()).resources.some((r) => r.group === "ttl.example.com") ? true : undefined,
       3_000,
@@ -445,14 +446,14 @@ describe("the simulator's watch, read by the real kubectl", () => {
     child.stderr.on("data", (b: Buffer) => (out += b.toString()));
     try {
       // kubectl lists, then watches from the list's revision: wait for the watch to be open.
-      await until(
+      await eventually(
         () => (sim.requests().some((r) => r.path === CRDS && !isWatch(r)) ? true : undefined),
         10_000,
         "kubectl's list",
       );
       await new Promise((r) => setTimeout(r, 300));
       sim.store.create(crd("widgets", "live.example.com"));
-      await until(
+      await eventually(
         () =>
           out.includes("customresourcedefinition.apiextensions.k8s.io/widgets.live.example.com")
             ? true

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DeleteNetworkInterfaceCommand, RevokeSecurityGroupIngressCommand } from "@aws-sdk/client-ec2";
 import { createAwsClients, destroyAwsClients, type AwsClients } from "../../../src/aws/clients.js";
 import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import { startWorld, type World } from "../../sim/world.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
@@ -113,7 +113,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     world = await startWorld({ scenario: HEALTHY, lbc: FAST, controllerIntervalMs: 50 });
     const w = world;
     w.kube.store.create(ingress("shop", "web"));
-    const hostname = await until(
+    const hostname = await eventually(
       () => hostnameOf(w.kube.store.get("networking.k8s.io/v1", "Ingress", "shop", "web")),
       5000,
       "hostname published",
@@ -135,7 +135,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     expect(lb?.securityGroups).toContain(backend?.id);
 
     w.kube.store.delete("networking.k8s.io/v1", "Ingress", "shop", "web");
-    await until(
+    await eventually(
       () =>
         w.kube.store.get("networking.k8s.io/v1", "Ingress", "shop", "web") === undefined ? true : undefined,
       5000,
@@ -155,7 +155,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     const w = world;
     const before = (await podLog(w, LEADER)).length;
     const startedAt = w.aws.world.trail.length;
-    const errors = await until(
+    const errors = await eventually(
       async () => {
         const fresh = (await podLog(w, LEADER)).slice(before).filter((l) => l.includes('"Reconciler error"'));
         return fresh.length > 0 ? fresh : undefined;
@@ -178,7 +178,7 @@ describe("simulated AWS Load Balancer Controller", () => {
       w.aws.world.trail
         .slice(startedAt)
         .filter((e) => e.eventName === "DeleteSecurityGroup" && e.accessKeyId === LBC_KEY);
-    const failures = await until(
+    const failures = await eventually(
       () => {
         const seen = lbcDeletes();
         return seen.length > 3 ? seen : undefined;
@@ -201,7 +201,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     const eni = w.aws.world.dependentsOf(BACKEND_SG).networkInterfaces[0] ?? "";
     w.aws.world.detachNetworkInterface(eni);
     await ec2(w).send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: eni }));
-    await until(
+    await eventually(
       () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
       10_000,
       "namespace myapp gone",
@@ -211,7 +211,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     // Argo CD re-syncs: same Ingress, new ALB, new DNS name (docs/incident.md, step 8).
     w.kube.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "myapp" } });
     w.kube.store.create(ingress("myapp", "myapp-worker-ingress"));
-    const hostname = await until(
+    const hostname = await eventually(
       () => hostnameOf(w.kube.store.get("networking.k8s.io/v1", "Ingress", "myapp", "myapp-worker-ingress")),
       5000,
       "new hostname",
@@ -225,7 +225,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     world = await startWorld({ scenario: RULE, lbc: FAST, controllerIntervalMs: 50 });
     const w = world;
     const startedAt = w.aws.world.trail.length;
-    await until(
+    await eventually(
       () =>
         w.aws.world.trail
           .slice(startedAt)
@@ -243,7 +243,7 @@ describe("simulated AWS Load Balancer Controller", () => {
     await ec2(w).send(
       new RevokeSecurityGroupIngressCommand({ GroupId: owner, SecurityGroupRuleIds: [ruleId] }),
     );
-    await until(
+    await eventually(
       () => (w.kube.store.get("v1", "Namespace", undefined, "myapp") === undefined ? true : undefined),
       10_000,
       "namespace myapp gone",

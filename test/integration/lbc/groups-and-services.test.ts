@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import { startWorld, type World } from "../../sim/world.js";
 
 const NODE_SG = "sg-0a3c5e7f9b1d2f406";
@@ -163,7 +163,7 @@ async function start(): Promise<World> {
 async function liveGroup(w: World): Promise<string> {
   w.kube.store.create(member("team-a", "web", "web", {}, "/a"));
   w.kube.store.create(member("team-b", "partner-api", "partner-api", {}, "/b"));
-  return until(
+  return eventually(
     () => {
       const a = hostnameOf(ing(w, "team-a", "web"));
       return a !== undefined && a === hostnameOf(ing(w, "team-b", "partner-api")) ? a : undefined;
@@ -209,7 +209,7 @@ describe("IngressGroups", () => {
     expect(w.aws.world.loadBalancersOfTargetGroup(teamATg?.arn ?? "")).toEqual([lb?.arn]);
 
     w.kube.store.delete("networking.k8s.io/v1", "Ingress", "team-a", "web");
-    await until(
+    await eventually(
       () => (ing(w, "team-a", "web") === undefined ? true : undefined),
       5000,
       "team-a's member gone",
@@ -225,7 +225,11 @@ describe("IngressGroups", () => {
 
     // The last member goes: now the ALB, the group's managed SG and the backend SG go too.
     w.kube.store.delete("networking.k8s.io/v1", "Ingress", "team-b", "partner-api");
-    await until(() => (ing(w, "team-b", "partner-api") === undefined ? true : undefined), 5000, "group gone");
+    await eventually(
+      () => (ing(w, "team-b", "partner-api") === undefined ? true : undefined),
+      5000,
+      "group gone",
+    );
     expect(w.aws.world.loadBalancers.has(lb?.arn ?? "")).toBe(false);
     expect(backendSg(w)).toBeUndefined();
   });
@@ -253,7 +257,7 @@ describe("IngressGroups", () => {
       },
     });
     w.kube.store.delete("networking.k8s.io/v1", "Ingress", "team-a", "web");
-    const error = await until(
+    const error = await eventually(
       async () =>
         (await logLines(w)).find(
           (l) => l.msg === "Reconciler error" && String(l.error).includes("CertificateNotFound"),
@@ -285,7 +289,7 @@ describe("IngressGroups", () => {
     w.kube.store.create(
       member("team-b", "broken", "partner-api", { "alb.ingress.kubernetes.io/listen-ports": "[{HTTP: 80" }),
     );
-    const error = await until(
+    const error = await eventually(
       async () => (await logLines(w)).find((l) => l.msg === "Reconciler error" && l.name === "shared-edge"),
       5000,
       "group error logged",
@@ -298,7 +302,7 @@ describe("NLB Services", () => {
   it("creates an NLB stack with the controller's names, tags, ENIs and hostname, and deletes it with the Service", async () => {
     const w = await start();
     w.kube.store.create(nlbService("payments", "gateway"));
-    const hostname = await until(
+    const hostname = await eventually(
       () => hostnameOf(svc(w, "payments", "gateway")),
       5000,
       "NLB hostname published",
@@ -342,7 +346,11 @@ describe("NLB Services", () => {
     }
 
     w.kube.store.delete("v1", "Service", "payments", "gateway");
-    await until(() => (svc(w, "payments", "gateway") === undefined ? true : undefined), 5000, "Service gone");
+    await eventually(
+      () => (svc(w, "payments", "gateway") === undefined ? true : undefined),
+      5000,
+      "Service gone",
+    );
     expect(w.aws.world.loadBalancers.has(lb?.arn ?? "")).toBe(false);
     expect(w.aws.world.targetGroups.has(tg?.arn ?? "")).toBe(false);
     expect(w.aws.world.securityGroups.has(managed?.id ?? "")).toBe(false);
@@ -369,13 +377,13 @@ describe("the shared backend SG", () => {
     expect(JSON.stringify(authorize?.detail.requestParameters)).toContain(SHARED);
 
     w.kube.store.delete("networking.k8s.io/v1", "Ingress", "team-b", "partner-api");
-    await until(
+    await eventually(
       () => (nodeRules(w).some((r) => r.toPort === 8080) ? true : undefined),
       5000,
       "rule narrowed to team-a's port",
     );
     w.kube.store.delete("networking.k8s.io/v1", "Ingress", "team-a", "web");
-    await until(() => (nodeRules(w).length === 0 ? true : undefined), 5000, "rule revoked");
+    await eventually(() => (nodeRules(w).length === 0 ? true : undefined), 5000, "rule revoked");
     expect(w.aws.world.trail.some((e) => e.eventName === "RevokeSecurityGroupIngress")).toBe(true);
   });
 
@@ -383,7 +391,7 @@ describe("the shared backend SG", () => {
     const w = await start();
     await liveGroup(w);
     w.kube.store.create(nlbService("payments", "gateway"));
-    await until(() => hostnameOf(svc(w, "payments", "gateway")), 5000, "NLB up");
+    await eventually(() => hostnameOf(svc(w, "payments", "gateway")), 5000, "NLB up");
     const backend = backendSg(w);
     for (const [ns, name] of [
       ["team-a", "web"],
@@ -391,7 +399,7 @@ describe("the shared backend SG", () => {
     ] as const) {
       w.kube.store.delete("networking.k8s.io/v1", "Ingress", ns, name);
     }
-    await until(
+    await eventually(
       () =>
         ing(w, "team-a", "web") === undefined && ing(w, "team-b", "partner-api") === undefined
           ? true
@@ -402,6 +410,6 @@ describe("the shared backend SG", () => {
     await w.lbc?.reconcileNow();
     expect(w.aws.world.securityGroups.has(backend ?? "")).toBe(true);
     w.kube.store.delete("v1", "Service", "payments", "gateway");
-    await until(() => (backendSg(w) === undefined ? true : undefined), 5000, "backend SG deleted");
+    await eventually(() => (backendSg(w) === undefined ? true : undefined), 5000, "backend SG deleted");
   });
 });

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import { startWorld, type World } from "../../sim/world.js";
 
 const GROUP = "test/fixtures/scenarios/ingress-group-shared.yaml";
@@ -79,7 +79,7 @@ describe("scenario ingress-group-shared", () => {
     world = await startWorld({ scenario: GROUP, lbc: FAST, controllerIntervalMs: 50 });
     const w = world;
     const before = await logLength(w);
-    const [error] = await until(
+    const [error] = await eventually(
       async () => {
         const e = await errors(w, before);
         return e.length > 0 ? e : undefined;
@@ -111,7 +111,7 @@ describe("scenario ingress-group-shared", () => {
         annotations: { ...b.metadata?.annotations, "alb.ingress.kubernetes.io/certificate-arn": KNOWN_CERT },
       },
     });
-    await until(gone(w, "team-a"), 10_000, "namespace team-a gone");
+    await eventually(gone(w, "team-a"), 10_000, "namespace team-a gone");
     expect(w.aws.world.loadBalancers.get(lb?.arn ?? "")?.dnsName).toBe(lb?.dnsName);
     expect(w.aws.world.targetGroups.has(teamATg?.arn ?? "")).toBe(false);
     expect(w.aws.world.securityGroups.has(BACKEND_SG)).toBe(true);
@@ -142,7 +142,7 @@ describe("scenario nlb-service-blocked", () => {
     const rulesBefore = sharedRules(w).map((r) => r.id);
     const trailStart = w.aws.world.trail.length;
     const before = await logLength(w);
-    const [error] = await until(
+    const [error] = await eventually(
       async () => {
         const e = await errors(w, before);
         return e.length > 0 ? e : undefined;
@@ -165,7 +165,7 @@ describe("scenario nlb-service-blocked", () => {
     const [eni] = w.aws.world.dependentsOf(managed?.id ?? "").networkInterfaces;
     w.aws.world.detachNetworkInterface(eni ?? "");
     w.aws.world.deleteNetworkInterface(eni ?? "");
-    await until(gone(w, "payments"), 10_000, "namespace payments gone");
+    await eventually(gone(w, "payments"), 10_000, "namespace payments gone");
     expect(w.aws.world.securityGroups.has(managed?.id ?? "")).toBe(false);
     expect(w.aws.world.securityGroups.has(BACKEND_SG)).toBe(true);
     expect(sharedRules(w).map((r) => r.id)).toEqual(rulesBefore);
@@ -192,7 +192,7 @@ describe("scenario lambda-and-endpoint", () => {
       .sort();
     expect(new Set(holders)).toEqual(new Set(["lambda", "vpc_endpoint"]));
     const before = await logLength(w);
-    const [error] = await until(
+    const [error] = await eventually(
       async () => {
         const e = await errors(w, before);
         return e.length > 0 ? e : undefined;
@@ -207,7 +207,7 @@ describe("scenario lambda-and-endpoint", () => {
     // What the services would do once the function and the endpoint stop using the group.
     for (const id of w.aws.world.dependentsOf(managed).networkInterfaces)
       w.aws.world.networkInterfaces.delete(id);
-    await until(gone(w, "reports"), 10_000, "namespace reports gone");
+    await eventually(gone(w, "reports"), 10_000, "namespace reports gone");
     expect(w.aws.world.securityGroups.has(managed)).toBe(false);
     expect(w.aws.world.securityGroups.has(BACKEND_SG)).toBe(false);
   });

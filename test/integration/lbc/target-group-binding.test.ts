@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import { TARGET_GROUP_BINDING_CRD, TGB_FINALIZER } from "../../sim/lbc/index.js";
 import { startWorld, type World } from "../../sim/world.js";
 
@@ -55,7 +55,7 @@ lbc:
 
 /** Waits until `cond` holds (`until` itself stops at the first defined value, `false` included). */
 const waitFor = (cond: () => boolean | Promise<boolean>): Promise<true> =>
-  until(async () => ((await cond()) ? true : undefined));
+  eventually(async () => ((await cond()) ? true : undefined));
 
 const TGB = { apiVersion: "elbv2.k8s.aws/v1beta1", kind: "TargetGroupBinding" } as const;
 

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { kubectl, until, type KubectlResult } from "../../sim/kube/testing.js";
+import { kubectl, type KubectlResult } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const NS = "ep-test";
 
@@ -114,7 +115,7 @@ describe("endpoints controllers in the kube simulator", () => {
   it("deletes the Endpoints with the Service, and the garbage collector its slice", async () => {
     const del = await k("-n", NS, "delete", "service", "web");
     expect(del.code, del.stderr).toBe(0);
-    await until(() =>
+    await eventually(() =>
       sim.store.get("v1", "Endpoints", NS, "web") === undefined &&
       sim.store.list("discovery.k8s.io/v1", "EndpointSlice", NS).length === 0
         ? true

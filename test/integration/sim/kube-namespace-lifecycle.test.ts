@@ -18,7 +18,7 @@ import type { V1Namespace, V1NamespaceCondition } from "@kubernetes/client-node"
 import { afterEach, describe, expect, it } from "vitest";
 
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 
@@ -84,7 +84,7 @@ describe("namespace lifecycle in the kube simulator", () => {
       { name: "myapp-worker-ingress", namespace: "myapp", body: { metadata: { finalizers: [] } } },
       mergePatch,
     );
-    await until(
+    await eventually(
       async () => ((await readOrNull(core, "myapp")) === null ? true : undefined),
       5_000,
       "namespace myapp gone",
@@ -112,7 +112,7 @@ describe("namespace lifecycle in the kube simulator", () => {
       });
     }
     await core.deleteNamespace({ name });
-    const ns = await until(async () => {
+    const ns = await eventually(async () => {
       const n = await readOrNull(core, name);
       return condition(n, "NamespaceContentRemaining")?.status === "True" ? n : undefined;
     });
@@ -146,7 +146,7 @@ describe("namespace lifecycle in the kube simulator", () => {
       { name: "p1", namespace: name, body: { metadata: { finalizers: null } } },
       mergePatch,
     );
-    await until(async () => {
+    await eventually(async () => {
       const n = await readOrNull(core, name);
       return condition(n, "NamespaceContentRemaining")?.message?.includes("has 1 resource instances") === true
         ? n
@@ -156,7 +156,7 @@ describe("namespace lifecycle in the kube simulator", () => {
       { name: "p2", namespace: name, body: { metadata: { finalizers: null } } },
       mergePatch,
     );
-    await until(
+    await eventually(
       async () => ((await readOrNull(core, name)) === null ? true : undefined),
       5_000,
       "namespace gone",
@@ -172,7 +172,7 @@ describe("namespace lifecycle in the kube simulator", () => {
     const name = `disc-${process.pid}`;
     await core.createNamespace({ body: { metadata: { name } } });
     await core.deleteNamespace({ name });
-    const ns = await until(async () => {
+    const ns = await eventually(async () => {
       const n = await readOrNull(core, name);
       return condition(n, "NamespaceDeletionDiscoveryFailure")?.status === "True" ? n : undefined;
     });
@@ -188,7 +188,7 @@ describe("namespace lifecycle in the kube simulator", () => {
     await sim.reconcileNow();
     expect(await readOrNull(core, name)).not.toBeNull();
     sim.setFaults({});
-    await until(
+    await eventually(
       async () => ((await readOrNull(core, name)) === null ? true : undefined),
       5_000,
       "namespace gone",

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { loadScenario } from "../../sim/scenario.js";
 import { startKubeSim } from "../../sim/kube/index.js";
-import { kubectl, until } from "../../sim/kube/testing.js";
+import { kubectl } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 
@@ -77,7 +78,7 @@ describe("npm run sim", () => {
     const exited = exitOf(child);
     let out = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
-    const lines = await until(
+    const lines = await eventually(
       () => (out.split("\n").length > 2 ? out.split("\n") : undefined),
       20_000,
       "listening lines",
@@ -129,7 +130,7 @@ describe("watches", () => {
         body: { metadata: { name: "elsewhere" } },
       });
       await core.deleteNamespacedConfigMap({ name: "w", namespace: "default" });
-      await until(() => (seen.length >= 2 ? true : undefined), 5_000, "watch events");
+      await eventually(() => (seen.length >= 2 ? true : undefined), 5_000, "watch events");
       expect(seen).toEqual(["ADDED w", "DELETED w"]);
       req.abort();
     } finally {

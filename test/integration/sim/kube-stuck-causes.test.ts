@@ -13,7 +13,8 @@ import { parse as parseYaml } from "yaml";
 
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { lostNodeWorld, namespaceFinalizerWorld, webhookBlockedWorld } from "../../sim/kube/stuck-worlds.js";
-import { kubectl, until, type KubectlResult } from "../../sim/kube/testing.js";
+import { kubectl, type KubectlResult } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 
 interface Cond {
   type: string;
@@ -53,7 +54,7 @@ describe("stuck-namespace causes in the kube simulator", () => {
     const s = sim!;
     const refusal =
       'failed calling webhook "validate.policy.example.com": failed to call webhook: Post "https://policy-webhook.policy-system.svc:443/validate?timeout=10s": service "policy-webhook" not found';
-    const c = await until(() =>
+    const c = await eventually(() =>
       conditions(s, "shop").find((x) => x.type === "NamespaceDeletionContentFailure" && x.status === "True"),
     );
     expect(c).toEqual(
@@ -81,7 +82,9 @@ describe("stuck-namespace causes in the kube simulator", () => {
     // Configurations themselves are never sent to webhooks: removing the broken one unblocks it.
     const rm = await k("delete", "validatingwebhookconfiguration", "policy-validator");
     expect(rm.code, rm.stderr).toBe(0);
-    await until(() => (s.store.get("v1", "Namespace", undefined, "shop") === undefined ? true : undefined));
+    await eventually(() =>
+      s.store.get("v1", "Namespace", undefined, "shop") === undefined ? true : undefined,
+    );
   });
 
   it("a webhook Service without ready endpoints: `no endpoints available`; failurePolicy Ignore lets it through", async () => {
@@ -89,7 +92,7 @@ describe("stuck-namespace causes in the kube simulator", () => {
       scenario: webhookBlockedWorld({ namespace: "shop2", serviceState: "no-endpoints", kind: "Mutating" }),
     });
     const s = sim!;
-    const c = await until(() =>
+    const c = await eventually(() =>
       conditions(s, "shop2").find((x) => x.type === "NamespaceDeletionContentFailure" && x.status === "True"),
     );
     expect(c.message).toContain('no endpoints available for service "policy-webhook"');
@@ -104,14 +107,16 @@ describe("stuck-namespace causes in the kube simulator", () => {
       scenario: webhookBlockedWorld({ namespace: "shop3", failurePolicy: "Ignore" }),
     });
     const t = sim!;
-    await until(() => (t.store.get("v1", "Namespace", undefined, "shop3") === undefined ? true : undefined));
+    await eventually(() =>
+      t.store.get("v1", "Namespace", undefined, "shop3") === undefined ? true : undefined,
+    );
   });
 
   it("pods on a NotReady node stay Terminating; the claim one mounts stays with pvc-protection; a Ready node lets both go", async () => {
     const k = await start({ scenario: lostNodeWorld({ namespace: "web" }) });
     const s = sim!;
     const node = "ip-10-0-3-41.ap-northeast-2.compute.internal";
-    await until(() =>
+    await eventually(() =>
       conditions(s, "web").find(
         (x) => x.type === "NamespaceFinalizersRemaining" && x.status === "True" && x.message?.includes("pvc"),
       ),
@@ -155,13 +160,15 @@ describe("stuck-namespace causes in the kube simulator", () => {
       },
       { subresource: "status" },
     );
-    await until(() => (s.store.get("v1", "Namespace", undefined, "web") === undefined ? true : undefined));
+    await eventually(() =>
+      s.store.get("v1", "Namespace", undefined, "web") === undefined ? true : undefined,
+    );
   });
 
   it("a force delete (grace 0) removes a pod its kubelet will never confirm", async () => {
     const k = await start({ scenario: lostNodeWorld({ namespace: "web2", claim: null }) });
     const s = sim!;
-    await until(() =>
+    await eventually(() =>
       s.store.get("v1", "Pod", "web2", "web-1")?.metadata?.deletionTimestamp ? true : undefined,
     );
     const r = await k("delete", "pod", "web-1", "-n", "web2", "--grace-period=0", "--force");
@@ -177,20 +184,22 @@ describe("stuck-namespace causes in the kube simulator", () => {
       now: () => new Date(now),
     });
     const s = sim!;
-    await until(() =>
+    await eventually(() =>
       s.store.get("v1", "Pod", "gone", "web-0")?.metadata?.deletionTimestamp ? true : undefined,
     );
     await s.reconcileNow();
     expect(s.store.list("v1", "Pod", "gone")).toHaveLength(2);
     now += 41_000;
     await s.reconcileNow();
-    await until(() => (s.store.get("v1", "Namespace", undefined, "gone") === undefined ? true : undefined));
+    await eventually(() =>
+      s.store.get("v1", "Namespace", undefined, "gone") === undefined ? true : undefined,
+    );
   });
 
   it("a namespace finalizer other than kubernetes keeps the emptied namespace until /finalize", async () => {
     const k = await start({ scenario: namespaceFinalizerWorld({ namespace: "tenant" }) });
     const s = sim!;
-    await until(() => {
+    await eventually(() => {
       const ns = s.store.get("v1", "Namespace", undefined, "tenant");
       const fins = (ns?.spec as { finalizers?: string[] } | undefined)?.finalizers;
       return fins?.length === 1 ? fins : undefined;
@@ -214,6 +223,8 @@ describe("stuck-namespace causes in the kube simulator", () => {
     );
     const r = await k("replace", "--raw", "/api/v1/namespaces/tenant/finalize", "-f", body);
     expect(r.code, r.stderr).toBe(0);
-    await until(() => (s.store.get("v1", "Namespace", undefined, "tenant") === undefined ? true : undefined));
+    await eventually(() =>
+      s.store.get("v1", "Namespace", undefined, "tenant") === undefined ? true : undefined,
+    );
   });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import { startWorld, type World } from "../../sim/world.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
@@ -86,7 +86,11 @@ describe("npm run sim with --aws-env", () => {
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     try {
-      await until(() => (out.includes("AWS simulator listening on") ? true : undefined), 30_000, "sim start");
+      await eventually(
+        () => (out.includes("AWS simulator listening on") ? true : undefined),
+        30_000,
+        "sim start",
+      );
       expect(out).toMatch(/kube API simulator listening on http:\/\/127\.0\.0\.1:\d+/);
       const env = Object.fromEntries(
         (await readFile(envFile, "utf8"))

@@ -17,7 +17,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { planPathRepair } from "../../../src/traffic/repoint.js";
 import { seedIngress } from "../../sim/argo-sync.js";
 import type { KubeObject } from "../../sim/kube/index.js";
-import { until } from "../../sim/kube/testing.js";
+import { eventually } from "../../helpers/eventually.js";
 import type { World } from "../../sim/world.js";
 import { openAwsWorld, recoverSeed, type AwsWorld } from "../helpers/aws-world.js";
 
@@ -63,7 +63,7 @@ function tenantIngress(namespace: string, name: string, hosts: readonly string[]
 
 /** The load balancer name the controller wrote into an Ingress's status, once it has one. */
 async function provisioned(w: World, namespace: string, name: string): Promise<string> {
-  return until(
+  return eventually(
     () => {
       const o = w.kube.store.get("networking.k8s.io/v1", "Ingress", namespace, name) as
         { status?: { loadBalancer?: { ingress?: { hostname?: string }[] } } } | undefined;

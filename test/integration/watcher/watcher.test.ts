@@ -23,24 +23,12 @@ import { client, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
 import { testWatcherReceipts } from "../../helpers/keys.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const TOKEN = "xoxb-watcher-test-token";
 const CHANNEL = "C0WATCH";
 const FINALIZER = "example.com/hold";
 
-async function until<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  ms: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${String(ms)} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe("namespace watcher", () => {
@@ -131,13 +119,13 @@ describe("namespace watcher", () => {
   it("posts the diagnosis of a namespace stuck past the threshold exactly once, and nothing for one that finishes in time", async () => {
     const w = watcher();
     w.start();
-    await until(() => (w.isLeader() ? true : undefined), 5_000, "leader");
+    await eventually(() => (w.isLeader() ? true : undefined), 5_000, "leader");
     namespaceWithBlocker("stuck-a");
     namespaceWithBlocker("quick-b", false);
     const deletedAt = Date.now();
     deleteNamespace("stuck-a");
     deleteNamespace("quick-b");
-    const post = await until(() => cards()[0], 8_000, "the card");
+    const post = await eventually(() => cards()[0], 8_000, "the card");
     // deletionTimestamp has second precision: at most 1 s early, never more than 2 s late.
     expect(post.at - deletedAt).toBeGreaterThanOrEqual(0);
     expect(post.at - deletedAt).toBeLessThan(1_000 + 2_000 + 1_000);
@@ -166,13 +154,13 @@ describe("namespace watcher", () => {
       metadata: { name: "also-held", namespace: "stuck-c", finalizers: [FINALIZER] },
     });
     deleteNamespace("stuck-c");
-    const post = await until(() => cards()[0], 8_000, "the card");
+    const post = await eventually(() => cards()[0], 8_000, "the card");
     const ts = String(post.response?.ts);
     // Both objects are in the diagnosis (the card may summarise the second one).
     expect(JSON.stringify(post.body.blocks)).toMatch(/also-held|secrets 1/);
     // One blocker goes: an update in the thread says what is left.
     release("stuck-c");
-    const update = await until(
+    const update = await eventually(
       () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("Still Terminating")),
       8_000,
       "the thread update",
@@ -182,13 +170,13 @@ describe("namespace watcher", () => {
     const sec = sim.store.get("v1", "Secret", "stuck-c", "also-held");
     if (sec === undefined) throw new Error("no Secret");
     sim.store.update({ ...sec, metadata: { ...sec.metadata, finalizers: [] } });
-    const note = await until(
+    const note = await eventually(
       () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("is gone")),
       8_000,
       "the gone note",
     );
     expect(note.text).toContain("stuck-c");
-    const card = await until(
+    const card = await eventually(
       () => {
         const m = fake.message(CHANNEL, ts);
         return m !== undefined && m.updates > 0 ? m : undefined;
@@ -207,7 +195,7 @@ describe("namespace watcher", () => {
     w.start();
     namespaceWithBlocker("stuck-e");
     deleteNamespace("stuck-e");
-    const post = await until(() => cards()[0], 8_000, "the card");
+    const post = await eventually(() => cards()[0], 8_000, "the card");
     // Another message of the bot's (an approval card, say) that a Redis writer wants repainted GONE.
     const other = await new WebClient(TOKEN, { slackApiUrl: fake.url }).chat.postMessage({
       channel: CHANNEL,
@@ -218,7 +206,7 @@ describe("namespace watcher", () => {
     const rec = JSON.parse((await redis.get(episodeKey)) ?? "{}") as Record<string, unknown>;
     await redis.set(episodeKey, JSON.stringify({ ...rec, ts: other.ts }), "KEEPTTL");
     release("stuck-e");
-    await until(
+    await eventually(
       () => (sim.store.get("v1", "Namespace", undefined, "stuck-e") === undefined ? true : undefined),
       8_000,
       "gone",
@@ -262,8 +250,8 @@ describe("namespace watcher", () => {
     await sim.reconcileNow();
     await settle(300);
     releasePost?.();
-    const post = await until(() => cards()[0], 8_000, "the card");
-    const update = await until(
+    const post = await eventually(() => cards()[0], 8_000, "the card");
+    const update = await eventually(
       () =>
         fake
           .thread(CHANNEL, String(post.response?.ts))
@@ -280,10 +268,10 @@ describe("namespace watcher", () => {
     w.start();
     namespaceWithBlocker("stuck-d");
     deleteNamespace("stuck-d");
-    await until(() => cards()[0], 8_000, "the card");
+    await eventually(() => cards()[0], 8_000, "the card");
     // Bookmarks carry the revision forward with no namespace event: it is persisted.
     const before = sim.store.resourceVersion;
-    await until(
+    await eventually(
       async () => ((await redis.get(`${prefix}:watcher:rv`)) === before ? true : undefined),
       3_000,
       "a bookmark's revision in Redis",
@@ -298,7 +286,7 @@ describe("namespace watcher", () => {
     sim.resetRequests();
     const next = watcher({ watchTimeoutSeconds: 1 });
     next.start();
-    await until(() => (next.stats().lists > 0 ? true : undefined), 5_000, "a re-list");
+    await eventually(() => (next.stats().lists > 0 ? true : undefined), 5_000, "a re-list");
     const ns = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
     expect(ns[0]?.query).toMatch(/resourceVersion=\d+/);
     expect(ns.some((r) => !r.query.includes("watch=true") && r.status === 200)).toBe(true);
@@ -307,7 +295,7 @@ describe("namespace watcher", () => {
     // Still following the episode after the re-list: the gone note comes.
     release("stuck-d");
     const ts = String(cards()[0]?.response?.ts);
-    await until(
+    await eventually(
       () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("is gone")),
       8_000,
       "the gone note",
@@ -319,10 +307,10 @@ describe("namespace watcher", () => {
     const b = watcher();
     a.start();
     b.start();
-    await until(() => (leaders() === 1 ? true : undefined), 5_000, "a leader");
+    await eventually(() => (leaders() === 1 ? true : undefined), 5_000, "a leader");
     namespaceWithBlocker("stuck-e");
     deleteNamespace("stuck-e");
-    await until(() => cards()[0], 8_000, "the card");
+    await eventually(() => cards()[0], 8_000, "the card");
     await settle(2_000);
     expect(leaders()).toBe(1);
     expect(cards()).toHaveLength(1);
@@ -333,12 +321,12 @@ describe("namespace watcher", () => {
     first.start();
     namespaceWithBlocker("stuck-f");
     deleteNamespace("stuck-f");
-    const post = await until(() => cards()[0], 8_000, "the card");
+    const post = await eventually(() => cards()[0], 8_000, "the card");
     await first.stop();
     sim.resetRequests();
     const second = watcher({ watchTimeoutSeconds: 1 });
     second.start();
-    await until(() => (second.isLeader() ? true : undefined), 5_000, "the new leader");
+    await eventually(() => (second.isLeader() ? true : undefined), 5_000, "the new leader");
     await settle(2_000);
     expect(cards()).toHaveLength(1);
     // Resumed: a watch from the stored revision, no list.
@@ -349,7 +337,7 @@ describe("namespace watcher", () => {
     expect(nsRequests[0]?.served).toBe("PartialObjectMetadata");
     release("stuck-f");
     const ts = String(post.response?.ts);
-    await until(
+    await eventually(
       () => fake.thread(CHANNEL, ts).find((m) => (m.text ?? "").includes("is gone")),
       8_000,
       "the gone note from the new leader",
@@ -360,14 +348,14 @@ describe("namespace watcher", () => {
   it("a follower takes over when the leader stops, and when a dead leader's lease lapses", async () => {
     const a = watcher({ leaseMs: 1_200 });
     a.start();
-    await until(() => (a.isLeader() ? true : undefined), 5_000, "a leads");
+    await eventually(() => (a.isLeader() ? true : undefined), 5_000, "a leads");
     const b = watcher({ leaseMs: 1_200 });
     b.start();
     await settle(600);
     expect(b.isLeader()).toBe(false);
     const stoppedAt = Date.now();
     await a.stop();
-    await until(() => (b.isLeader() ? true : undefined), 2_000, "b leads");
+    await eventually(() => (b.isLeader() ? true : undefined), 2_000, "b leads");
     expect(Date.now() - stoppedAt).toBeLessThan(1_200);
     await b.stop();
     // A holder that died without releasing: its lease lapses after its TTL, then c leads.
@@ -377,7 +365,7 @@ describe("namespace watcher", () => {
     c.start();
     await settle(500);
     expect(c.isLeader()).toBe(false);
-    await until(() => (c.isLeader() ? true : undefined), 3_000, "c leads");
+    await eventually(() => (c.isLeader() ? true : undefined), 3_000, "c leads");
     expect(Date.now() - started).toBeLessThan(1_000 + 1_200);
   }, 20_000);
 });
@@ -411,7 +399,7 @@ describe("the watcher in the bot runtime", () => {
     });
     try {
       await runtime.start();
-      await until(
+      await eventually(
         () => (runtime.watcher?.isLeader() === true ? true : undefined),
         5_000,
         "the runtime leads",

@@ -30,18 +30,3 @@ export function kubectl(
     if (input !== undefined) child.stdin?.end(input);
   });
 }
-
-/** Poll `fn` until it returns something other than `undefined`, or fail at the deadline. */
-export async function until<T>(
-  fn: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
