@@ -134,8 +134,7 @@ try {
       copyFileSync(join(LUA, lua), join(dir, lua));
     luaCopies++;
   }
-  if (luaCopies === 0)
-    throw new Error("build: no output reads ./lua/ — the Redis scripts would be missing");
+  if (luaCopies === 0) throw new Error("build: no output reads ./lua/ — the Redis scripts would be missing");
   const bytes = outputs.reduce((n, f) => n + readFileSync(join(ROOT, f)).length, 0);
   // What every output imports (test/deploy/image.test.ts: nothing outside Node's own modules at run time).
   // Named as they will be, under dist/ (they were written to the building directory).
