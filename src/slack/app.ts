@@ -37,6 +37,7 @@ import {
   type ScopedArgs,
 } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
+import { createFormRouter } from "./forms.js";
 import type { SlackApp } from "./slack-app.js";
 import { pacer } from "../util/pacer.js";
 
@@ -234,6 +235,8 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
     shareAction({ registry: deps.registry, services: deps.services, command: config.command }),
   ]);
 
+  const forms = createFormRouter(app, log, channelGate, deps.newRequestId);
+
   let running = false;
   // A start that failed half-way (Socket Mode opens its health server before connecting) must
   // still be stoppable.
@@ -241,6 +244,7 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   return {
     app,
     actions,
+    forms,
     mode,
     async start() {
       const who = await verifyToken();

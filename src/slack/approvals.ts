@@ -7,8 +7,7 @@
  * the bot issued (the workflow rejects malformed and unknown ids), and re-validate any target a button or a
  * modal carries before the workflow re-reads the object from the cluster.
  */
-import { webApi, type ViewSubmitAction } from "@slack/bolt";
-import { pino } from "pino";
+import { webApi } from "@slack/bolt";
 import { retrying } from "../approvals/notifier.js";
 import type { ApprovalRequest, Identity, RemovalRequestInput, VoteDecision } from "../approvals/types.js";
 import { MAX_VOTE_REASON, type ApprovalWorkflow } from "../approvals/workflow.js";
@@ -28,7 +27,7 @@ import {
 import { clusterOfValue } from "./blocks/cluster-value.js";
 import { REQUEST_FINALIZE_ACTION } from "./blocks/diagnosis.js";
 import { clip, safe } from "./blocks/text.js";
-import { requestScope, scopeOf } from "./middleware.js";
+import { scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import { slackUserError } from "./blocks/error-text.js";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
@@ -301,33 +300,28 @@ function parseDenyMetadata(raw: string): { requestId: string; channelId: string 
  * the channel the form was opened for (the workflow checks both); a refusal is shown in the form.
  */
 function registerDenySubmit(slackApp: SlackApp, deps: ApprovalActionDeps): void {
-  const baseLog = deps.log ?? pino({ level: "silent" });
-  slackApp.app.view<ViewSubmitAction>(
-    { callback_id: DENY_SUBMIT_CALLBACK, type: "view_submission" },
-    requestScope(baseLog),
-    async ({ ack, body, view, context }) => {
-      const log = scopeOf(context).log;
-      const voter: Identity = { userId: body.user.id, teamId: body.user.team_id ?? body.team?.id ?? "" };
-      const reason = view.state.values[DENY_REASON_FIELD]?.[DENY_REASON_FIELD]?.value ?? "";
-      try {
-        const meta = parseDenyMetadata(view.private_metadata);
-        const { request } = await deps.workflow.vote(meta.requestId, voter, "deny", {
-          channelId: meta.channelId,
-          ...(reason.trim() !== "" ? { reason } : {}),
-        });
-        log.info({ requestId: request.id, state: request.state }, "deny recorded");
-        await ack();
-      } catch (err) {
-        const { code } = toUserError(err);
-        if (code === ErrorCode.Internal) log.error({ err }, "deny failed");
-        else log.info({ code }, "deny refused");
-        await ack({
-          response_action: "errors",
-          errors: { [DENY_REASON_FIELD]: clip(slackUserError(err).message, 300) },
-        });
-      }
-    },
-  );
+  slackApp.forms.register(DENY_SUBMIT_CALLBACK, DENY_REASON_FIELD, async ({ ack, body, view, context }) => {
+    const log = scopeOf(context).log;
+    const voter: Identity = { userId: body.user.id, teamId: body.user.team_id ?? body.team?.id ?? "" };
+    const reason = view.state.values[DENY_REASON_FIELD]?.[DENY_REASON_FIELD]?.value ?? "";
+    try {
+      const meta = parseDenyMetadata(view.private_metadata);
+      const { request } = await deps.workflow.vote(meta.requestId, voter, "deny", {
+        channelId: meta.channelId,
+        ...(reason.trim() !== "" ? { reason } : {}),
+      });
+      log.info({ requestId: request.id, state: request.state }, "deny recorded");
+      await ack();
+    } catch (err) {
+      const { code } = toUserError(err);
+      if (code === ErrorCode.Internal) log.error({ err }, "deny failed");
+      else log.info({ code }, "deny refused");
+      await ack({
+        response_action: "errors",
+        errors: { [DENY_REASON_FIELD]: clip(slackUserError(err).message, 300) },
+      });
+    }
+  });
 }
 
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -340,10 +334,9 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
 }
 
 function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): void {
-  const baseLog = deps.log ?? pino({ level: "silent" });
-  slackApp.app.view<ViewSubmitAction>(
-    { callback_id: FINALIZE_SUBMIT_CALLBACK, type: "view_submission" },
-    requestScope(baseLog),
+  slackApp.forms.register(
+    FINALIZE_SUBMIT_CALLBACK,
+    FinalizeModalField.Reason,
     async ({ ack, body, view, client, context }) => {
       const log = scopeOf(context).log;
       // Identity from the signed payload's user only; the team from the user or, failing that, the workspace.

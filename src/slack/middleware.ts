@@ -89,9 +89,23 @@ export interface RequestIdentity {
   readonly userId?: string;
   readonly teamId?: string;
   readonly channelId?: string;
-  /** The slash command, or the first action id of an interaction. */
+  /** The slash command, the first action id of an interaction, or a form's callback id. */
   readonly subject?: string;
-  readonly kind: "command" | "action" | "other";
+  readonly kind: "command" | "action" | "form" | "other";
+}
+
+/**
+ * The channel a form was opened for: the `channelId` of its private metadata, which the bot wrote
+ * when it opened the form (Slack returns it as it was; the user cannot edit it).
+ */
+function formChannel(metadata: unknown): string | undefined {
+  if (typeof metadata !== "string" || metadata === "") return undefined;
+  try {
+    const parsed: unknown = JSON.parse(metadata);
+    return isRecord(parsed) ? str(parsed["channelId"]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -108,6 +122,16 @@ export function identityOf(body: unknown): RequestIdentity {
       userId: str(body["user_id"]),
       teamId: str(body["team_id"]),
       channelId: str(body["channel_id"]),
+    });
+  }
+  if (body["type"] === "view_submission") {
+    const view = record(body["view"]);
+    return withDefined({
+      kind: "form",
+      subject: str(view?.["callback_id"]),
+      userId: str(record(body["user"])?.["id"]),
+      teamId: str(record(body["user"])?.["team_id"]) ?? str(record(body["team"])?.["id"]),
+      channelId: formChannel(view?.["private_metadata"]),
     });
   }
   const user = record(body["user"]);

@@ -8,15 +8,12 @@
  *
  * The value comes back from Slack: it is re-validated (namespace or DNS names) before any read.
  */
-import type { ViewSubmitAction } from "@slack/bolt";
 import type { KnownBlock, View } from "@slack/types";
-import { pino } from "pino";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { assertHostname } from "../edge/hostname.js";
 import type { ApprovalRequest, Identity } from "../approvals/types.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { assertNamespaceName } from "../kube/names.js";
-import type { Logger } from "../log.js";
 import type { RepairCards } from "../jobs/repair-cards.js";
 import type { RepairCheck, RepairSubject } from "../traffic/repoint.js";
 import { registerActions, type ActionContext } from "./actions.js";
@@ -25,7 +22,7 @@ import { postRequest, tellRequester, type ApprovalActionDeps } from "./approvals
 import { clusterField, clusterOfValue } from "./blocks/cluster-value.js";
 import { hasRepairButton, REPAIR_PATH_ACTION, renderTraceNothingToRepair } from "./blocks/trace.js";
 import { clip, esc, safe } from "./blocks/text.js";
-import { requestScope, scopeOf } from "./middleware.js";
+import { scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import { slackUserError } from "./blocks/error-text.js";
 
@@ -270,10 +267,9 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
     },
   ]);
 
-  const baseLog: Logger = deps.log ?? pino({ level: "silent" });
-  slackApp.app.view<ViewSubmitAction>(
-    { callback_id: REPAIR_SUBMIT_CALLBACK, type: "view_submission" },
-    requestScope(baseLog),
+  slackApp.forms.register(
+    REPAIR_SUBMIT_CALLBACK,
+    REASON_FIELD,
     async ({ ack, body, view, client, context }) => {
       const log = scopeOf(context).log;
       const requester: Identity = { userId: body.user.id, teamId: body.user.team_id ?? body.team?.id ?? "" };

@@ -210,6 +210,23 @@ describe("Request finalizer removal → modal → approval → recovery", () => 
     expect(f.h.fake.calls().filter(isRequestPost)).toEqual([]);
   });
 
+  it("a form for a channel the bot is not enabled in is refused in the form by the shared chain; no request is made", async () => {
+    const f = await setup();
+    const view = await openModalFromDiagnosis(f);
+    const meta = JSON.parse(String(view["private_metadata"])) as { channelId: string };
+    expect(meta.channelId).toBe(CHANNEL);
+    const sent = await submit(
+      f,
+      { ...view, private_metadata: JSON.stringify({ ...meta, channelId: "C0ELSEWHERE1" }) },
+      REASON,
+    );
+    const answer = JSON.parse(sent.text) as { response_action: string; errors: Record<string, string> };
+    expect(answer.response_action).toBe("errors");
+    expect(answer.errors[FinalizeModalField.Reason]).toContain("not enabled in <#C0ELSEWHERE1>");
+    expect(await f.workflow.listPending()).toEqual([]);
+    expect(f.h.fake.calls().filter(isRequestPost)).toEqual([]);
+  });
+
   it("a submission without all three statements ticked is refused in the modal under each missing one; nothing is stored", async () => {
     const f = await setup();
     const view = await openModalFromDiagnosis(f);

@@ -1,0 +1,79 @@
+/**
+ * Form submissions (`view_submission`). Each runs behind the same chain as slash commands and
+ * buttons, registered here and nowhere else: the request scope (one request id, the app's logger,
+ * the actor) and the channel allow-list, for the channel the form was opened for (its private
+ * metadata's `channelId`, written by the bot). A form from a channel that is not — or no longer —
+ * allowed is refused inside the form, and its listener never runs. Forms are not acknowledged
+ * first: Slack takes a form's errors only in the acknowledgement, which the listener gives.
+ */
+import type { App, Middleware, SlackViewMiddlewareArgs, ViewSubmitAction } from "@slack/bolt";
+import type { Logger } from "../log.js";
+import { ErrorCode } from "../errors.js";
+import type { ChannelGate } from "./channel-gate.js";
+import { channelRefusal, identityOf, requestScope, scopeOf } from "./middleware.js";
+import { slackErrorCode } from "./slack-errors.js";
+
+export type FormArgs = SlackViewMiddlewareArgs<ViewSubmitAction>;
+export type FormListener = Middleware<FormArgs>;
+
+export interface FormRouter {
+  /**
+   * `errorField`: the block a refusal is shown under (each form names its first input), since
+   * Slack shows a form's errors only beside one of its inputs.
+   */
+  register(callbackId: string, errorField: string, listener: FormListener): void;
+}
+
+/** Anything holding a {@link FormRouter}, such as the `SlackApp` from `createSlackApp`. */
+export interface HasFormRouter {
+  readonly forms: FormRouter;
+}
+
+/** Only forms opened for an allowed channel run; a refusal is shown in the form. */
+function formChannelAllowList(gate: ChannelGate, errorField: string): FormListener {
+  return async ({ body, ack, next, client, context }) => {
+    const channelId = identityOf(body).channelId;
+    let ok: boolean;
+    try {
+      ok = await gate.allowed(channelId, (id) =>
+        client.conversations.info({ channel: id }).then((r) => r.channel?.name),
+      );
+    } catch (err) {
+      scopeOf(context).log.warn(
+        { code: ErrorCode.ChannelNotAllowed, slackError: slackErrorCode(err) ?? "unknown" },
+        "could not read the channel's name to match UNSTUCK_CHANNEL_PATTERNS",
+      );
+      ok = false;
+    }
+    if (ok) {
+      await next();
+      return;
+    }
+    scopeOf(context).log.warn(
+      { code: ErrorCode.ChannelNotAllowed },
+      "form submitted for a channel outside the allow-list",
+    );
+    await ack({
+      response_action: "errors",
+      errors: { [errorField]: channelRefusal(channelId, gate).slice(0, 300) },
+    });
+  };
+}
+
+export function createFormRouter(
+  app: App,
+  log: Logger,
+  gate: ChannelGate,
+  newRequestId?: () => string,
+): FormRouter {
+  return {
+    register(callbackId, errorField, listener) {
+      app.view<ViewSubmitAction>(
+        { callback_id: callbackId, type: "view_submission" },
+        requestScope<FormArgs>(log, newRequestId),
+        formChannelAllowList(gate, errorField),
+        listener,
+      );
+    },
+  };
+}
