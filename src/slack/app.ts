@@ -16,6 +16,7 @@ import {
   type Receiver,
   type SlackActionMiddlewareArgs,
   type SlackCommandMiddlewareArgs,
+  type SlackEventMiddlewareArgs,
 } from "@slack/bolt";
 import type { CommandDispatcher, CommandServices } from "../command-contract.js";
 import type { Config } from "../config.js";
@@ -26,7 +27,7 @@ import { boltLogger } from "./bolt-logger.js";
 import { ChannelGate } from "./channel-gate.js";
 import { commandListener, shareAction, type AfterPost, type PostApprovalRequest } from "./command.js";
 import { dedupeEvents, memoryEventClaims, type EventClaims } from "./event-dedupe.js";
-import { mentionListener } from "./mention.js";
+import { mentionChannelAllowList, mentionListener } from "./mention.js";
 import {
   ackFirst,
   channelAllowList,
@@ -219,14 +220,9 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   // `@unstuck timeline` in a thread (slash commands cannot be typed in threads).
   app.event(
     "app_mention",
-    mentionListener({
-      registry: deps.registry,
-      services: deps.services,
-      command: config.command,
-      channels: channelGate,
-      log,
-      ...(deps.newRequestId !== undefined ? { newRequestId: deps.newRequestId } : {}),
-    }),
+    requestScope<SlackEventMiddlewareArgs<"app_mention">>(log, deps.newRequestId),
+    mentionChannelAllowList(channelGate),
+    mentionListener({ registry: deps.registry, services: deps.services, command: config.command }),
   );
 
   const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());

@@ -6,17 +6,16 @@
  * command (its approvals and forms are built around those). The user id comes from the signed event;
  * the channel allow-list applies as to every request.
  */
-import { randomUUID } from "node:crypto";
-import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from "@slack/bolt";
+import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from "@slack/bolt";
 import type { Actor, CommandDispatcher, CommandServices } from "../command-contract.js";
 import { takeClusterFlag } from "../fleet/cluster-flag.js";
 import { dispatchLine } from "../fleet/dispatcher.js";
-import type { Logger } from "../log.js";
+import { ErrorCode } from "../errors.js";
 import { attachTimelineFile, renderTimelineCard } from "./timeline.js";
 import { renderSlackMessage } from "./blocks/index.js";
 import { clip, SlackLimit } from "./blocks/text.js";
 import type { ChannelGate } from "./channel-gate.js";
-import { channelRefusal } from "./middleware.js";
+import { channelRefusal, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
 export interface MentionListenerDeps {
@@ -24,25 +23,51 @@ export interface MentionListenerDeps {
   readonly services: CommandServices;
   /** The slash command as configured (`/unstuck`), for the hint. */
   readonly command: string;
-  /** `UNSTUCK_CHANNELS` ids and `UNSTUCK_CHANNEL_PATTERNS` names (neither allows all). */
-  readonly channels: ChannelGate;
-  readonly log: Logger;
-  readonly newRequestId?: () => string;
 }
 
 /** The verbs a mention answers. */
 const MENTION_VERBS = new Set(["timeline"]);
 
-export function mentionListener(
-  deps: MentionListenerDeps,
-): (args: SlackEventMiddlewareArgs<"app_mention"> & AllMiddlewareArgs) => Promise<void> {
-  return async ({ event, body, client }) => {
+type MentionArgs = SlackEventMiddlewareArgs<"app_mention"> & AllMiddlewareArgs;
+
+/**
+ * The channel allow-list for mentions, in the chain every listener passes after the request scope:
+ * a mention from a channel that is not allowed is answered there, ephemerally, and goes no further.
+ * A bot's mention (ours included) goes no further either: bots never drive the bot.
+ */
+export function mentionChannelAllowList(
+  gate: ChannelGate,
+): Middleware<SlackEventMiddlewareArgs<"app_mention">> {
+  return async ({ event, client, context, next }) => {
+    if (event.bot_id !== undefined || event.user === undefined) return;
+    const allowed = await gate
+      .allowed(event.channel, (id) => client.conversations.info({ channel: id }).then((r) => r.channel?.name))
+      .catch(() => false);
+    if (allowed) {
+      await next();
+      return;
+    }
+    const log = scopeOf(context).log;
+    log.warn({ code: ErrorCode.ChannelNotAllowed }, "mention from a channel outside the allow-list");
+    await client.chat
+      .postEphemeral({
+        channel: event.channel,
+        user: event.user,
+        text: clip(channelRefusal(event.channel, gate), SlackLimit.Fallback),
+        ...(event.thread_ts !== undefined ? { thread_ts: event.thread_ts } : {}),
+      })
+      .catch((err: unknown) => {
+        log.warn({ slackError: slackErrorCode(err) ?? "unknown" }, "could not answer a mention");
+      });
+  };
+}
+
+export function mentionListener(deps: MentionListenerDeps): (args: MentionArgs) => Promise<void> {
+  return async ({ event, body, client, context }) => {
     const channel = event.channel;
     const user = event.user;
-    // Bots (ours included) never drive the bot.
     if (event.bot_id !== undefined || user === undefined) return;
-    const requestId = (deps.newRequestId ?? randomUUID)();
-    const log = deps.log.child({ requestId, userId: user, teamId: body.team_id, channelId: channel });
+    const log = scopeOf(context).log;
     const threadTs = event.thread_ts;
     const ephemeral = async (text: string, blocks?: readonly unknown[]): Promise<void> => {
       try {
@@ -57,14 +82,6 @@ export function mentionListener(
         log.warn({ slackError: slackErrorCode(err) ?? "unknown" }, "could not answer a mention");
       }
     };
-    const allowed = await deps.channels
-      .allowed(channel, (id) => client.conversations.info({ channel: id }).then((r) => r.channel?.name))
-      .catch(() => false);
-    if (!allowed) {
-      log.warn({ code: "CHANNEL_NOT_ALLOWED" }, "mention from a channel outside the allow-list");
-      await ephemeral(channelRefusal(channel, deps.channels));
-      return;
-    }
     // Every mention of the bot is markup (`<@U…>` or `<@U…|name>`): what is left is the command.
     const text = event.text.replace(/<@[A-Z0-9]+(?:\|[^>]*)?>/g, " ").trim();
     // `--cluster NAME` may come first; the verb is the first word of the rest.
@@ -75,10 +92,7 @@ export function mentionListener(
       // A bad flag: the dispatch below answers it.
     }
     const verb = (line.split(/\s+/)[0] ?? "").toLowerCase();
-    log.info(
-      { kind: "mention", subject: verb.slice(0, 20), inThread: threadTs !== undefined },
-      "slack request",
-    );
+    log.info({ verb: verb.slice(0, 20), inThread: threadTs !== undefined }, "mention");
     if (!MENTION_VERBS.has(verb)) {
       await ephemeral(
         `In a message I answer \`timeline\` (in a thread: that thread's events). Everything else: \`${deps.command} help\`.`,

@@ -91,7 +91,7 @@ export interface RequestIdentity {
   readonly channelId?: string;
   /** The slash command, the first action id of an interaction, or a form's callback id. */
   readonly subject?: string;
-  readonly kind: "command" | "action" | "form" | "other";
+  readonly kind: "command" | "action" | "form" | "mention" | "other";
 }
 
 /**
@@ -122,6 +122,16 @@ export function identityOf(body: unknown): RequestIdentity {
       userId: str(body["user_id"]),
       teamId: str(body["team_id"]),
       channelId: str(body["channel_id"]),
+    });
+  }
+  if (body["type"] === "event_callback") {
+    const event = record(body["event"]);
+    return withDefined({
+      kind: event?.["type"] === "app_mention" ? "mention" : "other",
+      subject: str(event?.["type"]),
+      userId: str(event?.["user"]),
+      teamId: str(body["team_id"]),
+      channelId: str(event?.["channel"]),
     });
   }
   if (body["type"] === "view_submission") {
@@ -166,7 +176,7 @@ export function ackFirst<A extends ScopedArgs>(pace?: Pacer): Middleware<A> {
 }
 
 /** Attach a {@link RequestScope} (request id + bound child logger + actor) to the request's context. */
-export function requestScope<A extends ScopedArgs>(
+export function requestScope<A extends { readonly body: unknown }>(
   baseLog: Logger,
   newRequestId: () => string = randomUUID,
 ): Middleware<A> {

@@ -186,4 +186,34 @@ describe("timeline in Slack", () => {
     expect(String(hint.body["text"])).toContain("timeline");
     expect(s.fake.calls().some((c) => c.method === "files.getUploadURLExternal")).toBe(false);
   });
+
+  it("a mention from a channel the bot is not enabled in passes the shared chain: scoped, refused there, nothing run", async () => {
+    const gated = await startHarness({ kube: h.fake, channels: [CHANNEL] });
+    try {
+      await postSignedJson(
+        gated.eventsUrl,
+        gated.signingSecret,
+        appMentionBody({
+          text: `<@${gated.fake.botUserId}> timeline`,
+          ts: "1770886700.000500",
+          channelId: "C0ELSEWHERE1",
+        }),
+      );
+      const refusal = await gated.fake.waitFor("chat.postEphemeral");
+      expect(refusal.body["channel"]).toBe("C0ELSEWHERE1");
+      expect(String(refusal.body["text"])).toContain("not enabled in <#C0ELSEWHERE1>");
+      expect(gated.fake.calls().some((c) => c.method === "chat.postMessage")).toBe(false);
+      // The same request scope as a slash command or a click: one request id on every line of it.
+      const lines = gated
+        .logs()
+        .split("\n")
+        .filter((l) => l.includes('"requestId"'))
+        .map((l) => JSON.parse(l) as { msg: string; kind?: string; requestId: string; channelId?: string });
+      const scoped = lines.find((l) => l.msg === "slack request" && l.kind === "mention");
+      expect(scoped?.channelId).toBe("C0ELSEWHERE1");
+      expect(lines.find((l) => l.msg.includes("outside the allow-list"))?.requestId).toBe(scoped?.requestId);
+    } finally {
+      await gated.stop();
+    }
+  });
 });
