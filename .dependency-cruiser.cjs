@@ -16,7 +16,7 @@
  *   collectors     src/diagnosis/{diagnose,causes-collect,aws-collect,removal-plan,deadline}.ts, src/traffic/,
  *                  src/orphans/, src/preflight/collect.ts (through the ports only)
  *   pure core      src/edge/, src/render/, the analysis in src/diagnosis/, src/preflight/analyze.ts,
- *                  src/timeline/
+ *                  src/timeline/, src/audit/entry.ts (what an audit entry is; the stream is I/O)
  *   adapters       src/kube/, src/aws/, src/net/, src/redis-connection.ts, src/redis/ (the Lua
  *                  scripts, their one loader), src/ops/
  *   foundation     src/config.ts, src/errors.ts, src/log.ts, src/util/, src/trust/
@@ -46,6 +46,7 @@ const IO_MODULES = [
   "^src/jobs/",
   "^src/watcher/",
   "^src/approvals/(store|notifier|workflow)\\.ts$",
+  "^src/audit/log\\.ts$",
 ];
 /** The pure core: computations over snapshots, and words for people. */
 const PURE_CORE = [
@@ -55,6 +56,7 @@ const PURE_CORE = [
   "^src/diagnosis/causes/",
   "^src/preflight/analyze\\.ts$",
   "^src/timeline/",
+  "^src/audit/entry\\.ts$",
 ];
 /** Each client of the outside world, and the one place (besides the wiring) that may load it. */
 const CLIENTS = [

@@ -6,7 +6,8 @@
  */
 import type { ApprovalWorkflow, Filed, RequestDraft } from "./approvals/workflow.js";
 import type { ApprovalRequest } from "./approvals/types.js";
-import type { AuditLog, StoredAuditEntry } from "./audit/log.js";
+import type { StoredAuditEntry } from "./audit/entry.js";
+import type { AuditLog } from "./audit/log.js";
 import type { AwsPort } from "./aws/port.js";
 import type { Logger } from "./log.js";
 import type { KubePort } from "./kube/port.js";

@@ -23,7 +23,7 @@ import type { ExecutionResult, RequestState } from "../approvals/types.js";
 import { approverIds, isTerminal } from "../approvals/types.js";
 import { auditChange, describeAction } from "../approvals/action-kinds.js";
 import type { ApprovalRequest } from "../approvals/types.js";
-import type { AuditEntry } from "../audit/log.js";
+import type { AuditEntry } from "../audit/entry.js";
 import type { RepointApplied } from "./repoint-path.js";
 import type { ExecutorDeps } from "./deps.js";
 import { runAction } from "./executors.js";

@@ -5,7 +5,7 @@
  * plans of it are well formed. Its executor is the entry in `src/actions/executors.ts`; its Slack
  * words the entry in `src/slack/blocks/approval-words.ts`.
  */
-import type { AuditChange } from "../audit/log.js";
+import type { AuditChange } from "../audit/entry.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import {
   DELETION_APPROVED_ANNOTATION,

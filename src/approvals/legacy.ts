@@ -8,7 +8,7 @@
  * is "signed before the upgrade", the second tampering.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { AuditEntry } from "../audit/log.js";
+import type { AuditEntry } from "../audit/entry.js";
 import type { Logger } from "../log.js";
 import type { ApprovalSigner } from "./integrity.js";
 import type { ApprovalStore, SignedRecord } from "./store.js";

@@ -44,7 +44,8 @@ import type {
 } from "./types.js";
 import { isRequestId } from "./types.js";
 import { requestSubject } from "./action-kinds.js";
-import { logAuditEntry, streamFields, type AuditEntry } from "../audit/log.js";
+import { streamFields, type AuditEntry } from "../audit/entry.js";
+import { logAuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";
 import type { ApprovalSigner } from "./integrity.js";
 import {

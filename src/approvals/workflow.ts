@@ -4,7 +4,8 @@
  * only the vote whose script moved the request to APPROVED enqueues it, and the job id derives
  * from the request id, so even a repeated enqueue collapses into one job.
  */
-import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry, type AuditLog } from "../audit/log.js";
+import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/entry.js";
+import type { AuditLog } from "../audit/log.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import type { KubePort } from "../kube/port.js";

@@ -6,7 +6,8 @@
  * Writes are one XADD and never throw: a command or a wait goes on when the audit log cannot be written
  * (the failure is logged by the audit log).
  */
-import type { AuditEntry, AuditLog } from "./log.js";
+import type { AuditEntry } from "./entry.js";
+import type { AuditLog } from "./log.js";
 
 /** What the bot observed. */
 export const ObservationKind = {

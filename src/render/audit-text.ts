@@ -1,5 +1,5 @@
 /** An audit entry as one line of the terminal's `audit` listing. */
-import type { AuditEntry } from "../audit/log.js";
+import type { AuditEntry } from "../audit/entry.js";
 
 /** One line for humans: `03:12:09Z <@U123> vote.approve Ingress myapp/x (PENDING → APPROVED): …`. */
 export function formatAuditEntry(entry: AuditEntry): string {

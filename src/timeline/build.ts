@@ -17,7 +17,7 @@
  * line holds them as {@link DraftPerson} parts (for ids in Slack's own format), and the renderer of
  * the draft (`src/render/timeline-markdown.ts`) names them.
  */
-import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/log.js";
+import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/entry.js";
 import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observe.js";
 import { clock, plural } from "../util/format.js";
 import type { ApprovalAction } from "../approvals/types.js";

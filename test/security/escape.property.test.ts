@@ -13,7 +13,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { defaultRegistry } from "../../commands/index.js";
 import type { CommandResult } from "../../commands/types.js";
-import type { AuditEntry, StoredAuditEntry } from "../../src/audit/log.js";
+import type { AuditEntry, StoredAuditEntry } from "../../src/audit/entry.js";
 import { RequestState, type ApprovalRequest, type Vote } from "../../src/approvals/types.js";
 import { buildFinalizerPatch } from "../../src/approvals/workflow.js";
 import { analyzeNamespace } from "../../src/diagnosis/analyze.js";

@@ -5,7 +5,7 @@
  * What each kind of action says is one table, `approval-words.ts`.
  */
 import type { ActionsBlock, Button, KnownBlock, View } from "@slack/types";
-import type { AuditEntry, StoredAuditEntry } from "../../audit/log.js";
+import type { AuditEntry, StoredAuditEntry } from "../../audit/entry.js";
 import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
 import { describeAction, describeChange } from "../../approvals/action-kinds.js";
 import { cardWords } from "./approval-words.js";

@@ -5,7 +5,7 @@
  * must leave no entry.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { AuditEntry } from "../../../src/audit/log.js";
+import type { AuditEntry } from "../../../src/audit/entry.js";
 import {
   alice,
   bob,

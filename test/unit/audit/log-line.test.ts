@@ -2,7 +2,8 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { auditLogLine, logAuditEntry, streamFields, type AuditEntry } from "../../../src/audit/log.js";
+import { auditLogLine, streamFields, type AuditEntry } from "../../../src/audit/entry.js";
+import { logAuditEntry } from "../../../src/audit/log.js";
 
 const KEYS = [
   "event",

@@ -4,7 +4,7 @@
  * still become Slack markup.
  */
 import { describe, expect, it } from "vitest";
-import type { AuditActor } from "../../../src/audit/log.js";
+import type { AuditActor } from "../../../src/audit/entry.js";
 import { buildTimeline } from "../../../src/render/timeline-markdown.js";
 import { renderTimelineBlocks } from "../../../src/slack/blocks/timeline.js";
 import type { TimelineEntry } from "../../../src/timeline/build.js";

@@ -1,6 +1,6 @@
 import type { KnownBlock } from "@slack/types";
 import { describe, expect, it } from "vitest";
-import type { StoredAuditEntry } from "../../../src/audit/log.js";
+import type { StoredAuditEntry } from "../../../src/audit/entry.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import {
   REQUESTER_STATEMENTS,

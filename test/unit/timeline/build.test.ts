@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AuditActor } from "../../../src/audit/log.js";
+import type { AuditActor } from "../../../src/audit/entry.js";
 import { buildTimeline } from "../../../src/render/timeline-markdown.js";
 import { namespaceOf, selectEntries, span, type TimelineEntry } from "../../../src/timeline/build.js";
 import { parseSince, resolveSince } from "../../../src/timeline/since.js";
