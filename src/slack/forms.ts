@@ -8,10 +8,8 @@
  */
 import type { App, Middleware, SlackViewMiddlewareArgs, ViewSubmitAction } from "@slack/bolt";
 import type { Logger } from "../log.js";
-import { ErrorCode } from "../errors.js";
 import type { ChannelGate } from "./channel-gate.js";
-import { channelRefusal, identityOf, requestScope, scopeOf } from "./middleware.js";
-import { slackErrorCode } from "./slack-errors.js";
+import { channelRefusal, gateAllows, identityOf, requestScope } from "./middleware.js";
 
 export type FormArgs = SlackViewMiddlewareArgs<ViewSubmitAction>;
 export type FormListener = Middleware<FormArgs>;
@@ -33,26 +31,10 @@ export interface HasFormRouter {
 function formChannelAllowList(gate: ChannelGate, errorField: string): FormListener {
   return async ({ body, ack, next, client, context }) => {
     const channelId = identityOf(body).channelId;
-    let ok: boolean;
-    try {
-      ok = await gate.allowed(channelId, (id) =>
-        client.conversations.info({ channel: id }).then((r) => r.channel?.name),
-      );
-    } catch (err) {
-      scopeOf(context).log.warn(
-        { code: ErrorCode.ChannelNotAllowed, slackError: slackErrorCode(err) ?? "unknown" },
-        "could not read the channel's name to match UNSTUCK_CHANNEL_PATTERNS",
-      );
-      ok = false;
-    }
-    if (ok) {
+    if (await gateAllows(gate, channelId, client, context, "form")) {
       await next();
       return;
     }
-    scopeOf(context).log.warn(
-      { code: ErrorCode.ChannelNotAllowed },
-      "form submitted for a channel outside the allow-list",
-    );
     await ack({
       response_action: "errors",
       errors: { [errorField]: channelRefusal(channelId, gate).slice(0, 300) },

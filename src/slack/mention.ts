@@ -10,12 +10,11 @@ import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from "@s
 import type { Actor, CommandDispatcher, CommandServices } from "../command-contract.js";
 import { takeClusterFlag } from "../fleet/cluster-flag.js";
 import { dispatchLine } from "../fleet/dispatcher.js";
-import { ErrorCode } from "../errors.js";
 import { attachTimelineFile, renderTimelineCard } from "./timeline.js";
 import { renderSlackMessage } from "./blocks/index.js";
 import { clip, SlackLimit } from "./blocks/text.js";
 import type { ChannelGate } from "./channel-gate.js";
-import { channelRefusal, scopeOf } from "./middleware.js";
+import { channelRefusal, gateAllows, scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 
 export interface MentionListenerDeps {
@@ -40,15 +39,11 @@ export function mentionChannelAllowList(
 ): Middleware<SlackEventMiddlewareArgs<"app_mention">> {
   return async ({ event, client, context, next }) => {
     if (event.bot_id !== undefined || event.user === undefined) return;
-    const allowed = await gate
-      .allowed(event.channel, (id) => client.conversations.info({ channel: id }).then((r) => r.channel?.name))
-      .catch(() => false);
-    if (allowed) {
+    if (await gateAllows(gate, event.channel, client, context, "mention")) {
       await next();
       return;
     }
     const log = scopeOf(context).log;
-    log.warn({ code: ErrorCode.ChannelNotAllowed }, "mention from a channel outside the allow-list");
     await client.chat
       .postEphemeral({
         channel: event.channel,

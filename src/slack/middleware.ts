@@ -213,32 +213,45 @@ export function channelAllowList<A extends ScopedArgs>(
   const gate = allowed instanceof ChannelGate ? allowed : new ChannelGate({ ids: allowed, patterns: [] });
   return async ({ body, respond, context, next, client }) => {
     const channelId = identityOf(body).channelId;
-    let ok: boolean;
-    try {
-      ok = await gate.allowed(channelId, (id) =>
-        client.conversations.info({ channel: id }).then((r) => r.channel?.name),
-      );
-    } catch (err) {
-      // Not knowing the channel's name allows nothing; the log says why.
-      scopeOf(context).log.warn(
-        { code: ErrorCode.ChannelNotAllowed, slackError: slackErrorCode(err) ?? "unknown" },
-        "could not read the channel's name to match UNSTUCK_CHANNEL_PATTERNS",
-      );
-      ok = false;
-    }
-    if (ok) {
+    if (await gateAllows(gate, channelId, client, context, "request")) {
       await next();
       return;
     }
-    scopeOf(context).log.warn(
-      { code: ErrorCode.ChannelNotAllowed },
-      "request from a channel outside the allow-list",
-    );
     await respond({
       response_type: "ephemeral",
       text: channelRefusal(channelId, gate),
     });
   };
+}
+
+/**
+ * The one allow-list check every listener's chain makes (commands, buttons, forms, mentions):
+ * whether `channelId` may use the bot. Not knowing the channel's name allows nothing; the log says
+ * why, and says a refusal once, with the request's scope.
+ */
+export async function gateAllows(
+  gate: ChannelGate,
+  channelId: string | undefined,
+  client: { conversations: { info(a: { channel: string }): Promise<{ channel?: { name?: string } }> } },
+  context: Readonly<Record<string, unknown>>,
+  what: "request" | "form" | "mention",
+): Promise<boolean> {
+  // The scope is read only to log: an allowed request passes without it.
+  const log = (): Logger => scopeOf(context).log;
+  let ok: boolean;
+  try {
+    ok = await gate.allowed(channelId, (id) =>
+      client.conversations.info({ channel: id }).then((r) => r.channel?.name),
+    );
+  } catch (err) {
+    log().warn(
+      { code: ErrorCode.ChannelNotAllowed, slackError: slackErrorCode(err) ?? "unknown" },
+      "could not read the channel's name to match UNSTUCK_CHANNEL_PATTERNS",
+    );
+    ok = false;
+  }
+  if (!ok) log().warn({ code: ErrorCode.ChannelNotAllowed }, `${what} from a channel outside the allow-list`);
+  return ok;
 }
 
 /** An empty allow-list allows every channel; otherwise the channel must be listed. */
