@@ -6,7 +6,7 @@
  * console's button) and by the tests. Simulator code: it imports nothing from the product.
  */
 import type { KubeObject } from "./kube/index.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually } from "./eventually.js";
 import type { World } from "./world.js";
 
 /** The namespace Argo CD manages in the seed incident. */
