@@ -231,6 +231,11 @@ async function commonReads(
   return reads;
 }
 
+/** What a record points at: its alias target or its CNAME value ("" for neither), compared form. */
+function targetOf(r: RecordSetSnapshot): string {
+  return normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
+}
+
 function longestZone(zones: readonly HostedZoneSnapshot[], name: string): HostedZoneSnapshot[] {
   // Split-horizon: a public and a private zone of the same name both answer for it.
   const matching = zones.filter((z) => name === z.name || name.endsWith(`.${z.name}`));
@@ -275,7 +280,7 @@ export async function traceHostnamesWithReads(
         );
         records.push(...got);
         for (const r of got) {
-          const t = normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
+          const t = targetOf(r);
           if (t !== "") next.push(t);
         }
       }
@@ -330,7 +335,9 @@ function loadBalancersReached(
   const recordsByName = new Map<string, RecordSetSnapshot[]>();
   for (const r of records) {
     const name = normalizeDns(r.name);
-    recordsByName.set(name, [...(recordsByName.get(name) ?? []), r]);
+    const same = recordsByName.get(name);
+    if (same === undefined) recordsByName.set(name, [r]);
+    else same.push(r);
   }
   const lbByDns = new Map(reads.loadBalancers.map((l) => [normalizeDns(l.dnsName), l]));
   const distByDomain = new Map(reads.distributions.map((d) => [normalizeDns(d.domainName), d]));
@@ -344,8 +351,7 @@ function loadBalancersReached(
       seen.add(name);
       const lb = lbByDns.get(name);
       if (lb !== undefined) reached.set(lb.arn, lb);
-      for (const r of recordsByName.get(name) ?? [])
-        next.push(normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : "")));
+      for (const r of recordsByName.get(name) ?? []) next.push(targetOf(r));
       for (const o of distByDomain.get(name)?.origins ?? []) next.push(normalizeDns(o.domainName));
     }
     frontier = next.filter((n) => n !== "" && !seen.has(n));
@@ -393,7 +399,7 @@ async function ownershipRecords(
 ): Promise<RecordSetSnapshot[]> {
   const live = new Set(reads.loadBalancers.map((l) => normalizeDns(l.dnsName)));
   const dead = records.filter((r) => {
-    const t = normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""));
+    const t = targetOf(r);
     return elbNameOf(t) !== undefined && !live.has(t);
   });
   const names = [...new Set(dead.flatMap((r) => [`a-${r.name}`, `cname-${r.name}`]))].slice(0, 40);
@@ -455,7 +461,7 @@ export async function traceNamespaceWithReads(
   await freshDistributionsOnMiss(
     aws,
     reads,
-    records.map((r) => normalizeDns(r.alias?.dnsName ?? (r.type === "CNAME" ? (r.values[0] ?? "") : ""))),
+    records.map((r) => targetOf(r)),
   );
   const hostnames = hostnamesReaching({ ...reads, records }, { dnsNames, namePrefixes });
   if (mine.length === 0) {
