@@ -12,6 +12,7 @@ import {
   type ExecutorDeps,
 } from "../actions/execute.js";
 import { isPermanent, toUserError } from "../errors.js";
+import { metricSink } from "../ops/metric-sink.js";
 import {
   checkPathRecheck,
   type PathRecheckData,
@@ -89,6 +90,13 @@ export interface ActionsWorkerExtras {
  */
 const FOLLOW_UP_GRACE_MS = 120_000;
 
+/** Count an action that ended (`unstuck_actions_executed_total`); a skipped run counts nothing. */
+const ENDED = { DONE: "done", STALE: "stale", FAILED: "failed", TAMPERED: "tampered" } as const;
+function counted(kind: string, outcome: ExecutionOutcome): ExecutionOutcome {
+  if (outcome.kind === "finished") metricSink()?.action(kind, ENDED[outcome.state]);
+  return outcome;
+}
+
 /** Runs approved actions; each job claims its request, so a duplicate delivery does nothing twice. */
 export function createActionsWorker(
   setup: WorkerSetup,
@@ -108,10 +116,13 @@ export function createActionsWorker(
       if (!EXECUTABLE.has(job.name)) throw new UnrecoverableError(`unknown action job "${job.name}"`);
       const attempts = job.opts.attempts ?? 1;
       try {
-        return await executeApproved(deps, job.data.requestId, {
-          token: randomUUID(),
-          finalAttempt: job.attemptsMade + 1 >= attempts,
-        });
+        return counted(
+          job.name,
+          await executeApproved(deps, job.data.requestId, {
+            token: randomUUID(),
+            finalAttempt: job.attemptsMade + 1 >= attempts,
+          }),
+        );
       } catch (err) {
         return unrecoverable(err);
       }
@@ -137,7 +148,7 @@ export function createActionsWorker(
         { requestId, reason: job.failedReason },
         "execution job failed while EXECUTING; resolving it",
       );
-      await executeApproved(deps, requestId, { token: randomUUID(), finalAttempt: true });
+      counted(job.name, await executeApproved(deps, requestId, { token: randomUUID(), finalAttempt: true }));
     })().catch((err: unknown) => {
       deps.log?.error({ err, requestId }, "could not resolve an abandoned execution");
     });

@@ -9,6 +9,8 @@ export interface MetricSink {
   readonly command: (verb: string, outcome: "ok" | "error", seconds: number) => void;
   /** One AWS SDK command (its retries included): `errorName` absent when it succeeded. */
   readonly cloudCall: (service: string, commandName: string | undefined, errorName?: string) => void;
+  /** An approved action that ran to an end, by its kind (action type) and how it ended. */
+  readonly action: (kind: string, outcome: "done" | "stale" | "failed" | "tampered") => void;
 }
 
 let sink: MetricSink | undefined;

@@ -66,6 +66,14 @@ export const slackApiRateLimited = new Counter({
   registers: [processRegistry],
 });
 
+/** Approved actions that ran to an end, by kind and outcome: what the bot changed, and how it went. */
+export const actionsExecuted = new Counter({
+  name: "unstuck_actions_executed_total",
+  help: "Approved actions that ran to an end, by kind (action type) and outcome (done, stale, failed, tampered).",
+  labelNames: ["kind", "outcome"] as const,
+  registers: [processRegistry],
+});
+
 let defaultsCollected = false;
 
 /** Node's process and runtime metrics (`process_*`, `nodejs_*`), registered once per process. */
@@ -96,6 +104,9 @@ connectMetricSink({
     const code = labelValue(errorName, "Error");
     cloudApiCalls.inc({ service, operation, code });
     cloudApiErrors.inc({ service, operation, code });
+  },
+  action: (kind, outcome) => {
+    actionsExecuted.inc({ kind: labelValue(kind, "unknown"), outcome });
   },
 });
 

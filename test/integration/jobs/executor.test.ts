@@ -28,6 +28,7 @@ import {
   type Harness,
 } from "../approvals/helpers/harness.js";
 import { eventually } from "../../helpers/eventually.js";
+import { actionsExecuted } from "../../../src/ops/metrics.js";
 import { connect, uniquePrefix } from "../../helpers/redis.js";
 
 interface Rig {
@@ -371,6 +372,31 @@ describe("execution of approved requests", () => {
     await r.h.workflow.requeueApproved(0);
     expect(await r.queues.actions.getJob(executionJobId(req.id))).toBeUndefined();
     expect(r.h.fake.applied).toHaveLength(1);
+  });
+
+  it("counts each action that ran to an end by kind and outcome, once; a duplicate delivery counts nothing", async () => {
+    const count = async (outcome: string): Promise<number> =>
+      (await actionsExecuted.get()).values.find(
+        (v) => v.labels.kind === "remove-finalizer" && v.labels.outcome === outcome,
+      )?.value ?? 0;
+    const [done0, stale0] = [await count("done"), await count("stale")];
+    const r = rig();
+    r.startWorker();
+    seedIngress(r.h, ["ingress.k8s.aws/resources"]);
+    const req = await requestRemoval(r.h);
+    await r.h.workflow.vote(req.id, bob, "approve");
+    expect((await settled(r.h, req.id)).state).toBe("DONE");
+    await eventually(async () => ((await count("done")) === done0 + 1 ? true : undefined), 5000, "the count");
+    // The same job delivered again finds the request ended: nothing runs, nothing is counted.
+    await r.queues.actions.add(req.action.type, { requestId: req.id }, { jobId: `again.${req.id}` });
+    await eventually(
+      async () =>
+        ((await r.queues.actions.getJobCounts("completed")).completed ?? 0) >= 2 ? true : undefined,
+      5000,
+      "the second delivery",
+    );
+    expect(await count("done")).toBe(done0 + 1);
+    expect(await count("stale")).toBe(stale0);
   });
 
   it("the scheduled sweep expires overdue requests and tells the notifier", async () => {
