@@ -4,7 +4,11 @@
  * balancers costs no DescribeTags call per 20 of them, and an on-path load balancer of another
  * cluster is still named with its cluster.
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "../../../src/cli.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { traceHostnamesWithReads } from "../../../src/traffic/trace.js";
@@ -74,6 +78,26 @@ describe("trace in a crowded account", () => {
     const test = t.paths.find((p) => p.hostname === "test.example.com");
     expect(test?.verdict).toBe("stale");
     expect(t.warnings).toEqual([]);
+
+    // The same from where an operator starts: `npm run unstuck -- trace partner.example.com`.
+    const dir = await mkdtemp(join(tmpdir(), "unstuck-trace-scale-"));
+    try {
+      const kubeconfig = join(dir, "kubeconfig");
+      await w.kube.writeKubeconfig(kubeconfig);
+      const out: string[] = [];
+      const io = { out: (x: string) => out.push(x), err: (x: string) => out.push(x) };
+      w.aws.resetCalls();
+      const code = await runCli(
+        ["trace", "partner.example.com", "--kubeconfig", kubeconfig],
+        w.aws.env(),
+        io,
+      );
+      expect(code, out.join("\n")).toBe(0);
+      expect(out.join("\n")).toContain("partner.example.com");
+      expect(w.aws.calls().filter((x) => x.action === "DescribeTags").length).toBeLessThanOrEqual(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("reads the distribution list once for a burst of traces, and again when a name points past it", async () => {
