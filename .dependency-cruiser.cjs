@@ -4,9 +4,10 @@
  *
  * The direction, top to bottom (imports point down; the rules below hold each line that matters):
  *
- *   entry points   src/main.ts, src/cli.ts, src/runtime.ts, and the wiring beside them
- *                  (src/services.ts, src/startup.ts, src/ops-target.ts, src/wiring/): they build the
- *                  adapters and hand the command registry to the surfaces
+ *   entry points   src/main.ts (and src/start-bot.ts, which it loads once it listens for a stop),
+ *                  src/cli.ts, src/runtime.ts, and the wiring beside them (src/services.ts,
+ *                  src/startup.ts, src/ops-target.ts, src/wiring/): they build the adapters and
+ *                  hand the command registry to the surfaces
  *   application    src/app/: the use cases that connect the engine's outcomes to what happens
  *                  next, over injected ports; only the wiring calls them, and they speak no Slack
  *   surfaces       src/slack/ and commands/, side by side: commands/ is the grammar and the
@@ -73,8 +74,8 @@ const CLIENTS = [
   ],
 ];
 /** Where the process is assembled: the only modules that build adapters and hand out the registry. */
-const ENTRY_POINTS = ["^src/(main|cli|runtime)\\.ts$", "^src/wiring/"];
-const WIRING = ["^src/(main|cli|runtime|services|startup|ops-target)\\.ts$", "^src/wiring/"];
+const ENTRY_POINTS = ["^src/(main|start-bot|cli|runtime)\\.ts$", "^src/wiring/"];
+const WIRING = ["^src/(main|start-bot|cli|runtime|services|startup|ops-target)\\.ts$", "^src/wiring/"];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -25,6 +25,10 @@ RUN npm run build
 # beside them) and package.json (`"type": "module"`). npm and corepack are removed: nothing runs
 # them at run time, and they are the image's largest source of CVE reports.
 FROM ${NODE_IMAGE}
+# tini (Debian's) as PID 1: it passes SIGTERM on to node and reaps what node leaves behind. Node
+# itself hears SIGTERM from its first line (src/early-signals.ts); tini makes that hold whatever runs
+# as PID 1, and exits with node's own exit code.
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
 ENV NODE_ENV=production
 # glibc malloc: blocks of 32 KiB and more are mapped and unmapped on their own, and freed memory is
@@ -46,4 +50,5 @@ EXPOSE 3000 9090
 # Stack traces name functions (the bundle keeps names); for TypeScript file:line positions set
 # NODE_OPTIONS=--enable-source-maps (the maps ship beside the code; Node then holds a parsed map of
 # every chunk a stack passes through, ~70 MiB, so it is not on by default).
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/src/main.js"]

@@ -12,7 +12,7 @@
  *
  * Layout (the entry points keep the paths the image, the chart and the docs name):
  *   dist/src/main.js, dist/src/cli.js   entry points
- *   dist/test/sim/sandbox.js            the local sandbox: `src/main.ts` imports it at run time by its
+ *   dist/test/sim/sandbox.js            the local sandbox: `src/start-bot.ts` imports it at run time by its
  *                                       relative path, so an image that ships only `dist/src` and
  *                                       `dist/chunks` fails that import and says what to configure
  *   dist/chunks/*.js                    code shared by the entry points and loaded lazily
@@ -45,12 +45,12 @@ const DIST = join(ROOT, "dist");
 const OUT = join(ROOT, `dist.building-${String(process.pid)}`);
 const LUA = join(ROOT, "src", "redis", "lua");
 
-/** `src/main.ts`'s import of the sandbox stays an import of `dist/test/sim/sandbox.js`, not a copy of it. */
+/** `src/start-bot.ts`'s import of the sandbox stays an import of `dist/test/sim/sandbox.js`, not a copy of it. */
 const sandboxAtRunTime: Plugin = {
   name: "sandbox-at-run-time",
   setup(b) {
     b.onResolve({ filter: /\/test\/sim\/sandbox\.js$/ }, (args) =>
-      args.importer.endsWith(join("src", "main.ts")) ? { path: args.path, external: true } : undefined,
+      args.importer.endsWith(join("src", "start-bot.ts")) ? { path: args.path, external: true } : undefined,
     );
   },
 };

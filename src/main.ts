@@ -1,167 +1,27 @@
 /**
- * Entry point (`npm start`): configuration → the runtime (Redis, approvals, queues, workers, Bolt
- * app) → run until SIGTERM/SIGINT, which are heard from the first moment (`early-signals.ts`): one
- * that comes during start-up stops it between steps, or stops the runtime as soon as it has started.
+ * Entry point (`npm start`, the image's CMD). SIGTERM and SIGINT are heard before anything else is
+ * loaded: an ES module's static imports are all read and compiled before its first line runs, which
+ * for the bot's graph took over half a second, and a stop sent then killed node (or, as PID 1 without
+ * an init, was ignored and lost). So this module imports only the listener (`early-signals.ts`)
+ * statically, and the bot itself (`start-bot.ts`) once it listens; a stop that comes while the bot
+ * is still being loaded ends the process at once, since nothing has started.
  */
-// First: its handlers are installed before any other module is evaluated.
 import { stopRequest } from "./early-signals.js";
-import { loadConfig, type Config } from "./config.js";
-import { toUserError } from "./errors.js";
-import { createLogger } from "./log.js";
-import { loadOpsConfig, type OpsConfig } from "./ops/config.js";
-import { runtimeTarget } from "./ops-target.js";
-import { startOpsServer, type OpsServer } from "./ops/server.js";
-import { createRuntime } from "./runtime.js";
-import { checkStartup, StartupError, type StartupReport } from "./startup.js";
-
-/** The message for a machine with no Slack credentials: which variables, and what each is for. */
-export function missingSlackMessage(config: Config): string {
-  return [
-    `unstuck: Slack is not configured — missing ${config.missingSlack.join(", ")}.`,
-    "",
-    "Set these to run the bot:",
-    "  SLACK_BOT_TOKEN        xoxb-… bot token of the Slack app (deploy/slack-app-manifest.yaml)",
-    ...(config.role === "worker"
-      ? ["  (UNSTUCK_ROLE=worker receives nothing from Slack: the bot token is all it needs)"]
-      : [
-          "  SLACK_SIGNING_SECRET   the app's signing secret (HTTP mode, requests to PORT at /slack/events)",
-          "  SLACK_APP_TOKEN        optional xapp-… token: Socket Mode instead of HTTP",
-        ]),
-    "  KUBECONFIG             optional; in-cluster configuration or ~/.kube/config otherwise",
-    "",
-    "Without Slack, the same commands run from a terminal: npm run --silent unstuck -- help",
-    "From a source checkout, `npm start` without these runs the local sandbox (simulated cluster, AWS and Slack).",
-  ].join("\n");
-}
-
-/** The message for a half-set Slack environment: what is set, what is missing. */
-export function partialSlackMessage(config: Config): string {
-  const missing = config.missingSlack.map((v) =>
-    v === "SLACK_SIGNING_SECRET" ? "SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN for Socket Mode)" : v,
-  );
-  return (
-    `unstuck: Slack is partly configured: ${config.slackSet.join(", ")} ${config.slackSet.length === 1 ? "is" : "are"} set, ` +
-    `but ${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} missing. ` +
-    "Set the missing variables, or unset all Slack variables to run the local sandbox."
-  );
-}
 
 async function main(): Promise<number> {
-  let config: Config;
-  let opsConfig: OpsConfig;
-  try {
-    config = loadConfig(process.env);
-    opsConfig = loadOpsConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
-    return 2;
-  }
-  if (!config.slack && config.slackSet.length > 0) {
-    // Half a Slack configuration is a mistake to fix, not a wish for the sandbox.
-    process.stderr.write(`${partialSlackMessage(config)}\n`);
-    return 2;
-  }
-  if (!config.slack) {
-    process.stderr.write(`${missingSlackMessage(config)}\n`);
-    // The sandbox is the whole bot: only for the default role.
-    if (config.role !== "all") return 2;
-    // From a source checkout, run the local sandbox instead (the simulators live under test/, which a
-    // production image does not ship: there the message above is the whole answer).
-    let sandbox: typeof import("../test/sim/sandbox.js") | undefined;
-    try {
-      sandbox = await import("../test/sim/sandbox.js");
-    } catch {
-      return 2;
-    }
-    process.stderr.write("\nStarting the local sandbox instead.\n\n");
-    return sandbox.runSandbox({
-      out: (s) => process.stdout.write(`${s}\n`),
-      input: process.stdin,
-      interactive: process.stdin.isTTY,
-      redisUrl: config.redisUrl,
-    });
-  }
-  const log = createLogger({ level: config.logLevel });
-  // /healthz, /readyz and /metrics (src/ops), from now on: liveness holds during the checks below.
-  let ops: OpsServer | undefined;
-  if (opsConfig.port !== undefined) {
-    try {
-      ops = await startOpsServer({
-        port: opsConfig.port,
-        ...(opsConfig.host ? { host: opsConfig.host } : {}),
-        log,
-      });
-    } catch (err) {
-      process.stderr.write(
-        `unstuck: cannot start: UNSTUCK_OPS_PORT ${String(opsConfig.port)}: ${oneLine(err)}\n`,
-      );
-      return 1;
-    }
-  }
-  // A stop asked for before anything holds work: nothing to hand over, exit at once.
-  const stoppedEarly = async (): Promise<number> => {
-    log.info({ signal: stopRequest.signal }, "stopped during start-up, before the bot took any work");
-    await ops?.close();
+  const first = await Promise.race([import("./start-bot.js"), stopRequest.requested]);
+  if (typeof first === "string") {
+    process.stderr.write(`unstuck: ${first} while loading; nothing was started.\n`);
     return 0;
-  };
-  if (stopRequest.signal !== undefined) return stoppedEarly();
-  // Every dependency once, bounded, before anything retries in the background: a bot that cannot
-  // work exits with one line saying what is missing, not a stream of reconnect logs.
-  try {
-    // The checks bound themselves (UNSTUCK_STARTUP_TIMEOUT_SECONDS); a stop does not wait for them.
-    const checked = await new Promise<StartupReport | undefined>((resolve, reject) => {
-      checkStartup(config, log).then(resolve, reject);
-      void stopRequest.requested.then(() => {
-        resolve(undefined);
-      });
-    });
-    if (checked === undefined) return await stoppedEarly();
-    for (const warning of checked.warnings) log.warn({ startup: true }, warning);
-  } catch (err) {
-    process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
-    return 1;
   }
-  if (stopRequest.signal !== undefined) return stoppedEarly();
-  const runtime = await createRuntime({ config, log });
-  // Once started, the workers may hold jobs: a stop asked for meanwhile goes through runtime.stop().
-  const { port } = await runtime.start();
-  ops?.attach(runtimeTarget(config, runtime));
-  log.info(
-    { role: runtime.role, mode: runtime.slack?.mode ?? "none", port, aws: config.aws?.region ?? "off" },
-    "unstuck is running",
-  );
-  const clean = await new Promise<boolean>((resolve) => {
-    const stop = (signal: string): void => {
-      log.info({ signal }, "shutting down");
-      ops?.drain();
-      // runtime.stop() bounds itself; this is the last resort should it not.
-      const hard = setTimeout(() => {
-        log.error({ timeoutMs: config.shutdownTimeoutMs }, "shutdown did not finish in time; exiting");
-        resolve(false);
-      }, config.shutdownTimeoutMs + 2_000);
-      hard.unref();
-      runtime.stop().then(
-        () => resolve(true),
-        (err: unknown) => {
-          log.error({ err }, "error while stopping");
-          resolve(false);
-        },
-      );
-    };
-    void stopRequest.requested.then(stop);
+  return first.startBot(stopRequest).catch((err: unknown) => {
+    process.stderr.write(`unstuck: cannot start: ${first.oneLine(err)}\n`);
+    return 1;
   });
-  await ops?.close();
-  return clean ? 0 : 1;
-}
-
-/** An error as one line for stderr (no stack, no newlines). */
-function oneLine(err: unknown): string {
-  const message = err instanceof StartupError ? err.message : toUserError(err).message;
-  return message.replace(/\s*\n\s*/g, " ");
 }
 
 const code = await main().catch((err: unknown) => {
-  process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
+  process.stderr.write(`unstuck: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
   return 1;
 });
 // Exit explicitly: a socket a hung dependency still holds must not keep the process alive.

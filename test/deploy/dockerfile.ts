@@ -101,13 +101,21 @@ export function inContext(rules: readonly IgnoreRule[], path: string): boolean {
   return included;
 }
 
+/** `apt-get install` as a Dockerfile should write it: one layer, no recommends, no package lists left. */
+const APT_INSTALL =
+  /^apt-get update && apt-get install -y --no-install-recommends ([a-z0-9.+-]+(?: [a-z0-9.+-]+)*) && rm -rf \/var\/lib\/apt\/lists\/\*$/;
+
 export interface BuiltImage {
   /** The final stage's /app. */
   readonly dir: string;
   readonly user: string;
   readonly env: Readonly<Record<string, string>>;
+  /** ENTRYPOINT, exec form (empty without one). */
+  readonly entrypoint: readonly string[];
   /** CMD, exec form. */
   readonly cmd: readonly string[];
+  /** The Debian packages the final stage installs (`apt-get install`). */
+  readonly packages: readonly string[];
   readonly stages: readonly Stage[];
 }
 
@@ -131,12 +139,15 @@ export async function buildWithoutDocker(
   const dirs = new Map<string, string>();
   let user = "root";
   let cmd: string[] = [];
+  let entrypoint: string[] = [];
+  let packages: string[] = [];
   const env: Record<string, string> = {};
   for (const stage of stages) {
     const dir = join(out, stage.name);
     await mkdir(dir, { recursive: true });
     dirs.set(stage.name, dir);
     user = "root";
+    packages = [];
     for (const { op, args } of stage.instructions) {
       switch (op) {
         case "WORKDIR":
@@ -173,6 +184,10 @@ export async function buildWithoutDocker(
             await symlink(join(context, "node_modules"), join(dir, "node_modules"), "dir");
           } else if (args === "npm run build") {
             await run("npm", ["run", "--silent", "build"], dir, process.env);
+          } else if (APT_INSTALL.test(args)) {
+            // A Debian package of the base image's own distribution: the test runs this machine's
+            // copy (.ci/run installs the same package), found where the package puts it.
+            packages.push(...(APT_INSTALL.exec(args)?.[1] ?? "").split(/\s+/));
           } else if (/^rm -rf( \/usr\/local\/\S+)+$/.test(args)) {
             // Removes npm and corepack from the base image; nothing under /app.
           } else {
@@ -191,6 +206,9 @@ export async function buildWithoutDocker(
         case "CMD":
           cmd = JSON.parse(args) as string[];
           break;
+        case "ENTRYPOINT":
+          entrypoint = JSON.parse(args) as string[];
+          break;
         case "EXPOSE":
         case "ARG":
           break;
@@ -201,7 +219,7 @@ export async function buildWithoutDocker(
   }
   const last = stages.at(-1);
   if (!last) throw new Error("no stage");
-  return { dir: dirs.get(last.name) ?? "", user, env, cmd, stages };
+  return { dir: dirs.get(last.name) ?? "", user, env, entrypoint, cmd, packages, stages };
 }
 
 /** One import a bundle leaves to run time, and the output file that makes it. */
@@ -230,7 +248,8 @@ export function runTimeImports(metaJson: string): { all: RunTimeImport[]; outsid
       !path.startsWith("node:") &&
       !builtins.has(path) &&
       !optional.has(path) &&
-      !(/(^|\/)src\/main\.js$/.test(file) && path === "../test/sim/sandbox.js"),
+      // src/start-bot.ts's import of the sandbox, which the image leaves out on purpose.
+      !(/(^|\/)chunks\/start-bot-\w+\.js$/.test(file) && path === "../test/sim/sandbox.js"),
   );
   return { all, outsideNode };
 }

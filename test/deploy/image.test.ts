@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -200,11 +201,27 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
   });
 
   function start(env: Record<string, string>): Run {
-    const [command, ...args] = image.cmd;
-    expect(command).toBe("node");
-    const child = spawn(process.execPath, args, {
+    // ENTRYPOINT then CMD, as a container runtime joins them: this machine's tini (the package the
+    // image installs) and node stand for the image's own.
+    const [command = "", ...args] = [...image.entrypoint, ...image.cmd].map((a) =>
+      a === "node" ? process.execPath : a,
+    );
+    if (!existsSync(command))
+      throw new Error(
+        `${command}, the image's ENTRYPOINT, is not on this machine: apt-get install ${image.packages.join(" ")} (.ci/run does)`,
+      );
+    const child = spawn(command, args, {
       cwd: image.dir,
-      env: { ...image.env, PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable, ...env },
+      env: {
+        ...image.env,
+        PATH: process.env.PATH ?? "",
+        HOME: "/nonexistent",
+        TMPDIR: writable,
+        // tini is PID 1 in the container, not here: as a child subreaper it reaps as PID 1 would
+        // (and does not warn that it is not PID 1).
+        TINI_SUBREAPER: "1",
+        ...env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
       ...(uid !== undefined && gid !== undefined ? { uid, gid } : {}),
     });
@@ -215,6 +232,12 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     return { child, out: () => out, err: () => err, exited };
   }
+
+  it("runs node under an init (Debian's tini) as PID 1, which passes signals on and reaps", () => {
+    expect(image.packages).toContain("tini");
+    expect(image.entrypoint).toEqual(["/usr/bin/tini", "--"]);
+    expect(image.cmd).toEqual(["node", "dist/src/main.js"]);
+  });
 
   it("holds the bundle and package.json only: no node_modules, no TypeScript, no sandbox", async () => {
     expect((await readdir(image.dir)).sort()).toEqual(["dist", "package.json"]);
@@ -408,6 +431,66 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
         if (run.child.exitCode === null) run.child.kill("SIGKILL");
       }
     }, 120_000);
+
+    it("stops cleanly on a SIGTERM at any moment of start-up, leaving no job in hand", async () => {
+      const kubeconfig = join(writable, "sim-early.kubeconfig");
+      await sim.writeKubeconfig(kubeconfig);
+      await chmod(kubeconfig, 0o644);
+      const shutdownSeconds = 5;
+      const early = `${prefix}early:`;
+      const outcomes: string[] = [];
+      // From before node has run a line (tini itself is up within milliseconds) to after the workers
+      // have started: each moment once.
+      for (const delayMs of [30, 100, 300, 600, 1_000, 1_800, 3_000]) {
+        const run = start({
+          SLACK_BOT_TOKEN: fake.token,
+          SLACK_APP_TOKEN: fake.appToken,
+          SLACK_API_URL: fake.url,
+          PORT: String(await freePort()),
+          REDIS_URL,
+          UNSTUCK_REDIS_PREFIX: early,
+          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+          KUBECONFIG: kubeconfig,
+          UNSTUCK_CHANNELS: channel,
+          ...keyEnv(),
+          UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: String(shutdownSeconds),
+          UNSTUCK_LOG_LEVEL: "info",
+        });
+        try {
+          await new Promise((r) => setTimeout(r, delayMs));
+          const sent = Date.now();
+          run.child.kill("SIGTERM");
+          const code = await run.exited;
+          const elapsedMs = Date.now() - sent;
+          const said = run.out();
+          const moment = said.includes("unstuck is running")
+            ? "running"
+            : said.includes("stopped during start-up")
+              ? "start-up"
+              : run.err().includes("while loading; nothing was started")
+                ? "loading"
+                : "before node";
+          outcomes.push(`${String(delayMs)} ms: ${moment} (${String(elapsedMs)} ms to exit)`);
+          // tini passes the signal on and exits with node's code: 0 once node listens (its first
+          // module's first line, before the bot is loaded), 143 (killed by SIGTERM) only before node
+          // has run a line of the bot, when nothing was started.
+          expect(code, `${String(delayMs)} ms: ${run.err()}`).toBe(moment === "before node" ? 143 : 0);
+          expect(elapsedMs).toBeLessThan(shutdownSeconds * 1000 + 2_000);
+          expect(run.err()).not.toMatch(/Error|EACCES|EROFS/);
+        } finally {
+          if (run.child.exitCode === null) run.child.kill("SIGKILL");
+        }
+        // Nothing in hand: no job left active under a lock that only its expiry would free.
+        for (const key of await redis.keys(`${early}*:active`)) expect(await redis.llen(key), key).toBe(0);
+      }
+      // The sweep saw start-up from both sides of the moment node starts listening.
+      expect(
+        outcomes.some((o) => o.includes(": loading") || o.includes(": start-up")),
+        outcomes.join("; "),
+      ).toBe(true);
+      console.log(`SIGTERM during start-up: ${outcomes.join("; ")}`);
+      await deleteKeysWithPrefix(redis, early);
+    }, 180_000);
   });
 });
 
