@@ -33,6 +33,8 @@ export function createLogger(
       name: options.name ?? "unstuck",
       level: options.level ?? "info",
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      // `"level":"warn"`, not pino's number: what log pipelines filter and alert on by name.
+      formatters: { level: (label) => ({ level: label }) },
     },
     pino.destination({ fd: options.fd ?? 1, sync: options.fd === 2 }),
   );

@@ -477,6 +477,14 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
           expect(code, `${String(delayMs)} ms: ${run.err()}`).toBe(moment === "before node" ? 143 : 0);
           expect(elapsedMs).toBeLessThan(shutdownSeconds * 1000 + 2_000);
           expect(run.err()).not.toMatch(/Error|EACCES|EROFS/);
+          // One JSON object per line, its level by name (what log pipelines filter on).
+          for (const line of said
+            .trim()
+            .split("\n")
+            .filter((l) => l !== "")) {
+            const record = JSON.parse(line) as { level?: unknown; msg?: unknown };
+            expect(["trace", "debug", "info", "warn", "error", "fatal"], line).toContain(record.level);
+          }
         } finally {
           if (run.child.exitCode === null) run.child.kill("SIGKILL");
         }
