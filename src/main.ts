@@ -8,14 +8,19 @@
  */
 import { stopRequest } from "./early-signals.js";
 
+let loaded = false;
+// A stop before the bot has loaded: nothing has started, so nothing to hand over.
+void stopRequest.requested.then((signal) => {
+  if (loaded) return;
+  process.stderr.write(`unstuck: ${signal} while loading; nothing was started.\n`);
+  process.exit(0);
+});
+
 async function main(): Promise<number> {
-  const first = await Promise.race([import("./start-bot.js"), stopRequest.requested]);
-  if (typeof first === "string") {
-    process.stderr.write(`unstuck: ${first} while loading; nothing was started.\n`);
-    return 0;
-  }
-  return first.startBot(stopRequest).catch((err: unknown) => {
-    process.stderr.write(`unstuck: cannot start: ${first.oneLine(err)}\n`);
+  const { startBot, oneLine } = await import("./start-bot.js");
+  loaded = true;
+  return startBot(stopRequest).catch((err: unknown) => {
+    process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
     return 1;
   });
 }
