@@ -31,6 +31,13 @@ FROM ${NODE_IMAGE}
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
 ENV NODE_ENV=production
+# The source revision the image is built from (`docker build --build-arg REVISION=$(git rev-parse
+# HEAD)`): a label for registries and scanners, and the `revision` of `unstuck_build_info`.
+ARG REVISION=unknown
+ENV UNSTUCK_REVISION=${REVISION}
+LABEL org.opencontainers.image.title="unstuck" \
+      org.opencontainers.image.description="Slack ChatOps for Kubernetes namespaces stuck in Terminating and their AWS traffic path" \
+      org.opencontainers.image.revision="${REVISION}"
 # glibc malloc: blocks of 32 KiB and more are mapped and unmapped on their own, and freed memory is
 # returned at once, instead of being kept in the heap's arenas (module loading and V8's compiler
 # free tens of MiB that glibc would otherwise hold). Ready bot with AWS configured 171 → 135 MiB,

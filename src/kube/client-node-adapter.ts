@@ -47,6 +47,7 @@ import { toAdmissionWebhooks, toNodeSnapshot, toPodPlacement } from "./decode-ca
 import { type CallContext, describeTarget, isPreconditionRefusal, mapKubeError } from "./errors.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
 import { loadKubeConfig } from "./kubeconfig.js";
+import { metricSink } from "../ops/metric-sink.js";
 import { createLimiter, DEFAULT_KUBE_CONCURRENCY, type RequestLimiter } from "./limiter.js";
 import type { KubePort } from "./port.js";
 import {
@@ -124,6 +125,11 @@ export async function kubeVersion(kc: KubeConfig, timeoutMs: number): Promise<st
   }
 }
 
+/** One request for `/metrics` (a request that never left, refused by the limiter, is not one). */
+function countRequest(ctx: CallContext, code: string, sent: number | undefined): void {
+  if (sent !== undefined) metricSink()?.kubeCall(ctx.verb, code, (performance.now() - sent) / 1000);
+}
+
 /** Build the adapter from a kubeconfig text or a loaded `KubeConfig`. */
 export function createKubeAdapter(source: string | KubeConfig, options: KubeAdapterOptions = {}): KubePort {
   const kc = typeof source === "string" ? loadKubeConfig({ text: source }) : source;
@@ -149,10 +155,22 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
    */
   async function call<T>(ctx: CallContext, op: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      let sent: number | undefined;
+      const timed = (): Promise<T> => {
+        sent = performance.now();
+        return op();
+      };
       try {
-        return await limiter.run(op, { retry: attempt > 1 });
+        const result = await limiter.run(timed, { retry: attempt > 1 });
+        countRequest(ctx, "OK", sent);
+        return result;
       } catch (err) {
         const mapped = mapKubeError(err, ctx, server, timeoutMs);
+        countRequest(
+          ctx,
+          mapped.details.status !== undefined ? String(mapped.details.status) : mapped.code,
+          sent,
+        );
         const retryable =
           mapped.code === ErrorCode.Throttled ||
           mapped.details.status === 503 ||

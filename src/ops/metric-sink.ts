@@ -9,6 +9,11 @@ export interface MetricSink {
   readonly command: (verb: string, outcome: "ok" | "error", seconds: number) => void;
   /** One AWS SDK command (its retries included): `errorName` absent when it succeeded. */
   readonly cloudCall: (service: string, commandName: string | undefined, errorName?: string) => void;
+  /**
+   * One Kubernetes API request (each retry its own), by verb and code — the HTTP status, `OK` for
+   * a success, or the failure's code (`UNREACHABLE`) when no answer came — and how long it took.
+   */
+  readonly kubeCall: (verb: string, code: string, seconds: number) => void;
   /** An approved action that ran to an end, by its kind (action type) and how it ended. */
   readonly action: (kind: string, outcome: "done" | "stale" | "failed" | "tampered") => void;
 }

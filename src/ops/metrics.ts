@@ -6,6 +6,7 @@
  * rendered through a registry of their own, so one exposition carries both.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import pkg from "../../package.json" with { type: "json" };
 import { connectMetricSink } from "./metric-sink.js";
 
 export type Labels = Readonly<Record<string, string>>;
@@ -66,6 +67,43 @@ export const slackApiRateLimited = new Counter({
   registers: [processRegistry],
 });
 
+/** Kubernetes API requests (each retry its own), by verb and code (HTTP status, OK, or why no answer came). */
+export const kubeApiRequests = new Counter({
+  name: "unstuck_kube_api_requests_total",
+  help: "Kubernetes API requests (each retry its own) by verb and code (the HTTP status, OK, or UNREACHABLE when no answer came).",
+  labelNames: ["verb", "code"] as const,
+  registers: [processRegistry],
+});
+
+/** How long a Kubernetes API request took, by verb (the wait for a free request slot not included). */
+export const kubeApiDuration = new Histogram({
+  name: "unstuck_kube_api_request_duration_seconds",
+  help: "Time a Kubernetes API request took, by verb (the wait for a free request slot not included).",
+  labelNames: ["verb"] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [processRegistry],
+});
+
+/**
+ * Which build is running: always 1, its labels the version (package.json), the source revision
+ * the image was built from (`UNSTUCK_REVISION`, the Dockerfile's `REVISION` build argument) and
+ * Node's version — for dashboards that compare replicas during a rollout.
+ */
+export const buildInfo = new Gauge({
+  name: "unstuck_build_info",
+  help: "The running build: version, source revision and Node.js version as labels; always 1.",
+  labelNames: ["version", "revision", "node_version"] as const,
+  registers: [processRegistry],
+});
+buildInfo.set(
+  {
+    version: pkg.version,
+    revision: labelValue(process.env.UNSTUCK_REVISION, "unknown"),
+    node_version: process.version,
+  },
+  1,
+);
+
 /** Approved actions that ran to an end, by kind and outcome: what the bot changed, and how it went. */
 export const actionsExecuted = new Counter({
   name: "unstuck_actions_executed_total",
@@ -104,6 +142,11 @@ connectMetricSink({
     const code = labelValue(errorName, "Error");
     cloudApiCalls.inc({ service, operation, code });
     cloudApiErrors.inc({ service, operation, code });
+  },
+  kubeCall: (verb, code, seconds) => {
+    const v = labelValue(verb, "unknown");
+    kubeApiRequests.inc({ verb: v, code: labelValue(code, "unknown") });
+    kubeApiDuration.observe({ verb: v }, seconds);
   },
   action: (kind, outcome) => {
     actionsExecuted.inc({ kind: labelValue(kind, "unknown"), outcome });

@@ -116,6 +116,8 @@ export interface BuiltImage {
   readonly cmd: readonly string[];
   /** The Debian packages the final stage installs (`apt-get install`). */
   readonly packages: readonly string[];
+  /** The final stage's LABELs, build arguments expanded. */
+  readonly labels: Readonly<Record<string, string>>;
   readonly stages: readonly Stage[];
 }
 
@@ -128,6 +130,8 @@ export async function buildWithoutDocker(
   context: string,
   dockerfile: string,
   out: string,
+  /** `docker build --build-arg K=V`: overrides a stage's `ARG K=default`. */
+  buildArgs: Readonly<Record<string, string>> = {},
 ): Promise<BuiltImage> {
   const stages = parseDockerfile(await readFile(dockerfile, "utf8"));
   const ignoreFile = join(context, ".dockerignore");
@@ -141,6 +145,7 @@ export async function buildWithoutDocker(
   let cmd: string[] = [];
   let entrypoint: string[] = [];
   let packages: string[] = [];
+  let labels: Record<string, string> = {};
   const env: Record<string, string> = {};
   for (const stage of stages) {
     const dir = join(out, stage.name);
@@ -148,6 +153,11 @@ export async function buildWithoutDocker(
     dirs.set(stage.name, dir);
     user = "root";
     packages = [];
+    labels = {};
+    // A stage's ARGs, as its later instructions see them (`${NAME}` in ENV and LABEL).
+    const stageArgs = new Map<string, string>();
+    const expand = (text: string): string =>
+      text.replace(/\$\{(\w+)\}/g, (_, k: string) => stageArgs.get(k) ?? "");
     for (const { op, args } of stage.instructions) {
       switch (op) {
         case "WORKDIR":
@@ -197,7 +207,18 @@ export async function buildWithoutDocker(
         }
         case "ENV": {
           const [k, v] = args.split("=", 2);
-          if (k !== undefined && v !== undefined) env[k] = v;
+          if (k !== undefined && v !== undefined) env[k] = expand(v);
+          break;
+        }
+        case "LABEL":
+          for (const m of args.matchAll(/([\w.-]+)=("(?:[^"\\]|\\.)*"|\S+)/g)) {
+            const v = m[2] ?? "";
+            labels[m[1] ?? ""] = expand(v.startsWith('"') ? (JSON.parse(v) as string) : v);
+          }
+          break;
+        case "ARG": {
+          const [k = "", v = ""] = args.split("=", 2);
+          stageArgs.set(k, buildArgs[k] ?? v);
           break;
         }
         case "USER":
@@ -210,7 +231,6 @@ export async function buildWithoutDocker(
           entrypoint = JSON.parse(args) as string[];
           break;
         case "EXPOSE":
-        case "ARG":
           break;
         default:
           throw new Error(`${op} ${args}: unknown to test/deploy/dockerfile.ts`);
@@ -219,7 +239,7 @@ export async function buildWithoutDocker(
   }
   const last = stages.at(-1);
   if (!last) throw new Error("no stage");
-  return { dir: dirs.get(last.name) ?? "", user, env, entrypoint, cmd, packages, stages };
+  return { dir: dirs.get(last.name) ?? "", user, env, entrypoint, cmd, packages, labels, stages };
 }
 
 /** One import a bundle leaves to run time, and the output file that makes it. */

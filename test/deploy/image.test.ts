@@ -30,6 +30,8 @@ import {
 import { keyEnv } from "../helpers/keys.js";
 
 const ROOT = process.cwd();
+/** The `--build-arg REVISION=…` the image is built with here. */
+const REVISION = `test${randomBytes(4).toString("hex")}`;
 const BUILD_TOOLS = ["tsx", "esbuild", "typescript", "vitest", "eslint", "prettier", "typescript-eslint"];
 const isBuildTool = (name: string): boolean => BUILD_TOOLS.includes(name) || name.startsWith("@esbuild/");
 
@@ -181,7 +183,9 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), "unstuck-image-"));
     await chmod(work, 0o755);
-    image = await buildWithoutDocker(ROOT, join(ROOT, "Dockerfile"), join(work, "stages"));
+    image = await buildWithoutDocker(ROOT, join(ROOT, "Dockerfile"), join(work, "stages"), {
+      REVISION: REVISION,
+    });
     // The chart's security context: the image's user, a read-only root filesystem, /tmp an emptyDir.
     if (process.getuid?.() === 0) {
       [uid, gid] = image.user.split(":").map(Number);
@@ -232,6 +236,12 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     return { child, out: () => out, err: () => err, exited };
   }
+
+  it("is labelled with the revision it was built from (OCI image labels)", () => {
+    expect(image.labels["org.opencontainers.image.revision"]).toBe(REVISION);
+    expect(image.labels["org.opencontainers.image.title"]).toBe("unstuck");
+    expect(image.env["UNSTUCK_REVISION"]).toBe(REVISION);
+  });
 
   it("runs node under an init (Debian's tini) as PID 1, which passes signals on and reaps", () => {
     expect(image.packages).toContain("tini");
@@ -423,6 +433,16 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
         expect(metrics).toContain("unstuck_ready 1");
         expect(metrics).toMatch(/^unstuck_jobs\{queue="actions",state="waiting"\} \d+$/m);
         expect(metrics).toMatch(/^process_resident_memory_bytes \d+$/m);
+        // Which build answers: package.json's version, the revision built from, Node's version.
+        const { version } = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+          version: string;
+        };
+        expect(metrics).toContain(
+          `unstuck_build_info{version="${version}",revision="${REVISION}",node_version="${process.version}"} 1`,
+        );
+        // The Kubernetes API requests the bot made to answer: counted by verb and code, and timed.
+        expect(metrics).toMatch(/^unstuck_kube_api_requests_total\{verb="get",code="OK"\} [1-9]\d*$/m);
+        expect(metrics).toMatch(/^unstuck_kube_api_request_duration_seconds_count\{verb="get"\} [1-9]\d*$/m);
 
         run.child.kill("SIGTERM");
         expect(await run.exited).toBe(0);

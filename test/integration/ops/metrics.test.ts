@@ -3,6 +3,7 @@
  * account denies (its error code), a Slack 429 from the fake Slack that the WebClient waits out and
  * retries, and the approval store's and BullMQ's state read at scrape time from a real Redis.
  */
+import { readFile } from "node:fs/promises";
 import { WebClient } from "@slack/web-api";
 import { Redis } from "ioredis";
 import pino from "pino";
@@ -90,6 +91,9 @@ describe("/metrics", () => {
       aws: { port: createAwsAdapter(world.c) },
     });
 
+    // A Kubernetes read of a namespace that does not exist: a 404, counted under its status.
+    expect(await createKubeAdapter(world.w.kube.kubeconfig()).getNamespace("no-such-namespace")).toBeNull();
+
     // A Slack 429 (Retry-After 1 s) that the bot's WebClient waits out and retries once.
     slack.setFault("chat.postMessage", { kind: "rate-limited", retryAfterSeconds: 1, times: 1 });
     const client = countRateLimits(
@@ -136,6 +140,21 @@ describe("/metrics", () => {
     const ok = { service: "ec2", operation: "DescribeSecurityGroups", code: "OK" };
     expect(sample(text, "unstuck_cloud_api_calls_total", ok)).toBeGreaterThanOrEqual(1);
     expect(sample(text, "unstuck_cloud_api_errors_total", { service: "ec2", code: "OK" })).toBeUndefined();
+
+    // The diagnosis' Kubernetes requests by verb and code, and their durations; the missing namespace's 404.
+    expect(
+      sample(text, "unstuck_kube_api_requests_total", { verb: "get", code: "OK" }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, "unstuck_kube_api_requests_total", { verb: "list", code: "OK" }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "unstuck_kube_api_requests_total", { verb: "get", code: "404" })).toBe(1);
+    expect(sample(text, "unstuck_kube_api_request_duration_seconds_count", { verb: "get" })).toBe(
+      (sample(text, "unstuck_kube_api_requests_total", { verb: "get", code: "OK" }) ?? 0) + 1,
+    );
+    // Which build: package.json's version and this Node (the revision is the image's; see test/deploy).
+    const { version } = JSON.parse(await readFile("package.json", "utf8")) as { version: string };
+    expect(sample(text, "unstuck_build_info", { version, node_version: process.version })).toBe(1);
 
     expect(sample(text, "unstuck_slack_api_rate_limited_total", { method: "chat.postMessage" })).toBe(1);
     expect(sample(text, "unstuck_slack_api_retries_total", { reason: "rate_limited" })).toBe(1);
