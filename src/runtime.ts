@@ -50,6 +50,7 @@ import { namespaceWaitStarter } from "./app/namespace-wait.js";
 import { boundedStop, handBack } from "./app/shutdown.js";
 import { createBotApp } from "./wiring/bot.js";
 import { connectRedis } from "./wiring/redis.js";
+import { outageOf } from "./wiring/redis-outage.js";
 import { createSlackClients, requireSlack } from "./wiring/slack-clients.js";
 import { createWatcher } from "./wiring/watcher.js";
 import { createWorkers, startReconciler, trackRunning } from "./wiring/workers.js";
@@ -349,7 +350,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     );
   }
   // The jobs running here now, with their lock tokens: what a stop that runs out of time hands back.
-  const running = trackRunning(workers, log);
+  const running = trackRunning(workers, outageOf(redis, log));
   const slack =
     role === "worker"
       ? undefined

@@ -57,6 +57,7 @@ import { startNamespaceGone } from "../jobs/waits.js";
 import { sealedWaits, type JobSeal } from "../jobs/sealed-jobs.js";
 import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import type { Logger } from "../log.js";
+import { outageOf } from "./redis-outage.js";
 import type { RedisConnection } from "../redis-connection.js";
 import { FleetKeys } from "../redis/keys.js";
 
@@ -103,9 +104,9 @@ export class FleetQueues {
     if (events === undefined) {
       const name = clusterQueueName(QueueName.Commands, cluster);
       events = new QueueEvents(name, { connection: this.connection, prefix: this.prefix });
-      events.on("error", (err: Error) =>
-        this.log.warn({ err: { message: err.message }, cluster }, "command answers: connection error"),
-      );
+      events.on("error", (err: Error) => {
+        outageOf(this.connection, this.log).failed(`command answers of ${cluster}`, err);
+      });
       this.commandEvents.set(cluster, events);
     }
     return { queue: this.commandsOf(cluster), events };

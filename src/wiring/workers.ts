@@ -15,6 +15,7 @@ import {
 } from "../app/namespace-gone.js";
 import type { StartNamespaceWait } from "../app/namespace-wait.js";
 import type { RunningJob } from "../app/shutdown.js";
+import type { RedisOutage } from "./redis-outage.js";
 import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 import type { ApprovalSigner } from "../approvals/integrity.js";
 import type { SealKeys } from "../trust/sealed.js";
@@ -251,11 +252,13 @@ export function createWorkers(d: WorkersDeps): Worker[] {
 }
 
 /** The jobs running on these workers now, with their lock tokens; worker errors logged. */
-export function trackRunning(workers: readonly Worker[], log: Logger): Iterable<RunningJob> {
+export function trackRunning(workers: readonly Worker[], outage: RedisOutage): Iterable<RunningJob> {
   const running = new Map<string, Job>();
   const runningKey = (job: Job): string => `${job.queueName}:${job.id ?? ""}`;
   for (const w of workers) {
-    w.on("error", (err) => log.error({ err: { message: err.message } }, "worker error"));
+    w.on("error", (err) => {
+      outage.failed(`worker ${w.name}`, err);
+    });
     w.on("active", (job: Job) => running.set(runningKey(job), job));
     w.on("completed", (job: Job) => running.delete(runningKey(job)));
     w.on("failed", (job: Job | undefined) => {
