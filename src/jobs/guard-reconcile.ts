@@ -23,6 +23,7 @@ import { guardRequestId, type DeletionGuardSigner } from "../approvals/deletion-
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { Logger } from "../log.js";
+import { metricSink } from "../ops/metric-sink.js";
 import { renderGuardReconcileStatus } from "../render/guard-status.js";
 
 /** Default period of a pass. */
@@ -153,6 +154,7 @@ export function startGuardReconciler(
     try {
       // A guard past its window is closed whatever the fleet's request budget holds.
       const report = await withoutSharedBudget(() => reconcileDeletionGuards(deps));
+      metricSink()?.guardPass(report.open - report.removed.length, report.failed.length);
       const problem = report.failed.map((f) => `${f.namespace}: ${f.message}`).join("; ");
       if (problem !== "" && problem !== lastProblem) {
         deps.log?.error(

@@ -14,6 +14,11 @@ export interface MetricSink {
    * a success, or the failure's code (`UNREACHABLE`) when no answer came — and how long it took.
    */
   readonly kubeCall: (verb: string, code: string, seconds: number) => void;
+  /**
+   * A pass of the deletion guard's reconcile loop that could list the namespaces: how many carry
+   * the guard, and how many of those are past their window (or invalid) and could not be closed.
+   */
+  readonly guardPass: (open: number, overdue: number) => void;
   /** An approved action that ran to an end, by its kind (action type) and how it ended. */
   readonly action: (kind: string, outcome: "done" | "stale" | "failed" | "tampered") => void;
 }

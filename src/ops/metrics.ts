@@ -84,6 +84,27 @@ export const kubeApiDuration = new Histogram({
   registers: [processRegistry],
 });
 
+/** Namespaces carrying the deletion guard annotation at the reconcile loop's last pass. */
+export const guardsOpen = new Gauge({
+  name: "unstuck_deletion_guards_open",
+  help: "Namespaces carrying the deletion guard annotation (unstuck.dev/deletion-approved) at the reconcile loop's last pass.",
+  registers: [processRegistry],
+});
+
+/** Guards past their window (or not the bot's) that the last pass could not close: deletion stays allowed. */
+export const guardsOverdue = new Gauge({
+  name: "unstuck_deletion_guards_overdue",
+  help: "Deletion guards past their window, or not written by the bot, that the reconcile loop's last pass could not close.",
+  registers: [processRegistry],
+});
+
+/** When the reconcile loop last listed the namespaces: a stale value means nothing bounds an open guard. */
+export const guardPassAt = new Gauge({
+  name: "unstuck_deletion_guard_reconcile_last_pass_timestamp_seconds",
+  help: "Unix time of the deletion guard reconcile loop's last pass that could list the namespaces.",
+  registers: [processRegistry],
+});
+
 /**
  * Which build is running: always 1, its labels the version (package.json), the source revision
  * the image was built from (`UNSTUCK_REVISION`, the Dockerfile's `REVISION` build argument) and
@@ -147,6 +168,11 @@ connectMetricSink({
     const v = labelValue(verb, "unknown");
     kubeApiRequests.inc({ verb: v, code: labelValue(code, "unknown") });
     kubeApiDuration.observe({ verb: v }, seconds);
+  },
+  guardPass: (open, overdue) => {
+    guardsOpen.set(open);
+    guardsOverdue.set(overdue);
+    guardPassAt.set(Date.now() / 1000);
   },
   action: (kind, outcome) => {
     actionsExecuted.inc({ kind: labelValue(kind, "unknown"), outcome });

@@ -251,7 +251,7 @@ export function createWorkers(d: WorkersDeps): Worker[] {
   ];
 }
 
-/** The jobs running on these workers now, with their lock tokens; worker errors logged. */
+/** The jobs running on these workers now, with their lock tokens; worker errors to the Redis outage record. */
 export function trackRunning(workers: readonly Worker[], outage: RedisOutage): Iterable<RunningJob> {
   const running = new Map<string, Job>();
   const runningKey = (job: Job): string => `${job.queueName}:${job.id ?? ""}`;
