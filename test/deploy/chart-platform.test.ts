@@ -156,6 +156,100 @@ describe("EKS Pod Identity (aws.podIdentity)", () => {
       expect(irsa).toContain("IRSA role arn:aws:iam::123456789012:role/unstuck");
       expect(irsa).not.toContain("podIdentity");
     });
+
+    it("give readiness commands that run as written (port-forward in the background, then curl)", async () => {
+      const text = await notes([]);
+      expect(text).not.toMatch(/port-forward[^\n]*&&/);
+      expect(text).toContain(
+        "port-forward svc/r-unstuck-ops 9090 &\n  curl -s localhost:9090/readyz; kill %1",
+      );
+    });
+
+    it("tell a fleet's hub it needs no AWS credentials (its clusters' workers call AWS)", async () => {
+      const hub = await notes([
+        "--set",
+        "worker.enabled=false",
+        "--set",
+        "bot.runWorkers=false",
+        "--set",
+        "clusters.prod-eu.region=eu-west-1",
+        "--set",
+        "clusters.prod-eu.publicKeys[0]=RBQDCz_gHvgMNooTiP70EM6atYGPwvIucOPO2vMuE0Q",
+      ]);
+      expect(hub).toContain("this hub calls no AWS API and needs no IRSA role or Pod Identity association");
+      expect(hub).not.toContain("Credentials:");
+      expect(hub).not.toContain("aws.podIdentity");
+    });
+  });
+});
+
+describe("install-path defaults", () => {
+  it("schedule the bundled Redis like the bot unless told otherwise, pulling with the chart's secrets", async () => {
+    const podOfRedis = (objects: readonly Obj[]): Loose =>
+      byKind(objects, "StatefulSet").find((o) => o.metadata.name.endsWith("-redis"))?.spec.template.spec;
+    const like = podOfRedis(
+      await render([
+        ...BASE,
+        ...PASSWORD,
+        "--set",
+        "imagePullSecrets[0].name=regcred",
+        "--set",
+        "nodeSelector.pool=system",
+        "--set",
+        "tolerations[0].key=dedicated",
+        "--set",
+        "tolerations[0].operator=Exists",
+        "--set",
+        "priorityClassName=platform-critical",
+      ]),
+    );
+    expect(like.imagePullSecrets).toEqual([{ name: "regcred" }]);
+    expect(like.nodeSelector).toEqual({ pool: "system" });
+    expect(like.tolerations).toEqual([{ key: "dedicated", operator: "Exists" }]);
+    expect(like.priorityClassName).toBe("platform-critical");
+    const own = podOfRedis(
+      await render([
+        ...BASE,
+        ...PASSWORD,
+        "--set",
+        "nodeSelector.pool=system",
+        "--set",
+        "redis.bundled.nodeSelector.pool=storage",
+        "--set",
+        "redis.bundled.priorityClassName=redis-critical",
+      ]),
+    );
+    expect(own.nodeSelector).toEqual({ pool: "storage" });
+    expect(own.priorityClassName).toBe("redis-critical");
+  });
+
+  it("install on Kubernetes older than 1.30 without the admission policies, naming the value when one is on", async () => {
+    const old = ["--kube-version", "1.28.3", ...BASE, ...PASSWORD];
+    await refused(old, "guard.finalizerOnlyWrites needs Kubernetes >= 1.30");
+    await refused(
+      [
+        ...old,
+        "--set",
+        "guard.finalizerOnlyWrites.enabled=false",
+        "--set",
+        "guard.namespaceDeletion.enabled=true",
+      ],
+      "guard.namespaceDeletion needs Kubernetes >= 1.30",
+    );
+    const objects = await render([...old, "--set", "guard.finalizerOnlyWrites.enabled=false"]);
+    expect(byKind(objects, "Deployment").length).toBeGreaterThan(0);
+    expect(byKind(objects, "ValidatingAdmissionPolicy")).toEqual([]);
+  });
+
+  it("let HTTPS out over IPv4 and IPv6 (an IPv6 cluster's API server, AWS's dual-stack endpoints)", async () => {
+    const policies = byKind(await render([...BASE, ...PASSWORD]), "NetworkPolicy");
+    const https = policies.flatMap((p) =>
+      (p.spec.egress as { to?: { ipBlock?: { cidr: string } }[]; ports?: { port: number }[] }[]).filter((e) =>
+        e.ports?.some((port) => port.port === 443),
+      ),
+    );
+    expect(https.length).toBeGreaterThan(0);
+    for (const rule of https) expect(rule.to?.map((t) => t.ipBlock?.cidr)).toEqual(["0.0.0.0/0", "::/0"]);
   });
 });
 

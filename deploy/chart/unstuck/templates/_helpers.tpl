@@ -119,6 +119,14 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 {{- if not (or .Values.bot.enabled .Values.worker.enabled) -}}
 {{- fail "bot.enabled and worker.enabled are both false: the release would run nothing" -}}
 {{- end -}}
+{{- /* Only the admission policies need ValidatingAdmissionPolicy v1 (Kubernetes >= 1.30); the bot runs on older clusters without them. */ -}}
+{{- if semverCompare "<1.30.0-0" .Capabilities.KubeVersion.Version -}}
+{{- range $guard := list "finalizerOnlyWrites" "namespaceDeletion" -}}
+{{- if (index $.Values.guard $guard).enabled -}}
+{{- fail (printf "guard.%s needs Kubernetes >= 1.30 (ValidatingAdmissionPolicy, admissionregistration.k8s.io/v1) and this cluster is %s: set guard.%s.enabled=false to install without it" $guard $.Capabilities.KubeVersion.Version $guard) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if not .Values.image.repository -}}
 {{- fail "image.repository is required: the image built from this repository's Dockerfile, in your registry" -}}
 {{- end -}}
