@@ -241,6 +241,36 @@ describe("install-path defaults", () => {
     expect(byKind(objects, "ValidatingAdmissionPolicy")).toEqual([]);
   });
 
+  it("give an ALB the receiver's health check path, unless the annotations given name one", async () => {
+    const http = [
+      ...BASE,
+      ...PASSWORD,
+      "--set",
+      "slack.mode=http",
+      "--set",
+      "ingress.enabled=true",
+      "--set",
+      "ingress.host=unstuck.example.com",
+    ];
+    const alb = byKind(await render([...http, "--set", "ingress.className=alb"]), "Ingress")[0];
+    expect(alb?.metadata.annotations).toEqual({ "alb.ingress.kubernetes.io/healthcheck-path": "/healthz" });
+    const own = byKind(
+      await render([
+        ...http,
+        "--set",
+        "ingress.className=alb",
+        "--set",
+        "ingress.annotations.alb\\.ingress\\.kubernetes\\.io/healthcheck-path=/slack/health",
+      ]),
+      "Ingress",
+    )[0];
+    expect(own?.metadata.annotations).toEqual({
+      "alb.ingress.kubernetes.io/healthcheck-path": "/slack/health",
+    });
+    const nginx = byKind(await render([...http, "--set", "ingress.className=nginx"]), "Ingress")[0];
+    expect(nginx?.metadata.annotations).toBeUndefined();
+  });
+
   it("let HTTPS out over IPv4 and IPv6 (an IPv6 cluster's API server, AWS's dual-stack endpoints)", async () => {
     const policies = byKind(await render([...BASE, ...PASSWORD]), "NetworkPolicy");
     const https = policies.flatMap((p) =>

@@ -563,6 +563,12 @@ describe("the Helm chart", () => {
     const pod = deployment("http-external-redis").spec.template.spec;
     expect(pod.volumes).toContainEqual({ name: "redis-ca", secret: { secretName: "unstuck-redis-ca" } });
     const ingress = find("http-external-redis", "Ingress");
+    // An ALB checks its targets at the receiver's /healthz ("/" is 404), beside the annotations given.
+    expect(ingress.metadata.annotations).toEqual({
+      "alb.ingress.kubernetes.io/scheme": "internet-facing",
+      "alb.ingress.kubernetes.io/target-type": "ip",
+      "alb.ingress.kubernetes.io/healthcheck-path": "/healthz",
+    });
     expect(ingress.spec.rules[0].http.paths).toEqual([
       {
         path: "/slack/events",
@@ -585,7 +591,7 @@ describe("the Helm chart", () => {
     expect(bot.spec.ingress).toContainEqual({
       ports: [{ protocol: "TCP", port: "http" }],
       from: [
-        { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } } },
+        { ipBlock: { cidr: "10.0.0.0/16" } },
         {
           podSelector: {
             matchLabels: {
