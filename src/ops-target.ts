@@ -3,7 +3,9 @@
  * the Kubernetes API (`GET /version`, as at start-up) and Slack (`auth.test`), and the runtime's
  * queues and approval store as metric sources, handed to `src/ops/runtime-target.ts`.
  *
- * What `/readyz` depends on follows the role: Redis and the Kubernetes API make any process unready.
+ * What `/readyz` depends on follows the role: Redis makes any process unready, and so does the
+ * Kubernetes API, except for a process that receives Slack over HTTP (`bot` or `all` without an app
+ * token), which it only degrades: its readiness keeps Slack's requests flowing to it.
  * A worker never checks Slack (it receives nothing from it, and a Slack outage must not take the
  * workers out: their jobs wait on Kubernetes and AWS). The Slack-facing roles (`bot`, `all`) check
  * it, but its failure only degrades them (`unstuck_dependency_up{dependency="slack"} 0`, `degraded`
@@ -67,17 +69,24 @@ export function runtimeTarget(
   // A fleet's bot serves no cluster: no kubeconfig, no Kubernetes API of its own to depend on.
   const fleet = config.fleet;
   const fleetBot = fleet !== undefined && config.clusterName === undefined;
+  const role = runtime.role ?? config.role;
   if (!fleetBot) {
     const kc = loadKubeConfig(config.kubeconfig !== undefined ? { path: config.kubeconfig } : undefined);
+    // Receiving Slack over HTTP, readiness is what keeps Slack's requests coming to the pod: a blip
+    // of the API server would take every replica out of its Service and Slack would show
+    // `dispatch_failed`, where a bot kept in answers that the cluster does not answer. There the
+    // Kubernetes API only degrades it.
+    const receivesOverHttp =
+      config.slack !== undefined && config.slack.appToken === undefined && role !== "worker";
     checks.push({
       name: "kubernetes",
       async run() {
         await kubeVersion(kc, timeoutMs);
       },
+      required: !receivesOverHttp,
     });
   }
 
-  const role = runtime.role ?? config.role;
   if (config.slack !== undefined && role !== "worker") {
     checks.push({
       ...slackReadinessCheck(config.slack, { timeoutMs, cacheMs: options.slackCacheMs ?? 60_000, now }),

@@ -40,7 +40,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function configFor(role: Role) {
+function configFor(role: Role, env: Record<string, string> = {}) {
   return loadConfig({
     UNSTUCK_ROLE: role,
     SLACK_BOT_TOKEN: TOKEN,
@@ -50,13 +50,18 @@ function configFor(role: Role) {
     KUBECONFIG: join(dir, "kubeconfig"),
     ...keyEnv(role),
     UNSTUCK_REDIS_PREFIX: prefix,
+    ...env,
   });
 }
 
-async function serve(role: Role, redisConnection: Redis = redis): Promise<OpsServer> {
+async function serve(
+  role: Role,
+  redisConnection: Redis = redis,
+  env: Record<string, string> = {},
+): Promise<OpsServer> {
   const s = await startOpsServer({ port: 0, host: "127.0.0.1", log, cacheMs: 0, checkTimeoutMs: 2_000 });
   s.attach(
-    runtimeTarget(configFor(role), { redis: redisConnection, queues: {}, role }, { timeoutMs: 2_000 }),
+    runtimeTarget(configFor(role, env), { redis: redisConnection, queues: {}, role }, { timeoutMs: 2_000 }),
   );
   return s;
 }
@@ -101,7 +106,8 @@ describe("/readyz by role", () => {
       expect(body).toMatchObject({ ready: true, degraded: true, state: "running" });
       expect(body.checks).toEqual([
         expect.objectContaining({ name: "redis", ok: true, required: true }),
-        expect.objectContaining({ name: "kubernetes", ok: true, required: true }),
+        // Receiving Slack over HTTP (a signing secret, no app token): see the Kubernetes API test below.
+        expect.objectContaining({ name: "kubernetes", ok: true, required: false }),
         expect.objectContaining({ name: "slack", ok: false, required: false }),
       ]);
       const metrics = (await get("/metrics")).body.split("\n");
@@ -134,6 +140,44 @@ describe("/readyz by role", () => {
     expect(metrics).not.toContain('dependency="slack"');
     expect(authTests()).toBe(before);
   }, 20_000);
+
+  it.each([
+    { role: "bot", mode: "http", ready: true },
+    { role: "all", mode: "http", ready: true },
+    { role: "bot", mode: "socket", ready: false },
+    { role: "worker", mode: "-", ready: false },
+  ] as const)(
+    "$role ($mode): the Kubernetes API down makes it unready unless it receives Slack over HTTP, where it degrades",
+    async ({ role, mode, ready }) => {
+      // A kubeconfig whose API server does not answer.
+      const gone = join(dir, "gone.kubeconfig");
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(
+        gone,
+        [
+          "apiVersion: v1",
+          "kind: Config",
+          `clusters: [{name: c, cluster: {server: "http://127.0.0.1:${String(await closedPort())}"}}]`,
+          "users: [{name: u, user: {token: t}}]",
+          "contexts: [{name: x, context: {cluster: c, user: u}}]",
+          "current-context: x",
+          "",
+        ].join("\n"),
+      );
+      server = await serve(role, redis, {
+        KUBECONFIG: gone,
+        ...(mode === "socket" ? { SLACK_APP_TOKEN: "xapp-readiness-roles" } : {}),
+      });
+      const r = await get("/readyz");
+      const body = JSON.parse(r.body);
+      expect(r.status).toBe(ready ? 200 : 503);
+      expect(body).toMatchObject({ ready, degraded: ready });
+      expect(body.checks).toContainEqual(
+        expect.objectContaining({ name: "kubernetes", ok: false, required: !ready }),
+      );
+    },
+    20_000,
+  );
 
   it.each(["bot", "worker"] as const)(
     "%s: Redis stays a readiness dependency: unready (503) when it does not answer",
