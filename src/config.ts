@@ -141,6 +141,9 @@ const EnvSchema = z.object({
     .transform((v) => v === "true" || v === "1"),
 });
 
+/** Every variable `loadConfig` reads: the README's configuration table documents each, and no other. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 /** An IAM role ARN, as STS AssumeRole takes it. */
 const RoleArnSchema = z
   .string()

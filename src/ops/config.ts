@@ -14,6 +14,9 @@ export interface OpsConfig {
   readonly host?: string;
 }
 
+/** The variables `loadOpsConfig` reads (documented beside `CONFIG_VARIABLES`). */
+export const OPS_VARIABLES: readonly string[] = ["UNSTUCK_OPS_PORT", "UNSTUCK_OPS_HOST"];
+
 export function loadOpsConfig(env: Readonly<Record<string, string | undefined>>): OpsConfig {
   const raw = env.UNSTUCK_OPS_PORT?.trim();
   const host = env.UNSTUCK_OPS_HOST?.trim();
