@@ -31,8 +31,9 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { dirname, join, relative } from "node:path";
-import { build, type Plugin } from "esbuild";
+import { build, type Metafile, type Plugin } from "esbuild";
 
 const ROOT = process.cwd();
 const DIST = join(ROOT, "dist");
@@ -92,6 +93,68 @@ async function lock(): Promise<void> {
 
 await lock();
 const started = performance.now();
+/**
+ * The npm packages (`name@version`) the image's code holds: every `node_modules` input esbuild put
+ * bytes of into an output the image ships (all but the sandbox's own entry under `test/`).
+ */
+function bundledPackages(meta: Metafile): Set<string> {
+  const packages = new Set<string>();
+  for (const [file, output] of Object.entries(meta.outputs)) {
+    if (file.includes("/test/sim/")) continue;
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const at = input.lastIndexOf("node_modules/");
+      if (at < 0 || bytesInOutput === 0) continue;
+      const [first = "", second = ""] = input.slice(at + "node_modules/".length).split("/");
+      const name = first.startsWith("@") ? `${first}/${second}` : first;
+      const manifest = join(ROOT, input.slice(0, at), "node_modules", name, "package.json");
+      packages.add(`${name}@${(JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version}`);
+    }
+  }
+  return packages;
+}
+
+/**
+ * `sbom.cdx.json`: a CycloneDX SBOM of exactly the packages bundled — npm's own (`npm sbom`: the
+ * lockfile's packages with their licences and hashes) cut to {@link bundledPackages}. Not only the
+ * production ones: the bundle also holds what the lockfile marks dev or optional but the code
+ * reaches (yaml, semver, debug, @opentelemetry/api…).
+ * The bundle carries no node_modules or lockfile, so this is what a scanner (Trivy, Grype, Syft)
+ * reads of the image; it is also published beside it.
+ */
+function writeSbom(meta: Metafile, dir: string): number {
+  const bundled = bundledPackages(meta);
+  const npm = JSON.parse(
+    execFileSync("npm", ["sbom", "--sbom-format", "cyclonedx", "--package-lock-only"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+    }),
+  ) as {
+    metadata: { component?: Record<string, unknown> };
+    components: { "bom-ref": string }[];
+    dependencies?: { ref: string; dependsOn?: string[] }[];
+  };
+  const components = npm.components.filter((c) => bundled.has(c["bom-ref"]));
+  const known = new Set(components.map((c) => c["bom-ref"]));
+  const missing = [...bundled].filter((p) => !known.has(p));
+  if (missing.length > 0) throw new Error(`build: bundled but not in npm's SBOM: ${missing.join(", ")}`);
+  const ref = npm.metadata.component?.["bom-ref"];
+  const root = typeof ref === "string" ? ref : "";
+  const sbom = {
+    ...npm,
+    metadata: {
+      ...npm.metadata,
+      component: { ...npm.metadata.component, type: "application", name: "unstuck" },
+    },
+    components,
+    dependencies: (npm.dependencies ?? [])
+      .filter((d) => d.ref === root || known.has(d.ref))
+      .map((d) => ({ ...d, dependsOn: (d.dependsOn ?? []).filter((r) => known.has(r)) })),
+  };
+  writeFileSync(join(dir, "sbom.cdx.json"), `${JSON.stringify(sbom, null, 2)}\n`);
+  return components.length;
+}
+
 const startedAt = new Date();
 const old = `${DIST}.old-${String(process.pid)}`;
 rmSync(OUT, { recursive: true, force: true });
@@ -142,6 +205,7 @@ try {
     join(OUT, ".meta.json"),
     JSON.stringify(result.metafile).replaceAll(`${relative(ROOT, OUT)}/`, `${relative(ROOT, DIST)}/`),
   );
+  const sbomPackages = writeSbom(result.metafile, OUT);
   // Stamped with the build's start: a source saved while it ran is newer, so the next run rebuilds.
   writeFileSync(join(OUT, ".built"), "");
   utimesSync(join(OUT, ".built"), startedAt, startedAt);
@@ -150,7 +214,7 @@ try {
   renameSync(OUT, DIST);
   rmSync(old, { recursive: true, force: true });
   process.stderr.write(
-    `unstuck: built ${String(outputs.length)} files (${(bytes / 2 ** 20).toFixed(1)} MiB) in ${relative(ROOT, DIST)}/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    `unstuck: built ${String(outputs.length)} files (${(bytes / 2 ** 20).toFixed(1)} MiB, ${String(sbomPackages)} npm packages in sbom.cdx.json) in ${relative(ROOT, DIST)}/ in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
 } catch (err) {
   // The last good tree stays (or comes back, had the swap got halfway).

@@ -117,13 +117,15 @@ describe("production dependencies (package-lock.json)", () => {
 describe("Dockerfile", () => {
   it("builds on Node 24, ships the bundle only (no node_modules), as a numeric non-root user", async () => {
     const stages = parseDockerfile(await readFile(join(ROOT, "Dockerfile"), "utf8"));
-    for (const s of stages) expect(s.from).toMatch(/^node:24(\.\d+)*-bookworm-slim$/);
+    // Node 24 on Debian, pinned by digest (a tag alone may change between two builds of one revision).
+    for (const s of stages) expect(s.from).toMatch(/^node:24(\.\d+)*-bookworm-slim@sha256:[0-9a-f]{64}$/);
     const final = stages.at(-1);
     const copies = final?.instructions.filter((i) => i.op === "COPY").map((i) => i.args) ?? [];
     expect(copies).toEqual([
       "--from=build /app/dist/src ./dist/src",
       "--from=build /app/dist/chunks ./dist/chunks",
-      "package.json ./",
+      "package.json LICENSE ./",
+      "--from=build /app/dist/sbom.cdx.json ./sbom.cdx.json",
     ]);
     const build = stages.find((s) => s.name === "build");
     expect(build?.instructions.filter((i) => i.op === "RUN").map((i) => i.args)).toEqual([
@@ -185,6 +187,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     await chmod(work, 0o755);
     image = await buildWithoutDocker(ROOT, join(ROOT, "Dockerfile"), join(work, "stages"), {
       REVISION: REVISION,
+      SOURCE: "https://git.example.com/platform/unstuck",
     });
     // The chart's security context: the image's user, a read-only root filesystem, /tmp an emptyDir.
     if (process.getuid?.() === 0) {
@@ -237,10 +240,57 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     return { child, out: () => out, err: () => err, exited };
   }
 
-  it("is labelled with the revision it was built from (OCI image labels)", () => {
-    expect(image.labels["org.opencontainers.image.revision"]).toBe(REVISION);
-    expect(image.labels["org.opencontainers.image.title"]).toBe("unstuck");
+  it("is labelled with its source, revision, version and licence (OCI image labels)", async () => {
+    const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+      version: string;
+      license: string;
+    };
+    expect(image.labels).toMatchObject({
+      "org.opencontainers.image.title": "unstuck",
+      "org.opencontainers.image.revision": REVISION,
+      "org.opencontainers.image.source": "https://git.example.com/platform/unstuck",
+      "org.opencontainers.image.version": pkg.version,
+      "org.opencontainers.image.licenses": pkg.license,
+    });
     expect(image.env["UNSTUCK_REVISION"]).toBe(REVISION);
+    expect(await readFile(join(image.dir, "LICENSE"), "utf8")).toContain("Apache License");
+  });
+
+  it("carries a CycloneDX SBOM naming every npm package the bundle holds, at its locked version", async () => {
+    const sbom = JSON.parse(await readFile(join(image.dir, "sbom.cdx.json"), "utf8")) as {
+      bomFormat: string;
+      metadata: { component: { name: string; type: string } };
+      components: { name: string; version: string; purl: string; licenses?: unknown[] }[];
+    };
+    expect(sbom.bomFormat).toBe("CycloneDX");
+    expect(sbom.metadata.component).toMatchObject({ name: "unstuck", type: "application" });
+    const listed = new Set(sbom.components.map((c) => `${c.name}@${c.version}`));
+    // What the bundle holds, from the build's metafile: every package with bytes in an image output.
+    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const lock = JSON.parse(await readFile(join(ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const bundled = new Set<string>();
+    for (const [file, output] of Object.entries(meta.outputs)) {
+      if (file.includes("/test/sim/")) continue;
+      for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+        const at = input.lastIndexOf("node_modules/");
+        if (at < 0 || bytesInOutput === 0) continue;
+        const [first = "", second = ""] = input.slice(at + 13).split("/");
+        const name = first.startsWith("@") ? `${first}/${second}` : first;
+        // The lockfile's key: from the first node_modules/ (the build stage links the checkout's).
+        const key = `${input.slice(input.indexOf("node_modules/"), at)}node_modules/${name}`;
+        bundled.add(`${name}@${lock.packages[key]?.version ?? "?"}`);
+      }
+    }
+    expect(bundled.size).toBeGreaterThan(50);
+    expect([...bundled].filter((p) => !listed.has(p))).toEqual([]);
+    expect([...listed].filter((p) => !bundled.has(p))).toEqual([]);
+    // Build tools never reach the image, so never its SBOM.
+    for (const tool of BUILD_TOOLS) expect(sbom.components.map((c) => c.name)).not.toContain(tool);
+    expect(sbom.components.every((c) => c.purl.startsWith("pkg:npm/"))).toBe(true);
   });
 
   it("runs node under an init (Debian's tini) as PID 1, which passes signals on and reaps", () => {
@@ -249,8 +299,8 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(image.cmd).toEqual(["node", "dist/src/main.js"]);
   });
 
-  it("holds the bundle and package.json only: no node_modules, no TypeScript, no sandbox", async () => {
-    expect((await readdir(image.dir)).sort()).toEqual(["dist", "package.json"]);
+  it("holds the bundle, package.json, its LICENSE and SBOM only: no node_modules, no TypeScript, no sandbox", async () => {
+    expect((await readdir(image.dir)).sort()).toEqual(["LICENSE", "dist", "package.json", "sbom.cdx.json"]);
     expect((await readdir(join(image.dir, "dist"))).sort()).toEqual(["chunks", "src"]);
     expect((await readdir(join(image.dir, "dist", "src"))).filter((f) => f.endsWith(".js")).sort()).toEqual([
       "cli.js",
