@@ -183,6 +183,44 @@ describe("EKS Pod Identity (aws.podIdentity)", () => {
   });
 });
 
+describe("privilege per role", () => {
+  const HUB = [
+    ...BASE,
+    ...PASSWORD,
+    "--set",
+    "worker.enabled=false",
+    "--set",
+    "bot.runWorkers=false",
+    "--set",
+    "clusters.prod-eu.region=eu-west-1",
+    "--set",
+    `clusters.prod-eu.publicKeys[0]=${WORKER_KEY}`,
+  ];
+
+  it("give a fleet's hub no cluster permission, no admission policy and no API token: it talks to Slack and Redis only", async () => {
+    const hub = await render(HUB);
+    const kinds = hub.map((o) => o.kind);
+    for (const kind of [
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Role",
+      "RoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
+    ])
+      expect(kinds, kind).not.toContain(kind);
+    const bot = deploymentOf(hub, "bot");
+    expect(envOf(bot).UNSTUCK_ROLE.value).toBe("bot");
+    expect(envOf(bot).UNSTUCK_CLUSTER_NAME).toBeUndefined();
+    expect(podOf(bot).automountServiceAccountToken).toBe(false);
+    // The same release serving a cluster of its own (workers beside it) keeps its grants and token.
+    const own = await render([...HUB, "--set", "clusterName=prod-eu", "--set", "aws.region=eu-west-1"]);
+    expect(own.map((o) => o.kind)).toContain("ClusterRole");
+    expect(own.map((o) => o.kind)).toContain("ValidatingAdmissionPolicy");
+    expect(podOf(deploymentOf(own, "bot")).automountServiceAccountToken).toBeUndefined();
+  });
+});
+
 describe("install-path defaults", () => {
   it("schedule the bundled Redis like the bot unless told otherwise, pulling with the chart's secrets", async () => {
     const podOfRedis = (objects: readonly Obj[]): Loose =>

@@ -43,6 +43,10 @@ spec:
       {{- end }}
     spec:
       serviceAccountName: {{ include "unstuck.serviceAccountName" $root }}
+      {{- if include "unstuck.hub" $root }}
+      # A fleet's hub talks to Slack and Redis only: no Kubernetes API token in its pods.
+      automountServiceAccountToken: false
+      {{- end }}
       {{- with $root.Values.priorityClassName }}
       priorityClassName: {{ . | quote }}
       {{- end }}

@@ -63,6 +63,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/* UNSTUCK_ROLE of the bot Deployment: bot beside a worker Deployment or in a bot-only release, else all. */}}
+{{/*
+"true" for a fleet's hub: a bot-only release (its workers are other releases) serving a clusters
+file and no cluster of its own. It reads no cluster and calls no AWS API: it gets no RBAC, no
+admission policy and no ServiceAccount token.
+*/}}
+{{- define "unstuck.hub" -}}
+{{- if and .Values.bot.enabled (not .Values.worker.enabled) (not .Values.bot.runWorkers) .Values.clusters (not (include "unstuck.clusterName" .)) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "unstuck.botRole" -}}
 {{- if or .Values.worker.enabled (not .Values.bot.runWorkers) -}}bot{{- else -}}all{{- end -}}
 {{- end -}}
