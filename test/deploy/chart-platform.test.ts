@@ -21,6 +21,17 @@ const PASSWORD = ["--set", "redis.bundled.auth.password=test-only-password-0123"
 /** Public keys of the right shape (base64url of 32 bytes): the bot's and the workers'. */
 const BOT_KEY = "ulQZJ8hGn8Fs2egDNaPItOobIWcpNrm66x9NcLNL1-Q";
 const WORKER_KEY = "RBQDCz_gHvgMNooTiP70EM6atYGPwvIucOPO2vMuE0Q";
+/** A fleet's hub: the Slack-facing bot alone, serving a clusters file and no cluster of its own. */
+const HUB = [
+  "--set",
+  "worker.enabled=false",
+  "--set",
+  "bot.runWorkers=false",
+  "--set",
+  "clusters.prod-eu.region=eu-west-1",
+  "--set",
+  "clusters.prod-eu.publicKeys[0]=RBQDCz_gHvgMNooTiP70EM6atYGPwvIucOPO2vMuE0Q",
+];
 const BASE = [
   "--set",
   "image.repository=registry.example.com/unstuck",
@@ -166,16 +177,7 @@ describe("EKS Pod Identity (aws.podIdentity)", () => {
     });
 
     it("tell a fleet's hub it needs no AWS credentials (its clusters' workers call AWS)", async () => {
-      const hub = await notes([
-        "--set",
-        "worker.enabled=false",
-        "--set",
-        "bot.runWorkers=false",
-        "--set",
-        "clusters.prod-eu.region=eu-west-1",
-        "--set",
-        "clusters.prod-eu.publicKeys[0]=RBQDCz_gHvgMNooTiP70EM6atYGPwvIucOPO2vMuE0Q",
-      ]);
+      const hub = await notes(HUB);
       expect(hub).toContain("this hub calls no AWS API and needs no IRSA role or Pod Identity association");
       expect(hub).not.toContain("Credentials:");
       expect(hub).not.toContain("aws.podIdentity");
@@ -184,21 +186,8 @@ describe("EKS Pod Identity (aws.podIdentity)", () => {
 });
 
 describe("privilege per role", () => {
-  const HUB = [
-    ...BASE,
-    ...PASSWORD,
-    "--set",
-    "worker.enabled=false",
-    "--set",
-    "bot.runWorkers=false",
-    "--set",
-    "clusters.prod-eu.region=eu-west-1",
-    "--set",
-    `clusters.prod-eu.publicKeys[0]=${WORKER_KEY}`,
-  ];
-
   it("give a fleet's hub no cluster permission, no admission policy and no API token: it talks to Slack and Redis only", async () => {
-    const hub = await render(HUB);
+    const hub = await render([...BASE, ...PASSWORD, ...HUB]);
     const kinds = hub.map((o) => o.kind);
     for (const kind of [
       "ClusterRole",
@@ -214,7 +203,7 @@ describe("privilege per role", () => {
     expect(envOf(bot).UNSTUCK_CLUSTER_NAME).toBeUndefined();
     expect(podOf(bot).automountServiceAccountToken).toBe(false);
     // The same release serving a cluster of its own (workers beside it) keeps its grants and token.
-    const own = await render([...HUB, "--set", "clusterName=prod-eu", "--set", "aws.region=eu-west-1"]);
+    const own = await render([...BASE, ...PASSWORD, ...HUB, "--set", "clusterName=prod-eu"]);
     expect(own.map((o) => o.kind)).toContain("ClusterRole");
     expect(own.map((o) => o.kind)).toContain("ValidatingAdmissionPolicy");
     expect(podOf(deploymentOf(own, "bot")).automountServiceAccountToken).toBeUndefined();

@@ -28,6 +28,7 @@ import {
   type BuiltImage,
 } from "./dockerfile.js";
 import { keyEnv } from "../helpers/keys.js";
+import { kubeconfigFor } from "../helpers/kubeconfig.js";
 
 const ROOT = process.cwd();
 /** The `--build-arg REVISION=…` the image is built with here. */
@@ -375,19 +376,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
   it("with its dependencies unreachable, says which in one line and exits 1", async () => {
     const closed = await freePort();
     const kubeconfig = join(writable, "unreachable.kubeconfig");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        `clusters: [{name: c, cluster: {server: "http://127.0.0.1:${String(closed)}"}}]`,
-        "users: [{name: u, user: {token: t}}]",
-        "contexts: [{name: x, context: {cluster: c, user: u}}]",
-        "current-context: x",
-        "",
-      ].join("\n"),
-      { mode: 0o644 },
-    );
+    await writeFile(kubeconfig, kubeconfigFor(`http://127.0.0.1:${String(closed)}`), { mode: 0o644 });
     const run = start({
       SLACK_BOT_TOKEN: "xoxb-1",
       SLACK_APP_TOKEN: "xapp-1",

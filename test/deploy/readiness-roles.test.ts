@@ -20,6 +20,7 @@ import { client, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/fake-slack.js";
 import { keyEnv } from "../helpers/keys.js";
+import { kubeconfigFor } from "../helpers/kubeconfig.js";
 
 const log = pino({ level: "silent" });
 const TOKEN = "xoxb-readiness-roles";
@@ -152,18 +153,7 @@ describe("/readyz by role", () => {
       // A kubeconfig whose API server does not answer.
       const gone = join(dir, "gone.kubeconfig");
       const { writeFile } = await import("node:fs/promises");
-      await writeFile(
-        gone,
-        [
-          "apiVersion: v1",
-          "kind: Config",
-          `clusters: [{name: c, cluster: {server: "http://127.0.0.1:${String(await closedPort())}"}}]`,
-          "users: [{name: u, user: {token: t}}]",
-          "contexts: [{name: x, context: {cluster: c, user: u}}]",
-          "current-context: x",
-          "",
-        ].join("\n"),
-      );
+      await writeFile(gone, kubeconfigFor(`http://127.0.0.1:${String(await closedPort())}`));
       server = await serve(role, redis, {
         KUBECONFIG: gone,
         ...(mode === "socket" ? { SLACK_APP_TOKEN: "xapp-readiness-roles" } : {}),
