@@ -52,6 +52,7 @@ import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
 import { createKubeAdapter } from "../src/kube/client-node-adapter.js";
 import { DEFAULT_KUBE_CONCURRENCY } from "../src/kube/limiter.js";
+import { CHART_NODE_OPTIONS } from "./ship.js";
 import { startKubeSim, type KubeSim, type RequestRecord } from "../test/sim/kube/index.js";
 import { summarize, type DiagnosisSummary } from "./ns-summary.js";
 import {
@@ -624,7 +625,8 @@ async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise
   const warm = new LineProcess(
     process.execPath,
     ["--import", "tsx", "bench/ns-warm.ts", NS, String(LIST_CONCURRENCY)],
-    isolatedEnv({ KUBECONFIG: kubeconfig }),
+    // The heap the shipped bot runs with (the chart's NODE_OPTIONS): its GC is part of the figure.
+    isolatedEnv({ KUBECONFIG: kubeconfig, NODE_OPTIONS: CHART_NODE_OPTIONS }),
   );
   try {
     await warm.request();
@@ -738,7 +740,7 @@ function sideBySide(
         value: `${spread(cold.times)}; ${describeRequests(coldReq)}${cold.rssMiB.length > 0 ? `; max RSS ${median(cold.rssMiB).toFixed(0)} MiB` : ""}`,
       },
       {
-        what: `[${label}] unstuck warm (long-lived process)`,
+        what: `[${label}] unstuck warm (long-lived process, the chart's NODE_OPTIONS)`,
         value: `${spread(warm.times)}; ${describeRequests(warmReq)}`,
       },
       {
