@@ -23,7 +23,7 @@ function recorder(): {
 }
 
 const refused = (): Error =>
-  Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" });
+  Object.assign(new Error("connect ECONNREFUSED redis.internal"), { code: "ECONNREFUSED" });
 
 describe("RedisOutage", () => {
   it("says an outage once, reminds every few minutes with the errors in between, and says its end", () => {
