@@ -169,3 +169,96 @@ describe("kube simulator faults", () => {
     ]);
   });
 });
+
+/**
+ * RBAC on. The real kubectl sends no bearer token over plain HTTP (client-go keeps credentials to
+ * TLS), so against the simulator it is always `system:anonymous`; the clients that do send one
+ * (client-node, the bot's) are the judges here, and the refusal's wording is the one the forbid
+ * rules above share.
+ */
+describe("kube simulator with RBAC on", () => {
+  let sim: KubeSim;
+  const SA = "system:serviceaccount:ops:reader";
+  let reader: { core: CoreV1Api; net: NetworkingV1Api };
+  let admin: CoreV1Api;
+
+  const clients = (user?: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig(user !== undefined ? { user } : {}));
+    return { core: kc.makeApiClient(CoreV1Api), net: kc.makeApiClient(NetworkingV1Api) };
+  };
+
+  beforeAll(async () => {
+    sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml", rbac: {} });
+    const rbac = "rbac.authorization.k8s.io/v1";
+    sim.store.create({
+      apiVersion: rbac,
+      kind: "ClusterRole",
+      metadata: { name: "reader" },
+      rules: [
+        { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
+        {
+          apiGroups: ["networking.k8s.io"],
+          resources: ["ingresses"],
+          verbs: ["get"],
+          resourceNames: ["web"],
+        },
+      ],
+    });
+    sim.store.create({
+      apiVersion: rbac,
+      kind: "ClusterRoleBinding",
+      metadata: { name: "reader" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "reader" },
+      subjects: [{ kind: "ServiceAccount", name: "reader", namespace: "ops" }],
+    });
+    // A Role in one namespace, bound there to every ServiceAccount of `ops` (a group subject).
+    sim.store.create({
+      apiVersion: rbac,
+      kind: "Role",
+      metadata: { name: "cm", namespace: "payments" },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["list"] }],
+    });
+    sim.store.create({
+      apiVersion: rbac,
+      kind: "RoleBinding",
+      metadata: { name: "cm", namespace: "payments" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "cm" },
+      subjects: [
+        { kind: "Group", name: "system:serviceaccounts:ops", apiGroup: "rbac.authorization.k8s.io" },
+      ],
+    });
+    reader = clients(SA);
+    admin = clients().core;
+  });
+
+  afterAll(async () => {
+    await sim.stop();
+  });
+
+  it("allows what the bindings grant and refuses the rest with the authorizer's message", async () => {
+    expect((await reader.core.listPodForAllNamespaces()).items.length).toBeGreaterThan(0);
+    expect((await reader.core.listNamespacedConfigMap({ namespace: "payments" })).items).toBeDefined();
+    const secrets = await failure(reader.core.listNamespacedSecret({ namespace: "myapp" }));
+    expect(secrets.code).toBe(403);
+    expect(secrets.body.message).toBe(
+      `secrets is forbidden: User "${SA}" cannot list resource "secrets" in API group "" in the namespace "myapp"`,
+    );
+    // A Role binds in its own namespace only.
+    const elsewhere = await failure(reader.core.listNamespacedConfigMap({ namespace: "myapp" }));
+    expect(elsewhere.body.message).toContain(`User "${SA}" cannot list resource "configmaps"`);
+    // resourceNames: that one object (here, none of that name: 404, not 403), and no other.
+    const named = await failure(reader.net.readNamespacedIngress({ name: "web", namespace: "payments" }));
+    expect(named.code).toBe(404);
+    const other = await failure(
+      reader.net.readNamespacedIngress({ name: "myapp-worker-ingress", namespace: "myapp" }),
+    );
+    expect(other.body.message).toBe(
+      `ingresses.networking.k8s.io "myapp-worker-ingress" is forbidden: User "${SA}" cannot get resource "ingresses" in API group "networking.k8s.io" in the namespace "myapp"`,
+    );
+    // Discovery stays open to every authenticated user.
+    expect((await reader.core.getAPIResources()).resources.length).toBeGreaterThan(0);
+    // The simulator's own user stands for system:masters.
+    expect((await admin.listNamespacedSecret({ namespace: "myapp" })).items).toBeDefined();
+  });
+});

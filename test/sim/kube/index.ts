@@ -19,6 +19,7 @@ import { NodeLifecycle } from "./node-lifecycle.js";
 import { WorkloadControllers } from "./workloads.js";
 import { ApiServiceAvailability, ensureAggregatedApi } from "./apiservices.js";
 import { createHandler, type KubeFaults, type RequestRecord } from "./server.js";
+import { rbacAllows, type RbacRequest } from "./rbac.js";
 import type { KubeObject } from "./object.js";
 
 export type { KubeFaults, ForbidRule, RequestRecord } from "./server.js";
@@ -80,6 +81,12 @@ export interface KubeSimOptions {
   installKinds?: boolean;
   /** Period of `BOOKMARK` events on watches that allow them (default 1000 ms; the real server's is ~1 min). */
   bookmarkIntervalMs?: number;
+  /**
+   * Authorize every resource request with RBAC over the ClusterRoles, Roles and bindings in the
+   * store (`rbac.ts`; implies `installKinds`). `superusers` are in `system:masters` (default: the
+   * simulator's own kubeconfig user, `unstuck`).
+   */
+  rbac?: { readonly superusers?: readonly string[] };
 }
 
 const BASE_NAMESPACES = ["default", "kube-node-lease", "kube-public", "kube-system"];
@@ -106,7 +113,10 @@ function userFromToken(token: string | undefined): string | undefined {
  */
 export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSim> {
   const now = options.now ?? (() => new Date());
-  const registry = new ResourceRegistry(options.installKinds === true ? INSTALL_RESOURCES : []);
+  const rbac = options.rbac;
+  const registry = new ResourceRegistry(
+    options.installKinds === true || rbac !== undefined ? INSTALL_RESOURCES : [],
+  );
   const store = new SimStore(registry, now);
   store.setDeleteAdmission((d, o) => admitDelete(store, d, o));
   const logs = new LogStore(now);
@@ -205,6 +215,12 @@ export async function startKubeSim(options: KubeSimOptions = {}): Promise<KubeSi
       hostPort: () => hostPort,
       watches,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 1000,
+      ...(rbac !== undefined
+        ? {
+            authorize: (r: RbacRequest) =>
+              (rbac.superusers ?? ["unstuck"]).includes(r.user) || rbacAllows(store, r),
+          }
+        : {}),
     }),
   );
   server.keepAliveTimeout = 5000;

@@ -83,6 +83,12 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   def("v1", "persistentvolumeclaims", "PersistentVolumeClaim", { short: ["pvc"], sub: ["status"] }),
   def("v1", "persistentvolumes", "PersistentVolume", { namespaced: false, short: ["pv"], sub: ["status"] }),
   def("v1", "pods", "Pod", { short: ["po"], sub: ["log", "status"], categories: ALL }),
+  def("v1", "podtemplates", "PodTemplate"),
+  def("v1", "replicationcontrollers", "ReplicationController", {
+    short: ["rc"],
+    sub: ["scale", "status"],
+    categories: ALL,
+  }),
   def("v1", "resourcequotas", "ResourceQuota", { short: ["quota"], sub: ["status"] }),
   def("v1", "secrets", "Secret"),
   def("v1", "serviceaccounts", "ServiceAccount", { short: ["sa"] }),

@@ -29,6 +29,7 @@ import { openApiGroupVersion, openApiIndex } from "./openapi.js";
 import { toTable } from "./table.js";
 import type { DeleteOptions, PropagationPolicy, SimStore, StoreEvent } from "./store.js";
 import type { LogStore } from "./logs.js";
+import type { RbacRequest } from "./rbac.js";
 
 /** One RBAC denial rule; omitted fields match anything. */
 export interface ForbidRule {
@@ -141,6 +142,8 @@ export interface ServerContext {
   watches: Set<ServerResponse>;
   /** Period of `BOOKMARK` events on a watch that asked for them (`allowWatchBookmarks=true`). */
   bookmarkIntervalMs: number;
+  /** With RBAC on: whether it allows a resource request (undefined: every request is allowed). */
+  authorize?: (r: RbacRequest) => boolean;
 }
 
 const VERSION_INFO = {
@@ -454,7 +457,12 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
       userAgent: req.headers["user-agent"] ?? "",
       startedAt: performance.now(),
     };
-    res.on("finish", () => {
+    // Recorded once its answer is finished, or when the client goes away from an answer already
+    // started (a watch it stops): the audit log's ResponseStarted stage holds those too.
+    let recorded = false;
+    const recordServed = () => {
+      if (recorded) return;
+      recorded = true;
       const contentType = res.getHeader("content-type");
       ctx.record({
         ...started,
@@ -464,6 +472,10 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
         contentType: typeof contentType === "string" ? contentType : "",
         served: servedAs.get(res) ?? "",
       });
+    };
+    res.on("finish", recordServed);
+    res.on("close", () => {
+      if (res.headersSent) recordServed();
     });
     void (async () => {
       try {
@@ -500,6 +512,7 @@ export function createHandler(ctx: ServerContext): (req: IncomingMessage, res: S
             if (code < 200 || code >= 300) return writeHead(code, headers);
             swallowed = true;
             if (lost === "reset") {
+              recorded = true;
               ctx.record({
                 ...started,
                 finishedAt: performance.now(),
@@ -627,8 +640,19 @@ async function route(
   const method = req.method ?? "GET";
   const verb = verbOf(method, r, watch);
 
+  const denied =
+    ctx.authorize !== undefined &&
+    !ctx.authorize({
+      user,
+      verb,
+      group: r.def.group,
+      resource: r.def.resource,
+      subresource: r.subresource,
+      namespace: r.namespace,
+      name: r.name,
+    });
   const rule = (faults.forbid ?? []).find((fr) => matchRule(fr, user, verb, r));
-  if (rule !== undefined) {
+  if (denied || rule !== undefined) {
     throw rbacForbidden({
       user,
       verb,
