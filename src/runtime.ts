@@ -261,11 +261,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const drafting = new ApprovalWorkflow({ ...workflowDeps, files: "bot" });
 
   // First to notice: one leader among replicas watches namespaces and posts the
-  // diagnosis of one stuck past the threshold to the watch channel.
-  // In a fleet each cluster's workers watch their own cluster (their own lease and records); its bot,
-  // serving no cluster, watches none.
+  // diagnosis of one stuck past the threshold to the watch channel. It runs where the workers run
+  // (worker or all): in a fleet each cluster's workers watch their own cluster (their own lease and
+  // records), and a Slack-facing bot process watches nothing, so its ServiceAccount needs no watch.
   const watcher =
-    fleet !== undefined && ownCluster === undefined
+    role === "bot" || (fleet !== undefined && ownCluster === undefined)
       ? undefined
       : createWatcher({
           config,
