@@ -302,8 +302,16 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
         ? `Objects${what} stay after the namespace controller deletes them, with no finalizer: whatever serves that type does not really delete them. Check its API service or controller (\`kubectl get apiservices\`, its pods' logs); once deletes work, the namespace controller deletes the rest by itself (no forced removal needed).`
         : `The namespace controller's deletes${what} are refused: "${truncate(r.message, 300)}". Find what refuses them — an admission webhook or policy the message names (\`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations,validatingadmissionpolicies\`) — and fix or remove it; the namespace controller then deletes the rest by itself (no forced removal needed).`;
     }
-    case "grant-list":
-      return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, add \`${explicitResources(r.types)}\` to \`rbac.explicitResources\` (or set \`rbac.readScope: all\`) and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccount.`;
+    case "grant-list": {
+      // The chart grants Secrets by their own value, never through rbac.explicitResources.
+      const secrets = r.types.some((t) => t.group === "" && t.resource === "secrets");
+      const others = r.types.filter((t) => !(t.group === "" && t.resource === "secrets"));
+      const chart = [
+        ...(others.length > 0 ? [`add \`${explicitResources(others)}\` to \`rbac.explicitResources\``] : []),
+        ...(secrets ? ["set `rbac.listSecrets: true` (it lets the bot's pods list every Secret)"] : []),
+      ].join(" and ");
+      return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, ${chart} and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccounts.`;
+    }
     case "check-name":
       return r.similar.length > 0
         ? `Did you mean ${r.similar.map((n) => `\`${n}\``).join(" or ")}? No namespace is named \`${r.namespace}\`.`

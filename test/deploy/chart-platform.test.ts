@@ -486,11 +486,28 @@ describe("chart conventions", () => {
       [...BASE, ...PASSWORD, "--set", "serviceAccount.create=false"],
       "serviceAccount.name is required when serviceAccount.create=false",
     );
-    const created = await render([...BASE, ...PASSWORD, "--set", "serviceAccount.annotations.team=platform"]);
-    expect(byKind(created, "ServiceAccount")[0]?.metadata).toMatchObject({
-      name: "r-unstuck",
-      annotations: { team: "platform" },
-    });
+    await refused(
+      [...BASE, ...PASSWORD, "--set", "worker.serviceAccount.create=false"],
+      "worker.serviceAccount.name is required when worker.serviceAccount.create=false",
+    );
+    // The bot's and the workers' own, each with its annotations; an IRSA role on both (both call AWS).
+    const created = await render([
+      ...BASE,
+      ...PASSWORD,
+      "--set",
+      "serviceAccount.annotations.team=platform",
+      "--set",
+      "worker.serviceAccount.annotations.tier=workers",
+      "--set",
+      "aws.irsaRoleArn=arn:aws:iam::111111111111:role/unstuck",
+    ]);
+    const irsa = { "eks.amazonaws.com/role-arn": "arn:aws:iam::111111111111:role/unstuck" };
+    expect(byKind(created, "ServiceAccount").map((o) => o.metadata)).toEqual([
+      expect.objectContaining({ name: "r-unstuck", annotations: { team: "platform", ...irsa } }),
+      expect.objectContaining({ name: "r-unstuck-worker", annotations: { tier: "workers", ...irsa } }),
+    ]);
+    expect(podOf(deploymentOf(created, "bot")).serviceAccountName).toBe("r-unstuck");
+    expect(podOf(deploymentOf(created, "worker")).serviceAccountName).toBe("r-unstuck-worker");
   });
 
   it("put the pod and container security contexts under the standard keys", async () => {

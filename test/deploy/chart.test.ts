@@ -98,7 +98,7 @@ const FORBIDDEN_SUBRESOURCES: readonly [string, string][] = [
 /** The subresources the bot uses, by name. */
 const NEEDED_SUBRESOURCES = new Set(["pods/log"]);
 /** `get` where the bot reads one object by name (besides the finalizer targets). */
-const GET_TYPES = new Set(["namespaces", "endpoints", "pods/log"]);
+const GET_TYPES = new Set(["namespaces", "pods/log"]);
 /** `watch`: the discovery cache and the watcher. */
 const WATCH_TYPES = new Set(["customresourcedefinitions", "apiservices", "namespaces"]);
 
@@ -120,6 +120,7 @@ function rbacProblems(roles: readonly Obj[]): string[] {
   for (const role of roles) {
     const name = role.metadata.name;
     const writer = name.endsWith("-remove-finalizers") || name.endsWith("-open-deletion-guard");
+    const targets = name.endsWith("-finalizer-targets");
     for (const rule of (role.rules ?? []) as Rule[]) {
       const at = `${name}: ${JSON.stringify(rule)}`;
       if (rule.nonResourceURLs !== undefined) problems.push(`${at}: nonResourceURLs`);
@@ -135,9 +136,10 @@ function rbacProblems(roles: readonly Obj[]): string[] {
           problems.push(`${at}: write verb ${verb}`);
         if (verb === "watch" && !rule.resources.every((r) => WATCH_TYPES.has(r)))
           problems.push(`${at}: watch beyond CRDs, APIServices, namespaces`);
-        if (verb === "get" && !writer) {
+        if (verb === "get" && !targets) {
           for (const r of rule.resources) if (!GET_TYPES.has(r)) problems.push(`${at}: get on ${r}`);
         }
+        if (targets && verb !== "get") problems.push(`${at}: ${verb} on the finalizer targets (get only)`);
       }
       for (const r of rule.resources) {
         if (r.includes("/") && !NEEDED_SUBRESOURCES.has(r)) problems.push(`${at}: subresource ${r}`);
@@ -224,6 +226,8 @@ describe("the Helm chart", () => {
       "ClusterRole",
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
@@ -240,6 +244,8 @@ describe("the Helm chart", () => {
       "Service",
       "Service",
       "Service",
+      // The bot's and the workers'.
+      "ServiceAccount",
       "ServiceAccount",
       "StatefulSet",
       "ValidatingAdmissionPolicy",
@@ -399,7 +405,14 @@ describe("the Helm chart", () => {
     const renders: [string, Obj[]][] = VALUE_SETS.map((set) => [set, rendered.get(set) ?? []]);
     // Every optional role on, in both read scopes.
     for (const scope of ["all", "explicit"]) {
-      const extra = ["--set", "guard.namespaceDeletion.enabled=true", "--set", "config.watchChannel=C0WATCH"];
+      const extra = [
+        "--set",
+        "guard.namespaceDeletion.enabled=true",
+        "--set",
+        "config.watchChannel=C0WATCH",
+        "--set",
+        `rbac.listSecrets=${String(scope === "all")}`,
+      ];
       renders.push([
         `guard+watcher, readScope=${scope}`,
         await template("r-all-on", "unstuck-all-on", [
@@ -439,9 +452,12 @@ describe("the Helm chart", () => {
 
     for (const set of VALUE_SETS) {
       // get only on the finalizer targets (the executor re-reads the object) besides the read role's.
-      const write = find(set, "ClusterRole", "-remove-finalizers");
-      for (const rule of write.rules as Rule[]) {
-        expect(rule.verbs).toEqual(["get", "patch"]);
+      // The targets: `get` for every role that reads, `patch` for the one that executes.
+      const targets = find(set, "ClusterRole", "-finalizer-targets").rules as Rule[];
+      const write = find(set, "ClusterRole", "-remove-finalizers").rules as Rule[];
+      expect(write.map((r) => ({ ...r, verbs: ["get"] }))).toEqual(targets);
+      for (const rule of write) {
+        expect(rule.verbs).toEqual(["patch"]);
         expect(rule.resources).not.toContain("*");
         for (const r of ["pods", "secrets", "configmaps", "deployments", "serviceaccounts"]) {
           expect(rule.resources).not.toContain(r);
@@ -449,28 +465,63 @@ describe("the Helm chart", () => {
       }
       const read = find(set, "ClusterRole", "-read").rules as Rule[];
       expect(read.filter((r) => r.verbs.includes("get"))).toEqual([
-        { apiGroups: [""], resources: ["namespaces", "endpoints", "pods/log"], verbs: ["get"] },
+        { apiGroups: [""], resources: ["namespaces", "pods/log"], verbs: ["get"] },
       ]);
-      const bindings = (rendered.get(set) ?? []).filter((o) => o.kind === "ClusterRoleBinding");
-      // The ServiceAccount the pods run as (the chart's, or an existing one: fleet-workers).
-      const account = deployments(set)[0]?.spec.template.spec.serviceAccountName as string;
-      for (const b of bindings) {
-        expect(b.subjects).toEqual([{ kind: "ServiceAccount", name: account, namespace: namespaceOf(set) }]);
-      }
+      // Who holds what: every pod's ServiceAccount reads; only the one running the workers writes.
+      const subjects = (suffix: string): string[] =>
+        (find(set, "ClusterRoleBinding", suffix).subjects as { name: string; namespace: string }[]).map(
+          (x) => `${x.namespace}/${x.name}`,
+        );
+      const accountOf = (o: Obj): string =>
+        `${namespaceOf(set)}/${String(o.spec.template.spec.serviceAccountName)}`;
+      const runsWorkers = deployments(set).filter((d) =>
+        ["worker", "all"].includes(
+          String(d.spec.template.spec.containers[0].env.find((e: Loose) => e.name === "UNSTUCK_ROLE")?.value),
+        ),
+      );
+      expect(runsWorkers).toHaveLength(1);
+      const writer = accountOf(runsWorkers[0] as Obj);
+      const readers = [...new Set(deployments(set).map(accountOf))].sort();
+      for (const suffix of ["-read", "-finalizer-targets", "-watch-discovery"])
+        expect(subjects(suffix).sort(), `${set}: ${suffix}`).toEqual(readers);
+      expect(subjects("-remove-finalizers"), set).toEqual([writer]);
     }
-    // readScope=all: one wildcard rule, list only. explicit (socket-irsa): no wildcard, no Secrets,
-    // and still every type the bot lists by name.
-    expect((find("default", "ClusterRole", "-read").rules as Rule[])[0]).toEqual({
+    // Two ServiceAccounts where bot and workers are apart: the bot's holds no write.
+    const botAccount = `${namespaceOf("default")}/${String(deployment("default", "bot").spec.template.spec.serviceAccountName)}`;
+    const workerAccount = `${namespaceOf("default")}/${String(deployment("default", "worker").spec.template.spec.serviceAccountName)}`;
+    expect(botAccount).not.toBe(workerAccount);
+    for (const b of (rendered.get("default") ?? []).filter((o) => o.kind === "ClusterRoleBinding")) {
+      const names = (b.subjects as { name: string; namespace: string }[]).map(
+        (x) => `${x.namespace}/${x.name}`,
+      );
+      if (/-(remove-finalizers|open-deletion-guard|watch-namespaces)$/.test(b.metadata.name))
+        expect(names, b.metadata.name).toEqual([workerAccount]);
+      else expect(names.sort(), b.metadata.name).toEqual([botAccount, workerAccount].sort());
+    }
+    // readScope=all (with listSecrets, http-external-redis): one wildcard rule, list only. explicit
+    // (the default): no wildcard, no Secrets, and still every type the bot lists by name.
+    expect((find("http-external-redis", "ClusterRole", "-read").rules as Rule[])[0]).toEqual({
       apiGroups: ["*"],
       resources: ["*"],
       verbs: ["list"],
     });
-    const explicit = find("socket-irsa", "ClusterRole", "-read").rules as Rule[];
+    const explicit = find("default", "ClusterRole", "-read").rules as Rule[];
     const listed = explicit
       .filter((r) => r.verbs.includes("list"))
       .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((x) => `${x}.${g}`)));
     expect(listed.some((x) => x.includes("*"))).toBe(false);
     expect(listed).not.toContain("secrets.");
+    // Secrets only by their own value, list only.
+    const withSecrets = await template("r-secrets", "unstuck-secrets", [
+      "-f",
+      valuesFile("default"),
+      "--set",
+      "rbac.listSecrets=true",
+    ]);
+    const secretRules = (
+      withSecrets.find((o) => o.kind === "ClusterRole" && o.metadata.name.endsWith("-read"))?.rules as Rule[]
+    ).filter((r) => r.resources.includes("secrets"));
+    expect(secretRules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["list"] }]);
     expect(listed).toEqual(
       expect.arrayContaining([
         "namespaces.",
@@ -517,7 +568,12 @@ describe("the Helm chart", () => {
     expect(find("socket-irsa", "ClusterRole", "-remove-finalizers").rules).toContainEqual({
       apiGroups: ["s3.services.k8s.aws"],
       resources: ["buckets"],
-      verbs: ["get", "patch"],
+      verbs: ["patch"],
+    });
+    expect(find("socket-irsa", "ClusterRole", "-finalizer-targets").rules).toContainEqual({
+      apiGroups: ["s3.services.k8s.aws"],
+      resources: ["buckets"],
+      verbs: ["get"],
     });
   });
 
@@ -527,6 +583,8 @@ describe("the Helm chart", () => {
       "ClusterRole",
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
@@ -699,6 +757,23 @@ describe("the Helm chart", () => {
       [
         ["--set", "image.repository=x", "--set", "aws.enabled=false", "--set", "rbac.readScope=most"],
         'rbac.readScope must be one of the following: "all", "explicit"',
+      ],
+      [
+        ["-f", valuesFile("default"), "--set", "rbac.readScope=all"],
+        "rbac.readScope=all lists every type, Secrets included (RBAC has no exception to a wildcard): set rbac.listSecrets=true to accept that",
+      ],
+      [
+        [
+          "-f",
+          valuesFile("fleet-workers"),
+          "--set",
+          "worker.serviceAccount.create=true",
+          "--set",
+          "serviceAccount.create=false",
+          "--set",
+          "serviceAccount.name=platform-unstuck",
+        ],
+        "serviceAccount is the bot's ServiceAccount and this release runs no bot: the workers run as worker.serviceAccount",
       ],
       [
         [

@@ -24,7 +24,10 @@ type Loose = ReturnType<typeof JSON.parse>;
 
 const CHART = "deploy/chart/unstuck";
 const NAMESPACE = "ops";
-const BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck`;
+/** The workers' ServiceAccount (worker.enabled, the default): the release's only writer. */
+const BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck-worker`;
+/** The Slack-facing bot's: it only reads, and the policy admits nothing of it. */
+const SLACK_BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck`;
 const KEY = "unstuck.dev/deletion-approved";
 const UID = "0b8c1e9e-6a52-4d35-9d7e-1d2f3c4b5a69";
 const signer = testGuardSigner();
@@ -309,8 +312,12 @@ describe("the namespace-deletion guard", () => {
         refuseAnnotation,
       ]);
       // The same ServiceAccount name in another namespace is someone else.
+      // Nor may the Slack-facing bot's: only the workers write.
+      expect(admit(policy, "UPDATE", SLACK_BOT, before, after), `slack bot: ${what}`).toEqual([
+        refuseAnnotation,
+      ]);
       expect(
-        admit(policy, "UPDATE", "system:serviceaccount:default:r-unstuck", before, after),
+        admit(policy, "UPDATE", "system:serviceaccount:default:r-unstuck-worker", before, after),
         `other SA: ${what}`,
       ).toEqual([refuseAnnotation]);
       expect(

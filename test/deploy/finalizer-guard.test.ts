@@ -18,7 +18,10 @@ type Loose = ReturnType<typeof JSON.parse>;
 
 const CHART = "deploy/chart/unstuck";
 const NAMESPACE = "ops";
-const BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck`;
+/** The workers' ServiceAccount (worker.enabled, the default): the release's only writer. */
+const BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck-worker`;
+/** The Slack-facing bot's: it only reads, and the policy admits nothing of it. */
+const SLACK_BOT = `system:serviceaccount:${NAMESPACE}:r-unstuck`;
 
 interface Policy {
   matchConditions: { name: string; expression: string }[];
@@ -166,8 +169,10 @@ describe("the finalizer-only guard", () => {
     const obj = { metadata: { name: "a" }, spec: { x: 1n } };
     expect(admit(policy, BOT, obj, obj)).toEqual([]);
     expect(
-      admit(policy, "system:serviceaccount:other:r-unstuck", obj, { ...obj, spec: { x: 2 } }),
+      admit(policy, "system:serviceaccount:other:r-unstuck-worker", obj, { ...obj, spec: { x: 2 } }),
     ).toBeUndefined();
+    // The Slack-facing bot's ServiceAccount is not the writer: RBAC gives it no patch at all.
+    expect(admit(policy, SLACK_BOT, obj, { ...obj, spec: { x: 2 } })).toBeUndefined();
     expect(admit(policy, "kubernetes-admin", obj, { ...obj, spec: { x: 2 } })).toBeUndefined();
   });
 

@@ -207,25 +207,42 @@ describe("every cause reaches the terminal and Slack through the real wiring", (
 
   it("a type RBAC will not let the bot list: which one, and the chart value that grants it — not 'ask again'", async () => {
     const base = namespaceFinalizerWorld({ namespace: "tenant", finalizers: [] });
-    const objects = (base.kube?.objects ?? []).map((o) =>
-      o.kind === "ConfigMap" ? { ...o, metadata: { ...o.metadata, finalizers: ["example.com/hold"] } } : o,
-    );
+    const objects = [
+      ...(base.kube?.objects ?? []).map((o) =>
+        o.kind === "ConfigMap" ? { ...o, metadata: { ...o.metadata, finalizers: ["example.com/hold"] } } : o,
+      ),
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "db-creds", namespace: "tenant", finalizers: ["example.com/vault-sync"] },
+      },
+    ];
     const w = await world(
       { ...base, kube: { objects, logs: [], failingGroups: [] } },
       "tenant",
       "NamespaceFinalizersRemaining",
     );
     try {
-      // rbac.readScope=explicit with a list that leaves ConfigMaps out.
-      w.sim.setFaults({ forbid: [{ verb: "list", resource: "configmaps" }] });
+      // The chart's default: Secrets not granted, and an explicit list that leaves ConfigMaps out.
+      w.sim.setFaults({
+        forbid: [
+          { verb: "list", resource: "configmaps" },
+          { verb: "list", resource: "secrets" },
+        ],
+      });
       const { code, text } = await terminal("tenant", w.kubeconfig);
       expect(code).toBe(0);
-      expect(text).toContain("the bot may not list configmaps (RBAC refuses `list`)");
+      expect(text).toMatch(
+        /the bot may not list (configmaps, secrets|secrets, configmaps) \(RBAC refuses `list`\)/,
+      );
       expect(text).toContain('`{apiGroups: [""], resources: ["configmaps"]}` to `rbac.explicitResources`');
-      expect(text).toContain("`rbac.readScope: all`");
+      // Secrets by their own value, never through the list.
+      expect(text).toContain("`rbac.listSecrets: true`");
+      expect(text).not.toContain('resources: ["secrets"]');
       expect(text).not.toContain("ask again");
       const card = await slack("tenant", w.kubeconfig);
       expect(card).toContain("rbac.explicitResources");
+      expect(card).toContain("rbac.listSecrets");
       expect(card).not.toContain("ask again");
     } finally {
       await w.close();

@@ -42,7 +42,7 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     spec:
-      serviceAccountName: {{ include "unstuck.serviceAccountName" $root }}
+      serviceAccountName: {{ ternary (include "unstuck.workerServiceAccountName" $root) (include "unstuck.serviceAccountName" $root) (eq $component "worker") }}
       {{- if include "unstuck.hub" $root }}
       # A fleet's hub talks to Slack and Redis only: no Kubernetes API token in its pods.
       automountServiceAccountToken: false

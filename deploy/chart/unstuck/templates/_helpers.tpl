@@ -39,6 +39,40 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end -}}
 
+{{/* The workers' ServiceAccount (worker.serviceAccount.create) or the existing one it names. */}}
+{{- define "unstuck.workerServiceAccountName" -}}
+{{- if .Values.worker.serviceAccount.create -}}
+{{- default (printf "%s-worker" (include "unstuck.fullname" .) | trunc 63 | trimSuffix "-") .Values.worker.serviceAccount.name -}}
+{{- else -}}
+{{- required "worker.serviceAccount.name is required when worker.serviceAccount.create=false: the existing ServiceAccount the workers run as" .Values.worker.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The one ServiceAccount of the release that writes (finalizer patches, the deletion guard's
+annotation): the workers' with worker.enabled, else the combined pods' (serviceAccount). The
+admission policies admit those writes from it alone.
+*/}}
+{{- define "unstuck.writerServiceAccountName" -}}
+{{- if .Values.worker.enabled -}}
+{{- include "unstuck.workerServiceAccountName" . -}}
+{{- else -}}
+{{- include "unstuck.serviceAccountName" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccounts whose pods read the cluster, as a JSON list: the bot's (unless a hub's) and the workers'. */}}
+{{- define "unstuck.readerServiceAccounts" -}}
+{{- $readers := list -}}
+{{- if and .Values.bot.enabled (not (include "unstuck.hub" .)) -}}
+{{- $readers = append $readers (include "unstuck.serviceAccountName" .) -}}
+{{- end -}}
+{{- if .Values.worker.enabled -}}
+{{- $readers = append $readers (include "unstuck.workerServiceAccountName" .) -}}
+{{- end -}}
+{{- toJson (uniq $readers) -}}
+{{- end -}}
+
 {{/* An image reference: <repository>@<digest> when a digest is given, else <repository>:<tag>. */}}
 {{- define "unstuck.imageRef" -}}
 {{- if .digest -}}
@@ -124,6 +158,9 @@ src/approvals/deletion-guard-token.ts; test/deploy/deletion-guard.test.ts keeps 
 {{- end -}}
 {{- if hasKey .Values.config "extraEnv" -}}
 {{- fail "config.extraEnv moved to extraEnv (the standard key, a list of EnvVar)" -}}
+{{- end -}}
+{{- if and (not .Values.bot.enabled) (not .Values.serviceAccount.create) .Values.worker.serviceAccount.create -}}
+{{- fail "serviceAccount is the bot's ServiceAccount and this release runs no bot: the workers run as worker.serviceAccount (set worker.serviceAccount.create=false and worker.serviceAccount.name to use an existing one)" -}}
 {{- end -}}
 {{- if not (or .Values.bot.enabled .Values.worker.enabled) -}}
 {{- fail "bot.enabled and worker.enabled are both false: the release would run nothing" -}}
