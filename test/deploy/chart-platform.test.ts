@@ -157,14 +157,18 @@ describe("EKS Pod Identity (aws.podIdentity)", () => {
       expect(without).toContain("set aws.podIdentity=true");
       expect(without).toContain("NetworkPolicy blocks the Pod Identity agent (169.254.170.23:80)");
       const on = await notes(["--set", "aws.podIdentity=true"]);
-      expect(on).toContain(
-        "aws eks create-pod-identity-association --cluster-name <cluster> --namespace unstuck --service-account r-unstuck --role-arn <role>",
-      );
+      // One association per ServiceAccount: the bot's and the workers' both call AWS.
+      for (const account of ["r-unstuck", "r-unstuck-worker"])
+        expect(on).toContain(
+          `aws eks create-pod-identity-association --cluster-name <cluster> --namespace unstuck --service-account ${account} --role-arn <role>`,
+        );
       expect(on).toContain(
         "allow egress to the Pod Identity agent (169.254.170.23 and fd00:ec2::23, port 80)",
       );
       const irsa = await notes(["--set", "aws.irsaRoleArn=arn:aws:iam::123456789012:role/unstuck"]);
-      expect(irsa).toContain("IRSA role arn:aws:iam::123456789012:role/unstuck");
+      expect(irsa).toContain(
+        "IRSA role arn:aws:iam::123456789012:role/unstuck on ServiceAccounts r-unstuck and r-unstuck-worker.",
+      );
       expect(irsa).not.toContain("podIdentity");
     });
 
