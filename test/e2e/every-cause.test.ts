@@ -151,7 +151,7 @@ const WORLDS: { readonly [K in CauseLink["kind"]]: CauseWorld } = {
     reported: "NamespaceFinalizersRemaining",
     faults: { forbid: [{ verb: "list", resource: "configmaps" }] },
     cause: /the bot may not list configmaps \(RBAC refuses `list`\)/,
-    step: /to `rbac\.explicitResources` \(or set `rbac\.readScope: all`\)/,
+    step: /add `\{apiGroups: \[""\], resources: \["configmaps"\]\}` to `rbac\.explicitResources` and upgrade the release/,
   },
   "namespace-finalizers": {
     scenario: () => terminating("emptied", 20, []),
