@@ -30,13 +30,8 @@ import type { KubeObject } from "../sim/kube/object.js";
 import { lostNodeWorld, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
 import { loadScenario, type Scenario, type ScenarioObject } from "../sim/scenario.js";
 import type { RequestRecord } from "../sim/kube/server.js";
-import {
-  blockActionsBody,
-  postSigned,
-  slashCommandBody,
-  startFakeSlack,
-  type FakeSlack,
-} from "../sim/slack/index.js";
+import { clickButton } from "../helpers/slack-click.js";
+import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv } from "../e2e/bot-env.js";
 
@@ -368,19 +363,7 @@ describe.each(LAYOUTS)(
         10_000,
         "request attached to its message",
       );
-      const res = await postSigned(
-        events,
-        SECRET,
-        blockActionsBody({
-          actionId: APPROVE,
-          value: id,
-          userId: APPROVER,
-          channelId: CHANNEL,
-          messageTs: ts,
-          responseUrl: fake.responseUrl(`click-${id}`),
-        }),
-      );
-      expect(res.status).toBe(200);
+      await clickButton({ events, fake, secret: SECRET, channel: CHANNEL }, APPROVE, id, APPROVER, ts);
       await eventually(
         async () => ((await bot?.workflow.get(id))?.state === "DONE" ? true : undefined),
         30_000,
