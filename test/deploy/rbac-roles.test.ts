@@ -27,7 +27,7 @@ import { eventually } from "../helpers/eventually.js";
 import { startAwsSim, type AwsSim } from "../sim/aws/index.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import type { KubeObject } from "../sim/kube/object.js";
-import { lostNodeWorld, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
+import { lostNodeWorld, namespacedCrd, webhookBlockedWorld } from "../sim/kube/stuck-worlds.js";
 import { loadScenario, type Scenario, type ScenarioObject } from "../sim/scenario.js";
 import type { RequestRecord } from "../sim/kube/server.js";
 import { clickButton } from "../helpers/slack-click.js";
@@ -119,19 +119,7 @@ const CRDS: ScenarioObject[] = [
   ["gateway.networking.k8s.io", "v1", "Gateway", "gateways"],
   ["gateway.networking.k8s.io", "v1", "HTTPRoute", "httproutes"],
   ["gateway.networking.k8s.io", "v1", "GRPCRoute", "grpcroutes"],
-].map(([group = "", version = "", kind = "", plural = ""]) => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.${group}` },
-  spec: {
-    group,
-    scope: "Namespaced",
-    names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-    versions: [
-      { name: version, served: true, storage: true, schema: { openAPIV3Schema: { type: "object" } } },
-    ],
-  },
-}));
+].map(([group = "", version = "", kind = "", plural = ""]) => namespacedCrd(group, version, kind, plural));
 
 /** The seed incident, a pod held by a lost node, a webhook refusing deletes, an uncounted namespace. */
 function world(): Scenario {

@@ -13,6 +13,7 @@ import type { CauseLink, NamespaceDiagnosis } from "../../src/diagnosis/types.js
 import type { KubeFaults } from "../sim/kube/server.js";
 import {
   lostNodeWorld,
+  namespacedCrd,
   namespaceFinalizerWorld,
   operatorFailingWorld,
   webhookBlockedWorld,
@@ -72,24 +73,8 @@ function terminating(
   };
 }
 
-const crd = (group: string, kind: string, plural: string): ScenarioObject => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.${group}` },
-  spec: {
-    group,
-    scope: "Namespaced",
-    names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-    versions: [
-      {
-        name: "v1alpha1",
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-      },
-    ],
-  },
-});
+const crd = (group: string, kind: string, plural: string): ScenarioObject =>
+  namespacedCrd(group, "v1alpha1", kind, plural);
 
 const WORLDS: { readonly [K in CauseLink["kind"]]: CauseWorld } = {
   "namespace-missing": {

@@ -425,3 +425,25 @@ export function operatorFailingWorld(o: OperatorFailingWorldOptions): Scenario {
     },
   };
 }
+
+/** A namespaced CustomResourceDefinition serving one version of `kind` (any field preserved). */
+export function namespacedCrd(group: string, version: string, kind: string, plural: string): ScenarioObject {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      scope: "Namespaced",
+      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
+      versions: [
+        {
+          name: version,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  };
+}
