@@ -19,6 +19,7 @@ import { benchColdStart, benchImageSize, benchMemory } from "./ship.js";
 import { benchOrphans } from "./orphans.js";
 import { benchPreflight } from "./preflight.js";
 import { benchReplicas } from "./replicas.js";
+import { benchSlackNs } from "./slack-ns.js";
 import { benchRepointPlan } from "./repoint-plan.js";
 import { benchTraceAccount } from "./trace-account.js";
 import { benchTraceZone } from "./trace-zone.js";
@@ -32,6 +33,7 @@ interface Bench {
 
 const BENCHES: readonly Bench[] = [
   { name: "ns", run: benchNs },
+  { name: "slack-ns", run: benchSlackNs },
   { name: "growth", run: benchGrowth },
   { name: "aws", run: benchAws },
   { name: "approvals", run: benchApprovals },

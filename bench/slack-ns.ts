@@ -1,0 +1,215 @@
+/**
+ * The Slack path of a diagnosis, as an on-call engineer meets it: the time from a signed
+ * `/unstuck ns <namespace>` to the first answer card showing that namespace, through the bot as its
+ * own process (as the image runs it, the chart's NODE_OPTIONS, `UNSTUCK_ROLE=bot`), one ask after
+ * another, p50 and p99 over `ASKS` asks after a few to warm it up. Two worlds:
+ *
+ * - the seed incident (kube and AWS simulators; the diagnosis also reads AWS);
+ * - 160 namespaced types with 5,000 objects held in one Terminating namespace, 20 ms per request
+ *   (the `ns` bench's world; no AWS).
+ *
+ * Beside each, the warm floor in the same world: a long-lived process with the bot's own services
+ * reading the least a fresh diagnosis can read (the Namespace, then only the types its
+ * NamespaceContentRemaining condition names, every page: `fresh` in bench/ns-warm.ts), plus one
+ * `chat.postMessage` to the same fake Slack. Target: p50 ≤ 1.5× that floor. The floor reads no
+ * controller log, Argo CD Application or AWS resource, which the seed incident's answer does need:
+ * there the ratio also shows what those reads cost.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { Redis } from "ioredis";
+import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
+import { startKubeSim } from "../test/sim/kube/index.js";
+import { postSigned, slashCommandBody, startFakeSlack } from "../test/sim/slack/index.js";
+import {
+  check,
+  isolatedEnv,
+  LineProcess,
+  median,
+  ms,
+  percentile,
+  type BenchResult,
+  type Check,
+  type Figure,
+} from "./common.js";
+import { buildWorld, LATENCY_MS, LIST_CONCURRENCY, NS } from "./ns.js";
+import { CHART_NODE_OPTIONS, ensureBuilt, startBot, startWorld, type World } from "./ship.js";
+
+const ASKS = 50;
+const WARM_UP = 5;
+const FLOOR_RUNS = 9;
+const CHANNEL = "C0INCIDENT";
+const TARGET = 1.5;
+
+const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
+
+/** Whether Slack now shows an answer card about `namespace` among the calls and responses since the marks. */
+function answered(world: World, namespace: string, marks: { calls: number; responses: number }): boolean {
+  const header = `Namespace ${namespace}:`;
+  return (
+    world.fake
+      .calls()
+      .slice(marks.calls)
+      .some(
+        (c) =>
+          (c.method === "chat.postMessage" || c.method === "chat.update") &&
+          JSON.stringify(c.body).includes(header),
+      ) ||
+    world.fake
+      .responses()
+      .slice(marks.responses)
+      .some((r) => JSON.stringify(r).includes(header))
+  );
+}
+
+/** One signed `ns <namespace>` to the bot, timed to its first answer card. */
+async function ask(world: World, events: string, namespace: string, i: number): Promise<number> {
+  const marks = { calls: world.fake.calls().length, responses: world.fake.responses().length };
+  const t0 = performance.now();
+  const res = await postSigned(
+    events,
+    world.secret,
+    slashCommandBody({
+      text: `ns ${namespace}`,
+      userId: "U0ONCALL1",
+      channelId: CHANNEL,
+      responseUrl: world.fake.responseUrl(`slack-ns-${String(i)}`),
+    }),
+  );
+  if (res.status !== 200) throw new Error(`ask ${String(i)}: HTTP ${String(res.status)}`);
+  const until = Date.now() + 60_000;
+  while (!answered(world, namespace, marks)) {
+    if (Date.now() > until) throw new Error(`ask ${String(i)}: no answer card within 60 s`);
+    await sleep(1);
+  }
+  return performance.now() - t0;
+}
+
+/** The warm floor: a fresh read through the bot's own services, then one post to the same Slack. */
+async function floor(world: World, namespace: string): Promise<number[]> {
+  const warm = new LineProcess(
+    process.execPath,
+    ["--import", "tsx", "bench/ns-warm.ts", namespace, String(LIST_CONCURRENCY)],
+    isolatedEnv({ KUBECONFIG: world.kubeconfig, NODE_OPTIONS: CHART_NODE_OPTIONS }),
+  );
+  const times: number[] = [];
+  try {
+    await warm.request();
+    await warm.request("fresh");
+    for (let i = 0; i < FLOOR_RUNS; i++) {
+      const answer = JSON.parse(await warm.request("fresh")) as { ms?: number; error?: string };
+      if (answer.ms === undefined) throw new Error(`fresh-read floor: ${answer.error ?? "no answer"}`);
+      const t0 = performance.now();
+      const res = await fetch(`${world.fake.url}chat.postMessage`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${world.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ channel: CHANNEL, text: `floor ${String(i)}` }),
+      });
+      await res.text();
+      times.push(answer.ms + (performance.now() - t0));
+    }
+  } finally {
+    await warm.close();
+  }
+  return times;
+}
+
+/** The 160-type world of the `ns` bench in a simulator of its own, with the fake Slack and Redis, no AWS. */
+async function typesWorld(): Promise<World> {
+  const sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
+  await buildWorld(sim, 1);
+  sim.setFaults({ latencyMs: LATENCY_MS });
+  const token = `xoxb-bench-${randomBytes(8).toString("hex")}`;
+  const fake = await startFakeSlack({ token });
+  const dir = await mkdtemp(join(tmpdir(), "unstuck-bench-slack-ns-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  await sim.writeKubeconfig(kubeconfig);
+  const prefix = `unstuck-bench-slack-ns-${randomBytes(4).toString("hex")}`;
+  return {
+    sim,
+    fake,
+    kubeconfig,
+    redisUrl: REDIS_URL,
+    token,
+    secret: randomBytes(16).toString("hex"),
+    prefix,
+    awsEnv: {},
+    awsCalls: () => new Map(),
+    async stop() {
+      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+      await deleteKeysWithPrefix(redis, prefix).finally(() => redis.quit());
+      await fake.stop();
+      await sim.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function measure(
+  label: string,
+  world: World,
+  namespace: string,
+): Promise<{ figures: Figure[]; checks: Check[] }> {
+  const bot = await startBot(world, { role: "bot", entry: "compiled" });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < WARM_UP; i++) await ask(world, bot.events, namespace, -1 - i);
+    for (let i = 0; i < ASKS; i++) times.push(await ask(world, bot.events, namespace, i));
+  } finally {
+    await bot.stop();
+  }
+  const floors = await floor(world, namespace);
+  const p50 = percentile(times, 50);
+  const floorMs = median(floors);
+  return {
+    figures: [
+      {
+        what: `[${label}] signed /unstuck ns ${namespace} → first answer card, ${String(ASKS)} asks one after another`,
+        value: `p50 ${ms(p50)}, p99 ${ms(percentile(times, 99))}, max ${ms(Math.max(...times))}`,
+      },
+      {
+        what: `[${label}] warm floor: the namespace's content read fresh through the bot's services (no logs, Argo CD or AWS) + one chat.postMessage`,
+        value: `${ms(floorMs)} (median of ${String(FLOOR_RUNS)})`,
+      },
+      {
+        what: `[${label}] Slack path p50 ÷ warm floor`,
+        value: `${(p50 / floorMs).toFixed(2)}×`,
+        target: `≤ ${String(TARGET)}×`,
+        met: p50 <= TARGET * floorMs,
+      },
+    ],
+    checks: [
+      check(`[${label}] every ask answered with its card`, times.length === ASKS, `${times.length} answered`),
+    ],
+  };
+}
+
+export async function benchSlackNs(): Promise<BenchResult> {
+  const built = await ensureBuilt();
+  const figures: Figure[] = [];
+  const checks: Check[] = [];
+  for (const [label, start, namespace] of [
+    ["seed incident", startWorld, "myapp"],
+    ["160 types × 5000", typesWorld, NS],
+  ] as const) {
+    const world = await start();
+    try {
+      const m = await measure(label, world, namespace);
+      figures.push(...m.figures);
+      checks.push(...m.checks);
+    } finally {
+      await world.stop();
+    }
+  }
+  return {
+    name: "slack-ns",
+    context: [
+      `the bot as its own process, as the image runs it (${built}; NODE_OPTIONS="${CHART_NODE_OPTIONS}"; UNSTUCK_ROLE=bot, HTTP mode); fake Slack, simulators and the asking client in the bench process; ${String(WARM_UP)} asks to warm it first`,
+    ],
+    figures,
+    checks,
+  };
+}
