@@ -8,6 +8,8 @@
  * missed, never fails the run, because timing on a shared 2-core machine is noise-prone.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync, realpathSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 
@@ -222,4 +224,25 @@ export async function ensureBuilt(): Promise<string> {
   if (built.code !== 0)
     throw new Error(`npm run build failed: ${(built.stdout + built.stderr).slice(-2000)}`);
   return `dist/ rebuilt (npm run build, ${(built.elapsedMs / 1000).toFixed(0)} s)`;
+}
+
+let kubectlPath: string | undefined;
+
+/**
+ * The kubectl the benchmarks time: `UNSTUCK_BENCH_KUBECTL`, else the plain `kubectl.<major>.<minor>`
+ * beside a version dispatcher — the Google Cloud SDK's `kubectl` asks the server's `/version` and
+ * execs the matching `kubectl.1.xx` on every call (~24 ms and one request more than kubectl itself)
+ * — matching the simulator's version (1.32), else `kubectl` as found on PATH.
+ */
+export function kubectlBinary(): string {
+  if (kubectlPath !== undefined) return kubectlPath;
+  const given = process.env.UNSTUCK_BENCH_KUBECTL?.trim();
+  if (given) return (kubectlPath = given);
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const found = join(dir, "kubectl");
+    if (!existsSync(found)) continue;
+    const plain = join(dirname(realpathSync(found)), "kubectl.1.32");
+    return (kubectlPath = existsSync(plain) ? plain : found);
+  }
+  return (kubectlPath = "kubectl");
 }

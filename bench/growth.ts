@@ -23,6 +23,7 @@ import { startKubeSim } from "../test/sim/kube/index.js";
 import {
   check,
   isolatedEnv,
+  kubectlBinary,
   LineProcess,
   median,
   ms,
@@ -174,7 +175,7 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
     if (scale <= KUBECTL_MAX_SCALE) {
       const env = isolatedEnv({ KUBECONFIG: kubeconfig, KUBECTL_KUBERC: "false" });
       const cache = join(dir, "kube-cache");
-      await runProcess("kubectl", ["--cache-dir", cache, "api-resources"], { env });
+      await runProcess(kubectlBinary(), ["--cache-dir", cache, "api-resources"], { env });
       const times: number[] = [];
       const requests: Requests[] = [];
       const wrong: string[] = [];

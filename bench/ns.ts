@@ -59,6 +59,7 @@ import {
   check,
   ensureBuilt,
   isolatedEnv,
+  kubectlBinary,
   LineProcess,
   median,
   ms,
@@ -441,7 +442,7 @@ export async function proxiedDiagnosis(
  * `plural.version.group` otherwise, built from `kubectl api-resources`' APIVERSION column.
  */
 export function recipe(cache: string): string {
-  const k = `kubectl --cache-dir ${cache}`;
+  const k = `${kubectlBinary()} --cache-dir ${cache}`;
   return [
     `${k} api-resources --verbs=list --namespaced --no-headers`,
     `awk '{ n = split($(NF-2), gv, "/"); print (n == 2 ? $1 "." gv[2] "." gv[1] : $1) }'`,
@@ -464,7 +465,7 @@ async function kubectlNames(
       "-o",
       "pipefail",
       "-c",
-      `kubectl --cache-dir ${cache} api-resources --verbs=list --namespaced --no-headers | ` +
+      `${kubectlBinary()} --cache-dir ${cache} api-resources --verbs=list --namespaced --no-headers | ` +
         `awk '{ n = split($(NF-2), gv, "/"); print (n == 2 ? $1 "." gv[1] " " $1 "." gv[2] "." gv[1] : $1 ". " $1) }'`,
     ],
     { env },
@@ -485,7 +486,7 @@ async function kubectlNames(
  * made beforehand, so the mapping costs an awk lookup).
  */
 export function floorRecipe(cache: string, map: string): string {
-  const k = `kubectl --cache-dir ${cache}`;
+  const k = `${kubectlBinary()} --cache-dir ${cache}`;
   return [
     `types=$(${k} get ns ${NS} -o json | grep -oE '[A-Za-z0-9._-]+ has [0-9]+ resource instances' |`,
     ` awk 'NR == FNR { m[$1] = $2; next } ($1 in m) { print m[$1] }' ${map} - | paste -sd, -)`,
@@ -529,7 +530,7 @@ async function kubectlSide(
     sim.resetRequests();
     if (i < commaRuns) {
       const c = await runProcess(
-        "kubectl",
+        kubectlBinary(),
         ["--cache-dir", cache, "get", all, "-n", NS, "--ignore-not-found", "-o", "name"],
         { env, timeoutMs: 900_000 },
       );
@@ -962,7 +963,7 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
     if (kubectlRuns) {
       const env = isolatedEnv({ KUBECONFIG: kubeconfig, KUBECTL_KUBERC: "false" });
       const cache = join(dir, "kube-cache");
-      await runProcess("kubectl", ["--cache-dir", cache, "api-resources"], { env });
+      await runProcess(kubectlBinary(), ["--cache-dir", cache, "api-resources"], { env });
       const wrong: string[] = [];
       let last: RequestRecord[] = [];
       for (let i = 0; i < runs; i++) {
@@ -1083,6 +1084,7 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
       context: [
         `world: ${world.types} namespaced listable types (${world.crds} CRDs), ${world.objects} objects with finalizers in Terminating namespace ${NS}; largest: ${largest.map(([r, n]) => `${r} ${n}`).join(", ")}; ${LATENCY_MS} ms per request; built in ${ms(buildMs)}`,
         `unstuck cold: ${cli.join(" ")} ns ${NS} --json (${built}; set UNSTUCK_BENCH_CLI to time another build)`,
+        `kubectl: ${kubectlBinary()} (a plain binary: a version dispatcher would add a GET /version and an exec to every call; UNSTUCK_BENCH_KUBECTL times another)`,
         `kubectl comma-joined (primary): kubectl --cache-dir <cache> get <every name from api-resources, plural.version.group, comma-joined> -n ${NS} --ignore-not-found -o name; the name list made beforehand, untimed`,
         `kubectl floor: ${floorRecipe("<cache>", "<map>")} (<map>: condition name → kubectl name, made beforehand)`,
         `secondary kubectl xargs recipe: ${recipe("<cache>")}`,
