@@ -8,13 +8,15 @@
  * type, comma-joined> -n <ns> --ignore-not-found -o name` (the name list made from `kubectl
  * api-resources` beforehand, untimed), and (b) the floor, `kubectl get ns <ns> -o json` then one
  * `kubectl get` of only the types its NamespaceContentRemaining condition names ({@link floorRecipe}).
- * Targets: cold ≤ 2× the floor, ≥ 20× faster than the comma-joined get, warm ≥ 100× faster; requests
- * per diagnosis (the simulator's log, further pages of a > 500-object list apart) ≤ the condition's
- * remaining types + 5. The xargs recipe below (one kubectl process per type) stays in the main world
- * as a secondary figure. Beside the ratios, each world reports the most any diagnosis that reads the
- * cluster when asked could reach: the comma-joined get divided by the fresh-read floor (`fresh` in
+ * Targets are against the floor, what "as fast as it can be" means: the fresh-read floor (`fresh` in
  * bench/ns-warm.ts: the namespace, then only the types its condition names, every page, at the list
- * concurrency, nothing analysed) for warm, and by a bare `node -e 0` plus that floor for cold.
+ * concurrency, nothing analysed: the two sequential round trips an answer cannot do without), in the
+ * same run. Warm ≤ 1.5× that floor; cold ≤ 2.5× a bare `node -e 0` plus it; requests per diagnosis
+ * (the simulator's log, further pages of a > 500-object list apart) ≤ the condition's remaining
+ * types + 5. kubectl's comma-joined get and its floor are printed beside, not judged (a fresh read
+ * cannot beat them by a fixed factor in every world: 3,000 Deployments leave kubectl under a
+ * second). The xargs recipe below (one kubectl process per type) stays in the main world as a
+ * secondary figure.
  *
  * The world: ~160 namespaced listable types (140 CRDs plus the built-ins) and 5,000 objects, each
  * held by a finalizer, in a Terminating namespace, 20 ms latency per request (× `UNSTUCK_BENCH_SCALE`:
@@ -78,7 +80,7 @@ const TYPES_AT: Readonly<Record<number, number>> = { 1: 160, 4: 300, 16: 600 };
 /** Types that span several pages (× scale): the count a first-page-only list gets wrong. */
 const BIG = { configmaps: 1201, first: 1001, second: 501 } as const;
 /** Targets (docs/design.md, Performance targets). */
-const TARGET = { warmMs: 400, coldMs: 1000, warmRatio: 100, coldRatio: 20 } as const;
+const TARGET = { warmMs: 400, coldMs: 1000, warmOverFloor: 1.5, coldOverFloor: 2.5 } as const;
 /** The diagnosis' list concurrency (its default), for the floor. */
 export const LIST_CONCURRENCY = DEFAULT_KUBE_CONCURRENCY;
 
@@ -700,27 +702,30 @@ function sideBySide(
   return { checks, figures: figuresOf() };
 
   /**
-   * What the comma-joined get allows at most to a diagnosis that reads the cluster when asked: warm,
-   * the fresh-read floor alone (no analysis, no rendering); cold, a bare `node -e 0` plus that floor
-   * (no module loaded, no discovery, a warm JIT and open connections: below what any cold CLI pays).
+   * The answer against its floor: warm against the fresh-read floor alone (no analysis, no rendering);
+   * cold against a bare `node -e 0` plus that floor (no module loaded, no discovery, a warm JIT and
+   * open connections: below what any cold CLI pays).
    */
-  function ceiling(): Figure[] {
+  function againstFloor(c: number, w: number): Figure[] {
     if (warm.fresh.length === 0) return [];
-    const comma = median(k.comma);
     const fresh = median(warm.fresh);
     const start = median(nodeStarts);
-    const warmCeiling = comma / fresh;
-    const coldCeiling = comma / (start + fresh);
-    const within = (ceilingX: number, target: number): string =>
-      ceilingX >= target ? "within reach" : `out of reach of any fresh read`;
     return [
       {
         what: `[${label}] fresh-read floor: get the namespace, then list only the ${remaining} types its condition names (every page, concurrency ${LIST_CONCURRENCY}), nothing analysed`,
         value: `${spread(warm.fresh)}; bare \`node -e 0\` ${spread(nodeStarts)}`,
       },
       {
-        what: `[${label}] the most a fresh read allows: comma-joined ÷ floor (warm) | ÷ (node -e 0 + floor) (cold)`,
-        value: `${warmCeiling.toFixed(0)}× | ${coldCeiling.toFixed(1)}×: ${TARGET.warmRatio}× ${within(warmCeiling, TARGET.warmRatio)}, ${TARGET.coldRatio}× ${within(coldCeiling, TARGET.coldRatio)}`,
+        what: `[${label}] unstuck warm ÷ fresh-read floor`,
+        value: `${(w / fresh).toFixed(2)}×`,
+        target: `≤ ${TARGET.warmOverFloor}×`,
+        met: w <= TARGET.warmOverFloor * fresh,
+      },
+      {
+        what: `[${label}] unstuck cold ÷ (node -e 0 + fresh-read floor)`,
+        value: `${(c / (start + fresh)).toFixed(2)}× (${ms(c)} ÷ ${ms(start + fresh)})`,
+        target: `≤ ${TARGET.coldOverFloor}×`,
+        met: c <= TARGET.coldOverFloor * (start + fresh),
       },
     ];
   }
@@ -752,25 +757,11 @@ function sideBySide(
         what: `[${label}] kubectl floor: get ns -o json, then get only the ${remaining} types its condition names`,
         value: `${spread(k.floor)}; ${describeRequests(medianRequests(k.floorRequests))}`,
       },
+      ...againstFloor(c, w),
       {
-        what: `[${label}] unstuck cold / kubectl floor`,
-        value: `${(c / floor).toFixed(2)}×`,
-        target: "≤ 2×",
-        met: c <= 2 * floor,
+        what: `[${label}] beside kubectl, not judged: unstuck cold ÷ kubectl floor; comma-joined ÷ unstuck cold | warm`,
+        value: `${(c / floor).toFixed(2)}×; ${(comma / c).toFixed(1)}× | ${(comma / w).toFixed(1)}×`,
       },
-      {
-        what: `[${label}] speed-up cold (kubectl comma-joined / unstuck cold)`,
-        value: `${(comma / c).toFixed(1)}×`,
-        target: `≥ ${TARGET.coldRatio}×`,
-        met: comma / c >= TARGET.coldRatio,
-      },
-      {
-        what: `[${label}] speed-up warm (kubectl comma-joined / unstuck warm)`,
-        value: `${(comma / w).toFixed(1)}×`,
-        target: `≥ ${TARGET.warmRatio}×`,
-        met: comma / w >= TARGET.warmRatio,
-      },
-      ...ceiling(),
       {
         what: `[${label}] requests per diagnosis, further pages apart (cold | warm)`,
         value: `${asked(coldReq)} + ${coldReq.pages} pages | ${asked(warmReq)} + ${warmReq.pages} pages; ${remaining} remaining types in the condition, ${world.types} served`,
