@@ -304,8 +304,8 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
     }
     case "grant-list": {
       // The chart grants Secrets by their own value, never through rbac.explicitResources.
-      const secrets = r.types.some((t) => t.group === "" && t.resource === "secrets");
       const others = r.types.filter((t) => !(t.group === "" && t.resource === "secrets"));
+      const secrets = others.length < r.types.length;
       const chart = [
         ...(others.length > 0 ? [`add \`${explicitResources(others)}\` to \`rbac.explicitResources\``] : []),
         ...(secrets ? ["set `rbac.listSecrets: true` (it lets the bot's pods list every Secret)"] : []),
