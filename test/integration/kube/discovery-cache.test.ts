@@ -16,6 +16,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { mapLimit } from "../../../src/util/concurrency.js";
 import { startKubeSim, type KubeObject, type KubeSim, type RequestRecord } from "../../sim/kube/index.js";
+import { namespacedCrd } from "../../sim/kube/stuck-worlds.js";
 import { kubectl } from "../../sim/kube/testing.js";
 import { eventually } from "../../helpers/eventually.js";
 
@@ -31,25 +32,7 @@ const isWatch = (r: RequestRecord) => /[?&]watch=(1|true)\b/.test(r.query);
 
 function crd(plural: string, group: string): KubeObject {
   const singular = plural.replace(/s$/, "");
-  const kind = singular.charAt(0).toUpperCase() + singular.slice(1);
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      names: { kind, listKind: `${kind}List`, plural, singular },
-      scope: "Namespaced",
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        },
-      ],
-    },
-  };
+  return namespacedCrd(group, "v1", singular.charAt(0).toUpperCase() + singular.slice(1), plural);
 }
 
 /** An APIService whose Service does not exist: kube-aggregator marks it unavailable (stale in discovery). */
