@@ -35,6 +35,7 @@ const IO_PACKAGES =
 /** What of src/kube and src/aws is contract (snapshots, ports, name checks, patches), not adapter. */
 const KUBE_CONTRACT = "^src/kube/(types|port|names|finalizer-patch|limiter)\\.ts$";
 const AWS_CONTRACT = "^src/aws/(types|port)\\.ts$";
+const NET_CONTRACT = "^src/net/port\\.ts$";
 /** The adapters and the services that hold a connection. */
 const IO_MODULES = [
   "^src/kube/",
@@ -57,7 +58,9 @@ const PURE_CORE = [
   "^src/diagnosis/causes/",
   "^src/preflight/analyze\\.ts$",
   "^src/timeline/",
-  "^src/audit/entry\\.ts$",
+  "^src/audit/(entry|observation)\\.ts$",
+  "^src/requests/",
+  "^src/command-result\\.ts$",
 ];
 /** Each client of the outside world, and the one place (besides the wiring) that may load it. */
 const CLIENTS = [
@@ -94,7 +97,10 @@ module.exports = {
         "The pure core (the edge model, the analysis, the renderers) computes over snapshots it is given: it imports no socket, file or SDK, no adapter of src/kube or src/aws, and no module that holds a connection. That is what makes it testable on plain data and safe to call from any surface.",
       severity: "error",
       from: { path: PURE_CORE },
-      to: { path: [IO_BUILTINS, IO_PACKAGES, ...IO_MODULES], pathNot: [KUBE_CONTRACT, AWS_CONTRACT] },
+      to: {
+        path: [IO_BUILTINS, IO_PACKAGES, ...IO_MODULES],
+        pathNot: [KUBE_CONTRACT, AWS_CONTRACT, NET_CONTRACT],
+      },
     },
     ...CLIENTS.map(([name, packages, home]) => ({
       name: `io-in-adapters-${name}`,
@@ -120,7 +126,7 @@ module.exports = {
       from: { path: "^(src|commands)/", pathNot: [...WIRING, "^src/kube/", "^src/aws/", "^src/net/"] },
       to: {
         path: ["^src/kube/", "^src/aws/", "^src/net/"],
-        pathNot: [KUBE_CONTRACT, AWS_CONTRACT],
+        pathNot: [KUBE_CONTRACT, AWS_CONTRACT, NET_CONTRACT],
         dependencyTypesNot: ["type-only"],
       },
     },

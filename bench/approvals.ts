@@ -36,7 +36,7 @@ import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { Redis } from "ioredis";
 import { ApprovalStore } from "../src/approvals/store.js";
-import { newRequestId, type ApprovalRequest } from "../src/approvals/types.js";
+import { newRequestId, type ApprovalRequest } from "../src/requests/model.js";
 import { startKubeSim } from "../test/sim/kube/index.js";
 import { eventually } from "../test/helpers/eventually.js";
 import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";

@@ -28,7 +28,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { createAwsClients, destroyAwsClients } from "../src/aws/clients.js";
 import { createAwsAdapter } from "../src/aws/sdk-adapter.js";
 import { normalizeDns } from "../src/edge/path.js";
-import { traceHostnames, type TraceResult } from "../src/traffic/trace.js";
+import type { TraceResult } from "../src/edge/trace-result.js";
+import { traceHostnames } from "../src/traffic/trace.js";
 import {
   fqdn,
   loadAwsScenario,

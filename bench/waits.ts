@@ -37,7 +37,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Queue, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import type { EdgeProbe } from "../src/net/probe.js";
+import type { EdgeProbe } from "../src/net/port.js";
 import { enqueueEdgeWait, type EdgeWaitDeps } from "../src/jobs/edge-waits.js";
 import { createQueues } from "../src/jobs/queues.js";
 import type { ThreadReporter } from "../src/jobs/waits.js";

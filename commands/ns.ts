@@ -1,4 +1,5 @@
-import { commandObserver, ObservationKind } from "../src/audit/observe.js";
+import { commandObserver } from "../src/audit/observe.js";
+import { ObservationKind } from "../src/audit/observation.js";
 import { diagnoseNamespace } from "../src/diagnosis/diagnose.js";
 import { assertNamespaceName } from "../src/kube/names.js";
 import { SUMMARY_FIRST } from "../src/render/blocker-summary.js";

@@ -5,7 +5,7 @@ import type { Filed } from "../src/approvals/workflow.js";
 import { filedResult } from "../src/command-contract.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
 import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
-import type { TraceResult } from "../src/traffic/trace.js";
+import type { TraceResult } from "../src/edge/trace-result.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { requireApprovals } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";

@@ -1,4 +1,4 @@
-import { isRequestId } from "../src/approvals/types.js";
+import { isRequestId } from "../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { buildTimeline } from "../src/render/timeline-markdown.js";
 import { parseSince, resolveSince, type SinceSpec } from "../src/timeline/since.js";

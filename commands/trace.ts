@@ -1,4 +1,5 @@
-import { commandObserver, ObservationKind } from "../src/audit/observe.js";
+import { commandObserver } from "../src/audit/observe.js";
+import { ObservationKind } from "../src/audit/observation.js";
 import { assertHostname } from "../src/edge/hostname.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";

@@ -1,16 +1,14 @@
-import type { CommandContext, CommandResult } from "../src/command-contract.js";
+import type { CommandContext } from "../src/command-contract.js";
+import type { CommandResult } from "../src/command-result.js";
 import type { CommandSyntax, ParsedArgs } from "./grammar.js";
 
 export type {
-  Actor,
   ApprovalServices,
   CommandContext,
   CommandDispatcher,
-  CommandResult,
   CommandServices,
-  HelpDoc,
-  HelpEntry,
 } from "../src/command-contract.js";
+export type { Actor, CommandResult, HelpDoc, HelpEntry } from "../src/command-result.js";
 
 /** One command module: its grammar, how to build validated input from parsed words, its handler. */
 export interface CommandModule<I = unknown> {

@@ -7,7 +7,7 @@
  * Order: load balancers, target groups, security groups (each frees the next).
  */
 import type { OrphanAwsDeletes, OrphanAwsReads } from "../aws/port.js";
-import type { DeleteOrphansAction, OrphanTarget } from "../approvals/types.js";
+import type { DeleteOrphansAction, OrphanTarget } from "../requests/model.js";
 import { ErrorCode, isUnstuckError } from "../errors.js";
 import { collectOrphans, type OrphanKube } from "../orphans/collect.js";
 import type { Logger } from "../log.js";

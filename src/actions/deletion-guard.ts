@@ -12,8 +12,8 @@
  * it if the namespace moved on between the check and the write. A resumed attempt that finds this
  * request's value already set completes (and schedules the close again: the job id collapses repeats).
  */
-import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../approvals/types.js";
-import type { OpenDeletionGuardAction } from "../approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../requests/model.js";
+import type { OpenDeletionGuardAction } from "../requests/model.js";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";

@@ -10,7 +10,7 @@ import type { ApprovalNotifier } from "../approvals/notifier.js";
 import type { ApprovalSigner } from "../approvals/integrity.js";
 import type { ApprovalPolicy } from "../approvals/policy.js";
 import type { ApprovalStore } from "../approvals/store.js";
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import type { OrphanAwsDeletes, OrphanAwsReads, RepointAwsWrites } from "../aws/port.js";
 import type { DeletionGuardSigner } from "../approvals/deletion-guard-token.js";

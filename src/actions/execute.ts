@@ -19,10 +19,10 @@ import { ErrorCode, isPermanent, toUserError, UnstuckError } from "../errors.js"
 import type { ObjectSnapshot } from "../kube/types.js";
 import { notifySafely } from "../approvals/notifier.js";
 import { verifyApproval } from "../approvals/verify.js";
-import type { ExecutionResult, RequestState } from "../approvals/types.js";
-import { approverIds, isTerminal } from "../approvals/types.js";
-import { auditChange, describeAction } from "../approvals/action-kinds.js";
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ExecutionResult, RequestState } from "../requests/model.js";
+import { approverIds, isTerminal } from "../requests/model.js";
+import { auditChange, describeAction } from "../requests/action-kinds.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import type { AuditEntry } from "../audit/entry.js";
 import type { RepointApplied } from "./repoint-path.js";
 import type { ExecutorDeps } from "./deps.js";

@@ -3,7 +3,7 @@
  * action type means one entry here and one new module that runs it; the claim, the verification,
  * the audit and the outcome around it stay in `execute.ts` (`executeApproved`).
  */
-import type { ApprovalAction } from "../approvals/types.js";
+import type { ApprovalAction } from "../requests/model.js";
 import type { ActionOutcome, ActionRun } from "./deps.js";
 import { applyDeleteOrphans } from "./delete-orphans.js";
 import { applyOpenDeletionGuard } from "./deletion-guard.js";

@@ -8,8 +8,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { ObjectSnapshot, ResourceType } from "../kube/types.js";
-import type { ObjectTarget, RemoveFinalizerAction } from "../approvals/types.js";
-import { describeTarget } from "../approvals/types.js";
+import type { ObjectTarget, RemoveFinalizerAction } from "../requests/model.js";
+import { describeTarget } from "../requests/model.js";
 import type { ActionOutcome, ActionRun } from "./deps.js";
 import { isAmbiguous } from "./ambiguous.js";
 

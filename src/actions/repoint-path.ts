@@ -14,12 +14,8 @@
  */
 import type { RecordChange, RepointAwsWrites } from "../aws/port.js";
 import type { RecordSetSnapshot } from "../aws/types.js";
-import type {
-  CloudFrontOriginStep,
-  RepointPathAction,
-  RepointStep,
-  Route53RepointStep,
-} from "../approvals/types.js";
+import type { RepointPathAction } from "../requests/model.js";
+import type { CloudFrontOriginStep, RepointStep, Route53RepointStep } from "../edge/repoint-steps.js";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { isAmbiguous } from "./ambiguous.js";

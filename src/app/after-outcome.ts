@@ -5,8 +5,8 @@
  */
 import type { RepointApplied } from "../actions/repoint-path.js";
 import type { OutcomeState, ThreadEvent } from "../approvals/notifier.js";
-import type { ActionOf } from "../approvals/action-kinds.js";
-import type { ApprovalAction, ApprovalRequest, RepointPathAction } from "../approvals/types.js";
+import type { ActionOf } from "../requests/action-kinds.js";
+import type { ApprovalAction, ApprovalRequest, RepointPathAction } from "../requests/model.js";
 import type { EdgeWaitRequest, EdgeWaitTarget } from "../jobs/edge-waits.js";
 import { postKey, type PostLedger } from "../jobs/post-once.js";
 import type { KubePort } from "../kube/port.js";

@@ -2,7 +2,8 @@
  * An outer time bound on every command a surface runs: past it the requester is told that the
  * command did not finish, instead of hearing nothing.
  */
-import type { CommandDispatcher, CommandResult } from "../command-contract.js";
+import type { CommandDispatcher } from "../command-contract.js";
+import type { CommandResult } from "../command-result.js";
 import type { Config } from "../config.js";
 import { ErrorCode } from "../errors.js";
 import { orElse } from "../util/deadline.js";

@@ -22,7 +22,7 @@ import {
   traceUnavailableText,
 } from "../render/orphans-text.js";
 import { planPathRepair } from "../traffic/repoint.js";
-import type { TraceResult } from "../traffic/trace.js";
+import type { TraceResult } from "../edge/trace-result.js";
 
 /** The longest follow-up reply: a thread reply stays well inside one message. */
 export const FOLLOW_UP_MAX_CHARS = 3500;

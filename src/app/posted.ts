@@ -3,7 +3,7 @@
  * namespace-gone wait repaints it once the namespace's state is final; a watch then starts the
  * namespace's wait in the message's thread, or points at the wait already running.
  */
-import type { CommandResult } from "../command-contract.js";
+import type { CommandResult } from "../command-result.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { NamespaceMessageKind, type NamespaceMessages } from "../jobs/namespace-messages.js";
 import { runningThread, type PostedMessage, type StartNamespaceWait } from "./namespace-wait.js";

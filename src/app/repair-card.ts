@@ -4,7 +4,7 @@
  * edit goes through the durable notify queue, once per request, named by ids: the applier renders it
  * from the signed request.
  */
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import type { RepairCards } from "../jobs/repair-cards.js";
 import type { Logger } from "../log.js";
 import type { QueueEdit } from "./namespace-gone.js";

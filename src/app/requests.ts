@@ -2,7 +2,7 @@
  * A button or form turned into an approval request: a finalizer removal whose target the form names
  * by resource and API version (resolved through discovery), and a traffic-path repair planned afresh.
  */
-import type { ApprovalRequest, RemovalRequestInput } from "../approvals/types.js";
+import type { ApprovalRequest, RemovalRequestInput } from "../requests/model.js";
 import type { Filed, FinalizerRemovalInput } from "../approvals/workflow.js";
 import { resolveResourceType } from "../diagnosis/removal-plan.js";
 import type { RepointPlan } from "../edge/repoint.js";

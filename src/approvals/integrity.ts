@@ -33,7 +33,7 @@ import {
   type SignatureCheck,
   type SigningKey,
 } from "../trust/keys.js";
-import type { RequestState, Vote } from "./types.js";
+import type { RequestState, Vote } from "../requests/model.js";
 
 /** The fields of a vote its signature binds (everything but the signature itself). */
 export interface SignedVoteFields {

@@ -12,8 +12,8 @@ import type { AuditEntry } from "../audit/entry.js";
 import type { Logger } from "../log.js";
 import type { ApprovalSigner } from "./integrity.js";
 import type { ApprovalStore, SignedRecord } from "./store.js";
-import { type ExecutionResult } from "./types.js";
-import { auditChange, describeAction } from "./action-kinds.js";
+import { type ExecutionResult } from "../requests/model.js";
+import { auditChange, describeAction } from "../requests/action-kinds.js";
 
 /** Whether `mac` is the old HMAC of request `id`'s document under `key` (with or without a key id). */
 export function legacyRequestMac(key: string, id: string, doc: string, mac: string): boolean {

@@ -10,7 +10,7 @@
  * that outlives its process's retries, or its process, is still made.
  */
 import type { Logger } from "../log.js";
-import type { ApprovalRequest, VoteDecision } from "./types.js";
+import type { ApprovalRequest, VoteDecision } from "../requests/model.js";
 
 /** The state an execution ended in, as its outcome reply reports it. */
 export type OutcomeState = "DONE" | "STALE" | "FAILED" | "TAMPERED";

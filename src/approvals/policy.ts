@@ -3,7 +3,7 @@
  * surface (Slack buttons, CLI, API) goes through the same checks.
  */
 import { ErrorCode, UnstuckError } from "../errors.js";
-import type { ApprovalRequest, Identity } from "./types.js";
+import type { ApprovalRequest, Identity } from "../requests/model.js";
 
 /** The Slack directory calls the policy needs (Slack `usergroups.users.list`). */
 export interface SlackDirectory {

@@ -41,9 +41,9 @@ import type {
   RequestState,
   Vote,
   VoteDecision,
-} from "./types.js";
-import { isRequestId } from "./types.js";
-import { requestSubject } from "./action-kinds.js";
+} from "../requests/model.js";
+import { isRequestId } from "../requests/model.js";
+import { requestSubject } from "../requests/action-kinds.js";
 import { streamFields, type AuditEntry } from "../audit/entry.js";
 import { logAuditEntry } from "../audit/log.js";
 import type { Logger } from "../log.js";

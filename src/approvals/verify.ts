@@ -17,10 +17,10 @@
  * Any failure is tampering: a signature by a key the keyring does not hold (a forgery, or a key
  * retired while records it signed were still live) is refused like one that does not verify.
  */
-import { wellFormed } from "./action-kinds.js";
+import { wellFormed } from "../requests/action-kinds.js";
 import type { ApprovalSigner } from "./integrity.js";
-import type { ApprovalRequest } from "./types.js";
-import { areKnownStatements } from "./types.js";
+import type { ApprovalRequest } from "../requests/model.js";
+import { areKnownStatements } from "../requests/model.js";
 
 /** A state as stored with its transition time, its result (JSON, as stored) and its signature. */
 export interface SignedState {

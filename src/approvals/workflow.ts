@@ -24,21 +24,28 @@ import type {
   RepointPathAction,
   DeleteOrphansAction,
   OpenDeletionGuardAction,
+  RequestDraft,
   RequesterStatement,
   VoteDecision,
-} from "./types.js";
+} from "../requests/model.js";
 import {
   approverIds,
   areKnownStatements,
   DELETION_APPROVED_ANNOTATION,
   isRequestId,
   newRequestId,
-} from "./types.js";
-import { auditChange, describeAction, describeChange, filedAction, wellFormed } from "./action-kinds.js";
+} from "../requests/model.js";
+import {
+  auditChange,
+  describeAction,
+  describeChange,
+  filedAction,
+  wellFormed,
+} from "../requests/action-kinds.js";
 import { buildFinalizerPatch } from "../kube/finalizer-patch.js";
 import { parseGuardValue } from "./deletion-guard-token.js";
 import { MIN_REASON_LENGTH } from "./reason.js";
-import { duplicateRequestSentence, type DuplicateRequest } from "./duplicate.js";
+import { duplicateRequestSentence, type DuplicateRequest } from "../requests/duplicate.js";
 import { type VerifiedView } from "./verify.js";
 
 /**
@@ -151,18 +158,6 @@ export interface VoteContext {
 
 /** The longest reason a vote keeps (a sentence or two; longer is refused, never cut). */
 export const MAX_VOTE_REASON = 500;
-
-/**
- * A request as planned from a fresh read, before it is filed: the plan and what the requester said.
- * Who asked, where, for which cluster, for how long and with how many approvals are the filer's.
- */
-export interface RequestDraft {
-  readonly action: ApprovalAction;
-  readonly reason: string;
-  readonly evidence: readonly string[];
-  readonly cleanupPlan: readonly string[];
-  readonly statements?: readonly RequesterStatement[];
-}
 
 /** A planned request as submitted: filed (signed and stored) here, or a draft for the bot to file. */
 export type Filed =

@@ -4,6 +4,8 @@
  * are rendered from the same shapes.
  */
 
+import type { HttpResult, ResolveResult } from "../net/port.js";
+
 export type EdgeWaitTarget =
   | { readonly kind: "cloudfront-deployed"; readonly distributionId: string }
   | { readonly kind: "route53-insync"; readonly changeId: string; readonly zoneName?: string }
@@ -13,18 +15,6 @@ export type EdgeWaitTarget =
   | { readonly kind: "http-ok"; readonly url: string };
 
 export type EdgeWaitKind = EdgeWaitTarget["kind"];
-
-/** The outcome of resolving a name (A, then AAAA when there is no A record). */
-export type ResolveResult =
-  /** The name exists; `addresses` is empty when it has neither A nor AAAA records (NODATA). */
-  | { readonly kind: "addresses"; readonly addresses: string[] }
-  /** The name does not exist (NXDOMAIN): what a deleted load balancer's DNS name answers. */
-  | { readonly kind: "nxdomain" }
-  /** No answer either way (timeout, SERVFAIL, refused): not evidence of anything. */
-  | { readonly kind: "error"; readonly message: string };
-
-/** The outcome of one HTTP request: the status code, or why there was none. */
-export type HttpResult = { readonly status: number } | { readonly error: string };
 
 /**
  * What one look at a target saw: what the waits on the same target share; each wait words it itself.

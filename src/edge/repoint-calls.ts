@@ -4,7 +4,8 @@
  * approval card, the request's clean-up plan).
  */
 import type { RecordSetSnapshot } from "../aws/types.js";
-import type { RepointPathAction, RepointStep } from "../approvals/types.js";
+import type { RepointPathAction } from "../requests/model.js";
+import type { RepointStep } from "./repoint-steps.js";
 
 /** One call of the plan. */
 export interface RepointCall {

@@ -13,12 +13,8 @@ import type {
   LoadBalancerSnapshot,
   RecordSetSnapshot,
 } from "../aws/types.js";
-import type {
-  CloudFrontOriginStep,
-  RepointPathAction,
-  RepointTarget,
-  Route53RepointStep,
-} from "../approvals/types.js";
+import type { RepointPathAction } from "../requests/model.js";
+import type { CloudFrontOriginStep, RepointTarget, Route53RepointStep } from "./repoint-steps.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import { plural } from "../util/format.js";
 import { buildOwnership } from "./ownership.js";

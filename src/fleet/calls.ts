@@ -11,8 +11,8 @@
  * call (`openAnswer`). Pure: the nonce's one use is claimed in Redis by the caller.
  */
 import { randomBytes } from "node:crypto";
-import type { Actor } from "../command-contract.js";
-import type { RemovalRequestInput } from "../approvals/types.js";
+import type { Actor } from "../command-result.js";
+import type { RemovalRequestInput } from "../requests/model.js";
 import type { ErrorCode, ErrorDetails } from "../errors.js";
 import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import { byBot, byCluster, type Keyring, type SigningKey } from "../trust/keys.js";

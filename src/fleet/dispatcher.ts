@@ -5,7 +5,8 @@
  * `--cluster NAME`, else the channel's (`channels` in the clusters file), else the only one; an unknown
  * name or a cluster without a live worker is answered at once, never after the time bound.
  */
-import type { CommandContext, CommandDispatcher, CommandResult, HelpEntry } from "../command-contract.js";
+import type { CommandContext, CommandDispatcher } from "../command-contract.js";
+import type { CommandResult, HelpEntry } from "../command-result.js";
 import type { FleetConfig } from "../config.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { takeClusterFlag } from "./cluster-flag.js";

@@ -11,7 +11,7 @@
  */
 import type { WaitsQueue } from "./sealed-jobs.js";
 import type { AuditLog } from "../audit/log.js";
-import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION } from "../requests/model.js";
 import { ErrorCode, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { Logger } from "../log.js";

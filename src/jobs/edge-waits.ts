@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DelayedError } from "bullmq";
 import type { EdgeWaitAwsReads } from "../aws/port.js";
-import type { EdgeProbe } from "../net/probe.js";
+import type { EdgeProbe } from "../net/port.js";
 import {
   changeIdOf,
   lookIsDone,
@@ -28,7 +28,7 @@ import {
 import { edgeWaitSubject, renderEdgeWaitStatus } from "../render/edge-wait-text.js";
 import { ErrorCode, isPermanent, isUnstuckError, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { ObservationKind, type Observe } from "../audit/observe.js";
+import { ObservationKind, type Observe } from "../audit/observation.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";

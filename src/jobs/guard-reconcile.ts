@@ -18,7 +18,7 @@
  */
 import { withoutSharedBudget } from "../kube/limiter.js";
 import type { AuditLog } from "../audit/log.js";
-import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION } from "../requests/model.js";
 import { guardRequestId, type DeletionGuardSigner } from "../approvals/deletion-guard-token.js";
 import { ErrorCode, isUnstuckError, toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";

@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { ApprovalNotifier, OutcomeState, ThreadEvent } from "../approvals/notifier.js";
-import type { ApprovalRequest, VoteDecision } from "../approvals/types.js";
+import type { ApprovalRequest, VoteDecision } from "../requests/model.js";
 import type { VerifiedView } from "../approvals/verify.js";
 import type { Keyring } from "../trust/keys.js";
 import { seal, unseal, type Sealed, type SealKeys } from "../trust/sealed.js";

@@ -12,7 +12,7 @@ import { DelayedError } from "bullmq";
 import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";
 import { isPermanent, toUserError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { ObservationKind, type Observe } from "../audit/observe.js";
+import { ObservationKind, type Observe } from "../audit/observation.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import { renderPathRecheckStatus } from "../render/wait-status.js";

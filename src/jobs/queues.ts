@@ -4,7 +4,7 @@
  * staging, production and each test never share a queue.
  */
 import { Queue, type ConnectionOptions } from "bullmq";
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import type { EnqueueExecution, EnqueueOutcome } from "../approvals/workflow.js";
 
 export const QueueName = {

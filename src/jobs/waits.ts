@@ -10,7 +10,7 @@ import { ErrorCode, isPermanent, toUserError, UnstuckError } from "../errors.js"
 import type { KubePort } from "../kube/port.js";
 import type { NamespaceSnapshot } from "../kube/types.js";
 import type { Logger } from "../log.js";
-import { ObservationKind, type Observe } from "../audit/observe.js";
+import { ObservationKind, type Observe } from "../audit/observation.js";
 import { postKey, unrecordedPosts, type PostLedger } from "./post-once.js";
 import { JobName, jobId } from "./queues.js";
 import type { WaitJob, WaitsQueue } from "./sealed-jobs.js";

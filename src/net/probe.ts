@@ -12,23 +12,7 @@
 import { Resolver } from "node:dns/promises";
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import type { HttpResult, ResolveResult } from "../edge/edge-wait.js";
-
-/** The outcome of resolving a name (A, then AAAA when there is no A record), and of one request. */
-export type { HttpResult, ResolveResult } from "../edge/edge-wait.js";
-
-export interface HttpProbeOptions {
-  /** `GET` (default) or `HEAD`. Redirects are not followed: a 3xx is reported as it is. */
-  readonly method?: "GET" | "HEAD";
-  /** Overrides the probe's timeout for this request. */
-  readonly timeoutMs?: number;
-}
-
-/** The two looks at the edge a wait needs. Injected, so tests never reach the network by accident. */
-export interface EdgeProbe {
-  resolve(name: string): Promise<ResolveResult>;
-  http(url: string, opts?: HttpProbeOptions): Promise<HttpResult>;
-}
+import type { EdgeProbe, HttpResult } from "./port.js";
 
 export interface EdgeProbeOptions {
   /**

@@ -3,7 +3,8 @@
  * as a typed event — started, still waiting, done, at the deadline, a check that failed — and this
  * renders it; the surface that posts it escapes it as foreign text.
  */
-import { changeIdOf, type EdgeWaitTarget, type Look, type ResolveResult } from "../edge/edge-wait.js";
+import { changeIdOf, type EdgeWaitTarget, type Look } from "../edge/edge-wait.js";
+import type { ResolveResult } from "../net/port.js";
 
 /** One state of an edge wait, for its status message. */
 export type EdgeWaitStatus =

@@ -4,7 +4,7 @@
  * what they found and did as a typed event, and this renders it for the request's thread and the
  * audit log.
  */
-import { DELETION_APPROVED_ANNOTATION } from "../approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION } from "../requests/model.js";
 import { clock } from "../util/format.js";
 
 /** What a guard's close found and did. `window`: its length as said (`15 min`). */

@@ -3,7 +3,8 @@
  * by the terminal; the approval card renders the same calls for Slack), its targets, and the deletes
  * of a clean-up (these two the card shows too, escaped).
  */
-import type { DeleteOrphansAction, RepointPathAction, RepointTarget } from "../approvals/types.js";
+import type { DeleteOrphansAction, RepointPathAction } from "../requests/model.js";
+import type { RepointTarget } from "../edge/repoint-steps.js";
 import { repointCalls } from "../edge/repoint-calls.js";
 
 /** Each call numbered, then what it changes, indented beneath it. */

@@ -3,8 +3,8 @@
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
 import { orphanPlanLines, repointPlanLines, repointTargetLines } from "./repoint-plan.js";
-import { describeAction, type ActionOf } from "../approvals/action-kinds.js";
-import type { CommandResult, HelpDoc } from "../command-contract.js";
+import { describeAction, type ActionOf } from "../requests/action-kinds.js";
+import type { CommandResult, HelpDoc } from "../command-result.js";
 import { formatDuration } from "../diagnosis/analyze.js";
 import { describeSync } from "../diagnosis/argo.js";
 import { describeDependent } from "../diagnosis/aws.js";
@@ -20,7 +20,7 @@ import {
 } from "./diagnosis-prose.js";
 import { plural } from "../util/format.js";
 import { count, countLine, SUMMARY_FIRST, summarizeBlockers } from "./blocker-summary.js";
-import type { ApprovalAction, ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalAction, ApprovalRequest } from "../requests/model.js";
 import { formatAuditEntry } from "./audit-text.js";
 import { renderOrphansText } from "./orphans-text.js";
 import { renderPreflightText } from "./preflight-text.js";

@@ -1,6 +1,6 @@
 /** Terminal rendering of a traffic-path trace: one line per hop, indented by depth. */
 import type { RepointPlan } from "../edge/repoint.js";
-import type { TraceResult } from "../traffic/trace.js";
+import type { TraceResult } from "../edge/trace-result.js";
 import { plural } from "../util/format.js";
 import { repointPlanLines } from "./repoint-plan.js";
 

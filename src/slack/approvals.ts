@@ -9,7 +9,7 @@
  */
 import { webApi } from "@slack/bolt";
 import { retrying } from "../approvals/notifier.js";
-import type { ApprovalRequest, Identity, RemovalRequestInput, VoteDecision } from "../approvals/types.js";
+import type { ApprovalRequest, Identity, RemovalRequestInput, VoteDecision } from "../requests/model.js";
 import { MAX_VOTE_REASON, type ApprovalWorkflow } from "../approvals/workflow.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";

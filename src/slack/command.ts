@@ -7,7 +7,8 @@
  * read again and posts it.
  */
 import type { Middleware, RespondFn, SlackCommandMiddlewareArgs } from "@slack/bolt";
-import type { CommandDispatcher, CommandServices, CommandResult } from "../command-contract.js";
+import type { CommandDispatcher, CommandServices } from "../command-contract.js";
+import type { CommandResult } from "../command-result.js";
 import { takeClusterFlag } from "../fleet/cluster-flag.js";
 import { clusterOfResult, dispatchLine } from "../fleet/dispatcher.js";
 import type { ActionRegistration } from "./actions.js";
@@ -17,7 +18,7 @@ import { clip, safe, SlackLimit } from "./blocks/text.js";
 import { scopeOf } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import type { WebClient } from "@slack/web-api";
-import type { ApprovalRequest } from "../approvals/types.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import type { Logger } from "../log.js";
 import { unpostedText, type PostOutcome } from "./approvals.js";
 import { attachTimelineFile, renderTimelineCard } from "./timeline.js";

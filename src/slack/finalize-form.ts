@@ -8,7 +8,7 @@ import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
 import { clip, esc } from "./blocks/text.js";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
-import { REQUESTER_STATEMENTS, RequesterStatementId, type RequesterStatement } from "../approvals/types.js";
+import { REQUESTER_STATEMENTS, RequesterStatementId, type RequesterStatement } from "../requests/model.js";
 import { clusterField } from "./blocks/cluster-value.js";
 
 /** Callback id of the "Request finalizer removal" modal. */

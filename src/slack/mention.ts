@@ -7,7 +7,8 @@
  * the channel allow-list applies as to every request.
  */
 import type { AllMiddlewareArgs, Middleware, SlackEventMiddlewareArgs } from "@slack/bolt";
-import type { Actor, CommandDispatcher, CommandServices } from "../command-contract.js";
+import type { CommandDispatcher, CommandServices } from "../command-contract.js";
+import type { Actor } from "../command-result.js";
 import { takeClusterFlag } from "../fleet/cluster-flag.js";
 import { dispatchLine } from "../fleet/dispatcher.js";
 import { attachTimelineFile, renderTimelineCard } from "./timeline.js";

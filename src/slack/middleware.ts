@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { RequestListener } from "node:http";
 import { setImmediate as afterPendingIo } from "node:timers/promises";
 import type { AnyMiddlewareArgs, Middleware, RespondFn } from "@slack/bolt";
-import type { Actor } from "../command-contract.js";
+import type { Actor } from "../command-result.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { ChannelGate } from "./channel-gate.js";

@@ -13,7 +13,7 @@ import {
   type ThreadEvent,
 } from "../approvals/notifier.js";
 import type { SlackDirectory } from "../approvals/policy.js";
-import type { ApprovalRequest, RequestState } from "../approvals/types.js";
+import type { ApprovalRequest, RequestState } from "../requests/model.js";
 import type { AuditMirror } from "../audit/log.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { ThreadReporter } from "../jobs/waits.js";

@@ -11,7 +11,7 @@
 import type { KnownBlock, View } from "@slack/types";
 import { MIN_REASON_LENGTH } from "../approvals/reason.js";
 import { assertHostname } from "../edge/hostname.js";
-import type { ApprovalRequest, Identity } from "../approvals/types.js";
+import type { ApprovalRequest, Identity } from "../requests/model.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { assertNamespaceName } from "../kube/names.js";
 import type { RepairCards } from "../jobs/repair-cards.js";

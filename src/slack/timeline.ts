@@ -5,7 +5,7 @@
  * never loses the answer: the card is repainted to say why, and how to get the whole draft.
  */
 import type { WebClient } from "@slack/web-api";
-import type { CommandResult } from "../command-contract.js";
+import type { CommandResult } from "../command-result.js";
 import type { Logger } from "../log.js";
 import type { SlackMessage } from "./blocks/message.js";
 import { slackErrorCode } from "./slack-errors.js";

@@ -18,9 +18,9 @@
  * the draft (`src/render/timeline-markdown.ts`) names them.
  */
 import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/entry.js";
-import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observe.js";
+import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observation.js";
 import { clock, plural } from "../util/format.js";
-import type { ApprovalAction } from "../approvals/types.js";
+import type { ApprovalAction } from "../requests/model.js";
 
 /** An audit entry, with its stream id when it came from Redis (orders entries of the same millisecond). */
 export type TimelineEntry = AuditEntry & { readonly streamId?: string };

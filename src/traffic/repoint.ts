@@ -4,7 +4,8 @@
  * (`edge/repoint.ts`). Read-only: the plan becomes a change only through the two-person approval.
  */
 import type { RepairPlanAwsReads } from "../aws/port.js";
-import type { Identity, RepointTarget } from "../approvals/types.js";
+import type { Identity } from "../requests/model.js";
+import type { RepointTarget } from "../edge/repoint-steps.js";
 import type { ListenerRuleSnapshot, LoadBalancerSnapshot } from "../aws/types.js";
 import { hostServed } from "../edge/ownership.js";
 import { planRepoint, type RepointPlan } from "../edge/repoint.js";
@@ -14,10 +15,9 @@ import {
   deniedRead,
   traceHostnamesWithReads,
   traceNamespaceWithReads,
-  type DeniedRead,
-  type TraceResult,
   type TraceWithReads,
 } from "./trace.js";
+import type { DeniedRead, TraceResult } from "../edge/trace-result.js";
 
 export interface PathRepair {
   readonly trace: TraceResult;

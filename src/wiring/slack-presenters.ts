@@ -14,7 +14,7 @@ import { renderPathRepaired, renderTraceBlocks } from "../slack/blocks/trace.js"
 import type { AttachedFile, SlackMessage } from "../slack/blocks/message.js";
 import { answerFile } from "../slack/blocks/index.js";
 import type { RepointPlan } from "../edge/repoint.js";
-import type { TraceResult } from "../traffic/trace.js";
+import type { TraceResult } from "../edge/trace-result.js";
 import { renderDiagnosisGone, renderWatchFinished, renderWatchJoined } from "../slack/blocks/watch.js";
 import { messageLink } from "../slack/links.js";
 import { slackRetryVerdict } from "../slack/notifier.js";

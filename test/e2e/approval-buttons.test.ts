@@ -3,7 +3,7 @@
  * the Kubernetes simulator, and the request message in the fake Slack. Refusals answer only the clicker and
  * leave the message and the request as they were.
  */
-import { finalizerRemoval } from "../../src/approvals/types.js";
+import { finalizerRemoval } from "../../src/requests/model.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { postSigned } from "../sim/slack/index.js";
 import {

@@ -9,7 +9,7 @@ import type { Redis } from "ioredis";
 import { ApprovalPolicy } from "../../src/approvals/policy.js";
 import { ApprovalStore } from "../../src/approvals/store.js";
 import type { ApprovalSigner } from "../../src/approvals/integrity.js";
-import type { ApprovalRequest, Identity } from "../../src/approvals/types.js";
+import type { ApprovalRequest, Identity } from "../../src/requests/model.js";
 import { ApprovalWorkflow } from "../../src/approvals/workflow.js";
 import { AuditLog } from "../../src/audit/log.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";

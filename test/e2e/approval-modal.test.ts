@@ -3,11 +3,11 @@
  * removal" on the diagnosis → a modal asking why → the request message with evidence and clean-up plan →
  * another engineer approves → one guarded patch → the namespace disappears from the simulator.
  */
-import { finalizerRemoval } from "../../src/approvals/types.js";
+import { finalizerRemoval } from "../../src/requests/model.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";
-import { REQUESTER_STATEMENTS, type ApprovalRequest } from "../../src/approvals/types.js";
+import { REQUESTER_STATEMENTS, type ApprovalRequest } from "../../src/requests/model.js";
 import type { SlackCall } from "../sim/slack/index.js";
 import { deferred } from "./slack-harness.js";
 import {

@@ -17,7 +17,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
 import { takeClusterFlag } from "../../src/fleet/cluster-flag.js";
-import { REQUESTER_STATEMENTS } from "../../src/approvals/types.js";
+import { REQUESTER_STATEMENTS } from "../../src/requests/model.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { DiagnosisActionId, REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";

@@ -4,7 +4,7 @@
  * simulator. Diagnose → request removal → the requester cannot approve → a second person approves
  * → executed once → the namespace-gone wait reports in the thread → audit shows every step.
  */
-import { finalizerRemoval } from "../../src/approvals/types.js";
+import { finalizerRemoval } from "../../src/requests/model.js";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";

@@ -5,7 +5,8 @@
  * an incident thread (`@unstuck timeline`), the draft covers that thread only.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { auditObserver, ObservationKind } from "../../src/audit/observe.js";
+import { auditObserver } from "../../src/audit/observe.js";
+import { ObservationKind } from "../../src/audit/observation.js";
 import { INGRESS } from "../integration/approvals/helpers/fake-kube.js";
 import {
   alice,

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ApprovalRequest } from "../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../src/requests/model.js";
 import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { Runtime } from "../../src/runtime.js";

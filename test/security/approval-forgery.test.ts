@@ -6,10 +6,10 @@
  * an `approval.tampered` audit entry and, when the request has a message, a line in its thread that is also
  * broadcast to the channel, and the request message repainted TAMPERED with no buttons.
  */
-import { finalizerRemoval } from "../../src/approvals/types.js";
+import { finalizerRemoval } from "../../src/requests/model.js";
 import { webApi } from "@slack/bolt";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalRequest, Vote } from "../../src/approvals/types.js";
+import type { ApprovalRequest, Vote } from "../../src/requests/model.js";
 import { renderApprovalRequest } from "../../src/slack/blocks/approval.js";
 import { eventually } from "../helpers/eventually.js";
 import {

@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { defaultRegistry } from "../../commands/index.js";
 import type { CommandResult } from "../../commands/types.js";
 import type { AuditEntry, StoredAuditEntry } from "../../src/audit/entry.js";
-import { RequestState, type ApprovalRequest, type Vote } from "../../src/approvals/types.js";
+import { RequestState, type ApprovalRequest, type Vote } from "../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../src/approvals/workflow.js";
 import { analyzeNamespace } from "../../src/diagnosis/analyze.js";
 import type { AwsFindings } from "../../src/diagnosis/aws.js";
@@ -31,7 +31,7 @@ import { renderSlackMessage, type SlackMessage } from "../../src/slack/blocks/in
 import { renderDiagnosisDetails } from "../../src/slack/blocks/diagnosis.js";
 import { SlackLimit } from "../../src/slack/blocks/text.js";
 import { tracePaths } from "../../src/edge/path.js";
-import type { TraceResult } from "../../src/traffic/trace.js";
+import type { TraceResult } from "../../src/edge/trace-result.js";
 import type { OrphanReport } from "../../src/edge/orphans.js";
 import type { PreflightReport } from "../../src/preflight/analyze.js";
 import {

@@ -22,7 +22,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalSigner } from "../../src/approvals/integrity.js";
 import { ApprovalStore } from "../../src/approvals/store.js";
-import { newRequestId, type ApprovalRequest } from "../../src/approvals/types.js";
+import { newRequestId, type ApprovalRequest } from "../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../src/kube/finalizer-patch.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { sealAnswer, sealCall } from "../../src/fleet/calls.js";

@@ -4,14 +4,14 @@
  * why and what it leaves behind (or takes the evidence's and the plan's), its risks, its exact change
  * and what it is bound to, and the condition its Approve dialog names. Escaped mrkdwn throughout.
  */
-import type { ActionOf } from "../../approvals/action-kinds.js";
-import { describeAction } from "../../approvals/action-kinds.js";
+import type { ActionOf } from "../../requests/action-kinds.js";
+import { describeAction } from "../../requests/action-kinds.js";
 import {
   DELETION_APPROVED_ANNOTATION,
   describeTarget,
   type ApprovalAction,
   type RepointPathAction,
-} from "../../approvals/types.js";
+} from "../../requests/model.js";
 import { repointCalls } from "../../edge/repoint-calls.js";
 import { orphanPlanLines, repointTargetLine } from "../../render/repoint-plan.js";
 import { code, esc, safe } from "./text.js";

@@ -6,8 +6,8 @@
  */
 import type { ActionsBlock, Button, KnownBlock, View } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/entry.js";
-import type { ApprovalRequest, RequestState } from "../../approvals/types.js";
-import { describeAction, describeChange } from "../../approvals/action-kinds.js";
+import type { ApprovalRequest, RequestState } from "../../requests/model.js";
+import { describeAction, describeChange } from "../../requests/action-kinds.js";
 import { cardWords } from "./approval-words.js";
 import type { SlackMessage } from "./message.js";
 import { outcomeSentence } from "./outcome.js";

@@ -3,7 +3,7 @@
  * or a message (the refusal of a second request for the same object names the existing one's
  * requester as a mention and its message as a link).
  */
-import { duplicateOf, duplicateRequestSentence, type DuplicateWords } from "../../approvals/duplicate.js";
+import { duplicateOf, duplicateRequestSentence, type DuplicateWords } from "../../requests/duplicate.js";
 import { toUserError, type ErrorCode, type ErrorDetails } from "../../errors.js";
 import { messageLink } from "./links.js";
 

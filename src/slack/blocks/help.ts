@@ -1,5 +1,5 @@
 import type { KnownBlock } from "@slack/types";
-import type { HelpDoc } from "../../command-contract.js";
+import type { HelpDoc } from "../../command-result.js";
 import type { ErrorCode, ErrorDetails } from "../../errors.js";
 import type { SlackMessage } from "./message.js";
 import { clip, code, esc, safe, shortenEchoes, SlackLimit } from "./text.js";

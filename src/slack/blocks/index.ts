@@ -1,4 +1,4 @@
-import type { CommandResult } from "../../command-contract.js";
+import type { CommandResult } from "../../command-result.js";
 import { ErrorCode } from "../../errors.js";
 import { renderApprovalList, renderApprovalRequest, renderAuditEntries } from "./approval.js";
 import { withCluster } from "./cluster-value.js";

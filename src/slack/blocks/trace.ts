@@ -4,11 +4,11 @@ import type { RepointPlan } from "../../edge/repoint.js";
 import { repointPlanLines } from "../../render/repoint-plan.js";
 import { repointRequestCommand } from "../../render/trace-text.js";
 import { plural } from "../../util/format.js";
-import type { TraceResult } from "../../traffic/trace.js";
+import type { TraceResult } from "../../edge/trace-result.js";
 import type { TracedPath } from "../../edge/path.js";
 import type { SlackMessage } from "./message.js";
-import { approverIds, type ApprovalRequest } from "../../approvals/types.js";
-import { describeAction } from "../../approvals/action-kinds.js";
+import { approverIds, type ApprovalRequest } from "../../requests/model.js";
+import { describeAction } from "../../requests/action-kinds.js";
 import { slackDate } from "./diagnosis.js";
 import { clip, command, esc, mention, sections, SlackLimit } from "./text.js";
 

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { executeApproved } from "../../../src/actions/execute.js";
 import { ApprovalPolicy } from "../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
-import { finalizerRemoval, type Vote } from "../../../src/approvals/types.js";
+import { finalizerRemoval, type Vote } from "../../../src/requests/model.js";
 import { ApprovalWorkflow } from "../../../src/approvals/workflow.js";
 import type { AuditLogLine } from "../../../src/audit/entry.js";
 import { AuditLog } from "../../../src/audit/log.js";

@@ -25,7 +25,7 @@ import { startFakeSlack } from "../../sim/slack/index.js";
 import { approveDeleteCommand } from "../../../commands/approve-delete.js";
 import { defaultRegistry } from "../../../commands/index.js";
 import type { CommandContext } from "../../../commands/types.js";
-import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../../../src/approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION, type ApprovalRequest } from "../../../src/requests/model.js";
 import { ApprovalWorkflow } from "../../../src/approvals/workflow.js";
 import { ErrorCode, isUnstuckError } from "../../../src/errors.js";
 import { enqueueGuardClose, guardCloseJobId } from "../../../src/jobs/deletion-guard.js";

@@ -10,9 +10,9 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { executeApproved } from "../../../src/actions/execute.js";
-import { type ApprovalRequest } from "../../../src/approvals/types.js";
-import { requestSubject } from "../../../src/approvals/action-kinds.js";
-import { actionSubject } from "../../../src/approvals/action-kinds.js";
+import { type ApprovalRequest } from "../../../src/requests/model.js";
+import { requestSubject } from "../../../src/requests/action-kinds.js";
+import { actionSubject } from "../../../src/requests/action-kinds.js";
 import { ApprovalWorkflow } from "../../../src/approvals/workflow.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import {

@@ -13,7 +13,7 @@ import { executeApproved } from "../../../src/actions/execute.js";
 import { ApprovalSigner } from "../../../src/approvals/integrity.js";
 import { ApprovalPolicy } from "../../../src/approvals/policy.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
-import type { ApprovalRequest, Vote } from "../../../src/approvals/types.js";
+import type { ApprovalRequest, Vote } from "../../../src/requests/model.js";
 import { ApprovalWorkflow } from "../../../src/approvals/workflow.js";
 import { AuditLog } from "../../../src/audit/log.js";
 import { LOCAL_CLUSTER } from "../../../src/config.js";

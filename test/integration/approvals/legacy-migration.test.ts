@@ -16,7 +16,7 @@ import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalStore } from "../../../src/approvals/store.js";
-import { newRequestId } from "../../../src/approvals/types.js";
+import { newRequestId } from "../../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../../src/kube/finalizer-patch.js";
 import { loadConfig } from "../../../src/config.js";
 import { createRuntime, type Runtime } from "../../../src/runtime.js";

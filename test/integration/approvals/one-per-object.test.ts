@@ -6,8 +6,8 @@
  * DONE/FAILED/STALE) clears it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { type ApprovalRequest } from "../../../src/approvals/types.js";
-import { actionSubject, describeAction } from "../../../src/approvals/action-kinds.js";
+import { type ApprovalRequest } from "../../../src/requests/model.js";
+import { actionSubject, describeAction } from "../../../src/requests/action-kinds.js";
 import { slackErrorMessage } from "../../../src/slack/blocks/error-text.js";
 import { messageLink } from "../../../src/slack/links.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";

@@ -1,7 +1,7 @@
-import { finalizerRemoval } from "../../../src/approvals/types.js";
+import { finalizerRemoval } from "../../../src/requests/model.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SlackDirectory } from "../../../src/approvals/policy.js";
-import { newRequestId } from "../../../src/approvals/types.js";
+import { newRequestId } from "../../../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { INGRESS } from "./helpers/fake-kube.js";
 import {

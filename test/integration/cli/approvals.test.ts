@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 import { testSigner } from "../approvals/helpers/harness.js";
 import { ApprovalStore } from "../../../src/approvals/store.js";
-import { newRequestId } from "../../../src/approvals/types.js";
+import { newRequestId } from "../../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import { AuditLog } from "../../../src/audit/log.js";
 import { runCli } from "../../../src/cli.js";

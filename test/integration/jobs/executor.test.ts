@@ -3,7 +3,7 @@ import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { executeApproved, type ExecutionOutcome } from "../../../src/actions/execute.js";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import {

@@ -4,7 +4,7 @@
  * what a platform team pages on — and when it last could look.
  */
 import { describe, expect, it } from "vitest";
-import { DELETION_APPROVED_ANNOTATION } from "../../../src/approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION } from "../../../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { startGuardReconciler } from "../../../src/jobs/guard-reconcile.js";
 import type { NamespaceSnapshot } from "../../../src/kube/types.js";

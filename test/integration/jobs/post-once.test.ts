@@ -10,7 +10,7 @@ import type { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 import { ErrorCode, isPermanent, UnstuckError } from "../../../src/errors.js";
 import { createNotifyQueue, createNotifyWorker, queuedNotifier } from "../../../src/jobs/notify.js";
 import { postKey, redisPostLedger, type PostLedger } from "../../../src/jobs/post-once.js";

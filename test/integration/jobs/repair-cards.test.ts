@@ -10,7 +10,7 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { QueueEdit } from "../../../src/app/namespace-gone.js";
 import { repaintRepairedCard } from "../../../src/app/repair-card.js";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 import type { MessageEdit } from "../../../src/jobs/notify.js";
 import { RepairCards } from "../../../src/jobs/repair-cards.js";
 import {

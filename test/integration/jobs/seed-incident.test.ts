@@ -3,10 +3,10 @@
  * real client-node adapter: request → second-person approval → one guarded JSON patch → the
  * Ingress goes, the namespace controller finishes, and the "namespace gone" wait reports it.
  */
-import { finalizerRemoval } from "../../../src/approvals/types.js";
+import { finalizerRemoval } from "../../../src/requests/model.js";
 import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { createQueues, executionEnqueuer } from "../../../src/jobs/queues.js";

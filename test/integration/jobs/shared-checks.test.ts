@@ -19,7 +19,7 @@ import {
   type EdgeWaitResult,
 } from "../../../src/jobs/edge-waits.js";
 import type { ThreadReporter } from "../../../src/jobs/waits.js";
-import type { EdgeProbe } from "../../../src/net/probe.js";
+import type { EdgeProbe } from "../../../src/net/port.js";
 import { startAwsSim, type AwsSim } from "../../sim/aws/index.js";
 import { client, connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 import { testSeal } from "../../helpers/keys.js";

@@ -16,7 +16,7 @@ import {
   FIELD_MANAGER_MAX_LENGTH,
   writeIdentity,
 } from "../../../src/kube/client-node-adapter.js";
-import { newRequestId } from "../../../src/approvals/types.js";
+import { newRequestId } from "../../../src/requests/model.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { APPROVE, BOB, INGRESS_PATH, startFixture, type Fixture } from "../../e2e/approval-fixture.js";

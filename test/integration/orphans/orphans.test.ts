@@ -9,7 +9,7 @@ import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { collectOrphans } from "../../../src/orphans/collect.js";
 import { applyDeleteOrphans } from "../../../src/actions/delete-orphans.js";
-import type { DeleteOrphansAction } from "../../../src/approvals/types.js";
+import type { DeleteOrphansAction } from "../../../src/requests/model.js";
 import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
 import { forceRemoveSeedFinalizer, openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
 

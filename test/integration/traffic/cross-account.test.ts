@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyRepoint } from "../../../src/actions/repoint-path.js";
-import type { RepointPathAction } from "../../../src/approvals/types.js";
+import type { RepointPathAction } from "../../../src/requests/model.js";
 import { createAwsClients, destroyAwsClients, type AwsClientOptions } from "../../../src/aws/clients.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { runCli } from "../../../src/cli.js";

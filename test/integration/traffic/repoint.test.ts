@@ -8,7 +8,7 @@ import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sd
 import { ChangeResourceRecordSetsCommand } from "@aws-sdk/client-route-53";
 import { afterEach, describe, expect, it } from "vitest";
 import { applyRepoint } from "../../../src/actions/repoint-path.js";
-import type { RepointPathAction } from "../../../src/approvals/types.js";
+import type { RepointPathAction } from "../../../src/requests/model.js";
 import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { planPathRepair } from "../../../src/traffic/repoint.js";

@@ -11,7 +11,7 @@ import {
   guardRequestId,
   parseGuardValue,
 } from "../../../src/approvals/deletion-guard-token.js";
-import { newRequestId } from "../../../src/approvals/types.js";
+import { newRequestId } from "../../../src/requests/model.js";
 import { ErrorCode } from "../../../src/errors.js";
 import {
   BOT,

@@ -6,8 +6,8 @@ import {
   describeAction,
   describeChange,
   wellFormed,
-} from "../../../src/approvals/action-kinds.js";
-import type { ApprovalAction } from "../../../src/approvals/types.js";
+} from "../../../src/requests/action-kinds.js";
+import type { ApprovalAction } from "../../../src/requests/model.js";
 import { ONE_OF_EACH as EXAMPLES } from "./fixtures.js";
 
 describe("the action-kind table", () => {

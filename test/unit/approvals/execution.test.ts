@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { judge } from "../../../src/actions/execute.js";
-import { isRequestId, newRequestId, type RemoveFinalizerAction } from "../../../src/approvals/types.js";
+import { isRequestId, newRequestId, type RemoveFinalizerAction } from "../../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 import { jobId } from "../../../src/jobs/queues.js";

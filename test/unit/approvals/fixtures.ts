@@ -1,4 +1,4 @@
-import type { ApprovalAction, ObjectTarget } from "../../../src/approvals/types.js";
+import type { ApprovalAction, ObjectTarget } from "../../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../../src/kube/finalizer-patch.js";
 
 /** The seed incident's stuck Ingress, as an approval request addresses it. */

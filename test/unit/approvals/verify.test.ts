@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ApprovalSigner } from "../../../src/approvals/integrity.js";
 import type { SignedRecord } from "../../../src/approvals/store.js";
-import type { ApprovalRequest, Vote } from "../../../src/approvals/types.js";
+import type { ApprovalRequest, Vote } from "../../../src/requests/model.js";
 import { verifiedMessage, verifyApproval, verifyIntegrity } from "../../../src/approvals/verify.js";
 import { buildFinalizerPatch } from "../../../src/kube/finalizer-patch.js";
 import {

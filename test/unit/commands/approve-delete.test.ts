@@ -8,8 +8,8 @@ import { approveDeleteCommand, preflightEvidence } from "../../../commands/appro
 import { defaultRegistry } from "../../../commands/index.js";
 import type { CommandContext } from "../../../commands/types.js";
 import { judgeNamespace } from "../../../src/actions/deletion-guard.js";
-import { type OpenDeletionGuardAction } from "../../../src/approvals/types.js";
-import { actionSubject, describeAction } from "../../../src/approvals/action-kinds.js";
+import { type OpenDeletionGuardAction } from "../../../src/requests/model.js";
+import { actionSubject, describeAction } from "../../../src/requests/action-kinds.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { buildAnnotationPatch, jsonPointerToken } from "../../../src/kube/annotation-patch.js";
 import type { KubePort } from "../../../src/kube/port.js";

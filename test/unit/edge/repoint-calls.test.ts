@@ -3,11 +3,11 @@
  * numbered lines and the approval card's code block show the same calls, the card escaped.
  */
 import { describe, expect, it } from "vitest";
-import type { RepointPathAction } from "../../../src/approvals/types.js";
+import type { RepointPathAction } from "../../../src/requests/model.js";
 import { repointCalls } from "../../../src/edge/repoint-calls.js";
 import { repointPlanLines } from "../../../src/render/repoint-plan.js";
 import { renderApprovalDetails, renderApprovalRequest } from "../../../src/slack/blocks/approval.js";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 
 const action: RepointPathAction = {
   type: "repoint-path",

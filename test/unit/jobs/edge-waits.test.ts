@@ -4,7 +4,7 @@
  */
 import { DelayedError, type Job } from "bullmq";
 import { describe, expect, it } from "vitest";
-import type { EdgeProbe, HttpResult, ResolveResult } from "../../../src/net/probe.js";
+import type { EdgeProbe, HttpResult, ResolveResult } from "../../../src/net/port.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import {
   checkEdgeWait,

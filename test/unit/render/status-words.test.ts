@@ -5,7 +5,7 @@
  * (the switch is exhaustive) and an old one cannot silently lose what it says.
  */
 import { describe, expect, it } from "vitest";
-import { DELETION_APPROVED_ANNOTATION } from "../../../src/approvals/types.js";
+import { DELETION_APPROVED_ANNOTATION } from "../../../src/requests/model.js";
 import {
   renderGuardCloseStatus,
   renderGuardOpened,

@@ -8,7 +8,7 @@ import {
   TERMINAL_STATES,
   type ApprovalRequest,
   type RequestState as State,
-} from "../../../src/approvals/types.js";
+} from "../../../src/requests/model.js";
 import {
   ApprovalActionId,
   renderApprovalDetails,

@@ -5,7 +5,7 @@ import { webApi } from "@slack/bolt";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildFinalizerPatch } from "../../../src/approvals/workflow.js";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import {
   createSlackApprovalNotifier,

@@ -7,7 +7,7 @@
 import { webApi } from "@slack/bolt";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { CommandResult } from "../../../src/command-contract.js";
+import type { CommandResult } from "../../../src/command-result.js";
 import { renderText } from "../../../src/render/text.js";
 import { attachAnswerFile } from "../../../src/slack/answer-file.js";
 import { answerFile, renderSlackMessage } from "../../../src/slack/blocks/index.js";

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ThreadEvent } from "../../../src/approvals/notifier.js";
 import { eventOf, replyRef } from "../../../src/jobs/notify.js";
 import { renderThreadReply } from "../../../src/slack/notifier.js";
-import type { ApprovalRequest } from "../../../src/approvals/types.js";
+import type { ApprovalRequest } from "../../../src/requests/model.js";
 
 describe("thread replies", () => {
   it("word each event as the thread always showed it", () => {

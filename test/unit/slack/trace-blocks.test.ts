@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { PathHop, TracedPath } from "../../../src/edge/path.js";
 import type { RepointPlan } from "../../../src/edge/repoint.js";
 import { renderTraceBlocks } from "../../../src/slack/blocks/trace.js";
-import type { TraceResult } from "../../../src/traffic/trace.js";
+import type { TraceResult } from "../../../src/edge/trace-result.js";
 
 const GONE = "k8s-myapp-api-4c0a3e5fa1-906213458.ap-northeast-2.elb.amazonaws.com";
 const NO_OWNER =

@@ -4,7 +4,7 @@ import { ApprovalPolicy, type SlackDirectory } from "../../../../src/approvals/p
 import { ApprovalStore } from "../../../../src/approvals/store.js";
 import type { ApprovalSigner } from "../../../../src/approvals/integrity.js";
 import type { ApprovalNotifier, ThreadEvent } from "../../../../src/approvals/notifier.js";
-import type { ApprovalRequest, Identity } from "../../../../src/approvals/types.js";
+import type { ApprovalRequest, Identity } from "../../../../src/requests/model.js";
 import { ApprovalWorkflow, type EnqueueExecution } from "../../../../src/approvals/workflow.js";
 import { AuditLog } from "../../../../src/audit/log.js";
 import type { KubePort } from "../../../../src/kube/port.js";

@@ -4,7 +4,7 @@
  * words and the facts in its details (`duplicateOf`); a surface that can link people and messages
  * words it again with its own renderers, from the same sentence.
  */
-import type { MessageRef } from "./types.js";
+import type { MessageRef } from "./model.js";
 
 /** The pending (or running) request a new one collided with: the details of the `Conflict`. */
 export interface DuplicateRequest {

@@ -12,7 +12,7 @@ import {
   describeTarget,
   type ApprovalAction,
   type RepointPathAction,
-} from "./types.js";
+} from "./model.js";
 
 /** The action of one type. */
 export type ActionOf<T extends ApprovalAction["type"]> = Extract<ApprovalAction, { readonly type: T }>;
