@@ -2,29 +2,15 @@
  * The layer rules of src/ and commands/, checked by `npm run lint` (so by `npm test`):
  * `depcruise --config .dependency-cruiser.cjs src commands`. Each rule says why it exists.
  *
- * The direction, top to bottom (imports point down; the rules below hold each line that matters):
- *
- *   entry points   src/main.ts (and src/start-bot.ts, which it loads once it listens for a stop),
- *                  src/cli.ts, src/runtime.ts, and the wiring beside them (src/services.ts,
- *                  src/startup.ts, src/ops-target.ts, src/wiring/): they build the adapters and
- *                  hand the command registry to the surfaces
- *   application    src/app/: the use cases that connect the engine's outcomes to what happens
- *                  next, over injected ports; only the wiring calls them, and they speak no Slack
- *   surfaces       src/slack/ and commands/, side by side: commands/ is the grammar and the
- *                  handlers over the src/ services; the Slack listeners reach it only through
- *                  the contract in src/command-contract.ts, and it never reaches for them
- *   engine         src/approvals/, src/actions/, src/jobs/, src/watcher/, src/audit/
- *   collectors     src/diagnosis/{diagnose,causes-collect,aws-collect,removal-plan,deadline}.ts, src/traffic/,
- *                  src/orphans/, src/preflight/collect.ts (through the ports only)
- *   pure core      src/edge/, src/render/, the analysis in src/diagnosis/, src/preflight/analyze.ts,
- *                  src/timeline/, src/audit/entry.ts (what an audit entry is; the stream is I/O)
- *   adapters       src/kube/, src/aws/, src/net/, src/redis-connection.ts, src/redis/ (the Lua
- *                  scripts, their one loader), src/ops/
- *   foundation     src/config.ts, src/errors.ts, src/log.ts, src/util/, src/trust/
+ * The layers, top to bottom, are the ordered list in `layers.cjs` (which also draws the diagram in
+ * docs/architecture.md): each layer imports only itself and the layers below it (`down-only-*`, one
+ * rule per layer, made from the list). The rules after them hold the lines inside a layer that matter.
  *
  * Type-only imports count everywhere (`tsPreCompilationDeps`): a cycle through types still ties two
  * modules' designs together, and a type from an SDK still ties a model to one client.
  */
+
+const { LAYERS, modulesOf } = require("./layers.cjs");
 
 /** Modules that touch the world: sockets, files, processes. */
 const IO_BUILTINS =
@@ -50,18 +36,8 @@ const IO_MODULES = [
   "^src/approvals/(store|notifier|workflow)\\.ts$",
   "^src/audit/log\\.ts$",
 ];
-/** The pure core: computations over snapshots, and words for people. */
-const PURE_CORE = [
-  "^src/edge/",
-  "^src/render/",
-  "^src/diagnosis/(analyze|argo|aws|binding|controller-report|finalizers|logs|owners|types)\\.ts$",
-  "^src/diagnosis/causes/",
-  "^src/preflight/analyze\\.ts$",
-  "^src/timeline/",
-  "^src/audit/(entry|observation)\\.ts$",
-  "^src/requests/",
-  "^src/command-result\\.ts$",
-];
+/** The pure core: computations over snapshots, and words for people (from the layer list). */
+const PURE_CORE = modulesOf(["pure core"]);
 /** Each client of the outside world, and the one place (besides the wiring) that may load it. */
 const CLIENTS = [
   ["kubernetes", "@kubernetes/client-node|undici", "^src/kube/"],
@@ -80,9 +56,19 @@ const CLIENTS = [
 const ENTRY_POINTS = ["^src/(main|start-bot|cli|runtime)\\.ts$", "^src/wiring/"];
 const WIRING = ["^src/(main|start-bot|cli|runtime|services|startup|ops-target)\\.ts$", "^src/wiring/"];
 
+/** One rule per layer: it imports nothing of the layers above it. */
+const DOWN_ONLY = LAYERS.slice(1).map((layer, i) => ({
+  name: `down-only-${layer.name.replace(/ /g, "-")}`,
+  comment: `The ${layer.name} (${layer.says}) import only their own layer and those below, so the layers can be read, tested and changed from the bottom up (the order is layers.cjs).`,
+  severity: "error",
+  from: modulesOf([layer.name]),
+  to: modulesOf(LAYERS.slice(0, i + 1).map((l) => l.name)),
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...DOWN_ONLY,
     {
       name: "no-cycles",
       comment:
@@ -96,10 +82,10 @@ module.exports = {
       comment:
         "The pure core (the edge model, the analysis, the renderers) computes over snapshots it is given: it imports no socket, file or SDK, no adapter of src/kube or src/aws, and no module that holds a connection. That is what makes it testable on plain data and safe to call from any surface.",
       severity: "error",
-      from: { path: PURE_CORE },
+      from: PURE_CORE,
       to: {
         path: [IO_BUILTINS, IO_PACKAGES, ...IO_MODULES],
-        pathNot: [KUBE_CONTRACT, AWS_CONTRACT, NET_CONTRACT],
+        pathNot: [KUBE_CONTRACT, AWS_CONTRACT, NET_CONTRACT, "^src/slack/blocks/"],
       },
     },
     ...CLIENTS.map(([name, packages, home]) => ({

@@ -132,6 +132,15 @@ const FILES: Record<string, string> = {
     'import { requests } from "../app/requests.js";\nimport { defaultRegistry } from "../../commands/index.js";\nexport const bot = [requests, defaultRegistry];\n',
   "src/jobs/after.ts": 'import { requests } from "../app/requests.js";\nexport const after = requests;\n',
 
+  // down-only-*: the order of layers.cjs. A collector carved out of src/diagnosis/ may import the
+  // analysis beside it, never the reverse; the pure core may read the edge probes' contract.
+  "src/diagnosis/diagnose.ts": 'import { analyze } from "./analyze.js";\nexport const diagnose = analyze;\n',
+  "src/diagnosis/analyze.ts":
+    'import type { D } from "./deadline.js";\nexport const analyze = (d: D): D => d;\n',
+  "src/diagnosis/deadline.ts": "export type D = number;\n",
+  "src/net/port.ts": "export type HttpResult = { readonly status: number };\n",
+  "src/edge/edge-wait.ts": 'import type { HttpResult } from "../net/port.js";\nexport type L = HttpResult;\n',
+
   // product-not-tests: the entry point's dynamic import of the sandbox is the one exception.
   "test/sim/sandbox.ts": "export const runSandbox = (): number => 0;\n",
   "test/sim/world.ts": "export const world = 1;\n",
@@ -150,7 +159,13 @@ const EXPECTED = [
   "commands-below-surfaces: commands/ns.ts → src/slack/blocks/text.ts",
   "core-is-pure: src/edge/model.ts → dns/promises",
   "core-is-pure: src/render/text.ts → src/kube/client-node-adapter.ts",
+  "core-is-pure: src/slack/blocks/watch.ts → src/watcher/watcher.ts",
   "core-is-pure: src/timeline/slack.ts → src/slack/slack-errors.ts",
+  "down-only-adapters: src/ops/runtime-target.ts → src/approvals/store.ts",
+  "down-only-engine: src/jobs/after.ts → src/app/requests.ts",
+  "down-only-pure-core: src/diagnosis/analyze.ts → src/diagnosis/deadline.ts",
+  "down-only-pure-core: src/slack/blocks/watch.ts → src/watcher/watcher.ts",
+  "down-only-pure-core: src/timeline/slack.ts → src/slack/slack-errors.ts",
   "edge-below-diagnosis: src/edge/ownership.ts → src/diagnosis/lbc-names.ts",
   // engine-speaks-no-slack: below the surfaces nothing imports Slack, not even a type.
   "engine-speaks-no-slack: src/timeline/slack.ts → src/slack/slack-errors.ts",
