@@ -9,6 +9,7 @@
  */
 import { webApi } from "@slack/bolt";
 import { retrying } from "../approvals/notifier.js";
+import { publishRequest, type PublishOutcome, type RequestMessenger } from "../approvals/publish.js";
 import type { ApprovalRequest, Identity, RemovalRequestInput, VoteDecision } from "../requests/model.js";
 import { MAX_VOTE_REASON, type ApprovalWorkflow } from "../approvals/workflow.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
@@ -427,66 +428,41 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
   );
 }
 
-/** Post the new request in its channel and attach the message; a request nobody can see is cancelled. */
-/** How posting a new request went: in the channel, or not (and then whether it was cancelled). */
-export type PostOutcome =
-  | { readonly posted: true; readonly ts: string }
-  | { readonly posted: false; readonly cancelled: boolean; readonly slackError?: string };
+/** The Slack half of a request message's life (the engine's `publishRequest` drives it): the card posted, and repainted. */
+export function slackRequestMessenger(client: WebClient, now: () => Date): RequestMessenger {
+  return {
+    async publish(request) {
+      const { text, blocks } = renderApprovalRequest(request, now());
+      try {
+        const ts = (await client.chat.postMessage({ channel: request.channelId, text, blocks })).ts;
+        return ts !== undefined ? { ts } : { error: undefined };
+      } catch (err) {
+        return { error: slackErrorCode(err) };
+      }
+    },
+    async update(message, request) {
+      const { text, blocks } = renderApprovalRequest(request, now());
+      await client.chat.update({ channel: message.channel, ts: message.ts, text, blocks });
+    },
+  };
+}
 
 /**
- * The one path that posts a new approval request, for the slash command and every form: post it in
- * its channel, attach the message, catch up with a vote cast in between — or, when approvers could
- * never see it, cancel it. The caller tells the requester (each surface has its own way).
+ * Post a new approval request through the engine's one publishing path, for the slash command and
+ * every form: Slack is only the messenger. The caller tells the requester when it was not posted.
  */
-export async function postApprovalRequest(
+export function postApprovalRequest(
   client: WebClient,
   deps: Pick<ApprovalActionDeps, "workflow" | "now">,
   request: ApprovalRequest,
   log: Logger,
-): Promise<PostOutcome> {
-  const channel = request.channelId;
-  const { text, blocks } = renderApprovalRequest(request, deps.now());
-  let ts: string | undefined;
-  let slackError: string | undefined;
-  try {
-    ts = (await client.chat.postMessage({ channel, text, blocks })).ts;
-  } catch (err) {
-    slackError = slackErrorCode(err);
-    log.warn(
-      { requestId: request.id, slackError: slackError ?? "unknown" },
-      "could not post the approval request",
-    );
-  }
-  if (ts === undefined) {
-    // Approvers could never see or click it, so it must not linger until expiry.
-    const cancelled = await deps.workflow.cancel(request.id, request.requester).then(
-      () => true,
-      (err: unknown) => {
-        log.warn(
-          { err, requestId: request.id },
-          "could not cancel an approval request that was never posted",
-        );
-        return false;
-      },
-    );
-    return { posted: false, cancelled, ...(slackError !== undefined ? { slackError } : {}) };
-  }
-  await deps.workflow.attachMessage(request.id, { channel, ts });
-  log.info({ requestId: request.id, channel, ts }, "approval request posted");
-  // A vote between the post and the attach could not update the message; catch up with it now, from
-  // what the record's signatures vouch for.
-  const view = await deps.workflow.getVerified(request.id);
-  const latest = view.ok ? view.request : request;
-  if (latest.state !== request.state || latest.votes.length !== request.votes.length) {
-    const fresh = renderApprovalRequest(latest, deps.now());
-    await client.chat.update({ channel, ts, text: fresh.text, blocks: fresh.blocks });
-  }
-  return { posted: true, ts };
+): Promise<PublishOutcome> {
+  return publishRequest(deps.workflow, slackRequestMessenger(client, deps.now), request, log);
 }
 
 /** What a form's submitter hears when the request could not be posted. */
 export function unpostedText(
-  outcome: Extract<PostOutcome, { posted: false }>,
+  outcome: Extract<PublishOutcome, { posted: false }>,
   request: ApprovalRequest,
 ): string {
   return outcome.cancelled

@@ -20,7 +20,8 @@ import { slackErrorCode } from "./slack-errors.js";
 import type { WebClient } from "@slack/web-api";
 import type { ApprovalRequest } from "../requests/model.js";
 import type { Logger } from "../log.js";
-import { unpostedText, type PostOutcome } from "./approvals.js";
+import type { PublishOutcome } from "../approvals/publish.js";
+import { unpostedText } from "./approvals.js";
 import { attachTimelineFile, renderTimelineCard } from "./timeline.js";
 
 export interface CommandListenerDeps {
@@ -40,7 +41,7 @@ export type PostApprovalRequest = (
   client: WebClient,
   request: ApprovalRequest,
   log: Logger,
-) => Promise<PostOutcome>;
+) => Promise<PublishOutcome>;
 
 /** Where a posted result landed: the channel and the message `ts` (for `chat.update` and threads). */
 export interface PostedMessage {
