@@ -12,58 +12,28 @@
  */
 import type { Worker } from "bullmq";
 import type { CommandServices } from "./command-contract.js";
-import type { ApprovalNotifier, RetryPolicy } from "./approvals/notifier.js";
-import { ApprovalPolicy } from "./approvals/policy.js";
-import { ApprovalSigner } from "./approvals/integrity.js";
-import { ApprovalStore } from "./approvals/store.js";
-import { endUnverifiableRequests } from "./approvals/legacy.js";
-import { ApprovalWorkflow, type ApprovalWorkflowDeps } from "./approvals/workflow.js";
-import { DeletionGuardSigner } from "./approvals/deletion-guard-token.js";
-import { AuditLog } from "./audit/log.js";
+import type { RetryPolicy } from "./approvals/notifier.js";
+import type { ApprovalWorkflow } from "./approvals/workflow.js";
+import type { AuditLog } from "./audit/log.js";
 import type { Config, Role } from "./config.js";
-import { ownClusterOf, processKeys } from "./trust/process-keys.js";
+import { ownClusterOf } from "./trust/process-keys.js";
 import type { RedisConnection } from "./redis-connection.js";
-import {
-  createQueues,
-  executionEnqueuer,
-  scheduleApprovalSweep,
-  type ExecutionRetry,
-  type Queues,
-} from "./jobs/queues.js";
-import { createNotifyQueue, queuedNotifier, type NotifyRetry } from "./jobs/notify.js";
-import { startNamespaceGone } from "./jobs/waits.js";
-import { jobSeal, sealedWaits } from "./jobs/sealed-jobs.js";
-import { RepairCards } from "./jobs/repair-cards.js";
-import { NamespaceMessages } from "./jobs/namespace-messages.js";
-import { redisPostLedger } from "./jobs/post-once.js";
-import type { GuardReconciler } from "./jobs/guard-reconcile.js";
-import { closeWorker } from "./jobs/workers.js";
+import type { ExecutionRetry, Queues } from "./jobs/queues.js";
+import type { NotifyRetry } from "./jobs/notify.js";
+import { jobSeal } from "./jobs/sealed-jobs.js";
 import type { Logger } from "./log.js";
-import { createServices } from "./services.js";
-import { ChannelGate } from "./slack/channel-gate.js";
 import type { SlackApp } from "./slack/app.js";
-import { createSlackAuditMirror, createSlackDirectory } from "./slack/notifier.js";
 import type { WatcherOptions } from "./watcher/watcher.js";
 import type { WatcherService } from "./watcher/service.js";
 import type { NamespaceWatchIo } from "./kube/namespace-watch.js";
-import { namespaceWaitStarter } from "./app/namespace-wait.js";
-import { boundedStop, handBack } from "./app/shutdown.js";
 import { createBotApp } from "./wiring/bot.js";
-import { connectRedis } from "./wiring/redis.js";
+import { createEngine } from "./wiring/engine.js";
+import { runtimeLifecycle } from "./wiring/lifecycle.js";
 import { outageOf } from "./wiring/redis-outage.js";
-import { createSlackClients, requireSlack } from "./wiring/slack-clients.js";
 import { createWatcher } from "./wiring/watcher.js";
-import { createWorkers, startReconciler, trackRunning } from "./wiring/workers.js";
-import {
-  createCommandsWorker,
-  FleetQueues,
-  fleetEnqueuer,
-  HEARTBEAT_EVERY_MS,
-  localHandlers,
-  redisNonceClaims,
-  startHeartbeat,
-} from "./wiring/fleet.js";
-import { FleetPresence } from "./fleet/presence.js";
+import { createWorkers, trackRunning } from "./wiring/workers.js";
+import { createCommandsWorker, type FleetQueues, localHandlers, redisNonceClaims } from "./wiring/fleet.js";
+import type { FleetPresence } from "./fleet/presence.js";
 import { RedisKeys } from "./redis/keys.js";
 
 export interface RuntimeOptions {
@@ -128,137 +98,13 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-/** How often the approval sweep runs (expiry, lost enqueues) unless the options say otherwise. */
-const APPROVAL_SWEEP_EVERY_MS = 30_000;
-
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, log } = options;
   const role = options.role ?? config.role;
-  const slackConfig = requireSlack(config, role);
-  // The bot signs as the bot, a worker as its cluster; everyone verifies with every public key.
-  const keys = processKeys(config, role);
-  const signer = new ApprovalSigner(keys);
-  // The deletion guard's annotation is signed by this cluster's workers and verified as theirs.
-  const guardSigner = new DeletionGuardSigner({
-    cluster: ownClusterOf(config),
-    keyring: keys.keyring,
-    ...(keys.worker !== undefined ? { worker: keys.worker } : {}),
-  });
   const now = options.now ?? (() => new Date());
-  const base = options.services ?? createServices(config, log, now, { longRunning: true });
-  const cluster = config.clusterName ?? "default";
-  const redis = await connectRedis(config, log);
-  const { client, notifierClient, statusClient } = createSlackClients(slackConfig, log);
-  const prefix = config.redisPrefix;
-  const store = new ApprovalStore(redis, {
-    prefix: RedisKeys.approvals(prefix),
-    signer,
-    auditKey: RedisKeys.audit(prefix),
-    log,
-  });
-  const audit = new AuditLog(redis, {
-    key: RedisKeys.audit(prefix),
-    log,
-    ...(config.auditChannel !== undefined
-      ? { mirror: createSlackAuditMirror(client, config.auditChannel) }
-      : {}),
-  });
-  // Channel ids and name patterns (incident channels); one name cache for the listeners and the policy.
-  const channelGate = new ChannelGate({
-    ids: config.channels,
-    patterns: config.channelPatterns,
-    lookup: (id) => client.conversations.info({ channel: id }).then((r) => r.channel?.name),
-  });
-  const policy = new ApprovalPolicy({
-    channels: config.channels,
-    channelGate,
-    approvers: config.approvers,
-    directory: createSlackDirectory(client),
-    now,
-  });
-  // In a fleet each cluster has its own queues; this process's workers consume its cluster's only.
-  const fleet = config.fleet;
-  const ownCluster = fleet !== undefined ? config.clusterName : undefined;
-  const fleetQueues =
-    fleet !== undefined
-      ? new FleetQueues(redis, RedisKeys.bull(prefix), log, {
-          ...(keys.bot !== undefined ? { bot: keys.bot } : {}),
-          keyring: keys.keyring,
-        })
-      : undefined;
-  const presence = fleet !== undefined ? new FleetPresence(redis, prefix) : undefined;
-  const queues =
-    fleetQueues !== undefined
-      ? fleetQueues.queues(ownCluster ?? fleet?.clusters[0]?.name ?? cluster)
-      : createQueues({ connection: redis, prefix: RedisKeys.bull(prefix) });
-
-  // Every diagnosis card and "Watching…" message posted about a namespace, for its repaint
-  // (one truth per thing).
-  const namespaceMessages = new NamespaceMessages(redis, prefix, {
-    ...(keys.bot !== undefined ? { key: keys.bot } : keys.worker !== undefined ? { key: keys.worker } : {}),
-    keyring: keys.keyring,
-  });
-  // The traffic-path card each repair was asked from, so it loses *Fix the path* once the repair is made.
-  const repairCards = new RepairCards(redis, prefix, {
-    ...(keys.bot !== undefined ? { key: keys.bot } : {}),
-    keyring: keys.keyring,
-  });
-  // Every thread reply and file a job posts, recorded: a job step that runs again posts nothing twice.
-  const posted = redisPostLedger(redis, prefix, {
-    seal: {
-      ...(keys.worker !== undefined ? { key: keys.worker } : keys.bot !== undefined ? { key: keys.bot } : {}),
-      keyring: keys.keyring,
-    },
-  });
-  // What this process seals the waits it queues with (its key), and opens them with (the bot's, or
-  // this cluster's workers'): a wait written straight into Redis runs nothing.
-  const waitSeal = jobSeal(
-    {
-      ...(keys.worker !== undefined ? { key: keys.worker } : keys.bot !== undefined ? { key: keys.bot } : {}),
-      keyring: keys.keyring,
-    },
-    ownClusterOf(config),
-  );
-  const waits = sealedWaits(queues.waits, waitSeal);
-  const startWait = namespaceWaitStarter({
-    start: (request) => startNamespaceGone(waits, request, now()),
-    cluster,
-    config,
-  });
-
-  // Each edit and reply is a job in Redis: a process that dies or a Slack outage loses none of them.
-  const notifyQueue = createNotifyQueue(redis, RedisKeys.bull(prefix));
-  const durable = queuedNotifier(notifyQueue, options.notify?.job);
-  const notifier: ApprovalNotifier = {
-    requestUpdated: (request) => durable.requestUpdated(request),
-    threadReply: (request, text) => durable.threadReply(request, text),
-  };
-
-  const workflowDeps: ApprovalWorkflowDeps = {
-    store,
-    policy,
-    audit,
-    kube: base.kube,
-    enqueueExecution:
-      fleetQueues !== undefined && fleet !== undefined
-        ? fleetEnqueuer(fleetQueues, fleet, options.execution)
-        : executionEnqueuer(queues.actions, options.execution),
-    ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
-    now,
-    approvalsRequired: config.approvalsRequired,
-    requestTtlSeconds: config.requestTtlSeconds,
-    deletionWindowSeconds: config.deletionWindowSeconds,
-    notifier,
-    log,
-  };
-  const workflow = new ApprovalWorkflow(workflowDeps);
-  const services: CommandServices = {
-    ...base,
-    diagnosisDeadlineMs: base.diagnosisDeadlineMs ?? config.diagnosisDeadlineMs,
-    approvals: { workflow, audit },
-  };
-  // What a fleet's worker runs for the bot plans changes and hands them back: only the bot files them.
-  const drafting = new ApprovalWorkflow({ ...workflowDeps, files: "bot" });
+  const engine = await createEngine({ ...options, role, now });
+  const { keys, base, services, redis, audit, workflow, queues, fleet } = engine;
+  const ownCluster = fleet?.ownCluster;
 
   // First to notice: one leader among replicas watches namespaces and posts the
   // diagnosis of one stuck past the threshold to the watch channel. It runs where the workers run
@@ -270,65 +116,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       : createWatcher({
           config,
           redis,
-          prefix: ownCluster !== undefined ? RedisKeys.fleet(prefix, ownCluster) : prefix,
+          prefix: ownCluster !== undefined ? RedisKeys.fleet(engine.prefix, ownCluster) : engine.prefix,
           ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
           services,
-          client,
-          seal: {
-            ...(keys.worker !== undefined
-              ? { key: keys.worker }
-              : keys.bot !== undefined
-                ? { key: keys.bot }
-                : {}),
-            keyring: keys.keyring,
-            cluster: ownClusterOf(config),
-          },
+          client: engine.client,
+          seal: { ...engine.seal, cluster: ownClusterOf(config) },
           log,
           options: options.watcher,
         });
 
-  // What the workers and the Slack app share; each takes the rest of what it needs.
-  const shared = {
-    config,
-    redis,
-    prefix,
-    cluster,
-    audit,
-    workflow,
-    namespaceMessages,
-    repairCards,
-    startWait,
-    client,
-    now,
-    log,
-  };
   // A bot process only enqueues: its jobs run wherever a worker runs.
   const workers: Worker[] =
     role === "bot"
       ? []
       : createWorkers({
-          ...shared,
-          base,
-          store,
-          signer,
-          guardSigner,
-          seal: {
-            ...(keys.worker !== undefined
-              ? { key: keys.worker }
-              : keys.bot !== undefined
-                ? { key: keys.bot }
-                : {}),
-            keyring: keys.keyring,
-          },
-          waitSeal,
-          waits,
-          policy,
-          notifier,
-          queues,
-          notifyQueue,
-          posted,
-          notifierClient,
-          statusClient,
+          ...engine,
+          config,
+          now,
+          log,
           ...(ownCluster !== undefined ? { fleetCluster: ownCluster } : {}),
           tuning: options,
         });
@@ -336,12 +141,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (role !== "bot" && ownCluster !== undefined && keys.worker !== undefined) {
     workers.push(
       createCommandsWorker(
-        { connection: redis, prefix: RedisKeys.bull(prefix), cluster: ownCluster, ...options.worker },
-        localHandlers(config, { ...services, approvals: { workflow: drafting, audit } }),
+        { connection: redis, prefix: RedisKeys.bull(engine.prefix), cluster: ownCluster, ...options.worker },
+        localHandlers(config, { ...services, approvals: { workflow: engine.drafting, audit } }),
         {
           worker: keys.worker,
           keyring: keys.keyring,
-          claimNonce: redisNonceClaims(redis, prefix, ownCluster),
+          claimNonce: redisNonceClaims(redis, engine.prefix, ownCluster),
           audit,
           now,
         },
@@ -355,16 +160,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     role === "worker"
       ? undefined
       : createBotApp({
-          ...shared,
-          channelGate,
-          services,
+          ...engine,
+          config,
+          now,
+          log,
           kube: base.kube,
-          ...(fleet !== undefined && fleetQueues !== undefined && presence !== undefined
+          ...(fleet !== undefined
             ? {
                 fleet: {
-                  fleet,
-                  queues: fleetQueues,
-                  presence,
+                  fleet: fleet.fleet,
+                  queues: fleet.queues,
+                  presence: fleet.presence,
                   // The waits the bot starts on a cluster (`watch`), sealed with its own key.
                   waitSeal: (c: string) =>
                     jobSeal(
@@ -373,93 +179,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
                     ),
                 },
               }
-            : {}),
+            : { fleet: undefined }),
         });
 
-  // Closes deletion guards past their window on every worker, whatever became of the close job.
-  let reconciler: GuardReconciler | undefined;
-  let heartbeat: { stop(): Promise<void> } | undefined;
-  let stopped = false;
   return {
     role,
     ...(slack !== undefined ? { slack } : {}),
     workflow,
     audit,
     queues,
-    ...(fleetQueues !== undefined && presence !== undefined
-      ? { fleet: { queues: fleetQueues, presence } }
-      : {}),
+    ...(fleet !== undefined ? { fleet: { queues: fleet.queues, presence: fleet.presence } } : {}),
     services,
     redis,
     ...(watcher !== undefined ? { watcher } : {}),
-    async start() {
-      // The bot ends live requests it cannot verify (signed with the shared key of before, or by no
-      // key it holds) before anyone can vote on them or anything executes them.
-      if (role !== "worker") {
-        await endUnverifiableRequests({
-          store,
-          signer,
-          ...(config.legacyApprovalKey !== undefined ? { legacyKey: config.legacyApprovalKey } : {}),
-          now,
-          log,
-        }).catch((err: unknown) => {
-          log.error(
-            { err: { message: err instanceof Error ? err.message : String(err) } },
-            "could not check the live requests' signatures",
-          );
-        });
-      }
-      watcher?.start();
-      if (role !== "bot")
-        await scheduleApprovalSweep(queues.actions, options.sweepEveryMs ?? APPROVAL_SWEEP_EVERY_MS);
-      if (role !== "bot" && !stopped) {
-        reconciler ??= startReconciler({
-          kube: base.kube,
-          guardSigner,
-          now,
-          audit,
-          log,
-          windowSeconds: config.deletionWindowSeconds,
-          tuning: options.guardReconcile,
-        });
-      }
-      // Present once its workers run: the bot sends this cluster's commands from now on.
-      if (role !== "bot" && !stopped && ownCluster !== undefined && presence !== undefined) {
-        heartbeat ??= startHeartbeat(presence, ownCluster, {
-          everyMs: options.fleet?.heartbeatMs ?? HEARTBEAT_EVERY_MS,
-          now,
-          log,
-        });
-      }
-      return slack !== undefined ? slack.start() : {};
-    },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      // Slack first (no new commands), then the workers: they take no new job and finish theirs.
-      const graceful = (async () => {
-        // The watcher first: its lease released, another replica leads at once.
-        await watcher?.stop().catch(() => undefined);
-        // Absent at once: the bot answers this cluster's commands "no live workers", not after a wait.
-        await heartbeat?.stop();
-        await reconciler?.stop();
-        await slack?.stop();
-        await Promise.all(workers.map((w) => closeWorker(w)));
-        await Promise.all([(fleetQueues ?? queues).close(), notifyQueue.close()]);
-        // The discovery watches of the long-running kube adapter.
-        await base.kube.close().catch(() => undefined);
-        await redis.quit().catch(() => undefined);
-      })();
-      await boundedStop({
-        timeoutMs: config.shutdownTimeoutMs,
-        log,
-        graceful,
-        handBack: () => handBack(running, log),
-        // Workers force-closed; the Redis connection is left to the graceful path.
-        abandon: () => {
-          for (const w of workers) void w.close(true).catch(() => undefined);
-        },
-      });
-    },
+    ...runtimeLifecycle({ role, engine, watcher, workers, running, slack, options: { ...options, now } }),
   };
 }
