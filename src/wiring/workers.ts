@@ -31,7 +31,7 @@ import type { Config } from "../config.js";
 import { enqueueGuardClose } from "../jobs/deletion-guard.js";
 import { startGuardReconciler, type GuardReconciler } from "../jobs/guard-reconcile.js";
 import { enqueueEdgeWait, redisSharedChecks } from "../jobs/edge-waits.js";
-import { coalescedReporter } from "../jobs/waits.js";
+import { coalescedReporter, type ThreadReporter } from "../jobs/waits.js";
 import { sequencedReporter } from "../jobs/status-writer.js";
 import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import type { RepairCards } from "../jobs/repair-cards.js";
@@ -96,159 +96,192 @@ export interface WorkersDeps {
   readonly log: Logger;
   /** Worker lock settings, path re-check and edge-wait timings, notification retries (tests shorten them). */
   readonly tuning: {
-    readonly worker?: { readonly lockDuration?: number; readonly stalledInterval?: number };
-    readonly pathRecheck?: { readonly intervalMs?: number; readonly timeoutMs?: number };
-    readonly edgeWaits?: { readonly intervalMs?: number; readonly maxIntervalMs?: number };
-    readonly notify?: { readonly retry?: RetryPolicy; readonly job?: NotifyRetry };
+    readonly worker?: {
+      readonly lockDuration?: number;
+      readonly stalledInterval?: number;
+    };
+    readonly pathRecheck?: {
+      readonly intervalMs?: number;
+      readonly timeoutMs?: number;
+    };
+    readonly edgeWaits?: {
+      readonly intervalMs?: number;
+      readonly maxIntervalMs?: number;
+    };
+    readonly notify?: {
+      readonly retry?: RetryPolicy;
+      readonly job?: NotifyRetry;
+    };
   };
 }
 
 export function createWorkers(d: WorkersDeps): Worker[] {
-  const { config, base, audit, now, log, tuning } = d;
   const workerSetup: WorkerSetup = {
     connection: d.redis,
     prefix: RedisKeys.bull(d.prefix),
-    ...tuning.worker,
+    ...d.tuning.worker,
   };
   const clusterSetup: WorkerSetup = {
     ...workerSetup,
     ...(d.fleetCluster !== undefined ? { cluster: d.fleetCluster } : {}),
   };
+  // The waits' status messages, on a client that retries seconds, not minutes (a wait never stalls on
+  // Slack): progress edits of one message close together collapse into one, and every edit is ordered
+  // across processes, so a message never ends on progress older than what it showed.
+  const statusReporter = coalescedReporter(
+    sequencedReporter(createSlackThreadReporter(d.statusClient, d.log), d.redis, d.prefix, { log: d.log }),
+    { log: d.log },
+  );
+  return [
+    actionsWorker(d, clusterSetup),
+    waitsWorker(d, clusterSetup, statusReporter),
+    notifyWorker(d, workerSetup),
+  ];
+}
+
+/** Approved changes: claimed, verified, executed once; what follows each outcome (`afterOutcome`). */
+function actionsWorker(d: WorkersDeps, setup: WorkerSetup): Worker {
+  const { config, base, audit, now, log, tuning } = d;
+  return createActionsWorker(
+    { ...setup, concurrency: ACTIONS_CONCURRENCY },
+    {
+      store: d.store,
+      signer: d.signer,
+      policy: d.policy,
+      kube: base.kube,
+      // A fleet's worker runs only its own cluster's requests, whatever reaches its queue.
+      ...(d.fleetCluster !== undefined ? { cluster: d.fleetCluster } : {}),
+      audit,
+      now,
+      notifier: d.notifier,
+      log,
+      afterDone: afterOutcome({
+        kube: base.kube,
+        startWait: d.startWait,
+        enqueueEdgeWait: (request) => enqueueEdgeWait(d.waits, request, now()),
+        replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, replyRef(event)),
+        posted: d.posted,
+        replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
+        cluster: d.cluster,
+        healthPaths: config.edgeProbe.healthPaths,
+        ...(tuning.edgeWaits !== undefined ? { edgeWaits: tuning.edgeWaits } : {}),
+        repaintRepairCard: repaintRepairedCard({
+          cards: d.repairCards,
+          queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, d.seal, edit, key, tuning.notify?.job),
+          now,
+          log,
+        }),
+      }),
+      scheduleGuardClose: async (data, delayMs) => {
+        await enqueueGuardClose(d.waits, data, delayMs);
+      },
+      guardSigner: d.guardSigner,
+      ...(base.aws ? { aws: base.aws.port } : {}),
+    },
+    { sweep: () => d.workflow.sweep() },
+  );
+}
+
+/** The waits: a namespace gone, the edge after a repair, the path re-check, the deletion guard's close. */
+function waitsWorker(d: WorkersDeps, setup: WorkerSetup, statusReporter: ThreadReporter): Worker {
+  const { config, base, audit, now, log, tuning } = d;
+  // The traffic-path cards these workers post (in a fleet, their buttons name this cluster).
+  const traceCard = slackTraceCardOf(d.fleetCluster);
+  return createWaitsWorker(
+    { ...setup, concurrency: WAITS_CONCURRENCY },
+    {
+      seal: d.waitSeal,
+      kube: base.kube,
+      reporter: statusReporter,
+      describeBlockers: blockerLines(base.kube, now),
+      deletionGuard: {
+        kube: base.kube,
+        audit,
+        reporter: createSlackThreadReporter(d.client, log),
+        now,
+        log,
+      },
+      ...(base.aws
+        ? {
+            afterGone: afterNamespaceGone({
+              kube: base.kube,
+              aws: base.aws,
+              now,
+              renderTrace: traceCard,
+              enqueuePathRecheck: (request) => enqueuePathRecheck(d.waits, request, now()),
+              ...(tuning.pathRecheck !== undefined ? { pathRecheck: tuning.pathRecheck } : {}),
+            }),
+            pathRecheck: {
+              replan: replanNamespace({
+                kube: base.kube,
+                aws: base.aws,
+                now,
+                renderTrace: traceCard,
+              }),
+              reporter: sequencedReporter(createSlackThreadReporter(d.client, log), d.redis, d.prefix, {
+                log,
+              }),
+              now,
+              log,
+              record: auditObserver(audit, now),
+            },
+          }
+        : {}),
+      ...(base.aws
+        ? {
+            edge: {
+              aws: base.aws.port,
+              reporter: statusReporter,
+              probe: createEdgeProbe({
+                resolvers: config.edgeProbe.resolvers,
+                ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
+              }),
+              now,
+              log,
+              record: auditObserver(audit, now),
+              // One look per target per interval, however many waits (on any replica) wait on it.
+              shared: redisSharedChecks(d.redis, d.prefix, { seal: d.seal }),
+            },
+          }
+        : {}),
+      now,
+      log,
+      posted: d.posted,
+      record: auditObserver(audit, now),
+      // The namespace's wait ended: repaint what was posted about it (durably, on the notify queue).
+      onFinished: repaintWhenFinished({
+        messages: d.namespaceMessages,
+        queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, d.seal, edit, key, tuning.notify?.job),
+        now,
+      }),
+    },
+  );
+}
+
+/** Durable Slack edits and replies of requests and waits, each a job until Slack took it. */
+function notifyWorker(d: WorkersDeps, setup: WorkerSetup): Worker {
   // `current` lets every replica paint the stored state, never an older one it happens to hold.
   const slackNotifier = createSlackApprovalNotifier({
     client: d.notifierClient,
-    now,
-    log,
+    now: d.now,
+    log: d.log,
     // Each attempt paints what the signatures vouch for now; a record that stopped verifying keeps
     // the view the job verified (never the stored words).
     current: async (id) => {
       const view = await d.store.getVerified(id);
       return view === null ? null : view.ok ? view.request : undefined;
     },
-    ...(tuning.notify?.retry !== undefined ? { retry: tuning.notify.retry } : {}),
+    ...(d.tuning.notify?.retry !== undefined ? { retry: d.tuning.notify.retry } : {}),
   });
-  // The traffic-path cards these workers post (in a fleet, their buttons name this cluster).
-  const traceCard = slackTraceCardOf(d.fleetCluster);
-  // The waits' status messages, on a client that retries seconds, not minutes (a wait never stalls on
-  // Slack): progress edits of one message close together collapse into one, and every edit is ordered
-  // across processes, so a message never ends on progress older than what it showed.
-  const statusReporter = coalescedReporter(
-    sequencedReporter(createSlackThreadReporter(d.statusClient, log), d.redis, d.prefix, { log }),
-    { log },
-  );
-  return [
-    createActionsWorker(
-      { ...clusterSetup, concurrency: ACTIONS_CONCURRENCY },
-      {
-        store: d.store,
-        signer: d.signer,
-        policy: d.policy,
-        kube: base.kube,
-        // A fleet's worker runs only its own cluster's requests, whatever reaches its queue.
-        ...(d.fleetCluster !== undefined ? { cluster: d.fleetCluster } : {}),
-        audit,
-        now,
-        notifier: d.notifier,
-        log,
-        afterDone: afterOutcome({
-          kube: base.kube,
-          startWait: d.startWait,
-          enqueueEdgeWait: (request) => enqueueEdgeWait(d.waits, request, now()),
-          replyDelivered: (requestId, event) => replyDelivered(d.notifyQueue, requestId, replyRef(event)),
-          posted: d.posted,
-          replyAlreadyWatched: slackAlreadyWatchedReply(d.client),
-          cluster: d.cluster,
-          healthPaths: config.edgeProbe.healthPaths,
-          ...(tuning.edgeWaits !== undefined ? { edgeWaits: tuning.edgeWaits } : {}),
-          repaintRepairCard: repaintRepairedCard({
-            cards: d.repairCards,
-            queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, d.seal, edit, key, tuning.notify?.job),
-            now,
-            log,
-          }),
-        }),
-        scheduleGuardClose: async (data, delayMs) => {
-          await enqueueGuardClose(d.waits, data, delayMs);
-        },
-        guardSigner: d.guardSigner,
-        ...(base.aws ? { aws: base.aws.port } : {}),
-      },
-      { sweep: () => d.workflow.sweep() },
-    ),
-    createWaitsWorker(
-      { ...clusterSetup, concurrency: WAITS_CONCURRENCY },
-      {
-        seal: d.waitSeal,
-        kube: base.kube,
-        reporter: statusReporter,
-        describeBlockers: blockerLines(base.kube, now),
-        deletionGuard: {
-          kube: base.kube,
-          audit,
-          reporter: createSlackThreadReporter(d.client, log),
-          now,
-          log,
-        },
-        ...(base.aws
-          ? {
-              afterGone: afterNamespaceGone({
-                kube: base.kube,
-                aws: base.aws,
-                now,
-                renderTrace: traceCard,
-                enqueuePathRecheck: (request) => enqueuePathRecheck(d.waits, request, now()),
-                ...(tuning.pathRecheck !== undefined ? { pathRecheck: tuning.pathRecheck } : {}),
-              }),
-              pathRecheck: {
-                replan: replanNamespace({ kube: base.kube, aws: base.aws, now, renderTrace: traceCard }),
-                reporter: sequencedReporter(createSlackThreadReporter(d.client, log), d.redis, d.prefix, {
-                  log,
-                }),
-                now,
-                log,
-                record: auditObserver(audit, now),
-              },
-            }
-          : {}),
-        ...(base.aws
-          ? {
-              edge: {
-                aws: base.aws.port,
-                reporter: statusReporter,
-                probe: createEdgeProbe({
-                  resolvers: config.edgeProbe.resolvers,
-                  ...(config.edgeProbe.httpVia !== undefined ? { httpVia: config.edgeProbe.httpVia } : {}),
-                }),
-                now,
-                log,
-                record: auditObserver(audit, now),
-                // One look per target per interval, however many waits (on any replica) wait on it.
-                shared: redisSharedChecks(d.redis, d.prefix, { seal: d.seal }),
-              },
-            }
-          : {}),
-        now,
-        log,
-        posted: d.posted,
-        record: auditObserver(audit, now),
-        // The namespace's wait ended: repaint what was posted about it (durably, on the notify queue).
-        onFinished: repaintWhenFinished({
-          messages: d.namespaceMessages,
-          queueEdit: (edit, key) => queueMessageEdit(d.notifyQueue, d.seal, edit, key, tuning.notify?.job),
-          now,
-        }),
-      },
-    ),
-    createNotifyWorker(workerSetup, {
-      current: (id) => d.store.getVerified(id),
-      slack: slackNotifier,
-      isPermanent: (err) => !slackRetryVerdict(err).retry,
-      edit: slackMessageEditor(d.notifierClient, (id) => d.store.getVerified(id)),
-      keyring: d.seal.keyring,
-      log,
-      posted: d.posted,
-    }),
-  ];
+  return createNotifyWorker(setup, {
+    current: (id) => d.store.getVerified(id),
+    slack: slackNotifier,
+    isPermanent: (err) => !slackRetryVerdict(err).retry,
+    edit: slackMessageEditor(d.notifierClient, (id) => d.store.getVerified(id)),
+    keyring: d.seal.keyring,
+    log: d.log,
+    posted: d.posted,
+  });
 }
 
 /** The jobs running on these workers now, with their lock tokens; worker errors to the Redis outage record. */
