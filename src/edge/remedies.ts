@@ -57,6 +57,61 @@ export function vpcEndpointOf(description: string): string | undefined {
 
 const q = (s: string): string => (/^[A-Za-z0-9._\-/:=@,]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
+/** The fix for an interface ELB holds: leave it (live), wait for ELB to release it, or delete it once released. */
+function remedyForElbInterface(
+  eni: NetworkInterfaceSnapshot,
+  elb: NonNullable<ReturnType<EdgeModel["loadBalancerOfInterface"]>>,
+  model: Pick<EdgeModel, "liveness">,
+): Remedy {
+  const kind = elb.type === "net" ? "network" : elb.type === "gwy" ? "gateway" : "application";
+  if (elb.loadBalancer) {
+    const lv = model.liveness("LoadBalancer", elb.loadBalancer.arn);
+    if (lv.state === "live") {
+      return {
+        kind: "live-dependent",
+        target: eni.id,
+        what: `ELB interface of live ${kind} load balancer ${elb.name}`,
+        action: `leave it: ${lv.why}`,
+        commands: [],
+        actionable: false,
+      };
+    }
+    return {
+      kind: "wait-elb-release",
+      target: eni.id,
+      what: `ELB interface of ${kind} load balancer ${elb.name}, which the controller is deleting`,
+      action: "wait: ELB releases its interfaces once the load balancer is deleted",
+      commands: [
+        `aws elbv2 describe-load-balancers --names ${q(elb.name)}`,
+        `aws ec2 describe-network-interfaces --network-interface-ids ${eni.id} --query 'NetworkInterfaces[0].Status'`,
+      ],
+      actionable: false,
+    };
+  }
+  if (eni.status === "available") {
+    return {
+      kind: "delete-released-interface",
+      target: eni.id,
+      what: `ELB interface ${eni.id} of deleted ${kind} load balancer ${elb.name}, released (available)`,
+      action: "delete the released interface",
+      commands: [`aws ec2 delete-network-interface --network-interface-id ${eni.id}`],
+      actionable: true,
+    };
+  }
+  return {
+    kind: "wait-elb-release",
+    target: eni.id,
+    what: `ELB interface ${eni.id} of deleted ${kind} load balancer ${elb.name}, still ${eni.status} (managed by ${eni.requesterId ?? "amazon-elb"})`,
+    action:
+      "ELB normally releases it minutes after the load balancer is gone; it cannot be detached or deleted by hand while ELB holds it. When it shows `available`, delete it; if it stays in-use, open an AWS support case",
+    commands: [
+      `aws ec2 describe-network-interfaces --network-interface-ids ${eni.id} --query 'NetworkInterfaces[0].Status'`,
+      `aws ec2 delete-network-interface --network-interface-id ${eni.id}   # once available`,
+    ],
+    actionable: false,
+  };
+}
+
 /** The fix for a network interface that uses the dying group `groupId`. */
 export function remedyForInterface(
   eni: NetworkInterfaceSnapshot,
@@ -65,55 +120,7 @@ export function remedyForInterface(
   history: readonly CloudTrailEventSnapshot[] = [],
 ): Remedy {
   const elb = model.loadBalancerOfInterface(eni);
-  if (elb) {
-    const kind = elb.type === "net" ? "network" : elb.type === "gwy" ? "gateway" : "application";
-    if (elb.loadBalancer) {
-      const lv = model.liveness("LoadBalancer", elb.loadBalancer.arn);
-      if (lv.state === "live") {
-        return {
-          kind: "live-dependent",
-          target: eni.id,
-          what: `ELB interface of live ${kind} load balancer ${elb.name}`,
-          action: `leave it: ${lv.why}`,
-          commands: [],
-          actionable: false,
-        };
-      }
-      return {
-        kind: "wait-elb-release",
-        target: eni.id,
-        what: `ELB interface of ${kind} load balancer ${elb.name}, which the controller is deleting`,
-        action: "wait: ELB releases its interfaces once the load balancer is deleted",
-        commands: [
-          `aws elbv2 describe-load-balancers --names ${q(elb.name)}`,
-          `aws ec2 describe-network-interfaces --network-interface-ids ${eni.id} --query 'NetworkInterfaces[0].Status'`,
-        ],
-        actionable: false,
-      };
-    }
-    if (eni.status === "available") {
-      return {
-        kind: "delete-released-interface",
-        target: eni.id,
-        what: `ELB interface ${eni.id} of deleted ${kind} load balancer ${elb.name}, released (available)`,
-        action: "delete the released interface",
-        commands: [`aws ec2 delete-network-interface --network-interface-id ${eni.id}`],
-        actionable: true,
-      };
-    }
-    return {
-      kind: "wait-elb-release",
-      target: eni.id,
-      what: `ELB interface ${eni.id} of deleted ${kind} load balancer ${elb.name}, still ${eni.status} (managed by ${eni.requesterId ?? "amazon-elb"})`,
-      action:
-        "ELB normally releases it minutes after the load balancer is gone; it cannot be detached or deleted by hand while ELB holds it. When it shows `available`, delete it; if it stays in-use, open an AWS support case",
-      commands: [
-        `aws ec2 describe-network-interfaces --network-interface-ids ${eni.id} --query 'NetworkInterfaces[0].Status'`,
-        `aws ec2 delete-network-interface --network-interface-id ${eni.id}   # once available`,
-      ],
-      actionable: false,
-    };
-  }
+  if (elb) return remedyForElbInterface(eni, elb, model);
   const type = eni.interfaceType ?? "interface";
   if (type === "lambda" || /^AWS Lambda VPC ENI/i.test(eni.description)) {
     const fn = lambdaFunctionOf(eni.description) ?? "<function>";
