@@ -10,13 +10,8 @@ import {
   HTTPReceiver,
   SocketModeReceiver,
   type Authorize,
-  type BlockAction,
   type CustomRoute,
-  type Middleware,
   type Receiver,
-  type SlackActionMiddlewareArgs,
-  type SlackCommandMiddlewareArgs,
-  type SlackEventMiddlewareArgs,
 } from "@slack/bolt";
 import type { CommandDispatcher, CommandServices } from "../command-contract.js";
 import type { Config } from "../config.js";
@@ -27,16 +22,9 @@ import { boltLogger } from "./bolt-logger.js";
 import { ChannelGate } from "./channel-gate.js";
 import { commandListener, shareAction, type AfterPost, type PostApprovalRequest } from "./command.js";
 import { dedupeEvents, memoryEventClaims, type EventClaims } from "./event-dedupe.js";
-import { mentionChannelAllowList, mentionListener } from "./mention.js";
-import {
-  ackFirst,
-  channelAllowList,
-  onlySlackResponseUrls,
-  refuseFutureTimestamps,
-  slackResponseOrigins,
-  requestScope,
-  type ScopedArgs,
-} from "./middleware.js";
+import { mentionListener } from "./mention.js";
+import { listenerChains } from "./chains.js";
+import { onlySlackResponseUrls, refuseFutureTimestamps, slackResponseOrigins } from "./middleware.js";
 import { slackErrorCode } from "./slack-errors.js";
 import { createFormRouter } from "./forms.js";
 import type { SlackApp } from "./slack-app.js";
@@ -90,22 +78,13 @@ export interface SlackAppDeps {
   readonly eventClaims?: EventClaims;
 }
 
-/** Build the app; nothing listens and no request is made until `start()`. */
-export function createSlackApp(deps: SlackAppDeps): SlackApp {
-  const { config, log } = deps;
-  const slack = config.slack;
-  if (slack === undefined) {
-    throw new UnstuckError(
-      ErrorCode.Config,
-      `Slack is not configured: set ${config.missingSlack.join(" and ")}.`,
-      {
-        variable: config.missingSlack[0],
-      },
-    );
-  }
-  const now = deps.now ?? (() => new Date());
-  const secrets = [slack.botToken, slack.signingSecret, slack.appToken ?? ""];
-  const logger = boltLogger(log.child({ component: "bolt" }), secrets);
+/** Where Slack's requests arrive: Socket Mode with an app token, else signed HTTP; both serve `GET /healthz`. */
+function createReceiver(
+  slack: NonNullable<Config["slack"]>,
+  config: Config,
+  logger: ReturnType<typeof boltLogger>,
+  log: Logger,
+): { readonly receiver: Receiver; readonly mode: "socket" | "http" } {
   const healthRoute: CustomRoute = {
     path: HEALTH_PATH,
     method: ["GET"],
@@ -142,29 +121,65 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   if (receiver instanceof HTTPReceiver) {
     receiver.requestListener = refuseFutureTimestamps(receiver.requestListener, log);
   }
+  return { receiver, mode };
+}
 
-  // One auth.test for the life of the process (Bolt's lazy mode would repeat it on every request).
-  let identity: Promise<{ botId: string; botUserId: string; teamId: string }> | undefined;
-  const verifyToken = (): Promise<{ botId: string; botUserId: string; teamId: string }> => {
-    identity ??= app.client.auth.test({ token: slack.botToken }).then(
-      (r) => ({ botId: r.bot_id ?? "", botUserId: r.user_id ?? "", teamId: r.team_id ?? "" }),
-      (err: unknown) => {
-        identity = undefined;
-        const code = slackErrorCode(err);
-        throw new UnstuckError(
-          code === "invalid_auth" || code === "not_authed" || code === "token_revoked"
-            ? ErrorCode.Config
-            : ErrorCode.Unreachable,
-          code !== undefined
-            ? `Slack rejected SLACK_BOT_TOKEN (${code}).`
-            : `Could not reach the Slack Web API to verify SLACK_BOT_TOKEN.`,
-          { variable: "SLACK_BOT_TOKEN", ...(code !== undefined ? { slackError: code } : {}) },
-          { cause: err },
-        );
-      },
-    );
+/** The bot's identity as `auth.test` answers for its token. */
+interface BotIdentity {
+  readonly botId: string;
+  readonly botUserId: string;
+  readonly teamId: string;
+}
+
+/**
+ * One `auth.test` for the life of the process (Bolt's lazy mode would repeat it on every request);
+ * a failure is forgotten, so the next call asks again, and names SLACK_BOT_TOKEN.
+ */
+function tokenVerifier(botToken: string, client: () => App["client"]): () => Promise<BotIdentity> {
+  let identity: Promise<BotIdentity> | undefined;
+  return () => {
+    identity ??= client()
+      .auth.test({ token: botToken })
+      .then(
+        (r) => ({ botId: r.bot_id ?? "", botUserId: r.user_id ?? "", teamId: r.team_id ?? "" }),
+        (err: unknown) => {
+          identity = undefined;
+          const code = slackErrorCode(err);
+          throw new UnstuckError(
+            code === "invalid_auth" || code === "not_authed" || code === "token_revoked"
+              ? ErrorCode.Config
+              : ErrorCode.Unreachable,
+            code !== undefined
+              ? `Slack rejected SLACK_BOT_TOKEN (${code}).`
+              : `Could not reach the Slack Web API to verify SLACK_BOT_TOKEN.`,
+            { variable: "SLACK_BOT_TOKEN", ...(code !== undefined ? { slackError: code } : {}) },
+            { cause: err },
+          );
+        },
+      );
     return identity;
   };
+}
+
+/** Build the app; nothing listens and no request is made until `start()`. */
+export function createSlackApp(deps: SlackAppDeps): SlackApp {
+  const { config, log } = deps;
+  const slack = config.slack;
+  if (slack === undefined) {
+    const missing = config.missingSlack;
+    throw new UnstuckError(ErrorCode.Config, `Slack is not configured: set ${missing.join(" and ")}.`, {
+      variable: missing[0],
+    });
+  }
+  const now = deps.now ?? (() => new Date());
+  const logger = boltLogger(log.child({ component: "bolt" }), [
+    slack.botToken,
+    slack.signingSecret,
+    slack.appToken ?? "",
+  ]);
+  const { receiver, mode } = createReceiver(slack, config, logger, log);
+
+  const verifyToken = tokenVerifier(slack.botToken, () => app.client);
   const authorize: Authorize<boolean> = async () => {
     const who = await verifyToken();
     return { botToken: slack.botToken, botId: who.botId, botUserId: who.botUserId, teamId: who.teamId };
@@ -197,16 +212,17 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   // UNSTUCK_CHANNELS ids and UNSTUCK_CHANNEL_PATTERNS names; one gate (one name cache) for all listeners.
   const channelGate =
     deps.channelGate ?? new ChannelGate({ ids: config.channels, patterns: config.channelPatterns });
-  const pace = pacer(HANDLERS_STARTED_AT_ONCE, HANDLER_HEAD_START_MS, HANDLERS_AFTER_QUIET);
-  const shared = <A extends ScopedArgs>(): Middleware<A>[] => [
-    ackFirst<A>(pace),
-    requestScope<A>(log, deps.newRequestId),
-    channelAllowList<A>(channelGate),
-  ];
+  // Every listener registers behind its kind's chain (request scope, channel gate; ack first where Slack allows).
+  const chains = listenerChains({
+    log,
+    gate: channelGate,
+    pace: pacer(HANDLERS_STARTED_AT_ONCE, HANDLER_HEAD_START_MS, HANDLERS_AFTER_QUIET),
+    newRequestId: deps.newRequestId,
+  });
 
   app.command(
     config.command,
-    ...shared<SlackCommandMiddlewareArgs>(),
+    ...chains.command(),
     commandListener({
       registry: deps.registry,
       services: deps.services,
@@ -220,28 +236,34 @@ export function createSlackApp(deps: SlackAppDeps): SlackApp {
   // `@unstuck timeline` in a thread (slash commands cannot be typed in threads).
   app.event(
     "app_mention",
-    requestScope<SlackEventMiddlewareArgs<"app_mention">>(log, deps.newRequestId),
-    mentionChannelAllowList(channelGate),
+    ...chains.mention(),
     mentionListener({ registry: deps.registry, services: deps.services, command: config.command }),
   );
 
-  const actions = createActionRouter(app, shared<SlackActionMiddlewareArgs<BlockAction>>());
+  const actions = createActionRouter(app, chains.action());
   // *Share in channel* on a private answer.
   actions.register([
     shareAction({ registry: deps.registry, services: deps.services, command: config.command }),
   ]);
 
-  const forms = createFormRouter(app, log, channelGate, deps.newRequestId);
+  const forms = createFormRouter(app, (errorField) => chains.form(errorField));
 
+  return { app, actions, forms, mode, ...appLifecycle(app, mode, config, verifyToken, log) };
+}
+
+/** Start (verify the token, then connect or listen) and stop, safe to call twice or before a start. */
+function appLifecycle(
+  app: App,
+  mode: "socket" | "http",
+  config: Config,
+  verifyToken: () => Promise<BotIdentity>,
+  log: Logger,
+): Pick<SlackApp, "start" | "stop"> {
   let running = false;
   // A start that failed half-way (Socket Mode opens its health server before connecting) must
   // still be stoppable.
   let attempted = false;
   return {
-    app,
-    actions,
-    forms,
-    mode,
     async start() {
       const who = await verifyToken();
       if (mode === "socket") {

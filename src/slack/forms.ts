@@ -1,15 +1,14 @@
 /**
- * Form submissions (`view_submission`). Each runs behind the same chain as slash commands and
- * buttons, registered here and nowhere else: the request scope (one request id, the app's logger,
- * the actor) and the channel allow-list, for the channel the form was opened for (its private
- * metadata's `channelId`, written by the bot). A form from a channel that is not — or no longer —
- * allowed is refused inside the form, and its listener never runs. Forms are not acknowledged
- * first: Slack takes a form's errors only in the acknowledgement, which the listener gives.
+ * Form submissions (`view_submission`), registered here and nowhere else, each behind the form
+ * chain of `chains.ts`: the request scope and the channel allow-list, for the channel the form was
+ * opened for (its private metadata's `channelId`, written by the bot). A form from a channel that is
+ * not — or no longer — allowed is refused inside the form, and its listener never runs. Forms are
+ * not acknowledged first: Slack takes a form's errors only in the acknowledgement, which the
+ * listener gives.
  */
 import type { App, Middleware, SlackViewMiddlewareArgs, ViewSubmitAction } from "@slack/bolt";
-import type { Logger } from "../log.js";
 import type { ChannelGate } from "./channel-gate.js";
-import { channelRefusal, gateAllows, identityOf, requestScope } from "./middleware.js";
+import { channelRefusal, gateAllows, identityOf } from "./middleware.js";
 
 export type FormArgs = SlackViewMiddlewareArgs<ViewSubmitAction>;
 export type FormListener = Middleware<FormArgs>;
@@ -28,7 +27,7 @@ export interface HasFormRouter {
 }
 
 /** Only forms opened for an allowed channel run; a refusal is shown in the form. */
-function formChannelAllowList(gate: ChannelGate, errorField: string): FormListener {
+export function formChannelAllowList(gate: ChannelGate, errorField: string): FormListener {
   return async ({ body, ack, next, client, context }) => {
     const channelId = identityOf(body).channelId;
     if (await gateAllows(gate, channelId, client, context, "form")) {
@@ -44,16 +43,13 @@ function formChannelAllowList(gate: ChannelGate, errorField: string): FormListen
 
 export function createFormRouter(
   app: App,
-  log: Logger,
-  gate: ChannelGate,
-  newRequestId?: () => string,
+  chain: (errorField: string) => Middleware<FormArgs>[],
 ): FormRouter {
   return {
     register(callbackId, errorField, listener) {
       app.view<ViewSubmitAction>(
         { callback_id: callbackId, type: "view_submission" },
-        requestScope<FormArgs>(log, newRequestId),
-        formChannelAllowList(gate, errorField),
+        ...chain(errorField),
         listener,
       );
     },

@@ -35,7 +35,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/aws/elbv2.ts#createLoadBalancingAdapter": 242,
   "src/edge/repoint.ts#planRepoint": 229,
   "src/render/text.ts#renderDiagnosisText": 191,
-  "src/slack/app.ts#createSlackApp": 181,
   "src/diagnosis/aws-collect.ts#collectAwsForBlocker": 174,
   "src/slack/repair.ts#registerRepairActions": 162,
   "src/aws/ec2.ts#createEc2Adapter": 148,
