@@ -101,6 +101,47 @@ function groupHeading(group: Group, n: number, t: TraceResult): string {
 
 const GROUPS: readonly Group[] = ["repaired", "choose", "owner-back", "no-owner", "unknown", "intact"];
 
+/** The repair plan as exact calls with its *Fix the path* button, or how to ask once a replacement exists. */
+function repairBlocks(t: TraceResult, repair: RepointPlan, broken: boolean): KnownBlock[] {
+  const out: KnownBlock[] = [];
+  if (repair.action) {
+    const plan = repointPlanLines(repair.action);
+    // The exact calls whole: a plan too long for one section continues in the next, by line.
+    out.push(
+      ...sections(
+        `:wrench: *Repair plan* — ${plural(repair.action.steps.length, "change", "changes")}, applied only after a second person approves:\n\`\`\`\n${esc(plan.join("\n")).replace(/`/g, "ˋ")}\n\`\`\``,
+      ),
+    );
+    const value: RepairButtonValue =
+      "namespace" in t.subject ? { ns: t.subject.namespace } : { hosts: t.subject.hostnames };
+    out.push({
+      type: "actions",
+      block_id: "path-repair",
+      elements: [
+        {
+          type: "button",
+          action_id: REPAIR_PATH_ACTION,
+          text: { type: "plain_text", text: "Fix the path" },
+          style: "primary",
+          value: JSON.stringify(value).slice(0, 2000),
+        },
+      ],
+    });
+  }
+  if (!repair.action && repair.refused.length === 0 && broken) {
+    out.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: `Nothing can be repointed yet. Once a replacement exists: ${command(repointRequestCommand(t.subject))}`,
+        },
+      ],
+    });
+  }
+  return out;
+}
+
 /**
  * A traffic-path card grouped by what a person does: hostnames *Fix the path* repairs, those waiting
  * for their owner to come back, those whose owner nobody knows (name a target), those not checked,
@@ -167,41 +208,7 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       text: { type: "mrkdwn", text: clip(`:satellite_antenna: *Probed now*\n${probed.join("\n")}`) },
     });
   }
-  if (repair?.action) {
-    const plan = repointPlanLines(repair.action);
-    // The exact calls whole: a plan too long for one section continues in the next, by line.
-    blocks.push(
-      ...sections(
-        `:wrench: *Repair plan* — ${plural(repair.action.steps.length, "change", "changes")}, applied only after a second person approves:\n\`\`\`\n${esc(plan.join("\n")).replace(/`/g, "ˋ")}\n\`\`\``,
-      ),
-    );
-    const value: RepairButtonValue =
-      "namespace" in t.subject ? { ns: t.subject.namespace } : { hosts: t.subject.hostnames };
-    blocks.push({
-      type: "actions",
-      block_id: "path-repair",
-      elements: [
-        {
-          type: "button",
-          action_id: REPAIR_PATH_ACTION,
-          text: { type: "plain_text", text: "Fix the path" },
-          style: "primary",
-          value: JSON.stringify(value).slice(0, 2000),
-        },
-      ],
-    });
-  }
-  if (repair && !repair.action && repair.refused.length === 0 && broken.length > 0) {
-    blocks.push({
-      type: "context",
-      elements: [
-        {
-          type: "mrkdwn",
-          text: `Nothing can be repointed yet. Once a replacement exists: ${command(repointRequestCommand(t.subject))}`,
-        },
-      ],
-    });
-  }
+  if (repair !== undefined) blocks.push(...repairBlocks(t, repair, broken.length > 0));
   if (t.paths.length > shown.length) {
     blocks.push({
       type: "context",
