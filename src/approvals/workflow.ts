@@ -5,15 +5,10 @@
  * from the request id, so even a repeated enqueue collapses into one job.
  */
 import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/entry.js";
-import type { AuditLog } from "../audit/log.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import { assertNamespaceName, assertObjectName } from "../kube/names.js";
-import type { KubePort } from "../kube/port.js";
-import type { ResourceType } from "../kube/types.js";
-import type { Logger } from "../log.js";
-import { notifySafely, type ApprovalNotifier } from "./notifier.js";
-import type { ApprovalPolicy } from "./policy.js";
-import { assertRequestId, type ApprovalStore } from "./store.js";
+import { notifySafely } from "./notifier.js";
+import { assertRequestId } from "./store.js";
 import type {
   ApprovalAction,
   ApprovalRequest,
@@ -48,121 +43,33 @@ import { MIN_REASON_LENGTH } from "./reason.js";
 import { duplicateRequestSentence, type DuplicateRequest } from "../requests/duplicate.js";
 import { type VerifiedView } from "./verify.js";
 
-/**
- * What an enqueue found: `added` (a new job), `pending` (the request's job is there and will run:
- * waiting, delayed or running), `ended` (its job ran and ended, so the enqueue changed nothing).
- */
-export type EnqueueOutcome = "added" | "pending" | "ended";
-
-/**
- * Puts the execution of an approved request on the actions queue (idempotent per request); may say
- * what it found (an enqueue that says nothing counts as `added`).
- */
-export type EnqueueExecution = (
-  request: ApprovalRequest,
-  // An enqueue that says nothing (a test's, the terminal's refusing one) is read as `added`.
-  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
-) => Promise<EnqueueOutcome | void>;
-
-/** Requeues by the sweep of one approved request before it ends FAILED (default of `maxRequeues`). */
-export const DEFAULT_MAX_REQUEUES = 5;
-
-export interface ApprovalWorkflowDeps {
-  readonly store: ApprovalStore;
-  readonly policy: ApprovalPolicy;
-  readonly audit: AuditLog;
-  readonly kube: KubePort;
-  readonly enqueueExecution: EnqueueExecution;
-  /** In a fleet: the cluster this process serves, recorded (signed) in every request it files. */
-  readonly cluster?: string;
-  /**
-   * Where a planned request is filed: `here` (default) signs and stores it — the bot, the only process
-   * that verified who asked; `bot` hands it back as a draft for the bot to file — a fleet's worker,
-   * which plans from its cluster but holds no key that signs a request.
-   */
-  readonly files?: "here" | "bot";
-  readonly now: () => Date;
-  /** Approvals needed besides the requester (config `approvalsRequired`). */
-  readonly approvalsRequired: number;
-  /** Config `requestTtlSeconds`. */
-  readonly requestTtlSeconds: number;
-  readonly notifier?: ApprovalNotifier;
-  readonly log?: Logger;
-  /** Id generator; the default is 128 random bits. */
-  readonly newId?: () => string;
-  /** How long an approved deletion guard stays open (config `deletionWindowSeconds`; default 3600). */
-  readonly deletionWindowSeconds?: number;
-  /**
-   * How often the sweep may queue one approved request again when its job is gone or ended without
-   * claiming it; past that the request ends FAILED (default {@link DEFAULT_MAX_REQUEUES}).
-   */
-  readonly maxRequeues?: number;
-}
-
-export interface DeletionGuardInput {
-  readonly namespace: string;
-  /** The pre-deletion check's verdict and one-line summary, frozen into the plan approvers see. */
-  readonly preflight: OpenDeletionGuardAction["preflight"];
-  readonly reason: string;
-  readonly evidence?: readonly string[];
-  readonly cleanupPlan?: readonly string[];
-  readonly requester: Identity;
-  readonly channelId: string;
-}
-
-export interface FinalizerRemovalInput {
-  readonly type: ResourceType;
-  readonly namespace: string;
-  readonly name: string;
-  /** Remove only this finalizer; all of them when absent. */
-  readonly finalizer?: string;
-  readonly reason: string;
-  readonly evidence?: readonly string[];
-  readonly cleanupPlan?: readonly string[];
-  /** What the requester confirmed in the form (the form's statements, in its words). */
-  readonly statements?: readonly RequesterStatement[];
-  readonly requester: Identity;
-  readonly channelId: string;
-}
-
-/** What a request carrying a ready plan is asked with (a repoint, an orphan clean-up). */
-interface PlannedInput<A extends ApprovalAction> {
-  /** The plan, made from a fresh read; not empty. */
-  readonly action: A;
-  readonly reason: string;
-  readonly evidence?: readonly string[];
-  readonly cleanupPlan?: readonly string[];
-  readonly requester: Identity;
-  readonly channelId: string;
-}
-
-/** A repoint of the traffic path, planned from a trace. */
-export type RepointInput = PlannedInput<RepointPathAction>;
-
-/** A clean-up of the AWS orphans the orphan check found removable. */
-export type OrphanDeletionInput = PlannedInput<DeleteOrphansAction>;
-
-export interface VoteResult {
-  readonly request: ApprovalRequest;
-  /** True when this vote moved the request to APPROVED or DENIED. */
-  readonly transitioned: boolean;
-}
-
-/** Where a vote was cast, as the signed Slack payload says. */
-export interface VoteContext {
-  /** The channel of the message whose button was clicked. */
-  readonly channelId?: string;
-  /** Why, in the voter's words (the deny form asks; optional): signed with the vote, audited. */
-  readonly reason?: string;
-}
-
-/** The longest reason a vote keeps (a sentence or two; longer is refused, never cut). */
-export const MAX_VOTE_REASON = 500;
-
-/** A planned request as submitted: filed (signed and stored) here, or a draft for the bot to file. */
-export type Filed =
-  | { readonly kind: "filed"; readonly request: ApprovalRequest }
-  | { readonly kind: "draft"; readonly draft: RequestDraft };
+export {
+  DEFAULT_MAX_REQUEUES,
+  MAX_VOTE_REASON,
+  type ApprovalWorkflowDeps,
+  type DeletionGuardInput,
+  type EnqueueExecution,
+  type EnqueueOutcome,
+  type FinalizerRemovalInput,
+  type Filed,
+  type OrphanDeletionInput,
+  type RepointInput,
+  type VoteContext,
+  type VoteResult,
+} from "./workflow-types.js";
+import {
+  DEFAULT_MAX_REQUEUES,
+  MAX_VOTE_REASON,
+  type ApprovalWorkflowDeps,
+  type DeletionGuardInput,
+  type FinalizerRemovalInput,
+  type Filed,
+  type OrphanDeletionInput,
+  type PlannedInput,
+  type RepointInput,
+  type VoteContext,
+  type VoteResult,
+} from "./workflow-types.js";
 
 /** Re-exported: the patch the request shows is the patch the adapter sends. */
 export { buildFinalizerPatch } from "../kube/finalizer-patch.js";
@@ -486,20 +393,16 @@ export class ApprovalWorkflow {
   }
 
   /**
-   * Approve or deny. Throws a coded error (NotApprover, SelfApproval, AlreadyVoted, …) when refused.
-   * The voter must belong to the requester's team and, when the context names it, vote from the
-   * request's channel; group membership is looked up live (a failed lookup refuses the vote).
+   * Whether a vote may be counted before it is cast: an approver, of the requester's workspace, on
+   * the request's own message, on a record that still verifies, with a reason of bounded length
+   * (returned trimmed, or undefined). Throws a coded error naming why not.
    */
-  public async vote(
-    requestId: string,
+  private async admitVote(
+    before: ApprovalRequest,
     voter: Identity,
-    decision: VoteDecision,
-    context: VoteContext = {},
-  ): Promise<VoteResult> {
-    const { store, policy, now } = this.deps;
-    assertRequestId(requestId);
-    const before = await store.get(requestId);
-    if (!before) throw this.unknown(requestId);
+    context: VoteContext,
+  ): Promise<string | undefined> {
+    const { store, policy } = this.deps;
     await policy.assertMayVote(voter, before);
     if (voter.teamId !== before.requester.teamId) {
       throw new UnstuckError(
@@ -522,7 +425,7 @@ export class ApprovalWorkflow {
     // A request that can never execute takes no vote: one whose record does not verify is refused
     // with why (terminal and expired ones by the vote's script).
     if (before.state === "PENDING") {
-      const integrity = await store.checkIntegrity(requestId);
+      const integrity = await store.checkIntegrity(before.id);
       if (integrity !== null && !integrity.ok) {
         throw new UnstuckError(
           ErrorCode.InvalidState,
@@ -538,6 +441,25 @@ export class ApprovalWorkflow {
         `Say why in at most ${String(MAX_VOTE_REASON)} characters (this is ${String(reason.length)}).`,
       );
     }
+    return reason;
+  }
+
+  /**
+   * Approve or deny. Throws a coded error (NotApprover, SelfApproval, AlreadyVoted, …) when refused.
+   * The voter must belong to the requester's team and, when the context names it, vote from the
+   * request's channel; group membership is looked up live (a failed lookup refuses the vote).
+   */
+  public async vote(
+    requestId: string,
+    voter: Identity,
+    decision: VoteDecision,
+    context: VoteContext = {},
+  ): Promise<VoteResult> {
+    const { store, now } = this.deps;
+    assertRequestId(requestId);
+    const before = await store.get(requestId);
+    if (!before) throw this.unknown(requestId);
+    const reason = await this.admitVote(before, voter, context);
     // The script words the entry's result: the tally, and this reason from the signed vote.
     const voteEntry = this.entry(before, userActor(voter), `vote.${decision}`, "PENDING", undefined);
     const outcome = await store.vote(requestId, voter, decision, now(), context.channelId, voteEntry, reason);

@@ -17,7 +17,7 @@ const RUNTIME_LIMIT = 300;
 /** Files over the limit today, with their size now: the ceiling until they are split. */
 const LARGE_FILES: Record<string, number> = {
   "src/approvals/store.ts": 914,
-  "src/approvals/workflow.ts": 901,
+  "src/approvals/workflow.ts": 823,
   "src/config.ts": 793,
   "src/diagnosis/diagnose.ts": 724,
   "src/diagnosis/finalizers.ts": 720,
@@ -43,12 +43,10 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/preflight/collect.ts#collectPreflight": 145,
   "src/jobs/waits.ts#checkNamespaceGone": 140,
   "src/slack/blocks/diagnosis.ts#renderDiagnosisDetails": 139,
-  "src/approvals/workflow.ts#vote": 137,
   "src/edge/orphans.ts#findOrphans": 133,
   "src/ops/server.ts#startOpsServer": 133,
   "src/slack/approvals.ts#registerApprovalActions": 132,
   "src/edge/model.ts#compute": 130,
-  "src/slack/blocks/trace.ts#renderTraceBlocks": 128,
 };
 
 function sources(dir: string): string[] {
