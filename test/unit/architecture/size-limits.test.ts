@@ -16,7 +16,7 @@ const RUNTIME_LIMIT = 300;
 
 /** Files over the limit today, with their size now: the ceiling until they are split. */
 const LARGE_FILES: Record<string, number> = {
-  "src/approvals/store.ts": 914,
+  "src/approvals/store.ts": 840,
   "src/approvals/workflow.ts": 823,
   "src/config.ts": 793,
   "src/diagnosis/diagnose.ts": 724,
