@@ -87,6 +87,53 @@ function message(err: unknown): string {
   return text.split("\n")[0]?.slice(0, 300) ?? "error";
 }
 
+/** Every check of the target at once, each bounded, timed and caught. */
+function runChecks(t: OpsTarget, timeoutMs: number, now: () => number): Promise<CheckResult[]> {
+  return Promise.all(
+    t.checks.map(async (c): Promise<CheckResult> => {
+      const started = now();
+      const required = c.required ?? true;
+      try {
+        await bounded(c.run(), timeoutMs, c.name);
+        return { name: c.name, ok: true, required, ms: now() - started };
+      } catch (err) {
+        return { name: c.name, ok: false, required, ms: now() - started, error: message(err) };
+      }
+    }),
+  );
+}
+
+/** The three paths of the ops port: `/healthz`, `/readyz` (200 or 503) and `/metrics`; GET and HEAD only. */
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  readiness: () => Promise<Readiness>,
+  metrics: () => Promise<string>,
+): Promise<void> {
+  const path = (req.url ?? "/").split("?")[0];
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { allow: "GET, HEAD" }).end();
+    return;
+  }
+  if (path === "/healthz") {
+    res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("ok");
+    return;
+  }
+  if (path === "/readyz") {
+    const r = await readiness();
+    res
+      .writeHead(r.ready ? 200 : 503, { "content-type": "application/json; charset=utf-8" })
+      .end(JSON.stringify(r));
+    return;
+  }
+  if (path === "/metrics") {
+    const body = await metrics();
+    res.writeHead(200, { "content-type": CONTENT_TYPE }).end(body);
+    return;
+  }
+  res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found");
+}
+
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const timeoutMs = options.checkTimeoutMs ?? 3_000;
   const cacheMs = options.cacheMs ?? 5_000;
@@ -96,22 +143,9 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   let draining = false;
   let cached: { at: number; results: Promise<CheckResult[]> } | undefined;
 
-  const runChecks = (t: OpsTarget): Promise<CheckResult[]> =>
-    Promise.all(
-      t.checks.map(async (c): Promise<CheckResult> => {
-        const started = now();
-        const required = c.required ?? true;
-        try {
-          await bounded(c.run(), timeoutMs, c.name);
-          return { name: c.name, ok: true, required, ms: now() - started };
-        } catch (err) {
-          return { name: c.name, ok: false, required, ms: now() - started, error: message(err) };
-        }
-      }),
-    );
-
   const checkResults = (t: OpsTarget): Promise<CheckResult[]> => {
-    if (cached === undefined || now() - cached.at >= cacheMs) cached = { at: now(), results: runChecks(t) };
+    if (cached === undefined || now() - cached.at >= cacheMs)
+      cached = { at: now(), results: runChecks(t, timeoutMs, now) };
     return cached.results;
   };
 
@@ -158,33 +192,8 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     return exposition(families);
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { allow: "GET, HEAD" }).end();
-      return;
-    }
-    if (path === "/healthz") {
-      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("ok");
-      return;
-    }
-    if (path === "/readyz") {
-      const r = await readiness();
-      res
-        .writeHead(r.ready ? 200 : 503, { "content-type": "application/json; charset=utf-8" })
-        .end(JSON.stringify(r));
-      return;
-    }
-    if (path === "/metrics") {
-      const body = await metrics();
-      res.writeHead(200, { "content-type": CONTENT_TYPE }).end(body);
-      return;
-    }
-    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found");
-  };
-
   const server: Server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    answer(req, res, readiness, metrics).catch((err: unknown) => {
       options.log.error({ err: { message: message(err) } }, "operations endpoint failed");
       if (!res.headersSent) res.writeHead(500);
       res.end();
