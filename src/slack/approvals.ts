@@ -147,35 +147,62 @@ async function repaintLost(ctx: ActionContext): Promise<void> {
   }
 }
 
+/** An approve click: the clicker's vote, bound to the channel of the clicked message. */
+function voteHandler(deps: Pick<ApprovalActionDeps, "workflow">, decision: VoteDecision): ActionHandler {
+  return async (ctx) => {
+    const who = identityOfActor(ctx);
+    if (who === undefined) {
+      await answerPrivately(
+        ctx,
+        ":no_entry_sign: I could not tell who clicked, so the vote was not counted.",
+      );
+      return;
+    }
+    try {
+      // The channel of the clicked message (signed payload): bound into the vote and checked
+      // against the request's own channel.
+      const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+      const { request, transitioned } = await deps.workflow.vote(ctx.action.value ?? "", who, decision, {
+        ...(channelId !== undefined ? { channelId } : {}),
+      });
+      ctx.scope.log.info(
+        { requestId: request.id, decision, state: request.state, transitioned },
+        "vote recorded",
+      );
+    } catch (err) {
+      await refuse(ctx, err, `vote (${decision})`);
+    }
+  };
+}
+
+/** *Request finalizer removal*: the form for the object the button names, in its channel. */
+const openFinalizeForm: ActionHandler = async (ctx) => {
+  const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+  try {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(ctx.action.value ?? "");
+    } catch {
+      throw badTarget("unreadable button value");
+    }
+    const target = parseRemovalTarget(raw);
+    const cluster = clusterOfValue(ctx.action.value);
+    if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
+    if (ctx.triggerId === undefined) {
+      throw new UnstuckError(ErrorCode.BadInput, "Slack sent no trigger id, so I cannot open the form.");
+    }
+    await ctx.client.views.open({
+      trigger_id: ctx.triggerId,
+      view: finalizeModal(target, channelId, cluster),
+    });
+    ctx.scope.log.info({ target }, "finalizer removal form opened");
+  } catch (err) {
+    await formRefused(ctx, err, "finalizer removal form", "Click the button again.");
+  }
+};
+
 /** Register the approval buttons, the "Request finalizer removal" button and its modal. */
 export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalActionDeps): void {
-  const vote =
-    (decision: VoteDecision): ActionHandler =>
-    async (ctx) => {
-      const who = identityOfActor(ctx);
-      if (who === undefined) {
-        await answerPrivately(
-          ctx,
-          ":no_entry_sign: I could not tell who clicked, so the vote was not counted.",
-        );
-        return;
-      }
-      try {
-        // The channel of the clicked message (signed payload): bound into the vote and checked
-        // against the request's own channel.
-        const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
-        const { request, transitioned } = await deps.workflow.vote(ctx.action.value ?? "", who, decision, {
-          ...(channelId !== undefined ? { channelId } : {}),
-        });
-        ctx.scope.log.info(
-          { requestId: request.id, decision, state: request.state, transitioned },
-          "vote recorded",
-        );
-      } catch (err) {
-        await refuse(ctx, err, `vote (${decision})`);
-      }
-    };
-
   const cancel: ActionHandler = async (ctx) => {
     const who = identityOfActor(ctx);
     if (who === undefined) {
@@ -244,37 +271,12 @@ export function registerApprovalActions(slackApp: SlackApp, deps: ApprovalAction
     }
   };
 
-  const openModal: ActionHandler = async (ctx) => {
-    const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
-    try {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(ctx.action.value ?? "");
-      } catch {
-        throw badTarget("unreadable button value");
-      }
-      const target = parseRemovalTarget(raw);
-      const cluster = clusterOfValue(ctx.action.value);
-      if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw badTarget("channel");
-      if (ctx.triggerId === undefined) {
-        throw new UnstuckError(ErrorCode.BadInput, "Slack sent no trigger id, so I cannot open the form.");
-      }
-      await ctx.client.views.open({
-        trigger_id: ctx.triggerId,
-        view: finalizeModal(target, channelId, cluster),
-      });
-      ctx.scope.log.info({ target }, "finalizer removal form opened");
-    } catch (err) {
-      await formRefused(ctx, err, "finalizer removal form", "Click the button again.");
-    }
-  };
-
   registerActions(slackApp, [
-    { actionId: ApprovalActionId.Approve, handler: vote("approve") },
+    { actionId: ApprovalActionId.Approve, handler: voteHandler(deps, "approve") },
     { actionId: ApprovalActionId.Deny, handler: denyForm },
     { actionId: ApprovalActionId.Cancel, handler: cancel },
     { actionId: ApprovalActionId.Details, handler: details },
-    { actionId: REQUEST_FINALIZE_ACTION, handler: openModal },
+    { actionId: REQUEST_FINALIZE_ACTION, handler: openFinalizeForm },
   ]);
 
   registerFinalizeSubmit(slackApp, deps);

@@ -44,7 +44,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/jobs/waits.ts#checkNamespaceGone": 140,
   "src/slack/blocks/diagnosis.ts#renderDiagnosisDetails": 139,
   "src/edge/orphans.ts#findOrphans": 133,
-  "src/slack/approvals.ts#registerApprovalActions": 132,
   "src/edge/model.ts#compute": 130,
 };
 
