@@ -58,18 +58,7 @@ import { ApprovalKeys } from "../redis/keys.js";
 
 export type { SignedRecord, SignedState };
 
-export type {
-  NewRequest,
-  VoteStatus,
-  VoteOutcome,
-  CancelOutcome,
-  ClaimOutcome,
-  RequeueOutcome,
-  FollowUpOf,
-  FinishOutcome,
-  ApprovalStoreOptions,
-  AuditTemplate,
-} from "./store-types.js";
+export type * from "./store-types.js";
 import type {
   NewRequest,
   VoteStatus,

@@ -43,20 +43,7 @@ import { MIN_REASON_LENGTH } from "./reason.js";
 import { duplicateRequestSentence, type DuplicateRequest } from "../requests/duplicate.js";
 import { type VerifiedView } from "./verify.js";
 
-export {
-  DEFAULT_MAX_REQUEUES,
-  MAX_VOTE_REASON,
-  type ApprovalWorkflowDeps,
-  type DeletionGuardInput,
-  type EnqueueExecution,
-  type EnqueueOutcome,
-  type FinalizerRemovalInput,
-  type Filed,
-  type OrphanDeletionInput,
-  type RepointInput,
-  type VoteContext,
-  type VoteResult,
-} from "./workflow-types.js";
+export * from "./workflow-types.js";
 import {
   DEFAULT_MAX_REQUEUES,
   MAX_VOTE_REASON,

@@ -16,8 +16,8 @@ const RUNTIME_LIMIT = 300;
 
 /** Files over the limit today, with their size now: the ceiling until they are split. */
 const LARGE_FILES: Record<string, number> = {
-  "src/approvals/store.ts": 840,
-  "src/approvals/workflow.ts": 823,
+  "src/approvals/store.ts": 829,
+  "src/approvals/workflow.ts": 810,
   "src/config.ts": 793,
   "src/diagnosis/diagnose.ts": 724,
   "src/diagnosis/finalizers.ts": 720,
