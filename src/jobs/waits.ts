@@ -227,6 +227,39 @@ async function addNamespaceGone(
   });
 }
 
+/** The namespace is gone: post what follows (orphans, the path) in its thread, each once. */
+async function postGoneFollowUps(
+  data: NamespaceGoneData,
+  afterGone: NonNullable<WaitDeps["afterGone"]>,
+  deps: WaitDeps,
+  posted: PostLedger,
+): Promise<void> {
+  const ns = data.namespace;
+  // The namespace is gone, so what the forced removal may have left behind and whether the
+  // traffic still reaches a live load balancer are the next questions (docs/incident.md, steps 9–11).
+  let followUps: readonly (string | ThreadCard)[];
+  try {
+    followUps = await afterGone(ns, { channel: data.channel, threadTs: data.threadTs });
+  } catch (err) {
+    followUps = [followUpsFailedText(ns, toUserError(err).message)];
+  }
+  for (const [i, f] of followUps.entries()) {
+    try {
+      // A check that runs again recomputes them; what an earlier run posted is not posted again.
+      await posted.once(waitPostKey(data, `follow-up:${String(i)}`), () => {
+        if (typeof f === "string") return deps.reporter.post(data.channel, data.threadTs, f);
+        if (deps.reporter.postCard) return deps.reporter.postCard(data.channel, data.threadTs, f);
+        return deps.reporter.post(data.channel, data.threadTs, f.text);
+      });
+    } catch (err) {
+      deps.log?.warn(
+        { err: { message: toUserError(err).message } },
+        "could not post a follow-up in the thread",
+      );
+    }
+  }
+}
+
 /**
  * One check of a "namespace gone" wait. Completes with the result, or re-schedules itself and
  * throws `DelayedError` (which tells the BullMQ worker the job was moved, not failed).
@@ -341,31 +374,8 @@ export async function checkNamespaceGone(
       );
     }
   }
-  if (result?.outcome === "gone" && deps.afterGone) {
-    // The namespace is gone, so what the forced removal may have left behind and whether the
-    // traffic still reaches a live load balancer are the next questions (docs/incident.md, steps 9–11).
-    let followUps: readonly (string | ThreadCard)[];
-    try {
-      followUps = await deps.afterGone(ns, { channel: data.channel, threadTs: data.threadTs });
-    } catch (err) {
-      followUps = [followUpsFailedText(ns, toUserError(err).message)];
-    }
-    for (const [i, f] of followUps.entries()) {
-      try {
-        // A check that runs again recomputes them; what an earlier run posted is not posted again.
-        await posted.once(waitPostKey(data, `follow-up:${String(i)}`), () => {
-          if (typeof f === "string") return deps.reporter.post(data.channel, data.threadTs, f);
-          if (deps.reporter.postCard) return deps.reporter.postCard(data.channel, data.threadTs, f);
-          return deps.reporter.post(data.channel, data.threadTs, f.text);
-        });
-      } catch (err) {
-        deps.log?.warn(
-          { err: { message: toUserError(err).message } },
-          "could not post a follow-up in the thread",
-        );
-      }
-    }
-  }
+  if (result?.outcome === "gone" && deps.afterGone)
+    await postGoneFollowUps(data, deps.afterGone, deps, posted);
   if (result) return result;
   await job.updateData({ ...data, checks, statusTs, ...(described ? { blockers: described } : {}) });
   await job.moveToDelayed(now + data.intervalMs, token);

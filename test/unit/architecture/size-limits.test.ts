@@ -41,7 +41,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/diagnosis/removal-plan.ts#planFinalizerRemoval": 147,
   "src/diagnosis/aws.ts#analyzeAws": 145,
   "src/preflight/collect.ts#collectPreflight": 145,
-  "src/jobs/waits.ts#checkNamespaceGone": 140,
   "src/slack/blocks/diagnosis.ts#renderDiagnosisDetails": 139,
   "src/edge/orphans.ts#findOrphans": 133,
   "src/edge/model.ts#compute": 130,
