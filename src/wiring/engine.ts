@@ -240,7 +240,7 @@ function sharedRecords(
       ...(keys.bot !== undefined ? { key: keys.bot } : keys.worker !== undefined ? { key: keys.worker } : {}),
       keyring: keys.keyring,
     }),
-    // The traffic-path card each repair was asked from, so it loses *Fix the path* once the repair is made.
+    // The traffic-path card each repair was asked from, so it loses its "Fix the path" button once the repair is made.
     repairCards: new RepairCards(redis, prefix, {
       ...(keys.bot !== undefined ? { key: keys.bot } : {}),
       keyring: keys.keyring,
