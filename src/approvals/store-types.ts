@@ -4,27 +4,26 @@
  */
 import type { AuditEntry } from "../audit/entry.js";
 import type { Logger } from "../log.js";
-import type { ApprovalAction, Identity, RequesterStatement, RequestState } from "../requests/model.js";
+import type { ApprovalRequest, RequestState } from "../requests/model.js";
 import type { ApprovalSigner } from "./integrity.js";
 import type { SignedState } from "./verify.js";
 
 /** The fields fixed at creation; the store adds state, votes and execution bookkeeping. */
-export interface NewRequest {
-  readonly id: string;
-  readonly action: ApprovalAction;
-  readonly requester: Identity;
-  readonly channelId: string;
-  /** In a fleet: the cluster the change is for (in `doc`, so covered by the request MAC). */
-  readonly cluster?: string;
-  readonly reason: string;
-  readonly evidence: readonly string[];
-  readonly cleanupPlan: readonly string[];
-  /** The requester's confirmed statements (in `doc`, so covered by the request MAC). */
-  readonly statements?: readonly RequesterStatement[];
-  readonly createdAt: string;
-  readonly expiresAt: string;
-  readonly approvalsRequired: number;
-}
+export type NewRequest = Pick<
+  ApprovalRequest,
+  | "id"
+  | "action"
+  | "requester"
+  | "channelId"
+  | "cluster"
+  | "reason"
+  | "evidence"
+  | "cleanupPlan"
+  | "statements"
+  | "createdAt"
+  | "expiresAt"
+  | "approvalsRequired"
+>;
 
 export type VoteStatus =
   | "OK"
