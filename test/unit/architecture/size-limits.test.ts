@@ -28,12 +28,10 @@ const LARGE_FILES: Record<string, number> = {
 const LONG_FUNCTIONS: Record<string, number> = {
   "src/kube/client-node-adapter.ts#createKubeAdapter": 497,
   "src/edge/ownership.ts#buildOwnership": 361,
-  "src/edge/path.ts#tracePaths": 321,
   "src/kube/limiter.ts#createLimiter": 260,
   "src/edge/model.ts#buildEdgeModel": 252,
   "src/actions/execute.ts#executeApproved": 250,
   "src/aws/elbv2.ts#createLoadBalancingAdapter": 242,
-  "src/edge/repoint.ts#planRepoint": 229,
   "src/render/text.ts#renderDiagnosisText": 191,
   "src/diagnosis/aws-collect.ts#collectAwsForBlocker": 174,
   "src/slack/repair.ts#registerRepairActions": 162,
