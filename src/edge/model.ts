@@ -232,75 +232,41 @@ function keepsBackendSg(o: EdgeOwner): boolean {
   return !o.deleting && (o.hasLbcFinalizer || o.kind !== "TargetGroupBinding") && o.usesBackendSg;
 }
 
-export function buildEdgeModel(input: EdgeInput): EdgeModel {
-  const { cluster } = input;
+/** What liveness is answered from: the input, and its stacks and resources indexed once per model. */
+interface ModelIndex {
+  readonly input: EdgeInput;
+  readonly cluster: string;
+  readonly stacks: ReadonlyMap<string, readonly EdgeOwner[]>;
+  readonly lbByArn: ReadonlyMap<string, LoadBalancerSnapshot>;
+  readonly tgByArn: ReadonlyMap<string, TargetGroupSnapshot>;
+  readonly sgById: ReadonlyMap<string, SecurityGroupSnapshot>;
+  /** Load balancers (other than deleted ones) that list a security group. */
+  readonly lbUsersOf: (groupId: string) => readonly LoadBalancerSnapshot[];
+}
+
+/** The owners of each stack, keyed `tagKey=value`. */
+function indexStacks(owners: readonly EdgeOwner[]): Map<string, EdgeOwner[]> {
   const stacks = new Map<string, EdgeOwner[]>();
-  for (const o of input.owners) {
+  for (const o of owners) {
     if (!o.stack) continue;
     const key = stackKey(o.stack.tagKey, o.stack.value);
     stacks.set(key, [...(stacks.get(key) ?? []), o]);
   }
-  const lbByArn = new Map(input.loadBalancers.map((l) => [l.arn, l]));
-  const lbByName = new Map<string, LoadBalancerSnapshot[]>();
-  for (const l of input.loadBalancers) lbByName.set(l.name, [...(lbByName.get(l.name) ?? []), l]);
-  const tgByArn = new Map(input.targetGroups.map((t) => [t.arn, t]));
-  const sgById = new Map(input.securityGroups.map((g) => [g.id, g]));
+  return stacks;
+}
 
-  /** Liveness of a stack from its members. */
-  function stackLiveness(key: string, what: string): Liveness {
-    const members = stacks.get(key) ?? [];
-    const [tagKey, ...rest] = key.split("=");
-    const value = rest.join("=");
-    const live = members.filter((m) => !m.deleting);
-    const groupName = members.find((m) => m.stack?.group !== undefined)?.stack?.group;
-    if (live.length > 0) {
-      const membership =
-        groupName !== undefined ? ` is still a member of group \`${groupName}\`` : " still uses it";
-      return {
-        state: "live",
-        usedBy: live.map(ownerRef),
-        why: `${what} stays: ${live
-          .slice(0, 3)
-          .map((m) => `${ownerRef(m)}${membership}`)
-          .join("; ")}${live.length > 3 ? ` (and ${live.length - 3} more)` : ""}`,
-      };
-    }
-    const deleting = members.filter((m) => m.deleting && m.hasLbcFinalizer);
-    if (groupName !== undefined && !input.ownersComplete) {
-      // Members of a group can live in any namespace: without the cluster-wide list, a live one
-      // may exist unseen, so the group's resources are not called dying.
-      return {
-        state: "unowned",
-        why: `${what} belongs to group \`${groupName}\`, whose members in other namespaces could not be read`,
-      };
-    }
-    if (deleting.length > 0) {
-      return {
-        state: "dying",
-        deletingOwners: deleting.map(ownerRef),
-        why: `${what} belongs only to ${deleting.map(ownerRef).join(", ")}, which ${deleting.length === 1 ? "is" : "are"} being deleted: the controller is deleting it`,
-      };
-    }
-    if (!input.ownersComplete) {
-      return {
-        state: "unowned",
-        why: `${what}: the cluster's owners could not be read, so who uses it is unknown`,
-      };
-    }
-    return {
-      state: "unowned",
-      why: `${what}: no Ingress or Service in the cluster owns stack ${tagKey === EDGE_TAGS.serviceStack ? "service" : "ingress"} \`${value}\``,
-    };
-  }
-
-  // Security group -> the load balancers that list it, built once: asking each group in turn by a
-  // scan of every load balancer made orphans O(groups × load balancers) in a large account.
+/**
+ * Security group -> the load balancers that list it, built on first use: asking each group in turn
+ * by a scan of every load balancer made orphans O(groups × load balancers) in a large account.
+ */
+function lbUsersIndex(
+  loadBalancers: readonly LoadBalancerSnapshot[],
+): (groupId: string) => readonly LoadBalancerSnapshot[] {
   let lbsByGroup: Map<string, LoadBalancerSnapshot[]> | undefined;
-  /** Load balancers (other than deleted ones) that list the group. */
-  function lbUsersOf(groupId: string): readonly LoadBalancerSnapshot[] {
+  return (groupId) => {
     if (lbsByGroup === undefined) {
       const index = new Map<string, LoadBalancerSnapshot[]>();
-      for (const l of input.loadBalancers) {
+      for (const l of loadBalancers) {
         if (l.state === "deleted") continue;
         for (const g of new Set(l.securityGroups)) {
           const users = index.get(g);
@@ -311,161 +277,249 @@ export function buildEdgeModel(input: EdgeInput): EdgeModel {
       lbsByGroup = index;
     }
     return lbsByGroup.get(groupId) ?? [];
+  };
+}
+
+/** Liveness of a stack from its members. */
+function stackLiveness(ix: ModelIndex, key: string, what: string): Liveness {
+  const members = ix.stacks.get(key) ?? [];
+  const [tagKey, ...rest] = key.split("=");
+  const value = rest.join("=");
+  const live = members.filter((m) => !m.deleting);
+  const groupName = members.find((m) => m.stack?.group !== undefined)?.stack?.group;
+  if (live.length > 0) {
+    const membership =
+      groupName !== undefined ? ` is still a member of group \`${groupName}\`` : " still uses it";
+    return {
+      state: "live",
+      usedBy: live.map(ownerRef),
+      why: `${what} stays: ${live
+        .slice(0, 3)
+        .map((m) => `${ownerRef(m)}${membership}`)
+        .join("; ")}${live.length > 3 ? ` (and ${live.length - 3} more)` : ""}`,
+    };
   }
+  const deleting = members.filter((m) => m.deleting && m.hasLbcFinalizer);
+  if (groupName !== undefined && !ix.input.ownersComplete) {
+    // Members of a group can live in any namespace: without the cluster-wide list, a live one
+    // may exist unseen, so the group's resources are not called dying.
+    return {
+      state: "unowned",
+      why: `${what} belongs to group \`${groupName}\`, whose members in other namespaces could not be read`,
+    };
+  }
+  if (deleting.length > 0) {
+    return {
+      state: "dying",
+      deletingOwners: deleting.map(ownerRef),
+      why: `${what} belongs only to ${deleting.map(ownerRef).join(", ")}, which ${deleting.length === 1 ? "is" : "are"} being deleted: the controller is deleting it`,
+    };
+  }
+  if (!ix.input.ownersComplete) {
+    return {
+      state: "unowned",
+      why: `${what}: the cluster's owners could not be read, so who uses it is unknown`,
+    };
+  }
+  return {
+    state: "unowned",
+    why: `${what}: no Ingress or Service in the cluster owns stack ${tagKey === EDGE_TAGS.serviceStack ? "service" : "ingress"} \`${value}\``,
+  };
+}
+
+/** Liveness of a load balancer: another cluster's is always live (never ours to delete), else its stack's. */
+function lbLiveness(ix: ModelIndex, lb: LoadBalancerSnapshot): Liveness {
+  const { cluster } = ix;
+  const what = `load balancer ${lb.name}`;
+  if (lb.tags[EDGE_TAGS.cluster] !== cluster) {
+    return {
+      state: "live",
+      usedBy: [`${what} (not managed by this cluster's controller)`],
+      why: `${what} is not managed by cluster ${cluster}'s controller: it is never this cluster's to delete`,
+    };
+  }
+  const stack = stackOfTags(lb.tags);
+  if (stack === undefined) return { state: "unowned", why: `${what} carries no stack tag` };
+  return stackLiveness(ix, stack, what);
+}
+
+/**
+ * Liveness of a target group: a live TargetGroupBinding keeps it; otherwise its stack's, except that
+ * a deleting IngressGroup member's own group is dying, and a live load balancer forwarding to it keeps it.
+ */
+function targetGroupLiveness(ix: ModelIndex, tg: TargetGroupSnapshot): Liveness {
+  const { cluster } = ix;
+  const what = `target group ${tg.name}`;
+  const bindings = ix.input.owners.filter(
+    (o) => o.kind === "TargetGroupBinding" && o.targetGroupArn === tg.arn && !o.deleting,
+  );
+  if (bindings.length > 0) {
+    return {
+      state: "live",
+      usedBy: bindings.map(ownerRef),
+      why: `${what} stays: ${bindings.map(ownerRef).join(", ")} still binds it`,
+    };
+  }
+  const attached = tg.loadBalancerArns
+    .map((a) => ix.lbByArn.get(a))
+    .filter((l): l is LoadBalancerSnapshot => l !== undefined)
+    .filter((l) => lbLiveness(ix, l).state === "live");
+  if (tg.tags[EDGE_TAGS.cluster] !== cluster) {
+    return {
+      state: "live",
+      usedBy: [`${what} (not managed by this cluster's controller)`],
+      why: `${what} is not managed by cluster ${cluster}'s controller`,
+    };
+  }
+  const stack = stackOfTags(tg.tags);
+  if (stack === undefined) return { state: "unowned", why: `${what} carries no stack tag` };
+  const byStack = stackLiveness(ix, stack, what);
+  // In an IngressGroup every member has its own target groups: a deleting member's are removed
+  // when the group is rebuilt without it, although the group (and its ALB) stay.
+  const resourceTag = tg.tags[EDGE_TAGS.ingressResource];
+  const members = ix.stacks.get(stack) ?? [];
+  const ownMember = members.find(
+    (m) => resourceTag !== undefined && resourceTag.startsWith(`${m.namespace}/${m.name}-`),
+  );
+  if (byStack.state === "live" && ownMember?.deleting === true && members.length > 1) {
+    return {
+      state: "dying",
+      deletingOwners: [ownerRef(ownMember)],
+      why: `${what} serves only ${ownerRef(ownMember)}, which is being deleted: the controller removes it from group \`${ownMember.stack?.group ?? ""}\``,
+    };
+  }
+  if (byStack.state !== "live" && attached.length > 0) {
+    return {
+      state: "live",
+      usedBy: attached.map((l) => `load balancer ${l.name}`),
+      why: `${what} stays: a live load balancer (${attached.map((l) => l.name).join(", ")}) still forwards to it`,
+    };
+  }
+  return byStack;
+}
+
+/**
+ * Liveness of the cluster's shared backend security group: live while any live owner or live load
+ * balancer uses it; dying only when every owner has been read and one is being finalized.
+ */
+function backendSgLiveness(ix: ModelIndex, g: SecurityGroupSnapshot, what: string): Liveness {
+  const { input } = ix;
+  const keepers = input.owners.filter(keepsBackendSg);
+  if (keepers.length > 0) {
+    return {
+      state: "live",
+      usedBy: keepers.map(ownerRef),
+      why: `${what} is the cluster's shared backend group and stays: ${keepers.length} live load-balancer owner${keepers.length === 1 ? "" : "s"} still use${keepers.length === 1 ? "s" : ""} it (${keepers
+        .slice(0, 3)
+        .map(ownerRef)
+        .join(", ")}${keepers.length > 3 ? ", …" : ""})`,
+    };
+  }
+  const liveLbs = ix.lbUsersOf(g.id).filter((l) => lbLiveness(ix, l).state === "live");
+  if (liveLbs.length > 0) {
+    return {
+      state: "live",
+      usedBy: liveLbs.map((l) => `load balancer ${l.name}`),
+      why: `${what} stays: live load balancer ${liveLbs.map((l) => l.name).join(", ")} still uses it`,
+    };
+  }
+  if (!input.ownersComplete) {
+    return {
+      state: "unowned",
+      why: `${what}: the cluster's owners could not be read, so whether it is still needed is unknown`,
+    };
+  }
+  const deleting = input.owners.filter((o) => o.deleting && o.hasLbcFinalizer);
+  if (deleting.length === 0) {
+    return {
+      state: "unowned",
+      why: `${what}: no live Ingress, Service or TargetGroupBinding uses the shared backend group any more, and nothing is deleting it`,
+    };
+  }
+  return {
+    state: "dying",
+    deletingOwners: deleting.map(ownerRef),
+    why: `${what} is the cluster's shared backend group; no live owner uses it any more, so the controller deletes it while finalizing ${deleting
+      .slice(0, 3)
+      .map(ownerRef)
+      .join(", ")}`,
+  };
+}
+
+/**
+ * Liveness of a security group: the shared backend group by its users; one the controller does not
+ * manage is never dying; a stack's by its stack, kept by any live load balancer that lists it.
+ */
+function securityGroupLiveness(ix: ModelIndex, g: SecurityGroupSnapshot): Liveness {
+  const { cluster } = ix;
+  const what = `security group ${g.id} (${g.name})`;
+  if (isBackendSg(g, cluster)) return backendSgLiveness(ix, g, what);
+  const liveLbs = ix.lbUsersOf(g.id).filter((l) => lbLiveness(ix, l).state === "live");
+  // The controller deletes only the groups it created and tagged for this cluster and a stack.
+  if (g.tags[EDGE_TAGS.cluster] !== cluster || (stackOfTags(g.tags) === undefined && !isManagedSg(g.tags))) {
+    if (liveLbs.length > 0) {
+      return {
+        state: "live",
+        usedBy: liveLbs.map((l) => `load balancer ${l.name}`),
+        why: `${what} stays: live load balancer ${liveLbs.map((l) => l.name).join(", ")} uses it`,
+      };
+    }
+    return { state: "unowned", why: `${what} is not a group the controller manages: it never deletes it` };
+  }
+  const stack = stackOfTags(g.tags);
+  if (stack === undefined) return { state: "unowned", why: `${what} carries no stack tag` };
+  const byStack = stackLiveness(ix, stack, what);
+  if (byStack.state !== "live" && liveLbs.length > 0) {
+    return {
+      state: "live",
+      usedBy: liveLbs.map((l) => `load balancer ${l.name}`),
+      why: `${what} stays: live load balancer ${liveLbs.map((l) => l.name).join(", ")} still uses it`,
+    };
+  }
+  return byStack;
+}
+
+/** Liveness of a resource by kind and ARN / id; one that does not exist is unowned. */
+function computeLiveness(ix: ModelIndex, kind: EdgeResourceKind, id: string): Liveness {
+  if (kind === "LoadBalancer") {
+    const lb = ix.lbByArn.get(id);
+    if (!lb) return { state: "unowned", why: `load balancer ${id} does not exist` };
+    return lbLiveness(ix, lb);
+  }
+  if (kind === "TargetGroup") {
+    const tg = ix.tgByArn.get(id);
+    if (!tg) return { state: "unowned", why: `target group ${id} does not exist` };
+    return targetGroupLiveness(ix, tg);
+  }
+  const g = ix.sgById.get(id);
+  if (!g) return { state: "unowned", why: `security group ${id} does not exist` };
+  return securityGroupLiveness(ix, g);
+}
+
+/** The edge model of a cluster: its stacks, and each resource's liveness (memoized). */
+export function buildEdgeModel(input: EdgeInput): EdgeModel {
+  const { cluster } = input;
+  const stacks = indexStacks(input.owners);
+  const lbByName = new Map<string, LoadBalancerSnapshot[]>();
+  for (const l of input.loadBalancers) lbByName.set(l.name, [...(lbByName.get(l.name) ?? []), l]);
+  const ix: ModelIndex = {
+    input,
+    cluster,
+    stacks,
+    lbByArn: new Map(input.loadBalancers.map((l) => [l.arn, l])),
+    tgByArn: new Map(input.targetGroups.map((t) => [t.arn, t])),
+    sgById: new Map(input.securityGroups.map((g) => [g.id, g])),
+    lbUsersOf: lbUsersIndex(input.loadBalancers),
+  };
 
   const memo = new Map<string, Liveness>();
   function liveness(kind: EdgeResourceKind, id: string): Liveness {
     const key = `${kind}|${id}`;
     const cached = memo.get(key);
     if (cached) return cached;
-    const result = compute(kind, id);
+    const result = computeLiveness(ix, kind, id);
     memo.set(key, result);
     return result;
-  }
-
-  function lbLiveness(lb: LoadBalancerSnapshot): Liveness {
-    const what = `load balancer ${lb.name}`;
-    if (lb.tags[EDGE_TAGS.cluster] !== cluster) {
-      return {
-        state: "live",
-        usedBy: [`${what} (not managed by this cluster's controller)`],
-        why: `${what} is not managed by cluster ${cluster}'s controller: it is never this cluster's to delete`,
-      };
-    }
-    const stack = stackOfTags(lb.tags);
-    if (stack === undefined) return { state: "unowned", why: `${what} carries no stack tag` };
-    return stackLiveness(stack, what);
-  }
-
-  function compute(kind: EdgeResourceKind, id: string): Liveness {
-    if (kind === "LoadBalancer") {
-      const lb = lbByArn.get(id);
-      if (!lb) return { state: "unowned", why: `load balancer ${id} does not exist` };
-      return lbLiveness(lb);
-    }
-    if (kind === "TargetGroup") {
-      const tg = tgByArn.get(id);
-      if (!tg) return { state: "unowned", why: `target group ${id} does not exist` };
-      const what = `target group ${tg.name}`;
-      const bindings = input.owners.filter(
-        (o) => o.kind === "TargetGroupBinding" && o.targetGroupArn === tg.arn && !o.deleting,
-      );
-      if (bindings.length > 0) {
-        return {
-          state: "live",
-          usedBy: bindings.map(ownerRef),
-          why: `${what} stays: ${bindings.map(ownerRef).join(", ")} still binds it`,
-        };
-      }
-      const attached = tg.loadBalancerArns
-        .map((a) => lbByArn.get(a))
-        .filter((l): l is LoadBalancerSnapshot => l !== undefined)
-        .filter((l) => lbLiveness(l).state === "live");
-      if (tg.tags[EDGE_TAGS.cluster] !== cluster) {
-        return {
-          state: "live",
-          usedBy: [`${what} (not managed by this cluster's controller)`],
-          why: `${what} is not managed by cluster ${cluster}'s controller`,
-        };
-      }
-      const stack = stackOfTags(tg.tags);
-      if (stack === undefined) return { state: "unowned", why: `${what} carries no stack tag` };
-      const byStack = stackLiveness(stack, what);
-      // In an IngressGroup every member has its own target groups: a deleting member's are removed
-      // when the group is rebuilt without it, although the group (and its ALB) stay.
-      const resourceTag = tg.tags[EDGE_TAGS.ingressResource];
-      const members = stacks.get(stack) ?? [];
-      const ownMember = members.find(
-        (m) => resourceTag !== undefined && resourceTag.startsWith(`${m.namespace}/${m.name}-`),
-      );
-      if (byStack.state === "live" && ownMember?.deleting === true && members.length > 1) {
-        return {
-          state: "dying",
-          deletingOwners: [ownerRef(ownMember)],
-          why: `${what} serves only ${ownerRef(ownMember)}, which is being deleted: the controller removes it from group \`${ownMember.stack?.group ?? ""}\``,
-        };
-      }
-      if (byStack.state !== "live" && attached.length > 0) {
-        return {
-          state: "live",
-          usedBy: attached.map((l) => `load balancer ${l.name}`),
-          why: `${what} stays: a live load balancer (${attached.map((l) => l.name).join(", ")}) still forwards to it`,
-        };
-      }
-      return byStack;
-    }
-    // Security group.
-    const g = sgById.get(id);
-    if (!g) return { state: "unowned", why: `security group ${id} does not exist` };
-    const what = `security group ${g.id} (${g.name})`;
-    if (isBackendSg(g, cluster)) {
-      const keepers = input.owners.filter(keepsBackendSg);
-      if (keepers.length > 0) {
-        return {
-          state: "live",
-          usedBy: keepers.map(ownerRef),
-          why: `${what} is the cluster's shared backend group and stays: ${keepers.length} live load-balancer owner${keepers.length === 1 ? "" : "s"} still use${keepers.length === 1 ? "s" : ""} it (${keepers
-            .slice(0, 3)
-            .map(ownerRef)
-            .join(", ")}${keepers.length > 3 ? ", …" : ""})`,
-        };
-      }
-      const liveLbs = lbUsersOf(g.id).filter((l) => lbLiveness(l).state === "live");
-      if (liveLbs.length > 0) {
-        return {
-          state: "live",
-          usedBy: liveLbs.map((l) => `load balancer ${l.name}`),
-          why: `${what} stays: live load balancer ${liveLbs.map((l) => l.name).join(", ")} still uses it`,
-        };
-      }
-      if (!input.ownersComplete) {
-        return {
-          state: "unowned",
-          why: `${what}: the cluster's owners could not be read, so whether it is still needed is unknown`,
-        };
-      }
-      const deleting = input.owners.filter((o) => o.deleting && o.hasLbcFinalizer);
-      if (deleting.length === 0) {
-        return {
-          state: "unowned",
-          why: `${what}: no live Ingress, Service or TargetGroupBinding uses the shared backend group any more, and nothing is deleting it`,
-        };
-      }
-      return {
-        state: "dying",
-        deletingOwners: deleting.map(ownerRef),
-        why: `${what} is the cluster's shared backend group; no live owner uses it any more, so the controller deletes it while finalizing ${deleting
-          .slice(0, 3)
-          .map(ownerRef)
-          .join(", ")}`,
-      };
-    }
-    const liveLbs = lbUsersOf(g.id).filter((l) => lbLiveness(l).state === "live");
-    // The controller deletes only the groups it created and tagged for this cluster and a stack.
-    if (
-      g.tags[EDGE_TAGS.cluster] !== cluster ||
-      (stackOfTags(g.tags) === undefined && !isManagedSg(g.tags))
-    ) {
-      if (liveLbs.length > 0) {
-        return {
-          state: "live",
-          usedBy: liveLbs.map((l) => `load balancer ${l.name}`),
-          why: `${what} stays: live load balancer ${liveLbs.map((l) => l.name).join(", ")} uses it`,
-        };
-      }
-      return { state: "unowned", why: `${what} is not a group the controller manages: it never deletes it` };
-    }
-    const stack = stackOfTags(g.tags);
-    if (stack === undefined) return { state: "unowned", why: `${what} carries no stack tag` };
-    const byStack = stackLiveness(stack, what);
-    if (byStack.state !== "live" && liveLbs.length > 0) {
-      return {
-        state: "live",
-        usedBy: liveLbs.map((l) => `load balancer ${l.name}`),
-        why: `${what} stays: live load balancer ${liveLbs.map((l) => l.name).join(", ")} still uses it`,
-      };
-    }
-    return byStack;
   }
 
   return {

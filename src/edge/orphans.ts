@@ -12,7 +12,7 @@ import type {
   SecurityGroupSnapshot,
   TargetGroupSnapshot,
 } from "../aws/types.js";
-import { buildEdgeModel, EDGE_TAGS, isBackendSg, type EdgeOwner } from "./model.js";
+import { buildEdgeModel, EDGE_TAGS, isBackendSg, type EdgeModel, type EdgeOwner } from "./model.js";
 
 export interface OrphanFinding {
   readonly type: "LoadBalancer" | "TargetGroup" | "SecurityGroup" | "NetworkInterface";
@@ -79,6 +79,163 @@ function inNamespace(
   return owners.some((o) => o.namespace === namespace && o.stack?.value === stack);
 }
 
+/** A resource the controller is still deleting, as the report lists it. */
+interface InProgress {
+  readonly type: string;
+  readonly id: string;
+  readonly why: string;
+}
+
+/** One orphan check under way: its input, the edge model it reads, and what it has found so far. */
+interface Scan {
+  readonly input: OrphanInput;
+  readonly model: EdgeModel;
+  readonly orphans: OrphanFinding[];
+  readonly inProgress: InProgress[];
+  liveCount: number;
+}
+
+/** Whether tags say this cluster's controller made the resource. */
+function ours(scan: Scan, tags: Readonly<Record<string, string>>): boolean {
+  return tags[EDGE_TAGS.cluster] === scan.input.cluster;
+}
+
+/** Whether a resource with these tags is this cluster's and in the namespace asked about. */
+function inScope(scan: Scan, tags: Readonly<Record<string, string>>): boolean {
+  return ours(scan, tags) && inNamespace(stackOf(tags), scan.input.namespace, scan.input.owners);
+}
+
+/** Load balancers: live ones counted, dying ones in progress, unowned ones orphans (owners all read). */
+function checkLoadBalancers(scan: Scan): void {
+  const { input } = scan;
+  for (const lb of input.loadBalancers) {
+    if (!inScope(scan, lb.tags)) continue;
+    const lv = scan.model.liveness("LoadBalancer", lb.arn);
+    if (lv.state === "live") scan.liveCount++;
+    else if (lv.state === "dying") scan.inProgress.push({ type: "LoadBalancer", id: lb.arn, why: lv.why });
+    else if (input.ownersComplete) {
+      scan.orphans.push({
+        type: "LoadBalancer",
+        id: lb.arn,
+        name: lb.name,
+        why: lv.why,
+        cost: ALB_COST,
+        remove: [`aws elbv2 delete-load-balancer --load-balancer-arn ${lb.arn}`],
+        removableNow: true,
+      });
+    }
+  }
+}
+
+/** Target groups a live load balancer in scope forwards to (tags unread): counted as in use. */
+function countTargetGroupsInUse(scan: Scan): void {
+  const lbByArn = new Map(scan.input.loadBalancers.map((l) => [l.arn, l]));
+  for (const tg of scan.input.targetGroupsInUse ?? []) {
+    const used = tg.loadBalancerArns.some((a) => {
+      const lb = lbByArn.get(a);
+      return lb !== undefined && inScope(scan, lb.tags);
+    });
+    if (used) scan.liveCount++;
+  }
+}
+
+/** Target groups: an orphan one is removable now only when attached to no load balancer. */
+function checkTargetGroups(scan: Scan): void {
+  const { input } = scan;
+  const lbArns = new Set(input.loadBalancers.map((l) => l.arn));
+  for (const tg of input.targetGroups) {
+    if (!inScope(scan, tg.tags)) continue;
+    const lv = scan.model.liveness("TargetGroup", tg.arn);
+    const attached = tg.loadBalancerArns.filter((a) => lbArns.has(a));
+    if (lv.state === "live") scan.liveCount++;
+    else if (lv.state === "dying") scan.inProgress.push({ type: "TargetGroup", id: tg.arn, why: lv.why });
+    else if (input.ownersComplete) {
+      scan.orphans.push({
+        type: "TargetGroup",
+        id: tg.arn,
+        name: tg.name,
+        why: attached.length === 0 ? `${lv.why}; attached to no load balancer` : lv.why,
+        remove: [`aws elbv2 delete-target-group --target-group-arn ${tg.arn}`],
+        // A target group in use by a listener cannot be deleted before its load balancer.
+        removableNow: attached.length === 0,
+      });
+    }
+  }
+}
+
+/**
+ * Security groups, the shared backend group included: an orphan one is removable now only when no
+ * interface uses it.
+ */
+function checkSecurityGroups(scan: Scan): void {
+  const { input } = scan;
+  for (const g of input.securityGroups) {
+    if (!ours(scan, g.tags)) continue;
+    const backend = isBackendSg(g, input.cluster);
+    if (!backend && !inNamespace(stackOf(g.tags), input.namespace, input.owners)) continue;
+    const lv = scan.model.liveness("SecurityGroup", g.id);
+    // The shared backend group belongs to no namespace: a namespace-scoped check mentions it only
+    // when it has become an orphan (e.g. this namespace held its last user).
+    if (backend && input.namespace !== undefined && lv.state !== "unowned") continue;
+    if (lv.state === "live") {
+      scan.liveCount++;
+      continue;
+    }
+    if (lv.state === "dying") {
+      scan.inProgress.push({ type: "SecurityGroup", id: g.id, why: lv.why });
+      continue;
+    }
+    if (!input.ownersComplete) continue;
+    const users = input.interfacesByGroup.get(g.id) ?? [];
+    scan.orphans.push({
+      type: "SecurityGroup",
+      id: g.id,
+      name: g.name,
+      why:
+        users.length === 0
+          ? `${lv.why}; attached to nothing`
+          : `${lv.why}; still used by ${users.map((u) => `${u.id} ("${u.description}")`).join(", ")}`,
+      remove: [`aws ec2 delete-security-group --group-id ${g.id}`],
+      removableNow: users.length === 0,
+    });
+  }
+}
+
+/**
+ * ELB interfaces of load balancers that no longer exist (in a namespace-scoped check, those whose
+ * load balancer name carries the namespace's prefix): removable once `available`.
+ */
+function checkInterfaces(scan: Scan): void {
+  const { input } = scan;
+  for (const eni of input.elbInterfaces) {
+    const elb = scan.model.loadBalancerOfInterface(eni);
+    if (!elb || elb.loadBalancer) continue;
+    if (
+      input.namespace !== undefined &&
+      !elb.name.startsWith(`k8s-${input.namespace.replace(/[^a-zA-Z0-9]/g, "").slice(0, 8)}-`)
+    )
+      continue;
+    scan.orphans.push({
+      type: "NetworkInterface",
+      id: eni.id,
+      name: eni.description,
+      why: `interface of load balancer ${elb.name}, which no longer exists (${eni.status})`,
+      remove:
+        eni.status === "available"
+          ? [`aws ec2 delete-network-interface --network-interface-id ${eni.id}`]
+          : [
+              `aws ec2 describe-network-interfaces --network-interface-ids ${eni.id} --query 'NetworkInterfaces[0].Status'   # wait for available`,
+              `aws ec2 delete-network-interface --network-interface-id ${eni.id}`,
+            ],
+      removableNow: eni.status === "available",
+    });
+  }
+}
+
+/**
+ * What the controller left behind for a cluster (or one namespace of it): each resource kind checked
+ * in turn against the edge model's live-vs-dying answer.
+ */
 export function findOrphans(input: OrphanInput): OrphanReport {
   const model = buildEdgeModel({
     cluster: input.cluster,
@@ -95,120 +252,18 @@ export function findOrphans(input: OrphanInput): OrphanReport {
       "The cluster's Ingresses/Services could not all be read: nothing whose owner might exist is reported as an orphan.",
     );
   }
-  const orphans: OrphanFinding[] = [];
-  const inProgress: { type: string; id: string; why: string }[] = [];
-  let liveCount = 0;
-  const ours = (tags: Readonly<Record<string, string>>): boolean => tags[EDGE_TAGS.cluster] === input.cluster;
-
-  for (const lb of input.loadBalancers) {
-    if (!ours(lb.tags) || !inNamespace(stackOf(lb.tags), input.namespace, input.owners)) continue;
-    const lv = model.liveness("LoadBalancer", lb.arn);
-    if (lv.state === "live") liveCount++;
-    else if (lv.state === "dying") inProgress.push({ type: "LoadBalancer", id: lb.arn, why: lv.why });
-    else if (input.ownersComplete) {
-      orphans.push({
-        type: "LoadBalancer",
-        id: lb.arn,
-        name: lb.name,
-        why: lv.why,
-        cost: ALB_COST,
-        remove: [`aws elbv2 delete-load-balancer --load-balancer-arn ${lb.arn}`],
-        removableNow: true,
-      });
-    }
-  }
-
-  const lbArns = new Set(input.loadBalancers.map((l) => l.arn));
-  const lbByArn = new Map(input.loadBalancers.map((l) => [l.arn, l]));
-  for (const tg of input.targetGroupsInUse ?? []) {
-    const inScope = tg.loadBalancerArns.some((a) => {
-      const lb = lbByArn.get(a);
-      return (
-        lb !== undefined && ours(lb.tags) && inNamespace(stackOf(lb.tags), input.namespace, input.owners)
-      );
-    });
-    if (inScope) liveCount++;
-  }
-
-  for (const tg of input.targetGroups) {
-    if (!ours(tg.tags) || !inNamespace(stackOf(tg.tags), input.namespace, input.owners)) continue;
-    const lv = model.liveness("TargetGroup", tg.arn);
-    const attached = tg.loadBalancerArns.filter((a) => lbArns.has(a));
-    if (lv.state === "live") liveCount++;
-    else if (lv.state === "dying") inProgress.push({ type: "TargetGroup", id: tg.arn, why: lv.why });
-    else if (input.ownersComplete) {
-      orphans.push({
-        type: "TargetGroup",
-        id: tg.arn,
-        name: tg.name,
-        why: attached.length === 0 ? `${lv.why}; attached to no load balancer` : lv.why,
-        remove: [`aws elbv2 delete-target-group --target-group-arn ${tg.arn}`],
-        // A target group in use by a listener cannot be deleted before its load balancer.
-        removableNow: attached.length === 0,
-      });
-    }
-  }
-
-  for (const g of input.securityGroups) {
-    if (!ours(g.tags)) continue;
-    const backend = isBackendSg(g, input.cluster);
-    if (!backend && !inNamespace(stackOf(g.tags), input.namespace, input.owners)) continue;
-    const lv = model.liveness("SecurityGroup", g.id);
-    // The shared backend group belongs to no namespace: a namespace-scoped check mentions it only
-    // when it has become an orphan (e.g. this namespace held its last user).
-    if (backend && input.namespace !== undefined && lv.state !== "unowned") continue;
-    if (lv.state === "live") {
-      liveCount++;
-      continue;
-    }
-    if (lv.state === "dying") {
-      inProgress.push({ type: "SecurityGroup", id: g.id, why: lv.why });
-      continue;
-    }
-    if (!input.ownersComplete) continue;
-    const users = input.interfacesByGroup.get(g.id) ?? [];
-    orphans.push({
-      type: "SecurityGroup",
-      id: g.id,
-      name: g.name,
-      why:
-        users.length === 0
-          ? `${lv.why}; attached to nothing`
-          : `${lv.why}; still used by ${users.map((u) => `${u.id} ("${u.description}")`).join(", ")}`,
-      remove: [`aws ec2 delete-security-group --group-id ${g.id}`],
-      removableNow: users.length === 0,
-    });
-  }
-
-  for (const eni of input.elbInterfaces) {
-    const elb = model.loadBalancerOfInterface(eni);
-    if (!elb || elb.loadBalancer) continue;
-    if (
-      input.namespace !== undefined &&
-      !elb.name.startsWith(`k8s-${input.namespace.replace(/[^a-zA-Z0-9]/g, "").slice(0, 8)}-`)
-    )
-      continue;
-    orphans.push({
-      type: "NetworkInterface",
-      id: eni.id,
-      name: eni.description,
-      why: `interface of load balancer ${elb.name}, which no longer exists (${eni.status})`,
-      remove:
-        eni.status === "available"
-          ? [`aws ec2 delete-network-interface --network-interface-id ${eni.id}`]
-          : [
-              `aws ec2 describe-network-interfaces --network-interface-ids ${eni.id} --query 'NetworkInterfaces[0].Status'   # wait for available`,
-              `aws ec2 delete-network-interface --network-interface-id ${eni.id}`,
-            ],
-      removableNow: eni.status === "available",
-    });
-  }
+  const scan: Scan = { input, model, orphans: [], inProgress: [], liveCount: 0 };
+  checkLoadBalancers(scan);
+  countTargetGroupsInUse(scan);
+  checkTargetGroups(scan);
+  checkSecurityGroups(scan);
+  checkInterfaces(scan);
   return {
     cluster: input.cluster,
     ...(input.namespace !== undefined ? { namespace: input.namespace } : {}),
-    orphans,
-    inProgress,
-    liveCount,
+    orphans: scan.orphans,
+    inProgress: scan.inProgress,
+    liveCount: scan.liveCount,
     warnings,
   };
 }
