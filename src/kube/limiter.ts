@@ -6,13 +6,14 @@
  *
  * Waiting requests are taken round-robin between callers (a diagnosis, named by
  * {@link withRequestCaller}; FIFO within one caller), so one diagnosis's thousand lists never
- * starve another's five. With a {@link SharedBudget} (the bot's replicas sharing one Redis) a
- * request also holds one lease of a budget per API server for the whole fleet: the local queue
- * decides who goes next, the budget decides when. A budget that cannot be reached is set aside
- * for a while (logged once) and the local bound alone applies: a Redis outage never stops a
- * diagnosis.
+ * starve another's five. With a shared budget (the bot's replicas sharing one Redis) a request
+ * also holds one lease of a budget per API server for the whole fleet: the local queue decides
+ * who goes next, the budget decides when. A budget that cannot be reached is set aside for a
+ * while (logged once) and the local bound alone applies: a Redis outage never stops a diagnosis.
+ * The exchange with that budget is `./budget-leases.ts`'s.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { BudgetLeases, type BudgetLog, type SharedBudget } from "./budget-leases.js";
 
 export interface RequestLimiter {
   /**
@@ -31,31 +32,6 @@ export interface RequestLimiter {
   readonly peak: number;
   /** Stop the budget's timers and give back what this process holds (nothing to do without one). */
   close?(): Promise<void>;
-}
-
-/**
- * A budget of requests in flight at one API server, shared by every process (see
- * `shared-budget.ts`): leases that expire unless renewed, so a process that dies gives its back.
- */
-export interface SharedBudget {
-  /**
-   * Give back `release` and ask for up to `want` new leases, this process then holding `held`
-   * (the leases it keeps). Resolves with the lease ids granted (none when the budget is spent);
-   * rejects when the budget cannot be reached.
-   */
-  exchange(release: readonly string[], want: number, held: number): Promise<readonly string[]>;
-  /** Keep the leases this process holds alive (every third of their lifetime). */
-  renew(ids: readonly string[]): Promise<void>;
-  /** How long a lease lives unrenewed, in ms. */
-  readonly leaseMs: number;
-  /** What the budget bounds (an API server), for the log. */
-  readonly name: string;
-}
-
-/** What the limiter says about its budget (a logger's shape, so any logger fits). */
-export interface BudgetLog {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
 }
 
 export interface LimiterOptions {
@@ -109,10 +85,6 @@ export function requestCaller(): string {
   return callerScope.getStore() ?? "";
 }
 
-/** Pauses between two asks of a spent budget: from the first to the last, doubling. */
-const POLL_FIRST_MS = 5;
-const POLL_LAST_MS = 100;
-
 interface Entry {
   readonly start: (lease: string | undefined) => void;
   /** When it started waiting (the limiter's clock). */
@@ -122,263 +94,212 @@ interface Entry {
 /** Longest a request waits for a lease of the shared budget before it runs under the local bound alone. */
 const LEASE_WAIT_MS = 5_000;
 
-export function createLimiter(options: LimiterOptions): RequestLimiter {
-  const concurrency = Math.max(1, Math.floor(options.concurrency));
-  const now = options.now ?? Date.now;
-  const budget = options.budget;
-  const budgetTimeoutMs = options.budgetTimeoutMs ?? 1_000;
-  const budgetRetryMs = options.budgetRetryMs ?? 10_000;
-  const leaseWaitMs = options.leaseWaitMs ?? LEASE_WAIT_MS;
-  /** Retries first, then one request per caller in turn. */
-  const retries: Entry[] = [];
-  const callers = new Map<string, Entry[]>();
-  let waiting = 0;
-  let inFlight = 0;
-  let peak = 0;
-  let holdUntil = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+/**
+ * The requests waiting for a slot: retries first, then one request per caller in turn (FIFO
+ * within one), so one caller's thousand requests never starve another's five.
+ */
+class WaitQueue {
+  private readonly retries: Entry[] = [];
+  /** Each caller's waiting requests; Map order is the round. */
+  private readonly callers = new Map<string, Entry[]>();
+  private count = 0;
 
-  // The budget: leases granted and not yet given to a request, those in use, those to give back.
-  const spare: string[] = [];
-  const inUse = new Set<string>();
-  let toRelease: string[] = [];
-  let asking = false;
-  let pollMs = POLL_FIRST_MS;
-  let pollTimer: ReturnType<typeof setTimeout> | undefined;
-  let renewTimer: ReturnType<typeof setInterval> | undefined;
-  let setAsideUntil = 0;
-  let outage = false;
-  let closed = false;
+  /** Requests waiting. */
+  public get size(): number {
+    return this.count;
+  }
 
-  const take = (): Entry | undefined => {
-    const retry = retries.shift();
+  /** Queue a retry, ahead of every request that has not waited its turn yet. */
+  public addRetry(entry: Entry): void {
+    this.count++;
+    this.retries.unshift(entry);
+  }
+
+  /** Queue a request at the back of its caller's line. */
+  public add(entry: Entry, caller: string): void {
+    this.count++;
+    const queue = this.callers.get(caller);
+    if (queue !== undefined) queue.push(entry);
+    else this.callers.set(caller, [entry]);
+  }
+
+  /** The request to start next (a retry, else the next caller's first). */
+  public take(): Entry | undefined {
+    const retry = this.retries.shift();
     if (retry !== undefined) {
-      waiting--;
+      this.count--;
       return retry;
     }
     // Map order is the round: the caller served goes to the back if it has more waiting.
-    for (const [key, queue] of callers) {
+    for (const [key, queue] of this.callers) {
       const entry = queue.shift();
-      callers.delete(key);
-      if (queue.length > 0) callers.set(key, queue);
+      this.callers.delete(key);
+      if (queue.length > 0) this.callers.set(key, queue);
       if (entry !== undefined) {
-        waiting--;
+        this.count--;
         return entry;
       }
     }
     return undefined;
-  };
+  }
 
   /** When the longest-waiting request started waiting (Infinity when none waits). */
-  const oldestWaiting = (): number => {
-    let oldest = retries[0]?.since ?? Infinity;
-    for (const queue of callers.values()) oldest = Math.min(oldest, queue[0]?.since ?? Infinity);
+  public oldestSince(): number {
+    let oldest = this.retries[0]?.since ?? Infinity;
+    for (const queue of this.callers.values()) oldest = Math.min(oldest, queue[0]?.since ?? Infinity);
     return oldest;
-  };
+  }
+}
 
-  const budgetInUse = (): boolean => budget !== undefined && !closed && now() >= setAsideUntil;
+/**
+ * The pacing a 429 asks for: no new request starts until the hold ends (requests already sent
+ * carry on). `wake` is called when a hold that kept requests waiting is over.
+ */
+class Hold {
+  private until = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
-  const setAside = (err: unknown): void => {
-    setAsideUntil = now() + budgetRetryMs;
-    // Leases not yet used are dropped: they expire on their own if the budget kept them.
-    spare.length = 0;
-    if (!outage) {
-      outage = true;
-      options.log?.warn(
-        {
-          budget: budget?.name,
-          retryInMs: budgetRetryMs,
-          err: { message: err instanceof Error ? err.message : String(err) },
-        },
-        "kube request budget unreachable; only the per-process bound applies until it answers again",
-      );
+  public constructor(
+    private readonly now: () => number,
+    private readonly wake: () => void,
+  ) {}
+
+  /** Whether a hold is in force now; while it is and requests wait, a timer wakes them at its end. */
+  public holds(waiting: boolean): boolean {
+    const wait = this.until - this.now();
+    if (wait <= 0) return false;
+    if (this.timer === undefined && waiting) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.wake();
+      }, wait);
     }
-    pump();
-  };
+    return true;
+  }
 
-  const keepRenewing = (): void => {
-    if (budget === undefined) return;
-    if (inUse.size === 0) {
-      if (renewTimer !== undefined) clearInterval(renewTimer);
-      renewTimer = undefined;
-      return;
+  /** Hold for `ms` from now unless a longer hold is in force; whether the hold was extended. */
+  public extend(ms: number): boolean {
+    if (!(ms > 0)) return false;
+    const until = this.now() + ms;
+    if (until <= this.until) return false;
+    this.until = until;
+    // A timer set for an earlier end would start requests too soon.
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
     }
-    renewTimer ??= setInterval(
-      () => void budget.renew([...inUse]).catch(() => undefined),
-      Math.max(10, Math.floor(budget.leaseMs / 3)),
-    );
-    renewTimer.unref?.();
-  };
+    return true;
+  }
+}
 
-  /** One round trip to the budget: give back what finished, ask for what waits. */
-  const ask = (): void => {
-    if (budget === undefined || asking) return;
-    const want = closed ? 0 : Math.max(0, Math.min(waiting, concurrency - inFlight) - spare.length);
-    if (want === 0 && toRelease.length === 0) return;
-    asking = true;
-    const release = toRelease;
-    toRelease = [];
-    let timedOut = false;
-    const answer = budget.exchange(release, want, inUse.size + spare.length);
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      asking = false;
-      setAside(new Error(`no answer within ${budgetTimeoutMs} ms`));
-    }, budgetTimeoutMs);
-    answer.then(
-      (granted) => {
-        clearTimeout(timeout);
-        if (timedOut) {
-          // Granted after it was given up on: give them back at the next round trip.
-          toRelease.push(...granted);
-          return;
-        }
-        asking = false;
-        if (outage) {
-          outage = false;
-          options.log?.info({ budget: budget.name }, "kube request budget answers again");
-        }
-        spare.push(...granted);
-        pollMs = granted.length > 0 || want === 0 ? POLL_FIRST_MS : Math.min(POLL_LAST_MS, pollMs * 2);
-        if (granted.length === 0 && want > 0 && pollTimer === undefined) {
-          // Spent: ask again after a pause (jittered, so replicas do not ask in step).
-          pollTimer = setTimeout(
-            () => {
-              pollTimer = undefined;
-              pump();
-            },
-            pollMs * (0.5 + Math.random()),
-          );
-        }
-        pump();
-      },
-      (err: unknown) => {
-        clearTimeout(timeout);
-        if (timedOut) return;
-        asking = false;
-        setAside(err);
-      },
-    );
+/**
+ * Run `op` (one request whose slot is taken), settling the caller's promise with its outcome only
+ * after `done` freed the slot, so the caller's next request can take it at once.
+ */
+function startRequest<T>(
+  op: () => Promise<T>,
+  done: () => void,
+  resolve: (value: T) => void,
+  reject: (err: Error) => void,
+): void {
+  let p: Promise<T>;
+  try {
+    p = op();
+  } catch (err) {
+    p = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+  p.then(
+    (value) => {
+      done();
+      resolve(value);
+    },
+    (err: unknown) => {
+      done();
+      reject(err instanceof Error ? err : new Error(String(err)));
+    },
+  );
+}
+
+/** A limiter with `options.concurrency` slots, and the fleet's budget when one is given. */
+export function createLimiter(options: LimiterOptions): RequestLimiter {
+  const concurrency = Math.max(1, Math.floor(options.concurrency));
+  const now = options.now ?? Date.now;
+  const leaseWaitMs = options.leaseWaitMs ?? LEASE_WAIT_MS;
+  const queue = new WaitQueue();
+  const hold = new Hold(now, () => pump());
+  let inFlight = 0;
+  let peak = 0;
+  const leases =
+    options.budget === undefined
+      ? undefined
+      : new BudgetLeases(options.budget, {
+          now,
+          log: options.log,
+          timeoutMs: options.budgetTimeoutMs ?? 1_000,
+          retryMs: options.budgetRetryMs ?? 10_000,
+          demand: () => Math.min(queue.size, concurrency - inFlight),
+          wake: () => pump(),
+        });
+
+  /** One more request in flight. */
+  const started = (): void => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
   };
 
   /** Start as many waiting requests as slots (and leases) allow, unless a hold is in force. */
   const pump = (): void => {
-    const wait = holdUntil - now();
-    if (wait > 0) {
-      if (timer === undefined && waiting > 0) {
-        timer = setTimeout(() => {
-          timer = undefined;
-          pump();
-        }, wait);
-      }
-      return;
-    }
-    const leased = budgetInUse();
-    while (inFlight < concurrency && waiting > 0) {
-      let lease: string | undefined;
-      if (leased) {
-        lease = spare.pop();
-        // A spent budget holds a request back a bounded time only: then the local bound alone applies.
-        if (lease === undefined && !(oldestWaiting() <= now() - leaseWaitMs)) break;
-        if (lease !== undefined) inUse.add(lease);
-      }
-      const entry = take();
-      inFlight++;
-      peak = Math.max(peak, inFlight);
+    if (hold.holds(queue.size > 0)) return;
+    const leased = leases?.usable() ?? false;
+    while (inFlight < concurrency && queue.size > 0) {
+      const lease = leased ? leases?.takeSpare() : undefined;
+      // A spent budget holds a request back a bounded time only: then the local bound alone applies.
+      if (leased && lease === undefined && !(queue.oldestSince() <= now() - leaseWaitMs)) break;
+      const entry = queue.take();
+      started();
       entry?.start(lease);
     }
-    if (budget !== undefined) {
-      // Leases nobody waits for any more go back.
-      if (waiting === 0 && spare.length > 0) toRelease.push(...spare.splice(0));
-      if (leased) {
-        // A lease given back frees room at once; otherwise a spent budget is asked after its pause.
-        if (pollTimer === undefined || toRelease.length > 0) ask();
-      } else if (!closed) {
-        // Set aside: what this process held expires on its own.
-        toRelease = [];
-      }
-      keepRenewing();
-    }
+    leases?.settle(queue.size, leased);
+  };
+
+  /** A request ended: its slot (and lease) is free for the next. */
+  const finished = (lease: string | undefined): void => {
+    inFlight--;
+    if (lease !== undefined) leases?.release(lease);
+    pump();
   };
 
   return {
     run<T>(op: () => Promise<T>, runOptions: { readonly retry?: boolean } = {}): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        const start = (lease: string | undefined): void => {
-          let p: Promise<T>;
-          try {
-            p = op();
-          } catch (err) {
-            p = Promise.reject(err instanceof Error ? err : new Error(String(err)));
-          }
-          // The slot is free before the caller resumes, so its next request can take it at once.
-          const release = (): void => {
-            inFlight--;
-            if (lease !== undefined && inUse.delete(lease)) toRelease.push(lease);
-            pump();
-          };
-          p.then(
-            (value) => {
-              release();
-              resolve(value);
-            },
-            (err: unknown) => {
-              release();
-              reject(err instanceof Error ? err : new Error(String(err)));
-            },
-          );
-        };
+        const start = (lease: string | undefined): void =>
+          startRequest(op, () => finished(lease), resolve, reject);
         if (exemptScope.getStore() === true) {
           // Never queued behind others nor on the shared budget (see `withoutSharedBudget`).
-          inFlight++;
-          peak = Math.max(peak, inFlight);
+          started();
           start(undefined);
           return;
         }
         const entry: Entry = { start, since: now() };
-        waiting++;
-        if (runOptions.retry === true) retries.unshift(entry);
-        else {
-          const key = requestCaller();
-          const queue = callers.get(key);
-          if (queue !== undefined) queue.push(entry);
-          else callers.set(key, [entry]);
-        }
+        if (runOptions.retry === true) queue.addRetry(entry);
+        else queue.add(entry, requestCaller());
         pump();
       });
     },
     holdFor(ms) {
-      if (!(ms > 0)) return;
-      const until = now() + ms;
-      if (until <= holdUntil) return;
-      holdUntil = until;
-      // A timer set for an earlier end would start requests too soon.
-      if (timer !== undefined) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-      pump();
+      if (hold.extend(ms)) pump();
     },
     get inFlight() {
       return inFlight;
     },
     get waiting() {
-      return waiting;
+      return queue.size;
     },
     get peak() {
       return peak;
     },
     async close() {
-      if (budget === undefined || closed) return;
-      closed = true;
-      if (pollTimer !== undefined) clearTimeout(pollTimer);
-      if (renewTimer !== undefined) clearInterval(renewTimer);
-      pollTimer = undefined;
-      renewTimer = undefined;
-      const release = [...toRelease, ...spare.splice(0), ...inUse];
-      toRelease = [];
-      inUse.clear();
-      if (release.length > 0) await budget.exchange(release, 0, 0).catch(() => undefined);
+      await leases?.close();
     },
   };
 }

@@ -14,7 +14,7 @@
  * a Redis Cluster (hash-tagged prefix) they share a slot.
  */
 import { randomUUID } from "node:crypto";
-import type { SharedBudget } from "./limiter.js";
+import type { SharedBudget } from "./budget-leases.js";
 import { loadScript, type ScriptRedis } from "../redis/scripts.js";
 import { RedisKeys } from "../redis/keys.js";
 

@@ -26,7 +26,6 @@ const LARGE_FILES: Record<string, number> = {
 
 /** Functions over the limit (`file#name`), with their length as the ceiling until split: none today. */
 const LONG_FUNCTIONS: Record<string, number> = {
-  "src/kube/limiter.ts#createLimiter": 260,
   "src/actions/execute.ts#executeApproved": 250,
   "src/aws/elbv2.ts#createLoadBalancingAdapter": 242,
   "src/render/text.ts#renderDiagnosisText": 191,

@@ -5,7 +5,8 @@
  * set aside (logged once) so requests still run under the local bound.
  */
 import { describe, expect, it } from "vitest";
-import { createLimiter, withRequestCaller, type SharedBudget } from "../../../src/kube/limiter.js";
+import type { SharedBudget } from "../../../src/kube/budget-leases.js";
+import { createLimiter, withRequestCaller } from "../../../src/kube/limiter.js";
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
