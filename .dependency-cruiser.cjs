@@ -33,7 +33,7 @@ const IO_MODULES = [
   "^src/ops/",
   "^src/jobs/",
   "^src/watcher/",
-  "^src/approvals/(store|notifier|workflow)\\.ts$",
+  "^src/approvals/(store|notifier|workflow)(-(context|reads|pending|execution|bookkeeping|filing|votes|sweep|plans))?\\.ts$",
   "^src/audit/log\\.ts$",
 ];
 /** The pure core: computations over snapshots, and words for people (from the layer list). */

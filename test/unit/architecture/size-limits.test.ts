@@ -17,8 +17,6 @@ const RUNTIME_LIMIT = 300;
 
 /** Files over the limit, with their size as the ceiling until they are split: none today. */
 const LARGE_FILES: Record<string, number> = {
-  "src/approvals/store.ts": 829,
-  "src/approvals/workflow.ts": 810,
   "src/config.ts": 793,
   "src/diagnosis/diagnose.ts": 724,
   "src/diagnosis/finalizers.ts": 720,
