@@ -16,7 +16,7 @@ import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { assertNamespaceName } from "../kube/names.js";
 import type { RepairCards } from "../jobs/repair-cards.js";
 import type { RepairCheck, RepairSubject } from "../traffic/repoint.js";
-import { registerActions, type ActionContext } from "./actions.js";
+import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
 import type { SlackApp } from "./slack-app.js";
 import { postRequest, tellRequester, type ApprovalActionDeps } from "./approvals.js";
 import { clusterField, clusterOfValue } from "./blocks/cluster-value.js";
@@ -167,106 +167,184 @@ export interface RepairActionDeps extends Pick<ApprovalActionDeps, "workflow" | 
   ) => Promise<ApprovalRequest>;
 }
 
-export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps): void {
-  registerActions(slackApp, [
-    {
-      actionId: REPAIR_PATH_ACTION,
-      handler: async (ctx: ActionContext) => {
-        const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
-        /** The form once opened: later answers replace what it says. */
-        let form: { readonly id: string; readonly hash?: string } | undefined;
-        const show = async (view: View): Promise<void> => {
-          if (form === undefined) return;
-          await ctx.client.views.update({
-            view_id: form.id,
-            ...(form.hash !== undefined ? { hash: form.hash } : {}),
-            view,
-          });
-        };
-        try {
-          let raw: unknown;
-          try {
-            raw = JSON.parse(ctx.action.value ?? "");
-          } catch {
-            throw bad("value");
-          }
-          const subject = parseRepairSubject(raw);
-          const cluster = clusterOfValue(ctx.action.value);
-          if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw bad("channel");
-          if (ctx.triggerId === undefined) {
-            throw new UnstuckError(
-              ErrorCode.BadInput,
-              "Slack sent no trigger id, so I cannot open the form.",
-            );
-          }
-          // The trigger lasts 3 s and a trace may take longer: the form opens now and says so.
-          const opened = await ctx.client.views.open({
-            trigger_id: ctx.triggerId,
-            view: checkingModal(subject),
-          });
-          if (opened.view?.id !== undefined)
-            form = {
-              id: opened.view.id,
-              ...(opened.view.hash !== undefined ? { hash: opened.view.hash } : {}),
-            };
-          const check = await deps.checkRepair(subject, cluster, channelId);
-          const card = ctx.message;
-          if (!check.repairable) {
-            await show(answerModal(`:information_source: ${check.why}`));
-            // The button can do nothing more: the card says why instead (best effort; a card whose
-            // button is already gone, repaired meanwhile, stays as it is).
-            if (card?.blocks !== undefined && hasRepairButton(card.blocks)) {
-              await ctx.client.chat
-                .update({
-                  channel: card.channelId,
-                  ts: card.ts,
-                  ...renderTraceNothingToRepair(card.blocks, check.why, ctx.scope.actor.userId, deps.now()),
-                })
-                .catch((err: unknown) =>
-                  ctx.scope.log.warn({ code: slackErrorCode(err) }, "the path card could not be repainted"),
-                );
-            }
-            ctx.scope.log.info({ subject }, "path repair: nothing to repair");
-            return;
-          }
-          if (card?.blocks !== undefined && deps.cards !== undefined) {
-            await deps.cards
-              .remember({ channel: card.channelId, ts: card.ts })
-              .catch((err: unknown) =>
-                ctx.scope.log.warn({ err: toUserError(err).message }, "the path card was not remembered"),
-              );
-          }
-          await show(
-            repairModal({
-              subject,
-              channelId,
-              ...(cluster !== undefined ? { cluster } : {}),
-              ...(card !== undefined && MESSAGE_TS.test(card.ts) ? { cardTs: card.ts } : {}),
-            }),
-          );
-          ctx.scope.log.info({ subject }, "path repair form opened");
-        } catch (err) {
-          const code = slackErrorCode(err);
-          const text =
-            code !== undefined
-              ? `:warning: Slack did not ${form === undefined ? "open" : "update"} the form (${code}). Click the button again.`
-              : `:no_entry_sign: ${toUserError(err).message}`;
-          // Said in the form when it is open (the asker is looking at it), else privately in the channel.
-          const told = await show(answerModal(text)).then(
-            () => form !== undefined,
-            () => false,
-          );
-          if (!told)
-            await ctx.respond({
-              response_type: "ephemeral",
-              replace_original: false,
-              text: safe(text, 1000),
-            });
-        }
-      },
-    },
-  ]);
+/** A *Fix the path* click, re-validated: what to repair, in which channel and cluster, and the form's trigger. */
+interface RepairClick {
+  readonly subject: RepairSubject;
+  readonly cluster: string | undefined;
+  readonly channelId: string;
+  readonly triggerId: string;
+}
 
+/** Re-validate a click's button value, channel and trigger id; throws `UnstuckError(BadInput)`. */
+function parseRepairClick(ctx: ActionContext): RepairClick {
+  const channelId = ctx.message?.channelId ?? ctx.scope.actor.channelId;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(ctx.action.value ?? "");
+  } catch {
+    throw bad("value");
+  }
+  const subject = parseRepairSubject(raw);
+  const cluster = clusterOfValue(ctx.action.value);
+  if (channelId === undefined || !CHANNEL_ID.test(channelId)) throw bad("channel");
+  if (ctx.triggerId === undefined) {
+    throw new UnstuckError(ErrorCode.BadInput, "Slack sent no trigger id, so I cannot open the form.");
+  }
+  return { subject, cluster, channelId, triggerId: ctx.triggerId };
+}
+
+/** The form a click opened: later answers replace what it says (by its id, and hash when given). */
+interface OpenedForm {
+  readonly id: string;
+  readonly hash?: string;
+}
+
+/**
+ * Open the form now, saying the path is being traced: the trigger lasts 3 s and a trace may take
+ * longer. `undefined` when Slack named no form.
+ */
+async function openCheckingForm(ctx: ActionContext, click: RepairClick): Promise<OpenedForm | undefined> {
+  const opened = await ctx.client.views.open({
+    trigger_id: click.triggerId,
+    view: checkingModal(click.subject),
+  });
+  if (opened.view?.id === undefined) return undefined;
+  return { id: opened.view.id, ...(opened.view.hash !== undefined ? { hash: opened.view.hash } : {}) };
+}
+
+/** Replace what the open form says; nothing when no form is open. */
+async function showInForm(ctx: ActionContext, form: OpenedForm | undefined, view: View): Promise<void> {
+  if (form === undefined) return;
+  await ctx.client.views.update({
+    view_id: form.id,
+    ...(form.hash !== undefined ? { hash: form.hash } : {}),
+    view,
+  });
+}
+
+/**
+ * Nothing to repair: the form says why, and so does the card instead of its button, which can do
+ * nothing more (best effort; a card whose button is already gone, repaired meanwhile, stays as it is).
+ */
+async function answerNothingToRepair(
+  ctx: ActionContext,
+  deps: Pick<RepairActionDeps, "now">,
+  form: OpenedForm | undefined,
+  why: string,
+): Promise<void> {
+  await showInForm(ctx, form, answerModal(`:information_source: ${why}`));
+  const card = ctx.message;
+  if (card?.blocks !== undefined && hasRepairButton(card.blocks)) {
+    await ctx.client.chat
+      .update({
+        channel: card.channelId,
+        ts: card.ts,
+        ...renderTraceNothingToRepair(card.blocks, why, ctx.scope.actor.userId, deps.now()),
+      })
+      .catch((err: unknown) =>
+        ctx.scope.log.warn({ code: slackErrorCode(err) }, "the path card could not be repainted"),
+      );
+  }
+}
+
+/** Something to repair: the card is remembered (for the worker to repaint it) and the form asks why. */
+async function askForReason(
+  ctx: ActionContext,
+  deps: Pick<RepairActionDeps, "cards">,
+  form: OpenedForm | undefined,
+  click: RepairClick,
+): Promise<void> {
+  const card = ctx.message;
+  if (card?.blocks !== undefined && deps.cards !== undefined) {
+    await deps.cards
+      .remember({ channel: card.channelId, ts: card.ts })
+      .catch((err: unknown) =>
+        ctx.scope.log.warn({ err: toUserError(err).message }, "the path card was not remembered"),
+      );
+  }
+  await showInForm(
+    ctx,
+    form,
+    repairModal({
+      subject: click.subject,
+      channelId: click.channelId,
+      ...(click.cluster !== undefined ? { cluster: click.cluster } : {}),
+      ...(card !== undefined && MESSAGE_TS.test(card.ts) ? { cardTs: card.ts } : {}),
+    }),
+  );
+}
+
+/**
+ * A click that could not be answered: said in the form when it is open (the asker is looking at
+ * it), else privately in the channel.
+ */
+async function reportRepairFormFailure(
+  ctx: ActionContext,
+  form: OpenedForm | undefined,
+  err: unknown,
+): Promise<void> {
+  const code = slackErrorCode(err);
+  const text =
+    code !== undefined
+      ? `:warning: Slack did not ${form === undefined ? "open" : "update"} the form (${code}). Click the button again.`
+      : `:no_entry_sign: ${toUserError(err).message}`;
+  const told = await showInForm(ctx, form, answerModal(text)).then(
+    () => form !== undefined,
+    () => false,
+  );
+  if (!told)
+    await ctx.respond({
+      response_type: "ephemeral",
+      replace_original: false,
+      text: safe(text, 1000),
+    });
+}
+
+/**
+ * The *Fix the path* button: the form opens at once, the path is planned afresh, and the form then
+ * either says there is nothing to repair or asks why.
+ */
+function repairButtonHandler(deps: RepairActionDeps): ActionHandler {
+  return async (ctx) => {
+    let form: OpenedForm | undefined;
+    try {
+      const click = parseRepairClick(ctx);
+      form = await openCheckingForm(ctx, click);
+      const check = await deps.checkRepair(click.subject, click.cluster, click.channelId);
+      if (!check.repairable) {
+        await answerNothingToRepair(ctx, deps, form, check.why);
+        ctx.scope.log.info({ subject: click.subject }, "path repair: nothing to repair");
+        return;
+      }
+      await askForReason(ctx, deps, form, click);
+      ctx.scope.log.info({ subject: click.subject }, "path repair form opened");
+    } catch (err) {
+      await reportRepairFormFailure(ctx, form, err);
+    }
+  };
+}
+
+/** The form's private metadata, re-validated like the button value; throws when it is not ours. */
+function parseRepairMetadata(privateMetadata: string): RepairMetadata {
+  const parsed = JSON.parse(privateMetadata) as Record<string, unknown>;
+  const channelId = parsed["channelId"];
+  if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw bad("channel");
+  const cluster = clusterField(parsed["cluster"]);
+  const cardTs = parsed["cardTs"];
+  if (cardTs !== undefined && (typeof cardTs !== "string" || !MESSAGE_TS.test(cardTs))) throw bad("card");
+  return {
+    subject: parseRepairSubject(parsed["subject"]),
+    channelId,
+    ...(cluster !== undefined ? { cluster } : {}),
+    ...(typeof cardTs === "string" ? { cardTs } : {}),
+  };
+}
+
+/**
+ * The form's submission: the reason is checked in the form, which then closes; the path is traced
+ * and planned afresh and the request posted in the channel (a refusal is told to the requester).
+ */
+function registerRepairSubmit(slackApp: SlackApp, deps: RepairActionDeps): void {
   slackApp.forms.register(
     REPAIR_SUBMIT_CALLBACK,
     REASON_FIELD,
@@ -276,19 +354,7 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
       const reason = (view.state.values[REASON_FIELD]?.[REASON_FIELD]?.value ?? "").trim();
       let meta: RepairMetadata;
       try {
-        const parsed = JSON.parse(view.private_metadata) as Record<string, unknown>;
-        const channelId = parsed["channelId"];
-        if (typeof channelId !== "string" || !CHANNEL_ID.test(channelId)) throw bad("channel");
-        const cluster = clusterField(parsed["cluster"]);
-        const cardTs = parsed["cardTs"];
-        if (cardTs !== undefined && (typeof cardTs !== "string" || !MESSAGE_TS.test(cardTs)))
-          throw bad("card");
-        meta = {
-          subject: parseRepairSubject(parsed["subject"]),
-          channelId,
-          ...(cluster !== undefined ? { cluster } : {}),
-          ...(typeof cardTs === "string" ? { cardTs } : {}),
-        };
+        meta = parseRepairMetadata(view.private_metadata);
       } catch (err) {
         await ack({ response_action: "errors", errors: { [REASON_FIELD]: toUserError(err).message } });
         return;
@@ -328,4 +394,10 @@ export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps
       }
     },
   );
+}
+
+/** Register the *Fix the path* button and the form it opens. */
+export function registerRepairActions(slackApp: SlackApp, deps: RepairActionDeps): void {
+  registerActions(slackApp, [{ actionId: REPAIR_PATH_ACTION, handler: repairButtonHandler(deps) }]);
+  registerRepairSubmit(slackApp, deps);
 }

@@ -27,7 +27,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/actions/execute.ts#executeApproved": 250,
   "src/render/text.ts#renderDiagnosisText": 191,
   "src/diagnosis/aws-collect.ts#collectAwsForBlocker": 174,
-  "src/slack/repair.ts#registerRepairActions": 162,
   "src/diagnosis/removal-plan.ts#planFinalizerRemoval": 147,
   "src/diagnosis/aws.ts#analyzeAws": 145,
   "src/preflight/collect.ts#collectPreflight": 145,
