@@ -29,7 +29,6 @@ const LONG_FUNCTIONS: Record<string, number> = {
   "src/diagnosis/aws-collect.ts#collectAwsForBlocker": 174,
   "src/diagnosis/removal-plan.ts#planFinalizerRemoval": 147,
   "src/diagnosis/aws.ts#analyzeAws": 145,
-  "src/preflight/collect.ts#collectPreflight": 145,
   "src/slack/blocks/diagnosis.ts#renderDiagnosisDetails": 139,
 };
 
