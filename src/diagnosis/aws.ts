@@ -217,9 +217,35 @@ export function groupIdOf(e: CloudTrailEventSnapshot): string | undefined {
   return typeof id === "string" ? id : undefined;
 }
 
+/**
+ * The findings for one stack from its collected snapshots: which resources still exist and whether
+ * live owners use them, the security groups the controller is deleting and what holds each, and
+ * whether a fix the operator can apply now makes forcing unnecessary.
+ */
 export function analyzeAws(c: AwsCollected): AwsFindings {
-  const lb = c.loadBalancers[0];
-  const model = buildEdgeModel({
+  const model = edgeModelOf(c);
+  const resources = resourceFindings(c, model);
+  const blockedGroups = blockedGroupsOf(c, model, deleteFailuresOf(c.deleteSecurityGroupEvents));
+  const stays = staysOf(resources);
+  const group = groupOf(c, model);
+  const actionable = blockedGroups.some((g) => g.remedies.some((m) => m.actionable));
+  return {
+    cluster: c.cluster,
+    stack: c.stack,
+    ...(c.loadBalancerName ? { loadBalancerName: c.loadBalancerName } : {}),
+    resources,
+    blockedGroups,
+    stays,
+    ...(group ? { group } : {}),
+    forceAdvised: !actionable,
+    problems: c.problems,
+    summary: summarize(blockedGroups, stays, c),
+  };
+}
+
+/** The edge model over everything collected: who owns and who uses each load balancer, group and interface. */
+function edgeModelOf(c: AwsCollected): EdgeModel {
+  return buildEdgeModel({
     cluster: c.cluster,
     owners: c.owners,
     ownersComplete: c.ownersComplete,
@@ -231,37 +257,12 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
     ],
     networkInterfaces: [...c.networkInterfaces.values()].flat(),
   });
+}
+
+/** The stack's resources in order: load balancer, target groups, listeners, security groups. */
+function resourceFindings(c: AwsCollected, model: EdgeModel): AwsResourceFinding[] {
   const resources: AwsResourceFinding[] = [];
-  if (c.loadBalancerName) {
-    const wanted = c.hostname ? normalizeHost(c.hostname) : undefined;
-    if (!lb) {
-      resources.push({
-        type: "LoadBalancer",
-        id: c.loadBalancerName,
-        name: c.loadBalancerName,
-        exists: false,
-        detail: "deleted",
-      });
-    } else if (wanted && normalizeHost(lb.dnsName) !== wanted) {
-      // Names are stable across re-creation; DNS names are not. This is a newer ALB, not the Ingress's.
-      resources.push({
-        type: "LoadBalancer",
-        id: c.hostname ?? c.loadBalancerName,
-        name: c.loadBalancerName,
-        exists: false,
-        detail: `deleted; a newer load balancer with the same name exists (${lb.dnsName})`,
-      });
-    } else {
-      resources.push({
-        type: "LoadBalancer",
-        id: lb.arn,
-        name: lb.name,
-        exists: true,
-        detail: `${lb.state}, ${lb.dnsName}`,
-        liveness: model.liveness("LoadBalancer", lb.arn),
-      });
-    }
-  }
+  if (c.loadBalancerName) resources.push(loadBalancerFinding(c, c.loadBalancerName, model));
   for (const tg of c.targetGroups)
     resources.push({
       type: "TargetGroup",
@@ -283,8 +284,52 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
   }
   for (const id of c.missingGroupIds)
     resources.push({ type: "SecurityGroup", id, exists: false, detail: "deleted" });
+  return resources;
+}
 
-  const failures = c.deleteSecurityGroupEvents
+/**
+ * The stack's load balancer by its name: deleted, replaced by a newer namesake (its DNS name is not
+ * the one in the Ingress status), or still there.
+ */
+function loadBalancerFinding(
+  c: AwsCollected,
+  loadBalancerName: string,
+  model: EdgeModel,
+): AwsResourceFinding {
+  const lb = c.loadBalancers[0];
+  const wanted = c.hostname ? normalizeHost(c.hostname) : undefined;
+  if (!lb) {
+    return {
+      type: "LoadBalancer",
+      id: loadBalancerName,
+      name: loadBalancerName,
+      exists: false,
+      detail: "deleted",
+    };
+  }
+  if (wanted && normalizeHost(lb.dnsName) !== wanted) {
+    // Names are stable across re-creation; DNS names are not. This is a newer ALB, not the Ingress's.
+    return {
+      type: "LoadBalancer",
+      id: c.hostname ?? loadBalancerName,
+      name: loadBalancerName,
+      exists: false,
+      detail: `deleted; a newer load balancer with the same name exists (${lb.dnsName})`,
+    };
+  }
+  return {
+    type: "LoadBalancer",
+    id: lb.arn,
+    name: lb.name,
+    exists: true,
+    detail: `${lb.state}, ${lb.dnsName}`,
+    liveness: model.liveness("LoadBalancer", lb.arn),
+  };
+}
+
+/** The failed DeleteSecurityGroup calls CloudTrail recorded, each naming its group. */
+function deleteFailuresOf(events: readonly CloudTrailEventSnapshot[]): CloudTrailFailure[] {
+  return events
     .filter((e) => e.errorCode !== undefined && groupIdOf(e) !== undefined)
     .map((e) => ({
       time: e.time,
@@ -293,7 +338,17 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
       ...(e.errorMessage ? { errorMessage: e.errorMessage } : {}),
       ...(e.caller ? { caller: e.caller } : {}),
     }));
+}
 
+/**
+ * The security groups the controller is deleting that something still holds (an interface, a rule
+ * in another group) or that failed to delete, each with the least destructive fix per dependent.
+ */
+function blockedGroupsOf(
+  c: AwsCollected,
+  model: EdgeModel,
+  failures: readonly CloudTrailFailure[],
+): SecurityGroupDependents[] {
   const blockedGroups: SecurityGroupDependents[] = [];
   for (const { group, role } of c.groups) {
     const lv = model.liveness("SecurityGroup", group.id);
@@ -301,22 +356,7 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
     // never a blocker, and its interfaces and rules are never anything to remove.
     if (lv.state !== "dying") continue;
     const enis = c.networkInterfaces.get(group.id) ?? [];
-    const referencingRules: ReferencingRule[] = [];
-    const owningGroups = new Map<string, SecurityGroupSnapshot>();
-    for (const ref of c.referencing.get(group.id) ?? []) {
-      owningGroups.set(ref.group.id, ref.group);
-      for (const r of ref.rules.filter((x) => x.referencedGroupId === group.id)) {
-        const p = ports(r);
-        referencingRules.push({
-          ruleId: r.id,
-          groupId: ref.group.id,
-          groupName: ref.group.name,
-          direction: r.isEgress ? "egress" : "ingress",
-          ...(r.description ? { description: r.description } : {}),
-          ...(p ? { ports: p } : {}),
-        });
-      }
-    }
+    const { referencingRules, owningGroups } = rulesReferencing(group.id, c.referencing.get(group.id) ?? []);
     const groupFailures = failures.filter((f) => f.groupId === group.id);
     if (enis.length > 0 || referencingRules.length > 0 || groupFailures.length > 0) {
       blockedGroups.push({
@@ -334,7 +374,35 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
       });
     }
   }
+  return blockedGroups;
+}
 
+/** The rules in other groups that reference a group, and those groups by id. */
+function rulesReferencing(
+  groupId: string,
+  refs: readonly { group: SecurityGroupSnapshot; rules: readonly SecurityGroupRuleSnapshot[] }[],
+): { referencingRules: ReferencingRule[]; owningGroups: Map<string, SecurityGroupSnapshot> } {
+  const referencingRules: ReferencingRule[] = [];
+  const owningGroups = new Map<string, SecurityGroupSnapshot>();
+  for (const ref of refs) {
+    owningGroups.set(ref.group.id, ref.group);
+    for (const r of ref.rules.filter((x) => x.referencedGroupId === groupId)) {
+      const p = ports(r);
+      referencingRules.push({
+        ruleId: r.id,
+        groupId: ref.group.id,
+        groupName: ref.group.name,
+        direction: r.isEgress ? "egress" : "ingress",
+        ...(r.description ? { description: r.description } : {}),
+        ...(p ? { ports: p } : {}),
+      });
+    }
+  }
+  return { referencingRules, owningGroups };
+}
+
+/** The existing resources (listeners aside) that something live still uses: named as staying. */
+function staysOf(resources: readonly AwsResourceFinding[]): StayingResource[] {
   const stays: StayingResource[] = [];
   for (const r of resources) {
     if (!r.exists || r.liveness?.state !== "live" || r.type === "Listener") continue;
@@ -346,21 +414,7 @@ export function analyzeAws(c: AwsCollected): AwsFindings {
       why: r.liveness.why,
     });
   }
-
-  const group = groupOf(c, model);
-  const actionable = blockedGroups.some((g) => g.remedies.some((m) => m.actionable));
-  return {
-    cluster: c.cluster,
-    stack: c.stack,
-    ...(c.loadBalancerName ? { loadBalancerName: c.loadBalancerName } : {}),
-    resources,
-    blockedGroups,
-    stays,
-    ...(group ? { group } : {}),
-    forceAdvised: !actionable,
-    problems: c.problems,
-    summary: summarize(blockedGroups, stays, c),
-  };
+  return stays;
 }
 
 function groupOf(c: AwsCollected, model: EdgeModel): GroupMembership | undefined {

@@ -26,9 +26,6 @@ const LARGE_FILES: Record<string, number> = {
 const LONG_FUNCTIONS: Record<string, number> = {
   "src/actions/execute.ts#executeApproved": 250,
   "src/render/text.ts#renderDiagnosisText": 191,
-  "src/diagnosis/aws-collect.ts#collectAwsForBlocker": 174,
-  "src/diagnosis/removal-plan.ts#planFinalizerRemoval": 147,
-  "src/diagnosis/aws.ts#analyzeAws": 145,
   "src/slack/blocks/diagnosis.ts#renderDiagnosisDetails": 139,
 };
 
