@@ -346,89 +346,84 @@ export function renderDiagnosisDetails(
   d: NamespaceDiagnosis,
   options: DiagnosisCardOptions = {},
 ): SlackMessage {
-  const prose = proseFor(options);
+  const blocks = detailsHeadBlocks(d);
+  blocks.push(...detailsBlockerBlocks(d, blocks.length));
+  blocks.push(...detailsTailBlocks(d, proseFor(options)));
+  return {
+    text: fallbackText(d),
+    blocks: blocks.slice(0, 50),
+  };
+}
+
+/** A section of one mrkdwn text, clipped to Slack's limit. */
+function mrkdwnSection(text: string): KnownBlock {
+  return { type: "section", text: { type: "mrkdwn", text: clip(text) } };
+}
+
+/** A context block of one mrkdwn text, clipped to Slack's limit. */
+function mrkdwnContext(text: string): KnownBlock {
+  return { type: "context", elements: [{ type: "mrkdwn", text: clip(text) }] };
+}
+
+/**
+ * The namespace as a whole, before its objects: when it was checked, how its content was found,
+ * its true conditions, discovery failures, what holds it and its own finalizers.
+ */
+function detailsHeadBlocks(d: NamespaceDiagnosis): KnownBlock[] {
   const blocks: KnownBlock[] = [
-    {
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(`*Details* — namespace \`${code(d.namespace, 63)}\`, checked ${slackDate(d.checkedAt)}`),
-      },
-    },
+    mrkdwnSection(`*Details* — namespace \`${code(d.namespace, 63)}\`, checked ${slackDate(d.checkedAt)}`),
   ];
-  if (d.scan !== undefined) {
-    blocks.push({
-      type: "context",
-      elements: [{ type: "mrkdwn", text: clip(`Content: ${safe(scanText(d.scan), 600)}.`) }],
-    });
-  }
+  if (d.scan !== undefined) blocks.push(mrkdwnContext(`Content: ${safe(scanText(d.scan), 600)}.`));
   const trueConditions = d.conditions.filter((c) => c.status === "True");
   if (trueConditions.length > 0) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          trueConditions
-            .map(
-              (c) => `*${safe(c.type, 100)}* (${safe(c.reason ?? "", 100)}): ${safe(c.message ?? "", 800)}`,
-            )
-            .join("\n"),
-        ),
-      },
-    });
+    blocks.push(
+      mrkdwnSection(
+        trueConditions
+          .map((c) => `*${safe(c.type, 100)}* (${safe(c.reason ?? "", 100)}): ${safe(c.message ?? "", 800)}`)
+          .join("\n"),
+      ),
+    );
   }
   if (d.discoveryFailures.length > 0) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `:rotating_light: *Discovery failures*\n${d.discoveryFailures.map(discoveryLine).join("\n")}`,
-        ),
-      },
-    });
+    blocks.push(
+      mrkdwnSection(
+        `:rotating_light: *Discovery failures*\n${d.discoveryFailures.map(discoveryLine).join("\n")}`,
+      ),
+    );
   }
   const deeper = deeperCauseLines(d);
   if (deeper.length > 0) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(`:mag: *What holds it*\n${deeper.map((l) => `• ${safe(l, 700)}`).join("\n")}`),
-      },
-    });
+    blocks.push(mrkdwnSection(`:mag: *What holds it*\n${deeper.map((l) => `• ${safe(l, 700)}`).join("\n")}`));
   }
   if (d.namespaceFinalizers.length > 0) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `Namespace finalizers left: ${d.namespaceFinalizers.map((f) => `\`${code(f)}\``).join(", ")}`,
-        ),
-      },
-    });
+    blocks.push(
+      mrkdwnSection(
+        `Namespace finalizers left: ${d.namespaceFinalizers.map((f) => `\`${code(f)}\``).join(", ")}`,
+      ),
+    );
   }
-  // A big result is summarised: counts by type and by finalizer, then the first
-  // objects in full, those with findings first. Slack allows 50 blocks: keep room for the tail
-  // (more-objects note, next steps, Argo, warnings).
+  return blocks;
+}
+
+/**
+ * The objects with finalizers, after `used` blocks: a big result is summarised (counts by type and
+ * by finalizer, then the first objects in full, those with findings first, and a note of the rest).
+ * Slack allows 50 blocks: room is kept for the tail (more-objects note, next steps, Argo, warnings).
+ */
+function detailsBlockerBlocks(d: NamespaceDiagnosis, used: number): KnownBlock[] {
+  const blocks: KnownBlock[] = [];
   const summary = summarizeBlockers(d.blockers);
   const big = summary.hidden > 0;
   if (big) {
-    blocks.push({
-      type: "section",
-      text: {
-        type: "mrkdwn",
-        text: clip(
-          `*${count(summary.total)} objects with finalizers*\n` +
-            `_by type:_ ${safe(countLine(summary.byType, 15), 1400)}\n` +
-            `_by finalizer:_ ${safe(countLine(summary.byFinalizer, 15), 1400)}`,
-        ),
-      },
-    });
+    blocks.push(
+      mrkdwnSection(
+        `*${count(summary.total)} objects with finalizers*\n` +
+          `_by type:_ ${safe(countLine(summary.byType, 15), 1400)}\n` +
+          `_by finalizer:_ ${safe(countLine(summary.byFinalizer, 15), 1400)}`,
+      ),
+    );
   }
-  const room = Math.max(1, 50 - blocks.length - 1 - 5);
+  const room = Math.max(1, 50 - (used + blocks.length) - 1 - 5);
   const shown = summary.shown.slice(0, room);
   if (shown.length > 0) blocks.push({ type: "divider" });
   const told = big ? new Set<string>() : undefined;
@@ -436,23 +431,20 @@ export function renderDiagnosisDetails(
   const hidden = summary.total - shown.length;
   if (hidden > 0) {
     const cli = `npm run unstuck -- ns ${d.namespace} --all`;
-    blocks.push({
-      type: "context",
-      elements: [
-        {
-          type: "mrkdwn",
-          text: clip(
-            `…and ${count(hidden)} more objects with finalizers, not shown here (the first ${count(shown.length)} above, those with findings first). Every one: ${command(cli)} in a terminal, or \`--json\` for all of them as data.`,
-          ),
-        },
-      ],
-    });
+    blocks.push(
+      mrkdwnContext(
+        `…and ${count(hidden)} more objects with finalizers, not shown here (the first ${count(shown.length)} above, those with findings first). Every one: ${command(cli)} in a terminal, or \`--json\` for all of them as data.`,
+      ),
+    );
   }
+  return blocks;
+}
+
+/** What follows the objects: Argo CD's red flag, every next step, and what could not be read. */
+function detailsTailBlocks(d: NamespaceDiagnosis, prose: ProseOptions): KnownBlock[] {
+  const blocks: KnownBlock[] = [];
   if (d.argo?.redFlag) {
-    blocks.push({
-      type: "section",
-      text: { type: "mrkdwn", text: clip(`:warning: *Argo CD ownership*: ${safe(d.argo.redFlag, 1000)}`) },
-    });
+    blocks.push(mrkdwnSection(`:warning: *Argo CD ownership*: ${safe(d.argo.redFlag, 1000)}`));
   }
   const steps = nextStepTexts(d, prose);
   if (steps.length > 0) {
@@ -464,20 +456,11 @@ export function renderDiagnosisDetails(
     );
   }
   if (d.warnings.length > 0) {
-    blocks.push({
-      type: "context",
-      elements: [
-        {
-          type: "mrkdwn",
-          text: clip(
-            `:grey_question: Partial result — could not read: ${d.warnings.map((w) => safe(w, 400)).join("; ")}`,
-          ),
-        },
-      ],
-    });
+    blocks.push(
+      mrkdwnContext(
+        `:grey_question: Partial result — could not read: ${d.warnings.map((w) => safe(w, 400)).join("; ")}`,
+      ),
+    );
   }
-  return {
-    text: fallbackText(d),
-    blocks: blocks.slice(0, 50),
-  };
+  return blocks;
 }

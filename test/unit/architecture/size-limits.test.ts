@@ -26,7 +26,6 @@ const LARGE_FILES: Record<string, number> = {
 const LONG_FUNCTIONS: Record<string, number> = {
   "src/actions/execute.ts#executeApproved": 250,
   "src/render/text.ts#renderDiagnosisText": 191,
-  "src/slack/blocks/diagnosis.ts#renderDiagnosisDetails": 139,
 };
 
 function sources(dir: string): string[] {
