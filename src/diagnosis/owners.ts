@@ -4,7 +4,8 @@
  * names it (a guess, said as one). Pure.
  */
 import type { DeploymentSnapshot } from "../kube/types.js";
-import { guessControllers, lookupFinalizer, matchControllers, type FinalizerInfo } from "./finalizers.js";
+import type { FinalizerInfo } from "./finalizer-info.js";
+import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
 import type { ControllerRef, FinalizerOwner, OwnerStatus } from "./types.js";
 
 function controllerRef(d: DeploymentSnapshot): ControllerRef {
