@@ -67,7 +67,7 @@ const LAYERS = [
   {
     name: "foundation",
     says: "configuration, errors, logging, utilities, keys",
-    patterns: ["src/{config,errors,log,early-signals}.ts", "src/util/", "src/trust/"],
+    patterns: ["src/{config,errors,log,early-signals}.ts", "src/config/", "src/util/", "src/trust/"],
   },
 ];
 

@@ -6,7 +6,8 @@
  */
 import { LogLevel, WebClient, type Logger as WebClientLogger } from "@slack/web-api";
 import type { Redis } from "ioredis";
-import { parseRedisClusterUrl, parseRedisSentinelUrl, type Config } from "./config.js";
+import type { Config } from "./config.js";
+import { parseRedisClusterUrl, parseRedisSentinelUrl } from "./config/redis.js";
 import { createRedisConnection, redisPrimaries } from "./redis-connection.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { kubeVersion, loadKubeConfig } from "./kube/client-node-adapter.js";

@@ -7,7 +7,7 @@
  */
 import type { CommandContext, CommandDispatcher } from "../command-contract.js";
 import type { CommandResult, HelpEntry } from "../command-result.js";
-import type { FleetConfig } from "../config.js";
+import type { FleetConfig } from "../config/clusters.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import { takeClusterFlag } from "./cluster-flag.js";
 import { presenceWords, type ClusterPresence } from "./presence.js";

@@ -17,7 +17,6 @@ const RUNTIME_LIMIT = 300;
 
 /** Files over the limit, with their size as the ceiling until they are split: none today. */
 const LARGE_FILES: Record<string, number> = {
-  "src/config.ts": 793,
   "src/diagnosis/diagnose.ts": 724,
 };
 

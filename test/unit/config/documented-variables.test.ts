@@ -6,7 +6,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_VARIABLES } from "../../../src/config.js";
+import { CONFIG_VARIABLES } from "../../../src/config/env.js";
 import { OPS_VARIABLES } from "../../../src/ops/config.js";
 
 /** The variable names in the first column of the README's configuration table. */

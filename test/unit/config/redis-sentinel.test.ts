@@ -4,7 +4,8 @@
  * ioredis options the one builder makes of it (`sentinelOptions`), which every connection uses.
  */
 import { describe, expect, it } from "vitest";
-import { loadConfig, parseRedisSentinelUrl } from "../../../src/config.js";
+import { loadConfig } from "../../../src/config.js";
+import { parseRedisSentinelUrl } from "../../../src/config/redis.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import { sentinelOptions } from "../../../src/redis-connection.js";
 import { REDIS_URL } from "../../helpers/redis.js";
