@@ -8,7 +8,8 @@
  * condition does not name is not reported as unread.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { contentMayRemain, diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
+import { contentMayRemain } from "../../../src/diagnosis/content-collect.js";
+import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";

@@ -16,9 +16,7 @@ const FUNCTION_LIMIT = 120;
 const RUNTIME_LIMIT = 300;
 
 /** Files over the limit, with their size as the ceiling until they are split: none today. */
-const LARGE_FILES: Record<string, number> = {
-  "src/diagnosis/diagnose.ts": 724,
-};
+const LARGE_FILES: Record<string, number> = {};
 
 /** Functions over the limit (`file#name`), with their length as the ceiling until split: none today. */
 const LONG_FUNCTIONS: Record<string, number> = {

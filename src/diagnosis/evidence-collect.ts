@@ -1,0 +1,197 @@
+/**
+ * What the blockers' own story says, read through the `KubePort`: the namespace's Events about each
+ * blocker, and the lines of its controllers' logs that name it. A controller is read once however
+ * many blockers it owns; a log that cannot be read becomes a warning.
+ */
+import { toUserError } from "../errors.js";
+import type { KubePort } from "../kube/port.js";
+import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot } from "../kube/types.js";
+import { mapLimit } from "../util/concurrency.js";
+import { blockerKey } from "./analyze.js";
+import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
+import { evidenceFromLogs } from "./logs.js";
+import type { Evidence } from "./types.js";
+
+/** Bound on the blockers whose Events are read, so thousands of blockers still answer in time. */
+const MAX_EVENT_BLOCKERS = 25;
+
+/** The namespace's Events, listed once beside the type lists, or why they could not be. */
+export type EventsRead =
+  | { readonly ok: true; readonly events: readonly EventSnapshot[] }
+  | { readonly ok: false; readonly error: unknown };
+
+/** How much of the controllers' logs is read and kept. */
+export interface EvidenceOptions {
+  /** Log lines read per controller pod (default 500). */
+  readonly logTailLines?: number;
+  /** Evidence lines kept per blocker from logs (default 5). */
+  readonly maxLogEvidence?: number;
+}
+
+/** A controller Deployment and the blockers whose finalizers it owns. */
+interface OwnedBy {
+  readonly deployment: DeploymentSnapshot;
+  readonly blockers: ObjectSnapshot[];
+}
+
+/** What the log reads share: where to read, what to keep, and where a failure is said. */
+interface LogContext {
+  readonly kube: KubePort;
+  readonly namespace: string;
+  readonly options: EvidenceOptions;
+  readonly warnings: string[];
+}
+
+/** Evidence per blocker (by `blockerKey`): its Events first, then its controllers' log lines. */
+export async function gatherEvidence(
+  kube: KubePort,
+  namespace: string,
+  blockers: readonly ObjectSnapshot[],
+  deployments: readonly DeploymentSnapshot[],
+  events: EventsRead,
+  options: EvidenceOptions,
+  warnings: string[],
+): Promise<Map<string, Evidence[]>> {
+  const evidence = new Map<string, Evidence[]>();
+  const add = (key: string, items: readonly Evidence[]): void => {
+    evidence.set(key, [...(evidence.get(key) ?? []), ...items]);
+  };
+  const logJobs = [...controllersOfBlockers(blockers, deployments).values()].slice(0, 8);
+  const eventTargets = blockers.slice(0, MAX_EVENT_BLOCKERS);
+  if (blockers.length > eventTargets.length) {
+    warnings.push(`Events were read for the first ${eventTargets.length} of ${blockers.length} blockers.`);
+  }
+  if (!events.ok && eventTargets.length > 0) {
+    warnings.push(`Could not list events in ${namespace}: ${toUserError(events.error).message}`);
+  }
+  for (const [key, items] of eventEvidence(events, eventTargets)) add(key, items);
+  await mapLimit(logJobs, 4, (job) => logEvidence({ kube, namespace, options, warnings }, job, add));
+  return evidence;
+}
+
+/**
+ * The controllers that own any blocker's finalizer, each with the blockers it owns. Thousands of
+ * blockers share a handful of finalizers: each is matched to controllers once.
+ */
+function controllersOfBlockers(
+  blockers: readonly ObjectSnapshot[],
+  deployments: readonly DeploymentSnapshot[],
+): Map<string, OwnedBy> {
+  const controllers = new Map<string, OwnedBy>();
+  const matched = new Map<string, DeploymentSnapshot[]>();
+  const controllersOf = (f: string, b: ObjectSnapshot): DeploymentSnapshot[] => {
+    const info = lookupFinalizer(f);
+    // An unknown finalizer's likely controller depends on the object's kind too.
+    const key = info ? f : `${f}|${b.apiVersion}|${b.kind}`;
+    let ds = matched.get(key);
+    if (ds === undefined) {
+      ds = info
+        ? matchControllers(info, deployments, f)
+        : guessControllers(f, b, deployments).map((g) => g.deployment);
+      matched.set(key, ds);
+    }
+    return ds;
+  };
+  for (const b of blockers) {
+    for (const f of b.finalizers) {
+      for (const d of controllersOf(f, b)) {
+        const key = `${d.namespace}/${d.name}`;
+        const entry = controllers.get(key) ?? { deployment: d, blockers: [] };
+        // Blockers come one at a time: a repeat (two finalizers, one controller) is the last one.
+        if (entry.blockers[entry.blockers.length - 1] !== b) entry.blockers.push(b);
+        controllers.set(key, entry);
+      }
+    }
+  }
+  return controllers;
+}
+
+/**
+ * The newest five Events about each target, by the object they are about (what a field selector on
+ * involvedObject.kind and .name would have asked the server for, per blocker).
+ */
+function eventEvidence(events: EventsRead, targets: readonly ObjectSnapshot[]): [string, Evidence[]][] {
+  const about = new Map<string, EventSnapshot[]>();
+  for (const e of events.ok ? events.events : []) {
+    const key = `${e.involvedKind}/${e.involvedName}`;
+    const list = about.get(key);
+    if (list === undefined) about.set(key, [e]);
+    else list.push(e);
+  }
+  const out: [string, Evidence[]][] = [];
+  for (const b of targets) {
+    const own = about.get(`${b.kind}/${b.name}`);
+    if (own === undefined) continue;
+    out.push([
+      blockerKey(b),
+      [...own]
+        .sort((x, y) => (y.lastTimestamp ?? "").localeCompare(x.lastTimestamp ?? ""))
+        .slice(0, 5)
+        .map((e) => ({
+          source: "event" as const,
+          from: `Event ${e.reason}${e.source ? ` (${e.source})` : ""}`,
+          text: `${e.message}${e.count > 1 ? ` (×${e.count})` : ""}`,
+          ...(e.lastTimestamp ? { time: e.lastTimestamp } : {}),
+          error: e.type === "Warning",
+        })),
+    ]);
+  }
+  return out;
+}
+
+/** One controller's log lines that name each blocker it owns; a log that cannot be read is a warning. */
+async function logEvidence(
+  ctx: LogContext,
+  { deployment, blockers }: OwnedBy,
+  add: (key: string, items: readonly Evidence[]) => void,
+): Promise<void> {
+  try {
+    const lines = await controllerLogs(ctx.kube, deployment, ctx.options.logTailLines ?? 500);
+    for (const b of blockers) {
+      add(
+        blockerKey(b),
+        evidenceFromLogs(
+          lines,
+          { namespace: ctx.namespace, name: b.name, kind: b.kind, aliases: groupAliases(b) },
+          ctx.options.maxLogEvidence ?? 5,
+        ),
+      );
+    }
+  } catch (err) {
+    ctx.warnings.push(
+      `Could not read logs of ${deployment.namespace}/${deployment.name}: ${toUserError(err).message}`,
+    );
+  }
+}
+
+/** The IngressGroup an Ingress belongs to: the controller logs the group's errors under its name. */
+function groupAliases(b: ObjectSnapshot): string[] {
+  const group = b.kind === "Ingress" ? b.annotations["alb.ingress.kubernetes.io/group.name"] : undefined;
+  return group !== undefined ? [group] : [];
+}
+
+/** The tail of every ready-or-not pod of a controller Deployment, tagged with where it came from. */
+async function controllerLogs(
+  kube: KubePort,
+  d: DeploymentSnapshot,
+  tailLines: number,
+): Promise<{ from: string; line: string }[]> {
+  const selector = Object.entries(d.selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  if (selector === "") return [];
+  const pods = (await kube.listPods(d.namespace, selector)).slice(0, 3);
+  const out: { from: string; line: string }[] = [];
+  const results = await mapLimit(pods, 3, async (p) => {
+    const container =
+      p.containers.find((c) => d.name.includes(c) || c.includes("controller")) ?? p.containers[0];
+    if (!container) return [];
+    const lines = await kube.podLog(p.namespace, p.name, container, tailLines);
+    return lines.map((line) => ({ from: `${p.namespace}/${p.name}/${container}`, line }));
+  });
+  for (const r of results) {
+    if (r.ok) out.push(...r.value);
+    else throw r.error;
+  }
+  return out;
+}
