@@ -130,7 +130,7 @@ module.exports = {
         "A handler returns a result; it never reaches for the surface that shows it (src/slack) nor for the entry points and wiring that call it.",
       severity: "error",
       from: { path: "^commands/" },
-      to: { path: ["^src/slack/", "^src/render/text\\.ts$", ...WIRING] },
+      to: { path: ["^src/slack/", "^src/render/(text|diagnosis-text)\\.ts$", ...WIRING] },
     },
     {
       name: "app-speaks-no-slack",

@@ -11,7 +11,7 @@ import { ownersOf } from "../../../src/diagnosis/owners.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim, type RequestRecord } from "../../sim/kube/index.js";
 

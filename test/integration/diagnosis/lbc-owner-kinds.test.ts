@@ -13,7 +13,7 @@ import { FINALIZERS } from "../../../src/diagnosis/finalizers.js";
 import { planFinalizerRemoval, resolveResourceType } from "../../../src/diagnosis/removal-plan.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { lintMessage } from "../../sim/slack/block-kit-lint.js";
 import { startWorld, type World } from "../../sim/world.js";

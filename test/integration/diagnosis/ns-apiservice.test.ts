@@ -13,7 +13,7 @@ import { parse as parseYaml } from "yaml";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { kubectl } from "../../sim/kube/testing.js";

@@ -8,7 +8,7 @@ import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import type { CauseLink, NamespaceDiagnosis } from "../../../src/diagnosis/types.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { causeSentence, nextStepTexts } from "../../../src/render/diagnosis-prose.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { lostNodeWorld, namespaceFinalizerWorld, webhookBlockedWorld } from "../../sim/kube/stuck-worlds.js";

@@ -16,7 +16,7 @@ import type { Evidence } from "../../../src/diagnosis/types.js";
 import type { EdgeOwner } from "../../../src/edge/model.js";
 import type { ResourceType } from "../../../src/kube/types.js";
 import { causeSentence, nextStepTexts } from "../../../src/render/diagnosis-prose.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { ingressType, lbcDeployment, obj, terminatingNs } from "./fixtures.js";
 

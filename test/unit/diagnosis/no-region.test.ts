@@ -4,7 +4,7 @@ import { AWS_NOT_CHECKED, diagnoseNamespace } from "../../../src/diagnosis/diagn
 import type { AwsPort } from "../../../src/aws/port.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import type { NamespaceSnapshot } from "../../../src/kube/types.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks } from "../../../src/slack/blocks/diagnosis.js";
 
 const ACTIVE: NamespaceSnapshot = {

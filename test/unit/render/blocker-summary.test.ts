@@ -12,7 +12,7 @@ import {
   SUMMARY_FIRST,
   summarizeBlockers,
 } from "../../../src/render/blocker-summary.js";
-import { renderDiagnosisText } from "../../../src/render/text.js";
+import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { lintMessage } from "../../sim/slack/block-kit-lint.js";
 import { held, podType, terminatingNs } from "../diagnosis/fixtures.js";
