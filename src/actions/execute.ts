@@ -21,7 +21,7 @@ import { notifySafely } from "../approvals/notifier.js";
 import { verifyApproval } from "../approvals/verify.js";
 import type { ExecutionResult, RequestState } from "../requests/model.js";
 import { approverIds, isTerminal } from "../requests/model.js";
-import { auditChange, describeAction } from "../requests/action-kinds.js";
+import { actionKind, auditChange, describeAction } from "../requests/action-kinds.js";
 import type { ApprovalRequest } from "../requests/model.js";
 import type { AuditEntry } from "../audit/entry.js";
 import type { RepointApplied } from "./repoint-path.js";
@@ -65,9 +65,6 @@ export type ExecutionOutcome =
 
 /** How long a runner holds a follow-up before another may take it over (it waits on Slack up to 15 s per reply). */
 const FOLLOW_UP_LEASE_MS = 5 * 60_000;
-
-/** The action types something follows once done (waits, replies); a clean-up or a guard has none. */
-const FOLLOWED: ReadonlySet<string> = new Set(["remove-finalizer", "repoint-path"]);
 
 /**
  * Run what follows a request's outcome if it is still in the outbox (an earlier run recorded the
@@ -253,7 +250,10 @@ export async function executeApproved(
       ...(after ? { finalizersAfter: after.finalizers } : {}),
       ...(wrote ? { applied } : {}),
     };
-    const follows = deps.afterDone !== undefined && (state === "DONE" || wrote) && FOLLOWED.has(action.type);
+    const follows =
+      deps.afterDone !== undefined &&
+      (state === "DONE" || wrote) &&
+      actionKind(action).followedBy(action) !== null;
     const finishEntry: AuditEntry = {
       at: result.at,
       actor: system,

@@ -1,12 +1,14 @@
 /**
- * What follows an approved change once the executor made it: the namespace-gone wait after a
- * finalizer removal (or a pointer to the wait already running), the edge waits after a repair.
- * Started from the executor's outcome, in the request's thread.
+ * What follows an approved change once the executor made it: the wait its kind asks for
+ * (`followedBy` in the action-kind table) — the namespace-gone wait after a finalizer removal (or a
+ * pointer to the wait already running), the edge waits after a repair. Started from the executor's
+ * outcome, in the request's thread.
  */
 import type { RepointApplied } from "../actions/repoint-path.js";
 import type { OutcomeState, ThreadEvent } from "../approvals/notifier.js";
-import type { ActionOf } from "../requests/action-kinds.js";
-import type { ApprovalAction, ApprovalRequest, RepointPathAction } from "../requests/model.js";
+import { actionKind } from "../requests/action-kinds.js";
+import type { FollowUp } from "../requests/kind.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import type { EdgeWaitRequest, EdgeWaitTarget } from "../jobs/edge-waits.js";
 import { postKey, type PostLedger } from "../jobs/post-once.js";
 import type { KubePort } from "../kube/port.js";
@@ -54,25 +56,19 @@ export interface AfterOutcomeDeps {
   readonly repaintRepairCard?: (request: ApprovalRequest) => Promise<void>;
 }
 
-/** A kind's follow-up, once its outcome reply is in the thread. */
-type FollowUp<A extends ApprovalAction> = (
+/** The wait of one kind of follow-up, once the outcome reply is in the thread. */
+type Wait<F extends FollowUp> = (
   deps: AfterOutcomeDeps,
   request: ApprovalRequest,
-  action: A,
+  followUp: F,
   thread: PostedMessage,
   applied: RepointApplied | undefined,
 ) => Promise<void>;
 
-/**
- * What each kind of action is followed by, typed over every action type; `null`: nothing to wait
- * for, its outcome says everything (a clean-up says what it deleted; an opened deletion guard's
- * close is already scheduled).
- */
-const FOLLOW_UPS: { readonly [T in ApprovalAction["type"]]: FollowUp<ActionOf<T>> | null } = {
-  "delete-orphans": null,
-  "open-deletion-guard": null,
-  "remove-finalizer": waitForNamespace,
-  "repoint-path": waitForTheEdge,
+/** How each kind of follow-up is waited for, typed over every kind of wait. */
+const WAITS: { readonly [W in FollowUp["wait"]]: Wait<Extract<FollowUp, { readonly wait: W }>> } = {
+  "namespace-gone": waitForNamespace,
+  edge: waitForTheEdge,
 };
 
 /** What to watch once an approved change is made. */
@@ -82,9 +78,8 @@ export function afterOutcome(
   return async (request, applied) => {
     const thread = request.message;
     if (thread === undefined) return;
-    const action = request.action;
-    const follow = FOLLOW_UPS[action.type] as FollowUp<ApprovalAction> | null;
-    if (follow === null) return;
+    const followUp = actionKind(request.action).followedBy(request.action);
+    if (followUp === null) return;
     // The outcome ("Removed…", "Repointed…") first, then what is waited for, in that order.
     if (deps.replyDelivered !== undefined && request.result !== undefined && isOutcome(request.state)) {
       await deps.replyDelivered(request.id, {
@@ -93,7 +88,7 @@ export function afterOutcome(
         message: request.result.message,
       });
     }
-    await follow(deps, request, action, thread, applied);
+    await (WAITS[followUp.wait] as Wait<FollowUp>)(deps, request, followUp, thread, applied);
   };
 }
 
@@ -104,10 +99,9 @@ export function afterOutcome(
 async function waitForNamespace(
   deps: AfterOutcomeDeps,
   request: ApprovalRequest,
-  action: ActionOf<"remove-finalizer">,
+  { namespace }: Extract<FollowUp, { readonly wait: "namespace-gone" }>,
   thread: PostedMessage,
 ): Promise<void> {
-  const namespace = action.target.namespace;
   const ns = await deps.kube.getNamespace(namespace);
   if (ns === null || ns.deletionTimestamp) {
     const started = await deps.startWait(namespace, thread);
@@ -129,7 +123,7 @@ async function waitForNamespace(
 async function waitForTheEdge(
   deps: AfterOutcomeDeps,
   request: ApprovalRequest,
-  action: RepointPathAction,
+  { hostnames, zoneNames }: Extract<FollowUp, { readonly wait: "edge" }>,
   thread: PostedMessage,
   applied: RepointApplied | undefined,
 ): Promise<void> {
@@ -139,11 +133,11 @@ async function waitForTheEdge(
     targets.unshift({
       kind: "route53-insync",
       changeId: c.changeId,
-      zoneName: zoneNameOf(action, c.zoneId),
+      zoneName: zoneNames[c.zoneId] ?? c.zoneId,
     });
   for (const id of applied?.distributions ?? [])
     targets.unshift({ kind: "cloudfront-deployed", distributionId: id });
-  for (const host of action.hostnames)
+  for (const host of hostnames)
     for (const path of deps.healthPaths) targets.push({ kind: "http-ok", url: `https://${host}${path}` });
   const unique = [...new Map(targets.map((t) => [JSON.stringify(t), t])).values()];
   for (const [index, target] of unique.entries()) {
@@ -169,11 +163,6 @@ async function waitForTheEdge(
       return undefined;
     });
   }
-}
-
-function zoneNameOf(action: RepointPathAction, zoneId: string): string {
-  const step = action.steps.find((s) => s.kind === "route53" && s.zoneId === zoneId);
-  return step?.kind === "route53" ? step.zoneName : zoneId;
 }
 
 function isOutcome(state: string): state is OutcomeState {

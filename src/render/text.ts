@@ -2,11 +2,10 @@
  * Plain-text rendering of command results for the terminal (`npm run unstuck -- …`). The same
  * data renders as Block Kit in Slack (`src/slack/blocks`) and as JSON with `--json`.
  */
-import { orphanPlanLines, repointPlanLines, repointTargetLines } from "./repoint-plan.js";
-import { describeAction, type ActionOf } from "../requests/action-kinds.js";
+import { actionKind } from "../requests/action-kinds.js";
 import type { CommandResult, HelpDoc } from "../command-result.js";
 import { renderDiagnosisText } from "./diagnosis-text.js";
-import type { ApprovalAction, ApprovalRequest } from "../requests/model.js";
+import type { ApprovalRequest } from "../requests/model.js";
 import { formatAuditEntry } from "./audit-text.js";
 import { renderOrphansText } from "./orphans-text.js";
 import { renderPreflightText } from "./preflight-text.js";
@@ -52,49 +51,11 @@ export function renderText(result: CommandResult): string {
   }
 }
 
-/** The terminal's words for each kind of request: what it does, and its exact change, whole. */
-interface TerminalWords<A extends ApprovalAction> {
-  readonly what: (a: A) => string;
-  readonly exact: (a: A) => readonly string[];
-}
-
-const TERMINAL_WORDS: { readonly [T in ApprovalAction["type"]]: TerminalWords<ActionOf<T>> } = {
-  "remove-finalizer": {
-    what: (a) => `remove ${a.remove.join(", ")} from ${a.target.kind} ${a.target.namespace}/${a.target.name}`,
-    exact: (a) => [
-      `bound to resourceVersion ${a.precondition.resourceVersion}, finalizers [${a.precondition.finalizers.join(", ")}]`,
-    ],
-  },
-  "repoint-path": {
-    what: (a) => `repoint the traffic path of ${a.hostnames.join(", ")}`,
-    exact: (a) => [
-      ...(a.risks ?? []).map((r) => `RISK: ${r}`),
-      ...repointPlanLines(a),
-      ...repointTargetLines(a).map((l) => `target ${l}`),
-    ],
-  },
-  "open-deletion-guard": {
-    what: (a) =>
-      `allow deleting namespace ${a.namespace} for ${String(Math.round(a.windowSeconds / 60))} min`,
-    exact: (a) => [
-      `bound to namespace uid ${a.precondition.uid}, resourceVersion ${a.precondition.resourceVersion}; preflight ${a.preflight.verdict}: ${a.preflight.summary}`,
-    ],
-  },
-  "delete-orphans": {
-    what: (a) => `delete ${describeAction(a)}`,
-    exact: (a) => orphanPlanLines(a),
-  },
-};
-
-function terminalWords<A extends ApprovalAction>(a: A): TerminalWords<A> {
-  return TERMINAL_WORDS[a.type] as unknown as TerminalWords<A>;
-}
-
 export function renderApprovalText(r: ApprovalRequest, now: Date): string {
   const a = r.action;
   const left = Math.max(0, Math.round((Date.parse(r.expiresAt) - now.getTime()) / 60_000));
   const approvals = r.votes.filter((v) => v.decision === "approve").length;
-  const words = terminalWords(a);
+  const words = actionKind(a).terminal;
   const lines = [
     `Request ${r.id}: ${r.state} — ${words.what(a)}`,
     `  requested by ${r.requester.userId} at ${r.createdAt}; ${approvals}/${r.approvalsRequired} approvals; expires ${r.expiresAt}${r.state === "PENDING" ? ` (in ${left}m)` : ""}`,

@@ -20,7 +20,7 @@
 import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit/entry.js";
 import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observation.js";
 import { clock, plural } from "../util/format.js";
-import type { ApprovalAction } from "../requests/model.js";
+import { ACTION_KINDS } from "../requests/action-kinds.js";
 
 /** An audit entry, with its stream id when it came from Redis (orders entries of the same millisecond). */
 export type TimelineEntry = AuditEntry & { readonly streamId?: string };
@@ -473,17 +473,11 @@ function moved(e: TimelineEntry): string {
   return e.before || e.after ? ` (${span(e.before ?? "—", 20)} → ${span(e.after ?? "—", 20)})` : "";
 }
 
-/** What kind of change a request is, as a noun phrase before its target: one per action type. */
-const ACTION_PHRASE: { readonly [T in ApprovalAction["type"]]: string } = {
-  "remove-finalizer": "finalizer removal on",
-  "repoint-path": "repoint of the",
-  "delete-orphans": "deletion of",
-  "open-deletion-guard": "opening of the",
-};
-
+/** What kind of change a request is, as a noun phrase before its target (its kind's timeline words). */
 function actionPhrase(e: TimelineEntry): string {
   // The audit log is read back: an action type this build does not know is named as it was written.
-  return (ACTION_PHRASE as Readonly<Record<string, string>>)[e.action] ?? `${span(e.action, 40)} on`;
+  const kinds: Readonly<Record<string, { readonly timeline: string } | undefined>> = ACTION_KINDS;
+  return kinds[e.action]?.timeline ?? `${span(e.action, 40)} on`;
 }
 
 /** A Slack user id as Slack issues them: only those become mentions. */

@@ -2,13 +2,12 @@
  * Block Kit for approval requests. The request message is re-rendered from the stored request on every
  * transition (`chat.update`), so it always shows the current state: a reader who scrolls back to it at 03:12
  * sees whether it is still waiting and how it ended; who decided and what happened are in its thread.
- * What each kind of action says is one table, `approval-words.ts`.
+ * What each kind of action says is its entry in the action-kind table (`src/requests/kinds/`).
  */
 import type { ActionsBlock, Button, KnownBlock, View } from "@slack/types";
 import type { AuditEntry, StoredAuditEntry } from "../../audit/entry.js";
 import type { ApprovalRequest, RequestState } from "../../requests/model.js";
-import { describeAction, describeChange } from "../../requests/action-kinds.js";
-import { cardWords } from "./approval-words.js";
+import { actionKind, describeAction, describeChange } from "../../requests/action-kinds.js";
 import type { SlackMessage } from "./message.js";
 import { outcomeSentence } from "./outcome.js";
 import { clip, code, mention, plain, safe, sections, SlackLimit } from "./text.js";
@@ -95,7 +94,7 @@ function button(
 }
 
 function buttons(req: ApprovalRequest): ActionsBlock {
-  const target = cardWords(req.action).holds(req.action);
+  const target = actionKind(req.action).card.holds(req.action);
   return {
     type: "actions",
     block_id: `approval-actions:${req.id}`,
@@ -166,7 +165,7 @@ function requesterText(req: ApprovalRequest): string {
   } else {
     // A kind whose form asks for statements says when a request came without them (the command).
     lines.push(
-      `${who} says why${cardWords(req.action).withoutForm}:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
+      `${who} says why${actionKind(req.action).card.withoutForm}:\n> ${safe(req.reason, 1000).replace(/\n/g, "\n> ")}`,
     );
   }
   lines.push(
@@ -194,7 +193,7 @@ function wholeItems(items: readonly string[], max: number, numbered = false): st
  */
 export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
   const riskAndPlan = [
-    cardWords(req.action).risk(req.action),
+    actionKind(req.action).card.risk(req.action),
     "*Clean-up plan*:",
     req.cleanupPlan.length === 0 ? "_no clean-up plan attached_" : wholeItems(req.cleanupPlan, 20, true),
   ].join("\n");
@@ -206,7 +205,7 @@ export function renderApprovalDetails(req: ApprovalRequest): SlackMessage {
     ...(outcomeText(req) !== undefined ? sections(outcomeText(req) ?? "") : []),
     ...sections(riskAndPlan),
     ...sections(requesterText(req)),
-    ...sections(cardWords(req.action).exact(req.action, req.id)),
+    ...sections(actionKind(req.action).card.exact(req.action, req.id)),
     ...(req.result?.finalizersAfter !== undefined || req.result?.resourceVersionAfter !== undefined
       ? sections(
           [
@@ -266,7 +265,7 @@ export function renderApprovalRequest(req: ApprovalRequest, now: Date): SlackMes
   const a = req.action;
   const pending = req.state === "PENDING";
   const overdue = pending && Date.parse(req.expiresAt) <= now.getTime();
-  const words = cardWords(a);
+  const words = actionKind(a).card;
   const risks = words.risks(a);
   const where = req.cluster !== undefined ? ` in cluster \`${code(req.cluster, 100)}\`` : "";
   const more = req.cleanupPlan.length - 1;

@@ -43,4 +43,39 @@ describe("the action-kind table", () => {
     const orphans = EXAMPLES["delete-orphans"];
     expect(wellFormed({ ...orphans, resources: [{ type: "SecurityGroup", id: "i-0123" }] })).toBe(false);
   });
+
+  it("says what each kind waits for once done, from the plan itself", () => {
+    const finalizer = EXAMPLES["remove-finalizer"];
+    expect(ACTION_KINDS["remove-finalizer"].followedBy(finalizer)).toEqual({
+      wait: "namespace-gone",
+      namespace: finalizer.target.namespace,
+    });
+    const base = EXAMPLES["repoint-path"];
+    const repoint = {
+      ...base,
+      steps: [
+        ...base.steps,
+        { kind: "route53" as const, zoneId: "Z0ABC", zoneName: "example.com.", changes: [], edits: [] },
+      ],
+    };
+    expect(ACTION_KINDS["repoint-path"].followedBy(repoint)).toEqual({
+      wait: "edge",
+      hostnames: base.hostnames,
+      zoneNames: { Z0ABC: "example.com." },
+    });
+    // A clean-up says what it deleted, an opened guard's close is scheduled: nothing to wait for.
+    expect(ACTION_KINDS["delete-orphans"].followedBy(EXAMPLES["delete-orphans"])).toBeNull();
+    expect(ACTION_KINDS["open-deletion-guard"].followedBy(EXAMPLES["open-deletion-guard"])).toBeNull();
+  });
+
+  it("gives every kind its words for every surface: terminal, card and timeline", () => {
+    for (const a of Object.values(EXAMPLES)) {
+      const kind = ACTION_KINDS[a.type] as unknown as (typeof ACTION_KINDS)["repoint-path"];
+      const action = a as unknown as Parameters<typeof kind.change>[0];
+      expect(kind.terminal.what(action), a.type).not.toBe("");
+      expect(kind.card.header(action), a.type).not.toBe("");
+      expect(kind.card.exact(action, "r-1"), a.type).toContain("*Change*");
+      expect(kind.timeline, a.type).toMatch(/^[a-z ]+$/);
+    }
+  });
 });
