@@ -18,7 +18,8 @@
 import { ErrorCode, isPermanent, toUserError, UnstuckError } from "../errors.js";
 import type { ObjectSnapshot } from "../kube/types.js";
 import { notifySafely } from "../approvals/notifier.js";
-import { verifyApproval } from "../approvals/verify.js";
+import { verifyApproval, type SignedRecord, type SignedState } from "../approvals/verify.js";
+import type { ClaimOutcome } from "../approvals/store-types.js";
 import type { ExecutionResult, RequestState } from "../requests/model.js";
 import { approverIds, isTerminal } from "../requests/model.js";
 import { actionKind, auditChange, describeAction } from "../requests/action-kinds.js";
@@ -121,44 +122,33 @@ const OUTCOME_OF = {
   TAMPERED: "tampered",
 } as const satisfies Record<string, ExecutionResult["outcome"]>;
 
+/** Who asked, who approved (as recorded, or as verified) and the exact change: on every entry about a request. */
+function aboutRequest(
+  request: ApprovalRequest | null,
+  approvers?: readonly string[],
+): Pick<AuditEntry, "requester" | "approvers" | "change"> {
+  if (request === null) return {};
+  const ids = approvers ?? approverIds(request);
+  return {
+    requester: { userId: request.requester.userId, teamId: request.requester.teamId },
+    ...(ids.length > 0 ? { approvers: ids } : {}),
+    change: auditChange(request.action),
+  };
+}
+
+const SYSTEM = { kind: "system", component: "executor" } as const;
+
 /**
- * Run one attempt. Returns how it ended; throws only when the job should retry (a transient
- * error on a non-final attempt) or fail without retry (a permanent error, already recorded).
+ * How an attempt ends when its claim is refused: an ended request put back (refused and restored),
+ * one that ended in an earlier run (its follow-up runs here if that run died before it), or none to
+ * run (thrown). `undefined`: the claim holds (claimed or resumed), the attempt goes on.
  */
-export async function executeApproved(
+async function refusedClaim(
   deps: ExecutorDeps,
   requestId: string,
-  attempt: ExecutionAttempt,
-): Promise<ExecutionOutcome> {
-  const { store, audit, now } = deps;
-  const system = { kind: "system", component: "executor" } as const;
-  // The claim's audit entry is written by the claim's own script (it fills in a resumed attempt).
-  const pre = await store.get(requestId);
-  /** Who asked, who approved (as recorded) and the exact change, on every entry about the request. */
-  const about = (
-    request: ApprovalRequest | null,
-    approvers?: readonly string[],
-  ): Pick<AuditEntry, "requester" | "approvers" | "change"> => {
-    if (request === null) return {};
-    const ids = approvers ?? approverIds(request);
-    return {
-      requester: { userId: request.requester.userId, teamId: request.requester.teamId },
-      ...(ids.length > 0 ? { approvers: ids } : {}),
-      change: auditChange(request.action),
-    };
-  };
-  const claimEntry: AuditEntry = {
-    at: now().toISOString(),
-    actor: system,
-    event: "execution.claimed",
-    requestId,
-    action: pre?.action.type ?? "unknown",
-    target: pre ? describeAction(pre.action) : "unknown",
-    ...about(pre),
-    before: "APPROVED",
-    after: "EXECUTING",
-  };
-  const claim = await store.claimExecution(requestId, attempt.token, now(), claimEntry);
+  claim: ClaimOutcome,
+  claimEntry: AuditEntry,
+): Promise<ExecutionOutcome | undefined> {
   if (claim.status === "FINISHED") {
     // It had ended already and its record was put back (an earlier, signed state restored): the claim
     // refused it and restored how it ended; the first refusal wrote the one audit entry.
@@ -167,7 +157,7 @@ export async function executeApproved(
       "refused to execute a finished request put back to an earlier state",
     );
     if (claim.refusedNow) {
-      audit.mirror({
+      deps.audit.mirror({
         ...claimEntry,
         event: "execution.refused",
         before: claim.prior.state,
@@ -193,35 +183,218 @@ export async function executeApproved(
       requestId,
     });
   }
-  const record = await store.getSigned(requestId);
-  const resumed = claim.status === "RESUMED";
-  if (!record) {
-    // Not a record this bot could have written (unparseable): nothing to verify, nothing to act on.
-    const result: ExecutionResult = {
-      outcome: "tampered",
-      message: "Refused: the approval record is unreadable, so it was not executed.",
-      at: now().toISOString(),
-    };
-    const entry: AuditEntry = {
-      at: result.at,
-      actor: system,
-      event: "approval.tampered",
-      requestId,
-      action: "unknown",
-      target: "unknown",
-      before: claim.prior.state,
-      after: "TAMPERED",
-      result: result.message,
-    };
-    await store.finishExecution(requestId, attempt.token, "TAMPERED", result, now(), entry);
-    audit.mirror(entry);
-    deps.log?.error({ requestId }, "refused an unreadable approval record");
-    return { kind: "finished", state: "TAMPERED", result };
+  return undefined;
+}
+
+/** Not a record this bot could have written (unparseable): nothing to verify, nothing to act on. */
+async function refuseUnreadable(
+  deps: ExecutorDeps,
+  requestId: string,
+  attempt: ExecutionAttempt,
+  prior: SignedState,
+): Promise<ExecutionOutcome> {
+  const result: ExecutionResult = {
+    outcome: "tampered",
+    message: "Refused: the approval record is unreadable, so it was not executed.",
+    at: deps.now().toISOString(),
+  };
+  const entry: AuditEntry = {
+    at: result.at,
+    actor: SYSTEM,
+    event: "approval.tampered",
+    requestId,
+    action: "unknown",
+    target: "unknown",
+    before: prior.state,
+    after: "TAMPERED",
+    result: result.message,
+  };
+  await deps.store.finishExecution(requestId, attempt.token, "TAMPERED", result, deps.now(), entry);
+  deps.audit.mirror(entry);
+  deps.log?.error({ requestId }, "refused an unreadable approval record");
+  return { kind: "finished", state: "TAMPERED", result };
+}
+
+/** One claimed attempt at one verified-or-not-yet request: what its steps share. */
+interface Attempt {
+  readonly deps: ExecutorDeps;
+  readonly requestId: string;
+  readonly attempt: ExecutionAttempt;
+  readonly request: ApprovalRequest;
+  readonly target: string;
+  /** The approvers the verification counted, once it has run (before: as recorded). */
+  verified: readonly string[] | undefined;
+}
+
+/**
+ * Record how the attempt ended (with its audit entry and, when something follows it, its outbox
+ * entry, in one script), tell the thread, and start what follows.
+ */
+async function finishAttempt(
+  run: Attempt,
+  state: "DONE" | "STALE" | "FAILED" | "TAMPERED",
+  message: string,
+  after?: ObjectSnapshot,
+  applied?: RepointApplied,
+): Promise<ExecutionOutcome> {
+  const { deps, requestId, request } = run;
+  const { store, now } = deps;
+  const action = request.action;
+  // A STALE repoint may still have applied its first steps: their waits run too.
+  const wrote = applied !== undefined && applied.route53Changes.length + applied.distributions.length > 0;
+  const result: ExecutionResult = {
+    outcome: OUTCOME_OF[state],
+    message,
+    at: now().toISOString(),
+    ...(after?.resourceVersion ? { resourceVersionAfter: after.resourceVersion } : {}),
+    ...(after ? { finalizersAfter: after.finalizers } : {}),
+    ...(wrote ? { applied } : {}),
+  };
+  const follows =
+    deps.afterDone !== undefined &&
+    (state === "DONE" || wrote) &&
+    actionKind(action).followedBy(action) !== null;
+  const finishEntry: AuditEntry = {
+    at: result.at,
+    actor: SYSTEM,
+    event: `execution.${result.outcome}`,
+    requestId,
+    action: action.type,
+    target: run.target,
+    ...aboutRequest(request, run.verified),
+    before: "EXECUTING",
+    after: state,
+    result: message,
+  };
+  // Recorded with the outcome by one script: no crash in between can lose the entry.
+  // The outcome and, when something follows it, the outbox entry that follow-up clears: one step.
+  const done = await store.finishExecution(
+    requestId,
+    run.attempt.token,
+    state,
+    result,
+    now(),
+    finishEntry,
+    follows ? { cluster: deps.cluster ?? "" } : undefined,
+  );
+  if (done.status !== "OK") {
+    deps.log?.warn(
+      { requestId, status: done.status },
+      "execution outcome not recorded: another attempt owns it",
+    );
+    return { kind: "skipped", state: done.state };
   }
+  deps.audit.mirror(finishEntry);
+  await deps.hooks?.afterOutcome?.(requestId);
+  const latest = (await store.get(requestId)) ?? { ...request, state, result };
+  await notifySafely(deps.notifier, deps.log, latest, { kind: "outcome", state, message });
+  if (follows && deps.afterDone !== undefined) {
+    try {
+      // Held while it runs: a sweep finding the entry meanwhile leaves it to this run.
+      await store.claimFollowUp(deps.cluster ?? "", requestId, now(), FOLLOW_UP_LEASE_MS);
+      await deps.afterDone(latest, applied);
+      await store.followUpRan(deps.cluster ?? "", requestId);
+    } catch (err) {
+      // Left in the outbox: the next run of this job, or the sweep, runs it.
+      deps.log?.error(
+        { err, requestId },
+        "could not start the follow-up of an executed request; the sweep retries it",
+      );
+    }
+  }
+  return { kind: "finished", state, result };
+}
+
+/**
+ * Verify the signed record and its votes against the live approver list, and that it is for this
+ * worker's cluster. Returns how the attempt ended when it is refused (TAMPERED, FAILED), else
+ * `undefined` with the verified approvers recorded on the attempt.
+ */
+async function refusedApproval(
+  run: Attempt,
+  record: SignedRecord,
+  prior: SignedState,
+): Promise<ExecutionOutcome | undefined> {
+  const { deps, requestId, request } = run;
+  const refused = (event: string, after: "TAMPERED" | "FAILED", result: string) =>
+    deps.audit.append({
+      at: deps.now().toISOString(),
+      actor: SYSTEM,
+      event,
+      requestId,
+      action: request.action.type,
+      target: run.target,
+      ...aboutRequest(request, run.verified),
+      before: prior.state,
+      after,
+      result,
+    });
+  // Live lookup (no cache): an approver removed since the vote no longer counts.
+  const approvers = await deps.policy.approverIds({ live: true });
+  const verification = verifyApproval({ id: requestId, record, prior, signer: deps.signer, approvers });
+  if (!verification.ok) {
+    const detail = verification.problems.join("; ");
+    const message = `Refused: this approval record failed verification (${detail}). Nothing was changed; someone may have written to the bot's Redis directly.`;
+    deps.log?.error({ requestId, problems: verification.problems }, "refused a tampered approval record");
+    await refused("approval.tampered", "TAMPERED", detail);
+    // Raised loudly by the surfaces, which mark a TAMPERED outcome as an alarm.
+    return await finishAttempt(run, "TAMPERED", message);
+  }
+  run.verified = verification.approvers;
+  // In a fleet the request names (signed) the cluster it is for: a job that reached another
+  // cluster's worker (mis-routed, or put on this queue by hand) is refused, never run here.
+  const misplaced = wrongCluster(request.cluster, deps.cluster);
+  if (misplaced !== undefined) {
+    deps.log?.error(
+      { requestId, requestCluster: request.cluster ?? null, workerCluster: deps.cluster },
+      "refused a request for another cluster",
+    );
+    await refused("execution.wrong-cluster", "FAILED", misplaced);
+    return await finishAttempt(run, "FAILED", `Not executed: ${misplaced} Nothing was changed.`);
+  }
+  return undefined;
+}
+
+/**
+ * Run one attempt. Returns how it ended; throws only when the job should retry (a transient
+ * error on a non-final attempt) or fail without retry (a permanent error, already recorded).
+ */
+export async function executeApproved(
+  deps: ExecutorDeps,
+  requestId: string,
+  attempt: ExecutionAttempt,
+): Promise<ExecutionOutcome> {
+  const { store, now } = deps;
+  // The claim's audit entry is written by the claim's own script (it fills in a resumed attempt).
+  const pre = await store.get(requestId);
+  const claimEntry: AuditEntry = {
+    at: now().toISOString(),
+    actor: SYSTEM,
+    event: "execution.claimed",
+    requestId,
+    action: pre?.action.type ?? "unknown",
+    target: pre ? describeAction(pre.action) : "unknown",
+    ...aboutRequest(pre),
+    before: "APPROVED",
+    after: "EXECUTING",
+  };
+  const claim = await store.claimExecution(requestId, attempt.token, now(), claimEntry);
+  const refusal = await refusedClaim(deps, requestId, claim, claimEntry);
+  if (refusal !== undefined) return refusal;
+  const record = await store.getSigned(requestId);
+  if (!record) return refuseUnreadable(deps, requestId, attempt, claim.prior);
+  const resumed = claim.status === "RESUMED";
   const request = record.request;
   const action = request.action;
-  const target = describeAction(action);
-  audit.mirror({
+  const run: Attempt = {
+    deps,
+    requestId,
+    attempt,
+    request,
+    target: describeAction(action),
+    verified: undefined,
+  };
+  deps.audit.mirror({
     ...claimEntry,
     ...(resumed
       ? {
@@ -231,148 +404,21 @@ export async function executeApproved(
         }
       : {}),
   });
-
-  /** The approvers the verification counted, once it has run (before: as recorded). */
-  let verified: readonly string[] | undefined;
-  const finish = async (
-    state: "DONE" | "STALE" | "FAILED" | "TAMPERED",
-    message: string,
-    after?: ObjectSnapshot,
-    applied?: RepointApplied,
-  ): Promise<ExecutionOutcome> => {
-    // A STALE repoint may still have applied its first steps: their waits run too.
-    const wrote = applied !== undefined && applied.route53Changes.length + applied.distributions.length > 0;
-    const result: ExecutionResult = {
-      outcome: OUTCOME_OF[state],
-      message,
-      at: now().toISOString(),
-      ...(after?.resourceVersion ? { resourceVersionAfter: after.resourceVersion } : {}),
-      ...(after ? { finalizersAfter: after.finalizers } : {}),
-      ...(wrote ? { applied } : {}),
-    };
-    const follows =
-      deps.afterDone !== undefined &&
-      (state === "DONE" || wrote) &&
-      actionKind(action).followedBy(action) !== null;
-    const finishEntry: AuditEntry = {
-      at: result.at,
-      actor: system,
-      event: `execution.${result.outcome}`,
-      requestId,
-      action: action.type,
-      target,
-      ...about(request, verified),
-      before: "EXECUTING",
-      after: state,
-      result: message,
-    };
-    // Recorded with the outcome by one script: no crash in between can lose the entry.
-    // The outcome and, when something follows it, the outbox entry that follow-up clears: one step.
-    const done = await store.finishExecution(
-      requestId,
-      attempt.token,
-      state,
-      result,
-      now(),
-      finishEntry,
-      follows ? { cluster: deps.cluster ?? "" } : undefined,
-    );
-    if (done.status !== "OK") {
-      deps.log?.warn(
-        { requestId, status: done.status },
-        "execution outcome not recorded: another attempt owns it",
-      );
-      return { kind: "skipped", state: done.state };
-    }
-    audit.mirror(finishEntry);
-    await deps.hooks?.afterOutcome?.(requestId);
-    const latest = await store.get(requestId);
-    await notifySafely(deps.notifier, deps.log, latest ?? { ...request, state, result }, {
-      kind: "outcome",
-      state,
-      message,
-    });
-    if (follows && deps.afterDone !== undefined) {
-      try {
-        // Held while it runs: a sweep finding the entry meanwhile leaves it to this run.
-        await store.claimFollowUp(deps.cluster ?? "", requestId, now(), FOLLOW_UP_LEASE_MS);
-        await deps.afterDone(latest ?? { ...request, state, result }, applied);
-        await store.followUpRan(deps.cluster ?? "", requestId);
-      } catch (err) {
-        // Left in the outbox: the next run of this job, or the sweep, runs it.
-        deps.log?.error(
-          { err, requestId },
-          "could not start the follow-up of an executed request; the sweep retries it",
-        );
-      }
-    }
-    return { kind: "finished", state, result };
-  };
-
   try {
-    // Live lookup (no cache): an approver removed since the vote no longer counts.
-    const approvers = await deps.policy.approverIds({ live: true });
-    const verification = verifyApproval({
-      id: requestId,
-      record,
-      prior: claim.prior,
-      signer: deps.signer,
-      approvers,
-    });
-    if (!verification.ok) {
-      const detail = verification.problems.join("; ");
-      const message = `Refused: this approval record failed verification (${detail}). Nothing was changed; someone may have written to the bot's Redis directly.`;
-      deps.log?.error({ requestId, problems: verification.problems }, "refused a tampered approval record");
-      await audit.append({
-        at: now().toISOString(),
-        actor: system,
-        event: "approval.tampered",
-        requestId,
-        action: action.type,
-        target,
-        ...about(request),
-        before: claim.prior.state,
-        after: "TAMPERED",
-        result: detail,
-      });
-      // Raised loudly by the surfaces, which mark a TAMPERED outcome as an alarm.
-      return await finish("TAMPERED", message);
-    }
-    verified = verification.approvers;
-    // In a fleet the request names (signed) the cluster it is for: a job that reached another
-    // cluster's worker (mis-routed, or put on this queue by hand) is refused, never run here.
-    const misplaced = wrongCluster(request.cluster, deps.cluster);
-    if (misplaced !== undefined) {
-      deps.log?.error(
-        { requestId, requestCluster: request.cluster ?? null, workerCluster: deps.cluster },
-        "refused a request for another cluster",
-      );
-      await audit.append({
-        at: now().toISOString(),
-        actor: system,
-        event: "execution.wrong-cluster",
-        requestId,
-        action: action.type,
-        target,
-        ...about(request, verified),
-        before: claim.prior.state,
-        after: "FAILED",
-        result: misplaced,
-      });
-      return await finish("FAILED", `Not executed: ${misplaced} Nothing was changed.`);
-    }
+    const refused = await refusedApproval(run, record, claim.prior);
+    if (refused !== undefined) return refused;
     if (!resumed) await notifySafely(deps.notifier, deps.log, { ...request, state: "EXECUTING" });
     await deps.hooks?.afterClaim?.(requestId);
     // One executor per action type (`executors.ts`): what is approved is done by its own module.
     // An approved change never waits behind diagnoses or on the fleet's request budget.
     const outcome = await withoutSharedBudget(() =>
-      runAction({ deps, request, requestId, resumed, target }, action),
+      runAction({ deps, request, requestId, resumed, target: run.target }, action),
     );
-    return await finish(outcome.state, outcome.message, outcome.object, outcome.applied);
+    return await finishAttempt(run, outcome.state, outcome.message, outcome.object, outcome.applied);
   } catch (err) {
     if (isPermanent(err) || attempt.finalAttempt) {
       const { message } = toUserError(err);
-      await finish("FAILED", `Failed: ${message}`);
+      await finishAttempt(run, "FAILED", `Failed: ${message}`);
     }
     // Transient on a non-final attempt: stay EXECUTING; the retry resumes and re-reads.
     throw err;

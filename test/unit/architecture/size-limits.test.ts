@@ -19,9 +19,7 @@ const RUNTIME_LIMIT = 300;
 const LARGE_FILES: Record<string, number> = {};
 
 /** Functions over the limit (`file#name`), with their length as the ceiling until split: none today. */
-const LONG_FUNCTIONS: Record<string, number> = {
-  "src/actions/execute.ts#executeApproved": 253,
-};
+const LONG_FUNCTIONS: Record<string, number> = {};
 
 function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
