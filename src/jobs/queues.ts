@@ -25,12 +25,11 @@ export function clusterQueueName(name: QueueName, cluster?: string): string {
   return cluster === undefined ? name : `${name}@${cluster}`;
 }
 
+/**
+ * Job names besides the execution jobs, which are named for their action type (`remove-finalizer`,
+ * `repoint-path`, …: one per line of the executor table).
+ */
 export const JobName = {
-  RemoveFinalizer: "remove-finalizer",
-  RepointPath: "repoint-path",
-  DeleteOrphans: "delete-orphans",
-  /** An approved namespace deletion: the bot opens the guard (sets the annotation). */
-  OpenDeletionGuard: "open-deletion-guard",
   /** At the end of the window: take the guard's annotation off again (`deletion-guard.ts`). */
   DeletionGuardClose: "deletion-guard-close",
   /** After a namespace is gone: re-trace its paths until the controller re-created the stack. */
@@ -106,7 +105,7 @@ export function executionJobId(requestId: string): string {
  * action type), not its id.
  */
 export function legacyExecutionJobId(requestId: string): string {
-  return jobId(JobName.RemoveFinalizer, requestId);
+  return jobId("remove-finalizer", requestId);
 }
 
 type JobState = Awaited<ReturnType<Queue["getJobState"]>>;

@@ -19,6 +19,7 @@ import {
   type PathRecheckDeps,
   type PathRecheckResult,
 } from "./path-recheck.js";
+import { EXECUTORS } from "../actions/executors.js";
 import type { GuardCloseData } from "../actions/deletion-guard.js";
 import { closeDeletionGuard, type GuardCloseDeps, type GuardCloseResult } from "./deletion-guard.js";
 import { checkEdgeWait, type EdgeWaitData, type EdgeWaitDeps, type EdgeWaitResult } from "./edge-waits.js";
@@ -69,13 +70,8 @@ function unrecoverable(err: unknown): never {
   throw err;
 }
 
-/** Job names of approved actions: each is an action type, run by the one verifying executor. */
-const EXECUTABLE: ReadonlySet<string> = new Set([
-  JobName.RemoveFinalizer,
-  JobName.RepointPath,
-  JobName.DeleteOrphans,
-  JobName.OpenDeletionGuard,
-]);
+/** Job names of approved actions: each is an action type with an executor, run by the one verifying executor. */
+const EXECUTABLE: ReadonlySet<string> = new Set(Object.keys(EXECUTORS));
 
 export interface ActionsWorkerExtras {
   /** Runs on each `approvals-sweep` job (see `scheduleApprovalSweep`), e.g. `workflow.sweep()`. */
