@@ -7,6 +7,7 @@
  * (`src/actions/executors.ts`), which the pure core cannot hold.
  */
 import type { AuditChange } from "../audit/entry.js";
+import type { ObservationKind } from "../audit/observation.js";
 import type { ApprovalAction } from "./model.js";
 
 /** The action of one type. */
@@ -31,6 +32,11 @@ export interface ActionKind<A extends ApprovalAction> {
   readonly card: CardWords<A>;
   /** What kind of change it is in the timeline, as a noun phrase before its target. */
   readonly timeline: string;
+  /**
+   * The questions a post-mortem draft asks when a request of this kind was filed, given which of the
+   * bot's observations the timeline holds (e.g. no orphan check after a forced removal).
+   */
+  readonly lessons: (observed: (kind: ObservationKind) => boolean) => readonly string[];
   /**
    * What is waited for once it is done, in the request's thread; `null`: nothing, its outcome says
    * everything (a clean-up says what it deleted; an opened guard's close is already scheduled).

@@ -21,6 +21,7 @@ import { REQUEST_POSTED_EVENT, type AuditActor, type AuditEntry } from "../audit
 import { isObservation, ObservationKind, OBSERVED_PREFIX } from "../audit/observation.js";
 import { clock, plural } from "../util/format.js";
 import { ACTION_KINDS } from "../requests/action-kinds.js";
+import { PATH_LESSON } from "../requests/kinds/words.js";
 
 /** An audit entry, with its stream id when it came from Redis (orders entries of the same millisecond). */
 export type TimelineEntry = AuditEntry & { readonly streamId?: string };
@@ -354,32 +355,19 @@ const OBSERVATION_NOUNS: Readonly<Record<string, string>> = {
  */
 function lessonPrompts(entries: readonly TimelineEntry[]): string[] {
   const prompts: string[] = [];
-  const actions = new Set(entries.filter((e) => e.event === "request.created").map((e) => e.action));
-  const diagnosed = entries.some((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.Diagnosis}`);
-  if (diagnosed) {
+  const filed = new Set(entries.filter((e) => e.event === "request.created").map((e) => e.action));
+  const observed = (kind: ObservationKind): boolean =>
+    entries.some((e) => e.event === `${OBSERVED_PREFIX}${kind}`);
+  if (observed(ObservationKind.Diagnosis)) {
     prompts.push(
       "- _Prompt: how long was the namespace Terminating before someone read its remaining finalizers and blocking objects?_",
     );
   }
-  if (actions.has("remove-finalizer")) {
-    prompts.push(
-      "- _Prompt: when the finalizer was removed, were the cause confirmed, recovery the priority, and a clean-up plan in place?_",
-      "- _Prompt: was the deletion that started this necessary, and what would have blocked it (approval, admission policy, one owner per namespace)?_",
-    );
-    if (!entries.some((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.OrphanCheck}`)) {
-      prompts.push(
-        "- _Prompt: no orphan check is recorded after the forced removal: who checks ALB/TG/SG/ENI and old DNS names?_",
-      );
-    }
+  // Each kind filed asks its own questions, in the table's order, once each.
+  for (const [type, kind] of Object.entries(ACTION_KINDS)) {
+    if (filed.has(type)) prompts.push(...kind.lessons(observed).filter((l) => !prompts.includes(l)));
   }
-  if (
-    actions.has("repoint-path") ||
-    entries.some((e) => e.event === `${OBSERVED_PREFIX}${ObservationKind.PathRecheck}`)
-  ) {
-    prompts.push(
-      "- _Prompt: when the load balancer was replaced, what would have checked the whole path Route 53 → CloudFront → ALB at once?_",
-    );
-  }
+  if (observed(ObservationKind.PathRecheck) && !prompts.includes(PATH_LESSON)) prompts.push(PATH_LESSON);
   if (prompts.length > 0) prompts.unshift("Questions this timeline raises:", "");
   if (prompts.length > 0) prompts.push("");
   return prompts;

@@ -58,5 +58,6 @@ export const deleteOrphans: ActionKind<ActionOf<"delete-orphans">> = {
     withoutForm: "",
   },
   timeline: "deletion of",
+  lessons: () => [],
   followedBy: () => null,
 };

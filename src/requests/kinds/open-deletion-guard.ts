@@ -54,5 +54,6 @@ export const openDeletionGuard: ActionKind<ActionOf<"open-deletion-guard">> = {
     withoutForm: "",
   },
   timeline: "opening of the",
+  lessons: () => [],
   followedBy: () => null,
 };

@@ -2,6 +2,7 @@
  * Removing finalizers from one object: the patch is exactly the one its precondition implies, bound
  * to the object's resourceVersion and finalizers as read. Its executor is `src/actions/finalizer.ts`.
  */
+import { ObservationKind } from "../../audit/observation.js";
 import { buildFinalizerPatch } from "../../kube/finalizer-patch.js";
 import { code, safe } from "../../slack/blocks/text.js";
 import type { ActionKind, ActionOf } from "../kind.js";
@@ -59,5 +60,14 @@ export const removeFinalizer: ActionKind<ActionOf<"remove-finalizer">> = {
       " (asked without the form, so cause, recovery-first and clean-up were not confirmed one by one)",
   },
   timeline: "finalizer removal on",
+  lessons: (observed) => [
+    "- _Prompt: when the finalizer was removed, were the cause confirmed, recovery the priority, and a clean-up plan in place?_",
+    "- _Prompt: was the deletion that started this necessary, and what would have blocked it (approval, admission policy, one owner per namespace)?_",
+    ...(observed(ObservationKind.OrphanCheck)
+      ? []
+      : [
+          "- _Prompt: no orphan check is recorded after the forced removal: who checks ALB/TG/SG/ENI and old DNS names?_",
+        ]),
+  ],
   followedBy: (a) => ({ wait: "namespace-gone", namespace: a.target.namespace }),
 };

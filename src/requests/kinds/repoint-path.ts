@@ -8,7 +8,7 @@ import { repointPlanLines, repointTargetLine, repointTargetLines } from "../../r
 import { code, safe } from "../../slack/blocks/text.js";
 import type { ActionKind, ActionOf } from "../kind.js";
 import type { RepointPathAction } from "../model.js";
-import { asPlanned, codeBlock, NO_EVIDENCE } from "./words.js";
+import { asPlanned, codeBlock, NO_EVIDENCE, PATH_LESSON } from "./words.js";
 
 /** A repoint plan whose Route 53 batches are DELETE/CREATE pairs of one record and whose origins change. */
 function wellFormedRepoint(action: RepointPathAction): boolean {
@@ -95,6 +95,7 @@ export const repointPath: ActionKind<ActionOf<"repoint-path">> = {
     withoutForm: "",
   },
   timeline: "repoint of the",
+  lessons: () => [PATH_LESSON],
   followedBy: (a) => ({
     wait: "edge",
     hostnames: a.hostnames,

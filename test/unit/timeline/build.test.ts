@@ -191,6 +191,45 @@ describe("buildTimeline", () => {
   });
 });
 
+describe("the questions a timeline raises", () => {
+  const observation = (at: string, kind: string): TimelineEntry =>
+    entry(at, { kind: "system", component: "waits" }, `observed.${kind}`, {
+      requestId: "",
+      action: "observe",
+      target: "namespace myapp",
+    });
+  const prompts = (entries: TimelineEntry[]): string[] =>
+    buildTimeline(entries)
+      .markdown.split("\n")
+      .filter((l) => l.startsWith("- _Prompt:"));
+
+  it("asks each filed kind's own questions, and about orphans only when none were checked", () => {
+    const unchecked = prompts(lifecycle);
+    expect(unchecked.some((p) => p.includes("when the finalizer was removed"))).toBe(true);
+    expect(unchecked.some((p) => p.includes("no orphan check is recorded"))).toBe(true);
+    expect(unchecked.some((p) => p.includes("whole path Route 53"))).toBe(false);
+    const checked = prompts([...lifecycle, observation("08:55:00", "orphan-check")]);
+    expect(checked.some((p) => p.includes("no orphan check is recorded"))).toBe(false);
+    expect(checked.some((p) => p.includes("when the finalizer was removed"))).toBe(true);
+  });
+
+  it("asks about the whole path once, after a repoint and a path re-check alike", () => {
+    const repoint = entry("09:10:00", alice, "request.created", {
+      requestId: OTHER,
+      action: "repoint-path",
+      target: "traffic path of test.example.com",
+    });
+    const both = prompts([...lifecycle, repoint, observation("09:20:00", "path-recheck")]);
+    expect(both.filter((p) => p.includes("whole path Route 53"))).toHaveLength(1);
+    const recheckOnly = prompts([...lifecycle, observation("09:20:00", "path-recheck")]);
+    expect(recheckOnly.filter((p) => p.includes("whole path Route 53"))).toHaveLength(1);
+    // The forced removal's questions come first, as the kind table orders them.
+    expect(both.findIndex((p) => p.includes("finalizer was removed"))).toBeLessThan(
+      both.findIndex((p) => p.includes("whole path Route 53")),
+    );
+  });
+});
+
 describe("helpers", () => {
   it("span neutralises and bounds", () => {
     expect(span("a`b<c>d\r\ne", 100)).toBe("`aˋb‹c›d e`");
