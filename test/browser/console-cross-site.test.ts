@@ -20,7 +20,7 @@ import type { Runtime } from "../../src/runtime.js";
 import { botEnv, startRuntime } from "../e2e/bot-env.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { CONSOLE_TOKEN_HEADER, startConsole, type SlackConsole } from "../sim/slack/console/server.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { launchChromium, screenshot } from "./browser.js";
@@ -241,7 +241,7 @@ describe("the local Slack console refuses other sites", () => {
       for (const s of statuses()) expect(s, JSON.stringify(s)).toMatchObject({ status: 403 });
       await page.close();
       // Give anything that got through time to reach the bot, Redis and the fake Slack.
-      await new Promise((r) => setTimeout(r, 1_500));
+      await pause(1_500);
       expect(await snapshot()).toEqual(before);
     },
   );

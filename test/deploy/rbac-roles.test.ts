@@ -23,7 +23,7 @@ import { parseAllDocuments } from "yaml";
 import { loadConfig } from "../../src/config.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { startAwsSim, type AwsSim } from "../sim/aws/index.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import type { KubeObject } from "../sim/kube/object.js";
@@ -147,8 +147,6 @@ function accesses(rule: Rule): string[] {
     rule.apiGroups.flatMap((g) => rule.resources.map((r) => `${v} ${g}/${r}`)),
   );
 }
-
-const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** What `account` is granted, `verb group/resource` → the ClusterRole granting it. */
 function grantsOf(rendered: readonly Obj[], account: string): Map<string, string> {
@@ -396,7 +394,7 @@ describe.each(LAYOUTS)(
       );
       // Stopped, so that the watches are recorded too (once the simulator has seen them close).
       for (const r of runtimes.values()) await r.stop();
-      await settle(500);
+      await pause(500);
 
       for (const role of layout.roles) {
         const { refused, unused } = inventory(rendered, sim.requests(), accounts.get(role) ?? "");

@@ -20,7 +20,7 @@ import { closeWorker, createActionsWorker } from "../../src/jobs/workers.js";
 import { registerApprovalActions, type RemovalRequestInput } from "../../src/slack/approvals.js";
 import { createSlackApprovalNotifier, createSlackDirectory } from "../../src/slack/notifier.js";
 import { ApprovalActionId, renderApprovalRequest } from "../../src/slack/blocks/approval.js";
-import { eventually } from "../helpers/eventually.js";
+import { requestSettled } from "../helpers/requests.js";
 import { connect, deleteKeys, uniquePrefix } from "../helpers/redis.js";
 import { testSigner } from "../integration/approvals/helpers/harness.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
@@ -291,15 +291,8 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
       return m;
     },
     patches: () => sim.requests().filter((r) => r.method === "PATCH" && r.path === INGRESS_PATH),
-    settled(id, states = ["DONE", "FAILED", "STALE"], timeoutMs = 15_000) {
-      return eventually(
-        async () => {
-          const r = await store.get(id);
-          return r && states.includes(r.state) ? r : undefined;
-        },
-        timeoutMs,
-        `request ${id} in ${states.join("/")}`,
-      );
+    settled(id, states, timeoutMs) {
+      return requestSettled(store, id, states, timeoutMs);
     },
     async stop() {
       if (worker) await closeWorker(worker);

@@ -48,11 +48,9 @@ describe("approval race", () => {
     expect(f.patches()).toHaveLength(1);
 
     // The message ends showing DONE (never painted back to APPROVED by a slower notification).
-    const deadline2 = Date.now() + 10_000;
-    while (!(f.message(ts).text ?? "").includes("[DONE]")) {
-      if (Date.now() > deadline2) throw new Error(`message not DONE: ${f.message(ts).text ?? ""}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await eventuallyTrue(() => (f.message(ts).text ?? "").includes("[DONE]"), 10_000, "the message DONE", {
+      state: () => `message: ${f.message(ts).text ?? ""}`,
+    });
     const audit = await f.audit.forRequest(request.id);
     expect(audit.filter((e) => e.event === "vote.approve")).toHaveLength(1);
     expect(f.h.fake.thread(CHANNEL, ts).filter((m) => m.text?.includes("approved") === true)).toHaveLength(1);

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { forceRemoveSeedFinalizer } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
 import { postSigned, viewSubmissionBody } from "../sim/slack/index.js";
@@ -209,10 +209,10 @@ describe("repairing the traffic path through the approval", () => {
       20_000,
       "the third form saying there is nothing to repair",
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await pause(300);
     expect(s.fake.message(CHANNEL, cardTs)?.updates).toBe(updates);
     expect(JSON.stringify(answer)).not.toContain('"type":"input"');
-    await new Promise((r) => setTimeout(r, 500));
+    await pause(500);
     expect(
       s.fake.calls().filter((c) => JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE)),
     ).toHaveLength(requests.length);
@@ -318,7 +318,7 @@ describe("repairing the traffic path through the approval", () => {
       "every wait's result in the repair's thread",
     );
     // Give a repeated result (the design this replaces) the time to show up.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await pause(1_500);
     const replies = s.fake.thread(CHANNEL, rts);
     const texts = replies.map((m) => m.text ?? "");
     expect(texts, texts.join("\n")).toHaveLength(2 + waits.length);

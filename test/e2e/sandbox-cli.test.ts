@@ -10,7 +10,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { client, REDIS_URL } from "../helpers/redis.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 
 const running: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
@@ -97,7 +97,7 @@ describe("the sandbox and the terminal CLI", () => {
     expect(out()).not.toContain("needs DNS and HTTP access");
     expect(out()).toMatch(/test\.example\.com\* — DNS addresses [\d.]+/);
     // The path re-check edits its status every few seconds: the terminal shows it once.
-    await new Promise((r) => setTimeout(r, 4_000));
+    await pause(4_000);
     expect(out().split("Waiting for the controller to re-create").length - 1).toBe(1);
 
     // The file, from the browser console's API (as its download link fetches it).

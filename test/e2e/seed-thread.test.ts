@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { recreateSeed } from "../sim/argo-sync.js";
 import { buttonValue } from "./block-kit.js";
 import {
@@ -74,7 +74,7 @@ describe("the seed incident's thread, as read", () => {
       30_000,
       "both names answering on both paths",
     );
-    await new Promise((r) => setTimeout(r, 1_500));
+    await pause(1_500);
 
     const read = channelMessages(s.fake, CHANNEL);
     const total = read.reduce((n, m) => n + m.text.length, 0);

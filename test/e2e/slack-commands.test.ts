@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import type { KubePort } from "../../src/kube/port.js";
 import { namespaceOnlyKube } from "../helpers/namespace-only-kube.js";
+import { pause } from "../helpers/eventually.js";
 import type { NamespaceSnapshot } from "../../src/kube/types.js";
 import type { ActionContext } from "../../src/slack/actions.js";
 import { registerActions } from "../../src/slack/actions.js";
@@ -123,7 +124,7 @@ describe("slash command over HTTP (all channels allowed)", () => {
       });
       const sent = await postSigned(h.eventsUrl, h.signingSecret, body);
       expect(sent.status).toBe(200);
-      await new Promise((r) => setTimeout(r, 500));
+      await pause(500);
       expect(stolen).toEqual([]);
       expect(apiCalls(h)).toEqual([]);
       expect(h.kubeCalls()).toEqual([]);

@@ -17,7 +17,7 @@ import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { EVENT_CLAIM_TTL_SECONDS } from "../../src/slack/event-dedupe.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { appMentionBody, postSignedJson, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { botEnv } from "./bot-env.js";
 import { messageText } from "./slack-harness.js";
@@ -25,8 +25,6 @@ import { messageText } from "./slack-harness.js";
 const SECRET = "event-retries-signing-secret";
 const TOKEN = "xoxb-event-retries-token";
 const CHANNEL = "C0INCIDENT";
-
-const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 let sim: KubeSim;
 let fake: FakeSlack;
@@ -100,7 +98,7 @@ async function answered(threadTs: string): Promise<ReturnType<typeof answersIn>>
     20_000,
     "the timeline file shared",
   );
-  await settle(1_500);
+  await pause(1_500);
   return answersIn(threadTs);
 }
 
@@ -153,7 +151,7 @@ describe("an event Slack delivers again is answered once", () => {
       const retry = await postSignedJson(replicas[n % 2] ?? "", SECRET, m.body, undefined, retryHeaders(n));
       expect(retry.status).toBe(200);
     }
-    await settle(1_500);
+    await pause(1_500);
     expect(answersIn(m.threadTs)).toEqual({ cards: 1, uploads, shared: 1, files: 1 });
 
     // A new event (its own event_id) is a new question.

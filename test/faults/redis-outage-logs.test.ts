@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { keyEnv } from "../helpers/keys.js";
 import {
   freePort,
@@ -74,7 +74,7 @@ describe("a Redis outage under a running bot", () => {
     );
     const before = current.stdout().length;
     await redis.stop();
-    await new Promise((r) => setTimeout(r, OUTAGE_MS));
+    await pause(OUTAGE_MS);
     const duringOut = current.stdout().slice(before);
     const duringErr = current.stderr();
     redis = await startPrivateRedis(["--save", "", "--appendonly", "no"], redis.port);

@@ -42,7 +42,7 @@ import { buttonValue } from "../e2e/block-kit.js";
 import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { FAST_LBC } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { mulberry32 } from "../security/hostile.js";
 import { runMain, startPrivateRedis, stopChild, type MainRun } from "./helpers.js";
 import { clickButton } from "../helpers/slack-click.js";
@@ -369,7 +369,7 @@ async function seedFlow(r: Run, fault: Fault, step: Step, random: () => number) 
     "every wait's result in the repair's thread",
   );
   // Time for anything doubled or stale to show itself.
-  await new Promise((res) => setTimeout(res, 1_500));
+  await pause(1_500);
   return { removal, repair, results };
 }
 

@@ -14,7 +14,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import {
   blockActionsBody,
   postSigned,
@@ -150,7 +150,7 @@ describe("SIGTERM while an approved change is being executed", () => {
       20_000,
       "the request EXECUTING",
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    await pause(1_000);
     expect(sim.store.get(...INGRESS)?.metadata?.finalizers).toEqual(["ingress.k8s.aws/resources"]);
 
     const signalled = Date.now();

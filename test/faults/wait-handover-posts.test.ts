@@ -21,7 +21,7 @@ import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
 import { startWorld, type World } from "../sim/world.js";
 import { testWaits } from "../helpers/keys.js";
@@ -179,7 +179,7 @@ describe("a wait whose job runs again after it said its outcome", () => {
       15_000,
       "both waits finished",
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    await pause(1_000);
 
     // Each wait's one status message, posted once, ends on its result; no result is posted again.
     expect(posts(DEPLOYED)).toHaveLength(0);

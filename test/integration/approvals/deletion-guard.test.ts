@@ -41,7 +41,8 @@ import { join } from "node:path";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { alice, bob, CHANNEL, createHarness, type Harness } from "./helpers/harness.js";
 import { keyEnv, strangerGuardSigner, testGuardSigner, testWaitSeal, testWaits } from "../../helpers/keys.js";
-import { eventually } from "../../helpers/eventually.js";
+import { eventually, pause } from "../../helpers/eventually.js";
+import { requestSettled } from "../../helpers/requests.js";
 import { connect, deleteKeys, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
 const KEY = DELETION_APPROVED_ANNOTATION;
@@ -192,17 +193,6 @@ async function requestFor(r: Rig, namespace: string): Promise<ApprovalRequest> {
   return result.request;
 }
 
-async function settled(r: Rig, id: string): Promise<ApprovalRequest> {
-  return eventually(
-    async () => {
-      const req = await r.h.store.get(id);
-      return req && ["DONE", "FAILED", "STALE"].includes(req.state) ? req : undefined;
-    },
-    15_000,
-    `request ${id} to finish`,
-  );
-}
-
 async function closeJobDone(r: Rig, id: string): Promise<void> {
   await eventually(
     async () => {
@@ -237,7 +227,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     expect(annotationOf(r.sim, "shop")).toBeUndefined();
 
     await r.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
-    const done = await settled(r, request.id);
+    const done = await requestSettled(r.h.store, request.id);
     expect(done.state, done.result?.message).toBe("DONE");
     expect(done.result?.message).toContain(`${KEY} for request ${request.id}`);
     // Opened: the annotation carries this request's id and window, signed for this namespace (until
@@ -279,7 +269,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     createNamespace(fast.sim, "shop");
     const request = await requestFor(fast, "shop");
     await fast.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
-    const ended = await settled(fast, request.id);
+    const ended = await requestSettled(fast.h.store, request.id);
     expect(ended.state).toBe("STALE");
     expect(ended.result?.message).toMatch(/approved window of 60 s .* has passed/);
     expect(annotationOf(fast.sim, "shop")).toBeUndefined();
@@ -288,7 +278,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     createNamespace(ahead.sim, "cart");
     const second = await requestFor(ahead, "cart");
     await ahead.workflow.vote(second.id, bob, "approve", { channelId: CHANNEL });
-    expect((await settled(ahead, second.id)).state).toBe("DONE");
+    expect((await requestSettled(ahead.h.store, second.id)).state).toBe("DONE");
     const voted = (await ahead.h.store.get(second.id))?.votes.find((v) => v.decision === "approve")?.at ?? "";
     const uid = ahead.sim.store.get("v1", "Namespace", undefined, "cart")?.metadata?.uid ?? "";
     const until = guardSigner.verify(annotationOf(ahead.sim, "cart"), { namespace: "cart", uid })?.until;
@@ -301,7 +291,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
     createNamespace(r.sim, "shop");
     const request = await requestFor(r, "shop");
     await r.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
-    expect((await settled(r, request.id)).state).toBe("DONE");
+    expect((await requestSettled(r.h.store, request.id)).state).toBe("DONE");
     // Another (later) opening replaced it before this one's window ended.
     const ns = r.sim.store.get("v1", "Namespace", undefined, "shop");
     if (!ns?.metadata) throw new Error("no namespace");
@@ -341,10 +331,10 @@ describe("approve-delete: the deletion guard the bot opens", () => {
 
     await r.workflow.vote(recreated.id, bob, "approve", { channelId: CHANNEL });
     await r.workflow.vote(changed.id, bob, "approve", { channelId: CHANNEL });
-    const a = await settled(r, recreated.id);
+    const a = await requestSettled(r.h.store, recreated.id);
     expect(a.state).toBe("STALE");
     expect(a.result?.message).toMatch(/different namespace now \(re-created/);
-    const b = await settled(r, changed.id);
+    const b = await requestSettled(r.h.store, changed.id);
     expect(b.state).toBe("STALE");
     expect(b.result?.message).toMatch(/changed since approval \(resourceVersion/);
     expect(annotationOf(r.sim, "shop")).toBeUndefined();
@@ -383,7 +373,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
   ): Promise<{ request: ApprovalRequest; value: string; until: Date }> {
     const request = await requestFor(r, name);
     await r.workflow.vote(request.id, bob, "approve", { channelId: CHANNEL });
-    const done = await settled(r, request.id);
+    const done = await requestSettled(r.h.store, request.id);
     expect(done.state, done.result?.message).toBe("DONE");
     const value = annotationOf(r.sim, name);
     const until = parseGuardValue(value)?.until;
@@ -498,7 +488,7 @@ describe("approve-delete: the deletion guard the bot opens", () => {
       });
     }
     // A few passes later the open window is still open.
-    await new Promise((resolve) => setTimeout(resolve, 4 * RECONCILE.everyMs));
+    await pause(4 * RECONCILE.everyMs);
     expect(annotationOf(r.sim, "open")).toBe(open);
     const events = (await r.h.audit.latest(50)).map((e) => `${e.event} ${e.target}`);
     expect(events).toEqual(
@@ -592,7 +582,7 @@ describe("the reconcile loop in the runtime", () => {
 
     const bot = await start("bot");
     try {
-      await new Promise((resolve) => setTimeout(resolve, 6 * RECONCILE.everyMs));
+      await pause(6 * RECONCILE.everyMs);
       expect(annotationOf(sim, "shop")).toBe(expired);
     } finally {
       await bot.stop();

@@ -3,7 +3,6 @@ import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { executeApproved, type ExecutionOutcome } from "../../../src/actions/execute.js";
-import type { ApprovalRequest } from "../../../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../../../src/errors.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import {
@@ -28,6 +27,7 @@ import {
   type Harness,
 } from "../approvals/helpers/harness.js";
 import { eventually } from "../../helpers/eventually.js";
+import { requestSettled } from "../../helpers/requests.js";
 import { actionsExecuted } from "../../../src/ops/metrics.js";
 import { connect, uniquePrefix } from "../../helpers/redis.js";
 
@@ -94,17 +94,6 @@ function rig(options: { approvalsRequired?: number; attempts?: number; failEnque
   };
 }
 
-async function settled(h: Harness, id: string): Promise<ApprovalRequest> {
-  return eventually(
-    async () => {
-      const r = await h.store.get(id);
-      return r && ["DONE", "FAILED", "STALE"].includes(r.state) ? r : undefined;
-    },
-    15_000,
-    `request ${id} to finish`,
-  );
-}
-
 async function failedJob(r: Rig, id: string): Promise<Job> {
   return eventually(
     async () => {
@@ -123,7 +112,7 @@ describe("execution of approved requests", () => {
     seedIngress(r.h, ["ingress.k8s.aws/resources", "example.com/keep"]);
     const req = await requestRemoval(r.h, alice, { finalizer: "ingress.k8s.aws/resources" });
     await r.h.workflow.vote(req.id, bob, "approve");
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("DONE");
     expect(done.result?.finalizersAfter).toEqual(["example.com/keep"]);
     expect(r.h.fake.applied).toHaveLength(1);
@@ -152,7 +141,7 @@ describe("execution of approved requests", () => {
       "example.com/new",
     ]);
     r.startWorker();
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("STALE");
     expect(done.result?.message).toContain(
       `resourceVersion ${before.resourceVersion} → ${after.resourceVersion}`,
@@ -170,7 +159,7 @@ describe("execution of approved requests", () => {
     await r.h.workflow.vote(req.id, bob, "approve");
     r.h.fake.deleteObject(INGRESS, "myapp", "myapp-worker-ingress");
     r.startWorker();
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("STALE");
     expect(done.result?.message).toContain("object is gone");
   });
@@ -209,7 +198,7 @@ describe("execution of approved requests", () => {
       },
     };
     r.startWorker(racing);
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("STALE");
     expect(done.result?.message).toContain("between the check and the patch");
     expect(fake.patchRequests).toBe(1);
@@ -224,7 +213,7 @@ describe("execution of approved requests", () => {
     r.h.fake.failNext("removeFinalizers", new UnstuckError(ErrorCode.Unreachable, "connection reset"));
     r.startWorker();
     await r.h.workflow.vote(req.id, bob, "approve");
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("DONE");
     // The throttled read costs one job attempt; the reset patch is resolved within the next one:
     // a re-read shows the object unchanged, so the same patch is sent again.
@@ -241,7 +230,7 @@ describe("execution of approved requests", () => {
     r.h.fake.failNext("getObject", new UnstuckError(ErrorCode.Unreachable, "API server unreachable"));
     r.startWorker();
     await r.h.workflow.vote(req.id, bob, "approve");
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("FAILED");
     expect(done.result?.message).toContain("API server unreachable");
     expect((await failedJob(r, req.id)).attemptsMade).toBe(2);
@@ -258,7 +247,7 @@ describe("execution of approved requests", () => {
     );
     r.startWorker();
     await r.h.workflow.vote(req.id, bob, "approve");
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("FAILED");
     expect(done.result?.message).toContain("cannot patch ingresses");
     const job = await failedJob(r, req.id);
@@ -278,7 +267,7 @@ describe("execution of approved requests", () => {
     );
     // A retried Slack request enqueueing again must collapse into the same job.
     await executionEnqueuer(r.queues.actions)((await r.h.store.get(req.id))!);
-    const done = await settled(r.h, req.id);
+    const done = await requestSettled(r.h.store, req.id);
     expect(done.state).toBe("DONE");
     expect(r.h.fake.applied).toHaveLength(1);
     expect(r.h.fake.patchRequests).toBe(1);
@@ -293,7 +282,7 @@ describe("execution of approved requests", () => {
     seedIngress(r.h);
     const req = await requestRemoval(r.h);
     await r.h.workflow.vote(req.id, bob, "approve");
-    await settled(r.h, req.id);
+    await requestSettled(r.h.store, req.id);
     const again = await executeApproved(
       {
         store: r.h.store,
@@ -342,7 +331,7 @@ describe("execution of approved requests", () => {
     expect(await r.h.workflow.requeueApproved(60_000)).toEqual([]); // still within the grace period
     r.h.clock.advance(60_000);
     expect(await r.h.workflow.requeueApproved(30_000)).toEqual([req.id]);
-    expect((await settled(r.h, req.id)).state).toBe("DONE");
+    expect((await requestSettled(r.h.store, req.id)).state).toBe("DONE");
     expect(await r.h.workflow.requeueApproved(0)).toEqual([]);
     const events = (await r.h.audit.forRequest(req.id)).map((e) => e.event);
     expect(events).toEqual(
@@ -367,7 +356,7 @@ describe("execution of approved requests", () => {
     expect(await r.queues.actions.getJob(executionJobId(req.id))).toBeUndefined();
     expect(await r.queues.actions.count()).toBe(1);
     r.startWorker();
-    expect((await settled(r.h, req.id)).state).toBe("DONE");
+    expect((await requestSettled(r.h.store, req.id)).state).toBe("DONE");
     // Once ended, the sweep still finds it under the old id and adds nothing.
     await r.h.workflow.requeueApproved(0);
     expect(await r.queues.actions.getJob(executionJobId(req.id))).toBeUndefined();
@@ -385,7 +374,7 @@ describe("execution of approved requests", () => {
     seedIngress(r.h, ["ingress.k8s.aws/resources"]);
     const req = await requestRemoval(r.h);
     await r.h.workflow.vote(req.id, bob, "approve");
-    expect((await settled(r.h, req.id)).state).toBe("DONE");
+    expect((await requestSettled(r.h.store, req.id)).state).toBe("DONE");
     await eventually(async () => ((await count("done")) === done0 + 1 ? true : undefined), 5000, "the count");
     // The same job delivered again finds the request ended: nothing runs, nothing is counted.
     await r.queues.actions.add(req.action.type, { requestId: req.id }, { jobId: `again.${req.id}` });

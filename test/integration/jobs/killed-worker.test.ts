@@ -12,7 +12,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim } from "../../sim/kube/index.js";
 import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
 import { TEST_BOT_KEY, TEST_WORKER_KEY } from "../../helpers/keys.js";
-import { eventually } from "../../helpers/eventually.js";
+import { eventually, pause } from "../../helpers/eventually.js";
 import { connect, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/actions-worker.ts", import.meta.url));
@@ -192,7 +192,7 @@ describe("a worker killed mid-execution (kube simulator, real adapter)", () => {
     expect(patches()).toHaveLength(1);
     await eventually(() => (followUps.length > 0 ? true : undefined), 20_000, "the follow-up to run");
     // The re-delivered job and the sweep both find the outbox entry; only one runs it.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await pause(1_500);
     expect(followUps).toEqual([req.id]);
     expect(await h.store.followUpPending("", req.id)).toBe(false);
   });
@@ -205,7 +205,7 @@ describe("a worker killed mid-execution (kube simulator, real adapter)", () => {
       20_000,
       "the sweep to run the follow-up",
     );
-    await new Promise((r) => setTimeout(r, 1_500));
+    await pause(1_500);
     expect(followUps).toEqual([req.id]);
     expect(patches()).toHaveLength(1);
     expect(await h.store.followUpPending("", req.id)).toBe(false);

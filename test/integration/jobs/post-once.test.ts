@@ -20,7 +20,7 @@ import { createWaitsWorker } from "../../../src/jobs/workers.js";
 import { createSlackApprovalNotifier, createSlackThreadReporter } from "../../../src/slack/notifier.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
 import { FakeKube } from "../approvals/helpers/fake-kube.js";
-import { eventually } from "../../helpers/eventually.js";
+import { eventually, pause } from "../../helpers/eventually.js";
 import { connect, deleteKeys, uniquePrefix } from "../../helpers/redis.js";
 import { testProcessKeys, testWaitSeal, testWaits } from "../../helpers/keys.js";
 
@@ -66,8 +66,6 @@ const postsIn = (fake: FakeSlack, re: RegExp): number =>
     .calls()
     .filter((c) => c.method === "chat.postMessage" && c.body["thread_ts"] === THREAD && re.test(text(c)))
     .length;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A second connection, as another replica has. */
 function connectFor(): Redis {
@@ -131,7 +129,7 @@ describe("the post ledger", () => {
     let posts = 0;
     const slow = async (): Promise<{ ts: string }> => {
       posts += 1;
-      await sleep(300);
+      await pause(300);
       return { ts: `2.${String(posts)}` };
     };
     const results = await Promise.all([
@@ -169,10 +167,10 @@ describe("the post ledger", () => {
     const poster = redisPostLedger(redis, prefix, { leaseMs: 150 });
     const waiter = redisPostLedger(redis, prefix, { leaseMs: 150, waitMs: 400 });
     const first = poster.once("k", async () => {
-      await sleep(1_000);
+      await pause(1_000);
       return { ts: "5.1" };
     });
-    await sleep(50);
+    await pause(50);
     let posted = false;
     const err = await waiter
       .once("k", () => {
@@ -259,7 +257,7 @@ describe("a job that runs again after it posted posts nothing twice", () => {
       10_000,
       "the wait finished",
     );
-    await sleep(500);
+    await pause(500);
     expect(postsIn(fake, /Namespace gone-ns is gone/)).toBe(1);
     expect(postsIn(fake, /orphans of gone-ns/)).toBe(1);
     expect(postsIn(fake, /traffic path of gone-ns/)).toBe(1);
@@ -327,14 +325,14 @@ describe("a job that runs again after it posted posts nothing twice", () => {
       10_000,
       "the reply job taken again",
     );
-    await sleep(200);
+    await pause(200);
     held.release();
     await eventually(
       async () => ((await queue.getJobState(job.id ?? "")) === "completed" ? true : undefined),
       10_000,
       "the reply job completed",
     );
-    await sleep(300);
+    await pause(300);
     expect(postsIn(fake, /Finalizer removed/)).toBe(1);
   });
 });

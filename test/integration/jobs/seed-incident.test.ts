@@ -6,7 +6,6 @@
 import { finalizerRemoval } from "../../../src/requests/model.js";
 import type { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApprovalRequest } from "../../../src/requests/model.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { createQueues, executionEnqueuer } from "../../../src/jobs/queues.js";
@@ -16,6 +15,7 @@ import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { bob, createHarness, requestRemoval, type Harness } from "../approvals/helpers/harness.js";
 import { eventually } from "../../helpers/eventually.js";
+import { requestSettled } from "../../helpers/requests.js";
 import { connect, uniquePrefix } from "../../helpers/redis.js";
 import { testWaitSeal, testWaits } from "../../helpers/keys.js";
 
@@ -59,11 +59,7 @@ async function setup() {
     );
   };
   const patches = () => sim.requests().filter((r) => r.method === "PATCH" && r.path === INGRESS_PATH);
-  const settled = (id: string) =>
-    eventually<ApprovalRequest>(async () => {
-      const r = await h.store.get(id);
-      return r && ["DONE", "FAILED", "STALE"].includes(r.state) ? r : undefined;
-    }, 15_000);
+  const settled = (id: string) => requestSettled(h.store, id);
   return { sim, kube, h, queues, bull, prefix, workers, startActions, patches, settled };
 }
 

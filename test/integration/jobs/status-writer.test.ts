@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sequencedReporter } from "../../../src/jobs/status-writer.js";
 import { coalescedReporter, type ThreadReporter } from "../../../src/jobs/waits.js";
 import { connect, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.js";
+import { pause } from "../../helpers/eventually.js";
 
 const CHANNEL = "C0INCIDENT";
 const TS = "1770888000.000200";
@@ -38,8 +39,6 @@ function slack() {
   return { reporter, landed, slowNext: (ms: number) => (slowNext = { ms }) };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe("status edits from two worker processes", () => {
   it("a progress line held back by one process is dropped once another has shown the result", async () => {
     const s = slack();
@@ -53,7 +52,7 @@ describe("status edits from two worker processes", () => {
     await a.update(CHANNEL, TS, "⏳ answers 502 (check 3)");
     // The wait's next check ran on B and found the result.
     await b.update(CHANNEL, TS, "✅ answers 200", { final: true });
-    await sleep(700);
+    await pause(700);
     expect(s.landed).toEqual(["⏳ answers 502 (check 1)", "✅ answers 200"]);
   });
 
@@ -65,7 +64,7 @@ describe("status edits from two worker processes", () => {
     // A's edit is slow in Slack; B's newer one waits for it instead of landing first and being overwritten.
     s.slowNext(300);
     const first = a.update(CHANNEL, TS, "⏳ check 4", { at: t0 + 4 });
-    await sleep(50);
+    await pause(50);
     const second = b.update(CHANNEL, TS, "⏳ check 5", { at: t0 + 5 });
     await Promise.all([first, second]);
     // An edit written before the last one shown (a process that was behind) is dropped.
@@ -79,7 +78,7 @@ describe("status edits from two worker processes", () => {
     const b = sequencedReporter(s.reporter, redis, `${prefix}:three`);
     s.slowNext(200);
     const first = a.update(CHANNEL, TS, "✅ done", { final: true });
-    await sleep(30);
+    await pause(30);
     // The same result said again by a re-run of the check does not wait for the first to be answered.
     const started = Date.now();
     await b.update(CHANNEL, TS, "✅ done", { final: true });

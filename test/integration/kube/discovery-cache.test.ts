@@ -18,7 +18,7 @@ import { mapLimit } from "../../../src/util/concurrency.js";
 import { startKubeSim, type KubeObject, type KubeSim, type RequestRecord } from "../../sim/kube/index.js";
 import { namespacedCrd } from "../../sim/kube/stuck-worlds.js";
 import { kubectl } from "../../sim/kube/testing.js";
-import { eventually } from "../../helpers/eventually.js";
+import { eventually, pause } from "../../helpers/eventually.js";
 
 const NS = "shop";
 const CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -336,7 +336,7 @@ describe("discovery cache (watch on CRDs and APIServices)", () => {
     // Without the watch a new CRD waits for the TTL, then appears.
     const created = Date.now();
     sim.store.create(crd("cogs", "ttl.example.com"));
-    await new Promise((r) => setTimeout(r, 300));
+    await pause(300);
     expect((await kube.discover()).resources.some((r) => r.group === "ttl.example.com")).toBe(false);
     await eventually(
       async () =>

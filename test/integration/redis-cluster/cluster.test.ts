@@ -41,7 +41,8 @@ import { createQueues, executionEnqueuer, executionJobId } from "../../../src/jo
 import { createActionsWorker } from "../../../src/jobs/workers.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { alice, bob, createHarness, requestRemoval, seedIngress } from "../approvals/helpers/harness.js";
-import { eventually } from "../../helpers/eventually.js";
+import { eventually, pause } from "../../helpers/eventually.js";
+import { requestSettled, SETTLED_STATES } from "../../helpers/requests.js";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -176,14 +177,7 @@ describe("Redis Cluster", () => {
       seedIngress(h, ["ingress.k8s.aws/resources", "example.com/keep"]);
       const req = await requestRemoval(h, alice, { finalizer: "ingress.k8s.aws/resources" });
       await h.workflow.vote(req.id, bob, "approve");
-      const done = await eventually(
-        async () => {
-          const r = await h.store.get(req.id);
-          return r && ["DONE", "FAILED", "STALE"].includes(r.state) ? r : undefined;
-        },
-        20_000,
-        "the request to finish",
-      );
+      const done = await requestSettled(h.store, req.id, SETTLED_STATES, 20_000);
       expect(done.state).toBe("DONE");
       expect(h.fake.applied).toHaveLength(1);
       expect(h.fake.peek(INGRESS, "myapp", "myapp-worker-ingress")?.finalizers).toEqual(["example.com/keep"]);
@@ -325,17 +319,10 @@ describe("the runtime on a Redis Cluster (REDIS_URL=redis+cluster://…)", () =>
       }),
     );
     expect(click.status).toBe(200);
-    const done = await eventually(
-      async () => {
-        const r = await rt.workflow.get(id);
-        return r && ["DONE", "FAILED", "STALE", "TAMPERED"].includes(r.state) ? r : undefined;
-      },
-      20_000,
-      "the request to finish",
-    );
+    const done = await requestSettled(rt.workflow, id, [...SETTLED_STATES, "TAMPERED"], 20_000);
     expect(done.state).toBe("DONE");
     // A duplicate execution, if any, would have reached the simulator by now.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await pause(1_500);
     const patches = sim.requests().filter((r) => r.method === "PATCH");
     expect(patches).toHaveLength(1);
     expect(patches[0]?.status).toBe(200);

@@ -9,8 +9,9 @@
  * on against the new master, none of them left on the old one. The start-up check names the master
  * and the sentinels.
  *
- * Every wait is bounded and names what did not happen; a Redis call inside a wait is bounded too (a
- * command queued on a connection that never reconnects would otherwise wait for ever).
+ * Every wait is bounded and names what did not happen; a Redis call inside a wait is bounded too
+ * (`eventually`'s `boundEachCheck`: a command queued on a connection that never reconnects would
+ * otherwise wait for ever).
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -28,6 +29,7 @@ import { createActionsWorker } from "../../../src/jobs/workers.js";
 import type { RedisConnection } from "../../../src/redis-connection.js";
 import { checkStartup, StartupError } from "../../../src/startup.js";
 import { connectRedis } from "../../../src/wiring/redis.js";
+import { eventually, type EventuallyOptions } from "../../helpers/eventually.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import {
@@ -48,14 +50,12 @@ const FINAL = ["DONE", "FAILED", "STALE", "TAMPERED"];
 // ---------------------------------------------------------------------------------------------
 // Bounded waits
 
-class Timeout extends Error {}
-
 /** `promise`, or an error naming `what` after `ms`. */
 async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new Timeout(`timed out after ${String(ms)} ms: ${what}`));
+      reject(new Error(`timed out after ${String(ms)} ms: ${what}`));
     }, ms);
   });
   try {
@@ -66,34 +66,10 @@ async function within<T>(ms: number, what: string, promise: Promise<T>): Promise
 }
 
 /**
- * Poll `check` until it returns a value other than undefined; each call is bounded by what is left.
- * A check that throws is retried; the last error and `state()` (what was last seen) go in the message.
+ * How every wait here polls: each check bounded by what is left, a check that throws retried (the last
+ * error and what was last seen go in the message).
  */
-async function waitFor<T>(
-  what: string,
-  ms: number,
-  check: () => Promise<T | undefined>,
-  state: () => string = () => "",
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  let lastError = "";
-  for (;;) {
-    const left = deadline - Date.now();
-    if (left > 0) {
-      try {
-        const value = await within(left, what, check());
-        if (value !== undefined) return value;
-      } catch (err) {
-        if (!(err instanceof Timeout)) lastError = err instanceof Error ? err.message : String(err);
-      }
-    }
-    if (Date.now() >= deadline) {
-      const seen = [state(), lastError ? `last error: ${lastError}` : ""].filter(Boolean).join("; ");
-      throw new Error(`timed out after ${String(ms)} ms waiting for ${what}${seen ? ` (${seen})` : ""}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const BOUNDED: EventuallyOptions = { boundEachCheck: true, retryErrors: true, intervalMs: 50 };
 
 // ---------------------------------------------------------------------------------------------
 // The servers
@@ -180,15 +156,16 @@ async function launch(
     });
     client.on("error", () => undefined);
     try {
-      const up = await waitFor(
-        `${label} (${command}, pid ${String(child.pid)}) to answer on port ${String(port)}`,
-        10_000,
+      const up = await eventually(
         async () => {
           if (child.exitCode !== null) return "exited" as const;
           if (client.status === "end" || client.status === "wait") await client.connect();
           const info = await client.info("server");
           return info.includes(`process_id:${String(child.pid)}\r`) ? ("ok" as const) : ("other" as const);
         },
+        10_000,
+        `${label} (${command}, pid ${String(child.pid)}) to answer on port ${String(port)}`,
+        BOUNDED,
       );
       if (up === "ok") return port;
       // Exited (its port was taken) or another process answers there: try another port.
@@ -262,10 +239,11 @@ beforeAll(async () => {
   onMaster = probe(masterPort, DB);
   onReplica = probe(replicaPort, DB);
   // The replica is linked before the sentinel starts, so the sentinel's first INFO of the master names it.
-  await waitFor(
-    "the replica's link to the master (INFO replication master_link_status:up)",
-    15_000,
+  await eventually(
     async () => ((await replication(onReplica, "master_link_status")) === "up" ? true : undefined),
+    15_000,
+    "the replica's link to the master (INFO replication master_link_status:up)",
+    BOUNDED,
   );
   sentinelPort = await launch("sentinel", "redis-sentinel", async (port) => {
     const conf = join(dir ?? "", "sentinel.conf");
@@ -288,13 +266,14 @@ beforeAll(async () => {
   // Nothing listens there: the bot's first sentinel, which it must skip.
   deadSentinelPort = await freePort();
   sentinel = probe(sentinelPort);
-  await waitFor(
-    `the sentinel to know the replica 127.0.0.1:${String(replicaPort)} (SENTINEL REPLICAS)`,
-    20_000,
+  await eventually(
     async () => {
       const replicas = (await sentinel.call("SENTINEL", "REPLICAS", MASTER_NAME)) as string[][];
       return replicas.some((r) => r.join(" ").includes(String(replicaPort))) ? true : undefined;
     },
+    20_000,
+    `the sentinel to know the replica 127.0.0.1:${String(replicaPort)} (SENTINEL REPLICAS)`,
+    BOUNDED,
   );
   config = loadConfig({
     REDIS_URL: `redis+sentinel://127.0.0.1:${String(deadSentinelPort)},127.0.0.1:${String(sentinelPort)}/${MASTER_NAME}?db=${String(DB)}`,
@@ -342,25 +321,30 @@ async function approveAndRun(h: Harness, queues: Queues): Promise<string> {
   );
   await within(10_000, `bob's approval of ${req.id} to be recorded`, h.workflow.vote(req.id, bob, "approve"));
   let state = "not read yet";
-  const done = await waitFor(
-    `request ${req.id} to finish`,
-    20_000,
+  const done = await eventually(
     async () => {
       const r = await h.store.get(req.id);
       state = `last state ${r?.state ?? "absent"}`;
       return r && FINAL.includes(r.state) ? r : undefined;
     },
-    () => state,
+    20_000,
+    `request ${req.id} to finish`,
+    { ...BOUNDED, state: () => state },
   );
   expect(done.state).toBe("DONE");
   expect(h.fake.applied).toHaveLength(applied + 1);
   expect(h.fake.peek(INGRESS, "myapp", "myapp-worker-ingress")?.finalizers).toEqual(["example.com/keep"]);
   // The request turns DONE inside the job, before BullMQ records the job finished: read the job once
   // it is (finishedOn and the attempt count are written together).
-  const job = await waitFor(`the action job of ${req.id} to be recorded finished`, 10_000, async () => {
-    const j = await queues.actions.getJob(executionJobId(req.id));
-    return j?.finishedOn !== undefined ? j : undefined;
-  });
+  const job = await eventually(
+    async () => {
+      const j = await queues.actions.getJob(executionJobId(req.id));
+      return j?.finishedOn !== undefined ? j : undefined;
+    },
+    10_000,
+    `the action job of ${req.id} to be recorded finished`,
+    BOUNDED,
+  );
   expect(await job.getState()).toBe("completed");
   expect(job.attemptsMade).toBe(1);
   return req.id;
@@ -421,9 +405,7 @@ describe("Redis Sentinel (REDIS_URL=redis+sentinel://…)", () => {
       // master would be promoted without the first request).
       const written = Number(await replication(onMaster, "master_repl_offset"));
       let replicaAt = "not read yet";
-      await waitFor(
-        `the replica to catch up with the master's replication offset ${String(written)}`,
-        10_000,
+      await eventually(
         async () => {
           const [link, offset] = [
             await replication(onReplica, "master_link_status"),
@@ -432,19 +414,25 @@ describe("Redis Sentinel (REDIS_URL=redis+sentinel://…)", () => {
           replicaAt = `replica link ${link ?? "?"}, offset ${String(offset)}`;
           return link === "up" && offset >= written ? true : undefined;
         },
-        () => replicaAt,
+        10_000,
+        `the replica to catch up with the master's replication offset ${String(written)}`,
+        { ...BOUNDED, state: () => replicaAt },
       );
       expect((await onReplica.keys(`${prefix}:*`)).some((k) => k.includes(first))).toBe(true);
 
       // Failover: the sentinel promotes the replica (it answers NOGOODSLAVE while its last INFO of the
       // replica is too old; then again).
-      await waitFor("the sentinel to accept SENTINEL FAILOVER", 15_000, async () =>
-        (await sentinel.call("SENTINEL", "FAILOVER", MASTER_NAME)) === "OK" ? true : undefined,
+      await eventually(
+        async () => ((await sentinel.call("SENTINEL", "FAILOVER", MASTER_NAME)) === "OK" ? true : undefined),
+        15_000,
+        "the sentinel to accept SENTINEL FAILOVER",
+        BOUNDED,
       );
-      await waitFor(
-        `the sentinel to name the promoted replica (port ${String(replicaPort)}) as master`,
-        20_000,
+      await eventually(
         async () => ((await masterNow()) === replicaPort ? true : undefined),
+        20_000,
+        `the sentinel to name the promoted replica (port ${String(replicaPort)}) as master`,
+        BOUNDED,
       ).catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}; sentinel log:\n${await logTail("sentinel.log")}`);
       });
@@ -452,9 +440,7 @@ describe("Redis Sentinel (REDIS_URL=redis+sentinel://…)", () => {
       // without it they would stay on the old master until the sentinel demotes it, about ten
       // seconds later, and what they wrote meanwhile would be lost.
       let where = "not read yet";
-      await waitFor(
-        "the bot's connection and both BullMQ workers' blocking connections to leave the old master for the new one",
-        5_000,
+      await eventually(
         async () => {
           const port = (await bot.config("GET", "port"))[1];
           const workersOnNew = (await queues.actions.getWorkers()).length;
@@ -462,7 +448,9 @@ describe("Redis Sentinel (REDIS_URL=redis+sentinel://…)", () => {
           where = `bot connection on port ${port ?? "?"}, ${String(workersOnNew)} of 2 workers on the new master, ${String(left)} bot connection(s) left on the old master`;
           return port === String(replicaPort) && workersOnNew === 2 && left === 0 ? true : undefined;
         },
-        () => where,
+        5_000,
+        "the bot's connection and both BullMQ workers' blocking connections to leave the old master for the new one",
+        { ...BOUNDED, state: () => where },
       );
 
       const second = await approveAndRun(h, queues);

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../../helpers/eventually.js";
 import { loadScenario } from "../../sim/scenario.js";
 import { DEFAULT_ROUTE53_SYNC_MS, startWorld, type World } from "../../sim/world.js";
 
@@ -121,11 +122,12 @@ describe("seed-recovered scenario", () => {
       { action: "CREATE", record: { name: "probe.example.com", type: "TXT", ttl: 60, values: ['"probe"'] } },
     ]);
     expect(aws.changeStatus(change)).toBe("PENDING");
-    const deadline = started + DEFAULT_ROUTE53_SYNC_MS + 5000;
-    while (aws.changeStatus(change) === "PENDING" && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(aws.changeStatus(change)).toBe("INSYNC");
+    const status = await eventually(
+      () => (aws.changeStatus(change) === "PENDING" ? undefined : aws.changeStatus(change)),
+      DEFAULT_ROUTE53_SYNC_MS + 5000,
+      "the Route 53 change to leave PENDING",
+    );
+    expect(status).toBe("INSYNC");
     expect(Date.now() - started).toBeGreaterThanOrEqual(DEFAULT_ROUTE53_SYNC_MS);
   });
 

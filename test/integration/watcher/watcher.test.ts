@@ -23,13 +23,11 @@ import { client, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
 import { testWatcherReceipts } from "../../helpers/keys.js";
-import { eventually } from "../../helpers/eventually.js";
+import { eventually, pause } from "../../helpers/eventually.js";
 
 const TOKEN = "xoxb-watcher-test-token";
 const CHANNEL = "C0WATCH";
 const FINALIZER = "example.com/hold";
-
-const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe("namespace watcher", () => {
   let sim: KubeSim;
@@ -136,7 +134,7 @@ describe("namespace watcher", () => {
     const ns = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
     expect(ns.find((r) => !r.query.includes("watch"))?.served).toBe("PartialObjectMetadataList");
     // Over several thresholds more: still one card, none for the namespace that went.
-    await settle(2_500);
+    await pause(2_500);
     expect(cards()).toHaveLength(1);
     expect(sim.store.get("v1", "Namespace", undefined, "quick-b")).toBeUndefined();
     expect(JSON.stringify(cards())).not.toContain("quick-b");
@@ -211,7 +209,7 @@ describe("namespace watcher", () => {
       8_000,
       "gone",
     );
-    await settle(1_000);
+    await pause(1_000);
     expect(fake.message(CHANNEL, String(other.ts))?.updates ?? 0).toBe(0);
     expect(fake.thread(CHANNEL, String(other.ts))).toEqual([]);
     expect(fake.message(CHANNEL, String(post.response?.ts))?.updates ?? 0).toBe(0);
@@ -248,7 +246,7 @@ describe("namespace watcher", () => {
     await started;
     release("stuck-p");
     await sim.reconcileNow();
-    await settle(300);
+    await pause(300);
     releasePost?.();
     const post = await eventually(() => cards()[0], 8_000, "the card");
     const update = await eventually(
@@ -290,7 +288,7 @@ describe("namespace watcher", () => {
     const ns = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
     expect(ns[0]?.query).toMatch(/resourceVersion=\d+/);
     expect(ns.some((r) => !r.query.includes("watch=true") && r.status === 200)).toBe(true);
-    await settle(1_500);
+    await pause(1_500);
     expect(cards()).toHaveLength(1);
     // Still following the episode after the re-list: the gone note comes.
     release("stuck-d");
@@ -311,7 +309,7 @@ describe("namespace watcher", () => {
     namespaceWithBlocker("stuck-e");
     deleteNamespace("stuck-e");
     await eventually(() => cards()[0], 8_000, "the card");
-    await settle(2_000);
+    await pause(2_000);
     expect(leaders()).toBe(1);
     expect(cards()).toHaveLength(1);
   }, 20_000);
@@ -327,7 +325,7 @@ describe("namespace watcher", () => {
     const second = watcher({ watchTimeoutSeconds: 1 });
     second.start();
     await eventually(() => (second.isLeader() ? true : undefined), 5_000, "the new leader");
-    await settle(2_000);
+    await pause(2_000);
     expect(cards()).toHaveLength(1);
     // Resumed: a watch from the stored revision, no list.
     const nsRequests = sim.requests().filter((r) => r.path === "/api/v1/namespaces");
@@ -351,7 +349,7 @@ describe("namespace watcher", () => {
     await eventually(() => (a.isLeader() ? true : undefined), 5_000, "a leads");
     const b = watcher({ leaseMs: 1_200 });
     b.start();
-    await settle(600);
+    await pause(600);
     expect(b.isLeader()).toBe(false);
     const stoppedAt = Date.now();
     await a.stop();
@@ -363,7 +361,7 @@ describe("namespace watcher", () => {
     const c = watcher({ leaseMs: 1_200 });
     const started = Date.now();
     c.start();
-    await settle(500);
+    await pause(500);
     expect(c.isLeader()).toBe(false);
     await eventually(() => (c.isLeader() ? true : undefined), 3_000, "c leads");
     expect(Date.now() - started).toBeLessThan(1_000 + 1_200);
