@@ -1,18 +1,14 @@
 /**
  * `ns` asked where a user starts: the terminal (`npm run unstuck -- …`, its services built from the
  * environment) and `/unstuck ns` in Slack (a runtime started from configuration alone, answering a
- * signed slash command through the fake Slack). The test Redis keys of each Slack run are removed.
+ * signed slash command through the fake Slack, a world of `test/helpers/world.ts`). The test Redis keys
+ * of each Slack run are removed with its world.
  */
-import { pino } from "pino";
-import type { Redis } from "ioredis";
 import { expect } from "vitest";
 import { runCli } from "../../src/cli.js";
-import { loadConfig } from "../../src/config.js";
-import { createRuntime } from "../../src/runtime.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { eventually } from "../helpers/eventually.js";
-import { postSigned, slashCommandBody, startFakeSlack } from "../sim/slack/index.js";
-import { botEnv } from "./bot-env.js";
+import { startTestWorld } from "../helpers/world.js";
+import { postSigned, slashCommandBody } from "../sim/slack/index.js";
 
 const TOKEN = "xoxb-ask-ns-token";
 const SECRET = "ask-ns-signing-secret";
@@ -28,14 +24,6 @@ export async function askTerminal(
   return { code, text: lines.join("\n") };
 }
 
-let redis: Redis | undefined;
-
-/** Closes the Redis client the Slack runs used (call once, after all). */
-export async function closeAskRedis(): Promise<void> {
-  await redis?.quit();
-  redis = undefined;
-}
-
 /**
  * `/unstuck ns <ns>` from U0ONCALL1 in the incident channel: the answer's text and blocks — the
  * card posted in the channel, or, for an answer with nothing to act on, the reply to the asker.
@@ -45,25 +33,24 @@ export async function askSlack(
   kubeconfig: string,
   env: Readonly<Record<string, string>> = {},
 ): Promise<string> {
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("ask-ns");
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        KUBECONFIG: kubeconfig,
-        UNSTUCK_APPROVERS: "U0APPROVER1",
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        ...env,
-      },
-    ),
-  );
-  const runtime = await createRuntime({ config, log: pino({ level: "silent" }) });
+  // Its services built from the configuration alone (KUBECONFIG, the AWS env), as a user's would be.
+  const w = await startTestWorld({
+    token: TOKEN,
+    secret: SECRET,
+    label: "ask-ns",
+    simServices: false,
+    env: {
+      KUBECONFIG: kubeconfig,
+      UNSTUCK_APPROVERS: "U0APPROVER1",
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      ...env,
+    },
+  });
   try {
-    const { port } = await runtime.start();
+    const { fake } = w;
     const res = await postSigned(
-      `http://127.0.0.1:${String(port)}/slack/events`,
+      w.events,
       SECRET,
       slashCommandBody({
         text: `ns ${ns}`,
@@ -81,9 +68,6 @@ export async function askSlack(
     );
     return `${String(answer["text"])}\n${JSON.stringify(answer["blocks"])}`;
   } finally {
-    await runtime.stop();
-    redis ??= client();
-    await deleteKeysWithPrefix(redis, prefix);
-    await fake.stop();
+    await w.stop();
   }
 }

@@ -6,26 +6,15 @@
 import { request } from "node:http";
 import type { Redis } from "ioredis";
 import { afterEach, expect } from "vitest";
-import { destroyAwsClients } from "../../src/aws/clients.js";
-import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { Runtime } from "../../src/runtime.js";
 import { eventually } from "../helpers/eventually.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { clickButton } from "../helpers/slack-click.js";
 import { FAST_LBC } from "../integration/helpers/aws-world.js";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
-import {
-  postSigned,
-  slashCommandBody,
-  startFakeSlack,
-  viewSubmissionBody,
-  type FakeSlack,
-} from "../sim/slack/index.js";
+import { postSigned, slashCommandBody, viewSubmissionBody, type FakeSlack } from "../sim/slack/index.js";
 import { buttonValue } from "./block-kit.js";
-import { startWorld, type World } from "../sim/world.js";
-import { botEnv, simAwsClients, startRuntime } from "./bot-env.js";
+import type { World } from "../sim/world.js";
+import { startTestWorld } from "../helpers/world.js";
 
 export const SECRET = "repoint-signing-secret";
 const TOKEN = "xoxb-repoint-runtime-token";
@@ -51,54 +40,35 @@ afterEach(async () => {
 });
 
 export async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
-  const world = await startWorld({
-    scenario: `test/fixtures/scenarios/${scenario}`,
-    lbc: FAST_LBC,
-    controllerIntervalMs: 50,
-    cloudFrontDeployMs: 1_500,
-    route53SyncMs: 500,
-  });
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("repoint");
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        ...world.aws.env(),
-        UNSTUCK_APPROVERS: APPROVER,
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        UNSTUCK_DNS_RESOLVERS: world.dns.address,
-        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
-        UNSTUCK_HEALTH_PATHS: "/,/readyz",
-      },
-    ),
-  );
-  const clients = simAwsClients(world.aws.url, 1);
-  const { runtime, events } = await startRuntime(
-    config,
-    {
-      kube: createKubeAdapter(world.kube.kubeconfig()),
-      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
+  const w = await startTestWorld({
+    token: TOKEN,
+    secret: SECRET,
+    label: "repoint",
+    sim: {
+      scenario: `test/fixtures/scenarios/${scenario}`,
+      lbc: FAST_LBC,
+      controllerIntervalMs: 50,
+      cloudFrontDeployMs: 1_500,
+      route53SyncMs: 500,
     },
-    { edgeWaits: { intervalMs: 200, maxIntervalMs: 400 }, pathRecheck: { intervalMs: 300 } },
-  );
-  const redis = client();
+    env: {
+      UNSTUCK_APPROVERS: APPROVER,
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      UNSTUCK_HEALTH_PATHS: "/,/readyz",
+    },
+    runtime: { edgeWaits: { intervalMs: 200, maxIntervalMs: 400 }, pathRecheck: { intervalMs: 300 } },
+  });
+  const world = w.sim;
+  if (world === undefined) throw new Error("the world has its simulators");
   const s: Setup = {
     world,
-    fake,
-    runtime,
-    redis,
-    prefix,
-    events,
-    close: async () => {
-      await runtime.stop();
-      await deleteKeysWithPrefix(redis, prefix);
-      await redis.quit();
-      destroyAwsClients(clients);
-      await fake.stop();
-      await world.stop();
-    },
+    fake: w.fake,
+    runtime: w.runtime,
+    redis: w.redis,
+    prefix: w.prefix,
+    events: w.events,
+    close: () => w.stop(),
   };
   running.push(s);
   return s;

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { CauseLink, NamespaceDiagnosis } from "../../src/diagnosis/types.js";
 import type { KubeFaults } from "../sim/kube/server.js";
 import {
@@ -21,7 +21,7 @@ import {
 import { eventually } from "../helpers/eventually.js";
 import type { Scenario, ScenarioObject } from "../sim/scenario.js";
 import { startWorld, type World } from "../sim/world.js";
-import { askSlack, askTerminal, closeAskRedis } from "./ask-ns.js";
+import { askSlack, askTerminal } from "./ask-ns.js";
 
 const SCENARIOS = "test/fixtures/scenarios";
 
@@ -240,10 +240,6 @@ const WORLDS: { readonly [K in CauseLink["kind"]]: CauseWorld } = {
     step: /team-b\/partner-api/,
   },
 };
-
-afterAll(async () => {
-  await closeAskRedis();
-});
 
 interface Started {
   readonly kubeconfig: string;

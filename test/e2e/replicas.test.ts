@@ -9,25 +9,19 @@
  * reaches the API server), ends DONE, its message is repainted to DONE once, and the namespace wait
  * posts one "gone" message in the request's thread.
  */
-import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import type { Runtime } from "../../src/runtime.js";
+import { startTestWorld, type TestWorld } from "../helpers/world.js";
+import type { KubeSim } from "../sim/kube/index.js";
 import {
   blockActionsBody,
   postSigned,
   slashCommandBody,
-  startFakeSlack,
   type FakeSlack,
   type SlackCall,
 } from "../sim/slack/index.js";
 import { buttonValue } from "./block-kit.js";
-import { botEnv } from "./bot-env.js";
-import { eventually } from "../helpers/eventually.js";
+import { eventually, pause } from "../helpers/eventually.js";
 
 const SECRET = "replicas-signing-secret";
 const TOKEN = "xoxb-replicas-runtime-token";
@@ -36,65 +30,46 @@ const REQUESTER = "U0ONCALL1";
 const APPROVER = "U0APPROVER1";
 const APPROVE = "approval:approve";
 
-const settle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
 describe("two bot processes and two worker processes on one Redis", () => {
+  let w: TestWorld;
   let sim: KubeSim;
   let fake: FakeSlack;
-  let redis: Redis;
-  const prefix = uniquePrefix("replicas");
   const bots: Runtime[] = [];
   const workers: Runtime[] = [];
   const events: string[] = [];
 
   beforeAll(async () => {
-    sim = await startKubeSim({
-      scenario: "test/fixtures/scenarios/seed-incident.yaml",
-      controllerIntervalMs: 200,
+    w = await startTestWorld({
+      token: TOKEN,
+      secret: SECRET,
+      label: "replicas",
+      kube: { scenario: "test/fixtures/scenarios/seed-incident.yaml", controllerIntervalMs: 200 },
+      env: {
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+      },
+      boot: false,
     });
-    fake = await startFakeSlack({ token: TOKEN });
-    redis = client();
-    const log = pino({ level: "silent" });
-    const make = async (role: "bot" | "worker"): Promise<Runtime> => {
-      const config = loadConfig(
-        botEnv(
-          { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-          {
-            UNSTUCK_ROLE: role,
-            UNSTUCK_APPROVERS: APPROVER,
-            UNSTUCK_CHANNELS: CHANNEL,
-            UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-            UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
-            // A worker needs no signing secret: it receives nothing from Slack.
-            ...(role === "worker" ? { SLACK_SIGNING_SECRET: "" } : {}),
-          },
-        ),
-      );
-      return createRuntime({
-        config,
-        log,
-        services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-      });
-    };
+    if (w.kube === undefined) throw new Error("the world has a kube simulator");
+    sim = w.kube;
+    fake = w.fake;
     for (let i = 0; i < 2; i++) {
-      const bot = await make("bot");
-      bots.push(bot);
-      const { port } = await bot.start();
-      events.push(`http://127.0.0.1:${String(port)}/slack/events`);
+      const bot = await w.boot({ role: "bot" });
+      bots.push(bot.runtime);
+      events.push(bot.events);
     }
     for (let i = 0; i < 2; i++) {
-      const worker = await make("worker");
-      workers.push(worker);
-      expect(await worker.start()).toEqual({});
+      // A worker (no signing secret: it receives nothing from Slack) listens on no port.
+      const worker = await w.boot({ role: "worker" });
+      workers.push(worker.runtime);
+      expect(worker.port).toBeUndefined();
     }
   });
 
   afterAll(async () => {
-    for (const r of [...bots, ...workers]) await r.stop();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await fake.stop();
-    await sim.stop();
+    await w.stop();
   });
 
   const slash = async (bot: number, text: string, id: string): Promise<void> => {
@@ -157,7 +132,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
       "every command answered",
     );
     // Anything answered twice would show up by now.
-    await settle(1_500);
+    await pause(1_500);
     expect(answers().length + fake.responses().length).toBe(namespaces.length);
     // Public answers in the channel, and private ones (a namespace that is not stuck) to the asker.
     const about = (ns: string): number =>
@@ -211,7 +186,7 @@ describe("two bot processes and two worker processes on one Redis", () => {
         );
     await eventually(() => (repaintedDone().length > 0 ? true : undefined), 10_000, "repainted DONE");
     // Duplicates, if any, would have arrived by now (four processes, jobs on two workers).
-    await settle(2_000);
+    await pause(2_000);
 
     const patches = sim.requests().filter((r) => r.method === "PATCH");
     expect(patches).toHaveLength(1);

@@ -8,7 +8,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import {
   lostNodeWorld,
@@ -18,13 +18,9 @@ import {
 } from "../sim/kube/stuck-worlds.js";
 import { eventually } from "../helpers/eventually.js";
 import type { Scenario } from "../sim/scenario.js";
-import { askSlack, askTerminal, closeAskRedis } from "./ask-ns.js";
+import { askSlack, askTerminal } from "./ask-ns.js";
 
 const NODE = "ip-10-0-3-41.ap-northeast-2.compute.internal";
-
-afterAll(async () => {
-  await closeAskRedis();
-});
 
 interface Started {
   readonly sim: KubeSim;

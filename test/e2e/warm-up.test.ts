@@ -7,29 +7,36 @@
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
 import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../src/kube/port.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { warmUp, WARM_UP_NAMESPACE } from "../../src/wiring/warm-up.js";
-import { connect, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
-import { botEnv } from "./bot-env.js";
+import { startTestWorld, type TestWorld, type WorldRuntime } from "../helpers/world.js";
+import type { KubeSim } from "../sim/kube/index.js";
+import type { FakeSlack } from "../sim/slack/index.js";
 
 const SECRET = "warm-up-signing-secret";
 const TOKEN = "xoxb-warm-up-token";
 
+let w: TestWorld;
 let sim: KubeSim;
 let fake: FakeSlack;
 let redis: Redis;
-const prefix = uniquePrefix("warm-up");
-let runtime: Runtime | undefined;
+let prefix: string;
+let runtime: WorldRuntime | undefined;
 
 beforeAll(async () => {
-  sim = await startKubeSim();
-  fake = await startFakeSlack({ token: TOKEN });
-  redis = connect();
+  w = await startTestWorld({
+    token: TOKEN,
+    secret: SECRET,
+    label: "warm-up",
+    kube: {},
+    role: "bot",
+    env: { UNSTUCK_ALLOW_VOLATILE_REDIS: "true" },
+    boot: false,
+  });
+  if (w.kube === undefined) throw new Error("the world has a kube simulator");
+  sim = w.kube;
+  ({ fake, redis, prefix } = w);
 });
 
 afterEach(async () => {
@@ -38,21 +45,11 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await fake.stop();
-  await sim.stop();
+  await w.stop();
 });
 
 async function startBot(kube: KubePort, log = pino({ level: "silent" })): Promise<void> {
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      { UNSTUCK_ROLE: "bot", UNSTUCK_ALLOW_VOLATILE_REDIS: "true" },
-    ),
-  );
-  runtime = await createRuntime({ config, log, services: { kube, now: () => new Date(), log } });
-  await runtime.start();
+  runtime = await w.boot({ services: { kube }, log });
 }
 
 describe("the bot's warm-up", () => {

@@ -11,24 +11,13 @@
  *   nothing.
  */
 import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { DENY_SUBMIT_CALLBACK } from "../../src/slack/blocks/approval.js";
 import { buttonValue } from "../e2e/block-kit.js";
-import { botEnv } from "../e2e/bot-env.js";
-import { eventually } from "../helpers/eventually.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import {
-  postSigned,
-  slashCommandBody,
-  startFakeSlack,
-  viewSubmissionBody,
-  type FakeSlack,
-} from "../sim/slack/index.js";
+import { eventually, pause } from "../helpers/eventually.js";
+import { startTestWorld, type TestWorld } from "../helpers/world.js";
+import { postSigned, slashCommandBody, viewSubmissionBody, type FakeSlack } from "../sim/slack/index.js";
 
 const SECRET = "redis-content-signing-secret";
 const TOKEN = "xoxb-redis-content-token";
@@ -48,15 +37,31 @@ const HOSTILE_BLOCKS = [
 ];
 
 describe("no content travels through Redis", () => {
-  let sim: KubeSim;
+  let w: TestWorld;
   let fake: FakeSlack;
   let runtime: Runtime;
   let redis: Redis;
   let events = "";
-  const prefix = uniquePrefix("redis-content");
+  let prefix: string;
 
   beforeAll(async () => {
-    sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
+    w = await startTestWorld({
+      token: TOKEN,
+      secret: SECRET,
+      label: "redis-content",
+      kube: { scenario: "test/fixtures/scenarios/seed-incident.yaml" },
+      env: {
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
+      },
+      // One try per notification: a refused job fails at once.
+      runtime: { notify: { job: { attempts: 1 } } },
+      boot: false,
+    });
+    const sim = w.kube;
+    if (sim === undefined) throw new Error("the world has a kube simulator");
     // One object per request (one pending request per object).
     sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ops" } });
     for (const name of ["held-a", "held-b", "held-c", "held-d", "held-e"]) {
@@ -68,36 +73,12 @@ describe("no content travels through Redis", () => {
       // Being deleted, held by its finalizer: what a removal request is for.
       sim.store.delete("v1", "ConfigMap", "ops", name);
     }
-    fake = await startFakeSlack({ token: TOKEN });
-    const config = loadConfig(
-      botEnv(
-        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-        {
-          UNSTUCK_APPROVERS: APPROVER,
-          UNSTUCK_CHANNELS: CHANNEL,
-          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-          UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
-        },
-      ),
-    );
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({
-      config,
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-      // One try per notification: a refused job fails at once.
-      notify: { job: { attempts: 1 } },
-    });
-    events = `http://127.0.0.1:${String((await runtime.start()).port)}/slack/events`;
-    redis = client();
+    ({ runtime, events } = await w.boot());
+    ({ fake, redis, prefix } = w);
   });
 
   afterAll(async () => {
-    await runtime.stop();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await fake.stop();
-    await sim.stop();
+    await w.stop();
   });
 
   async function request(name: string): Promise<{ id: string; ts: string }> {
@@ -186,7 +167,7 @@ describe("no content travels through Redis", () => {
       10_000,
       "denied",
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    await pause(1_000);
     expect(fake.message(CHANNEL, other.ts)?.updates ?? 0).toBe(theirs);
     expect(fake.thread(CHANNEL, other.ts)).toEqual([]);
     expect(fake.message(CHANNEL, ts)?.updates ?? 0).toBe(mine);
