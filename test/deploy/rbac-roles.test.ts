@@ -16,13 +16,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { execFile } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { loadConfig } from "../../src/config.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import type { Runtime } from "../../src/runtime.js";
 import { eventually, pause } from "../helpers/eventually.js";
 import { startAwsSim, type AwsSim } from "../sim/aws/index.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
@@ -31,9 +27,9 @@ import { lostNodeWorld, namespacedCrd, webhookBlockedWorld } from "../sim/kube/s
 import { loadScenario, type Scenario, type ScenarioObject } from "../sim/scenario.js";
 import type { RequestRecord } from "../sim/kube/server.js";
 import { clickButton } from "../helpers/slack-click.js";
-import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
+import { postSigned, slashCommandBody, type FakeSlack } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
-import { botEnv } from "../e2e/bot-env.js";
+import { startTestWorld, type TestWorld } from "../helpers/world.js";
 
 const CHART = "deploy/chart/unstuck";
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
@@ -203,11 +199,10 @@ describe.each(LAYOUTS)(
   (layout) => {
     let sim: KubeSim;
     let aws: AwsSim;
+    let w: TestWorld;
     let fake: FakeSlack;
-    let redis: Redis;
     let dir: string;
     let rendered: Obj[];
-    const prefix = uniquePrefix("rbac-roles");
     const runtimes = new Map<Role, Runtime>();
     const accounts = new Map<Role, string>();
     /** The role that receives Slack's commands and clicks. */
@@ -232,11 +227,31 @@ describe.each(LAYOUTS)(
         if (o.apiVersion.startsWith("rbac.authorization.k8s.io/")) sim.store.create(o);
       }
       aws = await startAwsSim({ scenario: loadScenario(SEED).aws });
-      fake = await startFakeSlack({ token: TOKEN });
-      redis = client();
       dir = await mkdtemp(join(tmpdir(), "unstuck-rbac-"));
-      const log = pino({ level: "silent" });
-      const make = async (role: Role): Promise<Runtime> => {
+      // Each role's services from its configuration: its own KUBECONFIG (its ServiceAccount), the AWS env.
+      w = await startTestWorld({
+        token: TOKEN,
+        secret: SECRET,
+        label: "rbac-roles",
+        simServices: false,
+        env: {
+          UNSTUCK_APPROVERS: APPROVER,
+          UNSTUCK_CHANNELS: CHANNEL,
+          UNSTUCK_WATCH_CHANNEL: WATCH,
+          UNSTUCK_BLOCKED_AFTER_SECONDS: "0",
+          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+          UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+          UNSTUCK_DELETION_WINDOW_SECONDS: "2",
+          UNSTUCK_CLUSTER_NAME: "prod-eks",
+          AWS_REGION: "ap-northeast-2",
+          AWS_ENDPOINT_URL: aws.url,
+          AWS_ACCESS_KEY_ID: "AKIAUNSTUCKTEST00001",
+          AWS_SECRET_ACCESS_KEY: "x",
+        },
+        boot: false,
+      });
+      fake = w.fake;
+      const make = async (role: Role): Promise<string> => {
         const component = role === "worker" ? "worker" : "bot";
         const pod = rendered.find(
           (o) =>
@@ -251,43 +266,19 @@ describe.each(LAYOUTS)(
         accounts.set(role, account);
         const kubeconfig = join(dir, `${role}.kubeconfig`);
         await sim.writeKubeconfig(kubeconfig, { user: account });
-        const config = loadConfig(
-          botEnv(
-            { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-            {
-              UNSTUCK_ROLE: role,
-              KUBECONFIG: kubeconfig,
-              UNSTUCK_APPROVERS: APPROVER,
-              UNSTUCK_CHANNELS: CHANNEL,
-              UNSTUCK_WATCH_CHANNEL: WATCH,
-              UNSTUCK_BLOCKED_AFTER_SECONDS: "0",
-              UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-              UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
-              UNSTUCK_DELETION_WINDOW_SECONDS: "2",
-              UNSTUCK_CLUSTER_NAME: "prod-eks",
-              AWS_REGION: "ap-northeast-2",
-              AWS_ENDPOINT_URL: aws.url,
-              AWS_ACCESS_KEY_ID: "AKIAUNSTUCKTEST00001",
-              AWS_SECRET_ACCESS_KEY: "x",
-              ...(role === "worker" ? { SLACK_SIGNING_SECRET: "" } : {}),
-            },
-          ),
-        );
-        const runtime = await createRuntime({ config, log });
-        runtimes.set(role, runtime);
-        return runtime;
+        // Started; a worker (no signing secret: it receives nothing from Slack) listens on no port.
+        const booted = await w.boot({ role, env: { KUBECONFIG: kubeconfig } });
+        runtimes.set(role, booted.runtime);
+        return booted.events;
       };
       for (const role of layout.roles) {
-        const { port } = await (await make(role)).start();
-        if (port !== undefined) events = `http://127.0.0.1:${String(port)}/slack/events`;
+        const url = await make(role);
+        if (url !== "") events = url;
       }
     }, 60_000);
 
     afterAll(async () => {
-      for (const r of runtimes.values()) await r.stop();
-      await deleteKeysWithPrefix(redis, prefix);
-      await redis.quit();
-      await fake.stop();
+      await w.stop();
       await aws.stop();
       await sim.stop();
       await rm(dir, { recursive: true, force: true });

@@ -12,22 +12,18 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
 import { takeClusterFlag } from "../../src/fleet/cluster-flag.js";
 import { REQUESTER_STATEMENTS } from "../../src/requests/model.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { DiagnosisActionId, REQUEST_FINALIZE_ACTION } from "../../src/slack/blocks/diagnosis.js";
 import { FINALIZE_SUBMIT_CALLBACK, FinalizeModalField } from "../../src/slack/finalize-form.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import {
   blockActionsBody,
   postSigned,
   slashCommandBody,
-  startFakeSlack,
   type FakeSlack,
   viewSubmissionBody,
   type SlackCall,
@@ -35,8 +31,8 @@ import {
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
 import { eventually } from "../helpers/eventually.js";
 import { buttonValue } from "./block-kit.js";
-import { botEnv } from "./bot-env.js";
 import { fleetKeyEnv, publicKeysYaml } from "../helpers/keys.js";
+import { startTestWorld, type TestWorld, type WorldRuntime } from "../helpers/world.js";
 
 const SECRET = "fleet-signing-secret";
 const TOKEN = "xoxb-fleet-runtime-token";
@@ -60,14 +56,12 @@ function withoutAws(config: Config): Config {
 
 describe("one bot, three clusters, one worker per cluster", () => {
   const sims = new Map<ClusterName, KubeSim>();
-  const workers = new Map<ClusterName, Runtime>();
+  const workers = new Map<ClusterName, WorldRuntime>();
+  let w: TestWorld;
   let fake: FakeSlack;
-  let redis: Redis;
   let bot: Runtime;
   let events = "";
   let dir = "";
-  const prefix = uniquePrefix("fleet");
-  const log = pino({ level: "silent" });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "unstuck-fleet-"));
@@ -82,20 +76,20 @@ describe("one bot, three clusters, one worker per cluster", () => {
         "",
       ].join("\n"),
     );
-    fake = await startFakeSlack({ token: TOKEN });
-    redis = client();
-    const env = (extra: Record<string, string>): Record<string, string> =>
-      botEnv(
-        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-        {
-          UNSTUCK_CLUSTERS_FILE: clustersFile,
-          UNSTUCK_APPROVERS: APPROVER,
-          UNSTUCK_CHANNELS: `${CHANNEL},${C3_CHANNEL}`,
-          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-          UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
-          ...extra,
-        },
-      );
+    w = await startTestWorld({
+      token: TOKEN,
+      secret: SECRET,
+      label: "fleet",
+      env: {
+        UNSTUCK_CLUSTERS_FILE: clustersFile,
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: `${CHANNEL},${C3_CHANNEL}`,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+      },
+      boot: false,
+    });
+    fake = w.fake;
     for (const name of CLUSTERS) {
       const sim = await startKubeSim({
         scenario: "test/fixtures/scenarios/seed-incident.yaml",
@@ -107,33 +101,23 @@ describe("one bot, three clusters, one worker per cluster", () => {
       // A worker receives nothing from Slack; its Kubernetes is its own KUBECONFIG.
       const config = withoutAws(
         loadConfig(
-          env({
-            UNSTUCK_ROLE: "worker",
-            ...fleetKeyEnv("worker", name),
-            UNSTUCK_CLUSTER_NAME: name,
-            KUBECONFIG: kubeconfig,
-            SLACK_SIGNING_SECRET: "",
+          w.env({
+            role: "worker",
+            env: { ...fleetKeyEnv("worker", name), UNSTUCK_CLUSTER_NAME: name, KUBECONFIG: kubeconfig },
           }),
         ),
       );
-      const worker = await createRuntime({ config, log, fleet: { heartbeatMs: 500 } });
-      workers.set(name, worker);
-      await worker.start();
+      workers.set(name, await w.boot({ config, runtime: { fleet: { heartbeatMs: 500 } } }));
     }
     // The bot names no cluster and has no kubeconfig of any.
-    const botConfig = loadConfig(env({ UNSTUCK_ROLE: "bot" }));
+    const botConfig = loadConfig(w.env({ role: "bot" }));
     expect(botConfig.fleet?.clusters.map((c) => c.name)).toEqual([...CLUSTERS]);
     expect(botConfig.aws).toBeUndefined();
-    bot = await createRuntime({ config: botConfig, log });
-    const { port } = await bot.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    ({ runtime: bot, events } = await w.boot({ config: botConfig }));
   });
 
   afterAll(async () => {
-    for (const r of [bot, ...workers.values()]) await r.stop();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await fake.stop();
+    await w.stop();
     for (const sim of sims.values()) await sim.stop();
     await rm(dir, { recursive: true, force: true });
   });

@@ -9,55 +9,29 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
 import { EVENT_CLAIM_TTL_SECONDS } from "../../src/slack/event-dedupe.js";
-import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
-import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { eventually, pause } from "../helpers/eventually.js";
-import { appMentionBody, postSignedJson, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
-import { botEnv } from "./bot-env.js";
+import { startTestWorld, type TestWorld } from "../helpers/world.js";
+import { appMentionBody, postSignedJson, type FakeSlack } from "../sim/slack/index.js";
 import { messageText } from "./slack-harness.js";
 
 const SECRET = "event-retries-signing-secret";
 const TOKEN = "xoxb-event-retries-token";
 const CHANNEL = "C0INCIDENT";
 
-let sim: KubeSim;
+let w: TestWorld;
 let fake: FakeSlack;
 let redis: Redis;
-const prefix = uniquePrefix("event-retries");
-const runtimes: Runtime[] = [];
+let prefix: string;
 /** The `/slack/events` URL of each HTTP replica. */
 const replicas: string[] = [];
 let mentions = 0;
 
-async function bot(extra: Record<string, string> = {}): Promise<{ runtime: Runtime; port?: number }> {
-  const log = pino({ level: "silent" });
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        REDIS_URL,
-        UNSTUCK_ROLE: "bot",
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_APPROVERS: "U0APPROVER1",
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        ...extra,
-      },
-    ),
-  );
-  const runtime = await createRuntime({
-    config,
-    log,
-    services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-  });
-  runtimes.push(runtime);
-  const { port } = await runtime.start();
-  return { runtime, ...(port !== undefined ? { port } : {}) };
+/** One more bot replica on the world (the `bot` role), started; `extra` adds to its env. */
+async function bot(extra: Record<string, string> = {}): Promise<{ port?: number }> {
+  const { port } = await w.boot({ env: extra });
+  return port !== undefined ? { port } : {};
 }
 
 /** A fresh `@unstuck timeline` typed in an incident thread: the body every delivery of it repeats. */
@@ -106,9 +80,20 @@ const retryHeaders = (n: number): Record<string, string> =>
   n === 0 ? {} : { "X-Slack-Retry-Num": String(n), "X-Slack-Retry-Reason": "http_timeout" };
 
 beforeAll(async () => {
-  sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
-  fake = await startFakeSlack({ token: TOKEN });
-  redis = connect();
+  w = await startTestWorld({
+    token: TOKEN,
+    secret: SECRET,
+    label: "event-retries",
+    kube: { scenario: "test/fixtures/scenarios/seed-incident.yaml" },
+    role: "bot",
+    env: {
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_APPROVERS: "U0APPROVER1",
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+    },
+    boot: false,
+  });
+  ({ fake, redis, prefix } = w);
   for (let i = 0; i < 2; i++) {
     const { port } = await bot();
     replicas.push(`http://127.0.0.1:${String(port)}/slack/events`);
@@ -116,11 +101,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const r of runtimes) await r.stop();
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await fake.stop();
-  await sim.stop();
+  await w.stop();
 }, 60_000);
 
 describe("an event Slack delivers again is answered once", () => {

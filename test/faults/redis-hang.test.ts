@@ -4,14 +4,14 @@
  * the bot still stops within its shutdown bound.
  */
 import { randomBytes } from "node:crypto";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { KubePort } from "../../src/kube/port.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { startPrivateRedis, type PrivateRedis } from "./helpers.js";
 import { keyEnv } from "../helpers/keys.js";
+import { bootRuntime } from "../helpers/world.js";
 
 const TOKEN = "xoxb-redis-hang-token";
 const SECRET = "redis-hang-secret";
@@ -42,10 +42,8 @@ describe("a Redis that hangs after start-up", () => {
       UNSTUCK_KUBE_TIMEOUT_SECONDS: "0.5",
       UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "1",
     });
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({ config, log, services: { kube: noKube, now: () => new Date(), log } });
-    const { port } = await runtime.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    // On its own redis-server (to freeze it), not the test Redis a world shares: a config of its own.
+    ({ runtime, events } = await bootRuntime({ config, services: { kube: noKube } }));
     pid = Number((await runtime.redis.info("server")).match(/process_id:(\d+)/)?.[1]);
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, "SIGSTOP");

@@ -5,15 +5,15 @@
  * private redis-server: the shared one is never flushed.
  */
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { KubePort } from "../../src/kube/port.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import { redisDurability } from "../../src/startup.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { startPrivateRedis, type PrivateRedis } from "./helpers.js";
 import { keyEnv } from "../helpers/keys.js";
+import { bootRuntime } from "../helpers/world.js";
 
 const TOKEN = "xoxb-redis-sor-token";
 
@@ -45,13 +45,8 @@ describe("Redis as a system of record", () => {
       UNSTUCK_REDIS_PREFIX: "sor",
       ...keyEnv(),
     });
-    const log = pino({ level: "silent" });
-    const runtime = await createRuntime({
-      config,
-      log,
-      services: { kube: noKube, now: () => new Date(), log },
-    });
-    await runtime.start();
+    // On its own redis-server (to restart it), not the test Redis a world shares: a config of its own.
+    const { runtime } = await bootRuntime({ config, services: { kube: noKube } });
     return runtime;
   }
 

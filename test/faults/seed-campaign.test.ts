@@ -20,32 +20,18 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
-import type { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
-import { destroyAwsClients } from "../../src/aws/clients.js";
-import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import { describe, expect, it } from "vitest";
 import { REPAIR_PATH_ACTION } from "../../src/slack/blocks/trace.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import {
-  postSigned,
-  slashCommandBody,
-  startFakeSlack,
-  viewSubmissionBody,
-  type FakeSlack,
-} from "../sim/slack/index.js";
-import { startWorld, type World } from "../sim/world.js";
+import { postSigned, slashCommandBody, viewSubmissionBody, type FakeSlack } from "../sim/slack/index.js";
+import type { World } from "../sim/world.js";
 import { buttonValue } from "../e2e/block-kit.js";
-import { botEnv, simAwsClients } from "../e2e/bot-env.js";
 import { FAST_LBC } from "../integration/helpers/aws-world.js";
 import { recreateSeed } from "../sim/argo-sync.js";
 import { eventually, pause } from "../helpers/eventually.js";
 import { mulberry32 } from "../security/hostile.js";
 import { runMain, startPrivateRedis, stopChild, type MainRun } from "./helpers.js";
 import { clickButton } from "../helpers/slack-click.js";
+import { startTestWorld, type WorldRuntime } from "../helpers/world.js";
 
 const SECRET = "campaign-signing-secret";
 const TOKEN = "xoxb-campaign-token";
@@ -81,9 +67,10 @@ interface Run {
   readonly world: World;
   readonly fake: FakeSlack;
   readonly prefix: string;
-  readonly runtimes: Runtime[];
+  /** The bot (or `all`) first, then the in-process workers. */
+  readonly runtimes: WorldRuntime[];
   events: string;
-  readonly startWorker: () => Promise<Runtime>;
+  readonly startWorker: () => Promise<WorldRuntime>;
   /** The second worker as a process of its own (the `worker-killed` runs), until it is killed. */
   child?: MainRun;
   /** Restarts the run's own redis-server (`redis-restart` runs: the shared one is never restarted). */
@@ -91,77 +78,56 @@ interface Run {
   readonly close: () => Promise<void>;
 }
 
-let redis: Redis | undefined;
-afterAll(async () => {
-  await redis?.quit();
-});
-
 async function startRun(fault: Fault): Promise<Run> {
-  const world = await startWorld({
-    scenario: "test/fixtures/scenarios/seed-incident.yaml",
-    lbc: FAST_LBC,
-    controllerIntervalMs: 50,
-    cloudFrontDeployMs: 1_500,
-    route53SyncMs: 500,
-  });
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("campaign");
   const dir = await mkdtemp(join(tmpdir(), "unstuck-campaign-"));
   // Persisted at every write, as a Redis that is a system of record must be.
   const redisArgs = ["--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", ""];
   let privateRedis = fault === "redis-restart" ? await startPrivateRedis(redisArgs) : undefined;
-  const clients = simAwsClients(world.aws.url, 3);
-  const log = pino({ level: "silent" });
-  const env = (role: "all" | "bot" | "worker", extra: Record<string, string> = {}) =>
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        ...world.aws.env(),
-        UNSTUCK_ROLE: role,
-        UNSTUCK_APPROVERS: APPROVER,
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        UNSTUCK_DNS_RESOLVERS: world.dns.address,
-        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
-        UNSTUCK_HEALTH_PATHS: "/",
-        UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
-        ...(privateRedis !== undefined ? { REDIS_URL: privateRedis.url } : {}),
-        ...extra,
-      },
-    );
-  const start = async (role: "all" | "bot" | "worker"): Promise<{ runtime: Runtime; port?: number }> => {
-    const config = loadConfig(env(role));
-    const runtime = await createRuntime({
-      config,
-      log,
-      services: {
-        kube: createKubeAdapter(world.kube.kubeconfig()),
-        aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
-        now: () => new Date(),
-        log,
-      },
+  const w = await startTestWorld({
+    token: TOKEN,
+    secret: SECRET,
+    label: "campaign",
+    sim: {
+      scenario: "test/fixtures/scenarios/seed-incident.yaml",
+      lbc: FAST_LBC,
+      controllerIntervalMs: 50,
+      cloudFrontDeployMs: 1_500,
+      route53SyncMs: 500,
+    },
+    awsMaxAttempts: 3,
+    env: {
+      UNSTUCK_APPROVERS: APPROVER,
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      UNSTUCK_HEALTH_PATHS: "/",
+      UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
+      // Restarted on its own port: the URL holds.
+      ...(privateRedis !== undefined ? { REDIS_URL: privateRedis.url } : {}),
+    },
+    runtime: {
       edgeWaits: { intervalMs: 200, maxIntervalMs: 400 },
       pathRecheck: { intervalMs: 300 },
       // A killed process's jobs are found stalled soon after their locks lapse.
       worker: { stalledInterval: 500 },
-    });
-    const { port } = await runtime.start();
-    return { runtime, ...(port !== undefined ? { port } : {}) };
-  };
-  const runtimes: Runtime[] = [];
+    },
+    boot: false,
+  });
+  const world = w.sim;
+  if (world === undefined) throw new Error("the world has its simulators");
+  const runtimes: WorldRuntime[] = [];
   // With a process to kill, that process is the only worker until then: the kill strands its work.
-  const bot = await start(fault === "worker-killed" ? "bot" : "all");
-  runtimes.push(bot.runtime);
+  const bot = await w.boot({ role: fault === "worker-killed" ? "bot" : "all" });
+  runtimes.push(bot);
   const run: Run = {
     world,
-    fake,
-    prefix,
+    fake: w.fake,
+    prefix: w.prefix,
     runtimes,
-    events: `http://127.0.0.1:${String(bot.port)}/slack/events`,
+    events: bot.events,
     startWorker: async () => {
-      const w = await start("worker");
-      runtimes.push(w.runtime);
-      return w.runtime;
+      const worker = await w.boot({ role: "worker" });
+      runtimes.push(worker);
+      return worker;
     },
     restartRedis: async () => {
       if (privateRedis === undefined) return;
@@ -171,17 +137,9 @@ async function startRun(fault: Fault): Promise<Run> {
     },
     close: async () => {
       if (run.child !== undefined) await stopChild(run.child.child);
-      for (const r of runtimes) await r.stop();
-      if (privateRedis !== undefined) {
-        await privateRedis.stop();
-      } else {
-        redis ??= client();
-        await deleteKeysWithPrefix(redis, prefix);
-      }
+      await w.stop();
+      await privateRedis?.stop();
       await rm(dir, { recursive: true, force: true });
-      destroyAwsClients(clients);
-      await fake.stop();
-      await world.stop();
     },
   };
   if (fault === "worker-killed") {
@@ -189,11 +147,14 @@ async function startRun(fault: Fault): Promise<Run> {
     const kubeconfig = join(dir, "kubeconfig");
     await world.kube.writeKubeconfig(kubeconfig);
     const child = runMain(
-      env("worker", {
-        KUBECONFIG: kubeconfig,
-        UNSTUCK_CLUSTER_NAME: "prod-eks",
-        UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
-        UNSTUCK_LOG_LEVEL: "info",
+      w.env({
+        role: "worker",
+        env: {
+          KUBECONFIG: kubeconfig,
+          UNSTUCK_CLUSTER_NAME: "prod-eks",
+          UNSTUCK_WAIT_INTERVAL_SECONDS: "1",
+          UNSTUCK_LOG_LEVEL: "info",
+        },
       }),
     );
     run.child = child;
@@ -250,7 +211,7 @@ async function requestCard(r: Run, marker: string): Promise<{ id: string; ts: st
   const ts = String(post.response?.["ts"]);
   const bot = r.runtimes[0];
   await eventually(
-    async () => ((await bot?.workflow.get(id))?.message ? true : undefined),
+    async () => ((await bot?.runtime.workflow.get(id))?.message ? true : undefined),
     15_000,
     "the request's message recorded",
   );
@@ -403,7 +364,7 @@ describe("seeded fault campaign over the seed incident", () => {
           problems.push(`${String(applied("UpdateDistribution"))} CloudFront updates`);
         const bot = r.runtimes[0];
         for (const id of [removal.id, repair.id]) {
-          const state = (await bot?.workflow.get(id))?.state;
+          const state = (await bot?.runtime.workflow.get(id))?.state;
           if (state !== "DONE") problems.push(`request ${id} ${String(state)}`);
         }
         for (const ts of [removal.ts, repair.ts]) {

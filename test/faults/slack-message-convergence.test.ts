@@ -7,25 +7,20 @@
  * repaints its message "expired / lost" without buttons.
  */
 import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime, type RuntimeOptions } from "../../src/runtime.js";
-import { client, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
-import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
+import type { Runtime, RuntimeOptions } from "../../src/runtime.js";
+import type { KubeSim } from "../sim/kube/index.js";
 import {
   blockActionsBody,
   postSigned,
   slashCommandBody,
-  startFakeSlack,
   type FakeSlack,
   type SlackCall,
 } from "../sim/slack/index.js";
 import { buttonValue } from "../e2e/block-kit.js";
-import { botEnv } from "../e2e/bot-env.js";
-import { keyEnv } from "../helpers/keys.js";
 import { eventuallyTrue } from "../helpers/eventually.js";
+import { deleteKeysWithPrefix } from "../helpers/redis.js";
+import { startTestWorld, type TestWorld } from "../helpers/world.js";
 
 const SECRET = "faults-signing-secret";
 const TOKEN = "xoxb-faults-runtime-token";
@@ -45,65 +40,38 @@ interface Setup {
   readonly events: string;
 }
 
-const running: Setup[] = [];
-const others: Runtime[] = [];
+const running: TestWorld[] = [];
 afterEach(async () => {
-  while (others.length > 0) await others.pop()?.stop();
-  while (running.length > 0) {
-    const s = running.pop();
-    if (s === undefined) continue;
-    await s.runtime.stop();
-    await deleteKeysWithPrefix(s.redis, s.prefix);
-    await s.redis.quit();
-    await s.fake.stop();
-    await s.sim.stop();
-  }
+  while (running.length > 0) await running.pop()?.stop();
 });
 
 async function setup(extra: Pick<RuntimeOptions, "notify"> = {}): Promise<Setup> {
-  const sim = await startKubeSim({
-    scenario: "test/fixtures/scenarios/seed-incident.yaml",
-    controllerIntervalMs: 200,
-  });
-  const fake = await startFakeSlack({ token: TOKEN });
-  const prefix = uniquePrefix("faults");
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-      {
-        UNSTUCK_APPROVERS: APPROVER,
-        UNSTUCK_CHANNELS: CHANNEL,
-        ...keyEnv(),
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
-      },
-    ),
-  );
-  const log = pino({ level: "silent" });
-  const make = () =>
-    createRuntime({
-      config,
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-      ...extra,
-    });
-  const runtime = await make();
-  const { port } = await runtime.start();
-  const s: Setup = {
-    sim,
-    fake,
-    runtime,
-    another: async () => {
-      const r = await make();
-      others.push(r);
-      return r;
+  const w = await startTestWorld({
+    token: TOKEN,
+    secret: SECRET,
+    label: "faults",
+    kube: { scenario: "test/fixtures/scenarios/seed-incident.yaml", controllerIntervalMs: 200 },
+    env: {
+      UNSTUCK_APPROVERS: APPROVER,
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      UNSTUCK_WAIT_INTERVAL_SECONDS: "600",
     },
-    redis: client(),
-    prefix,
-    events: `http://127.0.0.1:${String(port)}/slack/events`,
+    runtime: extra,
+  });
+  running.push(w);
+  const sim = w.kube;
+  if (sim === undefined) throw new Error("the world has a kube simulator");
+  return {
+    sim,
+    fake: w.fake,
+    runtime: w.runtime,
+    // Built, not started: the test starts it when the first process is gone.
+    another: async () => (await w.boot({ config: w.config, start: false })).runtime,
+    redis: w.redis,
+    prefix: w.prefix,
+    events: w.events,
   };
-  running.push(s);
-  return s;
 }
 
 /** Whether the message still offers a vote or a cancel (an ended request keeps only Details). */

@@ -10,21 +10,14 @@
  * posted once and edited in place; no result is posted as a reply of its own.
  */
 import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
-import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
-import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
-import { loadConfig } from "../../src/config.js";
+import type { AwsClients } from "../../src/aws/clients.js";
 import { enqueueEdgeWait, edgeWaitJobId, type EdgeWaitTarget } from "../../src/jobs/edge-waits.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { botEnv, simAwsClients } from "../e2e/bot-env.js";
-import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { eventually, pause } from "../helpers/eventually.js";
-import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
-import { startWorld, type World } from "../sim/world.js";
 import { testWaits } from "../helpers/keys.js";
+import { startTestWorld, type TestWorld, type WorldRuntime } from "../helpers/world.js";
+import type { FakeSlack, SlackCall } from "../sim/slack/index.js";
+import type { World } from "../sim/world.js";
 
 const TOKEN = "xoxb-wait-handover-token";
 const CHANNEL = "C0INCIDENT";
@@ -34,43 +27,14 @@ const URL_OK = "https://test.example.com/readyz";
 const DEPLOYED = /^✅ CloudFront E2MYAPPTEST0001 is Deployed after/;
 const ANSWERS = /^✅ test\.example\.com answers 200 \(GET https:\/\/test\.example\.com\/readyz\) after/;
 
+let tw: TestWorld;
 let world: World;
 let clients: AwsClients;
 let fake: FakeSlack;
-let redis: Redis;
-const prefix = uniquePrefix("wait-handover");
-const runtimes: Runtime[] = [];
 
-async function worker(): Promise<Runtime> {
-  const log = pino({ level: "silent" });
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: "", slackUrl: fake.url, prefix },
-      {
-        ...world.aws.env(),
-        REDIS_URL,
-        UNSTUCK_ROLE: "worker",
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        // A stop gives running jobs 1.5 s, then hands them back for another worker.
-        UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
-        UNSTUCK_DNS_RESOLVERS: world.dns.address,
-        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
-      },
-    ),
-  );
-  const runtime = await createRuntime({
-    config,
-    log,
-    services: {
-      kube: createKubeAdapter(world.kube.kubeconfig()),
-      now: () => new Date(),
-      log,
-      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
-    },
-  });
-  runtimes.push(runtime);
-  await runtime.start();
-  return runtime;
+/** One more worker process on the world, started. */
+async function worker(): Promise<WorldRuntime> {
+  return tw.boot({ role: "worker" });
 }
 
 /** The repair's CloudFront change: the default origin becomes the live payments ALB (InProgress). */
@@ -97,23 +61,29 @@ const edits = (ts: string, re: RegExp): number =>
   fake.calls().filter((c) => c.method === "chat.update" && c.body["ts"] === ts && re.test(text(c))).length;
 
 beforeAll(async () => {
-  world = await startWorld({
-    scenario: "test/fixtures/scenarios/seed-incident.yaml",
-    lbc: false,
-    cloudFrontDeployMs: 1_500,
+  tw = await startTestWorld({
+    token: TOKEN,
+    label: "wait-handover",
+    sim: {
+      scenario: "test/fixtures/scenarios/seed-incident.yaml",
+      lbc: false,
+      cloudFrontDeployMs: 1_500,
+    },
+    env: {
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      // A stop gives running jobs 1.5 s, then hands them back for another worker.
+      UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
+    },
+    boot: false,
   });
-  clients = simAwsClients(world.aws.url, 1);
-  fake = await startFakeSlack({ token: TOKEN });
-  redis = connect();
+  if (tw.sim === undefined || tw.aws === undefined) throw new Error("the world has its simulators");
+  world = tw.sim;
+  clients = tw.aws;
+  fake = tw.fake;
 }, 60_000);
 
 afterAll(async () => {
-  for (const r of runtimes) await r.stop();
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await fake.stop();
-  destroyAwsClients(clients);
-  await world.stop();
+  await tw.stop();
 }, 60_000);
 
 describe("a wait whose job runs again after it said its outcome", () => {
@@ -130,7 +100,7 @@ describe("a wait whose job runs again after it said its outcome", () => {
     ];
     for (const target of targets) {
       await enqueueEdgeWait(
-        testWaits(first.queues.waits),
+        testWaits(first.runtime.queues.waits),
         {
           target,
           cluster: "prod-eks",
@@ -173,7 +143,7 @@ describe("a wait whose job runs again after it said its outcome", () => {
     await stopping;
     await eventually(
       async () => {
-        const states = await Promise.all(ids.map((id) => second.queues.waits.getJobState(id)));
+        const states = await Promise.all(ids.map((id) => second.runtime.queues.waits.getJobState(id)));
         return states.every((s) => s === "unknown" || s === "completed") ? true : undefined;
       },
       15_000,

@@ -6,21 +6,14 @@
  * ends on its result, long before the Retry-After Slack asked for has passed.
  */
 import { GetDistributionConfigCommand, UpdateDistributionCommand } from "@aws-sdk/client-cloudfront";
-import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { destroyAwsClients, type AwsClients } from "../../src/aws/clients.js";
-import { createAwsAdapter } from "../../src/aws/sdk-adapter.js";
-import { loadConfig } from "../../src/config.js";
+import type { AwsClients } from "../../src/aws/clients.js";
 import { enqueueEdgeWait, edgeWaitJobId, type EdgeWaitTarget } from "../../src/jobs/edge-waits.js";
-import { createKubeAdapter } from "../../src/kube/client-node-adapter.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
-import { botEnv, simAwsClients } from "../e2e/bot-env.js";
-import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../helpers/redis.js";
 import { eventually } from "../helpers/eventually.js";
-import { startFakeSlack, type FakeSlack, type SlackCall } from "../sim/slack/index.js";
-import { startWorld, type World } from "../sim/world.js";
 import { testWaits } from "../helpers/keys.js";
+import { startTestWorld, type TestWorld, type WorldRuntime } from "../helpers/world.js";
+import type { FakeSlack, SlackCall } from "../sim/slack/index.js";
+import type { World } from "../sim/world.js";
 
 const TOKEN = "xoxb-wait-429-token";
 const CHANNEL = "C0INCIDENT";
@@ -28,43 +21,14 @@ const THREAD = "1770888000.000100";
 const DIST = "E2MYAPPTEST0001";
 const DEPLOYED = /^✅ CloudFront E2MYAPPTEST0001 is Deployed after/;
 
+let tw: TestWorld;
 let world: World;
 let clients: AwsClients;
 let fake: FakeSlack;
-let redis: Redis;
-const prefix = uniquePrefix("wait-slack-429");
-const runtimes: Runtime[] = [];
 
-async function worker(): Promise<Runtime> {
-  const log = pino({ level: "silent" });
-  const config = loadConfig(
-    botEnv(
-      { token: TOKEN, secret: "", slackUrl: fake.url, prefix },
-      {
-        ...world.aws.env(),
-        REDIS_URL,
-        UNSTUCK_ROLE: "worker",
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-        // A stop gives running jobs 1.5 s, then hands them back for another worker.
-        UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
-        UNSTUCK_DNS_RESOLVERS: world.dns.address,
-        UNSTUCK_HTTP_PROBE_VIA: world.httpFront.url,
-      },
-    ),
-  );
-  const runtime = await createRuntime({
-    config,
-    log,
-    services: {
-      kube: createKubeAdapter(world.kube.kubeconfig()),
-      now: () => new Date(),
-      log,
-      aws: { port: createAwsAdapter(clients), cluster: "prod-eks" },
-    },
-  });
-  runtimes.push(runtime);
-  await runtime.start();
-  return runtime;
+/** One more worker process on the world, started. */
+async function worker(): Promise<WorldRuntime> {
+  return tw.boot({ role: "worker" });
 }
 
 /** The repair's CloudFront change: the default origin becomes the live payments ALB (InProgress). */
@@ -88,23 +52,29 @@ const posts = (re: RegExp): SlackCall[] =>
   fake.calls().filter((c) => c.method === "chat.postMessage" && inThread(c) && re.test(text(c)));
 
 beforeAll(async () => {
-  world = await startWorld({
-    scenario: "test/fixtures/scenarios/seed-incident.yaml",
-    lbc: false,
-    cloudFrontDeployMs: 1_500,
+  tw = await startTestWorld({
+    token: TOKEN,
+    label: "wait-slack-429",
+    sim: {
+      scenario: "test/fixtures/scenarios/seed-incident.yaml",
+      lbc: false,
+      cloudFrontDeployMs: 1_500,
+    },
+    env: {
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      // A stop gives running jobs 1.5 s, then hands them back for another worker.
+      UNSTUCK_SHUTDOWN_TIMEOUT_SECONDS: "2",
+    },
+    boot: false,
   });
-  clients = simAwsClients(world.aws.url, 1);
-  fake = await startFakeSlack({ token: TOKEN });
-  redis = connect();
+  if (tw.sim === undefined || tw.aws === undefined) throw new Error("the world has its simulators");
+  world = tw.sim;
+  clients = tw.aws;
+  fake = tw.fake;
 }, 60_000);
 
 afterAll(async () => {
-  for (const r of runtimes) await r.stop();
-  await deleteKeysWithPrefix(redis, prefix);
-  await redis.quit();
-  await fake.stop();
-  destroyAwsClients(clients);
-  await world.stop();
+  await tw.stop();
 }, 60_000);
 
 describe("a wait while Slack answers 429", () => {
@@ -116,7 +86,7 @@ describe("a wait while Slack answers 429", () => {
     const started = Date.now();
     const target: EdgeWaitTarget = { kind: "cloudfront-deployed", distributionId: DIST };
     await enqueueEdgeWait(
-      testWaits(w.queues.waits),
+      testWaits(w.runtime.queues.waits),
       {
         target,
         cluster: "prod-eks",
@@ -130,7 +100,7 @@ describe("a wait while Slack answers 429", () => {
     );
     const id = edgeWaitJobId(target, CHANNEL, THREAD);
     await eventually(
-      async () => ((await w.queues.waits.getJobState(id)) === "unknown" ? true : undefined),
+      async () => ((await w.runtime.queues.waits.getJobState(id)) === "unknown" ? true : undefined),
       20_000,
       "the wait to finish",
     );

@@ -18,7 +18,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalSigner } from "../../src/approvals/integrity.js";
 import { ApprovalStore } from "../../src/approvals/store.js";
@@ -28,7 +27,7 @@ import { loadConfig, type Config } from "../../src/config.js";
 import { sealAnswer, sealCall } from "../../src/fleet/calls.js";
 import { FleetPresence } from "../../src/fleet/presence.js";
 import { clusterQueueName, QueueName } from "../../src/jobs/queues.js";
-import { createRuntime, type Runtime } from "../../src/runtime.js";
+import type { Runtime } from "../../src/runtime.js";
 import {
   BOT,
   clusterOwner,
@@ -39,10 +38,10 @@ import {
 } from "../../src/trust/keys.js";
 import { eventually } from "../helpers/eventually.js";
 import { fleetKeyEnv, publicKeysYaml, TEST_BOT_KEY, workerKeyOf } from "../helpers/keys.js";
-import { client, connect, deleteKeysWithPrefix, uniquePrefix } from "../helpers/redis.js";
+import { connect, uniquePrefix } from "../helpers/redis.js";
+import { startTestWorld, type TestWorld } from "../helpers/world.js";
 import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
-import { postSigned, slashCommandBody, startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
-import { botEnv } from "../e2e/bot-env.js";
+import { postSigned, slashCommandBody, type FakeSlack } from "../sim/slack/index.js";
 
 const SECRET = "fleet-authority-signing-secret";
 const TOKEN = "xoxb-fleet-authority-token";
@@ -71,14 +70,13 @@ function withoutAws(config: Config): Config {
 
 describe("no authority travels through Redis (fleet)", () => {
   const sims = new Map<string, KubeSim>();
-  const workers: Runtime[] = [];
+  let world: TestWorld;
   let fake: FakeSlack;
   let redis: Redis;
   let bot: Runtime;
   let events = "";
   let dir = "";
   const prefix = uniquePrefix("fleet-authority");
-  const log = pino({ level: "silent" });
   const bull = `${prefix}:bull`;
 
   beforeAll(async () => {
@@ -92,19 +90,19 @@ describe("no authority travels through Redis (fleet)", () => {
         "",
       ].join("\n"),
     );
-    fake = await startFakeSlack({ token: TOKEN });
-    redis = client();
-    const env = (extra: Record<string, string>): Record<string, string> =>
-      botEnv(
-        { token: TOKEN, secret: SECRET, slackUrl: fake.url, prefix },
-        {
-          UNSTUCK_CLUSTERS_FILE: clustersFile,
-          UNSTUCK_APPROVERS: APPROVER,
-          UNSTUCK_CHANNELS: CHANNEL,
-          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-          ...extra,
-        },
-      );
+    world = await startTestWorld({
+      token: TOKEN,
+      secret: SECRET,
+      prefix,
+      env: {
+        UNSTUCK_CLUSTERS_FILE: clustersFile,
+        UNSTUCK_APPROVERS: APPROVER,
+        UNSTUCK_CHANNELS: CHANNEL,
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+      },
+      boot: false,
+    });
+    ({ fake, redis } = world);
     for (const name of REAL) {
       const sim = await startKubeSim({
         scenario: "test/fixtures/scenarios/seed-incident.yaml",
@@ -115,29 +113,19 @@ describe("no authority travels through Redis (fleet)", () => {
       await sim.writeKubeconfig(kubeconfig);
       const config = withoutAws(
         loadConfig(
-          env({
-            UNSTUCK_ROLE: "worker",
-            ...fleetKeyEnv("worker", name),
-            UNSTUCK_CLUSTER_NAME: name,
-            KUBECONFIG: kubeconfig,
-            SLACK_SIGNING_SECRET: "",
+          world.env({
+            role: "worker",
+            env: { ...fleetKeyEnv("worker", name), UNSTUCK_CLUSTER_NAME: name, KUBECONFIG: kubeconfig },
           }),
         ),
       );
-      const worker = await createRuntime({ config, log, fleet: { heartbeatMs: 500 } });
-      workers.push(worker);
-      await worker.start();
+      await world.boot({ config, runtime: { fleet: { heartbeatMs: 500 } } });
     }
-    bot = await createRuntime({ config: loadConfig(env({ UNSTUCK_ROLE: "bot" })), log });
-    const { port } = await bot.start();
-    events = `http://127.0.0.1:${String(port)}/slack/events`;
+    ({ runtime: bot, events } = await world.boot({ config: loadConfig(world.env({ role: "bot" })) }));
   });
 
   afterAll(async () => {
-    for (const r of [bot, ...workers]) await r.stop();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await fake.stop();
+    await world.stop();
     for (const sim of sims.values()) await sim.stop();
     await rm(dir, { recursive: true, force: true });
   });

@@ -236,6 +236,7 @@ export async function runSandbox(io: {
     endpoint: world.aws.url,
     ...(config.aws?.credentials ? { credentials: config.aws.credentials } : {}),
   });
+  // Built by hand: test/sim/ must not import test/helpers/ (the world helper), so no bootRuntime here.
   const runtime = await createRuntime({
     config,
     log,

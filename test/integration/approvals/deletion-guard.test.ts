@@ -19,7 +19,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { guardRequestId, parseGuardValue } from "../../../src/approvals/deletion-guard-token.js";
 import { loadConfig } from "../../../src/config.js";
 import { startGuardReconciler, type GuardReconciler } from "../../../src/jobs/guard-reconcile.js";
-import { createRuntime } from "../../../src/runtime.js";
 import { createServices } from "../../../src/services.js";
 import { startFakeSlack } from "../../sim/slack/index.js";
 import { approveDeleteCommand } from "../../../commands/approve-delete.js";
@@ -44,6 +43,7 @@ import { keyEnv, strangerGuardSigner, testGuardSigner, testWaitSeal, testWaits }
 import { eventually, pause } from "../../helpers/eventually.js";
 import { requestSettled } from "../../helpers/requests.js";
 import { connect, deleteKeys, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
+import { bootRuntime } from "../../helpers/world.js";
 
 const KEY = DELETION_APPROVED_ANNOTATION;
 const THREAD = { channel: CHANNEL, ts: "1700000000.000100" };
@@ -575,8 +575,7 @@ describe("the reconcile loop in the runtime", () => {
         UNSTUCK_ROLE: role,
       });
       // No `services`: the runtime builds them from the config, as in production.
-      const runtime = await createRuntime({ config, log, role, guardReconcile: RECONCILE });
-      await runtime.start();
+      const { runtime } = await bootRuntime({ config, log, runtime: { role, guardReconcile: RECONCILE } });
       return runtime;
     };
 

@@ -13,18 +13,16 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApprovalStore } from "../../../src/approvals/store.js";
 import { newRequestId } from "../../../src/requests/model.js";
 import { buildFinalizerPatch } from "../../../src/kube/finalizer-patch.js";
-import { loadConfig } from "../../../src/config.js";
-import { createRuntime, type Runtime } from "../../../src/runtime.js";
+import type { Runtime } from "../../../src/runtime.js";
 import { eventually } from "../../helpers/eventually.js";
-import { keyEnv, testSigner } from "../../helpers/keys.js";
-import { client, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
-import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
-import { startFakeSlack, type FakeSlack } from "../../sim/slack/index.js";
+import { testSigner } from "../../helpers/keys.js";
+import { uniquePrefix } from "../../helpers/redis.js";
+import { startTestWorld, type TestWorld } from "../../helpers/world.js";
+import type { KubeSim } from "../../sim/kube/index.js";
 
 const OLD_KEY = "the-shared-approval-key-of-before-0123456789abcdef";
 
@@ -42,8 +40,8 @@ function oldMac(key: string, kind: string, fields: readonly string[]): string {
 }
 
 describe("upgrading from the shared approval key", () => {
+  let w: TestWorld;
   let sim: KubeSim;
-  let fake: FakeSlack;
   let redis: Redis;
   let runtime: Runtime;
   let dir: string;
@@ -111,10 +109,25 @@ describe("upgrading from the shared approval key", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "unstuck-legacy-"));
-    sim = await startKubeSim({ scenario: "test/fixtures/scenarios/seed-incident.yaml" });
+    // Its services built from the configuration (KUBECONFIG), as `npm start` builds them.
+    w = await startTestWorld({
+      token: "xoxb-legacy",
+      secret: "legacy-secret",
+      prefix,
+      kube: { scenario: "test/fixtures/scenarios/seed-incident.yaml" },
+      simServices: false,
+      env: {
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_APPROVERS: "U0APPROVER1",
+        KUBECONFIG: join(dir, "kubeconfig"),
+        UNSTUCK_APPROVAL_KEY: OLD_KEY,
+      },
+      boot: false,
+    });
+    if (w.kube === undefined) throw new Error("the world has a kube simulator");
+    sim = w.kube;
     await sim.writeKubeconfig(join(dir, "kubeconfig"));
-    fake = await startFakeSlack({ token: "xoxb-legacy" });
-    redis = client();
+    redis = w.redis;
     await writeOld(ids.pending, "PENDING", OLD_KEY, "myapp-worker-ingress");
     await writeOld(ids.approved, "APPROVED", OLD_KEY, "myapp-api-ingress");
     // In the old shape, but signed with a key the old bot never held.
@@ -149,29 +162,11 @@ describe("upgrading from the shared approval key", () => {
       approvalsRequired: 1,
     });
     sim.resetRequests();
-    const config = loadConfig({
-      SLACK_BOT_TOKEN: "xoxb-legacy",
-      SLACK_SIGNING_SECRET: "legacy-secret",
-      SLACK_API_URL: fake.url,
-      PORT: "0",
-      REDIS_URL,
-      UNSTUCK_REDIS_PREFIX: prefix,
-      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-      UNSTUCK_APPROVERS: "U0APPROVER1",
-      KUBECONFIG: join(dir, "kubeconfig"),
-      ...keyEnv("all"),
-      UNSTUCK_APPROVAL_KEY: OLD_KEY,
-    });
-    runtime = await createRuntime({ config, log: pino({ level: "silent" }) });
-    await runtime.start();
+    ({ runtime } = await w.boot());
   });
 
   afterAll(async () => {
-    await runtime.stop();
-    await deleteKeysWithPrefix(redis, prefix);
-    await redis.quit();
-    await fake.stop();
-    await sim.stop();
+    await w.stop();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -18,14 +18,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Worker } from "bullmq";
 import { Cluster } from "ioredis";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../src/cli.js";
 import { loadConfig } from "../../../src/config.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { runtimeTarget } from "../../../src/ops-target.js";
 import type { RedisConnection } from "../../../src/redis-connection.js";
-import { createRuntime, type Runtime } from "../../../src/runtime.js";
+import type { Runtime } from "../../../src/runtime.js";
 import { checkStartup, StartupError } from "../../../src/startup.js";
 import { buttonValue } from "../../e2e/block-kit.js";
 import { botEnv } from "../../e2e/bot-env.js";
@@ -43,6 +42,7 @@ import { INGRESS } from "../approvals/helpers/fake-kube.js";
 import { alice, bob, createHarness, requestRemoval, seedIngress } from "../approvals/helpers/harness.js";
 import { eventually, pause } from "../../helpers/eventually.js";
 import { requestSettled, SETTLED_STATES } from "../../helpers/requests.js";
+import { bootRuntime } from "../../helpers/world.js";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -266,12 +266,12 @@ describe("the runtime on a Redis Cluster (REDIS_URL=redis+cluster://…)", () =>
 
   it("slash command -> approval click -> exactly one PATCH, DONE; ready; the terminal reads it through the cluster", async () => {
     const config = loadConfig(env({ UNSTUCK_ALLOW_VOLATILE_REDIS: "true" }));
-    const log = pino({ level: "silent" });
-    runtime = await createRuntime({
+    // On a Redis Cluster URL, not the test Redis a world shares: a config of its own; started below.
+    ({ runtime } = await bootRuntime({
       config,
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-    });
+      services: { kube: createKubeAdapter(sim.kubeconfig()) },
+      start: false,
+    }));
     expect(runtime.redis).toBeInstanceOf(Cluster);
     const { port } = await runtime.start();
     const events = `http://127.0.0.1:${String(port)}/slack/events`;

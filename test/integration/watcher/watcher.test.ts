@@ -12,8 +12,6 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
-import { createRuntime } from "../../../src/runtime.js";
-import { botEnv } from "../../e2e/bot-env.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { createNamespaceWatchIo } from "../../../src/kube/namespace-watch.js";
 import { slackWatcherClient } from "../../../src/slack/watcher-client.js";
@@ -24,6 +22,7 @@ import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "../../sim/slack/index.js";
 import { testWatcherReceipts } from "../../helpers/keys.js";
 import { eventually, pause } from "../../helpers/eventually.js";
+import { startTestWorld } from "../../helpers/world.js";
 
 const TOKEN = "xoxb-watcher-test-token";
 const CHANNEL = "C0WATCH";
@@ -370,31 +369,31 @@ describe("namespace watcher", () => {
 
 describe("the watcher in the bot runtime", () => {
   it("runs when UNSTUCK_WATCH_CHANNEL is set, posts once, and releases its lease on stop", async () => {
-    const sim = await startKubeSim({ controllerIntervalMs: 100 });
-    const fake = await startFakeSlack({ token: TOKEN });
-    const redis = client();
-    const prefix = uniquePrefix("watcher-rt");
-    const log = pino({ level: "silent" });
-    const config = loadConfig(
-      botEnv(
-        { token: TOKEN, secret: "watcher-runtime-secret", slackUrl: fake.url, prefix },
-        {
-          UNSTUCK_ROLE: "worker",
-          SLACK_SIGNING_SECRET: "",
-          UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-          UNSTUCK_BLOCKED_AFTER_SECONDS: "1",
-          UNSTUCK_WATCH_CHANNEL: CHANNEL,
-          UNSTUCK_WATCH_LEASE_SECONDS: "2",
-        },
-      ),
-    );
-    expect(config.watch).toEqual({ channel: CHANNEL, leaseMs: 2_000 });
-    const runtime = await createRuntime({
-      config,
-      log,
-      services: { kube: createKubeAdapter(sim.kubeconfig()), now: () => new Date(), log },
-      watcher: { io: createNamespaceWatchIo(sim.kubeconfig()) },
+    const w = await startTestWorld({
+      token: TOKEN,
+      secret: "watcher-runtime-secret",
+      label: "watcher-rt",
+      kube: { controllerIntervalMs: 100 },
+      role: "worker",
+      env: {
+        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+        UNSTUCK_BLOCKED_AFTER_SECONDS: "1",
+        UNSTUCK_WATCH_CHANNEL: CHANNEL,
+        UNSTUCK_WATCH_LEASE_SECONDS: "2",
+      },
+      boot: false,
     });
+    const { fake, redis, prefix } = w;
+    const sim = w.kube;
+    if (sim === undefined) throw new Error("the world has a kube simulator");
+    const config = loadConfig(w.env());
+    expect(config.watch).toEqual({ channel: CHANNEL, leaseMs: 2_000 });
+    const booted = await w.boot({
+      config,
+      runtime: { watcher: { io: createNamespaceWatchIo(sim.kubeconfig()) } },
+      start: false,
+    });
+    const { runtime } = booted;
     try {
       await runtime.start();
       await eventually(
@@ -415,17 +414,13 @@ describe("the watcher in the bot runtime", () => {
         8_000,
       );
       expect(JSON.stringify(post.body.blocks)).toContain("stuck-rt");
-      await runtime.stop();
+      await booted.stop();
       expect(await redis.exists(`${prefix}:watcher:leader`)).toBe(0);
       expect(
         fake.calls().filter((c) => c.method === "chat.postMessage" && c.body.channel === CHANNEL),
       ).toHaveLength(1);
     } finally {
-      await runtime.stop();
-      await deleteKeysWithPrefix(redis, prefix);
-      await redis.quit();
-      await fake.stop();
-      await sim.stop();
+      await w.stop();
     }
   }, 20_000);
 });
