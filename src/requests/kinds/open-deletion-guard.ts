@@ -3,7 +3,7 @@
  * admission policy requires and takes it off when the window ends. Its executor is
  * `src/actions/deletion-guard.ts`.
  */
-import { code, safe } from "../../slack/blocks/text.js";
+import { code, Mark, safe } from "../../slack/blocks/text.js";
 import type { ActionKind, ActionOf } from "../kind.js";
 import { DELETION_APPROVED_ANNOTATION } from "../model.js";
 import { minutes } from "./words.js";
@@ -44,7 +44,7 @@ export const openDeletionGuard: ActionKind<ActionOf<"open-deletion-guard">> = {
     leaves: () => "nothing: the bot takes the annotation off again when the window ends",
     risks: () => [],
     risk: (a) =>
-      `*Risk* — preflight ${a.preflight.verdict === "safe" ? ":white_check_mark:" : a.preflight.verdict === "risky" ? ":warning:" : ":no_entry:"} *${safe(a.preflight.verdict.toUpperCase(), 10)}*: ${safe(a.preflight.summary, 600)}\nFor ${minutes(a.windowSeconds)} min anyone with delete rights may delete namespace \`${code(a.namespace)}\` and everything in it.`,
+      `*Risk* — preflight ${Mark.verdict(a.preflight.verdict)} *${safe(a.preflight.verdict.toUpperCase(), 10)}*: ${safe(a.preflight.summary, 600)}\nFor ${minutes(a.windowSeconds)} min anyone with delete rights may delete namespace \`${code(a.namespace)}\` and everything in it.`,
     exact: (a, requestId) =>
       [
         `*Change*: set \`${code(DELETION_APPROVED_ANNOTATION)}\` on namespace \`${code(a.namespace)}\` to a value signed by the bot that names request \`${code(requestId)}\` and the end of the window (\`v1;req=…;until=…;mac=…\`), which the deletion guard (the chart's ValidatingAdmissionPolicy) requires before anyone may delete it; the bot takes it off again after ${minutes(a.windowSeconds)} min, and every worker removes it within seconds of the window's end even if that job is lost.`,

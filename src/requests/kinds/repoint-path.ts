@@ -5,7 +5,7 @@
  */
 import { repointCalls } from "../../edge/repoint-calls.js";
 import { repointPlanLines, repointTargetLine, repointTargetLines } from "../../render/repoint-plan.js";
-import { code, safe } from "../../slack/blocks/text.js";
+import { code, Mark, safe } from "../../slack/blocks/text.js";
 import type { ActionKind, ActionOf } from "../kind.js";
 import type { RepointPathAction } from "../model.js";
 import { asPlanned, codeBlock, NO_EVIDENCE, PATH_LESSON } from "./words.js";
@@ -76,7 +76,7 @@ export const repointPath: ActionKind<ActionOf<"repoint-path">> = {
     risks: (a) => a.risks ?? [],
     risk: (a) =>
       [
-        ...(a.risks ?? []).map((r) => `:warning: *Risk*: ${safe(r, 600)}`),
+        ...(a.risks ?? []).map((r) => `${Mark.Warning} *Risk*: ${safe(r, 600)}`),
         "*Risk*: live traffic moves: each changed record and origin serves the new target as soon as it propagates (Route 53 in seconds, CloudFront in minutes).",
       ].join("\n"),
     exact: (a) =>

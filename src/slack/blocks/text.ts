@@ -211,6 +211,17 @@ export function plain(s: string, max: number = SlackLimit.Header): string {
 /** A Slack user id as Slack issues them; anything else is not rendered as a mention. */
 const USER_ID = /^[UW][A-Z0-9]{2,20}$/;
 
+/**
+ * The marks a message leads a line with, for the words written outside this folder (each action
+ * kind's card words, `src/requests/kinds/`): Slack's emoji codes stay here.
+ */
+export const Mark = {
+  Warning: ":warning:",
+  /** A preflight verdict: safe, risky, blocked. */
+  verdict: (v: "safe" | "risky" | "blocked"): string =>
+    v === "safe" ? ":white_check_mark:" : v === "risky" ? ":warning:" : ":no_entry:",
+} as const;
+
 /** A mention the bot writes itself, for an id it took from a signed payload; otherwise the escaped id. */
 export function mention(userId: string): string {
   return USER_ID.test(userId) ? `<@${userId}>` : `@${safe(userId, 40)}`;

@@ -14,12 +14,8 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 
-/**
- * Where Slack syntax belongs: the Slack surface, the renderers of text for people, and each action
- * kind's module, which holds every word the surfaces say of that kind (its card's among them) so that
- * a new kind is one module and one table line.
- */
-const ALLOWED = [/^src\/slack\//, /^src\/render\//, /^src\/requests\/kinds\//];
+/** Where Slack syntax belongs: the Slack surface, and the renderers of text for people. */
+const ALLOWED = [/^src\/slack\//, /^src\/render\//];
 
 /**
  * Each form of Slack syntax, as found in the text of a literal (a template's substitutions stand as
