@@ -5,7 +5,7 @@
  * Owns only the translation: retrying and the decisions built on these codes are the adapter's.
  */
 import { ApiException } from "@kubernetes/client-node";
-import { ErrorCode, UnstuckError } from "../errors.js";
+import { ErrorCode, type ErrorDetails, UnstuckError } from "../errors.js";
 import { obj } from "./decode.js";
 import { DEFAULT_KUBE_TIMEOUT_MS } from "./transport.js";
 
@@ -98,76 +98,76 @@ export function isPreconditionRefusal(err: unknown): err is UnstuckError {
   return text === PATCH_DID_NOT_APPLY || /testing value .* failed|test failed|test operation/i.test(text);
 }
 
-/** Map a client error to a coded, user-facing error. */
-export function mapKubeError(
-  err: unknown,
-  ctx: CallContext,
-  server: string,
-  timeoutMs: number = DEFAULT_KUBE_TIMEOUT_MS,
-): UnstuckError {
-  if (err instanceof UnstuckError) return err;
-  const details = {
+/** The details every mapped error carries: the call, its resource (`resource.group`) and target. */
+interface CallDetails extends ErrorDetails {
+  readonly verb: string;
+  readonly resource: string;
+}
+
+/** The {@link CallDetails} of a call, as the mapped error reports them. */
+function callDetails(ctx: CallContext): CallDetails {
+  return {
     verb: ctx.verb,
     resource: ctx.group ? `${ctx.resource}.${ctx.group}` : ctx.resource,
     ...(ctx.namespace !== undefined ? { namespace: ctx.namespace } : {}),
     ...(ctx.name !== undefined ? { name: ctx.name } : {}),
   };
-  if (isAbort(err)) {
-    // Not retried by `call`: for a write the outcome is unknown (the server may have applied it),
-    // and for a read the caller's own deadline is the better judge of whether to try again.
-    return new UnstuckError(
-      ErrorCode.Upstream,
-      `The Kubernetes API server at ${server} did not answer in time (${describeTarget(ctx)}: no answer within ${formatSeconds(timeoutMs)}).`,
-      { ...details, timedOut: true, timeoutMs },
-      { cause: err },
-    );
-  }
-  if (err instanceof ApiException) {
-    const status = err.code;
-    const message = bodyMessage(err.body) ?? `HTTP ${status}`;
-    switch (status) {
-      case 401:
-        return new UnstuckError(
-          ErrorCode.Unauthorized,
-          `The Kubernetes API rejected the bot's credentials: ${message}`,
-          {
-            ...details,
-            status,
-          },
-        );
-      case 403:
-        return new UnstuckError(
-          ErrorCode.Forbidden,
-          `Missing RBAC permission: the bot cannot ${describeTarget(ctx)}. Grant verb "${ctx.verb}" on ` +
-            `"${details.resource}" to the bot's service account (API server said: ${message})`,
-          { ...details, status },
-        );
-      case 404:
-        return new UnstuckError(ErrorCode.NotFound, message, { ...details, status });
-      case 409:
-        return new UnstuckError(ErrorCode.Conflict, message, { ...details, status });
-      case 422:
-        return new UnstuckError(ErrorCode.BadInput, message, { ...details, status });
-      case 429: {
-        const ra = Number(headerValue(err.headers, "retry-after"));
-        return new UnstuckError(
-          ErrorCode.Throttled,
-          `The Kubernetes API is throttling requests: ${message}`,
-          {
-            ...details,
-            status,
-            ...(Number.isFinite(ra) ? { retryAfterSeconds: ra } : {}),
-          },
-        );
-      }
-      default:
-        return new UnstuckError(
-          ErrorCode.Upstream,
-          `The Kubernetes API failed to ${describeTarget(ctx)} (HTTP ${status}): ${message}`,
-          { ...details, status },
-        );
+}
+
+/** An HTTP refusal from the API server, coded by its status (a 403 names the missing permission). */
+function fromApiException(err: ApiException<unknown>, ctx: CallContext, details: CallDetails): UnstuckError {
+  const status = err.code;
+  const message = bodyMessage(err.body) ?? `HTTP ${status}`;
+  switch (status) {
+    case 401:
+      return new UnstuckError(
+        ErrorCode.Unauthorized,
+        `The Kubernetes API rejected the bot's credentials: ${message}`,
+        {
+          ...details,
+          status,
+        },
+      );
+    case 403:
+      return new UnstuckError(
+        ErrorCode.Forbidden,
+        `Missing RBAC permission: the bot cannot ${describeTarget(ctx)}. Grant verb "${ctx.verb}" on ` +
+          `"${details.resource}" to the bot's service account (API server said: ${message})`,
+        { ...details, status },
+      );
+    case 404:
+      return new UnstuckError(ErrorCode.NotFound, message, { ...details, status });
+    case 409:
+      return new UnstuckError(ErrorCode.Conflict, message, { ...details, status });
+    case 422:
+      return new UnstuckError(ErrorCode.BadInput, message, { ...details, status });
+    case 429: {
+      const ra = Number(headerValue(err.headers, "retry-after"));
+      return new UnstuckError(ErrorCode.Throttled, `The Kubernetes API is throttling requests: ${message}`, {
+        ...details,
+        status,
+        ...(Number.isFinite(ra) ? { retryAfterSeconds: ra } : {}),
+      });
     }
+    default:
+      return new UnstuckError(
+        ErrorCode.Upstream,
+        `The Kubernetes API failed to ${describeTarget(ctx)} (HTTP ${status}): ${message}`,
+        { ...details, status },
+      );
   }
+}
+
+/**
+ * Anything that is not an HTTP answer: a socket-level failure (the server is unreachable), or an
+ * unexpected error passed on as an upstream failure with its cause.
+ */
+function fromTransportError(
+  err: unknown,
+  ctx: CallContext,
+  server: string,
+  details: CallDetails,
+): UnstuckError {
   // undici's fetch (client-node 2's generated APIs) rejects with `TypeError: fetch failed`, the
   // socket error as its cause; undici's request (the adapter's reads) rejects with that error itself
   // (`UND_ERR_SOCKET` "other side closed", `UND_ERR_CONNECT_TIMEOUT`, …). Both are the same outage.
@@ -195,4 +195,27 @@ export function mapKubeError(
       cause: err,
     },
   );
+}
+
+/** Map a client error to a coded, user-facing error. */
+export function mapKubeError(
+  err: unknown,
+  ctx: CallContext,
+  server: string,
+  timeoutMs: number = DEFAULT_KUBE_TIMEOUT_MS,
+): UnstuckError {
+  if (err instanceof UnstuckError) return err;
+  const details = callDetails(ctx);
+  if (isAbort(err)) {
+    // Not retried by `call`: for a write the outcome is unknown (the server may have applied it),
+    // and for a read the caller's own deadline is the better judge of whether to try again.
+    return new UnstuckError(
+      ErrorCode.Upstream,
+      `The Kubernetes API server at ${server} did not answer in time (${describeTarget(ctx)}: no answer within ${formatSeconds(timeoutMs)}).`,
+      { ...details, timedOut: true, timeoutMs },
+      { cause: err },
+    );
+  }
+  if (err instanceof ApiException) return fromApiException(err, ctx, details);
+  return fromTransportError(err, ctx, server, details);
 }
