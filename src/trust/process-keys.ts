@@ -23,10 +23,11 @@ export function ownClusterOf(config: Pick<Config, "fleet" | "clusterName">): str
   return config.fleet !== undefined ? (config.clusterName ?? "") : LOCAL_CLUSTER;
 }
 
-export function processKeys(config: Pick<Config, "keys" | "fleet" | "clusterName">, role: Role): ProcessKeys {
-  const { keys } = config;
-  const signsAsBot = role !== "worker";
-  const signsAsWorker = role !== "bot";
+/** The part of the configuration the keys come from. */
+type KeyConfig = Pick<Config, "keys" | "fleet" | "clusterName">;
+
+/** Each role holds its own signing key, and only that one. */
+function checkSigningKeysHeld(keys: Config["keys"], signsAsBot: boolean, signsAsWorker: boolean): void {
   // A key held where it is not needed is a key one more pod can leak: each role holds only its own.
   if (!signsAsBot && keys.botSigningKey !== undefined) {
     throw configError(
@@ -52,7 +53,10 @@ export function processKeys(config: Pick<Config, "keys" | "fleet" | "clusterName
       "UNSTUCK_WORKER_SIGNING_KEY is not set: workers sign what they execute with it (an Ed25519 key of this cluster's own; `npm run unstuck -- keys` makes one).",
     );
   }
-  const keyring = new Keyring();
+}
+
+/** Adds the bot's keys to the keyring: its own signing key (when it signs, and listed) and every public one. */
+function addBotKeys(keyring: Keyring, keys: Config["keys"], signsAsBot: boolean): void {
   const botPublic = [...keys.botPublicKeys];
   if (keys.botSigningKey !== undefined && signsAsBot) {
     if (botPublic.length > 0 && !listed(keys.botSigningKey, botPublic)) {
@@ -70,43 +74,62 @@ export function processKeys(config: Pick<Config, "keys" | "fleet" | "clusterName
     );
   }
   for (const k of botPublic) keyring.add(k, BOT);
+}
 
+/**
+ * Adds every cluster's worker public keys to the keyring, then this process's own worker signing
+ * key (when it signs as a worker, and its cluster's listing has it); answers that signing key.
+ */
+function addWorkerKeys(keyring: Keyring, config: KeyConfig, signsAsWorker: boolean): SigningKey | undefined {
+  const { keys } = config;
   const own = ownClusterOf(config);
   for (const [cluster, list] of keys.workerPublicKeys)
     for (const k of list) keyring.add(k, clusterOwner(cluster));
-  let worker: SigningKey | undefined;
-  if (signsAsWorker && keys.workerSigningKey !== undefined) {
-    worker = new SigningKey(keys.workerSigningKey, clusterOwner(own));
-    const ownList = keys.workerPublicKeys.get(own) ?? [];
-    if (config.fleet !== undefined && !listed(keys.workerSigningKey, ownList)) {
-      throw configError(
+  if (!signsAsWorker || keys.workerSigningKey === undefined) return undefined;
+  const worker = new SigningKey(keys.workerSigningKey, clusterOwner(own));
+  const ownList = keys.workerPublicKeys.get(own) ?? [];
+  if (config.fleet !== undefined && !listed(keys.workerSigningKey, ownList)) {
+    throw configError(
+      "UNSTUCK_CLUSTERS_FILE",
+      `UNSTUCK_CLUSTERS_FILE lists no public key of cluster ${own} matching UNSTUCK_WORKER_SIGNING_KEY: add ${publicKeyText(worker.publicKey)} to clusters.${own}.publicKeys, or the bot cannot verify what these workers sign.`,
+    );
+  }
+  if (config.fleet === undefined && ownList.length > 0 && !listed(keys.workerSigningKey, ownList)) {
+    throw configError(
+      "UNSTUCK_WORKER_PUBLIC_KEYS",
+      `UNSTUCK_WORKER_PUBLIC_KEYS does not list the public key of UNSTUCK_WORKER_SIGNING_KEY (${publicKeyText(worker.publicKey)}): the bot could not verify what these workers sign.`,
+    );
+  }
+  keyring.add(keys.workerSigningKey, clusterOwner(own));
+  return worker;
+}
+
+/** The bot verifies every cluster's workers: each cluster it serves needs at least one public key. */
+function checkEveryClusterVerifiable(keyring: Keyring, config: KeyConfig): void {
+  const clusters = config.fleet !== undefined ? config.fleet.clusters.map((c) => c.name) : [LOCAL_CLUSTER];
+  const missing = clusters.filter((c) => keyring.keyIdsOf(clusterOwner(c)).length === 0);
+  if (missing.length === 0) return;
+  throw config.fleet !== undefined
+    ? configError(
         "UNSTUCK_CLUSTERS_FILE",
-        `UNSTUCK_CLUSTERS_FILE lists no public key of cluster ${own} matching UNSTUCK_WORKER_SIGNING_KEY: add ${publicKeyText(worker.publicKey)} to clusters.${own}.publicKeys, or the bot cannot verify what these workers sign.`,
-      );
-    }
-    if (config.fleet === undefined && ownList.length > 0 && !listed(keys.workerSigningKey, ownList)) {
-      throw configError(
+        `UNSTUCK_CLUSTERS_FILE lists no publicKeys for ${missing.join(", ")}: the bot verifies each cluster's workers with them.`,
+      )
+    : configError(
         "UNSTUCK_WORKER_PUBLIC_KEYS",
-        `UNSTUCK_WORKER_PUBLIC_KEYS does not list the public key of UNSTUCK_WORKER_SIGNING_KEY (${publicKeyText(worker.publicKey)}): the bot could not verify what these workers sign.`,
+        "UNSTUCK_WORKER_PUBLIC_KEYS is not set: the bot verifies what the workers execute with it (the public half of their UNSTUCK_WORKER_SIGNING_KEY).",
       );
-    }
-    keyring.add(keys.workerSigningKey, clusterOwner(own));
-  }
-  if (signsAsBot) {
-    const clusters = config.fleet !== undefined ? config.fleet.clusters.map((c) => c.name) : [LOCAL_CLUSTER];
-    const missing = clusters.filter((c) => keyring.keyIdsOf(clusterOwner(c)).length === 0);
-    if (missing.length > 0) {
-      throw config.fleet !== undefined
-        ? configError(
-            "UNSTUCK_CLUSTERS_FILE",
-            `UNSTUCK_CLUSTERS_FILE lists no publicKeys for ${missing.join(", ")}: the bot verifies each cluster's workers with them.`,
-          )
-        : configError(
-            "UNSTUCK_WORKER_PUBLIC_KEYS",
-            "UNSTUCK_WORKER_PUBLIC_KEYS is not set: the bot verifies what the workers execute with it (the public half of their UNSTUCK_WORKER_SIGNING_KEY).",
-          );
-    }
-  }
+}
+
+/** The keys this process signs and verifies with, for its role; a misconfiguration names its variable. */
+export function processKeys(config: KeyConfig, role: Role): ProcessKeys {
+  const { keys } = config;
+  const signsAsBot = role !== "worker";
+  const signsAsWorker = role !== "bot";
+  checkSigningKeysHeld(keys, signsAsBot, signsAsWorker);
+  const keyring = new Keyring();
+  addBotKeys(keyring, keys, signsAsBot);
+  const worker = addWorkerKeys(keyring, config, signsAsWorker);
+  if (signsAsBot) checkEveryClusterVerifiable(keyring, config);
   return {
     ...(signsAsBot && keys.botSigningKey !== undefined
       ? { bot: new SigningKey(keys.botSigningKey, BOT) }
