@@ -134,66 +134,100 @@ async function answer(
   res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("not found");
 }
 
-export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
-  const timeoutMs = options.checkTimeoutMs ?? 3_000;
-  const cacheMs = options.cacheMs ?? 5_000;
-  const now = options.now ?? (() => Date.now());
-  collectProcessMetrics();
-  let target: OpsTarget | undefined;
-  let draining = false;
-  let cached: { at: number; results: Promise<CheckResult[]> } | undefined;
+/** What the endpoint knows between requests: the attached runtime, draining, the last check results. */
+interface OpsState {
+  readonly timeoutMs: number;
+  readonly cacheMs: number;
+  readonly now: () => number;
+  readonly log: Logger;
+  target: OpsTarget | undefined;
+  draining: boolean;
+  cached: { at: number; results: Promise<CheckResult[]> } | undefined;
+}
 
-  const checkResults = (t: OpsTarget): Promise<CheckResult[]> => {
-    if (cached === undefined || now() - cached.at >= cacheMs)
-      cached = { at: now(), results: runChecks(t, timeoutMs, now) };
-    return cached.results;
+/** The target's check results, run again only once the last ones are `cacheMs` old. */
+function checkResults(state: OpsState, t: OpsTarget): Promise<CheckResult[]> {
+  if (state.cached === undefined || state.now() - state.cached.at >= state.cacheMs)
+    state.cached = { at: state.now(), results: runChecks(t, state.timeoutMs, state.now) };
+  return state.cached.results;
+}
+
+/** The process's readiness: stopping, starting, or running with its checks' verdict. */
+async function readinessOf(state: OpsState): Promise<Readiness> {
+  if (state.draining) return { ready: false, degraded: false, state: "stopping", checks: [] };
+  if (state.target === undefined) return { ready: false, degraded: false, state: "starting", checks: [] };
+  const checks = await checkResults(state, state.target);
+  return {
+    ready: checks.every((c) => c.ok || !c.required),
+    degraded: checks.some((c) => !c.ok && !c.required),
+    state: "running",
+    checks,
   };
+}
 
-  const readiness = async (): Promise<Readiness> => {
-    if (draining) return { ready: false, degraded: false, state: "stopping", checks: [] };
-    if (target === undefined) return { ready: false, degraded: false, state: "starting", checks: [] };
-    const checks = await checkResults(target);
-    return {
-      ready: checks.every((c) => c.ok || !c.required),
-      degraded: checks.some((c) => !c.ok && !c.required),
-      state: "running",
-      checks,
-    };
-  };
+/** The readiness verdict and each dependency check as metric families. */
+function readinessFamilies(r: Readiness): Family[] {
+  return [
+    gauge("unstuck_ready", "1 when /readyz answers 200.", [{ value: r.ready ? 1 : 0 }]),
+    gauge("unstuck_degraded", "1 when a dependency that is not required for readiness (Slack) is down.", [
+      { value: r.degraded ? 1 : 0 },
+    ]),
+    gauge("unstuck_dependency_up", "1 when the dependency's readiness check passed.", [
+      ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ok ? 1 : 0 })),
+    ]),
+    gauge("unstuck_dependency_check_seconds", "Duration of the dependency's last readiness check.", [
+      ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ms / 1000 })),
+    ]),
+  ];
+}
 
-  const metrics = async (): Promise<string> => {
-    const r = await readiness();
-    const families: Family[] = [
-      gauge("unstuck_ready", "1 when /readyz answers 200.", [{ value: r.ready ? 1 : 0 }]),
-      gauge("unstuck_degraded", "1 when a dependency that is not required for readiness (Slack) is down.", [
-        { value: r.degraded ? 1 : 0 },
-      ]),
-      gauge("unstuck_dependency_up", "1 when the dependency's readiness check passed.", [
-        ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ok ? 1 : 0 })),
-      ]),
-      gauge("unstuck_dependency_check_seconds", "Duration of the dependency's last readiness check.", [
-        ...r.checks.map((c) => ({ labels: { dependency: c.name }, value: c.ms / 1000 })),
-      ]),
-    ];
-    let scrapeErrors = 0;
-    if (target?.metrics !== undefined && !draining) {
-      try {
-        families.push(...(await bounded(target.metrics(), timeoutMs, "metrics")));
-      } catch (err) {
-        scrapeErrors = 1;
-        options.log.warn({ err: { message: message(err) } }, "metrics source failed");
-      }
+/** One scrape: readiness, the runtime's own families (bounded; a failure is counted), as text. */
+async function scrape(state: OpsState): Promise<string> {
+  const families = readinessFamilies(await readinessOf(state));
+  let scrapeErrors = 0;
+  if (state.target?.metrics !== undefined && !state.draining) {
+    try {
+      families.push(...(await bounded(state.target.metrics(), state.timeoutMs, "metrics")));
+    } catch (err) {
+      scrapeErrors = 1;
+      state.log.warn({ err: { message: message(err) } }, "metrics source failed");
     }
-    families.push(
-      gauge("unstuck_metrics_source_errors", "1 when a metrics source failed in this scrape.", [
-        { value: scrapeErrors },
-      ]),
-    );
-    return exposition(families);
-  };
+  }
+  families.push(
+    gauge("unstuck_metrics_source_errors", "1 when a metrics source failed in this scrape.", [
+      { value: scrapeErrors },
+    ]),
+  );
+  return exposition(families);
+}
 
+/** Binds the server, rejecting if it cannot (port taken…); later errors are only logged. */
+async function listen(server: Server, port: number, host: string | undefined, log: Logger): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  server.on("error", (err) => log.error({ err: { message: err.message } }, "operations endpoint error"));
+}
+
+/** Starts the operations endpoint on its own port; it answers `/readyz` "starting" until attached. */
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  collectProcessMetrics();
+  const state: OpsState = {
+    timeoutMs: options.checkTimeoutMs ?? 3_000,
+    cacheMs: options.cacheMs ?? 5_000,
+    now: options.now ?? (() => Date.now()),
+    log: options.log,
+    target: undefined,
+    draining: false,
+    cached: undefined,
+  };
+  const readiness = (): Promise<Readiness> => readinessOf(state);
   const server: Server = createServer((req, res) => {
-    answer(req, res, readiness, metrics).catch((err: unknown) => {
+    answer(req, res, readiness, () => scrape(state)).catch((err: unknown) => {
       options.log.error({ err: { message: message(err) } }, "operations endpoint failed");
       if (!res.headersSent) res.writeHead(500);
       res.end();
@@ -201,26 +235,17 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   });
   // Probes and scrapers keep connections alive; closing must not wait for them.
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  server.on("error", (err) =>
-    options.log.error({ err: { message: err.message } }, "operations endpoint error"),
-  );
+  await listen(server, options.port, options.host, options.log);
   const port = (server.address() as AddressInfo).port;
 
   return {
     port,
     attach(t) {
-      target = t;
-      cached = undefined;
+      state.target = t;
+      state.cached = undefined;
     },
     drain() {
-      draining = true;
+      state.draining = true;
     },
     readiness,
     async close() {
