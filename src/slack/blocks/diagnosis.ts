@@ -1,5 +1,6 @@
 import type { Button, KnownBlock } from "@slack/types";
 import { formatDuration } from "../../diagnosis/analyze.js";
+import type { AwsFindings, BindingFindings } from "../../diagnosis/aws.js";
 import { forceAdvisedFor } from "../../diagnosis/causes/load-balancer.js";
 import type { Blocker, DiagnosisRemedy, NamespaceDiagnosis } from "../../diagnosis/types.js";
 import { registeredTargetsLeft, targetSpec } from "../../diagnosis/binding.js";
@@ -89,6 +90,20 @@ function blockerSection(b: Blocker, told?: Set<string>, headline?: string): Know
   ];
   if (b.loadBalancerHostnames)
     lines.push(`load balancer: \`${b.loadBalancerHostnames.map((h) => code(h)).join("`, `")}\``);
+  lines.push(...ownerLines(b, told));
+  if (b.aws?.binding) lines.push(...bindingAwsLines(b.aws, b.aws.binding));
+  else if (b.aws) lines.push(...stackAwsLines(b, b.aws));
+  for (const e of b.evidence.filter((x) => x.source !== "aws").slice(0, 6)) {
+    lines.push(
+      `${e.error ? ":x:" : "•"} _${safe(e.from, 120)}_${e.time ? ` (${slackDate(e.time)})` : ""}: \`${code(e.text, 400)}\``,
+    );
+  }
+  return sections(lines.join("\n"));
+}
+
+/** Each finalizer's owner: its controller and what runs it, and what removing it by hand leaves. */
+function ownerLines(b: Blocker, told: Set<string> | undefined): string[] {
+  const lines: string[] = [];
   for (const o of b.owners) {
     const key = `${o.finalizer}|${o.controller}|${o.status}`;
     if (told !== undefined && told.has(key)) {
@@ -111,57 +126,57 @@ function blockerSection(b: Blocker, told?: Set<string>, headline?: string): Know
     lines.push(`\`${code(o.finalizer)}\` → ${safe(o.controller)}: ${who}`);
     lines.push(`   _removing it by hand leaves:_ ${safe(o.cleanup, 500)}`);
   }
-  const bound = b.aws?.binding;
-  if (b.aws && bound) {
-    // A TargetGroupBinding: the target group it registers into and what is left in it.
-    const tg = bound.targetGroupName ?? bound.targetGroupArn;
-    lines.push(`*AWS* (cluster \`${code(b.aws.cluster)}\`, no load balancer of its own)`);
-    if (tg !== undefined) {
-      lines.push(
-        `   target group \`${code(tg)}\`${bound.exists === false ? " *does not exist*" : ""}${bound.ownerText !== undefined ? `: ${safe(bound.ownerText, 400)}` : ""}`,
-      );
-      const left = registeredTargetsLeft(bound);
-      if (left.length > 0)
-        lines.push(
-          `   still registered: ${left
-            .slice(0, 10)
-            .map((t) => `\`${code(targetSpec(t), 200)}\``)
-            .join(", ")}${left.length > 10 ? `, … ${String(left.length - 10)} more` : ""}`,
-        );
-      if (bound.otherBindings.length > 0)
-        lines.push(`   also bound by: ${bound.otherBindings.map((o) => safe(o, 200)).join(", ")}`);
-    }
-    lines.push(`   :mag: ${safe(b.aws.summary, 1000)}`);
-    if (bound.deregisterCommand !== undefined && bound.deregisterActionable)
-      lines.push(
-        `   :white_check_mark: *Fix without forcing:* deregister them — ${command(bound.deregisterCommand)}`,
-      );
-    for (const p of b.aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
-  } else if (b.aws) {
-    const name = (r: { type: string; name?: string; id: string }): string =>
-      `${safe(r.type, 60)} \`${code(r.name ?? r.id)}\``;
-    const gone = b.aws.resources.filter((r) => !r.exists).map(name);
-    const dying = b.aws.resources.filter((r) => r.exists && r.liveness?.state !== "live").map(name);
-    lines.push(`*AWS* (cluster \`${code(b.aws.cluster)}\`, stack \`${code(b.aws.stack)}\`)`);
-    if (dying.length > 0) lines.push(`   being deleted / left over: ${dying.join(", ")}`);
-    for (const st of b.aws.stays.slice(0, 3))
-      lines.push(`   :large_green_circle: in use, not to touch: ${safe(st.why, 500)}`);
-    if (gone.length > 0) lines.push(`   already gone: ${gone.join(", ")}`);
-    lines.push(`   :mag: ${safe(b.aws.summary, 1000)}`);
-    const fix = b.aws.blockedGroups.flatMap((g) => g.remedies).find((r) => r.actionable);
-    if (fix && !forceAdvisedFor(b)) {
-      lines.push(
-        `   :white_check_mark: *Fix without forcing:* ${safe(fix.what)}: ${safe(fix.action, 500)}${fix.commands[0] ? ` — ${command(fix.commands[0])}` : ""}`,
-      );
-    }
-    for (const p of b.aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
-  }
-  for (const e of b.evidence.filter((x) => x.source !== "aws").slice(0, 6)) {
+  return lines;
+}
+
+/** A TargetGroupBinding's AWS side: the target group it registers into and what is left in it. */
+function bindingAwsLines(aws: AwsFindings, bound: BindingFindings): string[] {
+  const tg = bound.targetGroupName ?? bound.targetGroupArn;
+  const lines = [`*AWS* (cluster \`${code(aws.cluster)}\`, no load balancer of its own)`];
+  if (tg !== undefined) {
     lines.push(
-      `${e.error ? ":x:" : "•"} _${safe(e.from, 120)}_${e.time ? ` (${slackDate(e.time)})` : ""}: \`${code(e.text, 400)}\``,
+      `   target group \`${code(tg)}\`${bound.exists === false ? " *does not exist*" : ""}${bound.ownerText !== undefined ? `: ${safe(bound.ownerText, 400)}` : ""}`,
+    );
+    const left = registeredTargetsLeft(bound);
+    if (left.length > 0)
+      lines.push(
+        `   still registered: ${left
+          .slice(0, 10)
+          .map((t) => `\`${code(targetSpec(t), 200)}\``)
+          .join(", ")}${left.length > 10 ? `, … ${String(left.length - 10)} more` : ""}`,
+      );
+    if (bound.otherBindings.length > 0)
+      lines.push(`   also bound by: ${bound.otherBindings.map((o) => safe(o, 200)).join(", ")}`);
+  }
+  lines.push(`   :mag: ${safe(aws.summary, 1000)}`);
+  if (bound.deregisterCommand !== undefined && bound.deregisterActionable)
+    lines.push(
+      `   :white_check_mark: *Fix without forcing:* deregister them — ${command(bound.deregisterCommand)}`,
+    );
+  for (const p of aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
+  return lines;
+}
+
+/** A load balancer's AWS side: its stack's resources, what stays, and the fix without forcing. */
+function stackAwsLines(b: Blocker, aws: AwsFindings): string[] {
+  const name = (r: { type: string; name?: string; id: string }): string =>
+    `${safe(r.type, 60)} \`${code(r.name ?? r.id)}\``;
+  const gone = aws.resources.filter((r) => !r.exists).map(name);
+  const dying = aws.resources.filter((r) => r.exists && r.liveness?.state !== "live").map(name);
+  const lines = [`*AWS* (cluster \`${code(aws.cluster)}\`, stack \`${code(aws.stack)}\`)`];
+  if (dying.length > 0) lines.push(`   being deleted / left over: ${dying.join(", ")}`);
+  for (const st of aws.stays.slice(0, 3))
+    lines.push(`   :large_green_circle: in use, not to touch: ${safe(st.why, 500)}`);
+  if (gone.length > 0) lines.push(`   already gone: ${gone.join(", ")}`);
+  lines.push(`   :mag: ${safe(aws.summary, 1000)}`);
+  const fix = aws.blockedGroups.flatMap((g) => g.remedies).find((r) => r.actionable);
+  if (fix && !forceAdvisedFor(b)) {
+    lines.push(
+      `   :white_check_mark: *Fix without forcing:* ${safe(fix.what)}: ${safe(fix.action, 500)}${fix.commands[0] ? ` — ${command(fix.commands[0])}` : ""}`,
     );
   }
-  return sections(lines.join("\n"));
+  for (const p of aws.problems) lines.push(`   :grey_question: ${safe(p, 500)}`);
+  return lines;
 }
 
 /** The headline: verdict, the cause in one sentence, for how long (date tokens). */
@@ -252,30 +267,25 @@ export function renderDiagnosisBlocks(
     },
     { type: "section", text: { type: "mrkdwn", text: clip(headline(d)) } },
   ];
+  blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(cardFacts(d).join("  ·  ")) }] });
+
+  const rec = d.recommended !== undefined ? d.remedies[d.recommended] : undefined;
+  if (rec) blocks.push(...sections(recommendation(rec, prose)));
+
+  const buttons = cardButtons(d, rec);
+  if (buttons.length > 0) blocks.push({ type: "actions", block_id: "diagnosis-actions", elements: buttons });
+  return { text: fallbackText(d), blocks };
+}
+
+/**
+ * The card's context line, fact by fact: what remains, what has finalizers, failing discovery, when
+ * it was checked, how the content was found, and what could not be read (a partial answer says so).
+ */
+function cardFacts(d: NamespaceDiagnosis): string[] {
   const facts: string[] = [];
-  const total = d.remaining.reduce((n, r) => n + r.count, 0);
-  // The biggest types first: with hundreds of types, the first three by name say little.
-  const biggest = [...d.remaining].sort((a, b) => b.count - a.count || a.resource.localeCompare(b.resource));
-  if (total > 0)
-    facts.push(
-      `${count(total)} object${total === 1 ? "" : "s"} ${total === 1 ? "remains" : "remain"} (${biggest
-        .slice(0, 3)
-        .map((r) => `${safe(r.resource, 120)} ${count(r.count)}`)
-        .join(", ")}${d.remaining.length > 3 ? ", …" : ""})`,
-    );
-  if (d.blockers.length > 0) {
-    const byFinalizer = summarizeBlockers(d.blockers, { all: true }).byFinalizer;
-    facts.push(
-      `${count(d.blockers.length)} with finalizers${
-        d.blockers.length > 1
-          ? ` (${byFinalizer
-              .slice(0, 2)
-              .map((f) => `\`${code(f.key, 120)}\` ${count(f.count)}`)
-              .join(", ")}${byFinalizer.length > 2 ? ", …" : ""})`
-          : ""
-      }`,
-    );
-  }
+  const remains = remainingFact(d);
+  if (remains !== undefined) facts.push(remains);
+  if (d.blockers.length > 0) facts.push(blockersFact(d));
   if (d.discoveryFailures.length > 0)
     facts.push(
       `discovery failing: ${d.discoveryFailures
@@ -303,11 +313,39 @@ export function renderDiagnosisBlocks(
     );
   }
   if (d.argo?.redFlag) facts.push(":warning: Argo CD ownership is doubled (see Details)");
-  blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: clip(facts.join("  ·  ")) }] });
+  return facts;
+}
 
-  const rec = d.recommended !== undefined ? d.remedies[d.recommended] : undefined;
-  if (rec) blocks.push(...sections(recommendation(rec, prose)));
+/** How many objects remain, the biggest types named first; none when the namespace is empty. */
+function remainingFact(d: NamespaceDiagnosis): string | undefined {
+  const total = d.remaining.reduce((n, r) => n + r.count, 0);
+  if (total <= 0) return undefined;
+  // The biggest types first: with hundreds of types, the first three by name say little.
+  const biggest = [...d.remaining].sort((a, b) => b.count - a.count || a.resource.localeCompare(b.resource));
+  return `${count(total)} object${total === 1 ? "" : "s"} ${total === 1 ? "remains" : "remain"} (${biggest
+    .slice(0, 3)
+    .map((r) => `${safe(r.resource, 120)} ${count(r.count)}`)
+    .join(", ")}${d.remaining.length > 3 ? ", …" : ""})`;
+}
 
+/** How many objects have finalizers, and (when several) the two most common finalizers. */
+function blockersFact(d: NamespaceDiagnosis): string {
+  const byFinalizer = summarizeBlockers(d.blockers, { all: true }).byFinalizer;
+  return `${count(d.blockers.length)} with finalizers${
+    d.blockers.length > 1
+      ? ` (${byFinalizer
+          .slice(0, 2)
+          .map((f) => `\`${code(f.key, 120)}\` ${count(f.count)}`)
+          .join(", ")}${byFinalizer.length > 2 ? ", …" : ""})`
+      : ""
+  }`;
+}
+
+/**
+ * The card's buttons: the recommended action as the primary one (a finalizer removal request, or
+ * *Check again* after a fix), then *Details* while the namespace is still stuck.
+ */
+function cardButtons(d: NamespaceDiagnosis, rec: DiagnosisRemedy | undefined): Button[] {
   const value = JSON.stringify({ namespace: d.namespace });
   const buttons: Button[] = [];
   if (rec?.kind === "force-finalizer" && d.verdict === "blocked") {
@@ -334,8 +372,7 @@ export function renderDiagnosisBlocks(
       text: { type: "plain_text", text: "Details" },
       value,
     });
-  if (buttons.length > 0) blocks.push({ type: "actions", block_id: "diagnosis-actions", elements: buttons });
-  return { text: fallbackText(d), blocks };
+  return buttons;
 }
 
 /**

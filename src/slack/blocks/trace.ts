@@ -149,15 +149,8 @@ function repairBlocks(t: TraceResult, repair: RepointPlan, broken: boolean): Kno
  * why) is the terminal's and `--json`'s.
  */
 export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMessage {
-  const subject =
-    "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
   const broken = t.paths.filter((p) => p.verdict === "stale" || p.verdict === "mismatched");
-  const headline =
-    t.paths.length === 0
-      ? `No hostname or distribution reaches ${subject}.`
-      : broken.length === 0
-        ? `Traffic path of ${subject} is intact${t.paths.some((p) => p.verdict === "unknown") ? " (some links unknown)" : ""}.`
-        : `Traffic path of ${subject} is broken${t.paths.length > 1 ? `: ${String(broken.length)} of ${plural(t.paths.length, "hostname", "hostnames")}` : ""}.`;
+  const headline = traceHeadline(t, broken.length);
   const blocks: KnownBlock[] = [
     // A refused request is the answer: it comes before the trace it was checked against.
     ...(repair !== undefined && repair.refused.length > 0
@@ -179,8 +172,44 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
       },
     },
   ];
-  const repaired = new Set((repair?.action?.hostnames ?? []).map(hostKey));
   const shown = t.paths.slice(0, 60);
+  const lines = groupedLines(t, shown, new Set((repair?.action?.hostnames ?? []).map(hostKey)));
+  if (lines.length > 0) blocks.push(...sections(lines.join("\n")));
+  const probes = probesBlock(t);
+  if (probes !== undefined) blocks.push(probes);
+  if (repair !== undefined) blocks.push(...repairBlocks(t, repair, broken.length > 0));
+  if (t.paths.length > shown.length) {
+    blocks.push({
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: `…and ${String(t.paths.length - shown.length)} more paths (use the CLI with --json).`,
+        },
+      ],
+    });
+  }
+  const partial = partialBlock(t);
+  if (partial !== undefined) blocks.push(partial);
+  return { text: clip(esc(headline), SlackLimit.Fallback), blocks: blocks.slice(0, 50) };
+}
+
+/** The card's first line (unescaped): no path at all, every path intact, or how many are broken. */
+function traceHeadline(t: TraceResult, broken: number): string {
+  const subject =
+    "namespace" in t.subject ? `namespace ${t.subject.namespace}` : t.subject.hostnames.join(", ");
+  return t.paths.length === 0
+    ? `No hostname or distribution reaches ${subject}.`
+    : broken === 0
+      ? `Traffic path of ${subject} is intact${t.paths.some((p) => p.verdict === "unknown") ? " (some links unknown)" : ""}.`
+      : `Traffic path of ${subject} is broken${t.paths.length > 1 ? `: ${String(broken)} of ${plural(t.paths.length, "hostname", "hostnames")}` : ""}.`;
+}
+
+/**
+ * The `shown` hostnames by group, each group's heading once and then its hostnames (`repaired`: those
+ * *Fix the path* repairs), followed by the first lints, each said once however many links share it.
+ */
+function groupedLines(t: TraceResult, shown: readonly TracedPath[], repaired: ReadonlySet<string>): string[] {
   const lines: string[] = [];
   for (const group of GROUPS) {
     const members = shown.filter((p) => groupOf(p, repaired) === group);
@@ -197,50 +226,44 @@ export function renderTraceBlocks(t: TraceResult, repair?: RepointPlan): SlackMe
     ...new Set(shown.flatMap((p) => p.hops.flatMap((h) => (h.warning !== undefined ? [h.warning] : [])))),
   ];
   for (const w of lints.slice(0, 3)) lines.push(`:warning: ${esc(w)}`);
-  if (lines.length > 0) blocks.push(...sections(lines.join("\n")));
-  if (t.probes && t.probes.length > 0) {
-    const probed = t.probes.map(
-      (p) =>
-        `*${esc(p.hostname)}* — DNS ${esc(p.dns)}; ${p.http.map((h) => `${h.ok ? ":white_check_mark:" : ":x:"} \`${esc(new URL(h.url).pathname)}\` ${esc(h.result)}`).join(", ")}`,
-    );
-    blocks.push({
-      type: "section",
-      text: { type: "mrkdwn", text: clip(`:satellite_antenna: *Probed now*\n${probed.join("\n")}`) },
-    });
-  }
-  if (repair !== undefined) blocks.push(...repairBlocks(t, repair, broken.length > 0));
-  if (t.paths.length > shown.length) {
-    blocks.push({
-      type: "context",
-      elements: [
-        {
-          type: "mrkdwn",
-          text: `…and ${String(t.paths.length - shown.length)} more paths (use the CLI with --json).`,
-        },
-      ],
-    });
-  }
-  // Reads that failed make the card partial; a note is not a failure. That the namespace owns
-  // nothing is said by the group it explains.
+  return lines;
+}
+
+/** What the hostnames answered when probed just now (DNS and HTTP), when they were probed. */
+function probesBlock(t: TraceResult): KnownBlock | undefined {
+  if (!t.probes || t.probes.length === 0) return undefined;
+  const probed = t.probes.map(
+    (p) =>
+      `*${esc(p.hostname)}* — DNS ${esc(p.dns)}; ${p.http.map((h) => `${h.ok ? ":white_check_mark:" : ":x:"} \`${esc(new URL(h.url).pathname)}\` ${esc(h.result)}`).join(", ")}`,
+  );
+  return {
+    type: "section",
+    text: { type: "mrkdwn", text: clip(`:satellite_antenna: *Probed now*\n${probed.join("\n")}`) },
+  };
+}
+
+/**
+ * Reads that failed make the card partial; a note is not a failure. That the namespace owns nothing
+ * is said by the group it explains, so its note is left out. None when there is nothing to say.
+ */
+function partialBlock(t: TraceResult): KnownBlock | undefined {
   const failed = t.warnings;
   const notes = t.ownersGone ? [] : t.notes;
-  if (failed.length > 0 || notes.length > 0) {
-    blocks.push({
-      type: "context",
-      elements: [
-        {
-          type: "mrkdwn",
-          text: clip(
-            [
-              ...(failed.length > 0 ? [`:grey_question: Partial — ${failed.map(esc).join("; ")}`] : []),
-              ...notes.map((n) => `:information_source: ${esc(n)}`),
-            ].join("\n"),
-          ),
-        },
-      ],
-    });
-  }
-  return { text: clip(esc(headline), SlackLimit.Fallback), blocks: blocks.slice(0, 50) };
+  if (failed.length === 0 && notes.length === 0) return undefined;
+  return {
+    type: "context",
+    elements: [
+      {
+        type: "mrkdwn",
+        text: clip(
+          [
+            ...(failed.length > 0 ? [`:grey_question: Partial — ${failed.map(esc).join("; ")}`] : []),
+            ...notes.map((n) => `:information_source: ${esc(n)}`),
+          ].join("\n"),
+        ),
+      },
+    ],
+  };
 }
 
 /**
