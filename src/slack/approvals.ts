@@ -15,6 +15,7 @@ import { MAX_VOTE_REASON, type ApprovalWorkflow } from "../approvals/workflow.js
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { registerActions, type ActionContext, type ActionHandler } from "./actions.js";
+import type { FormArgs } from "./forms.js";
 import type { SlackApp } from "./slack-app.js";
 import {
   ApprovalActionId,
@@ -336,6 +337,10 @@ function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
   );
 }
 
+/**
+ * The finalizer-removal form's submission: the form read and checked, then the request created by
+ * the user Slack signed, for the object and channel the form was opened for.
+ */
 function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): void {
   slackApp.forms.register(
     FINALIZE_SUBMIT_CALLBACK,
@@ -344,90 +349,123 @@ function registerFinalizeSubmit(slackApp: SlackApp, deps: ApprovalActionDeps): v
       const log = scopeOf(context).log;
       // Identity from the signed payload's user only; the team from the user or, failing that, the workspace.
       const requester: Identity = { userId: body.user.id, teamId: body.user.team_id ?? body.team?.id ?? "" };
-      const values = view.state.values;
-      const reason = (values[FinalizeModalField.Reason]?.[FinalizeModalField.Reason]?.value ?? "").trim();
-      const finalizerRaw = values[FinalizeModalField.Finalizer]?.[FinalizeModalField.Finalizer]?.value;
-
-      let meta: ModalMetadata;
-      let finalizer: string | undefined;
-      try {
-        meta = parseModalMetadata(view.private_metadata);
-      } catch (err) {
-        await ack({
-          response_action: "errors",
-          errors: { [FinalizeModalField.Reason]: toUserError(err).message },
-        });
+      const form = readFinalizeForm(view);
+      if ("errors" in form) {
+        await ack({ response_action: "errors", errors: form.errors });
         return;
       }
-      try {
-        finalizer = parseFinalizer(finalizerRaw);
-      } catch (err) {
-        await ack({
-          response_action: "errors",
-          errors: { [FinalizeModalField.Finalizer]: toUserError(err).message },
-        });
-        return;
-      }
-      // Each statement is required (Slack's client enforces it, a crafted submission does not), and the
-      // reason's length is enforced here, not only by the modal's `min_length`. All problems at once.
-      const { statements, missing } = parseStatements(values);
-      const errors: Record<string, string> = Object.fromEntries(
-        missing.map((id) => [
-          id,
-          "Tick this to request the removal: approvers are shown it as your statement.",
-        ]),
-      );
-      if (reason.length < MIN_REASON_LENGTH) {
-        errors[FinalizeModalField.Reason] =
-          `Say why recovery comes first in at least ${MIN_REASON_LENGTH} characters (what is down, why the clean-up can follow).`;
-      }
-      if (Object.keys(errors).length > 0) {
-        await ack({ response_action: "errors", errors });
-        return;
-      }
-
-      const work = settle(
-        deps.createRemovalRequest(
-          {
-            ...meta.target,
-            ...(finalizer !== undefined ? { finalizer } : {}),
-            reason,
-            statements,
-            requester,
-            channelId: meta.channelId,
-          },
-          meta.cluster,
-        ),
-      );
-      // Settled within the budget, or `undefined`: answered after the form has closed.
-      const early = await orElse(work, deps.submitBudgetMs ?? SUBMIT_ACK_BUDGET_MS, () => undefined);
-      if (early !== undefined && !early.ok) {
-        log.info({ code: toUserError(early.error).code }, "finalizer removal request refused");
-        await ack({
-          response_action: "errors",
-          errors: { [FinalizeModalField.Reason]: clip(slackUserError(early.error).message, 300) },
-        });
-        return;
-      }
-      await ack();
-      const settled = early ?? (await work);
-      if (!settled.ok) {
-        log.info(
-          { code: toUserError(settled.error).code },
-          "finalizer removal request refused after the form closed",
-        );
-        await tellRequester(
-          client,
-          meta.channelId,
-          requester.userId,
-          `:no_entry_sign: ${slackUserError(settled.error).message}`,
-          log,
-        );
-        return;
-      }
-      await postRequest(client, deps, settled.value, requester, log);
+      await submitRemovalRequest({ ack, client, deps, log }, form, requester);
     },
   );
+}
+
+/** A finalizer-removal form, read and checked: what `createRemovalRequest` is asked for. */
+interface FinalizeForm {
+  readonly meta: ModalMetadata;
+  /** The one finalizer to remove; `undefined`: all of them. */
+  readonly finalizer: string | undefined;
+  readonly reason: string;
+  readonly statements: ReturnType<typeof parseStatements>["statements"];
+}
+
+/**
+ * The form's fields, or its errors by field (as Slack shows them, beside the input): unreadable
+ * metadata or a malformed finalizer is refused alone; then every missing statement and a short
+ * reason at once.
+ */
+function readFinalizeForm(
+  view: FormArgs["view"],
+): FinalizeForm | { readonly errors: Record<string, string> } {
+  const values = view.state.values;
+  const reason = (values[FinalizeModalField.Reason]?.[FinalizeModalField.Reason]?.value ?? "").trim();
+  const finalizerRaw = values[FinalizeModalField.Finalizer]?.[FinalizeModalField.Finalizer]?.value;
+
+  let meta: ModalMetadata;
+  let finalizer: string | undefined;
+  try {
+    meta = parseModalMetadata(view.private_metadata);
+  } catch (err) {
+    return { errors: { [FinalizeModalField.Reason]: toUserError(err).message } };
+  }
+  try {
+    finalizer = parseFinalizer(finalizerRaw);
+  } catch (err) {
+    return { errors: { [FinalizeModalField.Finalizer]: toUserError(err).message } };
+  }
+  // Each statement is required (Slack's client enforces it, a crafted submission does not), and the
+  // reason's length is enforced here, not only by the modal's `min_length`. All problems at once.
+  const { statements, missing } = parseStatements(values);
+  const errors: Record<string, string> = Object.fromEntries(
+    missing.map((id) => [id, "Tick this to request the removal: approvers are shown it as your statement."]),
+  );
+  if (reason.length < MIN_REASON_LENGTH) {
+    errors[FinalizeModalField.Reason] =
+      `Say why recovery comes first in at least ${MIN_REASON_LENGTH} characters (what is down, why the clean-up can follow).`;
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  return { meta, finalizer, reason, statements };
+}
+
+/** What answering a finalizer-removal submission needs: its acknowledgement, the client, the deps, the log. */
+interface SubmitContext {
+  readonly ack: FormArgs["ack"];
+  readonly client: WebClient;
+  readonly deps: ApprovalActionDeps;
+  readonly log: Logger;
+}
+
+/**
+ * Create the request from a checked form. A refusal within the acknowledgement budget is shown in
+ * the form; past it the form is closed, and the request posted in its channel or its refusal told
+ * to the requester privately.
+ */
+async function submitRemovalRequest(
+  ctx: SubmitContext,
+  form: FinalizeForm,
+  requester: Identity,
+): Promise<void> {
+  const { ack, client, deps, log } = ctx;
+  const { meta, finalizer } = form;
+  const work = settle(
+    deps.createRemovalRequest(
+      {
+        ...meta.target,
+        ...(finalizer !== undefined ? { finalizer } : {}),
+        reason: form.reason,
+        statements: form.statements,
+        requester,
+        channelId: meta.channelId,
+      },
+      meta.cluster,
+    ),
+  );
+  // Settled within the budget, or `undefined`: answered after the form has closed.
+  const early = await orElse(work, deps.submitBudgetMs ?? SUBMIT_ACK_BUDGET_MS, () => undefined);
+  if (early !== undefined && !early.ok) {
+    log.info({ code: toUserError(early.error).code }, "finalizer removal request refused");
+    await ack({
+      response_action: "errors",
+      errors: { [FinalizeModalField.Reason]: clip(slackUserError(early.error).message, 300) },
+    });
+    return;
+  }
+  await ack();
+  const settled = early ?? (await work);
+  if (!settled.ok) {
+    log.info(
+      { code: toUserError(settled.error).code },
+      "finalizer removal request refused after the form closed",
+    );
+    await tellRequester(
+      client,
+      meta.channelId,
+      requester.userId,
+      `:no_entry_sign: ${slackUserError(settled.error).message}`,
+      log,
+    );
+    return;
+  }
+  await postRequest(client, deps, settled.value, requester, log);
 }
 
 /** The Slack half of a request message's life (the engine's `publishRequest` drives it): the card posted, and repainted. */
