@@ -84,78 +84,127 @@ export function tokenize(text: string): string[] {
 /** Parse the words after the command path against a command's declaration. */
 export function parseArgs(syntax: CommandSyntax, words: readonly string[]): ParsedArgs {
   const positionals: string[] = [];
-  const flags: Record<string, string | boolean | number | string[] | undefined> = {};
+  const flags: FlagValues = {};
   const usage = `Usage: ${usageLine(syntax)}`;
+  const byName = flagsByWord(syntax);
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] ?? "";
+    if (!isOption(word)) {
+      positionals.push(word);
+      continue;
+    }
+    const eq = word.indexOf("=");
+    const key = eq > 0 ? word.slice(0, eq) : word;
+    const def = byName.get(key);
+    if (!def) {
+      throw new UnstuckError(
+        ErrorCode.BadInput,
+        `Unknown option ${key} for \`${syntax.path.join(" ")}\`. ${usage}`,
+      );
+    }
+    const { value, last } = readOption(def, words, i, usage);
+    i = last;
+    recordFlag(flags, def, value);
+  }
+  checkComplete(syntax, positionals, flags, usage);
+  return { positionals, flags };
+}
+
+/** The flags parsed so far, by name: a repeatable one collects its values in order. */
+type FlagValues = Record<string, string | boolean | number | string[] | undefined>;
+
+/** A word that reads as an option (`--to`, `--to=x`, `-n`; not `-5`): where a value ends. */
+function isOption(w: string): boolean {
+  return w.startsWith("-") && w.length > 1 && !/^-\d/.test(w);
+}
+
+/** A command's flags by the words that name them: `--name`, and `-s` for those with a short form. */
+function flagsByWord(syntax: CommandSyntax): Map<string, FlagDef> {
   const byName = new Map<string, FlagDef>();
   for (const f of syntax.flags) {
     byName.set(`--${f.name}`, f);
     if (f.short) byName.set(`-${f.short}`, f);
   }
-  /** A word that reads as an option (`--to`, `--to=x`, `-n`; not `-5`): where a value ends. */
-  const isOption = (w: string): boolean => w.startsWith("-") && w.length > 1 && !/^-\d/.test(w);
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] ?? "";
-    if (isOption(word)) {
-      const eq = word.indexOf("=");
-      const key = eq > 0 ? word.slice(0, eq) : word;
-      const def = byName.get(key);
-      if (!def) {
-        throw new UnstuckError(
-          ErrorCode.BadInput,
-          `Unknown option ${key} for \`${syntax.path.join(" ")}\`. ${usage}`,
-        );
-      }
-      let value: string | boolean | number;
-      if (def.kind === "boolean") {
-        if (eq > 0) {
-          const raw = word.slice(eq + 1);
-          if (raw !== "true" && raw !== "false") {
-            throw new UnstuckError(
-              ErrorCode.BadInput,
-              `Option --${def.name} takes no value (or true/false).`,
-            );
-          }
-          value = raw === "true";
-        } else value = true;
-      } else {
-        let raw: string | undefined;
-        if (eq > 0) raw = word.slice(eq + 1);
-        else {
-          raw = words[i + 1];
-          i++;
-          if (def.restOfLine === true && raw !== undefined) {
-            // An option where the sentence should start: the value is missing.
-            if (isOption(raw)) raw = undefined;
-            else
-              while (i + 1 < words.length && !isOption(words[i + 1] ?? ""))
-                raw = `${raw} ${words[++i] ?? ""}`;
-          }
-        }
-        if (raw === undefined || raw === "") {
-          throw new UnstuckError(
-            ErrorCode.BadInput,
-            `Option --${def.name} needs a value (${def.valueName ?? def.kind}). ${usage}`,
-          );
-        }
-        if (def.kind === "number") {
-          const n = Number(raw);
-          if (!Number.isFinite(n)) {
-            throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} needs a number, got "${raw}".`);
-          }
-          value = n;
-        } else value = raw;
-      }
-      if (def.repeatable) {
-        const list = (flags[def.name] as string[] | undefined) ?? [];
-        list.push(String(value));
-        flags[def.name] = list;
-      } else if (flags[def.name] !== undefined) {
-        throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} was given twice.`);
-      } else flags[def.name] = value;
-      continue;
+  return byName;
+}
+
+/**
+ * The value of the option at `words[i]`, declared by `def`, and the index of the last word it used:
+ * a boolean takes none (or `=true|false`); the others take the text after `=` or the next word(s),
+ * a number checked as one.
+ */
+function readOption(
+  def: FlagDef,
+  words: readonly string[],
+  i: number,
+  usage: string,
+): { readonly value: string | boolean | number; readonly last: number } {
+  const word = words[i] ?? "";
+  const eq = word.indexOf("=");
+  if (def.kind === "boolean") {
+    if (eq <= 0) return { value: true, last: i };
+    const raw = word.slice(eq + 1);
+    if (raw !== "true" && raw !== "false") {
+      throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} takes no value (or true/false).`);
     }
-    positionals.push(word);
+    return { value: raw === "true", last: i };
   }
+  const { raw, last } = optionText(def, words, i, eq);
+  if (raw === undefined || raw === "") {
+    throw new UnstuckError(
+      ErrorCode.BadInput,
+      `Option --${def.name} needs a value (${def.valueName ?? def.kind}). ${usage}`,
+    );
+  }
+  if (def.kind !== "number") return { value: raw, last };
+  const n = Number(raw);
+  if (!Number.isFinite(n)) {
+    throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} needs a number, got "${raw}".`);
+  }
+  return { value: n, last };
+}
+
+/**
+ * The text of a valued option at `words[i]` (`eq`: where its `=` is) and the index of its last word:
+ * after `=`, else the next word, else (`restOfLine`) every word up to the next option.
+ */
+function optionText(
+  def: FlagDef,
+  words: readonly string[],
+  i: number,
+  eq: number,
+): { readonly raw: string | undefined; readonly last: number } {
+  if (eq > 0) return { raw: (words[i] ?? "").slice(eq + 1), last: i };
+  let last = i + 1;
+  let raw = words[last];
+  if (def.restOfLine === true && raw !== undefined) {
+    // An option where the sentence should start: the value is missing.
+    if (isOption(raw)) raw = undefined;
+    else
+      while (last + 1 < words.length && !isOption(words[last + 1] ?? ""))
+        raw = `${raw} ${words[++last] ?? ""}`;
+  }
+  return { raw, last };
+}
+
+/** Record a flag's value: appended when repeatable, refused when given twice otherwise. */
+function recordFlag(flags: FlagValues, def: FlagDef, value: string | boolean | number): void {
+  if (def.repeatable) {
+    const list = (flags[def.name] as string[] | undefined) ?? [];
+    list.push(String(value));
+    flags[def.name] = list;
+  } else if (flags[def.name] !== undefined) {
+    throw new UnstuckError(ErrorCode.BadInput, `Option --${def.name} was given twice.`);
+  } else flags[def.name] = value;
+}
+
+/** Refuse a command line missing a required flag or positional, or with positionals to spare. */
+function checkComplete(
+  syntax: CommandSyntax,
+  positionals: readonly string[],
+  flags: FlagValues,
+  usage: string,
+): void {
   for (const f of syntax.flags) {
     if (f.required && flags[f.name] === undefined) {
       throw new UnstuckError(ErrorCode.BadInput, `Missing ${flagLabel(f)} (${f.description}). ${usage}`);
@@ -172,7 +221,6 @@ export function parseArgs(syntax: CommandSyntax, words: readonly string[]): Pars
       `Unexpected argument "${positionals[syntax.positionals.length] ?? ""}". ${usage}`,
     );
   }
-  return { positionals, flags };
 }
 
 export function usageLine(syntax: CommandSyntax): string {
