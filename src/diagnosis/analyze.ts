@@ -144,31 +144,11 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
+/** The diagnosis of one namespace: missing, active, or why its deletion has not finished and what to do. */
 export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
-  const checkedAt = input.now.toISOString();
-  const base = {
-    namespace: input.name,
-    conditions: [],
-    remaining: [],
-    blockers: [],
-    namespaceFinalizers: [],
-    discoveryFailures: [],
-    warnings: [...input.warnings],
-    checkedAt,
-  };
+  const base = baseOf(input);
   const ns = input.namespace;
-  if (!ns) {
-    return {
-      ...base,
-      phase: "NotFound",
-      verdict: "not-found",
-      terminatingSeconds: null,
-      cause: [{ kind: "namespace-missing" }],
-      remedies: [{ kind: "check-name", namespace: input.name, similar: input.similarNames ?? [] }],
-      // A likely typo is worth leading with: the name meant.
-      ...((input.similarNames ?? []).length > 0 ? { recommended: 0 } : {}),
-    };
-  }
+  if (!ns) return notFoundDiagnosis(input, base);
   if (!ns.deletionTimestamp) {
     return {
       ...base,
@@ -182,58 +162,13 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
   }
 
   const terminatingSeconds = Math.max(0, (input.now.getTime() - Date.parse(ns.deletionTimestamp)) / 1000);
-  const remaining: RemainingResource[] = input.listed
-    .filter((l) => l.objects.length > 0)
-    .map((l) => ({ resource: resourceLabel(l.type), count: l.objects.length }))
-    .sort((a, b) => a.resource.localeCompare(b.resource));
-
-  const blockers: Blocker[] = input.listed
-    .flatMap((l) => l.objects.filter(heldByFinalizers))
-    .map((o) => {
-      const aws = input.aws?.get(blockerKey(o));
-      return {
-        apiVersion: o.apiVersion,
-        kind: o.kind,
-        resource: o.resource,
-        namespace: o.namespace ?? ns.name,
-        name: o.name,
-        ...(o.uid ? { uid: o.uid } : {}),
-        ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
-        finalizers: o.finalizers,
-        ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
-        owners: cleanupFromAws(ownersOf(o.finalizers, input.deployments, o), o, aws),
-        evidence: [
-          ...(input.evidence.get(blockerKey(o)) ?? []),
-          ...(aws ? awsEvidence(aws) : []),
-          ...argoEvidence(o),
-        ],
-        ...(o.loadBalancerHostnames ? { loadBalancerHostnames: o.loadBalancerHostnames } : {}),
-        ...(aws ? { aws } : {}),
-      };
-    })
-    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
-
-  // Content is gone only when every type was read: a list that failed or hung may hold anything…
-  const unlisted = input.unlisted ?? [];
-  // …and none was refused: a refused delete leaves objects the controller's count leaves out.
-  const contentGone =
-    remaining.length === 0 &&
-    unlisted.length === 0 &&
-    !ns.conditions.some((c) => c.type === "NamespaceDeletionContentFailure" && c.status === "True");
-  const argo = input.argoApplications ? analyzeArgoOwnership(ns.name, input.argoApplications) : undefined;
-  const facts: Facts = {
-    ns,
+  const remaining = remainingOf(input.listed);
+  const blockers = blockersOf(input, ns.name);
+  const facts = factsOf(input, ns, {
     remaining,
     blockers,
-    unlisted,
-    forbidden: input.forbidden ?? [],
-    discoveryFailures: input.discoveryFailures,
-    namespaceFinalizers: contentGone ? [...ns.specFinalizers, ...ns.finalizers] : [],
-    deployments: input.deployments,
-    ...(argo ? { argo } : {}),
-    ...(input.causes ? { reads: input.causes } : {}),
     slow: terminatingSeconds >= input.blockedAfterSeconds,
-  };
+  });
   const { cause, verdict, remedies } = foldCauses(facts);
   const recommended = recommend(remedies, verdict);
 
@@ -248,10 +183,120 @@ export function analyzeNamespace(input: AnalyzeInput): NamespaceDiagnosis {
     blockers,
     namespaceFinalizers: facts.namespaceFinalizers,
     discoveryFailures: input.discoveryFailures,
-    ...(argo ? { argo } : {}),
+    ...(facts.argo ? { argo: facts.argo } : {}),
     cause,
     remedies,
     ...(recommended !== undefined ? { recommended } : {}),
+  };
+}
+
+/** What every diagnosis carries, whatever the namespace's state: its name, the warnings, when it was checked. */
+type DiagnosisBase = Pick<
+  NamespaceDiagnosis,
+  | "namespace"
+  | "conditions"
+  | "remaining"
+  | "blockers"
+  | "namespaceFinalizers"
+  | "discoveryFailures"
+  | "warnings"
+  | "checkedAt"
+>;
+
+/** The fields every diagnosis starts from, empty until the namespace's state fills them. */
+function baseOf(input: AnalyzeInput): DiagnosisBase {
+  return {
+    namespace: input.name,
+    conditions: [],
+    remaining: [],
+    blockers: [],
+    namespaceFinalizers: [],
+    discoveryFailures: [],
+    warnings: [...input.warnings],
+    checkedAt: input.now.toISOString(),
+  };
+}
+
+/** The diagnosis of a namespace that does not exist: check the name, leading with a likely typo's fix. */
+function notFoundDiagnosis(input: AnalyzeInput, base: DiagnosisBase): NamespaceDiagnosis {
+  return {
+    ...base,
+    phase: "NotFound",
+    verdict: "not-found",
+    terminatingSeconds: null,
+    cause: [{ kind: "namespace-missing" }],
+    remedies: [{ kind: "check-name", namespace: input.name, similar: input.similarNames ?? [] }],
+    // A likely typo is worth leading with: the name meant.
+    ...((input.similarNames ?? []).length > 0 ? { recommended: 0 } : {}),
+  };
+}
+
+/** How many objects of each type are left, by type name. */
+function remainingOf(listed: readonly ListedType[]): RemainingResource[] {
+  return listed
+    .filter((l) => l.objects.length > 0)
+    .map((l) => ({ resource: resourceLabel(l.type), count: l.objects.length }))
+    .sort((a, b) => a.resource.localeCompare(b.resource));
+}
+
+/** The objects finalizers hold, each with its owners, its evidence and its AWS side, by kind then name. */
+function blockersOf(input: AnalyzeInput, namespace: string): Blocker[] {
+  return input.listed
+    .flatMap((l) => l.objects.filter(heldByFinalizers))
+    .map((o) => blockerOf(input, o, namespace))
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+}
+
+/** One held object as a blocker: who owns its finalizers, what forcing leaves, and the evidence found. */
+function blockerOf(input: AnalyzeInput, o: ObjectSnapshot, namespace: string): Blocker {
+  const aws = input.aws?.get(blockerKey(o));
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    resource: o.resource,
+    namespace: o.namespace ?? namespace,
+    name: o.name,
+    ...(o.uid ? { uid: o.uid } : {}),
+    ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
+    finalizers: o.finalizers,
+    ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
+    owners: cleanupFromAws(ownersOf(o.finalizers, input.deployments, o), o, aws),
+    evidence: [
+      ...(input.evidence.get(blockerKey(o)) ?? []),
+      ...(aws ? awsEvidence(aws) : []),
+      ...argoEvidence(o),
+    ],
+    ...(o.loadBalancerHostnames ? { loadBalancerHostnames: o.loadBalancerHostnames } : {}),
+    ...(aws ? { aws } : {}),
+  };
+}
+
+/** The facts every cause sees, from the snapshots and what is left in the Terminating namespace. */
+function factsOf(
+  input: AnalyzeInput,
+  ns: NamespaceSnapshot,
+  left: Pick<Facts, "remaining" | "blockers" | "slow">,
+): Facts {
+  // Content is gone only when every type was read: a list that failed or hung may hold anything…
+  const unlisted = input.unlisted ?? [];
+  // …and none was refused: a refused delete leaves objects the controller's count leaves out.
+  const contentGone =
+    left.remaining.length === 0 &&
+    unlisted.length === 0 &&
+    !ns.conditions.some((c) => c.type === "NamespaceDeletionContentFailure" && c.status === "True");
+  const argo = input.argoApplications ? analyzeArgoOwnership(ns.name, input.argoApplications) : undefined;
+  return {
+    ns,
+    remaining: left.remaining,
+    blockers: left.blockers,
+    unlisted,
+    forbidden: input.forbidden ?? [],
+    discoveryFailures: input.discoveryFailures,
+    namespaceFinalizers: contentGone ? [...ns.specFinalizers, ...ns.finalizers] : [],
+    deployments: input.deployments,
+    ...(argo ? { argo } : {}),
+    ...(input.causes ? { reads: input.causes } : {}),
+    slow: left.slow,
   };
 }
 

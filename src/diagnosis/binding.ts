@@ -95,9 +95,28 @@ export function registeredTargetsLeft(b: Pick<BindingFindings, "targets">): read
   return (b.targets ?? []).filter((t) => t.state !== "draining");
 }
 
+/** The AWS findings of a TargetGroupBinding's finalizer: its target group, the targets left, and what to do. */
 export function analyzeBinding(c: BindingCollected): AwsFindings {
+  const binding = bindingFindingsOf(c);
+  const owner = binding.owner;
+  return {
+    cluster: c.cluster,
+    stack: owner?.managedBy === "controller" ? (owner.stack ?? "") : "",
+    resources: targetGroupResources(binding),
+    blockedGroups: [],
+    stays: [],
+    binding,
+    // Deregistering the targets lets the controller finish by itself; otherwise forcing remains —
+    // but not while a target serves: its pods go with the namespace, then deregistering is the step.
+    forceAdvised: !binding.deregisterActionable && binding.serving.length === 0,
+    problems: c.problems,
+    summary: bindingSummary(c, binding),
+  };
+}
+
+/** The target group as read: whether it exists, who owns it, its targets, and whether deregistering is the step. */
+function bindingFindingsOf(c: BindingCollected): BindingFindings {
   const arn = c.targetGroupArn;
-  const me = `TargetGroupBinding ${c.blocker.namespace}/${c.blocker.name}`;
   const name = arn !== undefined ? (c.targetGroup?.name ?? targetGroupNameOf(arn)) : undefined;
   const exists = c.targetGroup === null || c.targets === null ? false : c.targetGroup ? true : undefined;
   const owner = exists === true && c.tags !== undefined ? targetGroupOwner(c.tags) : undefined;
@@ -111,22 +130,12 @@ export function analyzeBinding(c: BindingCollected): AwsFindings {
           state: t.state,
           ...(t.reason !== undefined ? { reason: t.reason } : {}),
         }));
-  const otherBindings = c.owners
-    .filter(
-      (o) =>
-        o.kind === "TargetGroupBinding" &&
-        arn !== undefined &&
-        o.targetGroupArn === arn &&
-        !o.deleting &&
-        !(o.namespace === c.blocker.namespace && o.name === c.blocker.name),
-    )
-    .map((o) => `TargetGroupBinding ${o.namespace}/${o.name}`);
+  const otherBindings = otherBindingsOf(c);
   const left = registeredTargetsLeft({ ...(targets ? { targets } : {}) });
   const command = arn !== undefined && left.length > 0 ? deregisterCommand(arn, left) : undefined;
   // Deregistering a healthy target cuts the traffic it serves: never the advice while one does.
   const serving = left.filter((t) => t.state === "healthy").map(targetSpec);
-  const deregisterActionable = command !== undefined && otherBindings.length === 0 && serving.length === 0;
-  const binding: BindingFindings = {
+  return {
     ...(arn !== undefined ? { targetGroupArn: arn } : {}),
     ...(name !== undefined ? { targetGroupName: name } : {}),
     ...(exists !== undefined ? { exists } : {}),
@@ -137,66 +146,70 @@ export function analyzeBinding(c: BindingCollected): AwsFindings {
     otherBindings,
     ...(command !== undefined ? { deregisterCommand: command } : {}),
     serving,
-    deregisterActionable,
+    deregisterActionable: command !== undefined && otherBindings.length === 0 && serving.length === 0,
   };
+}
 
-  const resources: AwsResourceFinding[] =
-    arn === undefined
-      ? []
-      : [
-          {
-            type: "TargetGroup",
-            id: arn,
-            ...(name !== undefined ? { name } : {}),
-            exists: exists !== false,
-            ...(exists === false
-              ? { detail: "does not exist" }
-              : ownerText !== undefined
-                ? { detail: ownerText }
-                : {}),
-          },
-        ];
+/** The other live TargetGroupBindings that bind the same target group (`Kind ns/name`). */
+function otherBindingsOf(c: BindingCollected): string[] {
+  const arn = c.targetGroupArn;
+  return c.owners
+    .filter(
+      (o) =>
+        o.kind === "TargetGroupBinding" &&
+        arn !== undefined &&
+        o.targetGroupArn === arn &&
+        !o.deleting &&
+        !(o.namespace === c.blocker.namespace && o.name === c.blocker.name),
+    )
+    .map((o) => `TargetGroupBinding ${o.namespace}/${o.name}`);
+}
 
-  let summary: string;
-  const tg = `target group ${name ?? arn ?? "?"}`;
-  if (arn === undefined) {
-    summary = `${me} names no target group (spec.targetGroupARN is empty): nothing in ELB is registered for it.`;
-  } else if (exists === false) {
-    summary = `${tg} (${arn}) does not exist: no target can be left registered in it, so nothing in ELB is left for the controller to deregister.`;
-  } else if (targets === undefined) {
-    summary = `AWS could not be fully read, so the targets ${me} left in ${tg} are unknown: ${c.problems.join("; ")}`;
-  } else if (left.length > 0) {
-    const shared =
-      otherBindings.length > 0
-        ? ` ${otherBindings.join(", ")} also bind${otherBindings.length === 1 ? "s" : ""} it, so some of them may be ${otherBindings.length === 1 ? "its" : "theirs"}: deregister only ${me}'s (its Service's endpoints).`
-        : "";
-    const live =
-      serving.length > 0
-        ? ` ${plural(serving.length, "of them is", "of them are")} healthy and serving traffic: deregistering ${serving.length === 1 ? "it" : "them"} would cut it.`
-        : "";
-    summary = `${tg}${ownerText !== undefined ? `, ${ownerText},` : ""} still has ${plural(left.length, "registered target", "registered targets")}: ${left
-      .slice(0, 10)
-      .map(targetSpec)
-      .join(" ")}${left.length > 10 ? ` and ${String(left.length - 10)} more` : ""}.${live}${shared}`;
-  } else {
-    summary = `${tg} has no target left registered${
-      (targets ?? []).length > 0
-        ? ` (${plural((targets ?? []).length, "target is", "targets are")} draining)`
-        : ""
+/** The target group as one AWS resource (none when the binding names none), with its owner or absence. */
+function targetGroupResources(b: BindingFindings): AwsResourceFinding[] {
+  if (b.targetGroupArn === undefined) return [];
+  return [
+    {
+      type: "TargetGroup",
+      id: b.targetGroupArn,
+      ...(b.targetGroupName !== undefined ? { name: b.targetGroupName } : {}),
+      exists: b.exists !== false,
+      ...(b.exists === false
+        ? { detail: "does not exist" }
+        : b.ownerText !== undefined
+          ? { detail: b.ownerText }
+          : {}),
+    },
+  ];
+}
+
+/** The findings in one paragraph: no target group, a gone one, unread targets, the targets left, or none. */
+function bindingSummary(c: BindingCollected, b: BindingFindings): string {
+  const { targetGroupArn: arn, ownerText, otherBindings, serving, targets } = b;
+  const me = `TargetGroupBinding ${c.blocker.namespace}/${c.blocker.name}`;
+  const tg = `target group ${b.targetGroupName ?? arn ?? "?"}`;
+  const left = registeredTargetsLeft(b);
+  if (arn === undefined)
+    return `${me} names no target group (spec.targetGroupARN is empty): nothing in ELB is registered for it.`;
+  if (b.exists === false)
+    return `${tg} (${arn}) does not exist: no target can be left registered in it, so nothing in ELB is left for the controller to deregister.`;
+  if (targets === undefined)
+    return `AWS could not be fully read, so the targets ${me} left in ${tg} are unknown: ${c.problems.join("; ")}`;
+  if (left.length === 0) {
+    return `${tg} has no target left registered${
+      targets.length > 0 ? ` (${plural(targets.length, "target is", "targets are")} draining)` : ""
     }: nothing is left for the controller to deregister.`;
   }
-
-  return {
-    cluster: c.cluster,
-    stack: owner?.managedBy === "controller" ? (owner.stack ?? "") : "",
-    resources,
-    blockedGroups: [],
-    stays: [],
-    binding,
-    // Deregistering the targets lets the controller finish by itself; otherwise forcing remains —
-    // but not while a target serves: its pods go with the namespace, then deregistering is the step.
-    forceAdvised: !deregisterActionable && serving.length === 0,
-    problems: c.problems,
-    summary,
-  };
+  const shared =
+    otherBindings.length > 0
+      ? ` ${otherBindings.join(", ")} also bind${otherBindings.length === 1 ? "s" : ""} it, so some of them may be ${otherBindings.length === 1 ? "its" : "theirs"}: deregister only ${me}'s (its Service's endpoints).`
+      : "";
+  const live =
+    serving.length > 0
+      ? ` ${plural(serving.length, "of them is", "of them are")} healthy and serving traffic: deregistering ${serving.length === 1 ? "it" : "them"} would cut it.`
+      : "";
+  return `${tg}${ownerText !== undefined ? `, ${ownerText},` : ""} still has ${plural(left.length, "registered target", "registered targets")}: ${left
+    .slice(0, 10)
+    .map(targetSpec)
+    .join(" ")}${left.length > 10 ? ` and ${String(left.length - 10)} more` : ""}.${live}${shared}`;
 }
