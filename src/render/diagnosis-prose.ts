@@ -296,22 +296,10 @@ function heldPods(held: readonly { readonly pod: string; readonly finalizers: re
 export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): string {
   const command = options.command ?? DEFAULT_COMMAND;
   switch (r.kind) {
-    case "find-refusal": {
-      const what = r.resource !== undefined ? ` of ${r.resource}` : "";
-      return /^unexpected items still remain/.test(r.message)
-        ? `Objects${what} stay after the namespace controller deletes them, with no finalizer: whatever serves that type does not really delete them. Check its API service or controller (\`kubectl get apiservices\`, its pods' logs); once deletes work, the namespace controller deletes the rest by itself (no forced removal needed).`
-        : `The namespace controller's deletes${what} are refused: "${truncate(r.message, 300)}". Find what refuses them — an admission webhook or policy the message names (\`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations,validatingadmissionpolicies\`) — and fix or remove it; the namespace controller then deletes the rest by itself (no forced removal needed).`;
-    }
-    case "grant-list": {
-      // The chart grants Secrets by their own value, never through rbac.explicitResources.
-      const others = r.types.filter((t) => !(t.group === "" && t.resource === "secrets"));
-      const secrets = others.length < r.types.length;
-      const chart = [
-        ...(others.length > 0 ? [`add \`${explicitResources(others)}\` to \`rbac.explicitResources\``] : []),
-        ...(secrets ? ["set `rbac.listSecrets: true` (it lets the bot's pods list every Secret)"] : []),
-      ].join(" and ");
-      return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, ${chart} and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccounts.`;
-    }
+    case "find-refusal":
+      return refusalStep(r);
+    case "grant-list":
+      return grantListStep(r);
     case "check-name":
       return r.similar.length > 0
         ? `Did you mean ${r.similar.map((n) => `\`${n}\``).join(" or ")}? No namespace is named \`${r.namespace}\`.`
@@ -341,65 +329,107 @@ export function remedyText(r: DiagnosisRemedy, options: ProseOptions = {}): stri
       const names = r.resources;
       return `Leave in place — still in use by ${users.slice(0, 3).join(", ")}${users.length > 3 ? ` and ${String(users.length - 3)} more` : ""}: ${names.slice(0, 5).join(", ")}${names.length > 5 ? ` and ${String(names.length - 5)} more` : ""}. Deleting any of them, or their interfaces and rules, would break live traffic.`;
     }
-    case "release-dependent": {
-      const f = r.fix;
-      const cmds = f.commands.map((c) => `\`${c}\``).join(" then ");
-      return f.actionable
-        ? `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` — ${cmds}` : ""}. The controller's next retry then deletes the group and removes the finalizer by itself (no forced removal needed).`
-        : `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` (${cmds})` : ""}.`;
-    }
-    case "deregister-targets": {
-      const shown = `${r.targets.slice(0, 10).join(" ")}${r.targets.length > 10 ? ` and ${String(r.targets.length - 10)} more` : ""}`;
-      const tg = `target group ${r.targetGroupName}${r.owner !== undefined ? ` (${r.owner})` : ""}`;
-      if (r.serving.length > 0)
-        return `Do not deregister: ${plural(r.serving.length, "target", "targets")} of ${tg} ${r.serving.length === 1 ? "is" : "are"} healthy and serving traffic (${r.serving.slice(0, 5).join(" ")}${r.serving.length > 5 ? " …" : ""}). Once ${objectName(r.object)}'s pods are gone (the namespace controller deletes them), deregister what is left with \`${r.command}\`.`;
-      return r.actionable
-        ? `Deregister the ${plural(r.targets.length, "target", "targets")} ${objectName(r.object)} left in ${tg}: ${shown} — \`${r.command}\`. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself (no forced removal needed). The target group itself stays: it is not the binding's to delete.`
-        : `${tg} still has ${plural(r.targets.length, "registered target", "registered targets")} (${shown}), but ${r.otherBindings.join(", ")} also bind${r.otherBindings.length === 1 ? "s" : ""} it: deregister only ${objectName(r.object)}'s own (its Service's endpoints) with \`aws elbv2 deregister-targets --target-group-arn ${r.targetGroupArn} --targets Id=…,Port=…\`, never the others'.`;
-    }
+    case "release-dependent":
+      return releaseDependentStep(r);
+    case "deregister-targets":
+      return deregisterStep(r);
     case "fix-controller-error":
       return `${r.controller} is running and says why it cannot finish ${objectName(r.object)}: "${truncate(r.text, 200)}". Fix that${errorHint(r.text)} and it removes \`${r.finalizer}\` by itself${r.letGo !== undefined ? `; or, to keep what it stands for, ${r.letGo}` : ""}. Forcing the finalizer instead leaves behind whatever it was deleting.`;
     case "read-controller-error":
       return `The controller reports an error for ${objectName(r.object)}: "${truncate(r.text, 200)}".`;
     case "find-group-dependents":
       return "A security group cannot be deleted while something depends on it: look for ENIs that still use it (`aws ec2 describe-network-interfaces --filters Name=group-id,Values=<sg>`) and rules in other groups that reference it (`ip-permission.group-id`).";
-    case "force-finalizer": {
-      const o = r.object;
-      const cmd = `\`${command} finalize ${o.kind.toLowerCase()}/${o.name} -n ${o.namespace} --reason "<why>"\``;
-      const after = r.loadBalancer
-        ? "afterwards check for orphaned AWS resources"
-        : "afterwards clean up by hand what its controller would have deleted";
-      return options.buttons
-        ? `Recovery first, once the cause is confirmed and a clean-up plan exists: *Request finalizer removal* (or ${cmd}) asks a second person to approve removing the finalizer; ${after}.`
-        : `Recovery first, once the cause is confirmed and a clean-up plan exists: ${cmd} asks a second person to approve removing the finalizer; ${after}.`;
-    }
+    case "force-finalizer":
+      return forceStep(r, command, options.buttons);
     case "wait":
       return `Nothing blocks it yet; check again in a minute (\`${command} watch ns ${r.namespace}\`).`;
     case "namespace-finalizer-builtin":
       return "The namespace controller removes `kubernetes` within seconds once content is gone; if it persists, check kube-controller-manager and any failing API discovery.";
     case "namespace-finalizer-custom":
       return `A custom finalizer on the namespace itself (${r.finalizers.join(", ")}): find the controller that set it; only it should remove it (via the \`/finalize\` subresource).`;
-    case "fix-webhook": {
-      const w = r.webhook;
-      const kind = w.configurationKind.toLowerCase();
-      const restore =
-        w.service !== undefined
-          ? `restore ${w.service} (its Deployment and pods: \`kubectl get pods -n ${w.service.split("/")[0] ?? ""}\`)`
-          : "make its URL answer";
-      return `The namespace controller's deletes fail on ${webhookText(w)}: ${restore}; or, to keep the add-on, exempt this namespace in the webhook's \`namespaceSelector\`; or if that add-on is gone remove its configuration with \`kubectl delete ${kind} ${w.configuration}\`. The namespace controller then deletes the rest by itself (no forced removal needed).`;
-    }
-    case "recover-node": {
-      const n = r.node;
-      const first = r.pods[0] ?? "<pod>";
-      return n.state === "missing"
-        ? `Node ${n.name} no longer exists: the pod garbage collector force-deletes its pods within about a minute; if they stay, check kube-controller-manager, or \`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`.`
-        : `Node ${n.name} is NotReady, so nothing confirms the deletion of ${r.pods.join(", ")}: bring its kubelet back, or if the machine is gone \`kubectl delete node ${n.name}\` (the pod garbage collector then removes its pods). Force-delete a pod (\`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`) only once you know its containers no longer run.`;
-    }
+    case "fix-webhook":
+      return webhookStep(r.webhook);
+    case "recover-node":
+      return nodeStep(r);
     case "release-claim":
       return `PersistentVolumeClaim ${objectName(r.claim)} goes by itself once ${r.pods.join(", ")} ${r.pods.length === 1 ? "is" : "are"} gone: deal with the pods${r.podsHeld.length > 0 ? ` (${heldPods(r.podsHeld)}: what owns that finalizer must finish first)` : ""}, never with its kubernetes.io/pvc-protection finalizer.`;
     case "fix-argo-ownership":
       return `Root cause to fix after recovery: ${r.redFlag}`;
   }
+}
+
+/** One kind of remedy, by its `kind`. */
+type RemedyOf<K extends DiagnosisRemedy["kind"]> = Extract<DiagnosisRemedy, { kind: K }>;
+
+/** The namespace controller's deletes are refused, or its objects stay: find what serves or refuses them. */
+function refusalStep(r: RemedyOf<"find-refusal">): string {
+  const what = r.resource !== undefined ? ` of ${r.resource}` : "";
+  return /^unexpected items still remain/.test(r.message)
+    ? `Objects${what} stay after the namespace controller deletes them, with no finalizer: whatever serves that type does not really delete them. Check its API service or controller (\`kubectl get apiservices\`, its pods' logs); once deletes work, the namespace controller deletes the rest by itself (no forced removal needed).`
+    : `The namespace controller's deletes${what} are refused: "${truncate(r.message, 300)}". Find what refuses them — an admission webhook or policy the message names (\`kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations,validatingadmissionpolicies\`) — and fix or remove it; the namespace controller then deletes the rest by itself (no forced removal needed).`;
+}
+
+/** The bot may not list some types: the chart values (or the RBAC) that let it. */
+function grantListStep(r: RemedyOf<"grant-list">): string {
+  // The chart grants Secrets by their own value, never through rbac.explicitResources.
+  const others = r.types.filter((t) => !(t.group === "" && t.resource === "secrets"));
+  const secrets = others.length < r.types.length;
+  const chart = [
+    ...(others.length > 0 ? [`add \`${explicitResources(others)}\` to \`rbac.explicitResources\``] : []),
+    ...(secrets ? ["set `rbac.listSecrets: true` (it lets the bot's pods list every Secret)"] : []),
+  ].join(" and ");
+  return `The bot may not list ${listOf(r.types.map(forbiddenLabel))}, so what is left of ${r.types.length === 1 ? "that type" : "those types"} stays unknown however often you ask. With the Helm chart, ${chart} and upgrade the release; otherwise grant \`list\` on ${r.types.length === 1 ? "it" : "them"} to the bot's ServiceAccounts.`;
+}
+
+/** A security group held by a dependent: how to release it (and that the controller then finishes). */
+function releaseDependentStep(r: RemedyOf<"release-dependent">): string {
+  const f = r.fix;
+  const cmds = f.commands.map((c) => `\`${c}\``).join(" then ");
+  return f.actionable
+    ? `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` — ${cmds}` : ""}. The controller's next retry then deletes the group and removes the finalizer by itself (no forced removal needed).`
+    : `${r.groupId} (${r.groupName}) is held by the ${f.what}: ${f.action}${cmds ? ` (${cmds})` : ""}.`;
+}
+
+/** A binding's targets left registered: not while they serve, all when the group is its own, else only its own. */
+function deregisterStep(r: RemedyOf<"deregister-targets">): string {
+  const shown = `${r.targets.slice(0, 10).join(" ")}${r.targets.length > 10 ? ` and ${String(r.targets.length - 10)} more` : ""}`;
+  const tg = `target group ${r.targetGroupName}${r.owner !== undefined ? ` (${r.owner})` : ""}`;
+  if (r.serving.length > 0)
+    return `Do not deregister: ${plural(r.serving.length, "target", "targets")} of ${tg} ${r.serving.length === 1 ? "is" : "are"} healthy and serving traffic (${r.serving.slice(0, 5).join(" ")}${r.serving.length > 5 ? " …" : ""}). Once ${objectName(r.object)}'s pods are gone (the namespace controller deletes them), deregister what is left with \`${r.command}\`.`;
+  return r.actionable
+    ? `Deregister the ${plural(r.targets.length, "target", "targets")} ${objectName(r.object)} left in ${tg}: ${shown} — \`${r.command}\`. The controller's next retry then has nothing left to deregister and can remove its finalizer by itself (no forced removal needed). The target group itself stays: it is not the binding's to delete.`
+    : `${tg} still has ${plural(r.targets.length, "registered target", "registered targets")} (${shown}), but ${r.otherBindings.join(", ")} also bind${r.otherBindings.length === 1 ? "s" : ""} it: deregister only ${objectName(r.object)}'s own (its Service's endpoints) with \`aws elbv2 deregister-targets --target-group-arn ${r.targetGroupArn} --targets Id=…,Port=…\`, never the others'.`;
+}
+
+/** The forced removal, as the button (on the card) or the command, and what to clean up after it. */
+function forceStep(r: RemedyOf<"force-finalizer">, command: string, buttons: boolean | undefined): string {
+  const o = r.object;
+  const cmd = `\`${command} finalize ${o.kind.toLowerCase()}/${o.name} -n ${o.namespace} --reason "<why>"\``;
+  const after = r.loadBalancer
+    ? "afterwards check for orphaned AWS resources"
+    : "afterwards clean up by hand what its controller would have deleted";
+  return buttons
+    ? `Recovery first, once the cause is confirmed and a clean-up plan exists: *Request finalizer removal* (or ${cmd}) asks a second person to approve removing the finalizer; ${after}.`
+    : `Recovery first, once the cause is confirmed and a clean-up plan exists: ${cmd} asks a second person to approve removing the finalizer; ${after}.`;
+}
+
+/** A webhook that refuses the namespace controller's deletes: restore its backend, exempt, or remove it. */
+function webhookStep(w: WebhookRef): string {
+  const kind = w.configurationKind.toLowerCase();
+  const restore =
+    w.service !== undefined
+      ? `restore ${w.service} (its Deployment and pods: \`kubectl get pods -n ${w.service.split("/")[0] ?? ""}\`)`
+      : "make its URL answer";
+  return `The namespace controller's deletes fail on ${webhookText(w)}: ${restore}; or, to keep the add-on, exempt this namespace in the webhook's \`namespaceSelector\`; or if that add-on is gone remove its configuration with \`kubectl delete ${kind} ${w.configuration}\`. The namespace controller then deletes the rest by itself (no forced removal needed).`;
+}
+
+/** Pods on a lost node: what deletes them when the node is gone, or when it is only NotReady. */
+function nodeStep(r: RemedyOf<"recover-node">): string {
+  const n = r.node;
+  const first = r.pods[0] ?? "<pod>";
+  return n.state === "missing"
+    ? `Node ${n.name} no longer exists: the pod garbage collector force-deletes its pods within about a minute; if they stay, check kube-controller-manager, or \`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`.`
+    : `Node ${n.name} is NotReady, so nothing confirms the deletion of ${r.pods.join(", ")}: bring its kubelet back, or if the machine is gone \`kubectl delete node ${n.name}\` (the pod garbage collector then removes its pods). Force-delete a pod (\`kubectl delete pod ${first} -n ${r.namespace} --grace-period=0 --force\`) only once you know its containers no longer run.`;
 }
 
 /** Every remedy as a sentence, in order. */
