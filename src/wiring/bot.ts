@@ -26,7 +26,7 @@ import { registerDiagnosisActions } from "../slack/diagnosis-actions.js";
 import { redisEventClaims } from "../slack/event-dedupe.js";
 import { renderSlackMessage } from "../slack/blocks/index.js";
 import { registerRepairActions } from "../slack/repair.js";
-import { botFleet, type BotFleetDeps } from "./fleet.js";
+import { botFleet, type BotFleet, type BotFleetDeps } from "./fleet-bot.js";
 import { slackDiagnosisCard, slackWatchJoined } from "./slack-presenters.js";
 import { warmAckPath, warmUp } from "./warm-up.js";
 
@@ -56,24 +56,38 @@ export interface BotDeps {
 
 /** The Slack app with its commands, buttons and forms (not for the worker role). */
 export function createBotApp(d: BotDeps): SlackApp {
-  const { config, services, workflow, audit, now, log } = d;
-  const local = boundedRegistry(defaultRegistry(config.command), commandBoundMs(config));
-  const fleet =
-    d.fleet !== undefined
-      ? botFleet({
-          ...d.fleet,
-          config,
-          namespaceMessages: d.namespaceMessages,
-          local,
-          now,
-          file: (draft, requester, channelId, cluster) =>
-            workflow.fileDraft(draft, requester, channelId, cluster),
-        })
-      : undefined;
+  const local = boundedRegistry(defaultRegistry(d.config.command), commandBoundMs(d.config));
+  const fleet = fleetSide(d, local);
   const registry: CommandDispatcher = fleet?.registry ?? local;
+  const slack = receiver(d, registry, fleet);
+  registerCardActions(slack, d, fleet);
+  // The command path used once before listening, so the first burst of commands is acknowledged
+  // as fast as later ones (src/wiring/warm-up.ts).
+  return { ...slack, start: () => startBotApp(d, slack, registry) };
+}
+
+/** The bot's side of a fleet over its own registry (files drafts with the workflow); none outside one. */
+function fleetSide(d: BotDeps, local: BotFleetDeps["local"]): BotFleet | undefined {
+  const { workflow } = d;
+  return d.fleet !== undefined
+    ? botFleet({
+        ...d.fleet,
+        config: d.config,
+        namespaceMessages: d.namespaceMessages,
+        local,
+        now: d.now,
+        file: (draft, requester, channelId, cluster) =>
+          workflow.fileDraft(draft, requester, channelId, cluster),
+      })
+    : undefined;
+}
+
+/** The Slack receiver: commands through `registry`, what follows a posted answer, new requests posted. */
+function receiver(d: BotDeps, registry: CommandDispatcher, fleet: BotFleet | undefined): SlackApp {
+  const { config, workflow, now } = d;
   const renderCard = slackDiagnosisCard(config.command);
   const showJoined = slackWatchJoined(d.client);
-  const slack = createSlackApp({
+  return createSlackApp({
     config,
     channelGate: d.channelGate,
     // One answer per event, whichever replica Slack's re-delivery reaches.
@@ -81,8 +95,8 @@ export function createBotApp(d: BotDeps): SlackApp {
     // The diagnosis deadline bounds reads; this bounds everything else a command waits on (Redis,
     // a write), so the requester always gets an answer.
     registry,
-    services,
-    log,
+    services: d.services,
+    log: d.log,
     now,
     // In a fleet the answer's cluster (the one whose workers gave it) keys its repaint and its wait.
     afterPost: async (result, posted) => {
@@ -100,6 +114,14 @@ export function createBotApp(d: BotDeps): SlackApp {
     postApprovalRequest: (client, request, scopeLog) =>
       postApprovalRequest(client, { workflow, now }, request, scopeLog),
   });
+}
+
+/**
+ * The buttons and forms of the cards: diagnosis, approval and repair. In a fleet each runs on the
+ * cluster it names (through the fleet's calls); otherwise here, with this process's services.
+ */
+function registerCardActions(slack: SlackApp, d: BotDeps, fleet: BotFleet | undefined): void {
+  const { config, services, workflow, audit, now, log } = d;
   // The diagnosis card's *Details* and *Check again*: read again, answered in the card's thread.
   // In a fleet each button runs on the cluster it names (the card's), answering with its cluster again.
   registerDiagnosisActions(slack, {
@@ -139,33 +161,38 @@ export function createBotApp(d: BotDeps): SlackApp {
       fleet?.checkRepair ?? repairChecker({ planRepair: (subject) => planRepairOf(services, subject) }),
     cards: d.repairCards,
   });
-  // The command path used once before listening, so the first burst of commands is acknowledged
-  // as fast as later ones (src/wiring/warm-up.ts).
-  return {
-    ...slack,
-    start: async () => {
-      // A fleet's bot runs no command itself: it listens for the clusters' answers instead.
-      if (d.fleet !== undefined) {
-        await d.fleet.queues.listen(d.fleet.fleet.clusters.map((c) => c.name));
-        return slack.start();
-      }
-      await warmUp({
-        registry,
-        services,
-        command: config.command,
-        render: (result) => renderSlackMessage(result, { command: config.command }),
-        log,
-      });
-      const started = await slack.start();
-      if (slack.mode === "http" && started.port !== undefined && config.slack !== undefined) {
-        await warmAckPath({
-          port: started.port,
-          path: SLACK_EVENTS_PATH,
-          signingSecret: config.slack.signingSecret,
-          log,
-        });
-      }
-      return started;
-    },
-  };
+}
+
+/**
+ * Starts the Slack app: a fleet's bot first listens for the clusters' answers; otherwise the command
+ * path is warmed up before listening, and (over HTTP) the acknowledgement path after.
+ */
+async function startBotApp(
+  d: BotDeps,
+  slack: SlackApp,
+  registry: CommandDispatcher,
+): ReturnType<SlackApp["start"]> {
+  const { config, log } = d;
+  // A fleet's bot runs no command itself: it listens for the clusters' answers instead.
+  if (d.fleet !== undefined) {
+    await d.fleet.queues.listen(d.fleet.fleet.clusters.map((c) => c.name));
+    return slack.start();
+  }
+  await warmUp({
+    registry,
+    services: d.services,
+    command: config.command,
+    render: (result) => renderSlackMessage(result, { command: config.command }),
+    log,
+  });
+  const started = await slack.start();
+  if (slack.mode === "http" && started.port !== undefined && config.slack !== undefined) {
+    await warmAckPath({
+      port: started.port,
+      path: SLACK_EVENTS_PATH,
+      signingSecret: config.slack.signingSecret,
+      log,
+    });
+  }
+  return started;
 }

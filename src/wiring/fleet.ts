@@ -8,7 +8,7 @@
  * comes back through BullMQ's events (bounded by the command bound). A change is planned by the worker
  * and filed by the bot as the person it verified: a worker never signs a request. Approved changes go
  * to the request's cluster's actions queue. Each worker process heartbeats its cluster's presence
- * (`src/fleet/presence.ts`).
+ * (`src/fleet/presence.ts`). The bot's side (its dispatcher, forms and buttons) is in `./fleet-bot.ts`.
  */
 import { randomUUID } from "node:crypto";
 import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from "bullmq";
@@ -16,11 +16,9 @@ import { diagnoseOptions, requestRemovalWithPlan } from "../../commands/finalize
 import { defaultRegistry } from "../../commands/index.js";
 import { planRepairOf, requestRepairWithPlan } from "../../commands/repoint.js";
 import { boundedRegistry, commandBoundMs } from "../app/bounded-registry.js";
-import { namespaceWaitStarter } from "../app/namespace-wait.js";
 import { removalRequester, repairChecker, repairRequester, type RepairCheck } from "../app/requests.js";
-import type { ApprovalRequest, Identity, RemovalRequestInput } from "../requests/model.js";
+import type { ApprovalRequest, RemovalRequestInput } from "../requests/model.js";
 import type { EnqueueExecution, EnqueueOutcome, Filed } from "../approvals/workflow.js";
-import type { RequestDraft } from "../requests/model.js";
 import type { AuditLog } from "../audit/log.js";
 import type { CommandServices } from "../command-contract.js";
 import type { Actor, CommandResult } from "../command-result.js";
@@ -29,12 +27,6 @@ import type { FleetConfig } from "../config/clusters.js";
 import { diagnoseNamespace } from "../diagnosis/diagnose.js";
 import type { NamespaceDiagnosis } from "../diagnosis/types.js";
 import { ErrorCode, toUserError, UnstuckError } from "../errors.js";
-import {
-  absentCluster,
-  chooseCluster,
-  fleetDispatcher,
-  type ClusterDispatcher,
-} from "../fleet/dispatcher.js";
 import { FleetPresence } from "../fleet/presence.js";
 import {
   openAnswer,
@@ -46,7 +38,6 @@ import {
   type Sealed,
 } from "../fleet/calls.js";
 import type { Keyring, SigningKey } from "../trust/keys.js";
-import type { NamespaceMessages } from "../jobs/namespace-messages.js";
 import {
   clusterQueueName,
   createQueues,
@@ -56,8 +47,6 @@ import {
   type ExecutionRetry,
   type Queues,
 } from "../jobs/queues.js";
-import { startNamespaceGone } from "../jobs/waits.js";
-import { sealedWaits, type JobSeal } from "../jobs/sealed-jobs.js";
 import type { RepairFormInput, RepairSubject } from "../traffic/repoint.js";
 import type { Logger } from "../log.js";
 import { outageOf } from "./redis-outage.js";
@@ -379,172 +368,5 @@ export function startHeartbeat(
       clearInterval(timer);
       await presence.leave(cluster, worker, opts.now()).catch(() => undefined);
     },
-  };
-}
-
-export interface BotFleetDeps {
-  readonly config: Config;
-  readonly fleet: FleetConfig;
-  readonly queues: FleetQueues;
-  readonly presence: FleetPresence;
-  readonly namespaceMessages: NamespaceMessages;
-  /** The bot's own registry: what it answers itself (help, approvals, audit, timeline) and how lines parse. */
-  readonly local: {
-    dispatch: ClusterDispatcher["dispatch"];
-    parse(text: string): { command: { syntax: { path: readonly string[] } } };
-  };
-  readonly now: () => Date;
-  /** The seal of the waits the bot queues on a cluster (its own key; the cluster's workers open it). */
-  readonly waitSeal: (cluster: string) => JobSeal;
-  /**
-   * Files a draft a cluster's worker planned, as the person the bot verified, for that cluster (the
-   * workflow's `fileDraft`): a request is signed by the bot only.
-   */
-  readonly file: (
-    draft: RequestDraft,
-    requester: Identity,
-    channelId: string,
-    cluster: string,
-  ) => Promise<ApprovalRequest>;
-}
-
-/** A worker's answer to a change: a draft, which the bot files; anything else is refused. */
-function draftOf(value: unknown, cluster: string): RequestDraft {
-  const filed = value as Partial<Filed> | null;
-  if (filed?.kind === "draft" && typeof filed.draft === "object") return filed.draft;
-  throw new UnstuckError(
-    ErrorCode.Upstream,
-    `Cluster ${cluster}'s workers answered a change with something other than a plan to file; refused: only the bot files requests.`,
-    { cluster, refused: true },
-  );
-}
-
-/** The bot's side of a fleet: its dispatcher, the forms and buttons sent to a cluster, and each cluster's wait. */
-export interface BotFleet {
-  readonly registry: ClusterDispatcher;
-  /**
-   * The forms and buttons of a card, each run on `cluster`: the one the card's button names (validated
-   * against the clusters file), else, for a button posted without it, the one guessed as before.
-   */
-  readonly createRemovalRequest: (input: RemovalRequestInput, cluster?: string) => Promise<ApprovalRequest>;
-  readonly requestRepair: (input: RepairFormInput, cluster?: string) => Promise<ApprovalRequest>;
-  /** Whether a *Fix the path* can still repair anything, planned on the cluster the button names. */
-  readonly checkRepair: (
-    subject: RepairSubject,
-    cluster?: string,
-    channelId?: string,
-  ) => Promise<RepairCheck>;
-  readonly diagnose: (namespace: string, cluster?: string, channelId?: string) => Promise<NamespaceDiagnosis>;
-  /** The cluster whose workers produced a diagnosis `diagnose` returned. */
-  readonly clusterOf: (diagnosis: NamespaceDiagnosis) => string | undefined;
-  /** The namespace wait on a cluster's waits queue. */
-  readonly startWaitOn: (cluster: string) => ReturnType<typeof namespaceWaitStarter>;
-}
-
-export function botFleet(d: BotFleetDeps): BotFleet {
-  const { fleet, queues, presence, now, config } = d;
-  const boundMs = commandBoundMs(config);
-  const live = async (cluster: string): Promise<string> => {
-    const p = await presence.status(cluster, now());
-    if (p.live === 0) throw absentCluster(p, now());
-    return cluster;
-  };
-  /**
-   * The cluster a button or form about a namespace is for when the button names none (posted before
-   * buttons named their cluster): the one whose answer about it was posted in this channel (recorded
-   * for the repaint), else the channel's cluster.
-   */
-  const clusterOfNamespace = async (namespace: string, channelId: string | undefined): Promise<string> => {
-    const posted: string[] = [];
-    for (const c of fleet.clusters) {
-      const messages = await d.namespaceMessages.list(c.name, namespace);
-      if (messages.some((m) => channelId === undefined || m.channel === channelId)) posted.push(c.name);
-    }
-    if (posted.length === 1 && posted[0] !== undefined) return posted[0];
-    return chooseCluster(fleet, undefined, channelId);
-  };
-  const registry = fleetDispatcher({
-    fleet,
-    local: d.local,
-    verbOf: (text) => {
-      try {
-        return d.local.parse(text).command.syntax.path[0];
-      } catch {
-        return undefined;
-      }
-    },
-    presence,
-    remote: async (cluster, text, ctx, prefix) => {
-      const result = (await queues.call(
-        cluster,
-        { kind: "command", text, actor: ctx.actor, ...(prefix !== undefined ? { prefix } : {}) },
-        boundMs,
-      )) as CommandResult;
-      // A change comes back as a plan: filed here, as the person whose command it was.
-      if (result.type === "approval-draft") {
-        const requester = { userId: ctx.actor.userId, teamId: ctx.actor.teamId };
-        const request = await d.file(result.draft, requester, ctx.actor.channelId ?? "", cluster);
-        return { type: "approval-request", request } satisfies CommandResult;
-      }
-      if (result.type === "approval-request") {
-        throw new UnstuckError(
-          ErrorCode.Upstream,
-          `Cluster ${cluster}'s workers answered with a request they made themselves; refused: only the bot files requests.`,
-          { cluster, refused: true },
-        );
-      }
-      return result;
-    },
-    now,
-  });
-  /** The cluster a button names, when it is one of the fleet's (a name the file no longer has is refused). */
-  const named = (cluster: string | undefined): string | undefined =>
-    cluster !== undefined ? chooseCluster(fleet, cluster, undefined) : undefined;
-  /** The live cluster a *Fix the path* (its check or its form) runs on. */
-  const clusterOfRepair = async (
-    subject: RepairSubject,
-    button: string | undefined,
-    channelId: string | undefined,
-  ): Promise<string> =>
-    live(
-      named(button) ??
-        ("namespace" in subject
-          ? await clusterOfNamespace(subject.namespace, channelId)
-          : chooseCluster(fleet, undefined, channelId)),
-    );
-  const diagnosed = new WeakMap<object, string>();
-  return {
-    registry,
-    createRemovalRequest: async (input, button) => {
-      const cluster = await live(
-        named(button) ?? (await clusterOfNamespace(input.namespace, input.channelId)),
-      );
-      const draft = draftOf(await queues.call(cluster, { kind: "removal-request", input }, boundMs), cluster);
-      return d.file(draft, input.requester, input.channelId, cluster);
-    },
-    requestRepair: async (input, button) => {
-      const cluster = await clusterOfRepair(input.subject, button, input.channelId);
-      const draft = draftOf(await queues.call(cluster, { kind: "repair-request", input }, boundMs), cluster);
-      return d.file(draft, input.requester, input.channelId, cluster);
-    },
-    checkRepair: async (subject, button, channelId) => {
-      const cluster = await clusterOfRepair(subject, button, channelId);
-      return (await queues.call(cluster, { kind: "repair-check", subject }, boundMs)) as RepairCheck;
-    },
-    diagnose: async (namespace, button, channelId) => {
-      const cluster = await live(named(button) ?? (await clusterOfNamespace(namespace, channelId)));
-      const d = (await queues.call(cluster, { kind: "diagnose", namespace }, boundMs)) as NamespaceDiagnosis;
-      diagnosed.set(d, cluster);
-      return d;
-    },
-    clusterOf: (d) => diagnosed.get(d),
-    startWaitOn: (cluster) =>
-      namespaceWaitStarter({
-        // Sealed with the bot's key: the cluster's workers run a wait only when it verifies.
-        start: (request) =>
-          startNamespaceGone(sealedWaits(queues.queues(cluster).waits, d.waitSeal(cluster)), request, now()),
-        cluster,
-        config,
-      }),
   };
 }
