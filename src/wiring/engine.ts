@@ -93,6 +93,10 @@ export function ownSeal(keys: ProcessKeys): SealKeys {
   return { ...(key !== undefined ? { key } : {}), keyring: keys.keyring };
 }
 
+/**
+ * The engine, built in order: keys, ports, Redis, Slack clients, the approval records and policy, the
+ * queues, the durable notifier, then the workflows over them.
+ */
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   const { config, log, role, now } = options;
   const slackConfig = requireSlack(config, role);
@@ -103,7 +107,74 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const clients = createSlackClients(slackConfig, log);
   const prefix = config.redisPrefix;
   const seal = ownSeal(keys);
-  const signer = new ApprovalSigner(keys);
+  const approvals = approvalParts({ config, redis, keys, clients, log, now });
+  const queued = engineQueues(config, redis, keys, seal, log);
+  const { notifyQueue, notifier } = durableNotifier(redis, prefix, options.notify?.job);
+  const { fleet, queues, waits } = queued;
+  const { store, policy, audit } = approvals;
+  const workflowDeps: ApprovalWorkflowDeps = {
+    store,
+    policy,
+    audit,
+    kube: base.kube,
+    enqueueExecution:
+      fleet !== undefined
+        ? fleetEnqueuer(fleet.queues, fleet.fleet, options.execution)
+        : executionEnqueuer(queues.actions, options.execution),
+    ...(fleet?.ownCluster !== undefined ? { cluster: fleet.ownCluster } : {}),
+    now,
+    approvalsRequired: config.approvalsRequired,
+    requestTtlSeconds: config.requestTtlSeconds,
+    deletionWindowSeconds: config.deletionWindowSeconds,
+    notifier,
+    log,
+  };
+  const workflow = new ApprovalWorkflow(workflowDeps);
+  return {
+    ...clients,
+    keys,
+    ...approvals,
+    guardSigner: guardSignerOf(config, keys),
+    base,
+    services: {
+      ...base,
+      diagnosisDeadlineMs: base.diagnosisDeadlineMs ?? config.diagnosisDeadlineMs,
+      approvals: { workflow, audit },
+    },
+    redis,
+    prefix,
+    workflow,
+    drafting: new ApprovalWorkflow({ ...workflowDeps, files: "bot" }),
+    notifier,
+    ...queued,
+    notifyQueue,
+    ...sharedRecords(redis, prefix, keys),
+    seal,
+    startWait: namespaceWaitStarter({
+      start: (request) => startNamespaceGone(waits, request, now()),
+      cluster: queued.cluster,
+      config,
+    }),
+  };
+}
+
+/** What the approval records and policy are built from. */
+interface ApprovalContext {
+  readonly config: Config;
+  readonly redis: RedisConnection;
+  readonly keys: ProcessKeys;
+  readonly clients: SlackClients;
+  readonly log: Logger;
+  readonly now: () => Date;
+}
+
+/** The approval store, audit log, channel gate and policy, with the signer the store seals with. */
+function approvalParts(
+  c: ApprovalContext,
+): Pick<Engine, "signer" | "store" | "audit" | "channelGate" | "policy"> {
+  const { config, redis, clients, log } = c;
+  const prefix = config.redisPrefix;
+  const signer = new ApprovalSigner(c.keys);
   const store = new ApprovalStore(redis, {
     prefix: RedisKeys.approvals(prefix),
     signer,
@@ -128,83 +199,56 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     channelGate,
     approvers: config.approvers,
     directory: createSlackDirectory(clients.client),
-    now,
+    now: c.now,
   });
+  return { signer, store, audit, channelGate, policy };
+}
+
+/** This process's cluster and queues (a fleet's, per cluster), and the sealed waits queued on them. */
+function engineQueues(
+  config: Config,
+  redis: RedisConnection,
+  keys: ProcessKeys,
+  seal: SealKeys,
+  log: Logger,
+): Pick<Engine, "cluster" | "fleet" | "queues" | "waitSeal" | "waits"> {
   const cluster = config.clusterName ?? "default";
   const fleet = fleetParts(config, redis, keys, log);
   // In a fleet each cluster has its own queues; this process's workers consume its cluster's only.
   const queues =
     fleet !== undefined
       ? fleet.queues.queues(fleet.ownCluster ?? fleet.fleet.clusters[0]?.name ?? cluster)
-      : createQueues({ connection: redis, prefix: RedisKeys.bull(prefix) });
+      : createQueues({ connection: redis, prefix: RedisKeys.bull(config.redisPrefix) });
   // What this process seals the waits it queues with (its key), and opens them with (the bot's, or
   // this cluster's workers'): a wait written straight into Redis runs nothing.
   const waitSeal = jobSeal(seal, ownClusterOf(config));
   const waits = sealedWaits(queues.waits, waitSeal);
+  return { cluster, ...(fleet !== undefined ? { fleet } : {}), queues, waitSeal, waits };
+}
+
+/** The notify queue and the notifier over it: each edit and reply a job in Redis. */
+function durableNotifier(
+  redis: RedisConnection,
+  prefix: string,
+  job: NotifyRetry | undefined,
+): Pick<Engine, "notifyQueue" | "notifier"> {
   // Each edit and reply is a job in Redis: a process that dies or a Slack outage loses none of them.
   const notifyQueue = createNotifyQueue(redis, RedisKeys.bull(prefix));
-  const durable = queuedNotifier(notifyQueue, options.notify?.job);
+  const durable = queuedNotifier(notifyQueue, job);
   const notifier: ApprovalNotifier = {
     requestUpdated: (request) => durable.requestUpdated(request),
     threadReply: (request, text) => durable.threadReply(request, text),
   };
-  const workflowDeps: ApprovalWorkflowDeps = {
-    store,
-    policy,
-    audit,
-    kube: base.kube,
-    enqueueExecution:
-      fleet !== undefined
-        ? fleetEnqueuer(fleet.queues, fleet.fleet, options.execution)
-        : executionEnqueuer(queues.actions, options.execution),
-    ...(fleet?.ownCluster !== undefined ? { cluster: fleet.ownCluster } : {}),
-    now,
-    approvalsRequired: config.approvalsRequired,
-    requestTtlSeconds: config.requestTtlSeconds,
-    deletionWindowSeconds: config.deletionWindowSeconds,
-    notifier,
-    log,
-  };
-  const workflow = new ApprovalWorkflow(workflowDeps);
-  return {
-    ...clients,
-    keys,
-    signer,
-    // The deletion guard's annotation is signed by this cluster's workers and verified as theirs.
-    guardSigner: new DeletionGuardSigner({
-      cluster: ownClusterOf(config),
-      keyring: keys.keyring,
-      ...(keys.worker !== undefined ? { worker: keys.worker } : {}),
-    }),
-    base,
-    services: {
-      ...base,
-      diagnosisDeadlineMs: base.diagnosisDeadlineMs ?? config.diagnosisDeadlineMs,
-      approvals: { workflow, audit },
-    },
-    cluster,
-    redis,
-    prefix,
-    store,
-    audit,
-    channelGate,
-    policy,
-    workflow,
-    drafting: new ApprovalWorkflow({ ...workflowDeps, files: "bot" }),
-    notifier,
-    ...(fleet !== undefined ? { fleet } : {}),
-    queues,
-    notifyQueue,
-    ...sharedRecords(redis, prefix, keys),
-    seal,
-    waitSeal,
-    waits,
-    startWait: namespaceWaitStarter({
-      start: (request) => startNamespaceGone(waits, request, now()),
-      cluster,
-      config,
-    }),
-  };
+  return { notifyQueue, notifier };
+}
+
+/** The deletion guard's annotation is signed by this cluster's workers and verified as theirs. */
+function guardSignerOf(config: Config, keys: ProcessKeys): DeletionGuardSigner {
+  return new DeletionGuardSigner({
+    cluster: ownClusterOf(config),
+    keyring: keys.keyring,
+    ...(keys.worker !== undefined ? { worker: keys.worker } : {}),
+  });
 }
 
 /** A fleet's queues and presence, with the cluster this process serves; undefined outside a fleet. */
