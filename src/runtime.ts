@@ -27,7 +27,7 @@ import type { WatcherOptions } from "./watcher/watcher.js";
 import type { WatcherService } from "./watcher/service.js";
 import type { NamespaceWatchIo } from "./kube/namespace-watch.js";
 import { createBotApp } from "./wiring/bot.js";
-import { createEngine } from "./wiring/engine.js";
+import { createEngine, type Engine } from "./wiring/engine.js";
 import { runtimeLifecycle } from "./wiring/lifecycle.js";
 import { outageOf } from "./wiring/redis-outage.js";
 import { createWatcher } from "./wiring/watcher.js";
@@ -98,33 +98,73 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
+/**
+ * The runtime of one process, built in order: the engine, the watcher, the workers, what they run, the
+ * Slack app; then its start and stop (`src/wiring/lifecycle.ts`).
+ */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, log } = options;
   const role = options.role ?? config.role;
   const now = options.now ?? (() => new Date());
   const engine = await createEngine({ ...options, role, now });
-  const { keys, base, services, redis, audit, workflow, queues, fleet } = engine;
-  const ownCluster = fleet?.ownCluster;
+  const { services, redis, audit, workflow, queues, fleet } = engine;
+  const built: Built = { role, engine, options, now };
+  const watcher = watcherOf(built);
+  const workers = workersOf(built);
+  // The jobs running here now, with their lock tokens: what a stop that runs out of time hands back.
+  const running = trackRunning(workers, outageOf(redis, log));
+  const slack = slackOf(built);
+  return {
+    role,
+    ...(slack !== undefined ? { slack } : {}),
+    workflow,
+    audit,
+    queues,
+    ...(fleet !== undefined ? { fleet: { queues: fleet.queues, presence: fleet.presence } } : {}),
+    services,
+    redis,
+    ...(watcher !== undefined ? { watcher } : {}),
+    ...runtimeLifecycle({ role, engine, watcher, workers, running, slack, options: { ...options, now } }),
+  };
+}
 
-  // First to notice: one leader among replicas watches namespaces and posts the
-  // diagnosis of one stuck past the threshold to the watch channel. It runs where the workers run
-  // (worker or all): in a fleet each cluster's workers watch their own cluster (their own lease and
-  // records), and a Slack-facing bot process watches nothing, so its ServiceAccount needs no watch.
-  const watcher =
-    role === "bot" || (fleet !== undefined && ownCluster === undefined)
-      ? undefined
-      : createWatcher({
-          config,
-          redis,
-          prefix: ownCluster !== undefined ? RedisKeys.fleet(engine.prefix, ownCluster) : engine.prefix,
-          ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
-          services,
-          client: engine.client,
-          seal: { ...engine.seal, cluster: ownClusterOf(config) },
-          log,
-          options: options.watcher,
-        });
+/** What each part of the runtime is built from: the role, the engine, the options and the clock. */
+interface Built {
+  readonly role: Role;
+  readonly engine: Engine;
+  readonly options: RuntimeOptions;
+  readonly now: () => Date;
+}
 
+/**
+ * First to notice: one leader among replicas watches namespaces and posts the diagnosis of one stuck
+ * past the threshold to the watch channel. It runs where the workers run (worker or all): in a fleet
+ * each cluster's workers watch their own cluster (their own lease and records), and a Slack-facing bot
+ * process watches nothing, so its ServiceAccount needs no watch.
+ */
+function watcherOf({ role, engine, options }: Built): WatcherService | undefined {
+  const { config, log } = options;
+  const ownCluster = engine.fleet?.ownCluster;
+  return role === "bot" || (engine.fleet !== undefined && ownCluster === undefined)
+    ? undefined
+    : createWatcher({
+        config,
+        redis: engine.redis,
+        prefix: ownCluster !== undefined ? RedisKeys.fleet(engine.prefix, ownCluster) : engine.prefix,
+        ...(ownCluster !== undefined ? { cluster: ownCluster } : {}),
+        services: engine.services,
+        client: engine.client,
+        seal: { ...engine.seal, cluster: ownClusterOf(config) },
+        log,
+        options: options.watcher,
+      });
+}
+
+/** The workers this process runs: none for a bot; a fleet's worker also runs its cluster's commands. */
+function workersOf({ role, engine, options, now }: Built): Worker[] {
+  const { config, log } = options;
+  const { keys, redis, audit } = engine;
+  const ownCluster = engine.fleet?.ownCluster;
   // A bot process only enqueues: its jobs run wherever a worker runs.
   const workers: Worker[] =
     role === "bot"
@@ -142,7 +182,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     workers.push(
       createCommandsWorker(
         { connection: redis, prefix: RedisKeys.bull(engine.prefix), cluster: ownCluster, ...options.worker },
-        localHandlers(config, { ...services, approvals: { workflow: engine.drafting, audit } }),
+        localHandlers(config, { ...engine.services, approvals: { workflow: engine.drafting, audit } }),
         {
           worker: keys.worker,
           keyring: keys.keyring,
@@ -154,44 +194,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ),
     );
   }
-  // The jobs running here now, with their lock tokens: what a stop that runs out of time hands back.
-  const running = trackRunning(workers, outageOf(redis, log));
-  const slack =
-    role === "worker"
-      ? undefined
-      : createBotApp({
-          ...engine,
-          config,
-          now,
-          log,
-          kube: base.kube,
-          ...(fleet !== undefined
-            ? {
-                fleet: {
-                  fleet: fleet.fleet,
-                  queues: fleet.queues,
-                  presence: fleet.presence,
-                  // The waits the bot starts on a cluster (`watch`), sealed with its own key.
-                  waitSeal: (c: string) =>
-                    jobSeal(
-                      { ...(keys.bot !== undefined ? { key: keys.bot } : {}), keyring: keys.keyring },
-                      c,
-                    ),
-                },
-              }
-            : { fleet: undefined }),
-        });
+  return workers;
+}
 
-  return {
-    role,
-    ...(slack !== undefined ? { slack } : {}),
-    workflow,
-    audit,
-    queues,
-    ...(fleet !== undefined ? { fleet: { queues: fleet.queues, presence: fleet.presence } } : {}),
-    services,
-    redis,
-    ...(watcher !== undefined ? { watcher } : {}),
-    ...runtimeLifecycle({ role, engine, watcher, workers, running, slack, options: { ...options, now } }),
-  };
+/** The Slack app, for every role but `worker`; in a fleet it sends to the clusters' queues. */
+function slackOf({ role, engine, options, now }: Built): SlackApp | undefined {
+  const { keys, fleet } = engine;
+  return role === "worker"
+    ? undefined
+    : createBotApp({
+        ...engine,
+        config: options.config,
+        now,
+        log: options.log,
+        kube: engine.base.kube,
+        ...(fleet !== undefined
+          ? {
+              fleet: {
+                fleet: fleet.fleet,
+                queues: fleet.queues,
+                presence: fleet.presence,
+                // The waits the bot starts on a cluster (`watch`), sealed with its own key.
+                waitSeal: (c: string) =>
+                  jobSeal({ ...(keys.bot !== undefined ? { key: keys.bot } : {}), keyring: keys.keyring }, c),
+              },
+            }
+          : { fleet: undefined }),
+      });
 }

@@ -6,11 +6,11 @@
 import type { StopRequest } from "./early-signals.js";
 import { loadConfig, type Config } from "./config.js";
 import { toUserError } from "./errors.js";
-import { createLogger } from "./log.js";
+import { createLogger, type Logger } from "./log.js";
 import { loadOpsConfig, type OpsConfig } from "./ops/config.js";
 import { runtimeTarget } from "./ops-target.js";
 import { startOpsServer, type OpsServer } from "./ops/server.js";
-import { createRuntime } from "./runtime.js";
+import { createRuntime, type Runtime } from "./runtime.js";
 import { checkStartup, StartupError, type StartupReport } from "./startup.js";
 
 /** The message for a machine with no Slack credentials: which variables, and what each is for. */
@@ -47,57 +47,15 @@ export function partialSlackMessage(config: Config): string {
 
 /** Start the bot (or, from a checkout without Slack, the sandbox); resolves with the exit code. */
 export async function startBot(stopRequest: StopRequest): Promise<number> {
-  let config: Config;
-  let opsConfig: OpsConfig;
-  try {
-    config = loadConfig(process.env);
-    opsConfig = loadOpsConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
-    return 2;
-  }
-  if (!config.slack && config.slackSet.length > 0) {
-    // Half a Slack configuration is a mistake to fix, not a wish for the sandbox.
-    process.stderr.write(`${partialSlackMessage(config)}\n`);
-    return 2;
-  }
-  if (!config.slack) {
-    process.stderr.write(`${missingSlackMessage(config)}\n`);
-    // The sandbox is the whole bot: only for the default role.
-    if (config.role !== "all") return 2;
-    // From a source checkout, run the local sandbox instead (the simulators live under test/, which a
-    // production image does not ship: there the message above is the whole answer).
-    let sandbox: typeof import("../test/sim/sandbox.js") | undefined;
-    try {
-      sandbox = await import("../test/sim/sandbox.js");
-    } catch {
-      return 2;
-    }
-    process.stderr.write("\nStarting the local sandbox instead.\n\n");
-    return sandbox.runSandbox({
-      out: (s) => process.stdout.write(`${s}\n`),
-      input: process.stdin,
-      interactive: process.stdin.isTTY,
-      redisUrl: config.redisUrl,
-    });
-  }
+  const loaded = loadSettings();
+  if (typeof loaded === "number") return loaded;
+  const { config, opsConfig } = loaded;
+  if (!config.slack) return withoutSlack(config);
   const log = createLogger({ level: config.logLevel });
   // /healthz, /readyz and /metrics (src/ops), from now on: liveness holds during the checks below.
-  let ops: OpsServer | undefined;
-  if (opsConfig.port !== undefined) {
-    try {
-      ops = await startOpsServer({
-        port: opsConfig.port,
-        ...(opsConfig.host ? { host: opsConfig.host } : {}),
-        log,
-      });
-    } catch (err) {
-      process.stderr.write(
-        `unstuck: cannot start: UNSTUCK_OPS_PORT ${String(opsConfig.port)}: ${oneLine(err)}\n`,
-      );
-      return 1;
-    }
-  }
+  const started = await opsServer(opsConfig, log);
+  if (typeof started === "number") return started;
+  const { ops } = started;
   // A stop asked for before anything holds work: nothing to hand over, exit at once.
   const stoppedEarly = async (): Promise<number> => {
     log.info({ signal: stopRequest.signal }, "stopped during start-up, before the bot took any work");
@@ -105,8 +63,95 @@ export async function startBot(stopRequest: StopRequest): Promise<number> {
     return 0;
   };
   if (stopRequest.signal !== undefined) return stoppedEarly();
-  // Every dependency once, bounded, before anything retries in the background: a bot that cannot
-  // work exits with one line saying what is missing, not a stream of reconnect logs.
+  const failed = await startupChecks(config, log, stopRequest, stoppedEarly);
+  if (failed !== undefined) return failed;
+  if (stopRequest.signal !== undefined) return stoppedEarly();
+  const runtime = await createRuntime({ config, log });
+  // Once started, the workers may hold jobs: a stop asked for meanwhile goes through runtime.stop().
+  const { port } = await runtime.start();
+  ops?.attach(runtimeTarget(config, runtime));
+  log.info(
+    { role: runtime.role, mode: runtime.slack?.mode ?? "none", port, aws: config.aws?.region ?? "off" },
+    "unstuck is running",
+  );
+  const clean = await stopped(runtime, { config, log, ops, stopRequest });
+  await ops?.close();
+  return clean ? 0 : 1;
+}
+
+/** The configuration and the ops server's, from the environment; the exit code when either is invalid. */
+function loadSettings(): { config: Config; opsConfig: OpsConfig } | number {
+  try {
+    return { config: loadConfig(process.env), opsConfig: loadOpsConfig(process.env) };
+  } catch (err) {
+    process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
+    return 2;
+  }
+}
+
+/**
+ * Without Slack credentials: the message saying which are missing, then, from a source checkout and
+ * for the default role, the local sandbox; resolves with the exit code.
+ */
+async function withoutSlack(config: Config): Promise<number> {
+  if (config.slackSet.length > 0) {
+    // Half a Slack configuration is a mistake to fix, not a wish for the sandbox.
+    process.stderr.write(`${partialSlackMessage(config)}\n`);
+    return 2;
+  }
+  process.stderr.write(`${missingSlackMessage(config)}\n`);
+  // The sandbox is the whole bot: only for the default role.
+  if (config.role !== "all") return 2;
+  // From a source checkout, run the local sandbox instead (the simulators live under test/, which a
+  // production image does not ship: there the message above is the whole answer).
+  let sandbox: typeof import("../test/sim/sandbox.js") | undefined;
+  try {
+    sandbox = await import("../test/sim/sandbox.js");
+  } catch {
+    return 2;
+  }
+  process.stderr.write("\nStarting the local sandbox instead.\n\n");
+  return sandbox.runSandbox({
+    out: (s) => process.stdout.write(`${s}\n`),
+    input: process.stdin,
+    interactive: process.stdin.isTTY,
+    redisUrl: config.redisUrl,
+  });
+}
+
+/** The ops server when `UNSTUCK_OPS_PORT` is set (none otherwise); exit code 1 when it cannot listen. */
+async function opsServer(
+  opsConfig: OpsConfig,
+  log: Logger,
+): Promise<{ ops: OpsServer | undefined } | number> {
+  if (opsConfig.port === undefined) return { ops: undefined };
+  try {
+    return {
+      ops: await startOpsServer({
+        port: opsConfig.port,
+        ...(opsConfig.host ? { host: opsConfig.host } : {}),
+        log,
+      }),
+    };
+  } catch (err) {
+    process.stderr.write(
+      `unstuck: cannot start: UNSTUCK_OPS_PORT ${String(opsConfig.port)}: ${oneLine(err)}\n`,
+    );
+    return 1;
+  }
+}
+
+/**
+ * Every dependency checked once, bounded, before anything retries in the background: a bot that cannot
+ * work exits with one line saying what is missing, not a stream of reconnect logs. Resolves with the
+ * exit code when start-up ends here (a failed check, or a stop meanwhile), undefined to go on.
+ */
+async function startupChecks(
+  config: Config,
+  log: Logger,
+  stopRequest: StopRequest,
+  stoppedEarly: () => Promise<number>,
+): Promise<number | undefined> {
   try {
     // The checks bound themselves (UNSTUCK_STARTUP_TIMEOUT_SECONDS); a stop does not wait for them.
     const checked = await new Promise<StartupReport | undefined>((resolve, reject) => {
@@ -117,20 +162,28 @@ export async function startBot(stopRequest: StopRequest): Promise<number> {
     });
     if (checked === undefined) return await stoppedEarly();
     for (const warning of checked.warnings) log.warn({ startup: true }, warning);
+    return undefined;
   } catch (err) {
     process.stderr.write(`unstuck: cannot start: ${oneLine(err)}\n`);
     return 1;
   }
-  if (stopRequest.signal !== undefined) return stoppedEarly();
-  const runtime = await createRuntime({ config, log });
-  // Once started, the workers may hold jobs: a stop asked for meanwhile goes through runtime.stop().
-  const { port } = await runtime.start();
-  ops?.attach(runtimeTarget(config, runtime));
-  log.info(
-    { role: runtime.role, mode: runtime.slack?.mode ?? "none", port, aws: config.aws?.region ?? "off" },
-    "unstuck is running",
-  );
-  const clean = await new Promise<boolean>((resolve) => {
+}
+
+/** What a running bot's stop works with. */
+interface StopContext {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly ops: OpsServer | undefined;
+  readonly stopRequest: StopRequest;
+}
+
+/**
+ * Resolves once a stop was asked for and the runtime stopped: true when it stopped cleanly, false when
+ * it failed or did not finish within the shutdown timeout (plus a margin).
+ */
+function stopped(runtime: Runtime, c: StopContext): Promise<boolean> {
+  const { config, log, ops } = c;
+  return new Promise<boolean>((resolve) => {
     const stop = (signal: string): void => {
       log.info({ signal }, "shutting down");
       ops?.drain();
@@ -148,10 +201,8 @@ export async function startBot(stopRequest: StopRequest): Promise<number> {
         },
       );
     };
-    void stopRequest.requested.then(stop);
+    void c.stopRequest.requested.then(stop);
   });
-  await ops?.close();
-  return clean ? 0 : 1;
 }
 
 /** An error as one line for stderr (no stack, no newlines). */
