@@ -71,26 +71,18 @@ export async function gatherEvidence(
 
 /**
  * The controllers that own any blocker's finalizer, each with the blockers it owns. Thousands of
- * blockers share a handful of finalizers: each is matched to controllers once.
+ * blockers share a handful of finalizers: each is matched to controllers once (`./finalizers.ts`).
  */
 function controllersOfBlockers(
   blockers: readonly ObjectSnapshot[],
   deployments: readonly DeploymentSnapshot[],
 ): Map<string, OwnedBy> {
   const controllers = new Map<string, OwnedBy>();
-  const matched = new Map<string, DeploymentSnapshot[]>();
-  const controllersOf = (f: string, b: ObjectSnapshot): DeploymentSnapshot[] => {
+  const controllersOf = (f: string, b: ObjectSnapshot): readonly DeploymentSnapshot[] => {
     const info = lookupFinalizer(f);
-    // An unknown finalizer's likely controller depends on the object's kind too.
-    const key = info ? f : `${f}|${b.apiVersion}|${b.kind}`;
-    let ds = matched.get(key);
-    if (ds === undefined) {
-      ds = info
-        ? matchControllers(info, deployments, f)
-        : guessControllers(f, b, deployments).map((g) => g.deployment);
-      matched.set(key, ds);
-    }
-    return ds;
+    return info
+      ? matchControllers(info, deployments, f)
+      : guessControllers(f, b, deployments).map((g) => g.deployment);
   };
   for (const b of blockers) {
     for (const f of b.finalizers) {

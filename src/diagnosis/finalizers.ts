@@ -107,20 +107,64 @@ export function guessControllers(
   finalizer: string,
   object: { readonly apiVersion: string; readonly kind: string },
   deployments: readonly DeploymentSnapshot[],
-): { deployment: DeploymentSnapshot; word: string }[] {
+): readonly Guess[] {
   const custom = object.apiVersion.includes(".") && !/\.k8s\.io\//.test(object.apiVersion);
   const domain = finalizer.includes("/") ? (finalizer.split("/")[0] ?? "") : "";
   const words = [
     ...(custom ? [object.kind.toLowerCase()] : []),
     ...domain.split(".").filter((w) => w.length >= 4 && !GENERIC_WORDS.has(w)),
   ];
-  const out: { deployment: DeploymentSnapshot; word: string }[] = [];
-  for (const d of deployments) {
-    const names = [d.name, ...d.images.map((i) => (i.split("/").pop() ?? i).split(/[:@]/)[0] ?? "")];
-    const word = words.find((w) => names.some((n) => n.toLowerCase().includes(w)));
-    if (word !== undefined) out.push({ deployment: d, word });
-  }
-  return out;
+  return remembered(deployments, GUESSES, words.join(" "), () => {
+    const names = searchNames(deployments);
+    const out: Guess[] = [];
+    deployments.forEach((d, i) => {
+      const word = words.find((w) => names[i]?.some((n) => n.includes(w)));
+      if (word !== undefined) out.push({ deployment: d, word });
+    });
+    return out;
+  });
+}
+
+/** A Deployment guessed to run an unknown finalizer's controller, and the word it was guessed by. */
+export interface Guess {
+  readonly deployment: DeploymentSnapshot;
+  readonly word: string;
+}
+
+/**
+ * Answers kept per Deployment list: a diagnosis matches thousands of blockers against one list of
+ * thousands of Deployments, and the blockers share a handful of finalizers and kinds. Each answer
+ * depends only on the list and its key, and the list is dropped with the diagnosis.
+ */
+const answers = new WeakMap<readonly DeploymentSnapshot[], Map<object, Map<string, unknown>>>();
+const GUESSES = {};
+const NAMES = {};
+
+function remembered<T>(
+  deployments: readonly DeploymentSnapshot[],
+  scope: object,
+  key: string,
+  compute: () => T,
+): T {
+  let byScope = answers.get(deployments);
+  if (byScope === undefined) answers.set(deployments, (byScope = new Map<object, Map<string, unknown>>()));
+  let byKey = byScope.get(scope);
+  if (byKey === undefined) byScope.set(scope, (byKey = new Map<string, unknown>()));
+  if (byKey.has(key)) return byKey.get(key) as T;
+  const value = compute();
+  byKey.set(key, value);
+  return value;
+}
+
+/** Each Deployment's name and image names (no registry, tag or digest), lower-cased, in list order. */
+function searchNames(deployments: readonly DeploymentSnapshot[]): readonly (readonly string[])[] {
+  return remembered(deployments, NAMES, "", () =>
+    deployments.map((d) =>
+      [d.name, ...d.images.map((i) => (i.split("/").pop() ?? i).split(/[:@]/)[0] ?? "")].map((n) =>
+        n.toLowerCase(),
+      ),
+    ),
+  );
 }
 
 /** The table entry for a finalizer: exact match first, then a pattern family, then the longest prefix. */
@@ -152,16 +196,20 @@ export function matchControllers(
   info: FinalizerInfo,
   deployments: readonly DeploymentSnapshot[],
   finalizer?: string,
-): DeploymentSnapshot[] {
+): readonly DeploymentSnapshot[] {
   const m = finalizer !== undefined && info.matcherFor ? info.matcherFor(finalizer) : info.matcher;
   if (!m) return [];
-  return deployments.filter(
-    (d) =>
-      (m.labels ?? []).some(([k, v]) => d.labels[k] === v || d.selector[k] === v) ||
-      (m.labelKeys ?? []).some((k) => k in d.labels || k in d.selector) ||
-      (m.names ?? []).includes(d.name) ||
-      (m.nameIncludes ?? []).some((s) => d.name.includes(s)) ||
-      (m.imageIncludes ?? []).some((s) => d.images.some((img) => img.includes(s))),
+  // Keyed by the entry and, for a family entry, the finalizer its matcher is made for.
+  const key = finalizer !== undefined && info.matcherFor ? finalizer : "";
+  return remembered(deployments, info, key, () =>
+    deployments.filter(
+      (d) =>
+        (m.labels ?? []).some(([k, v]) => d.labels[k] === v || d.selector[k] === v) ||
+        (m.labelKeys ?? []).some((k) => k in d.labels || k in d.selector) ||
+        (m.names ?? []).includes(d.name) ||
+        (m.nameIncludes ?? []).some((s) => d.name.includes(s)) ||
+        (m.imageIncludes ?? []).some((s) => d.images.some((img) => img.includes(s))),
+    ),
   );
 }
 

@@ -352,6 +352,32 @@ describe("the likely controller of a finalizer the table does not know", () => {
     ).toEqual([]);
   });
 
+  it("answers each Deployment list on its own, however often the same finalizer is asked", () => {
+    const before = [web, queues];
+    const after = [web, queues, bucketOp];
+    for (let i = 0; i < 3; i++) {
+      expect(guessControllers("storage.example.com/finalizer", bucket, before)).toEqual([]);
+      expect(guessControllers("storage.example.com/finalizer", bucket, after)).toEqual([
+        { deployment: bucketOp, word: "bucket" },
+      ]);
+    }
+    // The same finalizer on another kind is guessed by that kind, not by the first answer.
+    const queue = { apiVersion: "storage.example.com/v1", kind: "QueueKeeper" };
+    expect(guessControllers("storage.example.com/finalizer", queue, after)).toEqual([
+      { deployment: queues, word: "queuekeeper" },
+    ]);
+    const lbc = lookupFinalizer("elbv2.k8s.aws/resources");
+    expect(lbc).toBeDefined();
+    if (lbc === undefined) return;
+    const controller = deployment(
+      "aws-load-balancer-controller",
+      { "app.kubernetes.io/name": "aws-load-balancer-controller" },
+      [],
+    );
+    expect(matchControllers(lbc, [web], "elbv2.k8s.aws/resources")).toEqual([]);
+    expect(matchControllers(lbc, [web, controller], "elbv2.k8s.aws/resources")).toEqual([controller]);
+  });
+
   it("is a guess in the owner: unknown to the table, with the word it was guessed by", () => {
     const [owner] = ownersOf(["storage.example.com/finalizer"], [bucketOp], bucket);
     expect(owner).toMatchObject({ known: false, status: "healthy", guessedBy: "bucket" });
