@@ -57,6 +57,35 @@ const sandboxAtRunTime: Plugin = {
 };
 
 /**
+ * @kubernetes/client-node's modules marked free of side effects (its `polyfill.js` excepted, the one
+ * module it imports for one), as its package.json does not say: its index re-exports the generated
+ * API clients and ~1,000 model classes, and without this mark the bundle kept every one of them
+ * although the bot uses only `KubeConfig`, `Watch` and `ApiException` (`src/kube/transport.ts`).
+ * Only modules none of whose exports are used are dropped; checked by the client-node chunk's size
+ * below and by the CLI's start-up test.
+ */
+const clientNodeWithoutSideEffects: Plugin = {
+  name: "client-node-without-side-effects",
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === CLIENT_NODE_RESOLVING) return undefined;
+      if (!args.importer.includes(CLIENT_NODE) && !args.path.startsWith("@kubernetes/client-node"))
+        return undefined;
+      const r = await b.resolve(args.path, {
+        importer: args.importer,
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: CLIENT_NODE_RESOLVING,
+      });
+      if (r.errors.length > 0 || !r.path.includes(CLIENT_NODE)) return undefined;
+      return { ...r, sideEffects: r.path.endsWith(`${CLIENT_NODE}polyfill.js`) };
+    });
+  },
+};
+const CLIENT_NODE = join("node_modules", "@kubernetes", "client-node", "dist") + "/";
+const CLIENT_NODE_RESOLVING = Symbol("client-node resolving");
+
+/**
  * One build at a time (`npm start` in one terminal, `npm run unstuck` in another): a lock directory
  * holding the builder's pid; a lock whose process is gone is taken over.
  */
@@ -180,7 +209,7 @@ try {
     },
     // Optional native speed-ups of `ws` (client-node's exec/attach), not installed.
     external: ["bufferutil", "utf-8-validate"],
-    plugins: [sandboxAtRunTime],
+    plugins: [sandboxAtRunTime, clientNodeWithoutSideEffects],
     legalComments: "linked",
     logLevel: "warning",
     metafile: true,

@@ -1,5 +1,5 @@
 /**
- * `KubePort` implemented with `@kubernetes/client-node`: the wiring. Builds the clients and the
+ * `KubePort` implemented with `@kubernetes/client-node`'s kubeconfig and watches: the wiring. Builds the transport and the
  * request policy (the shared in-flight bound, retries of throttled and failing reads, list paging:
  * `./requests.ts`) from the options, and hands each of the port's methods to the module that owns
  * it: reads of namespaces, objects and workloads (`./reads.ts`), reads for what holds a namespace's
@@ -12,7 +12,7 @@
  * and decoding answers into snapshots (`./decode.ts`). The names this module has always exported
  * are exported from here still.
  */
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, VersionApi } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../log.js";
 import { delay } from "../util/concurrency.js";
 import {
@@ -42,7 +42,8 @@ import {
   podLog,
 } from "./reads.js";
 import type { KubeRequests } from "./requests.js";
-import { DEFAULT_KUBE_TIMEOUT_MS, makeClient, ResourceApi } from "./transport.js";
+import { str } from "./decode.js";
+import { DEFAULT_KUBE_TIMEOUT_MS, ResourceApi } from "./transport.js";
 
 export { toArgoApplicationSnapshot, toObjectSnapshot } from "./decode.js";
 export { mapKubeError } from "./errors.js";
@@ -86,22 +87,18 @@ export interface KubeAdapterOptions {
 export async function kubeVersion(kc: KubeConfig, timeoutMs: number): Promise<string> {
   const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
   try {
-    const v = await makeClient(kc, VersionApi, timeoutMs).getCode();
-    return v.gitVersion;
+    return str((await new ResourceApi(kc, timeoutMs).getJson("/version")).gitVersion);
   } catch (err) {
     throw mapKubeError(err, { verb: "get", resource: "/version" }, server, timeoutMs);
   }
 }
 
-/** The clients and request policy of an adapter built from `kc` with `options`. */
+/** The transport and request policy of an adapter built from `kc` with `options`. */
 function kubeRequests(kc: KubeConfig, options: KubeAdapterOptions): KubeRequests {
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
   return {
     server: kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)",
     timeoutMs,
-    core: makeClient(kc, CoreV1Api, timeoutMs),
-    apps: makeClient(kc, AppsV1Api, timeoutMs),
-    custom: makeClient(kc, CustomObjectsApi, timeoutMs),
     raw: new ResourceApi(kc, timeoutMs),
     limiter:
       typeof options.maxInFlight === "object"

@@ -7,6 +7,7 @@ import { type KubeConfig, Watch } from "@kubernetes/client-node";
 import { mapLimit } from "../util/concurrency.js";
 import {
   isAggregatedDiscovery,
+  jsonArray,
   obj,
   optStr,
   readAggregatedDiscovery,
@@ -36,9 +37,9 @@ export async function discoverUncached(k: KubeRequests, concurrency: number): Pr
   } else {
     // An APIVersions answer: the server predates aggregated discovery (or turned it off).
     const coreList = await callKube(k, { verb: "get", resource: "/api/v1 (discovery)" }, () =>
-      k.core.getAPIResources(),
+      k.raw.getJson("/api/v1"),
     );
-    resources.push(...toResourceTypes("", "v1", coreList.resources));
+    resources.push(...toResourceTypes("", "v1", jsonArray(coreList.resources)));
   }
   if (groupsDoc !== undefined && isAggregatedDiscovery(groupsDoc)) {
     readAggregatedDiscovery(groupsDoc, resources, failures);
@@ -55,13 +56,13 @@ export async function discoverUncached(k: KubeRequests, concurrency: number): Pr
   });
   const results = await mapLimit(targets, concurrency, (t) =>
     callKube(k, { verb: "get", resource: `/apis/${t.group}/${t.version} (discovery)` }, () =>
-      k.custom.getAPIResources({ group: t.group, version: t.version }),
+      k.raw.getJson(`/apis/${encodeURIComponent(t.group)}/${encodeURIComponent(t.version)}`),
     ),
   );
   results.forEach((r, i) => {
     const t = targets[i];
     if (!t) return;
-    if (r.ok) resources.push(...toResourceTypes(t.group, t.version, r.value.resources));
+    if (r.ok) resources.push(...toResourceTypes(t.group, t.version, jsonArray(r.value.resources)));
     else
       failures.push({
         groupVersion: `${t.group}/${t.version}`,

@@ -6,16 +6,16 @@
  *
  * I/O only: the watcher (src/watcher) decides what the events mean.
  */
-import { CoreV1Api, KubeConfig, Watch } from "@kubernetes/client-node";
+import { type KubeConfig, Watch } from "@kubernetes/client-node";
 import { ErrorCode, UnstuckError } from "../errors.js";
-import { obj } from "./decode.js";
+import { jsonArray, obj, optStr } from "./decode.js";
 import { mapKubeError } from "./errors.js";
 import { loadKubeConfig } from "./kubeconfig.js";
 import {
   ACCEPT_METADATA_LIST,
   ACCEPT_METADATA_WATCH,
   DEFAULT_KUBE_TIMEOUT_MS,
-  makeClient,
+  ResourceApi,
   watchConfig,
 } from "./transport.js";
 
@@ -78,7 +78,7 @@ export function createNamespaceWatchIo(
     throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
   const timeoutMs = options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
   // The kubeconfig's pooled connections and credentials (`./transport.ts`), metadata only.
-  const core = makeClient(kc, CoreV1Api, timeoutMs, ACCEPT_METADATA_LIST);
+  const api = new ResourceApi(kc, timeoutMs);
   const metadataWatch = watchConfig(kc, ACCEPT_METADATA_WATCH);
   return {
     async list() {
@@ -88,14 +88,18 @@ export function createNamespaceWatchIo(
       do {
         let page;
         try {
-          page = await core.listNamespace({ limit: options.pageSize ?? 500, _continue: cont });
+          page = await api.getJson(
+            "/api/v1/namespaces",
+            { limit: String(options.pageSize ?? 500), continue: cont },
+            ACCEPT_METADATA_LIST,
+          );
         } catch (err) {
           throw mapKubeError(err, { verb: "list", resource: "namespaces" }, cluster.server, timeoutMs);
         }
-        for (const n of page.items) items.push(toMeta(n));
+        for (const n of jsonArray(page.items)) items.push(toMeta(n));
         // The revision of the first page is the list's (every later page is served from it).
-        if (resourceVersion === "") resourceVersion = page.metadata?.resourceVersion ?? "";
-        cont = page.metadata?._continue || undefined;
+        if (resourceVersion === "") resourceVersion = str(obj(page.metadata).resourceVersion);
+        cont = optStr(obj(page.metadata).continue);
       } while (cont !== undefined);
       return { items, resourceVersion };
     },

@@ -15,7 +15,7 @@ import {
   toPodSnapshot,
 } from "./decode.js";
 import type { CallContext } from "./errors.js";
-import { callKube, type KubeRequests, listAll, orNull, resourcePath } from "./requests.js";
+import { callKube, type KubeRequests, listAll, listPath, orNull, resourcePath } from "./requests.js";
 import { ACCEPT_JSON, ACCEPT_METADATA_LIST } from "./transport.js";
 import type {
   DeploymentSnapshot,
@@ -40,7 +40,9 @@ const FULL_OBJECT_TYPES: ReadonlySet<string> = new Set([
 /** One namespace, `null` when it does not exist. */
 export async function getNamespace(k: KubeRequests, name: string): Promise<NamespaceSnapshot | null> {
   const ns = await orNull(
-    callKube(k, { verb: "get", resource: "namespaces", name }, () => k.core.readNamespace({ name })),
+    callKube(k, { verb: "get", resource: "namespaces", name }, () =>
+      k.raw.getJson(`/api/v1/namespaces/${encodeURIComponent(name)}`),
+    ),
   );
   return ns ? toNamespaceSnapshot(ns) : null;
 }
@@ -114,14 +116,11 @@ export async function listDeployments(
     group: "apps",
     ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
   };
-  const items = await listAll(k, ctx, async (cont, limit) => {
-    const base = { labelSelector: opts.labelSelector, limit, _continue: cont };
-    const list =
-      opts.namespace !== undefined
-        ? await k.apps.listNamespacedDeployment({ ...base, namespace: opts.namespace })
-        : await k.apps.listDeploymentForAllNamespaces(base);
-    return { items: list.items, cont: list.metadata?._continue || undefined };
-  });
+  const path =
+    opts.namespace !== undefined
+      ? `/apis/apps/v1/namespaces/${encodeURIComponent(opts.namespace)}/deployments`
+      : "/apis/apps/v1/deployments";
+  const items = await listPath(k, ctx, path, { labelSelector: opts.labelSelector });
   return items.map(toDeploymentSnapshot);
 }
 
@@ -132,9 +131,8 @@ export async function listPods(
   labelSelector?: string,
 ): Promise<PodSnapshot[]> {
   const ctx: CallContext = { verb: "list", resource: "pods", namespace };
-  const items = await listAll(k, ctx, async (cont, limit) => {
-    const list = await k.core.listNamespacedPod({ namespace, labelSelector, limit, _continue: cont });
-    return { items: list.items, cont: list.metadata?._continue || undefined };
+  const items = await listPath(k, ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, {
+    labelSelector,
   });
   return items.map(toPodSnapshot);
 }
@@ -148,9 +146,8 @@ export async function podLog(
   tailLines: number,
 ): Promise<string[]> {
   const ctx: CallContext = { verb: "get", resource: "pods/log", namespace, name: pod };
-  const text = await callKube(k, ctx, () =>
-    k.core.readNamespacedPodLog({ name: pod, namespace, container, tailLines }),
-  );
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`;
+  const text = await callKube(k, ctx, () => k.raw.getText(path, { container, tailLines: String(tailLines) }));
   return text.split("\n").filter((l) => l.length > 0);
 }
 
@@ -164,9 +161,8 @@ export async function listEvents(
   const fieldSelector = involved
     ? `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`
     : undefined;
-  const items = await listAll(k, ctx, async (cont, limit) => {
-    const list = await k.core.listNamespacedEvent({ namespace, fieldSelector, limit, _continue: cont });
-    return { items: list.items, cont: list.metadata?._continue || undefined };
+  const items = await listPath(k, ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+    fieldSelector,
   });
   return items.map(toEventSnapshot);
 }

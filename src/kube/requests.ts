@@ -1,11 +1,10 @@
 /**
- * How the adapter (`./client-node-adapter.ts`) sends its requests: the clients and request policy
+ * How the adapter (`./client-node-adapter.ts`) sends its requests: the transport and request policy
  * it was built with ({@link KubeRequests}), each read through the shared limiter with retries of
  * throttled and failing attempts ({@link callKube}), every page of a list ({@link listAll}), and
  * the single attempt a write gets ({@link patchOnce}). The reads and writes themselves live in
  * `./reads.ts`, `./cause-reads.ts`, `./discovery.ts` and `./patches.ts`.
  */
-import type { AppsV1Api, CoreV1Api, CustomObjectsApi, KubernetesObject } from "@kubernetes/client-node";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { metricSink } from "../ops/metric-sink.js";
@@ -16,16 +15,13 @@ import type { WriteContext } from "./port.js";
 import type { ResourceApi } from "./transport.js";
 import type { ResourceType } from "./types.js";
 
-/** One adapter's clients and request policy, which every read and write of it is sent with. */
+/** One adapter's transport and request policy, which every read and write of it is sent with. */
 export interface KubeRequests {
   /** The API server's address, for error messages. */
   readonly server: string;
   /** Longest wait for one HTTP request. */
   readonly timeoutMs: number;
-  readonly core: CoreV1Api;
-  readonly apps: AppsV1Api;
-  readonly custom: CustomObjectsApi;
-  /** Raw reads and JSON patches by resource path. */
+  /** Every read and JSON patch, by resource path. */
   readonly raw: ResourceApi;
   /** The in-flight bound shared by every request of the adapter (and perhaps others). */
   readonly limiter: RequestLimiter;
@@ -95,7 +91,7 @@ export async function patchOnce(
   path: string,
   ops: readonly object[],
   write: WriteContext | undefined,
-): Promise<KubernetesObject> {
+): Promise<Json> {
   try {
     return await k.limiter.run(() => k.raw.jsonPatch(path, ops, write));
   } catch (err) {

@@ -1,40 +1,24 @@
 /**
  * Transport: how a request reaches the API server. Owns authentication (the kubeconfig's token,
  * exec plugin, client certificate, CA, TLS server name and proxy, applied to every request), the
- * per-request deadline, the raw reads sent with undici's `request` (gzip, the caller's give-up
- * signal), the JSON patches and the identity a write carries, and the configuration of the
- * generated clients and watches. Connections come from `./pool.ts`; mapping failures to
+ * per-request deadline, the requests themselves — reads, plain-text logs and JSON patches, sent
+ * with undici's `request` (gzip, the caller's give-up signal) — the identity a write carries, and
+ * the configuration of watches. Connections come from `./pool.ts`; mapping failures to
  * `UnstuckError` is `./errors.ts`'s.
  *
- * Why nothing of client-node is patched: its `applySecurityAuthentication` builds a new undici
- * `Agent` for every request to a cluster with any TLS option — every real cluster — so each
- * request opened its own connection and TLS handshake. This was once fixed by replacing
- * `KubeConfig`'s private `createDispatcher` at run time; a private method may change or vanish in
- * any release of the library (the fix then stops working unnoticed, or breaks every request), and
- * the replacement changed the behaviour of every user of that `KubeConfig` object. The library is
- * now used through public API only: `applyToHTTPSOptions` resolves the credentials,
+ * What of client-node is used: `KubeConfig` (loading, credentials, TLS material), `Watch` and
+ * `ApiException`, all public API; never its generated API clients (see {@link ResourceApi}) and
+ * nothing patched. Its `applySecurityAuthentication` builds a new undici `Agent` for every request
+ * to a cluster with any TLS option — every real cluster — so each request would open its own
+ * connection and TLS handshake; `applyToHTTPSOptions` resolves the credentials,
  * `createDispatcherOptions` says which dispatcher they need, the dispatcher itself is ours
- * (`./pool.ts`), and {@link KubeAuth} applies both to a request. The generated clients take it as
- * their `SecurityAuthentication` (`authMethods.default`), watches through a `KubeConfig` subclass
- * overriding the public `applySecurityAuthentication`, and the raw reads are sent by this module.
+ * (`./pool.ts`), and {@link KubeAuth} applies both to a request: ours, and a watch's through a
+ * `KubeConfig` subclass overriding the public `applySecurityAuthentication`.
  */
 import type { AgentOptions, RequestOptions } from "node:https";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
-import {
-  ApiException,
-  type Cluster,
-  type Configuration,
-  createConfiguration,
-  HttpMethod,
-  KubeConfig,
-  KubernetesObjectApi,
-  type KubernetesObject,
-  type RequestContext,
-  type ResponseContext,
-  type SecurityAuthentication,
-  ServerConfiguration,
-} from "@kubernetes/client-node";
+import { ApiException, type Cluster, KubeConfig, type RequestContext } from "@kubernetes/client-node";
 import { request as undiciRequest, type Dispatcher } from "undici";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Json } from "./decode.js";
@@ -89,27 +73,25 @@ export function writeIdentity(write?: WriteContext): { fieldManager: string; use
   };
 }
 
+/** What a request's credentials are set on: client-node's `RequestContext` (a watch's) or our own. */
+export interface AuthTarget {
+  setHeaderParam(key: string, value: string): void;
+  setDispatcher(dispatcher: Dispatcher): void;
+}
+
 /**
  * A kubeconfig's credentials on a request, as client-node's own `applySecurityAuthentication`
  * sets them (Basic auth, then the token or exec plugin's headers, `Impersonate-User`), with the
  * pooled dispatcher for the request's TLS options instead of a new one per request.
  */
-export class KubeAuth implements SecurityAuthentication {
+export class KubeAuth {
   constructor(
     private readonly kc: KubeConfig,
     private readonly pool: DispatcherPool,
   ) {}
 
-  getName(): string {
-    return "kubeconfig authentication (pooled connections)";
-  }
-
-  async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await this.authenticate(context);
-  }
-
   /** Sets the credentials' headers and dispatcher on `context`; the dispatcher (if any) is returned. */
-  async authenticate(context: RequestContext): Promise<Dispatcher | undefined> {
+  async authenticate(context: AuthTarget): Promise<Dispatcher | undefined> {
     const cluster = this.kc.getCurrentCluster();
     const user = this.kc.getCurrentUser();
     // Public: the credentials and TLS material as https options (it also keeps one unused
@@ -182,43 +164,6 @@ export function watchConfig(kc: KubeConfig, accept: string): KubeConfig {
   return new WatchConfig(kc, accept);
 }
 
-/**
- * The generated clients' configuration: `kc`'s server and pooled credentials, and an `AbortSignal`
- * on every request that fires after `timeoutMs` (client-node 2 sends through undici's fetch, which
- * honours it for the connection, the headers and the body alike, so a server that stalls mid-body
- * is cut off too; the raw reads carry the same bound: {@link ResourceApi.getJson}). `accept`
- * replaces the Accept header of every request.
- */
-function clientConfiguration(kc: KubeConfig, timeoutMs: number, accept?: string): Configuration {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster)
-    throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
-  return createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kubeAuth(kc) },
-    promiseMiddleware: [
-      {
-        pre: (ctx: RequestContext) => {
-          if (accept !== undefined) ctx.setHeaderParam("Accept", accept);
-          ctx.setSignal(AbortSignal.timeout(timeoutMs));
-          return Promise.resolve(ctx);
-        },
-        post: (res: ResponseContext) => Promise.resolve(res),
-      },
-    ],
-  });
-}
-
-/** A generated client (`CoreV1Api`, …) for `kc`: see {@link clientConfiguration}. */
-export function makeClient<T>(
-  kc: KubeConfig,
-  api: new (config: Configuration) => T,
-  timeoutMs: number,
-  accept?: string,
-): T {
-  return new api(clientConfiguration(kc, timeoutMs, accept));
-}
-
 const gunzipAsync = promisify(gunzip);
 
 /** Largest decompressed answer read (a list page of 500 full objects is a few MiB). */
@@ -232,24 +177,39 @@ function flatHeaders(headers: Record<string, string | string[] | undefined>): Re
   return out;
 }
 
-function setQuery(ctx: RequestContext, query: Record<string, string | undefined>): void {
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) ctx.setQueryParam(k, v);
+/** A request as {@link ResourceApi.send} takes it. */
+interface Outgoing {
+  readonly method: "GET" | "PATCH";
+  readonly path: string;
+  readonly query?: Record<string, string | undefined>;
+  readonly accept: string;
+  readonly userAgent?: string;
+  readonly contentType?: string;
+  readonly body?: string;
 }
 
 /**
- * Generic object access by resource path. Reads parse the body themselves ({@link getJson}): the
- * library's own processing hands any body with `apiVersion` and `kind` to its `KubernetesObject`
- * model, which re-reads `metadata` as an ObjectMeta — a list's `metadata.continue` was dropped and
- * every list ended after its first page. Errors stay the library's `ApiException`.
+ * Object access by resource path, with the kubeconfig's server and pooled credentials: every read
+ * and write the adapter makes. A request is authenticated by {@link KubeAuth} (the pooled
+ * dispatcher) and sent with undici's `request`; the answer is read here, not by the library's
+ * generated clients — their model classes (~1,000 modules) and serializer were the larger part of
+ * a cold CLI's start-up and of a diagnosis's CPU, and their list processing once dropped a list's
+ * `metadata.continue`. A non-2xx answer rejects with the library's `ApiException`, the status, the
+ * body (parsed when it is JSON) and the headers, as its own requests reject; `./errors.ts` maps it.
  */
-export class ResourceApi extends KubernetesObjectApi {
-  /** Bound on one request (the generated APIs get it from middleware). */
-  private readonly timeoutMs: number;
+export class ResourceApi {
+  private readonly server: string;
   private readonly auth: KubeAuth;
 
-  constructor(kc: KubeConfig, timeoutMs: number = DEFAULT_KUBE_TIMEOUT_MS) {
-    super(clientConfiguration(kc, timeoutMs));
-    this.timeoutMs = timeoutMs;
+  constructor(
+    kc: KubeConfig,
+    /** Bound on one request, body included: a server that stalls mid-body is cut off too. */
+    private readonly timeoutMs: number = DEFAULT_KUBE_TIMEOUT_MS,
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster)
+      throw new UnstuckError(ErrorCode.Config, "No active cluster in the Kubernetes configuration.");
+    this.server = cluster.server.replace(/\/+$/, "");
     this.auth = kubeAuth(kc);
   }
 
@@ -257,65 +217,73 @@ export class ResourceApi extends KubernetesObjectApi {
    * The response body exactly as the server sent it (lists keep `metadata.continue`). `accept`
    * asks for another representation (metadata-only lists, aggregated discovery); callers read
    * the body's `kind` to see which one the server chose.
-   *
-   * The request is built by the library's `RequestContext`, authenticated by {@link KubeAuth} (with
-   * the pooled dispatcher) and sent with undici's `request` rather than the library's `fetch`: a
-   * diagnosis is ~170 of these at once, and fetch's WHATWG streams and header objects were the
-   * largest share of the client's own CPU time per diagnosis. A non-2xx answer is the library's
-   * `ApiException`, as its own requests reject with.
    */
   public async getJson(
     path: string,
     query: Record<string, string | undefined> = {},
     accept: string = ACCEPT_JSON,
   ): Promise<Json> {
-    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.GET);
-    ctx.setHeaderParam("Accept", accept);
-    setQuery(ctx, query);
-    const dispatcher = await this.auth.authenticate(ctx);
-    // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
-    // still the token; undici's request refuses such a value where fetch trimmed it).
+    return JSON.parse(await this.send({ method: "GET", path, query, accept })) as Json;
+  }
+
+  /** A plain-text answer (a container's log). */
+  public async getText(path: string, query: Record<string, string | undefined> = {}): Promise<string> {
+    return this.send({ method: "GET", path, query, accept: "text/plain, */*" });
+  }
+
+  /** A JSON patch, sent under the field manager and User-Agent of the request it carries out. */
+  public async jsonPatch(path: string, ops: readonly object[], write?: WriteContext): Promise<Json> {
+    const named = writeIdentity(write);
+    const text = await this.send({
+      method: "PATCH",
+      path,
+      query: { fieldManager: named.fieldManager },
+      accept: ACCEPT_JSON,
+      userAgent: named.userAgent,
+      contentType: "application/json-patch+json",
+      body: JSON.stringify(ops),
+    });
+    return JSON.parse(text) as Json;
+  }
+
+  /**
+   * One request; its 2xx body as text. A diagnosis is ~170 of these at once: undici's `request`
+   * rather than `fetch`, whose WHATWG streams and header objects were the largest share of the
+   * client's own CPU per diagnosis.
+   */
+  private async send(req: Outgoing): Promise<string> {
+    const url = new URL(this.server + req.path);
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    const authHeaders: Record<string, string> = {};
+    const dispatcher = await this.auth.authenticate({
+      setHeaderParam: (key, value) => {
+        authHeaders[key] = value;
+      },
+      // The pooled dispatcher is also returned, and passed to `request` below.
+      setDispatcher: () => undefined,
+    });
     // gzip offered as client-go offers it: kube-apiserver compresses answers of 128 KiB and more
     // (big lists, the aggregated discovery of a CRD-heavy cluster) — what a terminal far from its
     // cluster waits on.
-    const headers: Record<string, string> = { "user-agent": USER_AGENT, "accept-encoding": "gzip" };
-    for (const [k, v] of Object.entries(ctx.getHeaders()))
-      headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
-    const res = await undiciRequest(ctx.getUrl(), {
-      method: "GET",
+    const headers: Record<string, string> = {
+      "user-agent": req.userAgent ?? USER_AGENT,
+      "accept-encoding": "gzip",
+      accept: req.accept,
+      ...(req.contentType !== undefined ? { "content-type": req.contentType } : {}),
+    };
+    // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
+    // still the token; undici's request refuses such a value where fetch trimmed it).
+    for (const [k, v] of Object.entries(authHeaders)) headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    const res = await undiciRequest(url, {
+      method: req.method,
       headers,
       signal: AbortSignal.timeout(this.timeoutMs),
+      ...(req.body !== undefined ? { body: req.body } : {}),
       ...(dispatcher !== undefined ? { dispatcher } : {}),
     });
     const ok = res.statusCode >= 200 && res.statusCode <= 299;
-    const encoding = String(res.headers["content-encoding"] ?? "")
-      .trim()
-      .toLowerCase();
-    let text: string;
-    if (encoding === "" || encoding === "identity") {
-      text = await res.body.text();
-    } else {
-      const bytes = Buffer.from(await res.body.arrayBuffer());
-      try {
-        if (encoding !== "gzip" && encoding !== "x-gzip") throw new Error(`not asked for: ${encoding}`);
-        text =
-          bytes.length === 0
-            ? ""
-            : (await gunzipAsync(bytes, { maxOutputLength: MAX_BODY_BYTES })).toString("utf8");
-      } catch (err) {
-        const why = `a body with Content-Encoding ${encoding} that could not be decoded (${err instanceof Error ? err.message : String(err)})`;
-        // An error answer keeps its status (a proxy's 503 with a broken body is still retried, a 403
-        // still names RBAC); a success that cannot be read is a failure of its own.
-        if (!ok)
-          throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", why, flatHeaders(res.headers));
-        throw new UnstuckError(ErrorCode.Upstream, `The Kubernetes API answered ${path} with ${why}.`, {
-          status: res.statusCode,
-        });
-      }
-    }
-    // The parse boundary: a 2xx answer of the API server is a JSON object, read field by field
-    // through `./decode.ts`.
-    if (ok) return JSON.parse(text) as Json;
+    const text = await bodyText(res, ok, req.path);
+    if (ok) return text;
     let body: unknown = text;
     try {
       body = JSON.parse(text);
@@ -324,20 +292,28 @@ export class ResourceApi extends KubernetesObjectApi {
     }
     throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", body, flatHeaders(res.headers));
   }
+}
 
-  /** A JSON patch, sent under the field manager and User-Agent of the request it carries out. */
-  public async jsonPatch(
-    path: string,
-    ops: readonly object[],
-    write?: WriteContext,
-  ): Promise<KubernetesObject> {
-    const ctx = this.configuration.baseServer.makeRequestContext(path, HttpMethod.PATCH);
-    const named = writeIdentity(write);
-    ctx.setHeaderParam("Accept", "application/json");
-    ctx.setHeaderParam("Content-Type", "application/json-patch+json");
-    ctx.setHeaderParam("User-Agent", named.userAgent);
-    ctx.setQueryParam("fieldManager", named.fieldManager);
-    ctx.setBody(JSON.stringify(ops));
-    return this.requestPromise<KubernetesObject>(ctx, "any");
+/** An answer's body as text, gunzipped when the server compressed it (bounded by {@link MAX_BODY_BYTES}). */
+async function bodyText(res: Dispatcher.ResponseData, ok: boolean, path: string): Promise<string> {
+  const encoding = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
+  if (encoding === "" || encoding === "identity") return res.body.text();
+  const bytes = Buffer.from(await res.body.arrayBuffer());
+  try {
+    if (encoding !== "gzip" && encoding !== "x-gzip") throw new Error(`not asked for: ${encoding}`);
+    return bytes.length === 0
+      ? ""
+      : (await gunzipAsync(bytes, { maxOutputLength: MAX_BODY_BYTES })).toString("utf8");
+  } catch (err) {
+    const why = `a body with Content-Encoding ${encoding} that could not be decoded (${err instanceof Error ? err.message : String(err)})`;
+    // An error answer keeps its status (a proxy's 503 with a broken body is still retried, a 403
+    // still names RBAC); a success that cannot be read is a failure of its own.
+    if (!ok)
+      throw new ApiException(res.statusCode, "Unsuccessful HTTP Request", why, flatHeaders(res.headers));
+    throw new UnstuckError(ErrorCode.Upstream, `The Kubernetes API answered ${path} with ${why}.`, {
+      status: res.statusCode,
+    });
   }
 }

@@ -294,6 +294,22 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(sbom.components.every((c) => c.purl.startsWith("pkg:npm/"))).toBe(true);
   });
 
+  it("holds of @kubernetes/client-node only the kubeconfig, watch and error code: no generated client", async () => {
+    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const held = new Set<string>();
+    for (const output of Object.values(meta.outputs))
+      for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+        const at = input.indexOf("@kubernetes/client-node/dist/");
+        if (at >= 0 && bytesInOutput > 0) held.add(input.slice(at + "@kubernetes/client-node/dist/".length));
+      }
+    expect([...held]).toEqual(expect.arrayContaining(["config.js", "watch.js", "gen/apis/exception.js"]));
+    // The generated API clients and their ~1,000 model classes (and the serializer over them).
+    const generated = [...held].filter((f) => /^gen\/(models|types)\/|^gen\/apis\/(?!exception\.js)/.test(f));
+    expect(generated).toEqual([]);
+  });
+
   it("runs node under an init (Debian's tini) as PID 1, which passes signals on and reaps", () => {
     expect(image.packages).toContain("tini");
     expect(image.entrypoint).toEqual(["/usr/bin/tini", "--"]);
