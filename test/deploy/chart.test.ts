@@ -323,7 +323,7 @@ describe("the Helm chart", () => {
     const names = Object.keys(env);
     expect(names.indexOf("REDIS_PASSWORD")).toBeLessThan(names.indexOf("REDIS_URL"));
     expect(env.UNSTUCK_OPS_PORT.value).toBe("9090");
-    expect(env.NODE_OPTIONS.value).toBe("--max-old-space-size=320 --max-semi-space-size=2");
+    expect(env.NODE_OPTIONS.value).toBe("--max-old-space-size=320 --max-semi-space-size=8");
   });
 
   it.each(VALUE_SETS)(
