@@ -61,8 +61,8 @@ const sandboxAtRunTime: Plugin = {
  * module it imports for one), as its package.json does not say: its index re-exports the generated
  * API clients and ~1,000 model classes, and without this mark the bundle kept every one of them
  * although the bot uses only `KubeConfig`, `Watch` and `ApiException` (`src/kube/transport.ts`).
- * Only modules none of whose exports are used are dropped; checked by the client-node chunk's size
- * below and by the CLI's start-up test.
+ * Only modules none of whose exports are used are dropped; test/deploy/image.test.ts checks from
+ * the metafile that no generated client or model is bundled.
  */
 const clientNodeWithoutSideEffects: Plugin = {
   name: "client-node-without-side-effects",
