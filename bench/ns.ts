@@ -31,11 +31,12 @@
  *   `plural.group` form `kubectl api-resources -o name` prints misses that reading, and a miss makes
  *   kubectl drop its discovery cache and rediscover on every call — a cost of the naming, not of
  *   kubectl. The bench asserts the recipe rediscovered nothing.
- * - Both sides are run the same number of times (`UNSTUCK_BENCH_RUNS`, default 3) and reported as
- *   medians. unstuck cold = a fresh compiled CLI process (`node dist/src/cli.js`, what `npm run unstuck`
+ * - Both sides are run `UNSTUCK_BENCH_RUNS` times (default 3; warm and its floor at least nine) and
+ *   reported as medians. unstuck cold = a fresh compiled CLI process (`node dist/src/cli.js`, what `npm run unstuck`
  *   runs once built and what the image ships; built first if stale), start-up included (`UNSTUCK_BENCH_CLI` times
  *   another build); unstuck warm = a diagnosis in a long-lived process reusing its adapter, as the
- *   bot does, after one untimed warm-up. The recipe is timed with kubectl's discovery cache kept,
+ *   bot does, with the chart's NODE_OPTIONS, after five untimed asks (at least nine timed, each
+ *   beside one fresh-read floor). The recipe is timed with kubectl's discovery cache kept,
  *   its faster case (an empty cache costs it nothing more: `api-resources` rediscovers every run);
  *   both ratios divide that one time. The floor is one round of every type's list at the
  *   diagnosis' concurrency, discovery done.
@@ -622,7 +623,15 @@ async function coldSide(sim: KubeSim, kubeconfig: string, runs: number): Promise
   return side;
 }
 
-/** unstuck warm: bench/ns-warm.ts holding the bot's services, one untimed warm-up. */
+/** Untimed asks before the warm side is timed, as in `slack-ns`: the JIT settles, as in a bot that has answered. */
+const WARM_UP = 5;
+/** Timed warm asks (each beside one floor read): at least this many, whatever `UNSTUCK_BENCH_RUNS`. */
+const WARM_RUNS = 9;
+
+/**
+ * unstuck warm: bench/ns-warm.ts holding the bot's services, {@link WARM_UP} untimed asks of each
+ * kind, then each timed diagnosis followed by one fresh-read floor, so both meet the same machine.
+ */
 async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise<ProductSide> {
   const side: ProductSide = { times: [], requests: [], summaries: [], rssMiB: [], failures: [], fresh: [] };
   const warm = new LineProcess(
@@ -633,8 +642,11 @@ async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise
   );
   try {
     await warm.request();
-    await warm.request("diagnose");
-    for (let i = 0; i < runs; i++) {
+    for (let i = 0; i < WARM_UP; i++) {
+      await warm.request("diagnose");
+      await warm.request("fresh");
+    }
+    for (let i = 0; i < Math.max(runs, WARM_RUNS); i++) {
       sim.resetRequests();
       const answer = JSON.parse(await warm.request("diagnose")) as {
         ms: number;
@@ -645,11 +657,9 @@ async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise
       side.times.push(answer.ms);
       if (answer.summary !== undefined) side.summaries.push(answer.summary);
       else side.failures.push(`run ${i + 1}: ${answer.error ?? "no diagnosis"}`);
-    }
-    for (let i = 0; i < runs; i++) {
-      const answer = JSON.parse(await warm.request("fresh")) as { ms?: number; error?: string };
-      if (answer.ms !== undefined) side.fresh.push(answer.ms);
-      else side.failures.push(`fresh-read floor: ${answer.error ?? "no answer"}`);
+      const floor = JSON.parse(await warm.request("fresh")) as { ms?: number; error?: string };
+      if (floor.ms !== undefined) side.fresh.push(floor.ms);
+      else side.failures.push(`fresh-read floor: ${floor.error ?? "no answer"}`);
     }
   } finally {
     await warm.close();
@@ -886,12 +896,13 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
         checks.push(check(`ns cold run ${i + 1}: blockers`, false, `${d.blockers} of ${world.objects}`));
     });
 
-    // unstuck warm: a long-lived process holding the bot's services (bench/ns-warm.ts), one
-    // untimed warm-up; then the floor in the same process.
+    // unstuck warm: a long-lived process holding the bot's services (bench/ns-warm.ts) with the
+    // chart's NODE_OPTIONS, warmed up as `warmSide` does, each diagnosis beside one fresh-read
+    // floor; then the other floors in the same process.
     const warmProcess = new LineProcess(
       process.execPath,
       ["--import", "tsx", "bench/ns-warm.ts", NS, String(LIST_CONCURRENCY)],
-      isolatedEnv({ KUBECONFIG: kubeconfig }),
+      isolatedEnv({ KUBECONFIG: kubeconfig, NODE_OPTIONS: CHART_NODE_OPTIONS }),
     );
     const warm: number[] = [];
     const warmRequests: Requests[] = [];
@@ -914,12 +925,16 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
         if (answer.error !== undefined) throw new Error(`bench/ns-warm.ts: ${answer.error}`);
         return answer;
       };
-      await ask("diagnose");
-      for (let i = 0; i < runs; i++) {
+      for (let i = 0; i < WARM_UP; i++) {
+        await ask("diagnose");
+        await ask("fresh");
+      }
+      for (let i = 0; i < Math.max(runs, WARM_RUNS); i++) {
         sim.resetRequests();
         const { ms: took, summary } = await ask("diagnose");
         warm.push(took);
         warmRequests.push(classify(sim.requests()));
+        freshTimes.push((await ask("fresh")).ms);
         if (summary === undefined) continue;
         warmSummaries.push(summary);
         if (i === 0) checks.push(...diagnosisChecks("warm", summary, world));
@@ -933,7 +948,6 @@ export async function benchNs(options: BenchOptions): Promise<BenchResult> {
         floorTimes.push(took);
         listable = types ?? 0;
         rawFloorTimes.push((await ask("rawfloor")).ms);
-        freshTimes.push((await ask("fresh")).ms);
       }
     } finally {
       await warmProcess.close();
