@@ -5,7 +5,8 @@
  * - requests (the simulator's own log) and bytes received (a counting proxy) of one diagnosis;
  * - time: warm (a long-lived process holding the bot's services, `bench/ns-warm.ts`) and cold (a
  *   fresh compiled CLI process, start-up included, built first if stale; `UNSTUCK_BENCH_CLI` as for `ns`);
- * - RSS: the warm process's peak and the cold CLI's maximum;
+ * - RSS: the warm process's peak (with the chart's NODE_OPTIONS; target ≤ 300 MiB at every scale)
+ *   and the cold CLI's maximum (printed, not judged);
  * - the floor: one round of every type's list at the adapter's concurrency, discovery done;
  * - the kubectl recipe (names kubectl resolves on its first try) at 1× and 4×, as many runs as unstuck.
  *
@@ -50,6 +51,10 @@ import {
   type Requests,
 } from "./ns.js";
 import { summarize, type DiagnosisSummary } from "./ns-summary.js";
+import { CHART_NODE_OPTIONS } from "./ship.js";
+
+/** The bot's peak resident set after a diagnosis at any scale (docs/design.md, Performance targets). */
+const BOT_PEAK_RSS_MIB = 300;
 
 /** The scales of the curve. */
 const SCALES = [1, 4, 16] as const;
@@ -101,11 +106,12 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
     );
     const floorRequests = 1 + 2 + world.types + extraPages;
 
-    // Warm: the bot's services in their own process, one untimed warm-up, then `runs` diagnoses.
+    // Warm: the bot's services in their own process with the chart's NODE_OPTIONS (the heap the
+    // shipped bot has, so its peak RSS is the bot's), one untimed warm-up, then `runs` diagnoses.
     const warmProcess = new LineProcess(
       process.execPath,
       ["--import", "tsx", "bench/ns-warm.ts", NS, String(LIST_CONCURRENCY)],
-      isolatedEnv({ KUBECONFIG: kubeconfig }),
+      isolatedEnv({ KUBECONFIG: kubeconfig, NODE_OPTIONS: CHART_NODE_OPTIONS }),
     );
     const warm: number[] = [];
     const warmRequests: Requests[] = [];
@@ -232,6 +238,12 @@ function pointFigures(p: Point): Figure[] {
     {
       what: `${at}: unstuck warm`,
       value: `${spread(p.warm)}; ${describeRequests(p.warmRequests)}; ${kib(p.bytes)} received; peak RSS ${p.warmMaxRssMiB.toFixed(0)} MiB`,
+    },
+    {
+      what: `${at}: peak RSS of the warm process (the chart's NODE_OPTIONS; TypeScript loaded through tsx)`,
+      value: `${p.warmMaxRssMiB.toFixed(0)} MiB; the cold CLI's ${p.coldMaxRssMiB !== undefined ? `${p.coldMaxRssMiB.toFixed(0)} MiB` : "(no /usr/bin/time)"}, not judged`,
+      target: `≤ ${String(BOT_PEAK_RSS_MIB)} MiB`,
+      met: p.warmMaxRssMiB <= BOT_PEAK_RSS_MIB,
     },
     {
       what: `${at}: unstuck warm requests vs the floor`,
