@@ -16,7 +16,7 @@ import {
 import { toAdmissionWebhooks, toNodeSnapshot, toPodPlacement } from "./decode-causes.js";
 import type { CallContext } from "./errors.js";
 import type { AdmissionWebhookSnapshot, NodeSnapshot, PodPlacementSnapshot } from "./port.js";
-import { callKube, type KubeRequests, listPath, orNull } from "./requests.js";
+import { callKube, type KubeRequests, listPath, namespacePath, orNull } from "./requests.js";
 import type { ApiServiceSnapshot, ArgoApplicationSnapshot, ServiceEndpointsSnapshot } from "./types.js";
 
 /** Every APIService, with its status conditions. */
@@ -53,7 +53,7 @@ export async function listAdmissionWebhooks(k: KubeRequests): Promise<AdmissionW
 /** Whether a Service exists (a list of that one name, so only `list services` is needed). */
 export async function serviceExists(k: KubeRequests, namespace: string, name: string): Promise<boolean> {
   const ctx: CallContext = { verb: "list", resource: "services", namespace };
-  const items = await listPath(k, ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`, {
+  const items = await listPath(k, ctx, `${namespacePath(namespace)}/services`, {
     fieldSelector: `metadata.name=${name}`,
   });
   return items.length > 0;
@@ -71,7 +71,7 @@ export async function getNode(k: KubeRequests, name: string): Promise<NodeSnapsh
 /** The pods of a namespace with their node and claims. */
 export async function listPodPlacements(k: KubeRequests, namespace: string): Promise<PodPlacementSnapshot[]> {
   const ctx: CallContext = { verb: "list", resource: "pods", namespace };
-  const items = await listPath(k, ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`);
+  const items = await listPath(k, ctx, `${namespacePath(namespace)}/pods`);
   return items.map(toPodPlacement);
 }
 
@@ -108,9 +108,7 @@ export async function getServiceEndpoints(
   const ctx: CallContext = { verb: "get", resource: "endpoints", namespace, name: service };
   const ep = await orNull(
     callKube(k, ctx, () =>
-      k.raw.getJson(
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/endpoints/${encodeURIComponent(service)}`,
-      ),
+      k.raw.getJson(`${namespacePath(namespace)}/endpoints/${encodeURIComponent(service)}`),
     ),
   );
   return { namespace, service, ...countEndpoints(ep), source: "endpoints" };

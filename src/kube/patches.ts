@@ -10,13 +10,8 @@ import { toNamespaceSnapshot, toObjectSnapshot } from "./decode.js";
 import { type CallContext, isPreconditionRefusal } from "./errors.js";
 import { buildFinalizerPatch } from "./finalizer-patch.js";
 import type { NamespaceAnnotationPrecondition, WriteContext } from "./port.js";
-import { type KubeRequests, patchOnce, resourcePath } from "./requests.js";
+import { type KubeRequests, namespacePath, patchOnce, resourcePath } from "./requests.js";
 import type { NamespaceSnapshot, ObjectSnapshot, ResourceType } from "./types.js";
-
-/** The API path of one namespace. */
-function namespacePath(name: string): string {
-  return `/api/v1/namespaces/${encodeURIComponent(name)}`;
-}
 
 /**
  * Set or remove one annotation of a namespace as it was read (`KubePort.annotateNamespace`);

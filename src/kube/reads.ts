@@ -15,7 +15,15 @@ import {
   toPodSnapshot,
 } from "./decode.js";
 import type { CallContext } from "./errors.js";
-import { callKube, type KubeRequests, listAll, listPath, orNull, resourcePath } from "./requests.js";
+import {
+  callKube,
+  type KubeRequests,
+  listAll,
+  listPath,
+  namespacePath,
+  orNull,
+  resourcePath,
+} from "./requests.js";
 import { ACCEPT_JSON, ACCEPT_METADATA_LIST } from "./transport.js";
 import type {
   DeploymentSnapshot,
@@ -40,9 +48,7 @@ const FULL_OBJECT_TYPES: ReadonlySet<string> = new Set([
 /** One namespace, `null` when it does not exist. */
 export async function getNamespace(k: KubeRequests, name: string): Promise<NamespaceSnapshot | null> {
   const ns = await orNull(
-    callKube(k, { verb: "get", resource: "namespaces", name }, () =>
-      k.raw.getJson(`/api/v1/namespaces/${encodeURIComponent(name)}`),
-    ),
+    callKube(k, { verb: "get", resource: "namespaces", name }, () => k.raw.getJson(namespacePath(name))),
   );
   return ns ? toNamespaceSnapshot(ns) : null;
 }
@@ -131,7 +137,7 @@ export async function listPods(
   labelSelector?: string,
 ): Promise<PodSnapshot[]> {
   const ctx: CallContext = { verb: "list", resource: "pods", namespace };
-  const items = await listPath(k, ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`, {
+  const items = await listPath(k, ctx, `${namespacePath(namespace)}/pods`, {
     labelSelector,
   });
   return items.map(toPodSnapshot);
@@ -146,7 +152,7 @@ export async function podLog(
   tailLines: number,
 ): Promise<string[]> {
   const ctx: CallContext = { verb: "get", resource: "pods/log", namespace, name: pod };
-  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(pod)}/log`;
+  const path = `${namespacePath(namespace)}/pods/${encodeURIComponent(pod)}/log`;
   const text = await callKube(k, ctx, () => k.raw.getText(path, { container, tailLines: String(tailLines) }));
   return text.split("\n").filter((l) => l.length > 0);
 }
@@ -161,7 +167,7 @@ export async function listEvents(
   const fieldSelector = involved
     ? `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}`
     : undefined;
-  const items = await listPath(k, ctx, `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+  const items = await listPath(k, ctx, `${namespacePath(namespace)}/events`, {
     fieldSelector,
   });
   return items.map(toEventSnapshot);

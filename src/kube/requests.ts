@@ -109,6 +109,11 @@ export async function orNull<T>(p: Promise<T>): Promise<T | null> {
   }
 }
 
+/** The API path of one namespace; its core collections hang below it (`…/pods`, `…/events`). */
+export function namespacePath(name: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(name)}`;
+}
+
 /** The API path of a type's collection, or of one object of it when `name` is given. */
 export function resourcePath(type: ResourceType, namespace?: string, name?: string): string {
   const base = type.group === "" ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;
