@@ -10,9 +10,11 @@
  *
  * I/O-free: the adapter supplies the uncached discovery, the list and the watch.
  */
-import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { DiscoverySnapshot } from "./types.js";
+import { type WatchEvent, WatchLoop, type WatchLoopOptions } from "./watch-loop.js";
+
+export type { WatchEvent } from "./watch-loop.js";
 
 export interface DiscoveryCacheOptions {
   /** Watch CRDs and APIServices to invalidate (default true); without it the cache is TTL-only. */
@@ -45,12 +47,6 @@ export const DISCOVERY_WATCHES = [
 ] as const;
 
 export type WatchTarget = (typeof DISCOVERY_WATCHES)[number];
-
-/** One watch event as the API server streams it. */
-export interface WatchEvent {
-  readonly type: string;
-  readonly object: Record<string, unknown>;
-}
 
 export interface DiscoveryCacheIo {
   /** Discovery without the cache. */
@@ -93,40 +89,14 @@ interface Entry {
 }
 
 interface Loop {
-  readonly target: WatchTarget;
-  resourceVersion: string | undefined;
-  listed: boolean;
-  connected: boolean;
-  stop: (() => void) | undefined;
-}
-
-/** An error the server will keep giving until someone changes RBAC or the API: retry slowly. */
-function persistent(err: unknown): boolean {
-  if (err instanceof UnstuckError) {
-    return (
-      err.code === ErrorCode.Forbidden ||
-      err.code === ErrorCode.Unauthorized ||
-      err.code === ErrorCode.NotFound
-    );
-  }
-  const status = (err as { statusCode?: unknown } | null)?.statusCode;
-  return status === 401 || status === 403 || status === 404;
-}
-
-function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const status = (err as { statusCode?: unknown }).statusCode;
-    return typeof status === "number" ? `HTTP ${status} ${err.message}` : err.message;
-  }
-  return String(err);
+  readonly loop: WatchLoop;
+  /** Its watch is connected now. */
+  readonly state: { connected: boolean };
 }
 
 export class DiscoveryCache {
   private readonly ttlMs: number;
   private readonly failureTtlMs: number;
-  private readonly timeoutSeconds: number;
-  private readonly backoffInitial: number;
-  private readonly backoffMax: number;
   private readonly now: () => number;
   private readonly loops: Loop[];
   private epoch = 0;
@@ -134,7 +104,6 @@ export class DiscoveryCache {
   private loading: { readonly epoch: number; readonly promise: Promise<DiscoverySnapshot> } | undefined;
   private started = false;
   private closed = false;
-  private readonly wakers = new Set<() => void>();
   private loads = 0;
   private hits = 0;
   private invalidations = 0;
@@ -145,20 +114,44 @@ export class DiscoveryCache {
   ) {
     this.ttlMs = options.ttlMs ?? 60_000;
     this.failureTtlMs = options.failureTtlMs ?? 10_000;
-    this.timeoutSeconds = options.watchTimeoutSeconds ?? 300;
-    this.backoffInitial = options.backoffMs?.initial ?? 500;
-    this.backoffMax = options.backoffMs?.max ?? 30_000;
     this.now = io.now ?? Date.now;
+    const loopOptions = {
+      name: "discovery cache",
+      fallback: `discovery is re-read after ${this.ttlMs} ms instead`,
+      timeoutSeconds: options.watchTimeoutSeconds ?? 300,
+      slowPauseMs: this.ttlMs,
+      backoffMs: { initial: options.backoffMs?.initial ?? 500, max: options.backoffMs?.max ?? 30_000 },
+      ...(io.log !== undefined ? { log: io.log } : {}),
+    };
     this.loops =
-      options.watch === false
-        ? []
-        : DISCOVERY_WATCHES.map((target) => ({
-            target,
-            resourceVersion: undefined,
-            listed: false,
-            connected: false,
-            stop: undefined,
-          }));
+      options.watch === false ? [] : DISCOVERY_WATCHES.map((target) => this.loopFor(target, loopOptions));
+  }
+
+  private loopFor(target: WatchTarget, options: Omit<WatchLoopOptions, "resource">): Loop {
+    const state = { connected: false };
+    const loop = new WatchLoop(
+      {
+        list: async (again) => {
+          const rv = await this.io.listResourceVersion(target);
+          // Changes between the broken watch and this list were never seen.
+          if (again) this.invalidate(`${target.resource} re-listed`);
+          return rv;
+        },
+        watch: (rv, timeoutSeconds, onEvent, onEnd) =>
+          this.io.watch(target, rv, timeoutSeconds, onEvent, onEnd),
+        changed: (e: WatchEvent) => {
+          const meta = e.object.metadata;
+          const name =
+            meta !== null && typeof meta === "object" ? (meta as Record<string, unknown>).name : undefined;
+          this.invalidate(`${e.type} ${target.resource} ${typeof name === "string" ? name : ""}`);
+        },
+        connected: (up) => {
+          state.connected = up;
+        },
+      },
+      { ...options, resource: target.resource },
+    );
+    return { loop, state };
   }
 
   /** The cached snapshot, or a fresh one (concurrent misses share one load). */
@@ -204,17 +197,11 @@ export class DiscoveryCache {
     if (this.closed) return;
     this.closed = true;
     this.entry = undefined;
-    for (const l of this.loops) {
-      l.stop?.();
-      l.stop = undefined;
-      l.connected = false;
-    }
-    for (const wake of this.wakers) wake();
-    this.wakers.clear();
+    for (const l of this.loops) l.loop.close();
   }
 
   private watching(): boolean {
-    return this.loops.length > 0 && this.loops.every((l) => l.connected);
+    return this.loops.length > 0 && this.loops.every((l) => l.state.connected);
   }
 
   private valid(e: Entry): boolean {
@@ -237,120 +224,6 @@ export class DiscoveryCache {
   private start(): void {
     if (this.started) return;
     this.started = true;
-    for (const l of this.loops) void this.run(l);
-  }
-
-  /** List, then watch from the list's resourceVersion; resume, re-list on 410, back off on errors. */
-  private async run(l: Loop): Promise<void> {
-    let failures = 0;
-    let reported = false;
-    while (!this.closed) {
-      try {
-        if (l.resourceVersion === undefined) {
-          const rv = await this.io.listResourceVersion(l.target);
-          if (this.closed) return;
-          // Changes between the broken watch and this list were never seen.
-          if (l.listed) this.invalidate(`${l.target.resource} re-listed`);
-          l.listed = true;
-          l.resourceVersion = rv;
-        }
-        const end = await this.stream(l, () => {
-          failures = 0;
-          if (reported) {
-            reported = false;
-            this.io.log?.info({ resource: l.target.resource }, "discovery cache: watch established");
-          }
-        });
-        if (this.closed) return;
-        if (end.gone) {
-          l.resourceVersion = undefined;
-          continue;
-        }
-        if (end.error === undefined) continue;
-        throw end.error instanceof Error ? end.error : new Error(describe(end.error));
-      } catch (err) {
-        if (this.closed) return;
-        failures++;
-        const slow = persistent(err);
-        const pause = slow
-          ? this.ttlMs
-          : Math.min(this.backoffMax, this.backoffInitial * 2 ** Math.min(failures - 1, 20));
-        const fields = { resource: l.target.resource, error: describe(err), retryInMs: pause };
-        if (!reported) {
-          reported = true;
-          this.io.log?.warn(
-            fields,
-            `discovery cache: cannot watch ${l.target.resource}; discovery is re-read after ${this.ttlMs} ms instead`,
-          );
-        } else this.io.log?.debug(fields, "discovery cache: watch failed again");
-        await this.pause(pause * (0.8 + 0.4 * Math.random()));
-      }
-    }
-  }
-
-  /** One watch request, until it ends. */
-  private stream(l: Loop, onOpen: () => void): Promise<{ gone?: boolean; error?: unknown }> {
-    return new Promise((resolve) => {
-      let settled = false;
-      const finish = (r: { gone?: boolean; error?: unknown }): void => {
-        if (settled) return;
-        settled = true;
-        l.connected = false;
-        const stop = l.stop;
-        l.stop = undefined;
-        stop?.();
-        resolve(r);
-      };
-      const onEvent = (e: WatchEvent): void => {
-        if (settled) return;
-        const meta = e.object.metadata;
-        const rv =
-          meta !== null && typeof meta === "object"
-            ? (meta as Record<string, unknown>).resourceVersion
-            : undefined;
-        if (e.type === "ERROR") {
-          const code = e.object.code;
-          const message = typeof e.object.message === "string" ? e.object.message : "watch error";
-          if (code === 410) finish({ gone: true });
-          else finish({ error: Object.assign(new Error(message), { statusCode: code }) });
-          return;
-        }
-        if (typeof rv === "string" && rv !== "") l.resourceVersion = rv;
-        if (e.type === "BOOKMARK") return;
-        const name =
-          meta !== null && typeof meta === "object" ? (meta as Record<string, unknown>).name : undefined;
-        this.invalidate(`${e.type} ${l.target.resource} ${typeof name === "string" ? name : ""}`);
-      };
-      this.io
-        .watch(l.target, l.resourceVersion ?? "", this.timeoutSeconds, onEvent, (err) =>
-          finish(err === undefined || err === null ? {} : { error: err }),
-        )
-        .then(
-          (stop) => {
-            if (settled || this.closed) {
-              stop();
-              if (!settled) finish({});
-              return;
-            }
-            l.stop = stop;
-            l.connected = true;
-            onOpen();
-          },
-          (err: unknown) => finish({ error: err }),
-        );
-    });
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      timer.unref();
-      this.wakers.add(wake);
-    });
+    for (const l of this.loops) l.loop.start();
   }
 }
