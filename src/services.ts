@@ -139,7 +139,10 @@ export function createServices(
   config: Config,
   log: Logger,
   now: () => Date = () => new Date(),
-  /** The bot (long-running) caches discovery, invalidated by watching CRDs and APIServices; the CLI does not. */
+  /**
+   * The bot (long-running) caches discovery, invalidated by watching CRDs and APIServices, and
+   * keeps every Deployment current by a watch; the CLI does neither.
+   */
   opts: { readonly longRunning?: boolean } = {},
 ): Omit<CommandServices, "approvals"> {
   // Built on first use: commands that never touch the cluster (`approvals`, `audit`, `help`) work
@@ -160,7 +163,7 @@ export function createServices(
         built = createKubeAdapter(kc, {
           log,
           requestTimeoutMs: config.kubeTimeoutMs,
-          ...(opts.longRunning === true ? { discoveryCache: { watch: true } } : {}),
+          ...(opts.longRunning === true ? { discoveryCache: { watch: true }, deploymentCache: {} } : {}),
           ...(budget !== undefined ? { maxInFlight: budget.limiter } : {}),
         });
         return built;

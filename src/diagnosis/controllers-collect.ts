@@ -9,7 +9,8 @@ import type { DeploymentSnapshot, ObjectSnapshot } from "../kube/types.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
 
 /** The Deployments read, or why they could not be. */
-export type Controllers = { ok: true; deployments: DeploymentSnapshot[] } | { ok: false; error: unknown };
+export type Controllers =
+  { ok: true; deployments: readonly DeploymentSnapshot[] } | { ok: false; error: unknown };
 
 /** The controllers of the finalizers the namespace controller's report names, asked for beside the lists. */
 export interface EarlyControllers {
@@ -23,7 +24,7 @@ export async function controllerDeployments(
   blockers: readonly ObjectSnapshot[],
   early: EarlyControllers | undefined,
   warnings: string[],
-): Promise<DeploymentSnapshot[]> {
+): Promise<readonly DeploymentSnapshot[]> {
   const finalizers = new Set(blockers.flatMap((b) => b.finalizers));
   const covered = early !== undefined && [...finalizers].every((f) => early.finalizers.has(f));
   const r = await (covered ? early.read : readControllers(kube, finalizers));

@@ -24,6 +24,7 @@ import {
   listPodPlacements,
   serviceExists,
 } from "./cause-reads.js";
+import { createDeploymentCache, type DeploymentCacheOptions } from "./deployment-cache.js";
 import type { DiscoveryCacheOptions } from "./discovery-cache.js";
 import { createDiscoveryCache, discoverUncached } from "./discovery.js";
 import { mapKubeError } from "./errors.js";
@@ -78,6 +79,8 @@ export interface KubeAdapterOptions {
    * while a watch cannot be established. `close()` stops the watches.
    */
   readonly discoveryCache?: DiscoveryCacheOptions;
+  /** Keep every Deployment current by a watch (the long-running bot); without it each read lists. */
+  readonly deploymentCache?: DeploymentCacheOptions;
 }
 
 /**
@@ -121,6 +124,8 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
     options.discoveryCache === undefined
       ? undefined
       : createDiscoveryCache(k, kc, discoverNow, options.discoveryCache);
+  const deployments =
+    options.deploymentCache === undefined ? undefined : createDeploymentCache(k, kc, options.deploymentCache);
   return {
     annotateNamespace: (name, key, value, seen, write) => annotateNamespace(k, name, key, value, seen, write),
     listNamespaces: () => listNamespaces(k),
@@ -128,13 +133,17 @@ export function createKubeAdapter(source: string | KubeConfig, options: KubeAdap
       removeNamespaceAnnotation(k, name, key, expected, write),
     async close() {
       cache?.close();
+      deployments?.close();
       return Promise.resolve();
     },
     getNamespace: (name) => getNamespace(k, name),
     discover: () => (cache !== undefined ? cache.get() : discoverNow()),
     listObjects: (type, namespace) => listObjects(k, type, namespace),
     getObject: (type, namespace, name) => getObject(k, type, namespace, name),
-    listDeployments: (opts) => listDeployments(k, opts),
+    listDeployments: (opts) =>
+      deployments !== undefined
+        ? deployments.list(opts ?? {}, () => listDeployments(k, opts))
+        : listDeployments(k, opts),
     listPods: (namespace, labelSelector) => listPods(k, namespace, labelSelector),
     podLog: (namespace, pod, container, tailLines) => podLog(k, namespace, pod, container, tailLines),
     listEvents: (namespace, involved) => listEvents(k, namespace, involved),

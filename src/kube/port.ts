@@ -96,7 +96,10 @@ export interface KubePort {
   /** `null` when absent. */
   getObject(type: ResourceType, namespace: string, name: string): Promise<ObjectSnapshot | null>;
   /** Deployments in all namespaces (or one), optionally filtered by a label selector. */
-  listDeployments(options?: { namespace?: string; labelSelector?: string }): Promise<DeploymentSnapshot[]>;
+  listDeployments(options?: {
+    namespace?: string;
+    labelSelector?: string;
+  }): Promise<readonly DeploymentSnapshot[]>;
   listPods(namespace: string, labelSelector?: string): Promise<PodSnapshot[]>;
   /** The last `tailLines` lines of one container's log. */
   podLog(namespace: string, pod: string, container: string, tailLines: number): Promise<string[]>;

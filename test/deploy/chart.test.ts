@@ -100,7 +100,7 @@ const NEEDED_SUBRESOURCES = new Set(["pods/log"]);
 /** `get` where the bot reads one object by name (besides the finalizer targets). */
 const GET_TYPES = new Set(["namespaces", "pods/log"]);
 /** `watch`: the discovery cache and the watcher. */
-const WATCH_TYPES = new Set(["customresourcedefinitions", "apiservices", "namespaces"]);
+const WATCH_TYPES = new Set(["customresourcedefinitions", "apiservices", "namespaces", "deployments"]);
 
 // RBAC's own matching: `*` in verbs, groups or resources, and `*` + `/sub` for a subresource of any type.
 function grants(rule: Rule, verb: string, group: string, resource: string): boolean {
@@ -135,7 +135,7 @@ function rbacProblems(roles: readonly Obj[]): string[] {
         if (WRITE_VERBS.includes(verb) && writer && verb !== "patch")
           problems.push(`${at}: write verb ${verb}`);
         if (verb === "watch" && !rule.resources.every((r) => WATCH_TYPES.has(r)))
-          problems.push(`${at}: watch beyond CRDs, APIServices, namespaces`);
+          problems.push(`${at}: watch beyond CRDs, APIServices, namespaces, Deployments`);
         if (verb === "get" && !targets) {
           for (const r of rule.resources) if (!GET_TYPES.has(r)) problems.push(`${at}: get on ${r}`);
         }
@@ -227,6 +227,8 @@ describe("the Helm chart", () => {
       "ClusterRole",
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
@@ -482,7 +484,7 @@ describe("the Helm chart", () => {
       expect(runsWorkers).toHaveLength(1);
       const writer = accountOf(runsWorkers[0] as Obj);
       const readers = [...new Set(deployments(set).map(accountOf))].sort();
-      for (const suffix of ["-read", "-finalizer-targets", "-watch-discovery"])
+      for (const suffix of ["-read", "-finalizer-targets", "-watch-discovery", "-watch-deployments"])
         expect(subjects(suffix).sort(), `${set}: ${suffix}`).toEqual(readers);
       expect(subjects("-remove-finalizers"), set).toEqual([writer]);
     }
@@ -542,11 +544,15 @@ describe("the Helm chart", () => {
         "mutatingwebhookconfigurations.admissionregistration.k8s.io",
       ]),
     );
-    // The discovery cache's watches: CRDs and APIServices, watch only, in every install.
+    // The caches' watches: CRDs and APIServices (discovery), Deployments, watch only, in every install.
     for (const set of VALUE_SETS) {
       expect(find(set, "ClusterRole", "-watch-discovery").rules).toEqual([
         { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["watch"] },
         { apiGroups: ["apiregistration.k8s.io"], resources: ["apiservices"], verbs: ["watch"] },
+      ]);
+      // The bot's Deployment cache: watch on Deployments, nothing else.
+      expect(find(set, "ClusterRole", "-watch-deployments").rules).toEqual([
+        { apiGroups: ["apps"], resources: ["deployments"], verbs: ["watch"] },
       ]);
     }
     // The namespace-deletion guard's annotation: patch on namespaces, only where the guard is on.
@@ -584,6 +590,8 @@ describe("the Helm chart", () => {
       "ClusterRole",
       "ClusterRole",
       "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
       "ClusterRoleBinding",
