@@ -32,6 +32,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { build, type Metafile, type Plugin } from "esbuild";
 
@@ -53,6 +54,38 @@ const sandboxAtRunTime: Plugin = {
     b.onResolve({ filter: /\/test\/sim\/sandbox\.js$/ }, (args) =>
       args.importer.endsWith(join("src", "start-bot.ts")) ? { path: args.path, external: true } : undefined,
     );
+  },
+};
+
+/**
+ * `node:http` read through `require`, not imported as an ES module. Node builds an ES module's view
+ * of a built-in by reading every export, and `http`'s lazy exports (the `fetch` family) load Node's
+ * own copy of undici: +23 ms on every start, paid by client-node's `import http from "node:http"`
+ * although nothing here uses them. The view below exports `http` as its default and every export
+ * that is a plain value (read at build time), and never touches the lazy ones.
+ */
+const httpWithoutFetch: Plugin = {
+  name: "http-without-fetch",
+  setup(b) {
+    const http = createRequire(import.meta.url)("node:http") as object;
+    const plain = Object.entries(Object.getOwnPropertyDescriptors(http))
+      .filter(([name, d]) => d.get === undefined && /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default")
+      .map(([name]) => name);
+    // Only ES imports: a bundled CommonJS `require("node:http")` stays Node's own `require`.
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === "import-statement" || args.kind === "dynamic-import"
+        ? { path: "node:http", namespace: "unstuck-http" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "unstuck-http" }, () => ({
+      contents: [
+        'import { createRequire } from "node:module";',
+        'const http = createRequire(import.meta.url)("node:http");',
+        "export default http;",
+        `export const { ${plain.join(", ")} } = http;`,
+      ].join("\n"),
+      loader: "js",
+    }));
   },
 };
 
@@ -209,7 +242,7 @@ try {
     },
     // Optional native speed-ups of `ws` (client-node's exec/attach), not installed.
     external: ["bufferutil", "utf-8-validate"],
-    plugins: [sandboxAtRunTime, clientNodeWithoutSideEffects],
+    plugins: [sandboxAtRunTime, clientNodeWithoutSideEffects, httpWithoutFetch],
     legalComments: "linked",
     logLevel: "warning",
     metafile: true,

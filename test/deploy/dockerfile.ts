@@ -246,6 +246,8 @@ export async function buildWithoutDocker(
 export interface RunTimeImport {
   readonly file: string;
   readonly path: string;
+  /** `import-statement` (an ES import) or `require-call` (bundled CommonJS, Node's own `require`). */
+  readonly kind: string;
 }
 
 /**
@@ -256,12 +258,12 @@ export interface RunTimeImport {
  */
 export function runTimeImports(metaJson: string): { all: RunTimeImport[]; outsideNode: RunTimeImport[] } {
   const meta = JSON.parse(metaJson) as {
-    outputs: Record<string, { imports?: { path: string; external?: boolean }[] }>;
+    outputs: Record<string, { imports?: { path: string; kind: string; external?: boolean }[] }>;
   };
   const builtins = new Set(builtinModules);
   const optional = new Set(["bufferutil", "utf-8-validate"]);
   const all = Object.entries(meta.outputs).flatMap(([file, o]) =>
-    (o.imports ?? []).filter((i) => i.external === true).map((i) => ({ file, path: i.path })),
+    (o.imports ?? []).filter((i) => i.external === true).map((i) => ({ file, path: i.path, kind: i.kind })),
   );
   const outsideNode = all.filter(
     ({ file, path }) =>
