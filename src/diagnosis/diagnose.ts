@@ -128,15 +128,19 @@ async function collectDiagnosis(
 ): Promise<NamespaceDiagnosis> {
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
   const warnings: string[] = [];
-  // The namespace first: a live (or missing) namespace costs this one read, and a Terminating one
-  // carries the namespace controller's own report of what is left in it.
+  // The namespace first: a live (or missing) namespace costs this read (and discovery beside it,
+  // which the bot answers from its cache), and a Terminating one carries the namespace
+  // controller's own report of what is left in it. Discovery is asked for at the same time, so a
+  // Terminating namespace does not wait for it one round trip later.
+  const discovering = kube.discover();
+  discovering.catch(() => undefined);
   const ns = await kube.getNamespace(name);
   if (!ns || !ns.deletionTimestamp) return answerNotTerminating(kube, name, ns, options);
   const eventsRead: Promise<EventsRead> = kube.listEvents(name).then(
     (events) => ({ ok: true as const, events }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-  const discovery = await kube.discover();
+  const discovery = await discovering;
   const { listed, unlisted, forbidden, scan, controllers } = await readContent(
     kube,
     ns,

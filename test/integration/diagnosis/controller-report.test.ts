@@ -14,6 +14,7 @@ import type { KubePort } from "../../../src/kube/port.js";
 import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { startKubeSim, type KubeSim, type RequestRecord } from "../../sim/kube/index.js";
+import { eventually } from "../../helpers/eventually.js";
 
 const GROUP = "many.example.com";
 /** Namespaced custom types served besides the built-in ones. */
@@ -334,11 +335,24 @@ describe("the namespace controller's report first", () => {
     expect(namespaceReads()).toBe(1);
   });
 
-  it("costs a live namespace one read", async () => {
-    const { d, requests } = await diagnoseCounted("live");
+  it("costs a live namespace its own read and discovery beside it, and no list", async () => {
+    const { d } = await diagnoseCounted("live");
     expect(d.verdict).toBe("active");
     expect(d.scan).toBeUndefined();
-    expect(requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/v1/namespaces/live"]);
+    // Discovery was asked for with the namespace (a Terminating one needs it next); its answer
+    // may land after the diagnosis.
+    const seen = await eventually(
+      () => {
+        const paths = sim.requests().map((r) => `${r.method} ${r.path}`);
+        return paths.includes("GET /api") && paths.includes("GET /apis") ? paths : undefined;
+      },
+      5_000,
+      "discovery's answers",
+    );
+    expect(seen.sort()).toEqual(["GET /api", "GET /api/v1/namespaces/live", "GET /apis"]);
+    const namespaceRead = sim.requests().find((r) => r.path === "/api/v1/namespaces/live");
+    const discoveryStarts = sim.requests().filter((r) => r.path === "/api" || r.path === "/apis");
+    expect(discoveryStarts.every((r) => r.startedAt < (namespaceRead?.finishedAt ?? 0))).toBe(true);
   });
 
   it("falls back to every type when a type the report leaves out still holds a finalizer", async () => {
