@@ -58,6 +58,23 @@ const sandboxAtRunTime: Plugin = {
 };
 
 /**
+ * The sandbox's simulators (test/sim) validate their scenario files with zod's full build; the
+ * product's configuration uses `zod/mini` (src/config/zod.ts). Both builds are made of zod's core
+ * modules, and tree-shaking is one for the whole build: the full build's use would keep all of the
+ * core (~450 KB) in the chunk every command loads. The simulators get zod's CommonJS files instead,
+ * a module graph of their own that only the sandbox loads.
+ */
+const zodForSimulators: Plugin = {
+  name: "zod-for-simulators",
+  setup(b) {
+    const cjs = createRequire(import.meta.url).resolve("zod");
+    b.onResolve({ filter: /^zod$/ }, (args) =>
+      args.importer.includes(`${join("test", "sim")}/`) ? { path: cjs } : undefined,
+    );
+  },
+};
+
+/**
  * `node:http` read through `require`, not imported as an ES module. Node builds an ES module's view
  * of a built-in by reading every export, and `http`'s lazy exports (the `fetch` family) load Node's
  * own copy of undici: +23 ms on every start, paid by client-node's `import http from "node:http"`
@@ -242,7 +259,7 @@ try {
     },
     // Optional native speed-ups of `ws` (client-node's exec/attach), not installed.
     external: ["bufferutil", "utf-8-validate"],
-    plugins: [sandboxAtRunTime, clientNodeWithoutSideEffects, httpWithoutFetch],
+    plugins: [sandboxAtRunTime, clientNodeWithoutSideEffects, httpWithoutFetch, zodForSimulators],
     legalComments: "linked",
     logLevel: "warning",
     metafile: true,

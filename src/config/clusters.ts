@@ -3,38 +3,43 @@
  * roles to assume and static keys), and the fleet a file with more than one cluster describes.
  */
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod/mini";
+import "./zod-messages.js";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Env } from "./env.js";
 
 /** An IAM role ARN, as STS AssumeRole takes it. */
 const RoleArnSchema = z
   .string()
-  .regex(
-    /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/,
-    "must be an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)",
+  .check(
+    z.regex(
+      /^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/,
+      "must be an IAM role ARN (arn:aws:iam::<12-digit account>:role/<name>)",
+    ),
   );
 /** STS `ExternalId`: 2 to 1224 characters of `[\w+=,.@:/-]`. */
 const ExternalIdSchema = z
   .string()
-  .regex(/^[\w+=,.@:/-]{2,1224}$/, "must be 2 to 1224 characters of letters, digits and +=,.@:/-");
+  .check(z.regex(/^[\w+=,.@:/-]{2,1224}$/, "must be 2 to 1224 characters of letters, digits and +=,.@:/-"));
 
 const ClustersFileSchema = z.object({
   clusters: z.record(
     z.string(),
     z.object({
-      region: z.string().min(1),
-      profile: z.string().optional(),
-      endpoint: z.url().optional(),
+      region: z.string().check(z.minLength(1)),
+      profile: z.optional(z.string()),
+      endpoint: z.optional(z.url()),
       /** Assumed for this cluster's account (with the pod's credentials, the profile or static keys). */
-      roleArn: RoleArnSchema.optional(),
-      externalId: ExternalIdSchema.optional(),
+      roleArn: z.optional(RoleArnSchema),
+      externalId: z.optional(ExternalIdSchema),
       /** The account holding Route 53 and CloudFront: its role is assumed with the cluster's credentials. */
-      edge: z.strictObject({ roleArn: RoleArnSchema, externalId: ExternalIdSchema.optional() }).optional(),
+      edge: z.optional(z.strictObject({ roleArn: RoleArnSchema, externalId: z.optional(ExternalIdSchema) })),
       /** Slack channel ids whose commands go to this cluster (a fleet's routing; see `src/fleet/`). */
-      channels: z.array(z.string().regex(/^[CG][A-Z0-9]{2,}$/, "must be a Slack channel id (C…)")).optional(),
+      channels: z.optional(
+        z.array(z.string().check(z.regex(/^[CG][A-Z0-9]{2,}$/, "must be a Slack channel id (C…)"))),
+      ),
       /** The public keys of this cluster's workers (base64url): what they sign verifies only under these. */
-      publicKeys: z.array(z.string()).optional(),
+      publicKeys: z.optional(z.array(z.string())),
     }),
   ),
 });

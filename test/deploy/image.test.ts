@@ -310,6 +310,22 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(generated).toEqual([]);
   });
 
+  it("holds zod's small build for the configuration; its full build only in the sandbox", async () => {
+    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const zodBytes = (file: string, pattern: RegExp): number =>
+      Object.entries(meta.outputs[file]?.inputs ?? {})
+        .filter(([input]) => pattern.test(input))
+        .reduce((n, [, { bytesInOutput }]) => n + bytesInOutput, 0);
+    const product = Object.keys(meta.outputs).filter((f) => f.endsWith(".js") && !f.includes("/test/sim/"));
+    // The full build's schemas (zod/v4/classic) never in what the bot and the CLI load.
+    expect(product.filter((f) => zodBytes(f, /node_modules\/zod\/v4\/classic\//) > 0)).toEqual([]);
+    const inProduct = product.reduce((n, f) => n + zodBytes(f, /node_modules\/zod\//), 0);
+    expect(inProduct).toBeGreaterThan(0);
+    expect(inProduct).toBeLessThan(100_000);
+  });
+
   it("runs node under an init (Debian's tini) as PID 1, which passes signals on and reaps", () => {
     expect(image.packages).toContain("tini");
     expect(image.entrypoint).toEqual(["/usr/bin/tini", "--"]);
