@@ -10,14 +10,14 @@
  * `k in (…)`, `k notin (…)`) goes to the API server too. What is kept is the snapshot a diagnosis
  * reads (names, labels, images, arguments, replica counts), not the whole object.
  */
-import { type KubeConfig, Watch } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "../log.js";
 import { obj, str, toDeploymentSnapshot } from "./decode.js";
 import type { CallContext } from "./errors.js";
 import { listAll, type KubeRequests } from "./requests.js";
 import type { DeploymentSnapshot } from "./types.js";
-import { ACCEPT_JSON, watchConfig } from "./transport.js";
-import { type WatchEvent, WatchLoop } from "./watch-loop.js";
+import { ACCEPT_JSON, openWatch } from "./transport.js";
+import { type OpenWatch, type WatchEvent, WatchLoop } from "./watch-loop.js";
 
 export interface DeploymentCacheOptions {
   /** `timeoutSeconds` of one watch request (default 300). */
@@ -34,13 +34,8 @@ export interface DeploymentListOptions {
 export interface DeploymentCacheIo {
   /** Every Deployment now, and the list's resourceVersion (to watch from). */
   list(): Promise<{ readonly items: readonly DeploymentSnapshot[]; readonly resourceVersion: string }>;
-  /** A watch of every Deployment from `resourceVersion`, with bookmarks (as {@link WatchLoopIo.watch}). */
-  watch(
-    resourceVersion: string,
-    timeoutSeconds: number,
-    onEvent: (e: WatchEvent) => void,
-    onEnd: (err?: unknown) => void,
-  ): Promise<() => void>;
+  /** A watch of every Deployment, with bookmarks. */
+  readonly watch: OpenWatch;
   readonly log?: Logger;
 }
 
@@ -113,7 +108,7 @@ export class DeploymentCache {
           this.all = undefined;
           return resourceVersion;
         },
-        watch: (rv, timeoutSeconds, onEvent, onEnd) => io.watch(rv, timeoutSeconds, onEvent, onEnd),
+        watch: io.watch,
         changed: (e) => this.apply(e),
         connected: (up) => {
           this.connected = up;
@@ -177,8 +172,6 @@ export function createDeploymentCache(
 ): DeploymentCache {
   const path = "/apis/apps/v1/deployments";
   const ctx: CallContext = { verb: "list", resource: "deployments", group: "apps" };
-  // The kubeconfig's pooled credentials (`./transport.ts`), whole objects.
-  const jsonWatch = watchConfig(kc, ACCEPT_JSON);
   const io: DeploymentCacheIo = {
     async list() {
       let resourceVersion = "";
@@ -197,20 +190,7 @@ export function createDeploymentCache(
       });
       return { items, resourceVersion };
     },
-    async watch(resourceVersion, timeoutSeconds, onEvent, onEnd) {
-      const controller = await new Watch(jsonWatch).watch(
-        path,
-        {
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-          ...(resourceVersion !== "" ? { resourceVersion } : {}),
-        },
-        (type: string, object: unknown) => onEvent({ type, object: obj(object) }),
-        // client-node aborts a watch after 30 s without data: the normal end of a quiet watch.
-        (err: unknown) => onEnd(obj(err).name === "TimeoutError" ? undefined : (err ?? undefined)),
-      );
-      return () => controller.abort();
-    },
+    watch: openWatch(kc, ACCEPT_JSON, path),
     ...(k.log !== undefined ? { log: k.log } : {}),
   };
   return new DeploymentCache(io, options);

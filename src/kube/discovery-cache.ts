@@ -12,9 +12,7 @@
  */
 import type { Logger } from "../log.js";
 import type { DiscoverySnapshot } from "./types.js";
-import { type WatchEvent, WatchLoop, type WatchLoopOptions } from "./watch-loop.js";
-
-export type { WatchEvent } from "./watch-loop.js";
+import { type OpenWatch, type WatchEvent, WatchLoop, type WatchLoopOptions } from "./watch-loop.js";
 
 export interface DiscoveryCacheOptions {
   /** Watch CRDs and APIServices to invalidate (default true); without it the cache is TTL-only. */
@@ -53,18 +51,8 @@ export interface DiscoveryCacheIo {
   load(): Promise<DiscoverySnapshot>;
   /** The resourceVersion of a list of `target` (to watch from). */
   listResourceVersion(target: WatchTarget): Promise<string>;
-  /**
-   * Open a watch from `resourceVersion`; resolves once the server accepted it (200, headers),
-   * rejects when it did not (e.g. 403). `onEvent` gets every event; `onEnd` is called once when the
-   * stream ends (`undefined` for a clean end). The returned function stops the watch.
-   */
-  watch(
-    target: WatchTarget,
-    resourceVersion: string,
-    timeoutSeconds: number,
-    onEvent: (e: WatchEvent) => void,
-    onEnd: (err?: unknown) => void,
-  ): Promise<() => void>;
+  /** The watch of `target` (see {@link OpenWatch}). */
+  watch(target: WatchTarget): OpenWatch;
   readonly log?: Logger;
   readonly now?: () => number;
 }
@@ -137,8 +125,7 @@ export class DiscoveryCache {
           if (again) this.invalidate(`${target.resource} re-listed`);
           return rv;
         },
-        watch: (rv, timeoutSeconds, onEvent, onEnd) =>
-          this.io.watch(target, rv, timeoutSeconds, onEvent, onEnd),
+        watch: this.io.watch(target),
         changed: (e: WatchEvent) => {
           const meta = e.object.metadata;
           const name =

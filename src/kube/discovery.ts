@@ -3,7 +3,7 @@
  * documents when it serves them, else group by group ({@link discoverUncached}); and the I/O of
  * the discovery cache that keeps it between diagnoses ({@link createDiscoveryCache}).
  */
-import { type KubeConfig, Watch } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { mapLimit } from "../util/concurrency.js";
 import {
   isAggregatedDiscovery,
@@ -14,11 +14,18 @@ import {
   str,
   toResourceTypes,
 } from "./decode.js";
-import { DiscoveryCache, type DiscoveryCacheIo, type DiscoveryCacheOptions } from "./discovery-cache.js";
+import {
+  DISCOVERY_WATCHES,
+  DiscoveryCache,
+  type DiscoveryCacheIo,
+  type DiscoveryCacheOptions,
+  type WatchTarget,
+} from "./discovery-cache.js";
 import type { CallContext } from "./errors.js";
 import { callKube, type KubeRequests } from "./requests.js";
-import { ACCEPT_DISCOVERY, ACCEPT_METADATA_LIST, ACCEPT_METADATA_WATCH, watchConfig } from "./transport.js";
+import { ACCEPT_DISCOVERY, ACCEPT_METADATA_LIST, ACCEPT_METADATA_WATCH, openWatch } from "./transport.js";
 import type { DiscoveryFailure, DiscoverySnapshot, ResourceType } from "./types.js";
+import type { OpenWatch } from "./watch-loop.js";
 
 /** Discovery without the cache: aggregated when served, else group by group (`concurrency` at once). */
 export async function discoverUncached(k: KubeRequests, concurrency: number): Promise<DiscoverySnapshot> {
@@ -84,7 +91,9 @@ export function createDiscoveryCache(
   load: () => Promise<DiscoverySnapshot>,
   options: DiscoveryCacheOptions,
 ): DiscoveryCache {
-  const metadataWatch = watchConfig(kc, ACCEPT_METADATA_WATCH);
+  const watches = Object.fromEntries(
+    DISCOVERY_WATCHES.map((t) => [t.resource, openWatch(kc, ACCEPT_METADATA_WATCH, t.path)]),
+  ) as Record<WatchTarget["resource"], OpenWatch>;
   const io: DiscoveryCacheIo = {
     load,
     async listResourceVersion(target) {
@@ -94,22 +103,7 @@ export function createDiscoveryCache(
       );
       return str(obj(list.metadata).resourceVersion);
     },
-    async watch(target, resourceVersion, timeoutSeconds, onEvent, onEnd) {
-      const controller = await new Watch(metadataWatch).watch(
-        target.path,
-        {
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-          ...(resourceVersion !== "" ? { resourceVersion } : {}),
-        },
-        (type: string, object: unknown) => onEvent({ type, object: obj(object) }),
-        // client-node 2 aborts a watch after 30 s without data (TimeoutError): on a quiet
-        // cluster that is the normal end of a watch, resumed from its resourceVersion at
-        // once (the 30 s already waited rules out a tight loop), not a failure to back off.
-        (err: unknown) => onEnd(obj(err).name === "TimeoutError" ? undefined : (err ?? undefined)),
-      );
-      return () => controller.abort();
-    },
+    watch: (target) => watches[target.resource],
     ...(k.log !== undefined ? { log: k.log } : {}),
   };
   return new DiscoveryCache(io, options);

@@ -18,12 +18,13 @@
 import type { AgentOptions, RequestOptions } from "node:https";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
-import { ApiException, type Cluster, KubeConfig, type RequestContext } from "@kubernetes/client-node";
+import { ApiException, type Cluster, KubeConfig, type RequestContext, Watch } from "@kubernetes/client-node";
 import { request as undiciRequest, type Dispatcher } from "undici";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Json } from "./decode.js";
 import { poolFor, type DispatcherPool } from "./pool.js";
 import type { WriteContext } from "./port.js";
+import type { OpenWatch } from "./watch-loop.js";
 
 /** Default per-request deadline: generous for a healthy API server, short enough to answer in Slack. */
 export const DEFAULT_KUBE_TIMEOUT_MS = 10_000;
@@ -162,6 +163,31 @@ class WatchConfig extends KubeConfig {
 /** A `KubeConfig` for client-node's `Watch`: `kc`'s cluster and pooled credentials, asking for `accept`. */
 export function watchConfig(kc: KubeConfig, accept: string): KubeConfig {
   return new WatchConfig(kc, accept);
+}
+
+/**
+ * A watch of `path` (with bookmarks) through client-node's `Watch`, with `kc`'s credentials and
+ * `accept` (see {@link watchConfig}), each event's object as a record.
+ */
+export function openWatch(kc: KubeConfig, accept: string, path: string): OpenWatch {
+  const config = watchConfig(kc, accept);
+  return async (resourceVersion, timeoutSeconds, onEvent, onEnd) => {
+    const controller = await new Watch(config).watch(
+      path,
+      { allowWatchBookmarks: true, timeoutSeconds, ...(resourceVersion !== "" ? { resourceVersion } : {}) },
+      (type: string, object: unknown) =>
+        onEvent({
+          type,
+          object: object !== null && typeof object === "object" ? (object as Record<string, unknown>) : {},
+        }),
+      // client-node 2 aborts a watch after 30 s without data (TimeoutError): on a quiet cluster
+      // that is the normal end of a watch, resumed from its resourceVersion at once (the 30 s
+      // already waited rules out a tight loop), not a failure to back off.
+      (err: unknown) =>
+        onEnd((err as { name?: unknown } | null)?.name === "TimeoutError" ? undefined : (err ?? undefined)),
+    );
+    return () => controller.abort();
+  };
 }
 
 const gunzipAsync = promisify(gunzip);

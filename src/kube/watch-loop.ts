@@ -16,23 +16,26 @@ export interface WatchEvent {
   readonly object: Record<string, unknown>;
 }
 
+/**
+ * Open a watch from `resourceVersion` (empty: from now); resolves once the server accepted it (200,
+ * headers), rejects when it did not (e.g. 403). `onEvent` gets every event; `onEnd` is called once
+ * when the stream ends (`undefined` for a clean end). The returned function stops the watch.
+ */
+export type OpenWatch = (
+  resourceVersion: string,
+  timeoutSeconds: number,
+  onEvent: (e: WatchEvent) => void,
+  onEnd: (err?: unknown) => void,
+) => Promise<() => void>;
+
 export interface WatchLoopIo {
   /**
    * List, keep what the list holds, and return its resourceVersion (to watch from); `again` when
    * an earlier list or watch came before (what changed in between was never seen).
    */
   list(again: boolean): Promise<string>;
-  /**
-   * Open a watch from `resourceVersion`; resolves once the server accepted it (200, headers),
-   * rejects when it did not (e.g. 403). `onEvent` gets every event; `onEnd` is called once when the
-   * stream ends (`undefined` for a clean end). The returned function stops the watch.
-   */
-  watch(
-    resourceVersion: string,
-    timeoutSeconds: number,
-    onEvent: (e: WatchEvent) => void,
-    onEnd: (err?: unknown) => void,
-  ): Promise<() => void>;
+  /** The watch, from the revision of the last list or event. */
+  readonly watch: OpenWatch;
   /** An ADDED, MODIFIED or DELETED event (bookmarks and errors are the loop's own). */
   changed(e: WatchEvent): void;
   /** The watch is connected (`true`) or not (`false`, also while listing or backing off). */

@@ -11,6 +11,7 @@ import type { KubePort } from "../../../src/kube/port.js";
 import type { DeploymentSnapshot } from "../../../src/kube/types.js";
 import { eventually } from "../../helpers/eventually.js";
 import { startKubeSim, type KubeObject, type KubeSim, type RequestRecord } from "../../sim/kube/index.js";
+import { mulberry32 } from "../../security/hostile.js";
 
 const DEPLOYMENTS = "/apis/apps/v1/deployments";
 const NAMESPACES = ["alpha", "beta", "gamma", "delta"];
@@ -28,18 +29,6 @@ function stored(sim: KubeSim, name: string): KubeObject {
 }
 
 const names = (ds: readonly DeploymentSnapshot[]): string[] => ds.map((d) => `${d.namespace}/${d.name}`);
-
-/** A small seeded generator (mulberry32), so a failure names its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(rnd: () => number, from: readonly T[]): T {
   return from[Math.floor(rnd() * from.length)] as T;
@@ -108,7 +97,7 @@ describe("the Deployment cache (list, then watch)", () => {
     stops.push(() => sim.stop());
     for (const name of NAMESPACES)
       sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-    const rnd = random(7);
+    const rnd = mulberry32(7);
     for (let i = 0; i < 60; i++)
       sim.store.create(deployment(pick(rnd, NAMESPACES), `d-${i}`, randomLabels(rnd)));
     // A small page: the cache's own list follows `continue` like every other.
@@ -140,7 +129,7 @@ describe("the Deployment cache (list, then watch)", () => {
     expect(names(first)).toEqual(names(await plain.listDeployments()));
     await warm(sim, cached);
 
-    const rnd = random(42);
+    const rnd = mulberry32(42);
     const sizes: number[] = [];
     for (let i = 0; i < 150; i++) {
       const parts = Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => randomRequirement(rnd));
