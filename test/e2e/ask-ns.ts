@@ -24,6 +24,16 @@ export async function askTerminal(
   return { code, text: lines.join("\n") };
 }
 
+/** The environment of a world whose bot builds its services from `kubeconfig` alone, in {@link CHANNEL}. */
+export function fromConfigEnv(kubeconfig: string): Record<string, string> {
+  return {
+    KUBECONFIG: kubeconfig,
+    UNSTUCK_APPROVERS: "U0APPROVER1",
+    UNSTUCK_CHANNELS: CHANNEL,
+    UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+  };
+}
+
 /**
  * `/unstuck ns <ns>` from U0ONCALL1 in the incident channel: the answer's text and blocks — the
  * card posted in the channel, or, for an answer with nothing to act on, the reply to the asker.
@@ -39,13 +49,7 @@ export async function askSlack(
     secret: SECRET,
     label: "ask-ns",
     simServices: false,
-    env: {
-      KUBECONFIG: kubeconfig,
-      UNSTUCK_APPROVERS: "U0APPROVER1",
-      UNSTUCK_CHANNELS: CHANNEL,
-      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-      ...env,
-    },
+    env: { ...fromConfigEnv(kubeconfig), ...env },
   });
   try {
     const { fake } = w;

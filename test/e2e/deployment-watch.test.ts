@@ -13,9 +13,8 @@ import { eventually } from "../helpers/eventually.js";
 import { startTestWorld, type TestWorld } from "../helpers/world.js";
 import { startKubeSim, type KubeSim, type RequestRecord } from "../sim/kube/index.js";
 import { postSigned, slashCommandBody } from "../sim/slack/index.js";
-import { askTerminal } from "./ask-ns.js";
+import { askTerminal, CHANNEL, fromConfigEnv } from "./ask-ns.js";
 
-const CHANNEL = "C0INCIDENT";
 const NS = "shop";
 const FINALIZER = "gizmo.acmecorp.io/cleanup";
 const DEPLOYMENTS = "/apis/apps/v1/deployments";
@@ -71,12 +70,7 @@ describe("the bot's Deployments, kept by a watch", () => {
     const w = await startTestWorld({
       label: "deployment-watch",
       simServices: false,
-      env: {
-        KUBECONFIG: kubeconfig,
-        UNSTUCK_APPROVERS: "U0APPROVER1",
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-      },
+      env: fromConfigEnv(kubeconfig),
     });
     stops.push(() => w.stop());
     return { sim, w, kubeconfig };
