@@ -175,6 +175,8 @@ describe("registry", () => {
           labels: {},
           annotations: {},
         }),
+      // Asked for beside the namespace (a Terminating one would need it next).
+      discover: () => Promise.resolve({ resources: [], failures: [] }),
     };
     const ctx = {
       actor: { userId: "cli:me", teamId: "local", surface: "cli" as const },
