@@ -138,8 +138,9 @@ export class DeploymentCache {
     const match =
       options.labelSelector === undefined ? () => true : labelSelectorMatcher(options.labelSelector);
     if (!this.connected || match === undefined) return live();
+    // By `namespace/name`, as the API server orders a list (its storage keys end so).
     const all = (this.all ??= Object.freeze(
-      [...this.byKey.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0)),
+      [...this.byKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, d]) => d),
     ));
     if (options.namespace === undefined && options.labelSelector === undefined) return Promise.resolve(all);
     return Promise.resolve(
