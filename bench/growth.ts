@@ -5,8 +5,9 @@
  * - requests (the simulator's own log) and bytes received (a counting proxy) of one diagnosis;
  * - time: warm (a long-lived process holding the bot's services, `bench/ns-warm.ts`) and cold (a
  *   fresh compiled CLI process, start-up included, built first if stale; `UNSTUCK_BENCH_CLI` as for `ns`);
- * - RSS: the warm process's peak (with the chart's NODE_OPTIONS; target ≤ 300 MiB at every scale)
- *   and the cold CLI's maximum (printed, not judged);
+ * - RSS: the bot as the image runs it (the bundle, the chart's NODE_OPTIONS, `UNSTUCK_ROLE=bot`),
+ *   its peak after three signed `/unstuck ns` asks through a fake Slack (target ≤ 300 MiB at every
+ *   scale); the warm process's peak (TypeScript through tsx) and the cold CLI's maximum, printed;
  * - the floor: one round of every type's list at the adapter's concurrency, discovery done;
  * - the kubectl recipe (names kubectl resolves on its first try) at 1× and 4×, as many runs as unstuck.
  *
@@ -15,12 +16,12 @@
  * object counted, per type, agreeing with the namespace condition; kubectl lists every object.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { NamespaceDiagnosis } from "../src/diagnosis/types.js";
-import { startKubeSim } from "../test/sim/kube/index.js";
+import { startKubeSim, type KubeSim } from "../test/sim/kube/index.js";
 import {
   check,
   isolatedEnv,
@@ -51,10 +52,14 @@ import {
   type Requests,
 } from "./ns.js";
 import { summarize, type DiagnosisSummary } from "./ns-summary.js";
-import { CHART_NODE_OPTIONS } from "./ship.js";
+import { CHART_NODE_OPTIONS, ensureBuilt, startBot } from "./ship.js";
+import { ask as askBot, withSlack } from "./slack-ns.js";
 
 /** The bot's peak resident set after a diagnosis at any scale (docs/design.md, Performance targets). */
 const BOT_PEAK_RSS_MIB = 300;
+
+/** Signed `ns` asks to the shipped bot at each scale, its peak RSS read after the last. */
+const SHIPPED_ASKS = 3;
 
 /** The scales of the curve. */
 const SCALES = [1, 4, 16] as const;
@@ -69,6 +74,9 @@ interface Point {
   readonly warm: readonly number[];
   readonly warmRequests: Requests;
   readonly warmMaxRssMiB: number;
+  /** The bot as the image runs it (bundle, chart's NODE_OPTIONS): VmHWM after `SHIPPED_ASKS` Slack asks. */
+  readonly botPeakRssMiB: number;
+  readonly botAsks: readonly number[];
   readonly cold: readonly number[];
   readonly coldRequests?: Requests;
   readonly coldMaxRssMiB?: number;
@@ -107,7 +115,7 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
     const floorRequests = 1 + 2 + world.types + extraPages;
 
     // Warm: the bot's services in their own process with the chart's NODE_OPTIONS (the heap the
-    // shipped bot has, so its peak RSS is the bot's), one untimed warm-up, then `runs` diagnoses.
+    // shipped bot has), one untimed warm-up, then `runs` diagnoses.
     const warmProcess = new LineProcess(
       process.execPath,
       ["--import", "tsx", "bench/ns-warm.ts", NS, String(LIST_CONCURRENCY)],
@@ -137,6 +145,8 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
     } finally {
       await warmProcess.close();
     }
+
+    const bot = await shippedBot(sim, NS, checks, label);
 
     // Cold: a fresh CLI process per run, start-up included, its maximum RSS from /usr/bin/time.
     const cli = cliCommand();
@@ -216,6 +226,8 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
       warm,
       warmRequests: pick(warmRequests),
       warmMaxRssMiB,
+      botPeakRssMiB: bot.peakRssMiB,
+      botAsks: bot.asks,
       cold,
       ...(coldRequests.length > 0 ? { coldRequests: pick(coldRequests) } : {}),
       ...(coldRss.length > 0 ? { coldMaxRssMiB: median(coldRss) } : {}),
@@ -230,6 +242,43 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
   }
 }
 
+/**
+ * The bot as the image runs it (the bundle, the image's malloc settings, the chart's NODE_OPTIONS,
+ * `UNSTUCK_ROLE=bot`) asked `ns` through signed slash commands, one after another, each awaited to its
+ * answer card; its peak resident set (the kernel's VmHWM) after the last, a second after the card.
+ */
+async function shippedBot(
+  sim: KubeSim,
+  namespace: string,
+  checks: Check[],
+  label: string,
+): Promise<{ peakRssMiB: number; asks: number[] }> {
+  const world = await withSlack(sim, "growth");
+  try {
+    const bot = await startBot(world, { role: "bot", entry: "compiled" });
+    const asks: number[] = [];
+    try {
+      for (let i = 0; i < SHIPPED_ASKS; i++)
+        asks.push(await askBot(world, bot.events, namespace, i, 900_000));
+      await new Promise((r) => setTimeout(r, 1_000));
+      const status = await readFile(`/proc/${String(bot.pid)}/status`, "utf8");
+      const hwm = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) / 1024;
+      checks.push(
+        check(
+          `growth ${label} shipped bot: every ask answered with its card`,
+          asks.length === SHIPPED_ASKS,
+          `${String(asks.length)} of ${String(SHIPPED_ASKS)}`,
+        ),
+      );
+      return { peakRssMiB: hwm, asks };
+    } finally {
+      await bot.stop();
+    }
+  } finally {
+    await world.stop();
+  }
+}
+
 function pointFigures(p: Point): Figure[] {
   const at = `${String(p.scale)}× (${String(p.types)} types × ${p.objects.toLocaleString("en-US")})`;
   const warm = median(p.warm);
@@ -240,10 +289,14 @@ function pointFigures(p: Point): Figure[] {
       value: `${spread(p.warm)}; ${describeRequests(p.warmRequests)}; ${kib(p.bytes)} received; peak RSS ${p.warmMaxRssMiB.toFixed(0)} MiB`,
     },
     {
-      what: `${at}: peak RSS of the warm process (the chart's NODE_OPTIONS; TypeScript loaded through tsx)`,
-      value: `${p.warmMaxRssMiB.toFixed(0)} MiB; the cold CLI's ${p.coldMaxRssMiB !== undefined ? `${p.coldMaxRssMiB.toFixed(0)} MiB` : "(no /usr/bin/time)"}, not judged`,
+      what: `${at}: the bot as shipped, peak RSS after ${String(SHIPPED_ASKS)} signed \`/unstuck ns\` asks (bundle, chart's NODE_OPTIONS)`,
+      value: `${p.botPeakRssMiB.toFixed(0)} MiB; ask → card ${p.botAsks.map((t) => ms(t)).join(", ")}`,
       target: `≤ ${String(BOT_PEAK_RSS_MIB)} MiB`,
-      met: p.warmMaxRssMiB <= BOT_PEAK_RSS_MIB,
+      met: p.botPeakRssMiB <= BOT_PEAK_RSS_MIB,
+    },
+    {
+      what: `${at}: peak RSS of the warm process (TypeScript through tsx) and of the cold CLI, not judged`,
+      value: `${p.warmMaxRssMiB.toFixed(0)} MiB; the cold CLI's ${p.coldMaxRssMiB !== undefined ? `${p.coldMaxRssMiB.toFixed(0)} MiB` : "(no /usr/bin/time)"}`,
     },
     {
       what: `${at}: unstuck warm requests vs the floor`,
@@ -286,7 +339,7 @@ function growthFigures(points: readonly Point[]): Figure[] {
       p.kubectl && base.kubectl ? `, kubectl ${x(median(p.kubectl.times), median(base.kubectl.times))}` : "";
     return {
       what: `growth ${String(base.scale)}× → ${String(p.scale)}× (objects ${x(p.objects, base.objects)}, types ${x(p.types, base.types)})`,
-      value: `warm time ${x(median(p.warm), median(base.warm))}, requests ${x(p.warmRequests.total, base.warmRequests.total)}, bytes ${x(p.bytes, base.bytes)}, warm peak RSS ${x(p.warmMaxRssMiB, base.warmMaxRssMiB)}, cold time ${x(median(p.cold), median(base.cold))}${k}`,
+      value: `warm time ${x(median(p.warm), median(base.warm))}, requests ${x(p.warmRequests.total, base.warmRequests.total)}, bytes ${x(p.bytes, base.bytes)}, bot peak RSS ${x(p.botPeakRssMiB, base.botPeakRssMiB)}, cold time ${x(median(p.cold), median(base.cold))}${k}`,
     };
   });
 }
@@ -294,6 +347,7 @@ function growthFigures(points: readonly Point[]): Figure[] {
 export async function benchGrowth(options: BenchOptions): Promise<BenchResult> {
   const scales: readonly number[] = SCALES;
   const built = await prepareCli();
+  await ensureBuilt();
   const checks: Check[] = [];
   const points: Point[] = [];
   for (const scale of scales) {

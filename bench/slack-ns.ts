@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
 import { deleteKeysWithPrefix, REDIS_URL } from "../test/helpers/redis.js";
-import { startKubeSim } from "../test/sim/kube/index.js";
+import { startKubeSim, type KubeSim } from "../test/sim/kube/index.js";
 import { postSigned, slashCommandBody, startFakeSlack } from "../test/sim/slack/index.js";
 import {
   check,
@@ -65,8 +65,14 @@ function answered(world: World, namespace: string, marks: { calls: number; respo
   );
 }
 
-/** One signed `ns <namespace>` to the bot, timed to its first answer card. */
-async function ask(world: World, events: string, namespace: string, i: number): Promise<number> {
+/** One signed `ns <namespace>` to the bot, timed to its first answer card (`timeoutMs`, default 60 s). */
+export async function ask(
+  world: World,
+  events: string,
+  namespace: string,
+  i: number,
+  timeoutMs = 60_000,
+): Promise<number> {
   const marks = { calls: world.fake.calls().length, responses: world.fake.responses().length };
   const t0 = performance.now();
   const res = await postSigned(
@@ -80,9 +86,10 @@ async function ask(world: World, events: string, namespace: string, i: number): 
     }),
   );
   if (res.status !== 200) throw new Error(`ask ${String(i)}: HTTP ${String(res.status)}`);
-  const until = Date.now() + 60_000;
+  const until = Date.now() + timeoutMs;
   while (!answered(world, namespace, marks)) {
-    if (Date.now() > until) throw new Error(`ask ${String(i)}: no answer card within 60 s`);
+    if (Date.now() > until)
+      throw new Error(`ask ${String(i)}: no answer card within ${String(timeoutMs / 1000)} s`);
     await sleep(1);
   }
   return performance.now() - t0;
@@ -122,12 +129,27 @@ async function typesWorld(): Promise<World> {
   const sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
   await buildWorld(sim, 1);
   sim.setFaults({ latencyMs: LATENCY_MS });
+  const world = await withSlack(sim, "slack-ns");
+  return {
+    ...world,
+    async stop() {
+      await world.stop();
+      await sim.stop();
+    },
+  };
+}
+
+/**
+ * A fake Slack and a Redis prefix of its own beside a Kubernetes simulator already built, no AWS: what
+ * `startBot` needs to run the bot as shipped against that world. `stop` leaves the simulator running.
+ */
+export async function withSlack(sim: KubeSim, name: string): Promise<World> {
   const token = `xoxb-bench-${randomBytes(8).toString("hex")}`;
   const fake = await startFakeSlack({ token });
-  const dir = await mkdtemp(join(tmpdir(), "unstuck-bench-slack-ns-"));
+  const dir = await mkdtemp(join(tmpdir(), `unstuck-bench-${name}-`));
   const kubeconfig = join(dir, "kubeconfig");
   await sim.writeKubeconfig(kubeconfig);
-  const prefix = `unstuck-bench-slack-ns-${randomBytes(4).toString("hex")}`;
+  const prefix = `unstuck-bench-${name}-${randomBytes(4).toString("hex")}`;
   return {
     sim,
     fake,
@@ -142,7 +164,6 @@ async function typesWorld(): Promise<World> {
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
       await deleteKeysWithPrefix(redis, prefix).finally(() => redis.quit());
       await fake.stop();
-      await sim.stop();
       await rm(dir, { recursive: true, force: true });
     },
   };
