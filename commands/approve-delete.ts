@@ -1,6 +1,5 @@
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
-import { collectPreflight } from "../src/preflight/collect.js";
 import type { PreflightReport } from "../src/preflight/analyze.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { requireApprovals } from "./finalize.js";
@@ -71,6 +70,7 @@ export const approveDeleteCommand: CommandModule<ApproveDeleteInput> = {
     const channelId = ctx.actor.channelId ?? "";
     // Policy first: a request that will be refused costs no preflight.
     await approvals.workflow.precheck(requester, channelId);
+    const { collectPreflight } = await import("../src/preflight/collect.js");
     const report = await collectPreflight(ctx.services.kube, ctx.services.aws, input.namespace);
     const draft = await approvals.workflow.planDeletionGuard({
       namespace: input.namespace,

@@ -2,7 +2,6 @@ import { commandObserver } from "../src/audit/observe.js";
 import { ObservationKind } from "../src/audit/observation.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
-import { collectOrphans } from "../src/orphans/collect.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
@@ -86,6 +85,7 @@ export const orphansCommand: CommandModule<OrphansInput> = {
       input.deleteReason !== undefined ? requireApprovals(ctx.services, "orphans --delete") : undefined;
     const requester = { userId: ctx.actor.userId, teamId: ctx.actor.teamId };
     if (approvals) await approvals.workflow.precheck(requester, ctx.actor.channelId ?? "");
+    const { collectOrphans } = await import("../src/orphans/collect.js");
     const report = await collectOrphans(ctx.services.aws.port, ctx.services.kube, {
       ...(ctx.services.aws.cluster !== undefined ? { cluster: ctx.services.aws.cluster } : {}),
       ...(input.namespace !== undefined ? { namespace: input.namespace } : {}),

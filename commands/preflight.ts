@@ -1,5 +1,4 @@
 import { assertNamespaceName } from "../src/kube/names.js";
-import { collectPreflight } from "../src/preflight/collect.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandModule } from "./types.js";
 
@@ -16,8 +15,12 @@ export const preflightSyntax: CommandSyntax = {
 export const preflightCommand: CommandModule<{ namespace: string }> = {
   syntax: preflightSyntax,
   build: (args) => ({ namespace: assertNamespaceName(args.positionals[0] ?? "") }),
-  run: async (input, ctx) => ({
-    type: "preflight",
-    report: await collectPreflight(ctx.services.kube, ctx.services.aws, input.namespace),
-  }),
+  run: async (input, ctx) => {
+    // Loaded when asked for: the terminal's other commands never evaluate the preflight's code.
+    const { collectPreflight } = await import("../src/preflight/collect.js");
+    return {
+      type: "preflight",
+      report: await collectPreflight(ctx.services.kube, ctx.services.aws, input.namespace),
+    };
+  },
 };

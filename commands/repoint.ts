@@ -4,12 +4,12 @@ import { assertNamespaceName } from "../src/kube/names.js";
 import type { Filed } from "../src/approvals/workflow.js";
 import { filedResult } from "../src/command-contract.js";
 import type { RepointPlan } from "../src/edge/repoint.js";
-import { planPathRepair, type RepairOptions, type RepairSubject } from "../src/traffic/repoint.js";
+import type { RepairOptions, RepairSubject } from "../src/traffic/repoint.js";
 import type { TraceResult } from "../src/edge/trace-result.js";
 import { MIN_REASON_LENGTH } from "../src/approvals/reason.js";
 import { requireApprovals } from "./finalize.js";
 import type { CommandSyntax } from "./grammar.js";
-import { awsOf, clusterOf } from "./trace.js";
+import { awsOf, clusterOf, planRepair } from "./trace.js";
 import type { CommandModule, CommandResult, CommandServices, CommandContext } from "./types.js";
 
 const reasonFlag = {
@@ -67,7 +67,7 @@ interface RepointInput {
   readonly reason?: string;
 }
 
-/** What planPathRepair is told besides the subject: `--to`, `--other-namespace`, the cluster. */
+/** What planRepair is told besides the subject: `--to`, `--other-namespace`, the cluster. */
 function repairOptions(
   input: { readonly to?: string; readonly otherNamespace?: boolean },
   services: CommandServices,
@@ -112,7 +112,7 @@ async function runRepoint(input: RepointInput, ctx: CommandContext): Promise<Com
     );
   }
   if (input.reason === undefined) {
-    const { trace, plan } = await planPathRepair(
+    const { trace, plan } = await planRepair(
       aws,
       services.kube,
       input.subject,
@@ -151,7 +151,7 @@ export async function requestRepairWithPlan(
   },
 ): Promise<{ filed?: Filed; trace: TraceResult; plan: RepointPlan }> {
   await approvals.workflow.precheck(input.requester, input.channelId);
-  const { trace, plan } = await planPathRepair(
+  const { trace, plan } = await planRepair(
     awsOf(services),
     services.kube,
     input.subject,
@@ -171,7 +171,7 @@ export async function requestRepairWithPlan(
 
 /** Plan the repair of `subject` afresh, as a request would, without requesting anything. */
 export async function planRepairOf(services: CommandServices, subject: RepairSubject): Promise<RepointPlan> {
-  const { plan } = await planPathRepair(
+  const { plan } = await planRepair(
     awsOf(services),
     services.kube,
     subject,

@@ -1,6 +1,5 @@
 import { isRequestId } from "../src/requests/model.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
-import { buildTimeline } from "../src/render/timeline-markdown.js";
 import { parseSince, resolveSince, type SinceSpec } from "../src/timeline/since.js";
 import type { CommandSyntax } from "./grammar.js";
 import { requireApprovals } from "./finalize.js";
@@ -125,6 +124,7 @@ export const timelineCommand: CommandModule<TimelineInput> = {
       rows.length >= TIMELINE_SCAN_LIMIT &&
       oldest !== undefined &&
       (since === undefined || Date.parse(oldest.at) > Date.parse(since));
+    const { buildTimeline } = await import("../src/render/timeline-markdown.js");
     const timeline = buildTimeline(rows, {
       ...(since !== undefined ? { since } : {}),
       ...(input.request !== undefined ? { requestId: input.request } : {}),

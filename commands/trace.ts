@@ -3,8 +3,7 @@ import { ObservationKind } from "../src/audit/observation.js";
 import { assertHostname } from "../src/edge/hostname.js";
 import { ErrorCode, UnstuckError } from "../src/errors.js";
 import { assertNamespaceName } from "../src/kube/names.js";
-import { planPathRepair, type RepairSubject } from "../src/traffic/repoint.js";
-import { probeHosts } from "../src/traffic/trace.js";
+import type { planPathRepair as PlanPathRepair, RepairSubject } from "../src/traffic/repoint.js";
 import { nearestNames } from "../src/util/similar.js";
 import type { CommandSyntax } from "./grammar.js";
 import type { CommandContext, CommandModule, CommandResult, CommandServices } from "./types.js";
@@ -81,9 +80,20 @@ async function nearestHostnames(
   }
 }
 
+/**
+ * The path's trace and its repair plan. The traffic code is imported on the first call, so the
+ * terminal's other commands (`ns` above all) never evaluate it.
+ */
+export async function planRepair(
+  ...args: Parameters<typeof PlanPathRepair>
+): ReturnType<typeof PlanPathRepair> {
+  const { planPathRepair } = await import("../src/traffic/repoint.js");
+  return planPathRepair(...args);
+}
+
 /** Trace and plan; with `--probe`, what DNS and HTTP answer for each traced hostname too. */
 async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolean): Promise<CommandResult> {
-  const { trace, plan } = await planPathRepair(
+  const { trace, plan } = await planRepair(
     awsOf(ctx.services),
     ctx.services.kube,
     subject,
@@ -124,6 +134,7 @@ async function traced(ctx: CommandContext, subject: RepairSubject, probe: boolea
       "--probe needs DNS and HTTP access, which this bot was not given.",
     );
   }
+  const { probeHosts } = await import("../src/traffic/trace.js");
   const probes = await probeHosts(
     ctx.services.probe,
     trace.paths.map((p) => p.hostname),

@@ -326,6 +326,35 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(inProduct).toBeLessThan(100_000);
   });
 
+  it("starts the terminal without the code of the path, orphan, preflight and timeline commands", async () => {
+    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
+      outputs: Record<
+        string,
+        {
+          imports?: { path: string; kind: string }[];
+          inputs: Record<string, { bytesInOutput: number }>;
+        }
+      >;
+    };
+    // What `node dist/src/cli.js` evaluates before it parses a command: its static imports, transitively.
+    const loaded = new Set<string>();
+    const pending = ["dist/src/cli.js"];
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (loaded.has(file)) continue;
+      loaded.add(file);
+      for (const i of meta.outputs[file]?.imports ?? [])
+        if (i.kind === "import-statement" && meta.outputs[i.path] !== undefined) pending.push(i.path);
+    }
+    const inputs = [...loaded].flatMap((f) =>
+      Object.entries(meta.outputs[f]?.inputs ?? {})
+        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+        .map(([input]) => input),
+    );
+    expect(inputs).toContain("src/diagnosis/diagnose.ts");
+    const others = /^src\/(traffic|orphans|preflight)\/|^src\/render\/timeline-markdown\.ts$/;
+    expect(inputs.filter((i) => others.test(i))).toEqual([]);
+  });
+
   it("runs node under an init (Debian's tini) as PID 1, which passes signals on and reaps", () => {
     expect(image.packages).toContain("tini");
     expect(image.entrypoint).toEqual(["/usr/bin/tini", "--"]);
