@@ -61,10 +61,10 @@ function splitGlobal(argv: readonly string[]): {
  * `keys`: a fresh Ed25519 key pair — the private seed for `UNSTUCK_BOT_SIGNING_KEY` or
  * `UNSTUCK_WORKER_SIGNING_KEY` (a Secret), the public key for the lists every process verifies with.
  */
-async function printKeyPair(io: CliIo, json: boolean): Promise<number> {
+async function printKeyPair(io: CliIo, json: boolean, indent: 0 | 2): Promise<number> {
   const { generateKeyText } = await import("./trust/keys.js");
   const pair = generateKeyText();
-  if (json) io.out(JSON.stringify(pair, null, 2));
+  if (json) io.out(JSON.stringify(pair, null, indent || undefined));
   else
     io.out(
       [
@@ -84,17 +84,29 @@ function toCommandLine(words: readonly string[]): string {
   return words.map((w) => (/[\s"']/.test(w) ? `"${w.replace(/"/g, "'")}"` : w)).join(" ");
 }
 
+/**
+ * `--json` is indented for a person at a terminal and compact for a program reading a pipe: a big
+ * namespace's answer is megabytes, and indenting it costs a third more bytes and most of the time
+ * spent writing it.
+ */
 export async function runCli(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   io: CliIo,
+  layout: { readonly indent: 0 | 2 } = { indent: 0 },
 ): Promise<number> {
   const { json, kubeconfig, timeout, rest } = splitGlobal(argv);
   const timeoutSeconds = timeout === undefined ? 600 : Number(timeout);
   const registry = defaultRegistry("unstuck");
   const emit = (result: CommandResult): number => {
     if (json)
-      io.out(JSON.stringify(result.type === "error" ? { error: result.error } : jsonBody(result), null, 2));
+      io.out(
+        JSON.stringify(
+          result.type === "error" ? { error: result.error } : jsonBody(result),
+          null,
+          layout.indent || undefined,
+        ),
+      );
     else (result.type === "error" ? io.err : io.out)(renderText(result));
     if (result.type !== "error") return 0;
     const bad: string[] = [
@@ -107,7 +119,7 @@ export async function runCli(
   };
   // A terminal-only verb: a fresh key pair to configure a bot or a cluster's workers with. Never a
   // Slack command (a private key must not be posted in a channel).
-  if (rest.length === 1 && rest[0] === "keys") return printKeyPair(io, json);
+  if (rest.length === 1 && rest[0] === "keys") return printKeyPair(io, json, layout.indent);
   try {
     // Parse first: bad input is answered without touching configuration or the network.
     const { command } = registry.parse(toCommandLine(rest));
@@ -317,9 +329,20 @@ if (isMain) {
   // V8's compiled code kept on disk (os.tmpdir()/node-compile-cache) for the modules imported from
   // here on; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
   enableCompileCache();
-  const code = await runCli(process.argv.slice(2), process.env, {
-    out: (s) => process.stdout.write(`${s}\n`),
-    err: (s) => process.stderr.write(`${s}\n`),
+  // `unstuck ns x --json | head`: a reader that stops early ends the command quietly, as any Unix
+  // tool does, not with a stack trace.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
   });
+  const code = await runCli(
+    process.argv.slice(2),
+    process.env,
+    {
+      out: (s) => process.stdout.write(`${s}\n`),
+      err: (s) => process.stderr.write(`${s}\n`),
+    },
+    { indent: process.stdout.isTTY ? 2 : 0 },
+  );
   process.exitCode = code;
 }

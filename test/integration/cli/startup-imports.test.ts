@@ -5,7 +5,7 @@
  * resolves (a module hook in the child), not by timing: the timing is in the benchmarks and the
  * report.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -109,5 +109,31 @@ describe("what the terminal form loads", () => {
     expect(loaded).toContain("@kubernetes/client-node");
     for (const p of NEVER) expect(loaded).not.toContain(p);
     expect(loaded.filter((p) => p.startsWith("@aws-sdk/"))).toEqual([]);
+  }, 60_000);
+
+  it("--json into a pipe is one compact line, the same answer a terminal gets indented", async () => {
+    const { out } = await cli(["ns", "plain", "--json", "--kubeconfig", kubeconfig]);
+    expect(out.trimEnd().split("\n")).toHaveLength(1);
+    const d = JSON.parse(out) as { namespace: string; blockers: { name: string }[] };
+    expect(d.namespace).toBe("plain");
+    expect(d.blockers.map((b) => b.name)).toEqual(["held"]);
+  }, 60_000);
+
+  it("a reader that stops early (`| head`) ends the command quietly, with its exit code", async () => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", "ns", "plain", "--json", "--kubeconfig", kubeconfig],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: dir },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    // The reading end closed before the answer is written: every write to it fails with EPIPE.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|at /);
+    expect(code).toBe(0);
   }, 60_000);
 });
