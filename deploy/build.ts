@@ -107,6 +107,45 @@ const httpWithoutFetch: Plugin = {
 };
 
 /**
+ * undici as it is used: its `Agent` and `ProxyAgent` (the connection pools, client-node's and
+ * `src/kube/pool.ts`), the request API on every dispatcher (`dispatcher.request`,
+ * `src/kube/transport.ts`), the global dispatcher, and `fetch` (client-node's `Watch`, the bot's
+ * watches), loaded on its first call — for ES imports of `undici` (client-node's and ours). undici's
+ * index is CommonJS and cannot be tree-shaken: it evaluates its fetch, WebSocket, EventSource,
+ * cache, mock and interceptor modules on import, ~half of its start-up, which every terminal
+ * command paid. Another name imported so fails the build (no such export), never the run; a
+ * CommonJS `require("undici")` (Slack's Socket Mode client, its WebSocket) gets undici whole.
+ */
+const undiciAsUsed: Plugin = {
+  name: "undici-as-used",
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, (args) =>
+      args.kind === "import-statement" && args.namespace !== "unstuck-undici"
+        ? { path: "undici", namespace: "unstuck-undici" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "unstuck-undici" }, () => ({
+      contents: [
+        'import Dispatcher from "undici/lib/dispatcher/dispatcher.js";',
+        'import api from "undici/lib/api/index.js";',
+        'import Agent from "undici/lib/dispatcher/agent.js";',
+        'import ProxyAgent from "undici/lib/dispatcher/proxy-agent.js";',
+        'import undiciGlobal from "undici/lib/global.js";',
+        // What undici's index does: the request API as methods of every dispatcher.
+        "Object.assign(Dispatcher.prototype, api);",
+        "export { Agent, ProxyAgent };",
+        "export const getGlobalDispatcher = undiciGlobal.getGlobalDispatcher;",
+        "export function fetch(input, init) {",
+        '  return require("undici/lib/web/fetch/index.js").fetch(input, init);',
+        "}",
+      ].join("\n"),
+      resolveDir: ROOT,
+      loader: "js",
+    }));
+  },
+};
+
+/**
  * @kubernetes/client-node's modules marked free of side effects (its `polyfill.js` excepted, the one
  * module it imports for one), as its package.json does not say: its index re-exports the generated
  * API clients and ~1,000 model classes, and without this mark the bundle kept every one of them
@@ -259,7 +298,13 @@ try {
     },
     // Optional native speed-ups of `ws` (client-node's exec/attach), not installed.
     external: ["bufferutil", "utf-8-validate"],
-    plugins: [sandboxAtRunTime, clientNodeWithoutSideEffects, httpWithoutFetch, zodForSimulators],
+    plugins: [
+      sandboxAtRunTime,
+      clientNodeWithoutSideEffects,
+      httpWithoutFetch,
+      undiciAsUsed,
+      zodForSimulators,
+    ],
     legalComments: "linked",
     logLevel: "warning",
     metafile: true,

@@ -19,7 +19,7 @@ import type { AgentOptions, RequestOptions } from "node:https";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { ApiException, type Cluster, KubeConfig, type RequestContext, Watch } from "@kubernetes/client-node";
-import { request as undiciRequest, type Dispatcher } from "undici";
+import { getGlobalDispatcher, type Dispatcher } from "undici";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Json } from "./decode.js";
 import { poolFor, type DispatcherPool } from "./pool.js";
@@ -300,12 +300,14 @@ export class ResourceApi {
     // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
     // still the token; undici's request refuses such a value where fetch trimmed it).
     for (const [k, v] of Object.entries(authHeaders)) headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
-    const res = await undiciRequest(url, {
+    // No dispatcher of its own (a plain-HTTP cluster, no proxy): undici's global one, as `request` uses.
+    const res = await (dispatcher ?? getGlobalDispatcher()).request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: req.method,
       headers,
       signal: AbortSignal.timeout(this.timeoutMs),
       ...(req.body !== undefined ? { body: req.body } : {}),
-      ...(dispatcher !== undefined ? { dispatcher } : {}),
     });
     const ok = res.statusCode >= 200 && res.statusCode <= 299;
     const text = await bodyText(res, ok, req.path);

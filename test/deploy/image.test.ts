@@ -310,6 +310,41 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(generated).toEqual([]);
   });
 
+  it("gives the terminal of undici its pools, request API and fetch: no mock, cache, interceptor or WebSocket code", async () => {
+    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
+      outputs: Record<
+        string,
+        { imports?: { path: string }[]; inputs: Record<string, { bytesInOutput: number }> }
+      >;
+    };
+    // Everything `node dist/src/cli.js` can load, at start-up or later (the bot's Socket Mode client
+    // takes undici whole for its WebSocket; the terminal never loads it).
+    const reachable = new Set<string>();
+    const pending = ["dist/src/cli.js"];
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (reachable.has(file)) continue;
+      reachable.add(file);
+      for (const i of meta.outputs[file]?.imports ?? [])
+        if (meta.outputs[i.path] !== undefined) pending.push(i.path);
+    }
+    const held = new Set<string>();
+    for (const file of reachable)
+      for (const [input, { bytesInOutput }] of Object.entries(meta.outputs[file]?.inputs ?? {})) {
+        const at = input.indexOf("node_modules/undici/");
+        if (at >= 0 && bytesInOutput > 0) held.add(input.slice(at + "node_modules/undici/".length));
+      }
+    expect([...held]).toEqual(
+      expect.arrayContaining([
+        "lib/dispatcher/agent.js",
+        "lib/dispatcher/proxy-agent.js",
+        "lib/api/api-request.js",
+        "lib/web/fetch/index.js",
+      ]),
+    );
+    const unused = /^index\.js$|^lib\/(mock|cache|interceptor|web\/websocket)\//;
+    expect([...held].filter((f) => unused.test(f))).toEqual([]);
+  });
+
   it("holds zod's small build for the configuration; its full build only in the sandbox", async () => {
     const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
       outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
