@@ -78,11 +78,19 @@ function controllersOfBlockers(
   deployments: readonly DeploymentSnapshot[],
 ): Map<string, OwnedBy> {
   const controllers = new Map<string, OwnedBy>();
+  // By finalizer and kind, which is all an answer depends on: blockers share a handful of each.
+  const asked = new Map<string, readonly DeploymentSnapshot[]>();
   const controllersOf = (f: string, b: ObjectSnapshot): readonly DeploymentSnapshot[] => {
-    const info = lookupFinalizer(f);
-    return info
-      ? matchControllers(info, deployments, f)
-      : guessControllers(f, b, deployments).map((g) => g.deployment);
+    const key = `${f}\n${b.apiVersion}\n${b.kind}`;
+    let found = asked.get(key);
+    if (found === undefined) {
+      const info = lookupFinalizer(f);
+      found = info
+        ? matchControllers(info, deployments, f)
+        : guessControllers(f, b, deployments).map((g) => g.deployment);
+      asked.set(key, found);
+    }
+    return found;
   };
   for (const b of blockers) {
     for (const f of b.finalizers) {

@@ -30,51 +30,67 @@ export function ownersOf(
   deployments: readonly DeploymentSnapshot[],
   object: { readonly apiVersion: string; readonly kind: string },
 ): FinalizerOwner[] {
+  let known = answers.get(deployments);
+  if (known === undefined) answers.set(deployments, (known = new Map<string, FinalizerOwner>()));
   return finalizers.map((finalizer) => {
-    const info = lookupFinalizer(finalizer);
-    if (!info) {
-      const domain = finalizer.includes("/") ? finalizer.split("/")[0] : undefined;
-      // Not in the table: the Deployments whose name or image names the kind or the domain.
-      const guessed = guessControllers(finalizer, object, deployments);
-      const candidates = guessed.map((g) => controllerRef(g.deployment));
-      return {
-        finalizer,
-        controller: domain ? `unknown controller (${domain})` : "unknown controller",
-        purpose: "not in the table of well-known finalizers",
-        cleanup: "unknown: find the controller that added it before removing it",
-        candidates,
-        known: false,
-        status: candidates.some((c) => c.healthy)
-          ? "healthy"
-          : candidates.length > 0
-            ? "degraded"
-            : "unknown",
-        ...(guessed[0] !== undefined ? { guessedBy: guessed[0].word } : {}),
-      };
-    }
-    const candidates: ControllerRef[] = info.builtin
-      ? [
-          {
-            namespace: "kube-system",
-            name: info.controller,
-            kind: "builtin",
-            replicas: 1,
-            readyReplicas: 1,
-            healthy: true,
-            images: [],
-          },
-        ]
-      : matchControllers(info, deployments, finalizer).map(controllerRef);
+    const key = `${finalizer}\n${object.apiVersion}\n${object.kind}`;
+    let owner = known.get(key);
+    if (owner === undefined) known.set(key, (owner = ownerOf(finalizer, deployments, object)));
+    return owner;
+  });
+}
+
+/**
+ * Owners kept per Deployment list, by finalizer and kind: the thousands of blockers of a big
+ * namespace share a handful of each, and an owner depends on nothing else. The objects are
+ * immutable, so the blockers share them (and the memory); the list is dropped with the diagnosis.
+ */
+const answers = new WeakMap<readonly DeploymentSnapshot[], Map<string, FinalizerOwner>>();
+
+function ownerOf(
+  finalizer: string,
+  deployments: readonly DeploymentSnapshot[],
+  object: { readonly apiVersion: string; readonly kind: string },
+): FinalizerOwner {
+  const info = lookupFinalizer(finalizer);
+  if (!info) {
+    const domain = finalizer.includes("/") ? finalizer.split("/")[0] : undefined;
+    // Not in the table: the Deployments whose name or image names the kind or the domain.
+    const guessed = guessControllers(finalizer, object, deployments);
+    const candidates = guessed.map((g) => controllerRef(g.deployment));
     return {
       finalizer,
-      controller: info.controller,
-      purpose: info.purpose,
-      cleanup: info.cleanup,
+      controller: domain ? `unknown controller (${domain})` : "unknown controller",
+      purpose: "not in the table of well-known finalizers",
+      cleanup: "unknown: find the controller that added it before removing it",
       candidates,
-      known: true,
-      status: ownerStatus(info, candidates),
+      known: false,
+      status: candidates.some((c) => c.healthy) ? "healthy" : candidates.length > 0 ? "degraded" : "unknown",
+      ...(guessed[0] !== undefined ? { guessedBy: guessed[0].word } : {}),
     };
-  });
+  }
+  const candidates: ControllerRef[] = info.builtin
+    ? [
+        {
+          namespace: "kube-system",
+          name: info.controller,
+          kind: "builtin",
+          replicas: 1,
+          readyReplicas: 1,
+          healthy: true,
+          images: [],
+        },
+      ]
+    : matchControllers(info, deployments, finalizer).map(controllerRef);
+  return {
+    finalizer,
+    controller: info.controller,
+    purpose: info.purpose,
+    cleanup: info.cleanup,
+    candidates,
+    known: true,
+    status: ownerStatus(info, candidates),
+  };
 }
 
 function ownerStatus(info: FinalizerInfo, candidates: readonly ControllerRef[]): OwnerStatus {
