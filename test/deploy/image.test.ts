@@ -97,6 +97,37 @@ async function filesUnder(dir: string, suffix: string): Promise<string[]> {
   return out;
 }
 
+/** The build's metafile: each output's imports and the inputs it holds. */
+interface BuildMeta {
+  readonly outputs: Record<
+    string,
+    {
+      readonly imports?: readonly { readonly path: string; readonly kind: string }[];
+      readonly inputs: Record<string, { readonly bytesInOutput: number }>;
+    }
+  >;
+}
+
+/**
+ * The inputs (source and package files) of what `entry` loads: through its static imports only
+ * (what it evaluates before it runs), or through every import (all it can ever load).
+ */
+function inputsLoadedBy(meta: BuildMeta, entry: string, imports: "static" | "all"): string[] {
+  const loaded = new Set<string>();
+  const pending = [entry];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (loaded.has(file)) continue;
+    loaded.add(file);
+    for (const i of meta.outputs[file]?.imports ?? [])
+      if ((imports === "all" || i.kind === "import-statement") && meta.outputs[i.path] !== undefined)
+        pending.push(i.path);
+  }
+  return [...loaded].flatMap((f) =>
+    Object.entries(meta.outputs[f]?.inputs ?? {})
+      .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+      .map(([input]) => input),
+  );
+}
 describe("production dependencies (package-lock.json)", () => {
   it("include no build tool: tsx, esbuild, TypeScript and the test and lint tools are dev-only", async () => {
     const lock = JSON.parse(await readFile(join(ROOT, "package-lock.json"), "utf8"));
@@ -311,29 +342,16 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
   });
 
   it("gives the terminal of undici its pools, request API and fetch: no mock, cache, interceptor or WebSocket code", async () => {
-    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
-      outputs: Record<
-        string,
-        { imports?: { path: string }[]; inputs: Record<string, { bytesInOutput: number }> }
-      >;
-    };
+    const meta = JSON.parse(
+      await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8"),
+    ) as BuildMeta;
     // Everything `node dist/src/cli.js` can load, at start-up or later (the bot's Socket Mode client
     // takes undici whole for its WebSocket; the terminal never loads it).
-    const reachable = new Set<string>();
-    const pending = ["dist/src/cli.js"];
-    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
-      if (reachable.has(file)) continue;
-      reachable.add(file);
-      for (const i of meta.outputs[file]?.imports ?? [])
-        if (meta.outputs[i.path] !== undefined) pending.push(i.path);
-    }
-    const held = new Set<string>();
-    for (const file of reachable)
-      for (const [input, { bytesInOutput }] of Object.entries(meta.outputs[file]?.inputs ?? {})) {
-        const at = input.indexOf("node_modules/undici/");
-        if (at >= 0 && bytesInOutput > 0) held.add(input.slice(at + "node_modules/undici/".length));
-      }
-    expect([...held]).toEqual(
+    const held = inputsLoadedBy(meta, "dist/src/cli.js", "all").flatMap((input) => {
+      const at = input.indexOf("node_modules/undici/");
+      return at >= 0 ? [input.slice(at + "node_modules/undici/".length)] : [];
+    });
+    expect(held).toEqual(
       expect.arrayContaining([
         "lib/dispatcher/agent.js",
         "lib/dispatcher/proxy-agent.js",
@@ -342,7 +360,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       ]),
     );
     const unused = /^index\.js$|^lib\/(mock|cache|interceptor|web\/websocket)\//;
-    expect([...held].filter((f) => unused.test(f))).toEqual([]);
+    expect(held.filter((f) => unused.test(f))).toEqual([]);
   });
 
   it("holds zod's small build for the configuration; its full build only in the sandbox", async () => {
@@ -362,29 +380,11 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
   });
 
   it("starts the terminal without the code of the path, orphan, preflight and timeline commands", async () => {
-    const meta = JSON.parse(await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8")) as {
-      outputs: Record<
-        string,
-        {
-          imports?: { path: string; kind: string }[];
-          inputs: Record<string, { bytesInOutput: number }>;
-        }
-      >;
-    };
-    // What `node dist/src/cli.js` evaluates before it parses a command: its static imports, transitively.
-    const loaded = new Set<string>();
-    const pending = ["dist/src/cli.js"];
-    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
-      if (loaded.has(file)) continue;
-      loaded.add(file);
-      for (const i of meta.outputs[file]?.imports ?? [])
-        if (i.kind === "import-statement" && meta.outputs[i.path] !== undefined) pending.push(i.path);
-    }
-    const inputs = [...loaded].flatMap((f) =>
-      Object.entries(meta.outputs[f]?.inputs ?? {})
-        .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
-        .map(([input]) => input),
-    );
+    const meta = JSON.parse(
+      await readFile(join(work, "stages", "build", "dist", ".meta.json"), "utf8"),
+    ) as BuildMeta;
+    // What `node dist/src/cli.js` evaluates before it parses a command.
+    const inputs = inputsLoadedBy(meta, "dist/src/cli.js", "static");
     expect(inputs).toContain("src/diagnosis/diagnose.ts");
     const others = /^src\/(traffic|orphans|preflight)\/|^src\/render\/timeline-markdown\.ts$/;
     expect(inputs.filter((i) => others.test(i))).toEqual([]);
