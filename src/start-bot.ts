@@ -5,7 +5,7 @@
  */
 import type { StopRequest } from "./early-signals.js";
 import { loadConfig, type Config } from "./config.js";
-import { toUserError } from "./errors.js";
+import { isUnstuckError } from "./errors.js";
 import { createLogger, type Logger } from "./log.js";
 import { loadOpsConfig, type OpsConfig } from "./ops/config.js";
 import { runtimeTarget } from "./ops-target.js";
@@ -84,7 +84,7 @@ function loadSettings(): { config: Config; opsConfig: OpsConfig } | number {
   try {
     return { config: loadConfig(process.env), opsConfig: loadOpsConfig(process.env) };
   } catch (err) {
-    process.stderr.write(`unstuck: ${toUserError(err).message}\n`);
+    process.stderr.write(`unstuck: ${oneLine(err)}\n`);
     return 2;
   }
 }
@@ -205,8 +205,19 @@ function stopped(runtime: Runtime, c: StopContext): Promise<boolean> {
   });
 }
 
-/** An error as one line for stderr (no stack, no newlines). */
+/**
+ * An error as one line for stderr (no stack, no newlines). The bot's own errors say what is wrong;
+ * anything else (a library's failure, a bug) is named by its class and message, since before the bot
+ * runs no log holds it: "internal error, see the log" would point at nothing. Credentials in a URL
+ * are masked and the line is bounded.
+ */
 export function oneLine(err: unknown): string {
-  const message = err instanceof StartupError ? err.message : toUserError(err).message;
-  return message.replace(/\s*\n\s*/g, " ");
+  const message =
+    err instanceof StartupError || isUnstuckError(err)
+      ? err.message
+      : `unexpected ${err instanceof Error ? err.name : typeof err}: ${err instanceof Error ? err.message : String(err)}`;
+  return message
+    .replace(/\/\/[^/\s@]*@/g, "//[redacted]@")
+    .replace(/\s*\n\s*/g, " ")
+    .slice(0, 500);
 }
