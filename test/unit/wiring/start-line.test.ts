@@ -11,8 +11,8 @@ describe("the line a bot that cannot start writes to stderr", () => {
   });
 
   it("says a failed start-up check as it is", () => {
-    expect(oneLine(new StartupError("Redis at 127.0.0.1:6379 is unreachable (ECONNREFUSED)"))).toBe(
-      "Redis at 127.0.0.1:6379 is unreachable (ECONNREFUSED)",
+    expect(oneLine(new StartupError("Redis at redis.internal:6380 is unreachable (ECONNREFUSED)"))).toBe(
+      "Redis at redis.internal:6380 is unreachable (ECONNREFUSED)",
     );
   });
 
@@ -25,10 +25,10 @@ describe("the line a bot that cannot start writes to stderr", () => {
 
   it("masks credentials in a URL, keeps to one line and to 500 characters", () => {
     const line = oneLine(
-      new Error(`connect to redis://default:s3cret@redis.internal:6379 failed\n  at x\n${"y".repeat(900)}`),
+      new Error(`connect to redis://default:s3cret@redis.internal:6380 failed\n  at x\n${"y".repeat(900)}`),
     );
     expect(line).not.toContain("s3cret");
-    expect(line).toContain("redis://[redacted]@redis.internal:6379");
+    expect(line).toContain("redis://[redacted]@redis.internal:6380");
     expect(line).not.toContain("\n");
     expect(line.length).toBeLessThanOrEqual(500);
   });
