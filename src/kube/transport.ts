@@ -140,7 +140,8 @@ export function kubeAuth(kc: KubeConfig): KubeAuth {
 /**
  * What client-node's `Watch` is given: it reads the current cluster and authenticates its request
  * through `applySecurityAuthentication`, then sends the request's headers — so `accept` is set there,
- * after the credentials.
+ * after the credentials, and the User-Agent every other request of ours carries (the API server's
+ * audit log names a watch's client by it; fetch's own is `undici`).
  */
 class WatchConfig extends KubeConfig {
   constructor(
@@ -157,6 +158,7 @@ class WatchConfig extends KubeConfig {
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     await kubeAuth(this.source).authenticate(context);
     context.setHeaderParam("Accept", this.accept);
+    context.setHeaderParam("User-Agent", USER_AGENT);
   }
 }
 

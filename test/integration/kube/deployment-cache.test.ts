@@ -175,6 +175,18 @@ describe("the Deployment cache (list, then watch)", () => {
     expect(sim.requests().filter(isDeploymentRead)).toEqual([]);
   });
 
+  it("names unstuck as the client of its watch, as of every other request", async () => {
+    const { sim, cached } = await world();
+    await warm(sim, cached);
+    // A 1 s watch ends and is logged by the simulator, as an audit log would record it.
+    const watch = await eventually(
+      () => sim.requests().find((r) => r.path === DEPLOYMENTS && isWatch(r)),
+      5_000,
+      "a finished watch of the Deployments",
+    );
+    expect(watch.userAgent).toMatch(/^unstuck /);
+  });
+
   it("re-lists after 410 Gone and keeps answering what the API server holds", async () => {
     // No bookmark in time: the 1 s watch resumes from the list's revision, which is compacted.
     const { sim, cached, plain } = await world({ bookmarkIntervalMs: 600_000 });
