@@ -37,7 +37,15 @@ const argoOwnership = namespaceRule<never>({
  */
 function eachBlocker(rules: readonly BlockerRule[]): NamespaceRule {
   const byOrder = [...rules].sort((a, b) => a.order - b.order);
-  const linksOf = (b: Blocker, f: Facts) => new Map(rules.map((r) => [r, r.find(b, f)] as const));
+  // Found once per blocker of a diagnosis: its fixes read the links its chain was built from.
+  const found = new WeakMap<Facts, WeakMap<Blocker, Map<BlockerRule, readonly CauseLink[]>>>();
+  const linksOf = (b: Blocker, f: Facts) => {
+    let of = found.get(f);
+    if (of === undefined) found.set(f, (of = new WeakMap()));
+    let links = of.get(b);
+    if (links === undefined) of.set(b, (links = new Map(rules.map((r) => [r, r.find(b, f)] as const))));
+    return links;
+  };
   return {
     scope: "namespace",
     kinds: rules.flatMap((r) => r.kinds),
