@@ -107,35 +107,45 @@ const httpWithoutFetch: Plugin = {
 };
 
 /**
- * undici as it is used: its `Agent` and `ProxyAgent` (the connection pools, client-node's and
- * `src/kube/pool.ts`), the request API on every dispatcher (`dispatcher.request`,
- * `src/kube/transport.ts`), the global dispatcher, and `fetch` (client-node's `Watch`, the bot's
- * watches), loaded on its first call — for ES imports of `undici` (client-node's and ours). undici's
- * index is CommonJS and cannot be tree-shaken: it evaluates its fetch, WebSocket, EventSource,
- * cache, mock and interceptor modules on import, ~half of its start-up, which every terminal
- * command paid. Another name imported so fails the build (no such export), never the run; a
- * CommonJS `require("undici")` (Slack's Socket Mode client, its WebSocket) gets undici whole.
+ * undici as it is used, and only once it is: its `Agent` and `ProxyAgent` (the connection pools,
+ * client-node's and `src/kube/pool.ts`), the request API on every dispatcher (`dispatcher.request`,
+ * `src/kube/wire.ts`, through a proxy), the global dispatcher, and `fetch` (client-node's `Watch`,
+ * the bot's watches) — for ES imports of `undici` (client-node's and ours). Nothing of it is
+ * evaluated until one of them is first called or constructed: a terminal that reaches its cluster
+ * directly (Node's own client) never evaluates undici, whose load was a fifth of a cold CLI's
+ * start-up. undici's index is CommonJS and cannot be tree-shaken: it evaluates its fetch, WebSocket,
+ * EventSource, cache, mock and interceptor modules on import. Another name imported so fails the
+ * build (no such export), never the run; a CommonJS `require("undici")` (Slack's Socket Mode client,
+ * its WebSocket) gets undici whole.
  */
 const undiciAsUsed: Plugin = {
   name: "undici-as-used",
   setup(b) {
     b.onResolve({ filter: /^undici$/ }, (args) =>
-      args.kind === "import-statement" && args.namespace !== "unstuck-undici"
-        ? { path: "undici", namespace: "unstuck-undici" }
-        : undefined,
+      args.kind === "import-statement" ? { path: "undici", namespace: "unstuck-undici" } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "unstuck-undici" }, () => ({
       contents: [
-        'import Dispatcher from "undici/lib/dispatcher/dispatcher.js";',
-        'import api from "undici/lib/api/index.js";',
-        'import Agent from "undici/lib/dispatcher/agent.js";',
-        'import ProxyAgent from "undici/lib/dispatcher/proxy-agent.js";',
-        'import undiciGlobal from "undici/lib/global.js";',
+        "let loaded;",
+        "function undici() {",
+        "  if (loaded === undefined) {",
+        '    const Dispatcher = require("undici/lib/dispatcher/dispatcher.js");',
         // What undici's index does: the request API as methods of every dispatcher.
-        "Object.assign(Dispatcher.prototype, api);",
-        "export { Agent, ProxyAgent };",
-        "export const getGlobalDispatcher = undiciGlobal.getGlobalDispatcher;",
+        '    Object.assign(Dispatcher.prototype, require("undici/lib/api/index.js"));',
+        "    loaded = {",
+        '      Agent: require("undici/lib/dispatcher/agent.js"),',
+        '      ProxyAgent: require("undici/lib/dispatcher/proxy-agent.js"),',
+        '      global: require("undici/lib/global.js"),',
+        "    };",
+        "  }",
+        "  return loaded;",
+        "}",
+        // A constructor that returns an object gives that object: undici's own instance.
+        "export class Agent { constructor(options) { return new (undici().Agent)(options); } }",
+        "export class ProxyAgent { constructor(options) { return new (undici().ProxyAgent)(options); } }",
+        "export function getGlobalDispatcher() { return undici().global.getGlobalDispatcher(); }",
         "export function fetch(input, init) {",
+        "  undici();",
         '  return require("undici/lib/web/fetch/index.js").fetch(input, init);',
         "}",
       ].join("\n"),

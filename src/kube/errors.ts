@@ -168,9 +168,10 @@ function fromTransportError(
   server: string,
   details: CallDetails,
 ): UnstuckError {
-  // undici's fetch (client-node 2's generated APIs) rejects with `TypeError: fetch failed`, the
-  // socket error as its cause; undici's request (the adapter's reads) rejects with that error itself
-  // (`UND_ERR_SOCKET` "other side closed", `UND_ERR_CONNECT_TIMEOUT`, …). Both are the same outage.
+  // Node's client (the adapter's requests to a cluster it reaches directly) rejects with the socket
+  // error itself (`ECONNREFUSED`, `ECONNRESET`, …); undici's request (through a proxy) with its own
+  // (`UND_ERR_SOCKET` "other side closed", `UND_ERR_CONNECT_TIMEOUT`, …); undici's fetch (a watch)
+  // with `TypeError: fetch failed`, the socket error as its cause. All are the same outage.
   const code = obj(err).code ?? obj(obj(err).cause).code;
   const text = err instanceof Error ? err.message : String(err);
   if (typeof code === "string" && UNREACHABLE_CODES.has(code)) {

@@ -2,8 +2,8 @@
  * Transport: how a request reaches the API server. Owns authentication (the kubeconfig's token,
  * exec plugin, client certificate, CA, TLS server name and proxy, applied to every request), the
  * per-request deadline, the requests themselves — reads, plain-text logs and JSON patches, sent
- * with undici's `request` (gzip, the caller's give-up signal) — the identity a write carries, and
- * the configuration of watches. Connections come from `./pool.ts`; mapping failures to
+ * by `./wire.ts` (gzip, the caller's give-up signal) — the identity a write carries, and the
+ * configuration of watches. Connections come from `./pool.ts`; mapping failures to
  * `UnstuckError` is `./errors.ts`'s.
  *
  * What of client-node is used: `KubeConfig` (loading, credentials, TLS material), `Watch` and
@@ -11,18 +11,20 @@
  * nothing patched. Its `applySecurityAuthentication` builds a new undici `Agent` for every request
  * to a cluster with any TLS option — every real cluster — so each request would open its own
  * connection and TLS handshake; `applyToHTTPSOptions` resolves the credentials,
- * `createDispatcherOptions` says which dispatcher they need, the dispatcher itself is ours
- * (`./pool.ts`), and {@link KubeAuth} applies both to a request: ours, and a watch's through a
- * `KubeConfig` subclass overriding the public `applySecurityAuthentication`.
+ * `createDispatcherOptions` says which connection they need, the connection itself is ours
+ * (`./pool.ts`), and {@link KubeAuth} applies both to a request: ours (Node's own client, or undici
+ * through a proxy), and a watch's (undici's fetch) through a `KubeConfig` subclass overriding the
+ * public `applySecurityAuthentication`.
  */
 import type { AgentOptions, RequestOptions } from "node:https";
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { ApiException, type Cluster, KubeConfig, type RequestContext, Watch } from "@kubernetes/client-node";
-import { getGlobalDispatcher, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Json } from "./decode.js";
-import { poolFor, type DispatcherPool } from "./pool.js";
+import { poolFor, type Connection, type ConnectionPool } from "./pool.js";
+import { exchange, MAX_BODY_BYTES, type Answer } from "./wire.js";
 import type { WriteContext } from "./port.js";
 import type { OpenWatch } from "./watch-loop.js";
 
@@ -74,7 +76,7 @@ export function writeIdentity(write?: WriteContext): { fieldManager: string; use
   };
 }
 
-/** What a request's credentials are set on: client-node's `RequestContext` (a watch's) or our own. */
+/** What a watch's credentials are set on: client-node's `RequestContext`. */
 export interface AuthTarget {
   setHeaderParam(key: string, value: string): void;
   setDispatcher(dispatcher: Dispatcher): void;
@@ -82,32 +84,45 @@ export interface AuthTarget {
 
 /**
  * A kubeconfig's credentials on a request, as client-node's own `applySecurityAuthentication`
- * sets them (Basic auth, then the token or exec plugin's headers, `Impersonate-User`), with the
- * pooled dispatcher for the request's TLS options instead of a new one per request.
+ * sets them (Basic auth, then the token or exec plugin's headers, `Impersonate-User`), with a
+ * pooled connection for the request's TLS options instead of a new one per request.
  */
 export class KubeAuth {
   constructor(
     private readonly kc: KubeConfig,
-    private readonly pool: DispatcherPool,
+    private readonly pool: ConnectionPool,
   ) {}
 
-  /** Sets the credentials' headers and dispatcher on `context`; the dispatcher (if any) is returned. */
-  async authenticate(context: AuthTarget): Promise<Dispatcher | undefined> {
+  /** The headers and pooled connection of one of the adapter's requests. */
+  async connect(): Promise<{ headers: Record<string, string>; connection: Connection }> {
+    const { cluster, headers, tls } = await this.credentials();
+    return { headers, connection: await this.pool.connectionFor(cluster, tls) };
+  }
+
+  /** Sets the credentials' headers and undici dispatcher on a watch's `context`. */
+  async authenticate(context: AuthTarget): Promise<void> {
+    const { cluster, headers, tls } = await this.credentials();
+    for (const [key, value] of Object.entries(headers)) context.setHeaderParam(key, value);
+    const dispatcher = await this.pool.dispatcherFor(cluster, tls);
+    if (dispatcher !== undefined) context.setDispatcher(dispatcher);
+  }
+
+  private async credentials(): Promise<{
+    cluster: Cluster | null;
+    headers: Record<string, string>;
+    tls: AgentOptions;
+  }> {
     const cluster = this.kc.getCurrentCluster();
     const user = this.kc.getCurrentUser();
     // Public: the credentials and TLS material as https options (it also keeps one unused
     // `https.Agent` per cluster and user in the KubeConfig's own cache; it never connects).
     const options: RequestOptions = {};
     await this.kc.applyToHTTPSOptions(options);
-    if (user?.username) {
-      const basic = Buffer.from(`${user.username}:${String(user.password)}`).toString("base64");
-      context.setHeaderParam("Authorization", `Basic ${basic}`);
-    }
-    for (const [key, value] of Object.entries(options.headers ?? {}))
-      context.setHeaderParam(key, String(value));
-    const dispatcher = await this.pool.dispatcherFor(cluster, tlsOptions(options));
-    if (dispatcher !== undefined) context.setDispatcher(dispatcher);
-    return dispatcher;
+    const headers: Record<string, string> = {};
+    if (user?.username)
+      headers.Authorization = `Basic ${Buffer.from(`${user.username}:${String(user.password)}`).toString("base64")}`;
+    for (const [key, value] of Object.entries(options.headers ?? {})) headers[key] = String(value);
+    return { cluster, headers, tls: tlsOptions(options) };
   }
 }
 
@@ -194,11 +209,8 @@ export function openWatch(kc: KubeConfig, accept: string, path: string): OpenWat
 
 const gunzipAsync = promisify(gunzip);
 
-/** Largest decompressed answer read (a list page of 500 full objects is a few MiB). */
-const MAX_BODY_BYTES = 512 * 1024 * 1024;
-
-/** undici's response headers (a repeated header is an array) as one string each, as fetch gives them. */
-function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+/** Response headers (a repeated header is an array) as one string each, as fetch gives them. */
+function flatHeaders(headers: Answer["headers"]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers))
     if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
@@ -219,7 +231,7 @@ interface Outgoing {
 /**
  * Object access by resource path, with the kubeconfig's server and pooled credentials: every read
  * and write the adapter makes. A request is authenticated by {@link KubeAuth} (the pooled
- * dispatcher) and sent with undici's `request`; the answer is read here, not by the library's
+ * connection) and sent by `./wire.ts`; the answer is read here, not by the library's
  * generated clients — their model classes (~1,000 modules) and serializer were the larger part of
  * a cold CLI's start-up and of a diagnosis's CPU, and their list processing once dropped a list's
  * `metadata.continue`. A non-2xx answer rejects with the library's `ApiException`, the status, the
@@ -275,21 +287,14 @@ export class ResourceApi {
   }
 
   /**
-   * One request; its 2xx body as text. A diagnosis is ~170 of these at once: undici's `request`
-   * rather than `fetch`, whose WHATWG streams and header objects were the largest share of the
-   * client's own CPU per diagnosis.
+   * One request; its 2xx body as text. A diagnosis is ~170 of these at once: Node's own client (or
+   * undici's `request` through a proxy, `./wire.ts`) rather than `fetch`, whose WHATWG streams and
+   * header objects were the largest share of the client's own CPU per diagnosis.
    */
   private async send(req: Outgoing): Promise<string> {
     const url = new URL(this.server + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    const authHeaders: Record<string, string> = {};
-    const dispatcher = await this.auth.authenticate({
-      setHeaderParam: (key, value) => {
-        authHeaders[key] = value;
-      },
-      // The pooled dispatcher is also returned, and passed to `request` below.
-      setDispatcher: () => undefined,
-    });
+    const { headers: auth, connection } = await this.auth.connect();
     // gzip offered as client-go offers it: kube-apiserver compresses answers of 128 KiB and more
     // (big lists, the aggregated discovery of a CRD-heavy cluster) — what a terminal far from its
     // cluster waits on.
@@ -300,12 +305,10 @@ export class ResourceApi {
       ...(req.contentType !== undefined ? { "content-type": req.contentType } : {}),
     };
     // As fetch's Headers would: surrounding whitespace dropped (a token file read with its newline is
-    // still the token; undici's request refuses such a value where fetch trimmed it).
-    for (const [k, v] of Object.entries(authHeaders)) headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
-    // No dispatcher of its own (a plain-HTTP cluster, no proxy): undici's global one, as `request` uses.
-    const res = await (dispatcher ?? getGlobalDispatcher()).request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+    // still the token; Node's and undici's clients refuse such a value where fetch trimmed it).
+    for (const [k, v] of Object.entries(auth)) headers[k] = v.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    const res = await exchange(connection, {
+      url,
       method: req.method,
       headers,
       signal: AbortSignal.timeout(this.timeoutMs),
@@ -325,17 +328,16 @@ export class ResourceApi {
 }
 
 /** An answer's body as text, gunzipped when the server compressed it (bounded by {@link MAX_BODY_BYTES}). */
-async function bodyText(res: Dispatcher.ResponseData, ok: boolean, path: string): Promise<string> {
+async function bodyText(res: Answer, ok: boolean, path: string): Promise<string> {
   const encoding = String(res.headers["content-encoding"] ?? "")
     .trim()
     .toLowerCase();
-  if (encoding === "" || encoding === "identity") return res.body.text();
-  const bytes = Buffer.from(await res.body.arrayBuffer());
+  if (encoding === "" || encoding === "identity") return res.body.toString("utf8");
   try {
     if (encoding !== "gzip" && encoding !== "x-gzip") throw new Error(`not asked for: ${encoding}`);
-    return bytes.length === 0
+    return res.body.length === 0
       ? ""
-      : (await gunzipAsync(bytes, { maxOutputLength: MAX_BODY_BYTES })).toString("utf8");
+      : (await gunzipAsync(res.body, { maxOutputLength: MAX_BODY_BYTES })).toString("utf8");
   } catch (err) {
     const why = `a body with Content-Encoding ${encoding} that could not be decoded (${err instanceof Error ? err.message : String(err)})`;
     // An error answer keeps its status (a proxy's 503 with a broken body is still retried, a 403

@@ -15,10 +15,17 @@ import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 
 const run = promisify(execFile);
 
-/** Records the package of every module the process resolves; prints them on exit. */
+/**
+ * Records the package of every module the process resolves, and counts the HTTP requests Node's own
+ * client and undici start (their diagnostics channels); prints both on exit.
+ */
 const HOOK = `
 import { registerHooks } from "node:module";
+import { subscribe } from "node:diagnostics_channel";
 const seen = new Set();
+const sent = { node: 0, undici: 0 };
+subscribe("http.client.request.start", () => sent.node++);
+subscribe("undici:request:create", () => sent.undici++);
 registerHooks({
   resolve(specifier, context, next) {
     const r = next(specifier, context);
@@ -27,7 +34,10 @@ registerHooks({
     return r;
   },
 });
-process.on("exit", () => process.stderr.write("LOADED " + [...seen].sort().join(",") + "\\n"));
+process.on("exit", () => {
+  process.stderr.write("LOADED " + [...seen].sort().join(",") + "\\n");
+  process.stderr.write("SENT " + JSON.stringify(sent) + "\\n");
+});
 `;
 
 const NEVER = ["@slack/bolt", "@slack/web-api", "bullmq", "ioredis", "prom-client"];
@@ -64,7 +74,7 @@ describe("what the terminal form loads", () => {
   async function cli(
     args: readonly string[],
     env: Record<string, string> = {},
-  ): Promise<{ out: string; loaded: string[] }> {
+  ): Promise<{ out: string; loaded: string[]; sent: { node: number; undici: number } }> {
     const { stdout, stderr } = await run(
       process.execPath,
       ["--import", hook, "--import", "tsx", "src/cli.ts", ...args],
@@ -78,7 +88,12 @@ describe("what the terminal form loads", () => {
       .slice("LOADED ".length)
       .split(",")
       .filter((p) => p !== "");
-    return { out: stdout, loaded };
+    const sent = stderr.split("\n").find((l) => l.startsWith("SENT ")) ?? "SENT {}";
+    return {
+      out: stdout,
+      loaded,
+      sent: JSON.parse(sent.slice("SENT ".length)) as { node: number; undici: number },
+    };
   }
 
   it("help loads no Kubernetes, AWS, Slack, BullMQ or Redis client", async () => {
@@ -109,6 +124,17 @@ describe("what the terminal form loads", () => {
     expect(loaded).toContain("@kubernetes/client-node");
     for (const p of NEVER) expect(loaded).not.toContain(p);
     expect(loaded.filter((p) => p.startsWith("@aws-sdk/"))).toEqual([]);
+  }, 60_000);
+
+  it("ns sends every request to a cluster it reaches directly through Node's own client, none through undici", async () => {
+    // undici (its evaluation was a fifth of a cold CLI's start-up) is for a cluster behind a proxy
+    // and for the bot's watches; the built terminal never evaluates it (src/kube/pool.ts).
+    const { out, sent } = await cli(["ns", "plain", "--json", "--kubeconfig", kubeconfig]);
+    expect((JSON.parse(out) as { blockers: { name: string }[] }).blockers.map((b) => b.name)).toEqual([
+      "held",
+    ]);
+    expect(sent.node).toBeGreaterThanOrEqual(3);
+    expect(sent.undici).toBe(0);
   }, 60_000);
 
   it("--json into a pipe is one compact line, the same answer a terminal gets indented", async () => {
