@@ -88,19 +88,36 @@ export interface KubeAdapterOptions {
  * proves the address, the TLS trust and the credentials without needing any RBAC grant.
  */
 export async function kubeVersion(kc: KubeConfig, timeoutMs: number): Promise<string> {
-  const server = kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)";
   try {
     return str((await new ResourceApi(kc, timeoutMs).getJson("/version")).gitVersion);
   } catch (err) {
-    throw mapKubeError(err, { verb: "get", resource: "/version" }, server, timeoutMs);
+    throw mapKubeError(err, { verb: "get", resource: "/version" }, serverLabel(kc), timeoutMs);
   }
+}
+
+/**
+ * The API server as errors name it: its address, and the proxy in between when the kubeconfig
+ * names one (an unreachable proxy is not an unreachable cluster), without the proxy's credentials.
+ */
+export function serverLabel(kc: KubeConfig): string {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) return "(no cluster in kubeconfig)";
+  if (!cluster.proxyUrl) return cluster.server;
+  let proxy = "(an unreadable proxy-url)";
+  try {
+    const u = new URL(cluster.proxyUrl);
+    proxy = `${u.protocol}//${u.host}`;
+  } catch {
+    // named, not quoted: an address that does not parse may still hold a secret
+  }
+  return `${cluster.server} through the proxy ${proxy}`;
 }
 
 /** The transport and request policy of an adapter built from `kc` with `options`. */
 function kubeRequests(kc: KubeConfig, options: KubeAdapterOptions): KubeRequests {
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
   return {
-    server: kc.getCurrentCluster()?.server ?? "(no cluster in kubeconfig)",
+    server: serverLabel(kc),
     timeoutMs,
     raw: new ResourceApi(kc, timeoutMs),
     limiter:
