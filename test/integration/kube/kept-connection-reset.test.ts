@@ -102,6 +102,6 @@ describe("kube adapter: a kept connection reset as it is reused", () => {
     expect(resets).toBe(1);
     expect((failed as Error | undefined)?.message).toMatch(/Cannot reach the Kubernetes API server/);
     expect(sim.requests().filter((r) => r.method === "PATCH")).toEqual([]);
-    expect(sim.store.get("v1", "ConfigMap", NS, "held")?.metadata.finalizers).toEqual(["example.com/hold"]);
+    expect(sim.store.get("v1", "ConfigMap", NS, "held")?.metadata?.finalizers).toEqual(["example.com/hold"]);
   });
 });
