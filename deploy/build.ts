@@ -75,31 +75,44 @@ const zodForSimulators: Plugin = {
 };
 
 /**
- * `node:http` read through `require`, not imported as an ES module. Node builds an ES module's view
- * of a built-in by reading every export, and `http`'s lazy exports (the `fetch` family) load Node's
- * own copy of undici: +23 ms on every start, paid by client-node's `import http from "node:http"`
- * although nothing here uses them. The view below exports `http` as its default and every export
- * that is a plain value (read at build time), and never touches the lazy ones.
+ * Node's built-ins that are costly as ES modules, read through `require` instead. Node builds an ES
+ * module's view of a built-in by reading every export, and some exports are lazy: `http`'s (the
+ * `fetch` family) load Node's own copy of undici (+23 ms on every start, paid by client-node's
+ * `import http from "node:http"`); `crypto`'s load Web Crypto, `fs`'s its promises API with readline
+ * and the REPL's history, `util`'s, `net`'s and `process`'s their own; a view costs up to 10 ms
+ * where `require` costs nothing.
+ * The view below exports the module as its default and every export that is a plain value (read at
+ * build time), and never touches the lazy ones; a lazy export imported by name fails the build.
  */
-const httpWithoutFetch: Plugin = {
-  name: "http-without-fetch",
+const BUILTINS_THROUGH_REQUIRE = ["http", "crypto", "fs", "util", "net", "process"] as const;
+/**
+ * The AWS SDK imports lazy exports by name (`fs.promises`, `crypto.getRandomValues`); it keeps Node's
+ * ES view, evaluated only when a command calls AWS (the SDK itself is loaded then).
+ */
+const LAZY_EXPORT_IMPORTERS = /node_modules[\\/](@smithy|@aws-sdk)[\\/]/;
+
+const builtinsThroughRequire: Plugin = {
+  name: "builtins-through-require",
   setup(b) {
-    const http = createRequire(import.meta.url)("node:http") as object;
-    const plain = Object.entries(Object.getOwnPropertyDescriptors(http))
-      .filter(([name, d]) => d.get === undefined && /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default")
-      .map(([name]) => name);
+    const load = createRequire(import.meta.url);
+    const plainExports = (name: string): string[] =>
+      Object.entries(Object.getOwnPropertyDescriptors(load(`node:${name}`) as object))
+        .filter(([key, d]) => d.get === undefined && /^[A-Za-z_$][\w$]*$/.test(key) && key !== "default")
+        .map(([key]) => key);
+    const filter = new RegExp(`^(node:)?(${BUILTINS_THROUGH_REQUIRE.join("|")})$`);
     // Only ES imports: a bundled CommonJS `require("node:http")` stays Node's own `require`.
-    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
-      args.kind === "import-statement" || args.kind === "dynamic-import"
-        ? { path: "node:http", namespace: "unstuck-http" }
+    b.onResolve({ filter }, (args) =>
+      (args.kind === "import-statement" || args.kind === "dynamic-import") &&
+      !LAZY_EXPORT_IMPORTERS.test(args.importer)
+        ? { path: `node:${args.path.replace(/^node:/, "")}`, namespace: "unstuck-builtin" }
         : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: "unstuck-http" }, () => ({
+    b.onLoad({ filter: /.*/, namespace: "unstuck-builtin" }, (args) => ({
       contents: [
         'import { createRequire } from "node:module";',
-        'const http = createRequire(import.meta.url)("node:http");',
-        "export default http;",
-        `export const { ${plain.join(", ")} } = http;`,
+        `const builtin = createRequire(import.meta.url)(${JSON.stringify(args.path)});`,
+        "export default builtin;",
+        `export const { ${plainExports(args.path.replace(/^node:/, "")).join(", ")} } = builtin;`,
       ].join("\n"),
       loader: "js",
     }));
@@ -311,7 +324,7 @@ try {
     plugins: [
       sandboxAtRunTime,
       clientNodeWithoutSideEffects,
-      httpWithoutFetch,
+      builtinsThroughRequire,
       undiciAsUsed,
       zodForSimulators,
     ],
