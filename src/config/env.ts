@@ -16,6 +16,27 @@ const idList = z.pipe(
   ),
 );
 
+/** An IPv4 address in dotted-quad form, or an IPv6 address (as the URL parser reads one). */
+function isIpAddress(host: string): boolean {
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(host)) return host.split(".").every((octet) => Number(octet) <= 255);
+  if (!host.includes(":")) return false;
+  try {
+    new URL(`http://[${host}]/`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What `dns.Resolver#setServers` takes: `ip`, `ipv4:port`, `ipv6` or `[ipv6]:port`. */
+function isResolverAddress(server: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server);
+  if (bracketed) return isIpAddress(bracketed[1] ?? "") && Number(bracketed[2] ?? 0) <= 65535;
+  if (isIpAddress(server)) return true;
+  const withPort = /^([\d.]+):(\d{1,5})$/.exec(server);
+  return withPort !== null && isIpAddress(withPort[1] ?? "") && Number(withPort[2]) <= 65535;
+}
+
 const EnvSchema = z.object({
   SLACK_BOT_TOKEN: z.optional(z.string()),
   SLACK_SIGNING_SECRET: z.optional(z.string()),
@@ -39,7 +60,12 @@ const EnvSchema = z.object({
     "redis://127.0.0.1:6379",
   ),
   /** DNS servers (`host[:port]`, comma-separated) the path waits resolve through; default: the system's. */
-  UNSTUCK_DNS_RESOLVERS: idList,
+  UNSTUCK_DNS_RESOLVERS: idList.check(
+    z.refine(
+      (servers) => servers.every(isResolverAddress),
+      "each DNS resolver is an IP address, optionally with a port (e.g. 10.0.0.2, 10.0.0.2:53 or [fd00::2]:53)",
+    ),
+  ),
   /** Send the path waits' HTTP probes to this base URL with the hostname as Host (a proxy; the sandbox's front). */
   UNSTUCK_HTTP_PROBE_VIA: z.optional(z.url()),
   /** Paths probed on each repaired hostname after a repair (comma-separated, default `/`). */

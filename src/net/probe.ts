@@ -9,10 +9,16 @@
  * to `httpVia` instead, with the URL's host in the `Host` header: the simulated world's HTTP front
  * routes by `Host` exactly this way.
  */
-import { Resolver } from "node:dns/promises";
+import type { Resolver } from "node:dns/promises";
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { createRequire } from "node:module";
 import type { EdgeProbe, HttpResult } from "./port.js";
+
+/**
+ * `node:dns/promises` and `node:https` (TLS) when a probe is first made: every process builds the
+ * probe, and most never probe (a terminal's `ns`).
+ */
+const load = createRequire(import.meta.url);
 
 export interface EdgeProbeOptions {
   /**
@@ -64,21 +70,26 @@ async function lookup(
 /** Builds the probe. Construct once per process; it holds no connections between calls. */
 export function createEdgeProbe(options: EdgeProbeOptions = {}): EdgeProbe {
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
-  const resolver = new Resolver({ timeout: timeoutMs, tries: 2 });
-  if (options.resolvers !== undefined && options.resolvers.length > 0) {
-    resolver.setServers([...options.resolvers]);
-  }
+  let made: Resolver | undefined;
+  const resolver = (): Resolver => {
+    if (made !== undefined) return made;
+    const dns = load("node:dns/promises") as typeof import("node:dns/promises");
+    made = new dns.Resolver({ timeout: timeoutMs, tries: 2 });
+    if (options.resolvers !== undefined && options.resolvers.length > 0)
+      made.setServers([...options.resolvers]);
+    return made;
+  };
   const via = options.httpVia !== undefined ? new URL(options.httpVia) : undefined;
 
   return {
     async resolve(name) {
       const bare = name.trim().replace(/\.$/, "");
-      const v4 = await lookup(resolver, bare, 4);
+      const v4 = await lookup(resolver(), bare, 4);
       if (Array.isArray(v4)) return { kind: "addresses", addresses: v4 };
       if (v4 === "nxdomain") return { kind: "nxdomain" };
       if (v4 !== "nodata") return { kind: "error", message: v4.error };
       // The name exists; an IPv6-only name still resolves.
-      const v6 = await lookup(resolver, bare, 6);
+      const v6 = await lookup(resolver(), bare, 6);
       if (Array.isArray(v6)) return { kind: "addresses", addresses: v6 };
       if (v6 === "nxdomain") return { kind: "nxdomain" };
       if (v6 === "nodata") return { kind: "addresses", addresses: [] };
@@ -97,7 +108,10 @@ export function createEdgeProbe(options: EdgeProbeOptions = {}): EdgeProbe {
       }
       const limit = opts.timeoutMs ?? timeoutMs;
       const connectTo = via ? new URL(`${target.pathname}${target.search}`, via) : target;
-      const send = connectTo.protocol === "https:" ? httpsRequest : httpRequest;
+      const send =
+        connectTo.protocol === "https:"
+          ? (load("node:https") as typeof import("node:https")).request
+          : httpRequest;
       return new Promise<HttpResult>((resolve) => {
         let req: ClientRequest;
         try {

@@ -34,6 +34,16 @@ describe("loadConfig", () => {
     expect(c.approvers).toEqual(["U1", "S2"]);
   });
 
+  it("takes DNS resolvers as addresses with or without a port", () => {
+    const servers = "10.0.0.2, 10.0.0.3:5353 fd00::2 [fd00::3]:53";
+    expect(loadConfig({ UNSTUCK_DNS_RESOLVERS: servers }).edgeProbe.resolvers).toEqual([
+      "10.0.0.2",
+      "10.0.0.3:5353",
+      "fd00::2",
+      "[fd00::3]:53",
+    ]);
+  });
+
   it.each([
     ["PORT", "http"],
     ["SLACK_API_URL", "not a url"],
@@ -41,7 +51,11 @@ describe("loadConfig", () => {
     ["UNSTUCK_REQUEST_TTL_SECONDS", "5"],
     ["UNSTUCK_CLUSTER_NAME", "bad name!"],
     ["UNSTUCK_APPROVAL_KEY", "x".repeat(31)],
-  ])("names %s when its value is invalid", (variable, value) => {
+    ["UNSTUCK_DNS_RESOLVERS", "10.0.0.2, dns.internal"],
+    ["UNSTUCK_DNS_RESOLVERS", "10.0.0.2:99999"],
+    ["UNSTUCK_DNS_RESOLVERS", "10.0.0.256"],
+    ["UNSTUCK_DNS_RESOLVERS", "[fd00::zz]:53"],
+  ])("names %s when its value is invalid (%s)", (variable, value) => {
     const err = configError(() => loadConfig({ [variable]: value }));
     expect(err.code).toBe(ErrorCode.Config);
     expect(err.message).toContain(variable);
