@@ -14,7 +14,7 @@ import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { diagnoseNamespace } from "./diagnosis/diagnose.js";
 import { delay } from "./util/concurrency.js";
-import { createLogger } from "./log.js";
+import { silentLogger } from "./log-silent.js";
 import { renderText } from "./render/text.js";
 import { RedisKeys } from "./redis/keys.js";
 
@@ -131,12 +131,11 @@ export async function runCli(
     }
     const { loadConfig } = await import("./config.js");
     const config = loadConfig(kubeconfig !== undefined ? { ...env, KUBECONFIG: kubeconfig } : env);
-    // Logs go to stderr and are off unless asked for, so `--json` output stays machine-readable.
-    const log = createLogger({
-      level: env.UNSTUCK_LOG_LEVEL ? config.logLevel : "silent",
-      name: "unstuck-cli",
-      fd: 2,
-    });
+    // Logs go to stderr and are off unless asked for, so `--json` output stays machine-readable;
+    // pino is loaded only when they are.
+    const log = env.UNSTUCK_LOG_LEVEL
+      ? (await import("./log.js")).createLogger({ level: config.logLevel, name: "unstuck-cli", fd: 2 })
+      : silentLogger();
     const { createServices } = await import("./services.js");
     const base = createServices(config, log);
     // `approvals` and `audit` read the bot's Redis; nothing else in the terminal needs it.

@@ -40,7 +40,4 @@ export function createLogger(
   );
 }
 
-/** A logger that drops everything, for tests and the CLI's quiet mode. */
-export function silentLogger(): Logger {
-  return pino({ level: "silent" });
-}
+export { silentLogger } from "./log-silent.js";

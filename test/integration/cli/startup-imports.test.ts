@@ -74,7 +74,7 @@ describe("what the terminal form loads", () => {
   async function cli(
     args: readonly string[],
     env: Record<string, string> = {},
-  ): Promise<{ out: string; loaded: string[]; sent: { node: number; undici: number } }> {
+  ): Promise<{ out: string; err: string; loaded: string[]; sent: { node: number; undici: number } }> {
     const { stdout, stderr } = await run(
       process.execPath,
       ["--import", hook, "--import", "tsx", "src/cli.ts", ...args],
@@ -91,6 +91,7 @@ describe("what the terminal form loads", () => {
     const sent = stderr.split("\n").find((l) => l.startsWith("SENT ")) ?? "SENT {}";
     return {
       out: stdout,
+      err: stderr,
       loaded,
       sent: JSON.parse(sent.slice("SENT ".length)) as { node: number; undici: number },
     };
@@ -135,6 +136,27 @@ describe("what the terminal form loads", () => {
     ]);
     expect(sent.node).toBeGreaterThanOrEqual(3);
     expect(sent.undici).toBe(0);
+  }, 60_000);
+
+  it("ns loads pino only when a log level is asked for, and then logs to stderr", async () => {
+    const quiet = await cli(["ns", "plain", "--json", "--kubeconfig", kubeconfig]);
+    expect(quiet.loaded).not.toContain("pino");
+    expect(quiet.err.split("\n").filter((l) => l.startsWith("{"))).toEqual([]);
+    // One throttled request: its retry is a debug line.
+    sim.setFaults({ throttle: { count: 1, retryAfterSeconds: 0 } });
+    const logged = await cli(["ns", "plain", "--json", "--kubeconfig", kubeconfig], {
+      UNSTUCK_LOG_LEVEL: "debug",
+    }).finally(() => sim.setFaults({}));
+    expect(logged.loaded).toContain("pino");
+    const lines = logged.err
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as { msg?: string; level?: string });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: "debug", msg: "retrying kube request", verb: "get" }),
+    );
+    // The answer is the same either way, on stdout alone.
+    expect((JSON.parse(logged.out) as { blockers: unknown[] }).blockers).toHaveLength(1);
   }, 60_000);
 
   it("--json into a pipe is one compact line, the same answer a terminal gets indented", async () => {
