@@ -75,7 +75,7 @@ export async function callKube<T>(k: KubeRequests, ctx: CallContext, op: () => P
           ? Math.min(retryAfter, k.maxRetryAfterSeconds) * 1000
           : 100 * 2 ** (attempt - 1);
       if (mapped.code === ErrorCode.Throttled) k.limiter.holdFor(waitMs);
-      k.log?.debug({ ...ctx, attempt, waitMs, code: mapped.code }, "retrying kube request");
+      k.log?.debug({ ...logFields(ctx), attempt, waitMs, code: mapped.code }, "retrying kube request");
       await k.sleep(waitMs);
     }
   }
@@ -162,7 +162,10 @@ export async function listAll<T>(k: KubeRequests, ctx: CallContext, page: ListPa
     } catch (err) {
       const expired = err instanceof UnstuckError && err.details.status === 410 && cont !== undefined;
       if (!expired || limit === undefined) throw err;
-      k.log?.debug({ ...ctx, attempt, items: items.length }, "list continue token expired; restarting");
+      k.log?.debug(
+        { ...logFields(ctx), attempt, items: items.length },
+        "list continue token expired; restarting",
+      );
     }
   }
 }
@@ -185,4 +188,13 @@ export async function listPath(
       cont: str(obj(list.metadata).continue) || undefined,
     };
   });
+}
+
+/**
+ * A call's context as log fields: the object's name as `object`, since `name` is the logger's own
+ * (a second `name` key in one JSON line would hide which process wrote it).
+ */
+function logFields(ctx: CallContext): Record<string, string> {
+  const { name, ...rest } = ctx;
+  return name !== undefined ? { ...rest, object: name } : rest;
 }

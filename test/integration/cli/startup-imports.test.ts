@@ -151,9 +151,15 @@ describe("what the terminal form loads", () => {
     const lines = logged.err
       .split("\n")
       .filter((l) => l.startsWith("{"))
-      .map((l) => JSON.parse(l) as { msg?: string; level?: string });
+      .map((l) => JSON.parse(l) as { name?: string; msg?: string; level?: string });
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: "debug", msg: "retrying kube request", verb: "get" }),
+      expect.objectContaining({
+        name: "unstuck-cli",
+        level: "debug",
+        msg: "retrying kube request",
+        verb: "get",
+        object: "plain",
+      }),
     );
     // The answer is the same either way, on stdout alone.
     expect((JSON.parse(logged.out) as { blockers: unknown[] }).blockers).toHaveLength(1);
