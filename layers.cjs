@@ -67,7 +67,12 @@ const LAYERS = [
   {
     name: "foundation",
     says: "configuration, errors, logging, utilities, keys",
-    patterns: ["src/{config,errors,log,early-signals}.ts", "src/config/", "src/util/", "src/trust/"],
+    patterns: [
+      "src/{config,errors,log,log-silent,early-signals}.ts",
+      "src/config/",
+      "src/util/",
+      "src/trust/",
+    ],
   },
 ];
 
