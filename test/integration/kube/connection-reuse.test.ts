@@ -5,21 +5,18 @@
  * its own connection — on a real cluster its own TLS handshake. Counted at a TCP proxy in front of
  * the simulator.
  */
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_KUBE_CONCURRENCY } from "../../../src/kube/limiter.js";
 import { createKubeAdapter, loadKubeConfig } from "../../../src/kube/client-node-adapter.js";
 import { createNamespaceWatchIo } from "../../../src/kube/namespace-watch.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { startTcpProxy, type TcpProxy } from "../../helpers/tcp-proxy.js";
 
 const NS = "reuse";
 
 describe("kube adapter: connections kept alive", () => {
   let sim: KubeSim;
-  let proxy: Server;
-  let connections = 0;
-  const sockets = new Set<Socket>();
+  let proxy: TcpProxy;
   let kubeconfig: string;
 
   beforeAll(async () => {
@@ -28,29 +25,14 @@ describe("kube adapter: connections kept alive", () => {
     for (let i = 0; i < 5; i++) {
       sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: `cm-${i}`, namespace: NS } });
     }
-    const target = new URL(sim.url);
-    proxy = createServer((client) => {
-      connections++;
-      const upstream = connect(Number(target.port), target.hostname);
-      sockets.add(client).add(upstream);
-      client.pipe(upstream).pipe(client);
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on("close", end).on("error", end);
-      upstream.on("close", end).on("error", end);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    const port = (proxy.address() as AddressInfo).port;
-    kubeconfig = sim.kubeconfig().replace(sim.url, `http://127.0.0.1:${port}`);
-    expect(kubeconfig).toContain(`127.0.0.1:${port}`);
+    proxy = await startTcpProxy(sim.url);
+    kubeconfig = sim.kubeconfig().replace(sim.url, proxy.url);
+    expect(kubeconfig).toContain(proxy.url);
     expect(loadKubeConfig({ text: kubeconfig }).getCurrentCluster()?.skipTLSVerify).toBe(true);
   });
 
   afterAll(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((resolve) => proxy.close(resolve));
+    await proxy.close();
     await sim.stop();
   });
 
@@ -59,22 +41,22 @@ describe("kube adapter: connections kept alive", () => {
     const type = (await kube.discover()).resources.find((t) => t.group === "" && t.resource === "configmaps");
     expect(type).toBeDefined();
     if (type === undefined) return;
-    connections = 0;
+    proxy.connections = 0;
     // Five of the test's own and the namespace's CA bundle (`kube-root-ca.crt`).
     for (let i = 0; i < 60; i++) expect(await kube.listObjects(type, NS)).toHaveLength(6);
     // Discovery's connections carry on (a second may open once, when the next request is sent
-    // before undici has the first socket back); one per request without the pool.
-    expect(connections).toBeLessThanOrEqual(2);
-    connections = 0;
+    // before the client has the first socket back); one per request without the pool.
+    expect(proxy.connections).toBeLessThanOrEqual(2);
+    proxy.connections = 0;
     await Promise.all(Array.from({ length: 2 * DEFAULT_KUBE_CONCURRENCY }, () => kube.listObjects(type, NS)));
     // About the bound (the same hand-back race may add a few); one per request without the pool.
-    expect(connections).toBeLessThanOrEqual(DEFAULT_KUBE_CONCURRENCY + 4);
+    expect(proxy.connections).toBeLessThanOrEqual(DEFAULT_KUBE_CONCURRENCY + 4);
   });
 
   it("the namespace watcher's lists reuse their connection too", async () => {
     const io = createNamespaceWatchIo(kubeconfig);
-    connections = 0;
+    proxy.connections = 0;
     for (let i = 0; i < 20; i++) expect((await io.list()).items.some((n) => n.name === NS)).toBe(true);
-    expect(connections).toBeLessThanOrEqual(2);
+    expect(proxy.connections).toBeLessThanOrEqual(2);
   });
 });

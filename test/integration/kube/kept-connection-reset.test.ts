@@ -5,30 +5,18 @@
  * Staged with a TCP proxy in front of the simulator that resets every connection on its second
  * request.
  */
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
-import type { ResourceType } from "../../../src/kube/types.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { startTcpProxy, type TcpProxy } from "../../helpers/tcp-proxy.js";
 
 const NS = "kept";
-const CONFIGMAPS: ResourceType = {
-  group: "",
-  version: "v1",
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  resource: "configmaps",
-  namespaced: true,
-  verbs: ["get", "list", "patch"],
-};
 
 describe("kube adapter: a kept connection reset as it is reused", () => {
   let sim: KubeSim;
-  let proxy: Server;
+  let proxy: TcpProxy;
   let kubeconfig: string;
   let resets = 0;
-  const sockets = new Set<Socket>();
 
   beforeAll(async () => {
     sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
@@ -38,37 +26,22 @@ describe("kube adapter: a kept connection reset as it is reused", () => {
       kind: "ConfigMap",
       metadata: { name: "held", namespace: NS, finalizers: ["example.com/hold"] },
     });
-    const target = new URL(sim.url);
-    proxy = createServer((client) => {
-      let requests = 0;
-      const upstream = connect(Number(target.port), target.hostname);
-      sockets.add(client).add(upstream);
-      client.on("data", (chunk: Buffer) => {
-        if (/^(GET|PATCH) /.test(chunk.toString("latin1", 0, 6))) requests++;
-        if (requests >= 2) {
+    proxy = await startTcpProxy(sim.url, {
+      cut: () => {
+        let requests = 0;
+        return (chunk) => {
+          if (/^(GET|PATCH) /.test(chunk.toString("latin1", 0, 6))) requests++;
+          if (requests < 2) return false;
           resets++;
-          client.resetAndDestroy();
-          upstream.destroy();
-          return;
-        }
-        upstream.write(chunk);
-      });
-      upstream.pipe(client);
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on("close", end).on("error", end);
-      upstream.on("close", end).on("error", end);
+          return true;
+        };
+      },
     });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    const port = (proxy.address() as AddressInfo).port;
-    kubeconfig = sim.kubeconfig().replace(sim.url, `http://127.0.0.1:${port}`);
+    kubeconfig = sim.kubeconfig().replace(sim.url, proxy.url);
   });
 
   afterAll(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((resolve) => proxy.close(resolve));
+    await proxy.close();
     await sim.stop();
   });
 
@@ -81,15 +54,20 @@ describe("kube adapter: a kept connection reset as it is reused", () => {
   });
 
   it("does not send a write again: it fails as unreachable, and was never applied", async () => {
+    // The type from discovery, read directly: through the proxy the write is a connection's second request.
+    const configmaps = (await createKubeAdapter(sim.kubeconfig()).discover()).resources.find(
+      (t) => t.group === "" && t.resource === "configmaps",
+    );
+    if (configmaps === undefined) throw new Error("no configmaps in discovery");
     const kube = createKubeAdapter(kubeconfig);
     // The read keeps its connection; the write is that connection's second request.
-    const seen = await kube.getObject(CONFIGMAPS, NS, "held");
+    const seen = await kube.getObject(configmaps, NS, "held");
     expect(seen?.finalizers).toEqual(["example.com/hold"]);
     sim.resetRequests();
     resets = 0;
     const failed = await kube
       .removeFinalizers(
-        CONFIGMAPS,
+        configmaps,
         NS,
         "held",
         { resourceVersion: seen?.resourceVersion ?? "", finalizers: seen?.finalizers ?? [] },

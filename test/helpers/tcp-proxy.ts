@@ -1,0 +1,58 @@
+/**
+ * A TCP proxy in front of a simulator: a test counts the connections a client opens through it, or
+ * cuts one off at a chosen moment, without the client knowing it is there.
+ */
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
+
+export interface TcpProxy {
+  /** `http://127.0.0.1:<port>`: the address to give the client in place of the target's. */
+  readonly url: string;
+  /** Connections accepted so far (settable, to count from a point). */
+  connections: number;
+  close(): Promise<void>;
+}
+
+export interface TcpProxyOptions {
+  /**
+   * Called once per connection; the function it returns sees each chunk the client sends and
+   * answers `true` to reset the connection instead of forwarding that chunk.
+   */
+  readonly cut?: () => (chunk: Buffer) => boolean;
+}
+
+export async function startTcpProxy(target: string, options: TcpProxyOptions = {}): Promise<TcpProxy> {
+  const to = new URL(target);
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    proxy.connections++;
+    const upstream = connect(Number(to.port), to.hostname);
+    sockets.add(client).add(upstream);
+    const cut = options.cut?.();
+    if (cut === undefined) client.pipe(upstream);
+    else
+      client.on("data", (chunk: Buffer) => {
+        if (!cut(chunk)) upstream.write(chunk);
+        else {
+          client.resetAndDestroy();
+          upstream.destroy();
+        }
+      });
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("close", end).on("error", end);
+    upstream.on("close", end).on("error", end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const proxy: TcpProxy = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: 0,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  return proxy;
+}
