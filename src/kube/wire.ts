@@ -58,6 +58,13 @@ export async function exchange(connection: Connection, ex: Exchange): Promise<An
   }
 }
 
+/** The server (or the way to it) closed the connection mid-answer: a reset, as the error mapping reads it. */
+function cutOff(): Error {
+  return Object.assign(new Error("the connection closed before the answer was complete"), {
+    code: "ECONNRESET",
+  });
+}
+
 /** A reset of a kept connection before its answer began (the error it failed with is its cause). */
 class ReusedSocketReset extends Error {}
 
@@ -82,7 +89,7 @@ function viaNode(agent: HttpAgent | HttpsAgent, ex: Exchange): Promise<Answer> {
       // Cut off mid-body: by the deadline (its reason, as undici gives it), the server or the bound.
       res.on("error", (err) => reject(ex.signal.aborted ? (ex.signal.reason as Error) : err));
       res.on("close", () => {
-        if (!res.complete) reject(ex.signal.aborted ? (ex.signal.reason as Error) : new Error("aborted"));
+        if (!res.complete) reject(ex.signal.aborted ? (ex.signal.reason as Error) : cutOff());
       });
     });
     req.on("error", (err: NodeJS.ErrnoException) => {
