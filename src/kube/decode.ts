@@ -45,14 +45,20 @@ export function jsonArray(v: unknown): Json[] {
   return Array.isArray(v) ? (v as Json[]) : [];
 }
 
-function strMap(v: unknown): Record<string, string> {
+/** One frozen empty map and list for every snapshot without labels, annotations, finalizers or owners. */
+const NO_ENTRIES: Readonly<Record<string, string>> = Object.freeze({});
+const NO_ITEMS: readonly never[] = Object.freeze([]);
+
+function strMap(v: unknown): Readonly<Record<string, string>> {
+  const entries = Object.entries(obj(v));
+  if (entries.length === 0) return NO_ENTRIES;
   const out: Record<string, string> = {};
-  for (const [k, val] of Object.entries(obj(v))) out[k] = str(val);
+  for (const [k, val] of entries) out[k] = str(val);
   return out;
 }
 
-function strList(v: unknown): string[] {
-  return Array.isArray(v) ? v.map(str) : [];
+function strList(v: unknown): readonly string[] {
+  return Array.isArray(v) && v.length > 0 ? v.map(str) : NO_ITEMS;
 }
 
 function toConditions(v: unknown): Condition[] {
@@ -200,16 +206,19 @@ export function toObjectSnapshot(input: object, type: ResourceType): ObjectSnaps
     finalizers: strList(meta.finalizers),
     labels: strMap(meta.labels),
     annotations,
-    ownerReferences: (Array.isArray(meta.ownerReferences) ? meta.ownerReferences : []).map((r) => {
-      const ref = obj(r);
-      const refUid = optStr(ref.uid);
-      return {
-        apiVersion: str(ref.apiVersion),
-        kind: str(ref.kind),
-        name: str(ref.name),
-        ...(refUid ? { uid: refUid } : {}),
-      };
-    }),
+    ownerReferences:
+      Array.isArray(meta.ownerReferences) && meta.ownerReferences.length > 0
+        ? meta.ownerReferences.map((r) => {
+            const ref = obj(r);
+            const refUid = optStr(ref.uid);
+            return {
+              apiVersion: str(ref.apiVersion),
+              kind: str(ref.kind),
+              name: str(ref.name),
+              ...(refUid ? { uid: refUid } : {}),
+            };
+          })
+        : NO_ITEMS,
     ...(ingressClassName ? { ingressClassName } : {}),
     ...(hostnames.length > 0 ? { loadBalancerHostnames: hostnames } : {}),
     ...(ruleHosts.length > 0 ? { ruleHosts } : {}),
