@@ -35,15 +35,21 @@ const argoOwnership = namespaceRule<never>({
  * its fixes come together, in each rule's `order` (the owner first, then AWS, then what the
  * controller says). `seen` keeps one fix per controller and finalizer across blockers.
  */
+const NO_LINKS: ReadonlyMap<BlockerRule, readonly CauseLink[]> = new Map();
+
 function eachBlocker(rules: readonly BlockerRule[]): NamespaceRule {
   const byOrder = [...rules].sort((a, b) => a.order - b.order);
-  // Found once per blocker of a diagnosis: its fixes read the links its chain was built from.
-  const found = new WeakMap<Facts, WeakMap<Blocker, Map<BlockerRule, readonly CauseLink[]>>>();
-  const linksOf = (b: Blocker, f: Facts) => {
+  // Found once per blocker of a diagnosis: its fixes read the links its chain was built from. Most
+  // blockers of a big namespace have none, and share one empty entry (80,000 maps were ~15 MB).
+  const found = new WeakMap<Facts, WeakMap<Blocker, ReadonlyMap<BlockerRule, readonly CauseLink[]>>>();
+  const linksOf = (b: Blocker, f: Facts): ReadonlyMap<BlockerRule, readonly CauseLink[]> => {
     let of = found.get(f);
     if (of === undefined) found.set(f, (of = new WeakMap()));
     let links = of.get(b);
-    if (links === undefined) of.set(b, (links = new Map(rules.map((r) => [r, r.find(b, f)] as const))));
+    if (links === undefined) {
+      const some = rules.map((r) => [r, r.find(b, f)] as const).filter(([, l]) => l.length > 0);
+      of.set(b, (links = some.length > 0 ? new Map(some) : NO_LINKS));
+    }
     return links;
   };
   return {
