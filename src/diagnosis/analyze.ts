@@ -72,10 +72,10 @@ export function resourceLabel(type: { resource: string; group: string }): string
  * table's text.
  */
 function cleanupFromAws(
-  owners: FinalizerOwner[],
+  owners: readonly FinalizerOwner[],
   o: Pick<ObjectSnapshot, "kind" | "namespace" | "name">,
   aws: AwsFindings | undefined,
-): FinalizerOwner[] {
+): readonly FinalizerOwner[] {
   if (!aws) return owners;
   const binding = aws.binding;
   if (binding && o.kind === "TargetGroupBinding") {
@@ -261,15 +261,27 @@ function blockerOf(input: AnalyzeInput, o: ObjectSnapshot, namespace: string): B
     finalizers: o.finalizers,
     ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),
     owners: cleanupFromAws(ownersOf(o.finalizers, input.deployments, o), o, aws),
-    evidence: [
-      ...(input.evidence.get(blockerKey(o)) ?? []),
-      ...(aws ? awsEvidence(aws) : []),
-      ...argoEvidence(o),
-    ],
+    evidence: evidenceOf(input, o, aws),
     ...(o.loadBalancerHostnames ? { loadBalancerHostnames: o.loadBalancerHostnames } : {}),
     ...(aws ? { aws } : {}),
   };
 }
+
+/** What was found about one blocker: most of a big namespace's have none, and share one empty list. */
+function evidenceOf(
+  input: AnalyzeInput,
+  o: ObjectSnapshot,
+  aws: AwsFindings | undefined,
+): readonly Evidence[] {
+  const found = [
+    ...(input.evidence.get(blockerKey(o)) ?? []),
+    ...(aws ? awsEvidence(aws) : []),
+    ...argoEvidence(o),
+  ];
+  return found.length > 0 ? found : NO_EVIDENCE;
+}
+
+const NO_EVIDENCE: readonly Evidence[] = Object.freeze([]);
 
 /** The facts every cause sees, from the snapshots and what is left in the Terminating namespace. */
 function factsOf(

@@ -29,15 +29,23 @@ export function ownersOf(
   finalizers: readonly string[],
   deployments: readonly DeploymentSnapshot[],
   object: { readonly apiVersion: string; readonly kind: string },
-): FinalizerOwner[] {
+): readonly FinalizerOwner[] {
   let known = answers.get(deployments);
-  if (known === undefined) answers.set(deployments, (known = new Map<string, FinalizerOwner>()));
-  return finalizers.map((finalizer) => {
-    const key = `${finalizer}\n${object.apiVersion}\n${object.kind}`;
-    let owner = known.get(key);
-    if (owner === undefined) known.set(key, (owner = ownerOf(finalizer, deployments, object)));
-    return owner;
-  });
+  if (known === undefined) answers.set(deployments, (known = { owners: new Map(), lists: new Map() }));
+  const { owners, lists } = known;
+  const listKey = `${finalizers.join("\n")}\n\n${object.apiVersion}\n${object.kind}`;
+  let list = lists.get(listKey);
+  if (list === undefined)
+    lists.set(
+      listKey,
+      (list = finalizers.map((finalizer) => {
+        const key = `${finalizer}\n${object.apiVersion}\n${object.kind}`;
+        let owner = owners.get(key);
+        if (owner === undefined) owners.set(key, (owner = ownerOf(finalizer, deployments, object)));
+        return owner;
+      })),
+    );
+  return list;
 }
 
 /**
@@ -45,7 +53,14 @@ export function ownersOf(
  * namespace share a handful of each, and an owner depends on nothing else. The objects are
  * immutable, so the blockers share them (and the memory); the list is dropped with the diagnosis.
  */
-const answers = new WeakMap<readonly DeploymentSnapshot[], Map<string, FinalizerOwner>>();
+const answers = new WeakMap<
+  readonly DeploymentSnapshot[],
+  {
+    readonly owners: Map<string, FinalizerOwner>;
+    /** The same finalizers on the same kind: one list for all those blockers. */
+    readonly lists: Map<string, readonly FinalizerOwner[]>;
+  }
+>();
 
 function ownerOf(
   finalizer: string,
