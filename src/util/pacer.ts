@@ -8,6 +8,8 @@
  * With a quiet window, work also waits while requests keep arriving: it starts once none has arrived
  * for `quietMs` (each arrival told with {@link Pacer.arrived}), or after `maxDeferMs` at the most, so
  * a burst is acknowledged whole before its work takes the CPU, and a steady stream never starves it.
+ * A lone request's work starts at once when the pacer has run work before: no burst is arriving to
+ * wait for, and its code is no longer cold. The first work after start-up always waits.
  */
 export interface Pacer {
   run<T>(work: () => Promise<T>): Promise<T>;
@@ -26,9 +28,14 @@ export interface QuietWindow {
 
 export function pacer(slots: number, holdMs: number, quiet?: QuietWindow): Pacer {
   let lastArrival = Number.NEGATIVE_INFINITY;
+  let arrivalBefore = Number.NEGATIVE_INFINITY;
+  /** Some work has settled: the code a request runs has run once. */
+  let warm = false;
   /** Resolves once no request arrived for `quietMs`, or `maxDeferMs` after it was asked. */
   const quietMoment = async (): Promise<void> => {
     if (quiet === undefined) return;
+    const lone = lastArrival - arrivalBefore >= quiet.quietMs && queue.length === 0;
+    if (warm && lone) return;
     const until = Date.now() + quiet.maxDeferMs;
     for (;;) {
       const now = Date.now();
@@ -53,6 +60,7 @@ export function pacer(slots: number, holdMs: number, quiet?: QuietWindow): Pacer
   };
   return {
     arrived() {
+      arrivalBefore = lastArrival;
       lastArrival = Date.now();
     },
     async run(work) {
@@ -70,6 +78,7 @@ export function pacer(slots: number, holdMs: number, quiet?: QuietWindow): Pacer
       try {
         return await work();
       } finally {
+        warm = true;
         giveBack();
       }
     },

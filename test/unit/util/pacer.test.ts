@@ -80,6 +80,43 @@ describe("pacer", () => {
     expect((started[0] ?? 0) - quietFrom).toBeGreaterThanOrEqual(15);
   });
 
+  it("once work has run, a lone request starts at once, and a burst's later requests still wait", async () => {
+    vi.useFakeTimers();
+    const pace = pacer(8, 60_000, { quietMs: 15, maxDeferMs: 500 });
+    const started: number[] = [];
+    const work = (): Promise<void> => {
+      started.push(Date.now());
+      return Promise.resolve();
+    };
+    // The first work after start-up waits for quiet, lone or not.
+    pace.arrived();
+    const cold = pace.run(work);
+    await vi.advanceTimersByTimeAsync(14);
+    expect(started).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    await cold;
+    expect(started).toHaveLength(1);
+
+    // A minute later, one request alone: no wait.
+    await vi.advanceTimersByTimeAsync(60_000);
+    pace.arrived();
+    const askedAt = Date.now();
+    await pace.run(work);
+    expect(started[1]).toBe(askedAt);
+
+    // A burst: the second request arrives 2 ms after the first, and waits for quiet.
+    await vi.advanceTimersByTimeAsync(60_000);
+    pace.arrived();
+    await vi.advanceTimersByTimeAsync(2);
+    pace.arrived();
+    const second = pace.run(work);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(started).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(5);
+    await second;
+    expect(started).toHaveLength(3);
+  });
+
   it("a steady stream of requests never holds work back longer than maxDeferMs", async () => {
     vi.useFakeTimers();
     const pace = pacer(8, 60_000, { quietMs: 15, maxDeferMs: 500 });
