@@ -88,14 +88,15 @@ export function summarizeBlockers(
 }
 
 /**
- * Made once, at load: a first `toLocaleString` loads the locale's data (about 20 ms of CPU), which
- * the first diagnosis after start-up would otherwise pay on the loop that acknowledges a burst.
+ * Made on first use: making it loads the locale's data (about 20 ms of CPU), which a `--json` answer
+ * never needs. The bot makes it in its warm-up, so the first diagnosis after start-up does not pay
+ * for it on the loop that acknowledges a burst.
  */
-const NUMBERS = new Intl.NumberFormat("en-US");
+let numbers: Intl.NumberFormat | undefined;
 
 /** `1234567` → `1,234,567` (counts a person reads; fixed locale so output does not depend on the machine). */
 export function count(n: number): string {
-  return NUMBERS.format(n);
+  return (numbers ??= new Intl.NumberFormat("en-US")).format(n);
 }
 
 /** `configmaps 1,200 · secrets 500 · … 3 more (12)`: at most `max` rows, the rest counted. */
