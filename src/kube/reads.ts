@@ -126,9 +126,30 @@ export async function listDeployments(
     opts.namespace !== undefined
       ? `/apis/apps/v1/namespaces/${encodeURIComponent(opts.namespace)}/deployments`
       : "/apis/apps/v1/deployments";
-  const items = await listPath(k, ctx, path, { labelSelector: opts.labelSelector });
-  return items.map(toDeploymentSnapshot);
+  // Every Deployment is read to the last page, and held whole, anyway: bigger pages spare the
+  // sequential round trips (3,000 Deployments were 6 pages of 500 one after another; now one of
+  // 5,000). Each page becomes snapshots at once, so no page's full objects outlive it.
+  const every = opts.labelSelector === undefined;
+  return listAll(
+    k,
+    ctx,
+    async (cont, limit) => {
+      const list = await k.raw.getJson(path, {
+        labelSelector: opts.labelSelector,
+        limit: limit !== undefined ? String(limit) : undefined,
+        continue: cont,
+      });
+      return {
+        items: jsonArray(list.items).map(toDeploymentSnapshot),
+        cont: optStr(obj(list.metadata).continue),
+      };
+    },
+    every ? k.pageSize * EVERY_DEPLOYMENT_PAGES : k.pageSize,
+  );
 }
+
+/** A list of every Deployment (of the cluster or a namespace) reads pages this many times the page size. */
+export const EVERY_DEPLOYMENT_PAGES = 10;
 
 /** The pods of a namespace, optionally filtered by a label selector. */
 export async function listPods(

@@ -135,9 +135,14 @@ export type ListPage<T> = (
  * that continues at a newer revision, but that list would be inconsistent. A second expiry falls
  * back to one unpaged list, as client-go's pager does, so a busy cluster cannot keep us looping.
  */
-export async function listAll<T>(k: KubeRequests, ctx: CallContext, page: ListPage<T>): Promise<T[]> {
+export async function listAll<T>(
+  k: KubeRequests,
+  ctx: CallContext,
+  page: ListPage<T>,
+  pageSize = k.pageSize,
+): Promise<T[]> {
   for (let attempt = 1; ; attempt++) {
-    const limit = attempt <= PAGED_LIST_ATTEMPTS ? k.pageSize : undefined;
+    const limit = attempt <= PAGED_LIST_ATTEMPTS ? pageSize : undefined;
     const items: T[] = [];
     const tokens = new Set<string>();
     let cont: string | undefined;
