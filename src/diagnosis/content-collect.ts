@@ -88,8 +88,11 @@ export async function readContent(
   if (!("types" in report)) return full(report);
 
   const named: ResourceType[] = [];
+  // By the report's label, the first type of each (a lookup per label was types × labels).
+  const byLabel = new Map<string, ResourceType>();
+  for (const t of listable) if (!byLabel.has(reportLabel(t))) byLabel.set(reportLabel(t), t);
   for (const label of report.types.keys()) {
-    const type = listable.find((t) => reportLabel(t) === label);
+    const type = byLabel.get(label);
     if (type === undefined) return full({ kind: "unknown-type", resource: label });
     // The same objects as another group's type, counted there.
     if (!DUPLICATE_GROUPS.has(type.group)) named.push(type);

@@ -57,7 +57,11 @@ function eachBlocker(rules: readonly BlockerRule[]): NamespaceRule {
     kinds: rules.flatMap((r) => r.kinds),
     needs: [...new Set(rules.flatMap((r) => r.needs))],
     stage: "finish",
-    find: (f) => f.blockers.flatMap((b) => [...linksOf(b, f).values()].flat()),
+    find: (f) => {
+      const all: CauseLink[] = [];
+      for (const b of f.blockers) for (const links of linksOf(b, f).values()) all.push(...links);
+      return all;
+    },
     blocks: () => false,
     remedies: (_links, f) => {
       const seen = new Set<string>();
