@@ -154,8 +154,12 @@ async function collectDiagnosis(
   const argoInstalled = discovery.resources.some(
     (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),
   );
-  const [evidence, aws, argoApplications] = await Promise.all([
-    gatherEvidence(kube, name, blockers, deployments, await eventsRead, options, warnings),
+  // Everything below reads only what the lists gave: one stage, not one after another. The last
+  // two say their warnings after the others', as when they came after them.
+  const apiWarnings: string[] = [];
+  const causeWarnings: string[] = [];
+  const [evidence, aws, argoApplications, discoveryFailures, causes] = await Promise.all([
+    eventsRead.then((events) => gatherEvidence(kube, name, blockers, deployments, events, options, warnings)),
     options.aws
       ? gatherAws(
           kube,
@@ -175,19 +179,22 @@ async function collectDiagnosis(
           return undefined;
         })
       : undefined,
+    nameApiServices(kube, discovery.failures, apiWarnings),
+    // What the namespace's conditions point at: webhooks, the nodes of its pods, their claims.
+    collectCauses(kube, ns, listed, causeWarnings),
   ]);
+  warnings.push(...apiWarnings, ...causeWarnings);
 
   const diagnosis = analyzeNamespace({
     name,
     namespace: ns,
     listed,
     deployments,
-    discoveryFailures: await nameApiServices(kube, discovery.failures, warnings),
+    discoveryFailures,
     evidence,
     ...(aws ? { aws } : {}),
     ...(argoApplications ? { argoApplications } : {}),
-    // What the namespace's conditions point at: webhooks, the nodes of its pods, their claims.
-    causes: await collectCauses(kube, ns, listed, warnings),
+    causes,
     warnings,
     unlisted,
     forbidden,

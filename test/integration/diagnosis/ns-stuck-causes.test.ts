@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import type { CauseLink, NamespaceDiagnosis } from "../../../src/diagnosis/types.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import type { KubePort } from "../../../src/kube/port.js";
 import { causeSentence, nextStepTexts } from "../../../src/render/diagnosis-prose.js";
 import { renderDiagnosisText } from "../../../src/render/diagnosis-text.js";
 import { renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
@@ -167,6 +168,47 @@ describe("ns diagnosis names each cause the namespace controller reports", () =>
     ]);
     expect(causeSentence(d)).toContain("still carries its finalizer example.com/tenant-cleanup");
   });
+
+  it("reads what the conditions point at beside the evidence and AWS, not after them", async () => {
+    // The namespace's events (the evidence's first read) are answered only once the webhook
+    // configurations are asked for: read one after the other, the events would wait out the hold
+    // (10 s) and the webhooks come after them.
+    const s = await startKubeSim({
+      scenario: webhookBlockedWorld({ namespace: "shop" }),
+      controllerIntervalMs: 50,
+    });
+    sim = s;
+    await eventually(() => (condition(s, "shop", "NamespaceDeletionContentFailure") ? true : undefined));
+    const real = createKubeAdapter(s.kubeconfig(), { maxAttempts: 1 });
+    let webhooksAsked!: () => void;
+    const webhooks = new Promise<void>((resolve) => (webhooksAsked = resolve));
+    const released: string[] = [];
+    const kube = new Proxy(real, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (key === "listAdmissionWebhooks")
+          return () => {
+            webhooksAsked();
+            return target.listAdmissionWebhooks();
+          };
+        if (key === "listEvents")
+          return async (...args: Parameters<KubePort["listEvents"]>) => {
+            released.push(
+              await Promise.race([
+                webhooks.then(() => "webhooks asked"),
+                new Promise<string>((r) => setTimeout(() => r("hold ran out"), 10_000).unref()),
+              ]),
+            );
+            return target.listEvents(...args);
+          };
+        return value;
+      },
+    });
+    const d = await diagnoseNamespace(kube, "shop", { now: () => new Date() });
+    expect(link(d, "delete-refused-by-webhook")).toHaveLength(1);
+    expect(released.length).toBeGreaterThan(0);
+    expect(new Set(released)).toEqual(new Set(["webhooks asked"]));
+  }, 30_000);
 
   it("reads nodes and webhooks only when the namespace's state points at them", async () => {
     await diagnose(namespaceFinalizerWorld({ namespace: "quiet" }), "quiet", (s) => {
