@@ -30,13 +30,14 @@ const argoOwnership = namespaceRule<never>({
   remedies: (_links, f) => (f.argo?.redFlag ? [{ kind: "fix-argo-ownership", redFlag: f.argo.redFlag }] : []),
 });
 
+/** The links of a blocker that has none (most of a big namespace's). */
+const NO_LINKS: ReadonlyMap<BlockerRule, readonly CauseLink[]> = new Map();
+
 /**
  * The causes of each blocker as one entry: a blocker's links follow one another in the chain, and
  * its fixes come together, in each rule's `order` (the owner first, then AWS, then what the
  * controller says). `seen` keeps one fix per controller and finalizer across blockers.
  */
-const NO_LINKS: ReadonlyMap<BlockerRule, readonly CauseLink[]> = new Map();
-
 function eachBlocker(rules: readonly BlockerRule[]): NamespaceRule {
   const byOrder = [...rules].sort((a, b) => a.order - b.order);
   // Found once per blocker of a diagnosis: its fixes read the links its chain was built from. Most
