@@ -128,24 +128,10 @@ export async function listDeployments(
       : "/apis/apps/v1/deployments";
   // Every Deployment is read to the last page, and held whole, anyway: bigger pages spare the
   // sequential round trips (3,000 Deployments were 6 pages of 500 one after another; now one of
-  // 5,000). Each page becomes snapshots at once, so no page's full objects outlive it.
-  const every = opts.labelSelector === undefined;
-  return listAll(
-    k,
-    ctx,
-    async (cont, limit) => {
-      const list = await k.raw.getJson(path, {
-        labelSelector: opts.labelSelector,
-        limit: limit !== undefined ? String(limit) : undefined,
-        continue: cont,
-      });
-      return {
-        items: jsonArray(list.items).map(toDeploymentSnapshot),
-        cont: optStr(obj(list.metadata).continue),
-      };
-    },
-    every ? k.pageSize * EVERY_DEPLOYMENT_PAGES : k.pageSize,
-  );
+  // 5,000).
+  const pageSize = opts.labelSelector === undefined ? k.pageSize * EVERY_DEPLOYMENT_PAGES : k.pageSize;
+  const items = await listPath(k, ctx, path, { labelSelector: opts.labelSelector }, pageSize);
+  return items.map(toDeploymentSnapshot);
 }
 
 /** A list of every Deployment (of the cluster or a namespace) reads pages this many times the page size. */

@@ -181,18 +181,24 @@ export async function listPath(
   ctx: CallContext,
   path: string,
   query: Record<string, string | undefined> = {},
+  pageSize = k.pageSize,
 ): Promise<Json[]> {
-  return listAll(k, ctx, async (cont, limit) => {
-    const list = await k.raw.getJson(path, {
-      ...query,
-      limit: limit !== undefined ? String(limit) : undefined,
-      continue: cont,
-    });
-    return {
-      items: jsonArray(list.items),
-      cont: str(obj(list.metadata).continue) || undefined,
-    };
-  });
+  return listAll(
+    k,
+    ctx,
+    async (cont, limit) => {
+      const list = await k.raw.getJson(path, {
+        ...query,
+        limit: limit !== undefined ? String(limit) : undefined,
+        continue: cont,
+      });
+      return {
+        items: jsonArray(list.items),
+        cont: str(obj(list.metadata).continue) || undefined,
+      };
+    },
+    pageSize,
+  );
 }
 
 /**
