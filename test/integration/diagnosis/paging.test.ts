@@ -271,6 +271,29 @@ describe("paged lists against the Kubernetes simulator", () => {
     expect(new Set(json.blockers.map((b) => b.name)).size).toBe(total);
   }, 60_000);
 
+  it("the terminal form guesses an unknown finalizer's controller from every Deployment, in one page", async () => {
+    // example.com/hold is in no table: its controller is guessed from every Deployment of the
+    // cluster (600 here), read in pages of ten times 500.
+    sim.resetRequests();
+    const out: string[] = [];
+    const code = await runCli(
+      ["ns", NS, "--json", "--kubeconfig", kubeconfigPath],
+      {},
+      {
+        out: (s) => out.push(s),
+        err: (s) => out.push(s),
+      },
+    );
+    expect(code).toBe(0);
+    const everyDeployment = sim
+      .requests()
+      .filter((r) => r.method === "GET" && r.path === "/apis/apps/v1/deployments");
+    expect(everyDeployment.map((r) => new URLSearchParams(r.query).get("limit"))).toEqual([
+      String(10 * PAGE),
+    ]);
+    expect(everyDeployment.some((r) => new URLSearchParams(r.query).has("labelSelector"))).toBe(false);
+  }, 60_000);
+
   it("restarts a list whose continue token expired (410) and returns each object once", async () => {
     let compactions = 0;
     const proxied = await viaProxy((url) => {
