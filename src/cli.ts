@@ -344,4 +344,13 @@ if (isMain) {
     { indent: process.stdout.isTTY ? 2 : 0 },
   );
   process.exitCode = code;
+  // The command is over once its answer is written: end then. Left to drain, the event loop would
+  // also wait for V8's concurrent garbage collection to finish (~10 ms after a big answer). Each
+  // stream's callback runs after every write queued before it, so a slow reader still gets it all.
+  let unflushed = 2;
+  const flushed = (): void => {
+    if (--unflushed === 0) process.exit(code);
+  };
+  process.stdout.write("", flushed);
+  process.stderr.write("", flushed);
 }

@@ -40,6 +40,9 @@ process.on("exit", () => {
 });
 `;
 
+/** Held objects in the namespace whose answer outgrows a pipe's buffer. */
+const WIDE = 600;
+
 const NEVER = ["@slack/bolt", "@slack/web-api", "bullmq", "ioredis", "prom-client"];
 
 describe("what the terminal form loads", () => {
@@ -57,6 +60,19 @@ describe("what the terminal form loads", () => {
       metadata: { name: "held", namespace: "plain", finalizers: ["example.com/hold"] },
     });
     sim.store.delete("v1", "Namespace", undefined, "plain");
+    // An answer bigger than a pipe's buffer (64 KiB): 600 held ConfigMaps.
+    sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "wide" } });
+    for (let i = 0; i < WIDE; i++)
+      sim.store.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          name: `held-${String(i).padStart(4, "0")}`,
+          namespace: "wide",
+          finalizers: ["example.com/hold"],
+        },
+      });
+    sim.store.delete("v1", "Namespace", undefined, "wide");
     await sim.reconcileNow();
     dir = await mkdtemp(join(tmpdir(), "unstuck-startup-"));
     hook = join(dir, "hook.mjs");
@@ -189,5 +205,31 @@ describe("what the terminal form loads", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
     expect(stderr).not.toMatch(/EPIPE|Unhandled|at /);
     expect(code).toBe(0);
+  }, 60_000);
+
+  it("a reader slower than the answer still gets all of it, and the command then ends", async () => {
+    // The CLI exits as soon as its answer is written (src/cli.ts): never before a slow reader has it.
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "src/cli.ts", "ns", "wide", "--json", "--kubeconfig", kubeconfig],
+      { env: { PATH: process.env.PATH ?? "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    child.stdout.pause();
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (d: Buffer) => chunks.push(d));
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+    // Nothing read until the CLI has filled the pipe and waits on it.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    child.stdout.resume();
+    const code = await closed;
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const out = Buffer.concat(chunks).toString("utf8");
+    expect(out.length).toBeGreaterThan(64 * 1024);
+    const d = JSON.parse(out) as { blockers: { name: string }[] };
+    expect(d.blockers).toHaveLength(WIDE);
+    expect(d.blockers.at(-1)?.name).toBe(`held-${String(WIDE - 1).padStart(4, "0")}`);
   }, 60_000);
 });
