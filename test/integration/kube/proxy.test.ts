@@ -1,74 +1,37 @@
 /**
- * A cluster behind an HTTP proxy (`proxy-url` in the kubeconfig, as a bastion or a corporate proxy
- * gives it): every request of the adapter goes through the proxy, with its credentials, and the
- * answers are the cluster's. A cluster without one is reached directly (Node's own client), and the
- * proxy sees nothing of it. The proxy here forwards and tunnels as undici's proxy agent asks.
+ * A cluster behind a proxy (`proxy-url` in the kubeconfig, as a bastion or a corporate proxy gives
+ * it): every request of the adapter goes through the proxy, with its credentials, and the answers
+ * are the cluster's. A cluster without one is reached directly (Node's own client), and the proxy
+ * sees nothing of it. An HTTP proxy forwards and tunnels as undici's proxy agent asks; a SOCKS5
+ * proxy connects as client-node's SOCKS connector asks.
  */
-import { createServer, request, type Server } from "node:http";
-import { connect, type AddressInfo, type Socket } from "node:net";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { startHttpProxy, startSocks5Proxy, type ForwardProxy } from "../../helpers/proxies.js";
 
 const NS = "behind-proxy";
 
-describe("kube adapter: a cluster behind an HTTP proxy", () => {
+describe("kube adapter: a cluster behind an HTTP or SOCKS5 proxy", () => {
   let sim: KubeSim;
-  let proxy: Server;
+  let proxy: ForwardProxy;
   let proxyUrl: string;
-  const tunnels: string[] = [];
-  const sockets = new Set<Socket>();
+  let tunnels: string[];
 
   beforeAll(async () => {
     sim = await startKubeSim({ controllerIntervalMs: 3_600_000 });
     sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
     for (let i = 0; i < 3; i++)
       sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: `cm-${i}`, namespace: NS } });
-    // A request for an http:// server comes in absolute form and is forwarded; an https:// one is
-    // tunnelled (CONNECT).
-    proxy = createServer((req, res) => {
-      const target = new URL(req.url ?? "/");
-      tunnels.push(target.host);
-      const upstream = request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: `${target.pathname}${target.search}`,
-          method: req.method,
-          headers: req.headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on("error", () => res.writeHead(502).end());
-      req.pipe(upstream);
-    });
-    proxy.on("connect", (req, client: Socket, head: Buffer) => {
-      const target = req.url ?? "";
-      tunnels.push(target);
-      const [host, port] = target.split(":");
-      const upstream = connect(Number(port), host, () => {
-        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-        upstream.write(head);
-        client.pipe(upstream).pipe(client);
-      });
-      sockets.add(client).add(upstream);
-      const end = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on("error", end).on("close", end);
-      upstream.on("error", end).on("close", end);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    proxy = await startHttpProxy();
+    proxyUrl = proxy.url;
+    tunnels = proxy.targets;
   });
 
   afterAll(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise((resolve) => proxy.close(resolve));
+    await proxy.stop();
     await sim.stop();
   });
 
@@ -123,5 +86,29 @@ describe("kube adapter: a cluster behind an HTTP proxy", () => {
       `Cannot reach the Kubernetes API server at ${sim.url} through the proxy http://127.0.0.1:${port}`,
     );
     expect(message).not.toMatch(/someone|hunter2/);
+  });
+
+  it("reaches a cluster behind a SOCKS5 proxy the same way, every connection through it", async () => {
+    const socks = await startSocks5Proxy();
+    try {
+      const kube = createKubeAdapter(
+        sim.kubeconfig().replace(`server: ${sim.url}`, `server: ${sim.url}\n      proxy-url: ${socks.url}`),
+      );
+      const type = (await kube.discover()).resources.find(
+        (t) => t.group === "" && t.resource === "configmaps",
+      );
+      expect(type).toBeDefined();
+      if (type === undefined) return;
+      expect((await kube.listObjects(type, NS)).map((o) => o.name).sort()).toEqual([
+        "cm-0",
+        "cm-1",
+        "cm-2",
+        "kube-root-ca.crt",
+      ]);
+      expect(socks.targets.length).toBeGreaterThan(0);
+      expect(new Set(socks.targets)).toEqual(new Set([new URL(sim.url).host]));
+    } finally {
+      await socks.stop();
+    }
   });
 });
