@@ -169,6 +169,40 @@ const undiciAsUsed: Plugin = {
 };
 
 /**
+ * client-node's proxy support, evaluated only when a kubeconfig names a `proxy-url`: its `config.js`
+ * imports `hpagent`, `socks-proxy-agent` and `socks` (with `ip-address`, `smart-buffer`,
+ * `agent-base` and `debug`) for the one cluster option that uses them, and their evaluation cost
+ * every terminal command that reads a kubeconfig ~5 ms. Each class below constructs
+ * the real one on first use (a constructor that returns an object gives that object), and
+ * `SocksClient.createConnection` calls the real one; another name imported fails the build.
+ */
+const PROXY_AGENTS: Readonly<Record<string, string>> = {
+  hpagent: [
+    "export class HttpProxyAgent { constructor(...a) { return new (require('hpagent').HttpProxyAgent)(...a); } }",
+    "export class HttpsProxyAgent { constructor(...a) { return new (require('hpagent').HttpsProxyAgent)(...a); } }",
+  ].join("\n"),
+  "socks-proxy-agent":
+    "export class SocksProxyAgent { constructor(...a) { return new (require('socks-proxy-agent').SocksProxyAgent)(...a); } }",
+  socks:
+    "export const SocksClient = { createConnection: (...a) => require('socks').SocksClient.createConnection(...a) };",
+};
+const proxyAgentsWhenUsed: Plugin = {
+  name: "proxy-agents-when-used",
+  setup(b) {
+    b.onResolve({ filter: /^(hpagent|socks-proxy-agent|socks)$/ }, (args) =>
+      args.kind === "import-statement" && args.importer.includes(CLIENT_NODE)
+        ? { path: args.path, namespace: "unstuck-proxy-agent" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "unstuck-proxy-agent" }, (args) => ({
+      contents: PROXY_AGENTS[args.path] ?? "",
+      resolveDir: ROOT,
+      loader: "js",
+    }));
+  },
+};
+
+/**
  * @kubernetes/client-node's modules marked free of side effects (its `polyfill.js` excepted, the one
  * module it imports for one), as its package.json does not say: its index re-exports the generated
  * API clients and ~1,000 model classes, and without this mark the bundle kept every one of them
@@ -326,6 +360,7 @@ try {
       clientNodeWithoutSideEffects,
       builtinsThroughRequire,
       undiciAsUsed,
+      proxyAgentsWhenUsed,
       zodForSimulators,
     ],
     legalComments: "linked",

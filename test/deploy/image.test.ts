@@ -6,7 +6,8 @@
  * dependencies present (the kube simulator, the fake Slack in Socket Mode, Redis) it becomes ready,
  * answers a command, serves /metrics, and stops cleanly on SIGTERM.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -29,6 +30,9 @@ import {
 } from "./dockerfile.js";
 import { keyEnv } from "../helpers/keys.js";
 import { kubeconfigFor } from "../helpers/kubeconfig.js";
+import { startHttpProxy, startSocks5Proxy } from "../helpers/proxies.js";
+
+const runFile = promisify(execFile);
 
 const ROOT = process.cwd();
 /** The `--build-arg REVISION=…` the image is built with here. */
@@ -600,6 +604,36 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
         if (run.child.exitCode === null) run.child.kill("SIGKILL");
       }
     }, 120_000);
+
+    it("answers from the terminal through a cluster's HTTP or SOCKS5 proxy (its proxy code loaded for it)", async () => {
+      // deploy/build.ts evaluates client-node's proxy agents and SOCKS client only when a kubeconfig
+      // names a proxy-url: through each kind of proxy, the bundled CLI still answers.
+      for (const proxy of [await startHttpProxy(), await startSocks5Proxy()]) {
+        try {
+          const kubeconfig = join(
+            writable,
+            `proxied-${new URL(proxy.url).protocol.replace(":", "")}.kubeconfig`,
+          );
+          await writeFile(
+            kubeconfig,
+            sim
+              .kubeconfig()
+              .replace(`server: ${sim.url}`, `server: ${sim.url}\n      proxy-url: ${proxy.url}`),
+          );
+          const { stdout } = await runFile(
+            process.execPath,
+            [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
+            { cwd: image.dir, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable } },
+          );
+          const d = JSON.parse(stdout) as { verdict: string; blockers: unknown[] };
+          expect(d.verdict, proxy.url).toBe("blocked");
+          expect(d.blockers.length).toBeGreaterThan(0);
+          expect(new Set(proxy.targets), proxy.url).toEqual(new Set([new URL(sim.url).host]));
+        } finally {
+          await proxy.stop();
+        }
+      }
+    }, 60_000);
 
     it("stops cleanly on a SIGTERM at any moment of start-up, leaving no job in hand", async () => {
       const kubeconfig = join(writable, "sim-early.kubeconfig");
