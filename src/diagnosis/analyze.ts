@@ -31,6 +31,7 @@ import type {
   RemainingResource,
   Verdict,
 } from "./types.js";
+import { compareText } from "../util/collate.js";
 
 export interface AnalyzeInput {
   readonly name: string;
@@ -236,7 +237,7 @@ function remainingOf(listed: readonly ListedType[]): RemainingResource[] {
   return listed
     .filter((l) => l.objects.length > 0)
     .map((l) => ({ resource: resourceLabel(l.type), count: l.objects.length }))
-    .sort((a, b) => a.resource.localeCompare(b.resource));
+    .sort((a, b) => compareText(a.resource, b.resource));
 }
 
 /** The objects finalizers hold, each with its owners, its evidence and its AWS side, by kind then name. */
@@ -244,7 +245,7 @@ function blockersOf(input: AnalyzeInput, namespace: string): Blocker[] {
   return input.listed
     .flatMap((l) => l.objects.filter(heldByFinalizers))
     .map((o) => blockerOf(input, o, namespace))
-    .sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+    .sort((a, b) => compareText(a.kind, b.kind) || compareText(a.name, b.name));
 }
 
 /** One held object as a blocker: who owns its finalizers, what forcing leaves, and the evidence found. */

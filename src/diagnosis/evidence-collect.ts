@@ -11,6 +11,7 @@ import { blockerKey } from "./analyze.js";
 import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
 import { evidenceFromLogs } from "./logs.js";
 import type { Evidence } from "./types.js";
+import { compareText } from "../util/collate.js";
 
 /** Bound on the blockers whose Events are read, so thousands of blockers still answer in time. */
 const MAX_EVENT_BLOCKERS = 25;
@@ -125,7 +126,7 @@ function eventEvidence(events: EventsRead, targets: readonly ObjectSnapshot[]): 
     out.push([
       blockerKey(b),
       [...own]
-        .sort((x, y) => (y.lastTimestamp ?? "").localeCompare(x.lastTimestamp ?? ""))
+        .sort((x, y) => compareText(y.lastTimestamp ?? "", x.lastTimestamp ?? ""))
         .slice(0, 5)
         .map((e) => ({
           source: "event" as const,

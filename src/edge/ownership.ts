@@ -38,6 +38,7 @@ import {
   objectRef,
   stackKeyOf,
 } from "./ownership-names.js";
+import { compareText } from "../util/collate.js";
 
 /** The annotations with which an Ingress or Service chooses its load balancer's name itself. */
 const CHOSEN_NAME_ANNOTATIONS = [
@@ -272,7 +273,7 @@ function factsOf(ix: OwnershipIndex, lb: LoadBalancerSnapshot): TargetFacts {
       for (const h of o.ruleHosts ?? []) hosts.add(normDns(h));
       if (o.servesAnyHost === true) hosts.add("*");
     }
-    serves = [...hosts].sort((a, b) => (a === "*" ? -1 : b === "*" ? 1 : a.localeCompare(b)));
+    serves = [...hosts].sort((a, b) => (a === "*" ? -1 : b === "*" ? 1 : compareText(a, b)));
   }
   const how = owned?.how;
   return {

@@ -11,6 +11,7 @@ import type {
   SecurityGroupSnapshot,
 } from "../aws/types.js";
 import type { EdgeModel } from "./model.js";
+import { compareText } from "../util/collate.js";
 
 export type RemedyKind =
   | "wait-elb-release"
@@ -162,7 +163,7 @@ export function remedyForInterface(
   const others = eni.groups.filter((g) => g !== groupId);
   const instance = eni.attachment?.instanceId;
   // Newest first: who last created, attached or re-grouped it — the person to ask before changing it.
-  const last = [...history].sort((a, b) => b.time.localeCompare(a.time))[0];
+  const last = [...history].sort((a, b) => compareText(b.time, a.time))[0];
   const by = last ? `; ${last.name} by ${last.caller ?? "unknown caller"} at ${last.time}` : "";
   if (others.length === 0) {
     return {

@@ -6,6 +6,7 @@
  */
 import { resourceLabel } from "../diagnosis/analyze.js";
 import type { Blocker } from "../diagnosis/types.js";
+import { compareText } from "../util/collate.js";
 
 /** How many objects a summary shows in full before it only counts. */
 export const SUMMARY_FIRST = 20;
@@ -42,7 +43,7 @@ export function blockerType(b: Pick<Blocker, "resource" | "apiVersion">): string
 function countRows(counts: Map<string, number>): CountRow[] {
   return [...counts]
     .map(([key, count]) => ({ key, count }))
-    .sort((a, b) => b.count - a.count || a.key.localeCompare(b.key));
+    .sort((a, b) => b.count - a.count || compareText(a.key, b.key));
 }
 
 /** An object with something to read (AWS findings, a controller error, a controller not there) first. */

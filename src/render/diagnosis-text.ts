@@ -24,6 +24,7 @@ import {
   summarizeBlockers,
   type BlockerSummary,
 } from "./blocker-summary.js";
+import { compareText } from "../util/collate.js";
 
 const VERDICT_LABEL: Record<NamespaceDiagnosis["verdict"], string> = {
   active: "ACTIVE",
@@ -116,7 +117,7 @@ function remainingLines(d: NamespaceDiagnosis, all: boolean): string[] {
   // Many types: the biggest first, the rest counted.
   const rows =
     !all && d.remaining.length > SUMMARY_FIRST
-      ? [...d.remaining].sort((a, b) => b.count - a.count || a.resource.localeCompare(b.resource))
+      ? [...d.remaining].sort((a, b) => b.count - a.count || compareText(a.resource, b.resource))
       : d.remaining;
   for (const r of rows.slice(0, all ? rows.length : SUMMARY_FIRST)) out.push(`  ${r.resource}: ${r.count}`);
   const rest = rows.slice(all ? rows.length : SUMMARY_FIRST);

@@ -1,4 +1,5 @@
 /** "Did you mean": the names nearest a mistyped one. Pure. */
+import { compareText } from "./collate.js";
 
 /** Levenshtein distance (a string over 64 characters counts as its length: too long to be a typo). */
 export function editDistance(a: string, b: string): number {
@@ -28,7 +29,7 @@ export function nearestNames(typed: string, names: readonly string[], max = 3): 
     .filter((n) => n !== typed)
     .map((n) => ({ n, d: editDistance(typed, n) }))
     .filter((x) => x.d <= limit)
-    .sort((a, b) => a.d - b.d || a.n.localeCompare(b.n))
+    .sort((a, b) => a.d - b.d || compareText(a.n, b.n))
     .slice(0, max)
     .map((x) => x.n);
 }

@@ -16,6 +16,7 @@ import {
 import { count, countLine, summarizeBlockers } from "../../render/blocker-summary.js";
 import type { SlackMessage } from "./message.js";
 import { clip, code, command, plain, prose as proseText, safe, sections, SlackLimit } from "./text.js";
+import { compareText } from "../../util/collate.js";
 
 const ICON: Record<NamespaceDiagnosis["verdict"], string> = {
   active: ":large_green_circle:",
@@ -321,7 +322,7 @@ function remainingFact(d: NamespaceDiagnosis): string | undefined {
   const total = d.remaining.reduce((n, r) => n + r.count, 0);
   if (total <= 0) return undefined;
   // The biggest types first: with hundreds of types, the first three by name say little.
-  const biggest = [...d.remaining].sort((a, b) => b.count - a.count || a.resource.localeCompare(b.resource));
+  const biggest = [...d.remaining].sort((a, b) => b.count - a.count || compareText(a.resource, b.resource));
   return `${count(total)} object${total === 1 ? "" : "s"} ${total === 1 ? "remains" : "remain"} (${biggest
     .slice(0, 3)
     .map((r) => `${safe(r.resource, 120)} ${count(r.count)}`)
