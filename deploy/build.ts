@@ -169,33 +169,49 @@ const undiciAsUsed: Plugin = {
 };
 
 /**
- * client-node's proxy support, evaluated only when a kubeconfig names a `proxy-url`: its `config.js`
- * imports `hpagent`, `socks-proxy-agent` and `socks` (with `ip-address`, `smart-buffer`,
- * `agent-base` and `debug`) for the one cluster option that uses them, and their evaluation cost
- * every terminal command that reads a kubeconfig ~5 ms. Each class below constructs
- * the real one on first use (a constructor that returns an object gives that object), and
- * `SocksClient.createConnection` calls the real one; another name imported fails the build.
+ * Packages imported for one rarely used option, evaluated only when it is used. Each stand-in below
+ * constructs or calls the real export on first use (a constructor that returns an object gives that
+ * object), `require`d then from the same bundle; another name imported fails the build.
+ * - client-node's proxy support, for a kubeconfig that names a `proxy-url`: its `config.js` imports
+ *   `hpagent`, `socks-proxy-agent` and `socks` (with `ip-address`, `smart-buffer`, `agent-base` and
+ *   `debug`), whose evaluation cost every terminal command that reads a kubeconfig ~5 ms.
+ * - `yaml`, for `UNSTUCK_CLUSTERS_FILE` (src/config/clusters.ts): ~2 ms of every start without one.
  */
-const PROXY_AGENTS: Readonly<Record<string, string>> = {
-  hpagent: [
-    "export class HttpProxyAgent { constructor(...a) { return new (require('hpagent').HttpProxyAgent)(...a); } }",
-    "export class HttpsProxyAgent { constructor(...a) { return new (require('hpagent').HttpsProxyAgent)(...a); } }",
-  ].join("\n"),
-  "socks-proxy-agent":
-    "export class SocksProxyAgent { constructor(...a) { return new (require('socks-proxy-agent').SocksProxyAgent)(...a); } }",
-  socks:
-    "export const SocksClient = { createConnection: (...a) => require('socks').SocksClient.createConnection(...a) };",
+/** Where client-node's modules are, as an importer's path holds it. */
+const CLIENT_NODE = join("node_modules", "@kubernetes", "client-node", "dist") + "/";
+const ON_FIRST_USE: Readonly<Record<string, { readonly importer: string; readonly contents: string }>> = {
+  hpagent: {
+    importer: CLIENT_NODE,
+    contents: [
+      "export class HttpProxyAgent { constructor(...a) { return new (require('hpagent').HttpProxyAgent)(...a); } }",
+      "export class HttpsProxyAgent { constructor(...a) { return new (require('hpagent').HttpsProxyAgent)(...a); } }",
+    ].join("\n"),
+  },
+  "socks-proxy-agent": {
+    importer: CLIENT_NODE,
+    contents:
+      "export class SocksProxyAgent { constructor(...a) { return new (require('socks-proxy-agent').SocksProxyAgent)(...a); } }",
+  },
+  socks: {
+    importer: CLIENT_NODE,
+    contents:
+      "export const SocksClient = { createConnection: (...a) => require('socks').SocksClient.createConnection(...a) };",
+  },
+  yaml: {
+    importer: join("src", "config") + "/",
+    contents: "export function parse(...a) { return require('yaml').parse(...a); }",
+  },
 };
-const proxyAgentsWhenUsed: Plugin = {
-  name: "proxy-agents-when-used",
+const onFirstUse: Plugin = {
+  name: "on-first-use",
   setup(b) {
-    b.onResolve({ filter: /^(hpagent|socks-proxy-agent|socks)$/ }, (args) =>
-      args.kind === "import-statement" && args.importer.includes(CLIENT_NODE)
-        ? { path: args.path, namespace: "unstuck-proxy-agent" }
+    b.onResolve({ filter: new RegExp(`^(${Object.keys(ON_FIRST_USE).join("|")})$`) }, (args) =>
+      args.kind === "import-statement" && args.importer.includes(ON_FIRST_USE[args.path]?.importer ?? "\0")
+        ? { path: args.path, namespace: "unstuck-on-first-use" }
         : undefined,
     );
-    b.onLoad({ filter: /.*/, namespace: "unstuck-proxy-agent" }, (args) => ({
-      contents: PROXY_AGENTS[args.path] ?? "",
+    b.onLoad({ filter: /.*/, namespace: "unstuck-on-first-use" }, (args) => ({
+      contents: ON_FIRST_USE[args.path]?.contents ?? "",
       resolveDir: ROOT,
       loader: "js",
     }));
@@ -228,7 +244,6 @@ const clientNodeWithoutSideEffects: Plugin = {
     });
   },
 };
-const CLIENT_NODE = join("node_modules", "@kubernetes", "client-node", "dist") + "/";
 const CLIENT_NODE_RESOLVING = Symbol("client-node resolving");
 
 /**
@@ -360,7 +375,7 @@ try {
       clientNodeWithoutSideEffects,
       builtinsThroughRequire,
       undiciAsUsed,
-      proxyAgentsWhenUsed,
+      onFirstUse,
       zodForSimulators,
     ],
     legalComments: "linked",

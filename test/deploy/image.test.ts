@@ -445,6 +445,32 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
     expect(external.some((i) => /^(node:)?http$/.test(i.path))).toBe(true);
   });
 
+  it("reads a clusters file from the terminal, and names a malformed one (its YAML parser loaded for it)", async () => {
+    // deploy/build.ts evaluates the YAML parser only when UNSTUCK_CLUSTERS_FILE is set.
+    const cli = async (clusters: string): Promise<{ code: number; out: string; err: string }> => {
+      const file = join(writable, `clusters-${String(clusters.length)}.yaml`);
+      await writeFile(file, clusters);
+      return runFile(process.execPath, [join(image.dir, "dist", "src", "cli.js"), "help"], {
+        cwd: image.dir,
+        env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", UNSTUCK_CLUSTERS_FILE: file },
+      }).then(
+        ({ stdout, stderr }) => ({ code: 0, out: stdout, err: stderr }),
+        (e: unknown) => {
+          const failed = e as { code: number; stdout: string; stderr: string };
+          return { code: failed.code, out: failed.stdout, err: failed.stderr };
+        },
+      );
+    };
+    const good = await cli("clusters:\n  prod-eks: { region: eu-west-1 }\n");
+    expect(good.code, good.err).toBe(0);
+    expect(good.out).toContain("ns <namespace>");
+    const bad = await cli("clusters: [\n");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(
+      /Invalid UNSTUCK_CLUSTERS_FILE: cannot read .*clusters-\d+\.yaml \(.*Flow sequence/,
+    );
+  });
+
   it("without Slack credentials says which variables to set and exits 2 (no sandbox in the image)", async () => {
     const run = start({});
     expect(await run.exited).toBe(2);
