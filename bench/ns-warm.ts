@@ -15,6 +15,13 @@
  *                                     condition names, every page, at `concurrency`, through the
  *                                     bot's adapter; nothing analysed or rendered (discovery first,
  *                                     not timed)
+ *   `reads`    → `{ ms, calls }`     every read one diagnosis of the namespace makes through the bot's
+ *                                     ports (Kubernetes and AWS: lists, logs, Argo CD, load balancers,
+ *                                     security groups, CloudTrail…), recorded on its first use from
+ *                                     one untimed `diagnose`, then replayed with the same arguments:
+ *                                     the Namespace, then every other read at once (at `concurrency`),
+ *                                     nothing analysed or rendered — a floor for the whole answer,
+ *                                     stricter than its own order (most reads depend on an earlier one)
  *   `rss`      → `{ rssMiB, maxRssMiB }` this process's resident set now and at its peak
  * It prints `{"ready":true}` once loaded.
  */
@@ -57,6 +64,49 @@ async function rawList(server: string, token: string, path: string): Promise<voi
     cont = list.metadata?.continue || undefined;
   } while (cont !== undefined);
 }
+
+/** One call of a port method, as a diagnosis made it. */
+interface PortCall {
+  readonly port: object;
+  readonly method: string;
+  readonly args: readonly unknown[];
+}
+
+/** `port` with every method call recorded in `calls` before it is made. */
+function recording<T extends object>(port: T, calls: PortCall[]): T {
+  return new Proxy(port, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== "function" || typeof key !== "string" || key === "close") return value;
+      return (...args: unknown[]) => {
+        calls.push({ port: target, method: key, args });
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** The port calls of one diagnosis of `namespace` through the command registry (untimed). */
+async function recordReads(): Promise<PortCall[]> {
+  const calls: PortCall[] = [];
+  const aws = services.aws;
+  const result = await registry.dispatch(
+    `ns ${namespace}`,
+    {
+      actor,
+      services: {
+        ...services,
+        kube: recording(services.kube, calls),
+        ...(aws !== undefined ? { aws: { ...aws, port: recording(aws.port, calls) } } : {}),
+      },
+    },
+    "unstuck",
+  );
+  if (result.type !== "diagnosis") throw new Error(`ns answered ${result.type}`);
+  return calls;
+}
+
+let reads: PortCall[] | undefined;
 
 write({ ready: true });
 for await (const line of createInterface({ input: process.stdin })) {
@@ -104,6 +154,19 @@ for await (const line of createInterface({ input: process.stdin })) {
       ),
     );
     write({ ms: performance.now() - t0, types: types.length });
+  } else if (line === "reads") {
+    reads ??= await recordReads();
+    const replay = (c: PortCall): Promise<unknown> =>
+      Promise.resolve((c.port as Record<string, (...a: unknown[]) => unknown>)[c.method]?.(...c.args));
+    const first = reads.filter((c) => c.method === "getNamespace");
+    const t0 = performance.now();
+    await Promise.all(first.map(replay));
+    await mapLimit(
+      reads.filter((c) => c.method !== "getNamespace"),
+      Number(concurrency),
+      replay,
+    );
+    write({ ms: performance.now() - t0, calls: reads.length });
   } else if (line === "rss") {
     write({
       rssMiB: process.memoryUsage().rss / 2 ** 20,
