@@ -1,7 +1,8 @@
 /**
  * The warm side of the `ns` benchmark, as its own process (`node --import tsx bench/ns-warm.ts
- * <namespace> <concurrency>`, with KUBECONFIG set): the services the bot builds from its
- * configuration, held for the life of the process as the running bot holds them, and the command
+ * <namespace> <concurrency> [cli]`, with KUBECONFIG set): the services the bot builds from its
+ * configuration (the terminal's with `cli`: no discovery cache, no Deployment watch), held for the
+ * life of the process as the running bot holds them, and the command
  * dispatched through the same registry. Being its own process, it does not share an event loop with
  * the simulator in the benchmark's process. Reads commands from stdin, one per line, and answers each
  * with one JSON line:
@@ -35,12 +36,13 @@ import { createServices } from "../src/services.js";
 import { mapLimit } from "../src/util/concurrency.js";
 import { summarize } from "./ns-summary.js";
 
-const [namespace = "", concurrency = "64"] = process.argv.slice(2);
+// `cli` as the third argument: the terminal's services (no discovery cache, no Deployment watch).
+const [namespace = "", concurrency = "64", mode = "bot"] = process.argv.slice(2);
 const config = loadConfig(process.env);
 // As the bot builds them (src/runtime.ts): long-running, so discovery is cached and kept current by
 // watching CRDs and APIServices, and a warm diagnosis asks for no discovery at all.
 const services = createServices(config, createLogger({ level: "silent", fd: 2 }), () => new Date(), {
-  longRunning: true,
+  longRunning: mode !== "cli",
 });
 const registry = defaultRegistry("unstuck");
 const actor = { userId: "bench", teamId: "local", surface: "cli" } as const;
