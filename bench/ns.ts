@@ -598,6 +598,19 @@ interface ProductSide {
   readonly readCalls: number[];
 }
 
+function emptySide(): ProductSide {
+  return {
+    times: [],
+    requests: [],
+    summaries: [],
+    rssMiB: [],
+    failures: [],
+    fresh: [],
+    reads: [],
+    readCalls: [],
+  };
+}
+
 /** A bare Node.js process, `node -e 0`: what any cold CLI in Node pays before its own code runs. */
 let nodeStart: Promise<number[]> | undefined;
 function nodeStartTimes(runs: number): Promise<number[]> {
@@ -614,16 +627,7 @@ function nodeStartTimes(runs: number): Promise<number[]> {
 async function coldSide(sim: KubeSim, kubeconfig: string, runs: number): Promise<ProductSide> {
   const cli = cliCommand();
   const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
-  const side: ProductSide = {
-    times: [],
-    requests: [],
-    summaries: [],
-    rssMiB: [],
-    failures: [],
-    fresh: [],
-    reads: [],
-    readCalls: [],
-  };
+  const side = emptySide();
   for (let i = 0; i < runs; i++) {
     sim.resetRequests();
     const [cmd, ...args] = timeBin ? [timeBin, "-f", "UNSTUCK_BENCH_MAXRSS_KB=%M", ...cli] : cli;
@@ -686,16 +690,7 @@ const WARM_RUNS = 9;
  * kind, then each timed diagnosis followed by one fresh-read floor, so both meet the same machine.
  */
 async function warmSide(sim: KubeSim, kubeconfig: string, runs: number): Promise<ProductSide> {
-  const side: ProductSide = {
-    times: [],
-    requests: [],
-    summaries: [],
-    rssMiB: [],
-    failures: [],
-    fresh: [],
-    reads: [],
-    readCalls: [],
-  };
+  const side = emptySide();
   const warm = new LineProcess(
     process.execPath,
     ["--import", "tsx", "bench/ns-warm.ts", NS, String(LIST_CONCURRENCY)],
