@@ -247,7 +247,8 @@ describe("paged lists against the Kubernetes simulator", () => {
     expect(d.blockers).toHaveLength([...byType.values()].reduce((a, b) => a + b, 0));
   }, 60_000);
 
-  it("prints complete --json from the terminal form", async () => {
+  /** `ns <NS> --json` through the terminal form: everything it printed, once it exited 0. */
+  async function terminalJson(): Promise<string> {
     const out: string[] = [];
     const code = await runCli(
       ["ns", NS, "--json", "--kubeconfig", kubeconfigPath],
@@ -258,7 +259,11 @@ describe("paged lists against the Kubernetes simulator", () => {
       },
     );
     expect(code).toBe(0);
-    const json = JSON.parse(out.join("\n")) as {
+    return out.join("\n");
+  }
+
+  it("prints complete --json from the terminal form", async () => {
+    const json = JSON.parse(await terminalJson()) as {
       remaining: { resource: string; count: number }[];
       blockers: { name: string; namespace: string }[];
       conditions: { type: string; message?: string }[];
@@ -275,16 +280,7 @@ describe("paged lists against the Kubernetes simulator", () => {
     // example.com/hold is in no table: its controller is guessed from every Deployment of the
     // cluster (600 here), read in pages of ten times 500.
     sim.resetRequests();
-    const out: string[] = [];
-    const code = await runCli(
-      ["ns", NS, "--json", "--kubeconfig", kubeconfigPath],
-      {},
-      {
-        out: (s) => out.push(s),
-        err: (s) => out.push(s),
-      },
-    );
-    expect(code).toBe(0);
+    await terminalJson();
     const everyDeployment = sim
       .requests()
       .filter((r) => r.method === "GET" && r.path === "/apis/apps/v1/deployments");
