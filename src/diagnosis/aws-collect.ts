@@ -42,14 +42,19 @@ export interface AwsCollectOptions {
   readonly cluster: string;
   /**
    * The controller's owners across the whole cluster (Ingresses, Services, TargetGroupBindings),
-   * to tell what the controller is deleting from what live objects still use.
+   * to tell what the controller is deleting from what live objects still use. Read beside AWS: the
+   * AWS reads never wait for it, only the judgement at the end does.
    */
-  readonly owners: readonly EdgeOwner[];
-  /** False when the cluster-wide owners could not all be read. */
-  readonly ownersComplete: boolean;
+  readonly owners: PromiseLike<ClusterOwners>;
   /** CloudTrail window. */
   readonly since: Date;
   readonly until: Date;
+}
+
+/** The controller's owners across the cluster, and whether every list of them could be read. */
+export interface ClusterOwners {
+  readonly owners: readonly EdgeOwner[];
+  readonly complete: boolean;
 }
 
 /** CloudTrail events that say who put a security group on an interface. */
@@ -107,12 +112,39 @@ export async function collectAwsForBlocker(
     (hostname ? loadBalancerNameFromHostname(hostname) : undefined) ??
     lbcLoadBalancerName(options.cluster, stack);
 
-  const { loadBalancers, managed, backend, events, tagged } = await readStackByNameAndTags(
-    reads,
-    options,
-    stack,
-    lbName,
-  );
+  // Each read starts once what it needs has arrived, not when the whole round before it has: the
+  // dependents of a group found by a tag query while CloudTrail still answers, the load balancer's
+  // target groups and listeners as soon as it is found.
+  const first = startStackReads(reads, options, stack, lbName);
+  const dependents = new Map<string, Promise<GroupDependents>>();
+  const dependentsOf = (id: string): Promise<GroupDependents> => {
+    let read = dependents.get(id);
+    if (read === undefined) {
+      read = readGroupDependents(reads, id);
+      dependents.set(id, read);
+    }
+    return read;
+  };
+  const withDependents = (found: Promise<SecurityGroupSnapshot[]>): Promise<SecurityGroupSnapshot[]> =>
+    found.then((gs) => {
+      for (const g of gs) void dependentsOf(g.id);
+      return gs;
+    });
+  const ofLoadBalancer = first.loadBalancers.then((lbs): Promise<[TargetGroupSnapshot[], string[]]> => {
+    const lb = lbs[0];
+    if (lb === undefined) return Promise.resolve([[], []]);
+    return Promise.all([
+      attempt<TargetGroupSnapshot[]>([], () => aws.targetGroupsOf(lb.arn)),
+      attempt<string[]>([], async () => (await aws.listenersOf(lb.arn)).map((l) => l.arn)),
+    ]);
+  });
+  const [loadBalancers, managed, backend, events, tagged] = await Promise.all([
+    first.loadBalancers,
+    withDependents(first.managed),
+    withDependents(first.backend),
+    first.events,
+    first.tagged,
+  ]);
 
   const groups = new Map<string, RoledGroup>();
   for (const g of managed) groups.set(g.id, { group: g, role: "managed" });
@@ -120,21 +152,24 @@ export async function collectAwsForBlocker(
 
   const lb = loadBalancers[0];
   const extraIds = extraGroupIds(groups, lb, events);
-  const [targetGroups, listeners, extraGroups] = await Promise.all([
-    lb ? attempt<TargetGroupSnapshot[]>([], () => aws.targetGroupsOf(lb.arn)) : Promise.resolve([]),
-    lb
-      ? attempt<string[]>([], async () => (await aws.listenersOf(lb.arn)).map((l) => l.arn))
-      : Promise.resolve([]),
+  const [[targetGroups, listeners], extraGroups] = await Promise.all([
+    ofLoadBalancer,
     extraIds.length > 0 ? describeEach(aws, extraIds, attempt) : Promise.resolve([]),
   ]);
   addExtraGroups(groups, extraGroups, lb, options.cluster, stack);
   // A group CloudTrail names that no longer exists cannot be attributed to this stack: not listed.
   const missingGroupIds: string[] = [];
 
-  const { networkInterfaces, referencing } = await readGroupDependents(reads, [...groups.values()]);
+  // In the groups' order (managed, backend, then the extra ones), whenever each answered.
+  const read = await Promise.all([...groups.keys()].map(async (id) => [id, await dependentsOf(id)] as const));
+  const networkInterfaces = new Map(read.map(([id, d]) => [id, d.networkInterfaces]));
+  const referencing = new Map(read.map(([id, d]) => [id, d.referencing]));
   const known = new Set([lbName, ...loadBalancers.map((l) => l.name)]);
-  const otherLoadBalancers = await readNamedLoadBalancers(reads, networkInterfaces, known);
-  const interfaceHistory = await readInterfaceHistory(reads, networkInterfaces, options.until);
+  const [otherLoadBalancers, interfaceHistory, owners] = await Promise.all([
+    readNamedLoadBalancers(reads, networkInterfaces, known),
+    readInterfaceHistory(reads, networkInterfaces, options.until),
+    options.owners,
+  ]);
 
   const collected: AwsCollected = {
     cluster: options.cluster,
@@ -150,8 +185,8 @@ export async function collectAwsForBlocker(
     referencing,
     deleteSecurityGroupEvents: events,
     problems,
-    owners: options.owners,
-    ownersComplete: options.ownersComplete,
+    owners: owners.owners,
+    ownersComplete: owners.complete,
     otherLoadBalancers,
     interfaceHistory,
     blocker: { namespace: blocker.namespace ?? "default", name: blocker.name, kind: blocker.kind },
@@ -160,28 +195,28 @@ export async function collectAwsForBlocker(
 }
 
 /**
- * The first round of reads, each from what the blocker names: the load balancer by its exact name,
- * the stack's security groups by the controller's tags, the account's DeleteSecurityGroup events in
- * the window, and the stack's load balancers and target groups by tag.
+ * The first reads, each from what the blocker names, all started at once: the load balancer by its
+ * exact name, the stack's security groups by the controller's tags, the account's
+ * DeleteSecurityGroup events in the window, and the stack's load balancers and target groups by tag.
  */
-async function readStackByNameAndTags(
+function startStackReads(
   { aws, attempt }: AwsReadContext,
   options: AwsCollectOptions,
   stack: IngressStack,
   lbName: string,
-): Promise<{
-  loadBalancers: LoadBalancerSnapshot[];
-  managed: SecurityGroupSnapshot[];
-  backend: SecurityGroupSnapshot[];
-  events: CloudTrailEventSnapshot[];
-  tagged: { arn: string; tags: Tags }[];
-}> {
+): {
+  loadBalancers: Promise<LoadBalancerSnapshot[]>;
+  managed: Promise<SecurityGroupSnapshot[]>;
+  backend: Promise<SecurityGroupSnapshot[]>;
+  events: Promise<CloudTrailEventSnapshot[]>;
+  tagged: Promise<{ arn: string; tags: Tags }[]>;
+} {
   const queries = stackGroupQueries(options.cluster, stack.stack, stack.tagKey);
-  const [loadBalancers, managed, backend, events, tagged] = await Promise.all([
-    attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName([lbName])),
-    attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.managed })),
-    attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.backend })),
-    attempt<CloudTrailEventSnapshot[]>([], () =>
+  return {
+    loadBalancers: attempt<LoadBalancerSnapshot[]>([], () => aws.loadBalancersByName([lbName])),
+    managed: attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.managed })),
+    backend: attempt<SecurityGroupSnapshot[]>([], () => aws.securityGroups({ tags: queries.backend })),
+    events: attempt<CloudTrailEventSnapshot[]>([], () =>
       aws.cloudTrailEvents({
         eventName: "DeleteSecurityGroup",
         start: options.since,
@@ -189,14 +224,13 @@ async function readStackByNameAndTags(
         max: 200,
       }),
     ),
-    attempt<{ arn: string; tags: Tags }[]>([], () =>
+    tagged: attempt<{ arn: string; tags: Tags }[]>([], () =>
       aws.resourcesByTags(
         { [LBC_TAGS.cluster]: options.cluster, [stack.tagKey]: stack.stack },
         STACK_RESOURCE_TYPES,
       ),
     ),
-  ]);
-  return { loadBalancers, managed, backend, events, tagged };
+  };
 }
 
 /**
@@ -237,35 +271,24 @@ function addExtraGroups(
 }
 
 /**
- * What still depends on each group, which is what keeps it from being deleted: the network
+ * What still depends on one group, which is what keeps it from being deleted: the network
  * interfaces using it and the groups whose rules reference it (with those rules).
  */
-async function readGroupDependents(
-  { aws, attempt }: AwsReadContext,
-  groups: readonly RoledGroup[],
-): Promise<{
-  networkInterfaces: Map<string, readonly NetworkInterfaceSnapshot[]>;
-  referencing: Map<string, ReferencingGroups>;
-}> {
-  const networkInterfaces = new Map<string, readonly NetworkInterfaceSnapshot[]>();
-  const referencing = new Map<string, ReferencingGroups>();
-  await Promise.all(
-    groups.map(async ({ group }) => {
-      const [enis, refs] = await Promise.all([
-        attempt<NetworkInterfaceSnapshot[]>([], () => aws.networkInterfacesUsing(group.id)),
-        attempt<SecurityGroupSnapshot[]>([], () => aws.groupsReferencing(group.id)),
-      ]);
-      networkInterfaces.set(group.id, enis);
-      referencing.set(
-        group.id,
-        await Promise.all(
-          refs.map(async (ref) => ({
-            group: ref,
-            rules: await attempt<SecurityGroupRuleSnapshot[]>([], () => aws.rulesOf(ref.id)),
-          })),
-        ),
-      );
-    }),
+interface GroupDependents {
+  readonly networkInterfaces: readonly NetworkInterfaceSnapshot[];
+  readonly referencing: ReferencingGroups;
+}
+
+async function readGroupDependents({ aws, attempt }: AwsReadContext, id: string): Promise<GroupDependents> {
+  const [networkInterfaces, refs] = await Promise.all([
+    attempt<NetworkInterfaceSnapshot[]>([], () => aws.networkInterfacesUsing(id)),
+    attempt<SecurityGroupSnapshot[]>([], () => aws.groupsReferencing(id)),
+  ]);
+  const referencing = await Promise.all(
+    refs.map(async (ref) => ({
+      group: ref,
+      rules: await attempt<SecurityGroupRuleSnapshot[]>([], () => aws.rulesOf(ref.id)),
+    })),
   );
   return { networkInterfaces, referencing };
 }
@@ -375,6 +398,7 @@ async function collectBinding(
       ? await attempt<Map<string, Tags> | typeof unread>(unread, () => aws.elbTagsOf([arn]))
       : unread;
   const found = groups === unread ? undefined : groups.find((g) => g.arn === arn);
+  const { owners } = await options.owners;
   return analyzeBinding({
     cluster: options.cluster,
     blocker: { namespace: blocker.namespace ?? "default", name: blocker.name },
@@ -382,7 +406,7 @@ async function collectBinding(
     targetGroup: groups === unread ? undefined : (found ?? null),
     ...(tags !== unread && arn !== undefined && tags.has(arn) ? { tags: tags.get(arn) ?? {} } : {}),
     targets: targets === unread ? undefined : (targets ?? null),
-    owners: options.owners,
+    owners,
     problems,
   });
 }

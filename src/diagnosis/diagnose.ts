@@ -255,43 +255,51 @@ async function gatherAws(
     b.finalizers.some((f) => lookupFinalizer(f)?.awsLoadBalancer === true),
   );
   if (eligible.length === 0) return out;
-  const listedOwners = await clusterOwners(kube, resources, warnings);
-  const ownersComplete = listedOwners.complete;
-  // The blockers themselves are known from the namespace's own lists even when a cluster-wide list failed.
-  const owners = [...listedOwners.owners];
-  for (const b of eligible) {
-    const o = edgeOwnerOf(b);
-    if (o && !owners.some((x) => x.kind === o.kind && x.namespace === o.namespace && x.name === o.name))
-      owners.push(o);
-  }
+  // The cluster-wide lists run beside the AWS reads, which never need them: only the judgement of
+  // what is live or dying waits for them.
+  const listing = clusterOwners(kube, resources, warnings);
+  // Said after the lists' own warnings, as when the lists were read first.
+  const notes: string[] = [];
   const targets = eligible.slice(0, MAX_AWS_BLOCKERS);
   if (eligible.length > targets.length) {
-    warnings.push(
+    notes.push(
       `AWS was checked for the first ${targets.length} of ${eligible.length} load-balancer blockers; diagnose them one namespace at a time for the rest.`,
     );
   }
-  await Promise.all(
-    targets.map(async (b) => {
-      const controllers = b.finalizers.flatMap((f) => {
-        const info = lookupFinalizer(f);
-        return info ? matchControllers(info, deployments, f) : [];
-      });
-      const cluster =
-        aws.cluster ?? controllers.map((d) => clusterNameFromArgs(d.args)).find((c) => c !== undefined);
-      if (!cluster) {
-        warnings.push(
-          `Could not look into AWS for ${b.kind} ${b.name}: the cluster name is unknown (set UNSTUCK_CLUSTER_NAME or run the controller with --cluster-name).`,
-        );
-        return;
-      }
+  const runs = targets.flatMap((b) => {
+    const controllers = b.finalizers.flatMap((f) => {
+      const info = lookupFinalizer(f);
+      return info ? matchControllers(info, deployments, f) : [];
+    });
+    const cluster =
+      aws.cluster ?? controllers.map((d) => clusterNameFromArgs(d.args)).find((c) => c !== undefined);
+    if (!cluster) {
+      notes.push(
+        `Could not look into AWS for ${b.kind} ${b.name}: the cluster name is unknown (set UNSTUCK_CLUSTER_NAME or run the controller with --cluster-name).`,
+      );
+      return [];
+    }
+    return [{ blocker: b, cluster }];
+  });
+  const owners = listing.then((listed) => {
+    warnings.push(...notes);
+    // The blockers themselves are known from the namespace's own lists even when a cluster-wide list failed.
+    const all = [...listed.owners];
+    for (const b of eligible) {
+      const o = edgeOwnerOf(b);
+      if (o && !all.some((x) => x.kind === o.kind && x.namespace === o.namespace && x.name === o.name))
+        all.push(o);
+    }
+    return { owners: all, complete: listed.complete };
+  });
+  await Promise.all([
+    owners,
+    ...runs.map(async ({ blocker: b, cluster }) => {
       // CloudTrail from a little before the namespace deletion: the controller's first attempts.
       const since = new Date(Date.parse(b.deletionTimestamp ?? deletionTimestamp) - 15 * 60_000);
-      out.set(
-        blockerKey(b),
-        await collectAwsForBlocker(aws.port, b, { cluster, since, until: now, owners, ownersComplete }),
-      );
+      out.set(blockerKey(b), await collectAwsForBlocker(aws.port, b, { cluster, since, until: now, owners }));
     }),
-  );
+  ]);
   return out;
 }
 /** The types whose objects the Load Balancer Controller turns into AWS resources. */

@@ -14,6 +14,8 @@ import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { runCli } from "../../../src/cli.js";
 import { diagnoseNamespace } from "../../../src/diagnosis/diagnose.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
+import type { KubePort } from "../../../src/kube/port.js";
+import type { AwsPort } from "../../../src/aws/port.js";
 import { startWorld, type World } from "../../sim/world.js";
 
 let world: World | undefined;
@@ -42,6 +44,63 @@ async function diagnose(scenario: string) {
 }
 
 describe("ns reaches into AWS", () => {
+  it("reads AWS while the cluster-wide lists are still under way, and judges with them", async () => {
+    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
+    clients = createAwsClients({
+      region: "ap-northeast-2",
+      endpoint: world.aws.url,
+      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+      maxAttempts: 1,
+    });
+    const real = createKubeAdapter(world.kube.kubeconfig());
+    const port = createAwsAdapter(clients);
+    // The cluster-wide lists (every Ingress, Service, TargetGroupBinding) answer only once AWS has
+    // been asked what holds the groups (the last AWS reads), or after 3 s at the latest.
+    let release!: () => void;
+    let awsDoneFirst: boolean | undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+      setTimeout(() => {
+        awsDoneFirst ??= false;
+        resolve();
+      }, 3_000);
+    });
+    const kube = new Proxy(real, {
+      get: (target, key, receiver) =>
+        key === "listObjects"
+          ? async (type: Parameters<KubePort["listObjects"]>[0], ns?: string) => {
+              if (ns === undefined) await released;
+              return target.listObjects(type, ns);
+            }
+          : (Reflect.get(target, key, receiver) as unknown),
+    });
+    const aws: AwsPort = {
+      ...port,
+      networkInterfacesUsing: async (id) => {
+        const enis = await port.networkInterfacesUsing(id);
+        awsDoneFirst ??= true;
+        release();
+        return enis;
+      },
+    };
+    const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date(), aws: { port: aws } });
+    expect(awsDoneFirst).toBe(true);
+    const b = d.blockers.find((x) => x.name === "myapp-worker-ingress");
+    const held = b?.aws?.blockedGroups.find((g) => g.networkInterfaces.length > 0);
+    expect(held?.networkInterfaces[0]?.description).toMatch(/^ELB app\/k8s-myapp-myappwor-0733a56cbb\//);
+    // Judged with the cluster-wide lists, as when they are read before AWS.
+    expect(d.warnings.filter((w) => w.includes("in all namespaces"))).toEqual([]);
+    const plain = await diagnoseNamespace(real, "myapp", { now: () => new Date(), aws: { port } });
+    const same = plain.blockers.find((x) => x.name === "myapp-worker-ingress")?.aws;
+    // Liveness is judged from every owner in the cluster (none live here: the group is dying).
+    const liveness = (f: typeof same) => f?.resources.map((r) => r.liveness?.state);
+    expect(liveness(same)).toContain("dying");
+    expect({ liveness: liveness(b?.aws), summary: b?.aws?.summary }).toEqual({
+      liveness: liveness(same),
+      summary: same?.summary,
+    });
+  });
+
   it("names the ENI that holds the shared backend security group, with CloudTrail's failures (variant A)", async () => {
     const d = await diagnose("test/fixtures/scenarios/seed-incident.yaml");
     const b = d.blockers.find((x) => x.name === "myapp-worker-ingress");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AwsPort } from "../../../src/aws/port.js";
 import type { SecurityGroupSnapshot } from "../../../src/aws/types.js";
-import { collectAwsForBlocker } from "../../../src/diagnosis/aws-collect.js";
+import { collectAwsForBlocker, type ClusterOwners } from "../../../src/diagnosis/aws-collect.js";
 import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
@@ -82,8 +82,10 @@ const window = {
   cluster: "prod-eks",
   since: new Date(0),
   until: new Date(),
-  owners: [edgeOwnerOf(service)].filter((o): o is EdgeOwner => o !== undefined),
-  ownersComplete: true,
+  owners: Promise.resolve({
+    owners: [edgeOwnerOf(service)].filter((o): o is EdgeOwner => o !== undefined),
+    complete: true,
+  }),
 };
 
 describe("collectAwsForBlocker", () => {
@@ -117,5 +119,46 @@ describe("collectAwsForBlocker", () => {
       window,
     );
     expect(f.blockedGroups).toEqual([]);
+  });
+
+  it("reads a group's dependents once its tag query answers, and AWS without waiting for the owners", async () => {
+    const sg = {
+      id: "sg-0svc",
+      name: "svc",
+      description: "",
+      tags: { "elbv2.k8s.aws/cluster": "prod-eks", "service.k8s.aws/stack": "shop/web" },
+    };
+    const base = account([sg], { "sg-0svc": ["eni-0held"] }, []);
+    const asked: string[] = [];
+    let answerTrail!: () => void;
+    const trail = new Promise<void>((resolve) => (answerTrail = resolve));
+    let answerOwners!: (o: ClusterOwners) => void;
+    const owners = new Promise<ClusterOwners>((resolve) => (answerOwners = resolve));
+    const aws: AwsPort = {
+      ...base,
+      // CloudTrail answers last, and the cluster's owners later still.
+      cloudTrailEvents: async (q) => {
+        await trail;
+        return base.cloudTrailEvents(q);
+      },
+      networkInterfacesUsing: (id) => (asked.push(`enis ${id}`), base.networkInterfacesUsing(id)),
+      groupsReferencing: (id) => (asked.push(`refs ${id}`), base.groupsReferencing(id)),
+    };
+    let settled = false;
+    const collecting = collectAwsForBlocker(aws, service, { ...window, owners }).finally(
+      () => (settled = true),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(asked.sort()).toEqual(["enis sg-0svc", "refs sg-0svc"]);
+    answerTrail();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Every AWS read is done; only the judgement of what is live waits for the owners.
+    expect(settled).toBe(false);
+    answerOwners(await window.owners);
+    const f = await collecting;
+    expect(f.blockedGroups.map((g) => g.groupId)).toEqual(["sg-0svc"]);
+    expect(f.summary).toContain("eni-0held");
+    // Each group's dependents are read once, though the group is found before CloudTrail answers.
+    expect(asked).toHaveLength(2);
   });
 });

@@ -214,7 +214,12 @@ describe("TargetGroupBinding: its target group, never a load balancer", () => {
         targetGroupArn: ARN,
         finalizers: ["elbv2.k8s.aws/resources"],
       }),
-      { cluster: "prod-eks", owners: [], ownersComplete: true, since: deletedAt, until: now },
+      {
+        cluster: "prod-eks",
+        owners: Promise.resolve({ owners: [], complete: true }),
+        since: deletedAt,
+        until: now,
+      },
     );
     expect([...new Set(calls)].sort()).toEqual(["elbTagsOf", "registeredTargets", "targetGroupsByArn"]);
     expect(f.problems).toEqual([]);
