@@ -54,6 +54,11 @@ export interface SlackResponsePost {
   readonly body: Record<string, unknown>;
 }
 
+/** A Web API call or a `response_url` post, as it arrives. */
+export type SlackArrival =
+  | { readonly kind: "call"; readonly call: SlackCall }
+  | { readonly kind: "response"; readonly post: SlackResponsePost };
+
 export interface FakeSlackOptions {
   /** The bot token every call must carry; calls with another get `invalid_auth`. */
   readonly token?: string;
@@ -131,6 +136,11 @@ export interface FakeSlack {
     predicate?: (post: SlackResponsePost) => boolean,
     timeoutMs?: number,
   ): Promise<SlackResponsePost>;
+  /**
+   * Calls `listener` with every Web API call and `response_url` post as it arrives, until the
+   * returned function is called: to time an answer to the moment it reaches Slack.
+   */
+  watch(listener: (arrived: SlackArrival) => void): () => void;
   /** Make every later call of `method` fail with this Slack error code; `undefined` clears it. */
   setFailure(method: string, error: string | undefined): void;
   /**
@@ -665,6 +675,16 @@ export async function startFakeSlack(options: FakeSlackOptions = {}): Promise<Fa
         timeoutMs,
         "matching response_url post",
       ),
+    watch: (listener) => {
+      const onCall = (call: SlackCall): void => listener({ kind: "call", call });
+      const onResponse = (post: SlackResponsePost): void => listener({ kind: "response", post });
+      events.on("call", onCall);
+      events.on("response", onResponse);
+      return () => {
+        events.off("call", onCall);
+        events.off("response", onResponse);
+      };
+    },
     setFailure: (method, error) => {
       if (error === undefined) failures.delete(method);
       else failures.set(method, error);

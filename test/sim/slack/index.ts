@@ -5,6 +5,7 @@ export type {
   FakeMessage,
   FakeSlack,
   FakeSlackOptions,
+  SlackArrival,
   SlackCall,
   SlackFault,
   SlackHold,

@@ -109,4 +109,22 @@ describe("fake Slack Web API", () => {
     expect((await waiting).body).toEqual({ response_type: "ephemeral", text: "hi" });
     await expect(fake.waitFor("chat.update", () => true, 50)).rejects.toThrow(/no matching chat.update/);
   });
+
+  it("tells a watcher of each call and response_url post as it arrives, until it stops watching", async () => {
+    const seen: string[] = [];
+    const stop = fake.watch((a) =>
+      seen.push(
+        a.kind === "call" ? `call ${a.call.method} ${String(a.call.body["text"])}` : `post ${a.post.id}`,
+      ),
+    );
+    await client.chat.postMessage({ channel: "C1", text: "one" });
+    await fetch(fake.responseUrl("r1"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "two" }),
+    });
+    stop();
+    await client.chat.postMessage({ channel: "C1", text: "three" });
+    expect(seen).toEqual(["call chat.postMessage one", "post r1"]);
+  });
 });
