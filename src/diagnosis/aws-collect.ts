@@ -30,6 +30,8 @@ import {
   type SecurityGroupDependents,
 } from "./aws.js";
 import { analyzeBinding } from "./binding.js";
+import type { ControllerReport } from "./controller-report.js";
+import { isIngressLbcFinalizer } from "./finalizers.js";
 import {
   LBC_TAGS,
   ingressStack,
@@ -291,6 +293,60 @@ async function readGroupDependents({ aws, attempt }: AwsReadContext, id: string)
     })),
   );
   return { networkInterfaces, referencing };
+}
+
+/**
+ * `aws` with each distinct read (the same method with the same arguments) made at most once for
+ * the life of one diagnosis: blockers that share a backend group, and the read-ahead below, ask
+ * AWS once and all get the answer (or the same failure, each naming it among its problems).
+ */
+export function onceEach(aws: DiagnosisAwsReads): DiagnosisAwsReads {
+  const made = new Map<string, Promise<unknown>>();
+  const once =
+    <A extends unknown[], R>(name: string, read: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      const key = `${name} ${JSON.stringify(args)}`;
+      let answer = made.get(key) as Promise<R> | undefined;
+      if (answer === undefined) {
+        answer = read(...args);
+        // Its callers see a failure; an answer nobody waits for (a read-ahead) is not left unhandled.
+        answer.catch(() => undefined);
+        made.set(key, answer);
+      }
+      return answer;
+    };
+  return {
+    loadBalancersByName: once("loadBalancersByName", (names) => aws.loadBalancersByName(names)),
+    targetGroupsOf: once("targetGroupsOf", (arn) => aws.targetGroupsOf(arn)),
+    listenersOf: once("listenersOf", (arn) => aws.listenersOf(arn)),
+    registeredTargets: once("registeredTargets", (arn) => aws.registeredTargets(arn)),
+    targetGroupsByArn: once("targetGroupsByArn", (arns) => aws.targetGroupsByArn(arns)),
+    elbTagsOf: once("elbTagsOf", (arns) => aws.elbTagsOf(arns)),
+    securityGroups: once("securityGroups", (query) => aws.securityGroups(query)),
+    groupsReferencing: once("groupsReferencing", (id) => aws.groupsReferencing(id)),
+    rulesOf: once("rulesOf", (id) => aws.rulesOf(id)),
+    networkInterfacesUsing: once("networkInterfacesUsing", (id) => aws.networkInterfacesUsing(id)),
+    cloudTrailEvents: once("cloudTrailEvents", (query) => aws.cloudTrailEvents(query)),
+    resourcesByTags: once("resourcesByTags", (tags, types) => aws.resourcesByTags(tags, types)),
+  };
+}
+
+/**
+ * What can be asked of AWS as soon as the namespace is read, a round before its content: when the
+ * namespace controller's report names a Load Balancer Controller finalizer of an Ingress or a
+ * Service, every such blocker's collection asks for the cluster's shared backend group and what
+ * holds it, and this asks first. Through {@link onceEach}, so those asks are answered from here.
+ */
+export function readAhead(aws: DiagnosisAwsReads, report: ControllerReport, cluster: string): void {
+  const lbc = [...report.finalizers.keys()].some(
+    (f) => isIngressLbcFinalizer(f) || f === "service.k8s.aws/resources",
+  );
+  if (!lbc) return;
+  const quiet: Attempt = (fallback, op) => op().catch(() => fallback);
+  void aws
+    .securityGroups({ tags: stackGroupQueries(cluster, "").backend })
+    .then((groups) => Promise.all(groups.map((g) => readGroupDependents({ aws, attempt: quiet }, g.id))))
+    .catch(() => undefined);
 }
 
 /**

@@ -15,9 +15,10 @@ import { heldByFinalizers, type ApiServiceSnapshot, type DiscoveryFailure } from
 import { analyzeNamespace, blockerKey, resourceLabel } from "./analyze.js";
 import { nearestNames } from "../util/similar.js";
 import type { AwsFindings } from "./aws.js";
-import { collectAwsForBlocker } from "./aws-collect.js";
+import { collectAwsForBlocker, onceEach, readAhead } from "./aws-collect.js";
 import { collectCauses } from "./causes-collect.js";
 import { readContent } from "./content-collect.js";
+import { readControllerReport } from "./controller-report.js";
 import { controllerDeployments } from "./controllers-collect.js";
 import { gatherEvidence, type EventsRead } from "./evidence-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
@@ -140,6 +141,12 @@ async function collectDiagnosis(
     (events) => ({ ok: true as const, events }),
     (error: unknown) => ({ ok: false as const, error }),
   );
+  // AWS reads made once each for this diagnosis. When the cluster is known, what the namespace's
+  // report says needs AWS is asked for now, beside its content.
+  const awsReads = options.aws && { ...options.aws, port: onceEach(options.aws.port) };
+  const report = readControllerReport(ns, false);
+  if (awsReads?.cluster !== undefined && "finalizers" in report)
+    readAhead(awsReads.port, report, awsReads.cluster);
   const discovery = await discovering;
   const { listed, unlisted, forbidden, scan, controllers } = await readContent(
     kube,
@@ -160,11 +167,11 @@ async function collectDiagnosis(
   const causeWarnings: string[] = [];
   const [evidence, aws, argoApplications, discoveryFailures, causes] = await Promise.all([
     eventsRead.then((events) => gatherEvidence(kube, name, blockers, deployments, events, options, warnings)),
-    options.aws
+    awsReads
       ? gatherAws(
           kube,
           discovery.resources,
-          options.aws,
+          awsReads,
           blockers,
           deployments,
           ns.deletionTimestamp,

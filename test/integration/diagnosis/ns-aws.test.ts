@@ -101,6 +101,67 @@ describe("ns reaches into AWS", () => {
     });
   });
 
+  it("asks for the shared backend group beside the namespace's content, and each read once", async () => {
+    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
+    clients = createAwsClients({
+      region: "ap-northeast-2",
+      endpoint: world.aws.url,
+      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
+      maxAttempts: 1,
+    });
+    const real = createKubeAdapter(world.kube.kubeconfig());
+    const port = createAwsAdapter(clients);
+    // The namespace's own lists answer only once AWS has been asked for the backend group, or
+    // after 3 s at the latest.
+    let release!: () => void;
+    let askedFirst: boolean | undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+      setTimeout(() => {
+        askedFirst ??= false;
+        resolve();
+      }, 3_000);
+    });
+    const kube = new Proxy(real, {
+      get: (target, key, receiver) =>
+        key === "listObjects"
+          ? async (type: Parameters<KubePort["listObjects"]>[0], ns?: string) => {
+              if (ns === "myapp") await released;
+              return target.listObjects(type, ns);
+            }
+          : (Reflect.get(target, key, receiver) as unknown),
+    });
+    const asked: string[] = [];
+    const aws: AwsPort = {
+      ...port,
+      securityGroups: (query) => {
+        asked.push(`securityGroups ${JSON.stringify(query)}`);
+        if (query.tags?.["elbv2.k8s.aws/resource"] === "backend-sg") {
+          askedFirst ??= true;
+          release();
+        }
+        return port.securityGroups(query);
+      },
+      networkInterfacesUsing: (id) => (
+        asked.push(`networkInterfacesUsing ${id}`),
+        port.networkInterfacesUsing(id)
+      ),
+      groupsReferencing: (id) => (asked.push(`groupsReferencing ${id}`), port.groupsReferencing(id)),
+    };
+    const d = await diagnoseNamespace(kube, "myapp", {
+      now: () => new Date(),
+      aws: { port: aws, cluster: "prod-eks" },
+    });
+    expect(askedFirst).toBe(true);
+    const held = d.blockers
+      .find((x) => x.name === "myapp-worker-ingress")
+      ?.aws?.blockedGroups.find((g) => g.networkInterfaces.length > 0);
+    expect(held?.networkInterfaces[0]?.description).toMatch(/^ELB app\/k8s-myapp-myappwor-0733a56cbb\//);
+    // Asked ahead and again by the Ingress's collection: one call each.
+    expect(asked.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(asked).size).toBe(asked.length);
+  });
+
   it("names the ENI that holds the shared backend security group, with CloudTrail's failures (variant A)", async () => {
     const d = await diagnose("test/fixtures/scenarios/seed-incident.yaml");
     const b = d.blockers.find((x) => x.name === "myapp-worker-ingress");

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { AwsPort } from "../../../src/aws/port.js";
 import type { SecurityGroupSnapshot } from "../../../src/aws/types.js";
-import { collectAwsForBlocker, type ClusterOwners } from "../../../src/diagnosis/aws-collect.js";
+import {
+  collectAwsForBlocker,
+  onceEach,
+  readAhead,
+  type ClusterOwners,
+} from "../../../src/diagnosis/aws-collect.js";
 import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
@@ -160,5 +165,65 @@ describe("collectAwsForBlocker", () => {
     expect(f.summary).toContain("eni-0held");
     // Each group's dependents are read once, though the group is found before CloudTrail answers.
     expect(asked).toHaveLength(2);
+  });
+});
+
+describe("onceEach", () => {
+  it("makes each distinct read once, and hands every caller the same failure", async () => {
+    const asked: string[] = [];
+    const base = account([], {}, []);
+    const aws = onceEach({
+      ...base,
+      securityGroups: (q) => (asked.push(JSON.stringify(q)), base.securityGroups(q)),
+      rulesOf: (id) => (asked.push(`rules ${id}`), Promise.reject(new Error("UnauthorizedOperation"))),
+    });
+    await Promise.all([aws.securityGroups({ ids: ["sg-1"] }), aws.securityGroups({ ids: ["sg-1"] })]);
+    await aws.securityGroups({ ids: ["sg-2"] });
+    await expect(aws.rulesOf("sg-1")).rejects.toThrow("UnauthorizedOperation");
+    await expect(aws.rulesOf("sg-1")).rejects.toThrow("UnauthorizedOperation");
+    expect(asked).toEqual(['{"ids":["sg-1"]}', '{"ids":["sg-2"]}', "rules sg-1"]);
+  });
+});
+
+describe("readAhead", () => {
+  const watching = () => {
+    const asked: string[] = [];
+    const backend = {
+      id: "sg-0backend",
+      name: "backend",
+      description: "",
+      tags: { "elbv2.k8s.aws/cluster": "prod-eks", "elbv2.k8s.aws/resource": "backend-sg" },
+    };
+    const base = account([backend], { "sg-0backend": ["eni-0x"] }, []);
+    const aws: AwsPort = {
+      ...base,
+      securityGroups: (q) => (asked.push(`groups ${JSON.stringify(q.tags)}`), base.securityGroups(q)),
+      networkInterfacesUsing: (id) => (asked.push(`enis ${id}`), base.networkInterfacesUsing(id)),
+      groupsReferencing: (id) => (asked.push(`refs ${id}`), base.groupsReferencing(id)),
+    };
+    return { asked, aws };
+  };
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("asks for the cluster's backend group and what holds it when an Ingress's LBC finalizer is named", async () => {
+    const { asked, aws } = watching();
+    readAhead(aws, { types: new Map(), finalizers: new Map([["ingress.k8s.aws/resources", 1]]) }, "prod-eks");
+    await settle();
+    expect(asked).toEqual([
+      'groups {"elbv2.k8s.aws/cluster":"prod-eks","elbv2.k8s.aws/resource":"backend-sg"}',
+      "enis sg-0backend",
+      "refs sg-0backend",
+    ]);
+  });
+
+  it("asks nothing for finalizers whose collection never reads the backend group", async () => {
+    const { asked, aws } = watching();
+    const finalizers = new Map([
+      ["elbv2.k8s.aws/resources", 2],
+      ["kubernetes.io/pvc-protection", 1],
+    ]);
+    readAhead(aws, { types: new Map(), finalizers }, "prod-eks");
+    await settle();
+    expect(asked).toEqual([]);
   });
 });
