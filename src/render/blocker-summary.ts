@@ -89,15 +89,23 @@ export function summarizeBlockers(
 }
 
 /**
- * Made on first use: making it loads the locale's data (about 20 ms of CPU), which a `--json` answer
- * never needs. The bot makes it in its warm-up, so the first diagnosis after start-up does not pay
- * for it on the loop that acknowledges a burst.
+ * For what {@link count} does not group itself. Made on first need: making it loads the locale's
+ * data (about 20 ms of CPU, a tenth of a cold terminal `ns`).
  */
 let numbers: Intl.NumberFormat | undefined;
 
-/** `1234567` → `1,234,567` (counts a person reads; fixed locale so output does not depend on the machine). */
+/**
+ * `1234567` → `1,234,567` (counts a person reads; fixed locale so output does not depend on the
+ * machine). A whole number's digits are grouped here by threes, as en-US writes them; anything
+ * else (a fraction, a number too big to be exact, -0) goes to `Intl.NumberFormat`.
+ */
 export function count(n: number): string {
-  return (numbers ??= new Intl.NumberFormat("en-US")).format(n);
+  if (!Number.isSafeInteger(n) || Object.is(n, -0))
+    return (numbers ??= new Intl.NumberFormat("en-US")).format(n);
+  const digits = String(Math.abs(n));
+  let out = digits.slice(0, ((digits.length - 1) % 3) + 1);
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return n < 0 ? `-${out}` : out;
 }
 
 /** `configmaps 1,200 · secrets 500 · … 3 more (12)`: at most `max` rows, the rest counted. */

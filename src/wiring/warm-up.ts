@@ -10,7 +10,6 @@
 import { createHmac } from "node:crypto";
 import type { CommandDispatcher, CommandServices } from "../command-contract.js";
 import type { Logger } from "../log.js";
-import { count } from "../render/blocker-summary.js";
 import { orElse } from "../util/deadline.js";
 
 export interface WarmUpDeps {
@@ -45,8 +44,6 @@ export async function warmUp(d: WarmUpDeps): Promise<void> {
       d.command,
     );
     d.render(result);
-    // The number format, which a live namespace's answer may not have used.
-    count(0);
   })();
   try {
     const outcome = await orElse(

@@ -8,6 +8,7 @@ import { analyzeNamespace } from "../../../src/diagnosis/analyze.js";
 import type { ResourceType } from "../../../src/kube/types.js";
 import {
   blockerType,
+  count,
   countLine,
   SUMMARY_FIRST,
   summarizeBlockers,
@@ -140,5 +141,24 @@ describe("the summary of a big diagnosis", () => {
     const details = JSON.stringify(renderDiagnosisDetails(d).blocks);
     expect(details).toContain("*79,810 objects with finalizers*");
     expect(details).toContain("… 586 more (");
+  });
+});
+
+describe("count", () => {
+  it("writes every number as en-US does", () => {
+    const intl = new Intl.NumberFormat("en-US");
+    const edges = [
+      0, -0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 999_999, 1_000_000, -1, -1000, -999_999,
+    ];
+    const big = [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 60, 1.5, -0.25, 1234.5678];
+    // Seeded: every digit count from 1 to 16, and both signs.
+    let seed = 7;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const sampled = Array.from({ length: 20_000 }, (_, i) => {
+      const digits = (i % 16) + 1;
+      const n = Math.floor(random() * 10 ** digits);
+      return i % 5 === 0 ? -n : n;
+    });
+    for (const n of [...edges, ...big, ...sampled]) expect(count(n), String(n)).toBe(intl.format(n));
   });
 });
