@@ -27,64 +27,70 @@ afterEach(async () => {
   clients = undefined;
 });
 
-async function diagnose(scenario: string) {
+/** The world of `scenario`, with AWS clients on its simulator (both stopped after each test). */
+async function startSeed(scenario = "test/fixtures/scenarios/seed-incident.yaml") {
   world = await startWorld({ scenario, lbc: false });
-  clients = createAwsClients({
+  const made = createAwsClients({
     region: "ap-northeast-2",
     endpoint: world.aws.url,
     credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
     maxAttempts: 1,
   });
-  const kube = createKubeAdapter(world.kube.kubeconfig());
+  clients = made;
+  return { kube: createKubeAdapter(world.kube.kubeconfig()), aws: createAwsAdapter(made), clients: made };
+}
+
+async function diagnose(scenario: string) {
+  const { kube, aws } = await startSeed(scenario);
   // No cluster name configured: it is read from the controller's --cluster-name.
-  return diagnoseNamespace(kube, "myapp", {
-    now: () => new Date(),
-    aws: { port: createAwsAdapter(clients) },
+  return diagnoseNamespace(kube, "myapp", { now: () => new Date(), aws: { port: aws } });
+}
+
+/**
+ * `kube` whose lists of the namespaces `held` picks (`undefined`: the whole cluster) answer only
+ * once `release` is called, or after 3 s at the latest, and then `late()` says so.
+ */
+function holdLists(kube: KubePort, held: (ns: string | undefined) => boolean) {
+  let release!: () => void;
+  let late = false;
+  const released = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      late = true;
+      resolve();
+    }, 3_000);
+    release = () => {
+      clearTimeout(timer);
+      resolve();
+    };
   });
+  const holding: KubePort = new Proxy(kube, {
+    get: (target, key, receiver) =>
+      key === "listObjects"
+        ? async (type: Parameters<KubePort["listObjects"]>[0], ns?: string) => {
+            if (held(ns)) await released;
+            return target.listObjects(type, ns);
+          }
+        : (Reflect.get(target, key, receiver) as unknown),
+  });
+  return { kube: holding, release: () => release(), late: () => late };
 }
 
 describe("ns reaches into AWS", () => {
   it("reads AWS while the cluster-wide lists are still under way, and judges with them", async () => {
-    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
-    clients = createAwsClients({
-      region: "ap-northeast-2",
-      endpoint: world.aws.url,
-      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-      maxAttempts: 1,
-    });
-    const real = createKubeAdapter(world.kube.kubeconfig());
-    const port = createAwsAdapter(clients);
+    const { kube: real, aws: port } = await startSeed();
     // The cluster-wide lists (every Ingress, Service, TargetGroupBinding) answer only once AWS has
-    // been asked what holds the groups (the last AWS reads), or after 3 s at the latest.
-    let release!: () => void;
-    let awsDoneFirst: boolean | undefined;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-      setTimeout(() => {
-        awsDoneFirst ??= false;
-        resolve();
-      }, 3_000);
-    });
-    const kube = new Proxy(real, {
-      get: (target, key, receiver) =>
-        key === "listObjects"
-          ? async (type: Parameters<KubePort["listObjects"]>[0], ns?: string) => {
-              if (ns === undefined) await released;
-              return target.listObjects(type, ns);
-            }
-          : (Reflect.get(target, key, receiver) as unknown),
-    });
+    // been asked what holds the groups (the last AWS reads).
+    const { kube, release, late } = holdLists(real, (ns) => ns === undefined);
     const aws: AwsPort = {
       ...port,
       networkInterfacesUsing: async (id) => {
         const enis = await port.networkInterfacesUsing(id);
-        awsDoneFirst ??= true;
         release();
         return enis;
       },
     };
     const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date(), aws: { port: aws } });
-    expect(awsDoneFirst).toBe(true);
+    expect(late()).toBe(false);
     const b = d.blockers.find((x) => x.name === "myapp-worker-ingress");
     const held = b?.aws?.blockedGroups.find((g) => g.networkInterfaces.length > 0);
     expect(held?.networkInterfaces[0]?.description).toMatch(/^ELB app\/k8s-myapp-myappwor-0733a56cbb\//);
@@ -102,44 +108,15 @@ describe("ns reaches into AWS", () => {
   });
 
   it("asks for the shared backend group beside the namespace's content, and each read once", async () => {
-    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
-    clients = createAwsClients({
-      region: "ap-northeast-2",
-      endpoint: world.aws.url,
-      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-      maxAttempts: 1,
-    });
-    const real = createKubeAdapter(world.kube.kubeconfig());
-    const port = createAwsAdapter(clients);
-    // The namespace's own lists answer only once AWS has been asked for the backend group, or
-    // after 3 s at the latest.
-    let release!: () => void;
-    let askedFirst: boolean | undefined;
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-      setTimeout(() => {
-        askedFirst ??= false;
-        resolve();
-      }, 3_000);
-    });
-    const kube = new Proxy(real, {
-      get: (target, key, receiver) =>
-        key === "listObjects"
-          ? async (type: Parameters<KubePort["listObjects"]>[0], ns?: string) => {
-              if (ns === "myapp") await released;
-              return target.listObjects(type, ns);
-            }
-          : (Reflect.get(target, key, receiver) as unknown),
-    });
+    const { kube: real, aws: port } = await startSeed();
+    // The namespace's own lists answer only once AWS has been asked for the backend group.
+    const { kube, release, late } = holdLists(real, (ns) => ns === "myapp");
     const asked: string[] = [];
     const aws: AwsPort = {
       ...port,
       securityGroups: (query) => {
         asked.push(`securityGroups ${JSON.stringify(query)}`);
-        if (query.tags?.["elbv2.k8s.aws/resource"] === "backend-sg") {
-          askedFirst ??= true;
-          release();
-        }
+        if (query.tags?.["elbv2.k8s.aws/resource"] === "backend-sg") release();
         return port.securityGroups(query);
       },
       networkInterfacesUsing: (id) => (
@@ -152,7 +129,7 @@ describe("ns reaches into AWS", () => {
       now: () => new Date(),
       aws: { port: aws, cluster: "prod-eks" },
     });
-    expect(askedFirst).toBe(true);
+    expect(late()).toBe(false);
     const held = d.blockers
       .find((x) => x.name === "myapp-worker-ingress")
       ?.aws?.blockedGroups.find((g) => g.networkInterfaces.length > 0);
@@ -180,28 +157,19 @@ describe("ns reaches into AWS", () => {
   });
 
   it("never pulls another team's security group into the stack because CloudTrail saw it fail", async () => {
-    world = await startWorld({ scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: false });
-    clients = createAwsClients({
-      region: "ap-northeast-2",
-      endpoint: world.aws.url,
-      credentials: { accessKeyId: "AKIAUNSTUCKTEST00001", secretAccessKey: "x" },
-      maxAttempts: 1,
-    });
+    const seed = await startSeed();
     // Someone tries to delete the payments ALB's group: it fails (its ALB still uses it), and CloudTrail records it.
-    const payments = await clients.ec2.send(
+    const payments = await seed.clients.ec2.send(
       new DescribeSecurityGroupsCommand({ Filters: [{ Name: "group-name", Values: ["payments-alb"] }] }),
     );
     const paymentsId = payments.SecurityGroups?.[0]?.GroupId;
     expect(paymentsId).toBeDefined();
     await expect(
-      clients.ec2.send(new DeleteSecurityGroupCommand({ GroupId: paymentsId })),
+      seed.clients.ec2.send(new DeleteSecurityGroupCommand({ GroupId: paymentsId })),
     ).rejects.toMatchObject({
       name: "DependencyViolation",
     });
-    const d = await diagnoseNamespace(createKubeAdapter(world.kube.kubeconfig()), "myapp", {
-      now: () => new Date(),
-      aws: { port: createAwsAdapter(clients) },
-    });
+    const d = await diagnoseNamespace(seed.kube, "myapp", { now: () => new Date(), aws: { port: seed.aws } });
     const aws = d.blockers.find((x) => x.name === "myapp-worker-ingress")?.aws;
     expect(aws?.blockedGroups.length).toBeGreaterThan(0);
     expect(aws?.blockedGroups.map((g) => g.groupId)).not.toContain(paymentsId);
