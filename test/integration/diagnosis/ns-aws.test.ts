@@ -203,6 +203,11 @@ describe("ns reaches into AWS", () => {
       expect(text).toMatch(/AWS \(cluster prod-eks, stack myapp\/myapp-worker-ingress\)/);
       expect(text).toMatch(/held by network interface eni-[0-9a-f]+/);
       expect(text).toMatch(/CloudTrail .* DeleteSecurityGroup Client\.DependencyViolation/);
+      // The shared backend group is asked for ahead (the cluster is named) and by the Ingress's
+      // collection, and so is what holds it: each once. The stack's group, the backend group and
+      // the two rule directions that could reference the held one.
+      const groupReads = world.aws.calls().filter((c) => c.action === "DescribeSecurityGroups");
+      expect(groupReads).toHaveLength(4);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
