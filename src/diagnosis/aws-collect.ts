@@ -23,6 +23,7 @@ import type { ObjectSnapshot } from "../kube/types.js";
 import {
   analyzeAws,
   groupIdOf,
+  backendGroupQuery,
   stackGroupQueries,
   type AwsCollected,
   type AwsFindings,
@@ -344,7 +345,7 @@ export function readAhead(aws: DiagnosisAwsReads, report: ControllerReport, clus
   if (!lbc) return;
   const quiet: Attempt = (fallback, op) => op().catch(() => fallback);
   void aws
-    .securityGroups({ tags: stackGroupQueries(cluster, "").backend })
+    .securityGroups({ tags: backendGroupQuery(cluster) })
     .then((groups) => Promise.all(groups.map((g) => readGroupDependents({ aws, attempt: quiet }, g.id))))
     .catch(() => undefined);
 }

@@ -498,8 +498,10 @@ export function stackGroupQueries(
   managed: Record<string, string>;
   backend: Record<string, string>;
 } {
-  return {
-    managed: { [LBC_TAGS.cluster]: cluster, [tagKey]: stack },
-    backend: { [LBC_TAGS.cluster]: cluster, [LBC_TAGS.resource]: "backend-sg" },
-  };
+  return { managed: { [LBC_TAGS.cluster]: cluster, [tagKey]: stack }, backend: backendGroupQuery(cluster) };
+}
+
+/** Tag filters for the cluster's shared backend SG, which every stack of the cluster may use. */
+export function backendGroupQuery(cluster: string): Record<string, string> {
+  return { [LBC_TAGS.cluster]: cluster, [LBC_TAGS.resource]: "backend-sg" };
 }
