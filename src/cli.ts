@@ -3,25 +3,94 @@
  * Same grammar, same handlers as Slack; renders text, or JSON with `--json`.
  * Exit codes: 0 answered, 1 the command failed (API error …), 2 bad input.
  */
-import { blockerLine, causeSentence } from "./render/diagnosis-prose.js";
 import { enableCompileCache } from "node:module";
 import { userInfo } from "node:os";
 import { pathToFileURL } from "node:url";
-import { defaultRegistry } from "../commands/index.js";
 import type { ApprovalServices, CommandServices } from "./command-contract.js";
 import type { CommandResult } from "./command-result.js";
 import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
-import { diagnoseNamespace } from "./diagnosis/diagnose.js";
+import { isNamespaceName } from "./kube/names.js";
 import { delay } from "./util/concurrency.js";
 import { silentLogger } from "./log-silent.js";
-import { renderText } from "./render/text.js";
-import { RedisKeys } from "./redis/keys.js";
 
 // Start-up (≤ 1 s, docs/design.md): what only some commands need is imported when one does — the
 // configuration (zod, yaml), the clients (@kubernetes/client-node, the AWS SDK) once the command
 // line parses, Redis and the approval engine only for the commands that read them. Slack and BullMQ
 // are never loaded here. Imported after the compile cache is on, so their compiled code is reused.
+// The parser, the diagnosis and the renderers are imported by `runCli` too: for `ns <name>` they
+// load while the namespace's first reads travel.
+
+/** The code every command line needs: its parser and commands, and the renderers of an answer. */
+function loadTerminal(): Promise<
+  [
+    typeof import("../commands/index.js"),
+    typeof import("./render/text.js"),
+    typeof import("./render/diagnosis-prose.js"),
+  ]
+> {
+  return Promise.all([
+    import("../commands/index.js"),
+    import("./render/text.js"),
+    import("./render/diagnosis-prose.js"),
+  ]);
+}
+
+/** The configuration a command runs with and its services (nothing read yet). */
+interface Prepared {
+  readonly config: Config;
+  readonly base: Omit<CommandServices, "approvals">;
+}
+
+async function prepare(
+  kubeconfig: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Prepared> {
+  const { loadConfig } = await import("./config.js");
+  const config = loadConfig(kubeconfig !== undefined ? { ...env, KUBECONFIG: kubeconfig } : env);
+  // Logs go to stderr and are off unless asked for, so `--json` output stays machine-readable;
+  // pino is loaded only when they are.
+  const log = env.UNSTUCK_LOG_LEVEL
+    ? (await import("./log.js")).createLogger({ level: config.logLevel, name: "unstuck-cli", fd: 2 })
+    : silentLogger();
+  const { createServices } = await import("./services.js");
+  return { config, base: createServices(config, log) };
+}
+
+/**
+ * `ns <name>` with nothing else to check: its configuration and services, with the namespace and
+ * discovery already asked for (`primeNamespaceReads`). Only a line the parser cannot refuse starts
+ * early, so bad input still reaches nothing; a configuration that does not load is left for the
+ * usual path to report.
+ */
+async function prepareAhead(
+  rest: readonly string[],
+  timeoutSeconds: number,
+  kubeconfig: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Prepared | undefined> {
+  const [verb, namespace, ...more] = rest;
+  if (verb !== "ns" || namespace === undefined || more.length > 0 || !isNamespaceName(namespace))
+    return undefined;
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) return undefined;
+  try {
+    // The Kubernetes client's module is loaded here, not on the first read, so that nothing else is
+    // being loaded while the adapter is built and the reads are sent.
+    const [prepared, { primeNamespaceReads }] = await Promise.all([
+      prepare(kubeconfig, env),
+      import("./kube/primed.js"),
+      import("./kube/client-node-adapter.js"),
+    ]);
+    const kube = primeNamespaceReads(prepared.base.kube, namespace);
+    // Building the adapter and sending takes a few promise turns (kubeconfig, connection, limiter):
+    // one turn of the event loop lets them finish before the rest of the terminal starts loading,
+    // which would otherwise interleave with them and hold the requests back (~15 ms).
+    await new Promise((resolve) => setImmediate(resolve));
+    return { ...prepared, base: { ...prepared.base, kube } };
+  } catch {
+    return undefined;
+  }
+}
 
 interface CliIo {
   readonly out: (s: string) => void;
@@ -97,12 +166,14 @@ export async function runCli(
 ): Promise<number> {
   const { json, kubeconfig, timeout, rest } = splitGlobal(argv);
   const timeoutSeconds = timeout === undefined ? 600 : Number(timeout);
+  const ahead = await prepareAhead(rest, timeoutSeconds, kubeconfig, env);
+  const [{ defaultRegistry }, { renderText }, prose] = await loadTerminal();
   const registry = defaultRegistry("unstuck");
   const emit = (result: CommandResult): number => {
     if (json)
       io.out(
         JSON.stringify(
-          result.type === "error" ? { error: result.error } : jsonBody(result),
+          result.type === "error" ? { error: result.error } : jsonBody(result, prose.causeSentence),
           null,
           layout.indent || undefined,
         ),
@@ -129,15 +200,7 @@ export async function runCli(
         `--timeout takes a number of seconds (got "${timeout ?? ""}").`,
       );
     }
-    const { loadConfig } = await import("./config.js");
-    const config = loadConfig(kubeconfig !== undefined ? { ...env, KUBECONFIG: kubeconfig } : env);
-    // Logs go to stderr and are off unless asked for, so `--json` output stays machine-readable;
-    // pino is loaded only when they are.
-    const log = env.UNSTUCK_LOG_LEVEL
-      ? (await import("./log.js")).createLogger({ level: config.logLevel, name: "unstuck-cli", fd: 2 })
-      : silentLogger();
-    const { createServices } = await import("./services.js");
-    const base = createServices(config, log);
+    const { config, base } = ahead ?? (await prepare(kubeconfig, env));
     // `approvals` and `audit` read the bot's Redis; nothing else in the terminal needs it.
     const reader = READS_REDIS.has(command.syntax.path[0] ?? "")
       ? await approvalReader(config, base)
@@ -196,12 +259,14 @@ async function approvalReader(
     { ApprovalWorkflow },
     { AuditLog },
     { createRedisConnection },
+    { RedisKeys },
   ] = await Promise.all([
     import("./approvals/policy.js"),
     import("./approvals/store.js"),
     import("./approvals/workflow.js"),
     import("./audit/log.js"),
     import("./redis-connection.js"),
+    import("./redis/keys.js"),
   ]);
   const redis = createRedisConnection(config, {
     lazyConnect: true,
@@ -250,7 +315,10 @@ async function approvalReader(
   };
 }
 
-function jsonBody(result: Exclude<CommandResult, { type: "error" }>): unknown {
+function jsonBody(
+  result: Exclude<CommandResult, { type: "error" }>,
+  causeSentence: (diagnosis: Extract<CommandResult, { type: "diagnosis" }>["diagnosis"]) => string,
+): unknown {
   switch (result.type) {
     case "diagnosis":
       // The cause in one sentence for scripts, worded where every other reader's is.
@@ -301,6 +369,10 @@ async function watchInTerminal(
       return 0;
     }
     if (Date.now() - started >= options.timeoutMs) {
+      const [{ diagnoseNamespace }, { blockerLine }] = await Promise.all([
+        import("./diagnosis/diagnose.js"),
+        import("./render/diagnosis-prose.js"),
+      ]);
       const d = await diagnoseNamespace(services.kube, namespace, { now: services.now });
       const blockers = d.blockers.map(blockerLine);
       io.out(

@@ -4,8 +4,13 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** Namespace names are RFC 1123 labels: lower-case alphanumerics and '-', at most 63 characters. */
+export function isNamespaceName(name: string): boolean {
+  return name.length > 0 && name.length <= 63 && DNS1123_LABEL.test(name);
+}
+
+/** `name` if it is a namespace name (`isNamespaceName`), else an `InvalidName` error saying why. */
 export function assertNamespaceName(name: string): string {
-  if (name.length === 0 || name.length > 63 || !DNS1123_LABEL.test(name)) {
+  if (!isNamespaceName(name)) {
     throw new UnstuckError(
       ErrorCode.InvalidName,
       `"${name}" is not a valid namespace name: it must be an RFC 1123 label (lower-case letters, digits and '-', ` +

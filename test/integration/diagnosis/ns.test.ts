@@ -240,6 +240,46 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
     expect(sim.requests()).toEqual([]);
   });
 
+  it("reads the namespace and discovery once from the terminal, and nothing for a line it will refuse", async () => {
+    const run = async (argv: string[], env: Record<string, string> = {}): Promise<[number, string]> => {
+      const out: string[] = [];
+      const code = await runCli([...argv, "--kubeconfig", kubeconfigPath], env, {
+        out: (s) => out.push(s),
+        err: (s) => out.push(s),
+      });
+      return [code, out.join("\n")];
+    };
+    const reads = (): string[] =>
+      sim
+        .requests()
+        .map((r) => `${r.method} ${r.path}`)
+        .filter((r) => /^GET \/(api|apis|api\/v1\/namespaces\/myapp)$/.test(r))
+        .sort();
+
+    // Sent before the terminal parses the line, and handed to the diagnosis: one of each.
+    sim.resetRequests();
+    const [code, out] = await run(["ns", "myapp", "--json"]);
+    expect(code).toBe(0);
+    expect((JSON.parse(out) as { verdict: string }).verdict).toBe("blocked");
+    expect(reads()).toEqual(["GET /api", "GET /api/v1/namespaces/myapp", "GET /apis"]);
+
+    // A line the parser or the configuration refuses sends nothing, however much it looks like one.
+    for (const [argv, env, message] of [
+      [["ns", "myapp", "--timeout", "soon"], {}, /--timeout takes a number of seconds/],
+      [["ns", "myapp", "--timeout", "-5"], {}, /--timeout takes a number of seconds/],
+      [["ns", "myapp", "extra"], {}, /./],
+      [["ns", "myapp"], { UNSTUCK_KUBE_TIMEOUT_SECONDS: "-1" }, /UNSTUCK_KUBE_TIMEOUT_SECONDS/],
+    ] as const) {
+      sim.resetRequests();
+      const [bad, said] = await run([...argv], { ...env });
+      expect(bad, said).toBe(2);
+      expect(said).toMatch(message);
+      // A read sent early would still be on its way when the refusal is printed: give it time to land.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(sim.requests()).toEqual([]);
+    }
+  });
+
   it("sees the namespace go once the finalizer is removed with the approved precondition", async () => {
     const d = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
     const b = d.blockers.find((x) => x.name === "myapp-worker-ingress")!;
