@@ -13,7 +13,7 @@ import { mapLimit } from "../util/concurrency.js";
 import { resourceLabel } from "./analyze.js";
 import type { ListedType } from "./causes/rule.js";
 import { checkReport, readControllerReport, reportLabel } from "./controller-report.js";
-import { readControllers, type EarlyControllers } from "./controllers-collect.js";
+import { earlyControllers, type EarlyControllers } from "./controllers-collect.js";
 import type { ContentScan, ForbiddenType, ScanFallback } from "./types.js";
 
 /** Groups whose objects are the same as another group's (listing both would double-count). */
@@ -69,7 +69,8 @@ export interface ContentRead {
  * What is left in the namespace. When the namespace controller's report can be trusted (see
  * `readControllerReport`), only the types it names are listed — and the controllers of the
  * finalizers it names are asked for at the same time; should what the lists find disagree with it,
- * every other type is listed too. Otherwise every namespaced listable type is listed.
+ * every other type is listed too. Otherwise every namespaced listable type is listed. `early`: the
+ * controllers already asked for (`earlyControllers`), when the diagnosis asked before its discovery.
  */
 export async function readContent(
   kube: KubePort,
@@ -77,6 +78,7 @@ export async function readContent(
   discovery: DiscoverySnapshot,
   options: ContentOptions,
   warnings: string[],
+  early: EarlyControllers | undefined,
 ): Promise<ContentRead> {
   const listable = discovery.resources.filter((t) => t.namespaced && t.verbs.includes("list"));
   const all = listable.filter((t) => !DUPLICATE_GROUPS.has(t.group));
@@ -97,8 +99,7 @@ export async function readContent(
     // The same objects as another group's type, counted there.
     if (!DUPLICATE_GROUPS.has(type.group)) named.push(type);
   }
-  const finalizers = new Set(report.finalizers.keys());
-  const controllers = { finalizers, read: readControllers(kube, finalizers) };
+  const controllers = early ?? earlyControllers(kube, report);
   const first = await listTypes(kube, ns, named, options, warnings, { mustReadSome: false });
   const disagreement = checkReport(report, first.listed, first.unlisted.length === 0);
   if (disagreement === undefined) {

@@ -18,6 +18,18 @@ export interface EarlyControllers {
   readonly read: Promise<Controllers>;
 }
 
+/**
+ * The controllers of the finalizers the namespace controller's report names, asked for now: beside
+ * the lists of its content, a round before the blockers that hold those finalizers are known.
+ */
+export function earlyControllers(
+  kube: KubePort,
+  report: { readonly finalizers: ReadonlyMap<string, number> },
+): EarlyControllers {
+  const finalizers = new Set(report.finalizers.keys());
+  return { finalizers, read: readControllers(kube, finalizers) };
+}
+
 /** The Deployments of the blockers' controllers: those asked for beside the lists when they cover every finalizer. */
 export async function controllerDeployments(
   kube: KubePort,

@@ -19,8 +19,8 @@ import { collectAwsForBlocker, onceEach, readAhead } from "./aws-collect.js";
 import { collectCauses } from "./causes-collect.js";
 import { readContent } from "./content-collect.js";
 import { readControllerReport } from "./controller-report.js";
-import { controllerDeployments } from "./controllers-collect.js";
-import { gatherEvidence, type EventsRead } from "./evidence-collect.js";
+import { controllerDeployments, earlyControllers } from "./controllers-collect.js";
+import { gatherEvidence, logReadsOnce, readLogsAhead, type EventsRead } from "./evidence-collect.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
 import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
 import { clusterNameFromArgs } from "../edge/lbc-names.js";
@@ -147,6 +147,10 @@ async function collectDiagnosis(
   const report = readControllerReport(ns, false);
   if (awsReads?.cluster !== undefined && "finalizers" in report)
     readAhead(awsReads.port, report, awsReads.cluster);
+  // The controllers of the reported finalizers, and then their logs, beside the content too.
+  const logReads = logReadsOnce(kube);
+  const early = "finalizers" in report ? earlyControllers(kube, report) : undefined;
+  if (early !== undefined) readLogsAhead(logReads, early, options);
   const discovery = await discovering;
   const { listed, unlisted, forbidden, scan, controllers } = await readContent(
     kube,
@@ -154,6 +158,7 @@ async function collectDiagnosis(
     discovery,
     options,
     warnings,
+    early,
   );
 
   const blockers = listed.flatMap((l) => l.objects.filter(heldByFinalizers));
@@ -166,7 +171,9 @@ async function collectDiagnosis(
   const apiWarnings: string[] = [];
   const causeWarnings: string[] = [];
   const [evidence, aws, argoApplications, discoveryFailures, causes] = await Promise.all([
-    eventsRead.then((events) => gatherEvidence(kube, name, blockers, deployments, events, options, warnings)),
+    eventsRead.then((events) =>
+      gatherEvidence(logReads, name, blockers, deployments, events, options, warnings),
+    ),
     awsReads
       ? gatherAws(
           kube,

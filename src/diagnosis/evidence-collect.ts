@@ -6,6 +6,7 @@
 import { toUserError } from "../errors.js";
 import type { KubePort } from "../kube/port.js";
 import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot } from "../kube/types.js";
+import type { EarlyControllers } from "./controllers-collect.js";
 import { mapLimit } from "../util/concurrency.js";
 import { blockerKey } from "./analyze.js";
 import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
@@ -15,6 +16,9 @@ import { compareText } from "../util/collate.js";
 
 /** Bound on the blockers whose Events are read, so thousands of blockers still answer in time. */
 const MAX_EVENT_BLOCKERS = 25;
+/** The controllers whose logs one diagnosis reads, and how many lines of each pod's. */
+const MAX_LOG_CONTROLLERS = 8;
+const DEFAULT_TAIL_LINES = 500;
 
 /** The namespace's Events, listed once beside the type lists, or why they could not be. */
 export type EventsRead =
@@ -57,7 +61,7 @@ export async function gatherEvidence(
   const add = (key: string, items: readonly Evidence[]): void => {
     evidence.set(key, [...(evidence.get(key) ?? []), ...items]);
   };
-  const logJobs = [...controllersOfBlockers(blockers, deployments).values()].slice(0, 8);
+  const logJobs = [...controllersOfBlockers(blockers, deployments).values()].slice(0, MAX_LOG_CONTROLLERS);
   const eventTargets = blockers.slice(0, MAX_EVENT_BLOCKERS);
   if (blockers.length > eventTargets.length) {
     warnings.push(`Events were read for the first ${eventTargets.length} of ${blockers.length} blockers.`);
@@ -68,6 +72,56 @@ export async function gatherEvidence(
   for (const [key, items] of eventEvidence(events, eventTargets)) add(key, items);
   await mapLimit(logJobs, 4, (job) => logEvidence({ kube, namespace, options, warnings }, job, add));
   return evidence;
+}
+
+/**
+ * `kube` with each distinct pod list and log read made once: what {@link readLogsAhead} asked for
+ * is what the evidence gets, answer or failure. For one diagnosis (it holds the logs it read).
+ */
+export function logReadsOnce(kube: KubePort): KubePort {
+  const made = new Map<string, Promise<unknown>>();
+  const once =
+    <A extends unknown[], R>(name: string, read: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      const key = `${name} ${JSON.stringify(args)}`;
+      let answer = made.get(key) as Promise<R> | undefined;
+      if (answer === undefined) {
+        answer = read(...args);
+        // Its callers see a failure; a read ahead nobody waits for is not left unhandled.
+        answer.catch(() => undefined);
+        made.set(key, answer);
+      }
+      return answer;
+    };
+  return {
+    ...kube,
+    listPods: once("listPods", (namespace: string, selector?: string) => kube.listPods(namespace, selector)),
+    podLog: once("podLog", (namespace: string, pod: string, container: string, tail: number) =>
+      kube.podLog(namespace, pod, container, tail),
+    ),
+  };
+}
+
+/**
+ * The logs of the controllers the finalizer table names for the finalizers the namespace controller
+ * reported, asked for as soon as their Deployments are read: beside the namespace's content rather
+ * than after it. Through {@link logReadsOnce}, so that the evidence's own asks are answered from
+ * here. A finalizer the table does not know is left for later: its controller is guessed from the
+ * kinds of the blockers that hold it.
+ */
+export function readLogsAhead(kube: KubePort, early: EarlyControllers, options: EvidenceOptions): void {
+  void early.read.then((r) => {
+    if (!r.ok) return;
+    const controllers = new Map<string, DeploymentSnapshot>();
+    for (const f of early.finalizers) {
+      const info = lookupFinalizer(f);
+      if (info === undefined) continue;
+      for (const d of matchControllers(info, r.deployments, f))
+        controllers.set(`${d.namespace}/${d.name}`, d);
+    }
+    for (const d of [...controllers.values()].slice(0, MAX_LOG_CONTROLLERS))
+      controllerLogs(kube, d, options.logTailLines ?? DEFAULT_TAIL_LINES).catch(() => undefined);
+  });
 }
 
 /**
@@ -147,7 +201,7 @@ async function logEvidence(
   add: (key: string, items: readonly Evidence[]) => void,
 ): Promise<void> {
   try {
-    const lines = await controllerLogs(ctx.kube, deployment, ctx.options.logTailLines ?? 500);
+    const lines = await controllerLogs(ctx.kube, deployment, ctx.options.logTailLines ?? DEFAULT_TAIL_LINES);
     for (const b of blockers) {
       add(
         blockerKey(b),

@@ -240,7 +240,46 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
     expect(sim.requests()).toEqual([]);
   });
 
-  it("reads the namespace and discovery once from the terminal, and nothing for a line it will refuse", async () => {
+  it("reads the controllers' logs while the namespace's content is still listed, each pod's once", async () => {
+    // The namespace's own lists answer only once a controller's log has been asked for (or after
+    // 3 s, and then `late` says so): the logs must not wait for the blockers.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      release();
+    }, 3_000);
+    const logsAsked: string[] = [];
+    const held: KubePort = new Proxy(kube, {
+      get: (target, key, receiver) =>
+        key === "listObjects"
+          ? async (type: Parameters<KubePort["listObjects"]>[0], ns?: string) => {
+              if (ns === "myapp") await released;
+              return target.listObjects(type, ns);
+            }
+          : key === "podLog"
+            ? (...args: Parameters<KubePort["podLog"]>) => {
+                logsAsked.push(args[1]);
+                release();
+                return target.podLog(...args);
+              }
+            : (Reflect.get(target, key, receiver) as unknown),
+    });
+    const d = await diagnoseNamespace(held, "myapp", { now: () => new Date() });
+    clearTimeout(timer);
+    expect(late).toBe(false);
+    expect(logsAsked.length).toBeGreaterThan(0);
+    expect(logsAsked.length).toBe(new Set(logsAsked).size);
+    // The same evidence as a diagnosis that reads nothing ahead finds.
+    const plain = await diagnoseNamespace(kube, "myapp", { now: () => new Date() });
+    const logs = (x: typeof d) =>
+      x.blockers.map((b) => b.evidence.filter((e) => e.source === "log").map((e) => `${e.from} ${e.text}`));
+    expect(logs(d).flat().length).toBeGreaterThan(0);
+    expect(logs(d)).toEqual(logs(plain));
+  });
+
+  it("reads the namespace, discovery and each log once from the terminal, and nothing for a line it refuses", async () => {
     const run = async (argv: string[], env: Record<string, string> = {}): Promise<[number, string]> => {
       const out: string[] = [];
       const code = await runCli([...argv, "--kubeconfig", kubeconfigPath], env, {
@@ -262,6 +301,13 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
     expect(code).toBe(0);
     expect((JSON.parse(out) as { verdict: string }).verdict).toBe("blocked");
     expect(reads()).toEqual(["GET /api", "GET /api/v1/namespaces/myapp", "GET /apis"]);
+    // The controllers' logs, read ahead of the blockers, are read once each too.
+    const logs = sim
+      .requests()
+      .filter((r) => r.path.endsWith("/log"))
+      .map((r) => r.path);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs).toEqual([...new Set(logs)]);
 
     // A line the parser or the configuration refuses sends nothing, however much it looks like one.
     for (const [argv, env, message] of [
