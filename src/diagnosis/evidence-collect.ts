@@ -110,18 +110,20 @@ export function logReadsOnce(kube: KubePort): KubePort {
  * kinds of the blockers that hold it.
  */
 export function readLogsAhead(kube: KubePort, early: EarlyControllers, options: EvidenceOptions): void {
-  void early.read.then((r) => {
-    if (!r.ok) return;
-    const controllers = new Map<string, DeploymentSnapshot>();
-    for (const f of early.finalizers) {
-      const info = lookupFinalizer(f);
-      if (info === undefined) continue;
-      for (const d of matchControllers(info, r.deployments, f))
-        controllers.set(`${d.namespace}/${d.name}`, d);
-    }
-    for (const d of [...controllers.values()].slice(0, MAX_LOG_CONTROLLERS))
-      controllerLogs(kube, d, options.logTailLines ?? DEFAULT_TAIL_LINES).catch(() => undefined);
-  });
+  void early.read
+    .then((r) => {
+      if (!r.ok) return;
+      const controllers = new Map<string, DeploymentSnapshot>();
+      for (const f of early.finalizers) {
+        const info = lookupFinalizer(f);
+        if (info === undefined) continue;
+        for (const d of matchControllers(info, r.deployments, f))
+          controllers.set(`${d.namespace}/${d.name}`, d);
+      }
+      for (const d of [...controllers.values()].slice(0, MAX_LOG_CONTROLLERS))
+        controllerLogs(kube, d, options.logTailLines ?? DEFAULT_TAIL_LINES).catch(() => undefined);
+    })
+    .catch(() => undefined);
 }
 
 /**
