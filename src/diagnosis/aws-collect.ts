@@ -33,6 +33,7 @@ import {
 import { analyzeBinding } from "./binding.js";
 import type { ControllerReport } from "./controller-report.js";
 import { isIngressLbcFinalizer } from "./finalizers.js";
+import { readsOnce } from "../util/reads-once.js";
 import {
   LBC_TAGS,
   ingressStack,
@@ -302,20 +303,7 @@ async function readGroupDependents({ aws, attempt }: AwsReadContext, id: string)
  * AWS once and all get the answer (or the same failure, each naming it among its problems).
  */
 export function onceEach(aws: DiagnosisAwsReads): DiagnosisAwsReads {
-  const made = new Map<string, Promise<unknown>>();
-  const once =
-    <A extends unknown[], R>(name: string, read: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      const key = `${name} ${JSON.stringify(args)}`;
-      let answer = made.get(key) as Promise<R> | undefined;
-      if (answer === undefined) {
-        answer = read(...args);
-        // Its callers see a failure; an answer nobody waits for (a read-ahead) is not left unhandled.
-        answer.catch(() => undefined);
-        made.set(key, answer);
-      }
-      return answer;
-    };
+  const once = readsOnce();
   return {
     loadBalancersByName: once("loadBalancersByName", (names) => aws.loadBalancersByName(names)),
     targetGroupsOf: once("targetGroupsOf", (arn) => aws.targetGroupsOf(arn)),

@@ -8,6 +8,7 @@ import type { KubePort } from "../kube/port.js";
 import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot } from "../kube/types.js";
 import type { EarlyControllers } from "./controllers-collect.js";
 import { mapLimit } from "../util/concurrency.js";
+import { readsOnce } from "../util/reads-once.js";
 import { blockerKey } from "./analyze.js";
 import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
 import { evidenceFromLogs } from "./logs.js";
@@ -79,20 +80,7 @@ export async function gatherEvidence(
  * is what the evidence gets, answer or failure. For one diagnosis (it holds the logs it read).
  */
 export function logReadsOnce(kube: KubePort): KubePort {
-  const made = new Map<string, Promise<unknown>>();
-  const once =
-    <A extends unknown[], R>(name: string, read: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      const key = `${name} ${JSON.stringify(args)}`;
-      let answer = made.get(key) as Promise<R> | undefined;
-      if (answer === undefined) {
-        answer = read(...args);
-        // Its callers see a failure; a read ahead nobody waits for is not left unhandled.
-        answer.catch(() => undefined);
-        made.set(key, answer);
-      }
-      return answer;
-    };
+  const once = readsOnce();
   return {
     ...kube,
     listPods: once("listPods", (namespace: string, selector?: string) => kube.listPods(namespace, selector)),
