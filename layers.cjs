@@ -38,7 +38,7 @@ const LAYERS = [
     name: "collectors",
     says: "read through the ports and hand snapshots to the pure core",
     patterns: [
-      "src/diagnosis/{diagnose,content-collect,controllers-collect,evidence-collect,causes-collect,aws-collect,removal-plan,deadline}.ts",
+      "src/diagnosis/{diagnose,content-collect,controllers-collect,evidence-collect,causes-collect,aws-collect,aws-ahead,removal-plan,deadline}.ts",
       "src/traffic/",
       "src/orphans/",
       "src/preflight/collect.ts",

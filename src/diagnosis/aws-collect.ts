@@ -23,7 +23,6 @@ import type { ObjectSnapshot } from "../kube/types.js";
 import {
   analyzeAws,
   groupIdOf,
-  backendGroupQuery,
   stackGroupQueries,
   type AwsCollected,
   type AwsFindings,
@@ -31,9 +30,6 @@ import {
   type SecurityGroupDependents,
 } from "./aws.js";
 import { analyzeBinding } from "./binding.js";
-import type { ControllerReport } from "./controller-report.js";
-import { isIngressLbcFinalizer } from "./finalizers.js";
-import { readsOnce } from "../util/reads-once.js";
 import {
   LBC_TAGS,
   ingressStack,
@@ -72,10 +68,10 @@ const INTERFACE_CHANGES = [
 const STACK_RESOURCE_TYPES = ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"];
 
 /** Runs one AWS read, turning its failure into a named problem and a fallback answer. */
-type Attempt = <T>(fallback: T, op: () => Promise<T>) => Promise<T>;
+export type Attempt = <T>(fallback: T, op: () => Promise<T>) => Promise<T>;
 
 /** The AWS reads and the failure recorder every collecting step shares. */
-interface AwsReadContext {
+export interface AwsReadContext {
   readonly aws: DiagnosisAwsReads;
   readonly attempt: Attempt;
 }
@@ -283,7 +279,10 @@ interface GroupDependents {
   readonly referencing: ReferencingGroups;
 }
 
-async function readGroupDependents({ aws, attempt }: AwsReadContext, id: string): Promise<GroupDependents> {
+export async function readGroupDependents(
+  { aws, attempt }: AwsReadContext,
+  id: string,
+): Promise<GroupDependents> {
   const [networkInterfaces, refs] = await Promise.all([
     attempt<NetworkInterfaceSnapshot[]>([], () => aws.networkInterfacesUsing(id)),
     attempt<SecurityGroupSnapshot[]>([], () => aws.groupsReferencing(id)),
@@ -295,47 +294,6 @@ async function readGroupDependents({ aws, attempt }: AwsReadContext, id: string)
     })),
   );
   return { networkInterfaces, referencing };
-}
-
-/**
- * `aws` with each distinct read (the same method with the same arguments) made at most once for
- * the life of one diagnosis: blockers that share a backend group, and the read-ahead below, ask
- * AWS once and all get the answer (or the same failure, each naming it among its problems).
- */
-export function onceEach(aws: DiagnosisAwsReads): DiagnosisAwsReads {
-  const once = readsOnce();
-  return {
-    loadBalancersByName: once("loadBalancersByName", (names) => aws.loadBalancersByName(names)),
-    targetGroupsOf: once("targetGroupsOf", (arn) => aws.targetGroupsOf(arn)),
-    listenersOf: once("listenersOf", (arn) => aws.listenersOf(arn)),
-    registeredTargets: once("registeredTargets", (arn) => aws.registeredTargets(arn)),
-    targetGroupsByArn: once("targetGroupsByArn", (arns) => aws.targetGroupsByArn(arns)),
-    elbTagsOf: once("elbTagsOf", (arns) => aws.elbTagsOf(arns)),
-    securityGroups: once("securityGroups", (query) => aws.securityGroups(query)),
-    groupsReferencing: once("groupsReferencing", (id) => aws.groupsReferencing(id)),
-    rulesOf: once("rulesOf", (id) => aws.rulesOf(id)),
-    networkInterfacesUsing: once("networkInterfacesUsing", (id) => aws.networkInterfacesUsing(id)),
-    cloudTrailEvents: once("cloudTrailEvents", (query) => aws.cloudTrailEvents(query)),
-    resourcesByTags: once("resourcesByTags", (tags, types) => aws.resourcesByTags(tags, types)),
-  };
-}
-
-/**
- * What can be asked of AWS as soon as the namespace is read, a round before its content: when the
- * namespace controller's report names a Load Balancer Controller finalizer of an Ingress or a
- * Service, every such blocker's collection asks for the cluster's shared backend group and what
- * holds it, and this asks first. Through {@link onceEach}, so those asks are answered from here.
- */
-export function readAhead(aws: DiagnosisAwsReads, report: ControllerReport, cluster: string): void {
-  const lbc = [...report.finalizers.keys()].some(
-    (f) => isIngressLbcFinalizer(f) || f === "service.k8s.aws/resources",
-  );
-  if (!lbc) return;
-  const quiet: Attempt = (fallback, op) => op().catch(() => fallback);
-  void aws
-    .securityGroups({ tags: backendGroupQuery(cluster) })
-    .then((groups) => Promise.all(groups.map((g) => readGroupDependents({ aws, attempt: quiet }, g.id))))
-    .catch(() => undefined);
 }
 
 /**

@@ -15,7 +15,8 @@ import { heldByFinalizers, type ApiServiceSnapshot, type DiscoveryFailure } from
 import { analyzeNamespace, blockerKey, resourceLabel } from "./analyze.js";
 import { nearestNames } from "../util/similar.js";
 import type { AwsFindings } from "./aws.js";
-import { collectAwsForBlocker, onceEach, readAhead } from "./aws-collect.js";
+import { collectAwsForBlocker } from "./aws-collect.js";
+import { LastAwsReads, onceEach, readAhead } from "./aws-ahead.js";
 import { collectCauses } from "./causes-collect.js";
 import { readContent } from "./content-collect.js";
 import { readControllerReport } from "./controller-report.js";
@@ -63,6 +64,8 @@ export const AWS_NOT_CHECKED =
 export const DIAGNOSIS_JOIN_WITHIN_MS = 2_000;
 
 const flights = new WeakMap<KubePort, SingleFlight<string, NamespaceDiagnosis>>();
+/** Per AWS connection (the bot's lives as long as the bot), what each namespace's last diagnosis read. */
+const lastReads = new WeakMap<DiagnosisAwsReads, LastAwsReads>();
 const portIds = new WeakMap<object, number>();
 let nextPortId = 0;
 function portId(port: object): number {
@@ -105,10 +108,20 @@ async function diagnoseOnce(
   // diagnosis; a read cut off by the deadline fails like any unreadable part (a warning).
   const deadline = startDiagnosisDeadline(options.deadlineMs ?? DEFAULT_DIAGNOSIS_DEADLINE_MS);
   try {
-    const d = await collectDiagnosis(deadline.kube(kube), name, {
-      ...options,
-      ...(options.aws ? { aws: { ...options.aws, port: deadline.aws(options.aws.port) } } : {}),
-    });
+    let last: LastAwsReads | undefined;
+    if (options.aws !== undefined) {
+      last = lastReads.get(options.aws.port);
+      if (last === undefined) lastReads.set(options.aws.port, (last = new LastAwsReads()));
+    }
+    const d = await collectDiagnosis(
+      deadline.kube(kube),
+      name,
+      {
+        ...options,
+        ...(options.aws ? { aws: { ...options.aws, port: deadline.aws(options.aws.port) } } : {}),
+      },
+      last,
+    );
     const partial = deadline.summary();
     // Without a region the AWS half of the answer is missing: say so in every diagnosis, never silently.
     const notChecked = options.aws === undefined && d.verdict !== "not-found" ? [AWS_NOT_CHECKED] : [];
@@ -126,6 +139,7 @@ async function collectDiagnosis(
   kube: KubePort,
   name: string,
   options: DiagnoseOptions,
+  last: LastAwsReads | undefined,
 ): Promise<NamespaceDiagnosis> {
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
   const warnings: string[] = [];
@@ -142,11 +156,13 @@ async function collectDiagnosis(
     (error: unknown) => ({ ok: false as const, error }),
   );
   // AWS reads made once each for this diagnosis. When the cluster is known, what the namespace's
-  // report says needs AWS is asked for now, beside its content.
-  const awsReads = options.aws && { ...options.aws, port: onceEach(options.aws.port) };
+  // report says needs AWS is asked for now, beside its content, with what the last diagnosis of
+  // this namespace read (src/diagnosis/aws-ahead.ts).
+  const memo = options.aws && onceEach(options.aws.port);
+  const awsReads = options.aws && memo && { ...options.aws, port: memo.port };
   const report = readControllerReport(ns, false);
-  if (awsReads?.cluster !== undefined && "finalizers" in report)
-    readAhead(awsReads.port, report, awsReads.cluster);
+  if (memo && awsReads?.cluster !== undefined && "finalizers" in report)
+    readAhead(memo, report, awsReads.cluster, last?.of(awsReads.cluster, name));
   // The controllers of the reported finalizers, and then their logs, beside the content too.
   const logReads = logReadsOnce(kube);
   const early = "finalizers" in report ? earlyControllers(kube, report) : undefined;
@@ -215,6 +231,7 @@ async function collectDiagnosis(
     now: options.now(),
     blockedAfterSeconds,
   });
+  if (memo && awsReads?.cluster !== undefined) last?.remember(awsReads.cluster, name, memo.asked());
   return { ...diagnosis, scan };
 }
 

@@ -39,7 +39,10 @@ afterEach(async () => {
   while (running.length > 0) await running.pop()?.close();
 });
 
-export async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
+export async function setup(
+  scenario = "seed-recovered.yaml",
+  env: Readonly<Record<string, string>> = {},
+): Promise<Setup> {
   const w = await startTestWorld({
     token: TOKEN,
     secret: SECRET,
@@ -56,6 +59,7 @@ export async function setup(scenario = "seed-recovered.yaml"): Promise<Setup> {
       UNSTUCK_CHANNELS: CHANNEL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
       UNSTUCK_HEALTH_PATHS: "/,/readyz",
+      ...env,
     },
     runtime: { edgeWaits: { intervalMs: 200, maxIntervalMs: 400 }, pathRecheck: { intervalMs: 300 } },
   });

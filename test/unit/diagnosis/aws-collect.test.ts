@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { AwsPort } from "../../../src/aws/port.js";
 import type { SecurityGroupSnapshot } from "../../../src/aws/types.js";
-import {
-  collectAwsForBlocker,
-  onceEach,
-  readAhead,
-  type ClusterOwners,
-} from "../../../src/diagnosis/aws-collect.js";
+import { LastAwsReads, onceEach, readAhead } from "../../../src/diagnosis/aws-ahead.js";
+import { collectAwsForBlocker, type ClusterOwners } from "../../../src/diagnosis/aws-collect.js";
 import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
 
@@ -176,7 +172,7 @@ describe("onceEach", () => {
       ...base,
       securityGroups: (q) => (asked.push(JSON.stringify(q)), base.securityGroups(q)),
       rulesOf: (id) => (asked.push(`rules ${id}`), Promise.reject(new Error("UnauthorizedOperation"))),
-    });
+    }).port;
     await Promise.all([aws.securityGroups({ ids: ["sg-1"] }), aws.securityGroups({ ids: ["sg-1"] })]);
     await aws.securityGroups({ ids: ["sg-2"] });
     await expect(aws.rulesOf("sg-1")).rejects.toThrow("UnauthorizedOperation");
@@ -200,6 +196,8 @@ describe("readAhead", () => {
       securityGroups: (q) => (asked.push(`groups ${JSON.stringify(q.tags)}`), base.securityGroups(q)),
       networkInterfacesUsing: (id) => (asked.push(`enis ${id}`), base.networkInterfacesUsing(id)),
       groupsReferencing: (id) => (asked.push(`refs ${id}`), base.groupsReferencing(id)),
+      loadBalancersByName: (names) => (asked.push(`lbs ${names.join(",")}`), base.loadBalancersByName(names)),
+      listenersOf: (arn) => (asked.push(`listeners ${arn}`), base.listenersOf(arn)),
     };
     return { asked, aws };
   };
@@ -207,7 +205,11 @@ describe("readAhead", () => {
 
   it("asks for the cluster's backend group and what holds it when an Ingress's LBC finalizer is named", async () => {
     const { asked, aws } = watching();
-    readAhead(aws, { types: new Map(), finalizers: new Map([["ingress.k8s.aws/resources", 1]]) }, "prod-eks");
+    readAhead(
+      onceEach(aws),
+      { types: new Map(), finalizers: new Map([["ingress.k8s.aws/resources", 1]]) },
+      "prod-eks",
+    );
     await settle();
     expect(asked).toEqual([
       'groups {"elbv2.k8s.aws/cluster":"prod-eks","elbv2.k8s.aws/resource":"backend-sg"}',
@@ -222,8 +224,70 @@ describe("readAhead", () => {
       ["elbv2.k8s.aws/resources", 2],
       ["kubernetes.io/pvc-protection", 1],
     ]);
-    readAhead(aws, { types: new Map(), finalizers }, "prod-eks");
+    readAhead(onceEach(aws), { types: new Map(), finalizers }, "prod-eks", [
+      { method: "loadBalancersByName", args: [["k8s-myapp-a1b2c3"]] },
+    ]);
     await settle();
     expect(asked).toEqual([]);
+  });
+
+  it("asks again what the last diagnosis read, and the diagnosis's own asks of it get those answers", async () => {
+    const { asked, aws } = watching();
+    const memo = onceEach(aws);
+    const lb = "k8s-myapp-a1b2c3";
+    readAhead(
+      memo,
+      { types: new Map(), finalizers: new Map([["ingress.k8s.aws/resources", 1]]) },
+      "prod-eks",
+      [
+        { method: "loadBalancersByName", args: [[lb]] },
+        { method: "listenersOf", args: ["arn:lb"] },
+      ],
+    );
+    await settle();
+    expect(asked).toEqual(expect.arrayContaining([`lbs ${lb}`, "listeners arn:lb"]));
+    const before = asked.length;
+    // The diagnosis asks one of them itself, and one read that was not asked ahead.
+    await memo.port.loadBalancersByName([lb]);
+    await memo.port.loadBalancersByName(["k8s-other-d4e5f6"]);
+    expect(asked.slice(before)).toEqual(["lbs k8s-other-d4e5f6"]);
+    // Only what the diagnosis asked itself is its own: a read asked ahead and never used is not.
+    expect(memo.asked()).toEqual([
+      { method: "loadBalancersByName", args: [[lb]] },
+      { method: "loadBalancersByName", args: [["k8s-other-d4e5f6"]] },
+    ]);
+  });
+});
+
+describe("LastAwsReads", () => {
+  const lb = (name: string) => ({ method: "loadBalancersByName" as const, args: [[name]] as [string[]] });
+  const window = { eventName: "DeleteSecurityGroup", start: new Date(0), end: new Date(1), max: 200 };
+
+  it("keeps each namespace's reads per cluster, never a CloudTrail lookup, and forgets on an empty one", () => {
+    const last = new LastAwsReads();
+    last.remember("prod-eks", "myapp", [lb("a"), { method: "cloudTrailEvents", args: [window] }]);
+    last.remember("stage-eks", "myapp", [lb("b")]);
+    expect(last.of("prod-eks", "myapp")).toEqual([lb("a")]);
+    expect(last.of("stage-eks", "myapp")).toEqual([lb("b")]);
+    expect(last.of("prod-eks", "other")).toEqual([]);
+    last.remember("prod-eks", "myapp", [{ method: "cloudTrailEvents", args: [window] }]);
+    expect(last.of("prod-eks", "myapp")).toEqual([]);
+  });
+
+  it("is bounded: the most recently diagnosed namespaces, the first reads of each", () => {
+    const last = new LastAwsReads();
+    for (let i = 0; i < 150; i++) last.remember("prod-eks", `ns-${String(i)}`, [lb(`lb-${String(i)}`)]);
+    expect(last.of("prod-eks", "ns-0")).toEqual([]);
+    expect(last.of("prod-eks", "ns-49")).toEqual([]);
+    expect(last.of("prod-eks", "ns-50")).toEqual([lb("lb-50")]);
+    expect(last.of("prod-eks", "ns-149")).toEqual([lb("lb-149")]);
+    // Asked about again, a namespace is the most recent: the next ones push out others first.
+    last.remember("prod-eks", "ns-50", [lb("lb-50")]);
+    last.remember("prod-eks", "ns-new", [lb("lb-new")]);
+    expect(last.of("prod-eks", "ns-50")).toEqual([lb("lb-50")]);
+    expect(last.of("prod-eks", "ns-51")).toEqual([]);
+    const many = Array.from({ length: 100 }, (_, i) => lb(`many-${String(i)}`));
+    last.remember("prod-eks", "big", many);
+    expect(last.of("prod-eks", "big")).toEqual(many.slice(0, 60));
   });
 });
