@@ -75,10 +75,11 @@ export interface KubeFaults {
   };
   /**
    * Requests accepted and never answered (until the client gives up or the server stops): an API
-   * server behind a stuck load balancer or an overloaded etcd. Every request matches when both
-   * fields are unset; discovery and `/version` hang too when their paths match.
+   * server behind a stuck load balancer or an overloaded etcd. Every request matches when no
+   * field is set; discovery and `/version` hang too when their paths match. `path` is one exact
+   * path (a list, not the objects under it).
    */
-  hang?: { pathPrefix?: string; method?: string };
+  hang?: { pathPrefix?: string; path?: string; method?: string };
 }
 
 /** How many requests each `lostResponse` fault (by identity) has taken so far. */
@@ -101,6 +102,7 @@ function hangs(faults: KubeFaults, method: string, path: string): boolean {
   const h = faults.hang;
   if (h === undefined) return false;
   if (h.method !== undefined && h.method.toUpperCase() !== method.toUpperCase()) return false;
+  if (h.path !== undefined && path !== h.path) return false;
   return h.pathPrefix === undefined || path.startsWith(h.pathPrefix);
 }
 
