@@ -17,6 +17,7 @@
  * AWS call and is never used.
  */
 import type { DiagnosisAwsReads } from "../aws/port.js";
+import { LastReads } from "../util/last-reads.js";
 import { readsOnce } from "../util/reads-once.js";
 import { backendGroupQuery } from "./aws.js";
 import { readGroupDependents } from "./aws-collect.js";
@@ -84,7 +85,7 @@ export function onceEach(aws: DiagnosisAwsReads): DiagnosisAwsMemo {
 }
 
 /** Whether the report names a finalizer whose collection reads the load balancer's AWS side. */
-function namesLoadBalancerFinalizer(report: ControllerReport): boolean {
+export function namesLoadBalancerFinalizer(report: ControllerReport): boolean {
   return [...report.finalizers.keys()].some(
     (f) => isIngressLbcFinalizer(f) || f === "service.k8s.aws/resources",
   );
@@ -118,32 +119,22 @@ export function readAhead(
   });
 }
 
-/** How many namespaces' reads are kept, per AWS connection: the most recently diagnosed. */
-const MAX_NAMESPACES = 100;
-/** How many reads of one namespace are asked again at most: one diagnosis of a few blockers. */
-const MAX_READS = 60;
-
 /**
- * The AWS reads the last diagnosis of each namespace made, to be asked again by the next one (see
- * above). CloudTrail lookups are never kept: their window ends at the moment of asking, so no later
- * diagnosis makes the same one.
+ * What the last diagnosis of each namespace read of AWS (by `<cluster>/<namespace>`), to be asked
+ * again by the next one (see above). A CloudTrail lookup's window ends when its diagnosis read the
+ * namespace: the stack's DeleteSecurityGroup events are kept (their window starts from the blocker's
+ * deletion, the same for the same Ingress) and asked again up to the new diagnosis's moment
+ * ({@link endingAt}); an interface's history, whose window moves with its end, is not kept.
  */
-export class LastAwsReads {
-  private readonly byNamespace = new Map<string, readonly AwsRead[]>();
+export function lastAwsReads(): LastReads<AwsRead> {
+  return new LastReads<AwsRead>(
+    (r) => r.method !== "cloudTrailEvents" || r.args[0].resourceName === undefined,
+  );
+}
 
-  public of(cluster: string, namespace: string): readonly AwsRead[] {
-    return this.byNamespace.get(`${cluster}/${namespace}`) ?? [];
-  }
-
-  public remember(cluster: string, namespace: string, reads: readonly AwsRead[]): void {
-    const key = `${cluster}/${namespace}`;
-    this.byNamespace.delete(key);
-    const kept = reads.filter((r) => r.method !== "cloudTrailEvents").slice(0, MAX_READS);
-    if (kept.length === 0) return;
-    this.byNamespace.set(key, kept);
-    for (const oldest of this.byNamespace.keys()) {
-      if (this.byNamespace.size <= MAX_NAMESPACES) break;
-      this.byNamespace.delete(oldest);
-    }
-  }
+/** `reads` with each CloudTrail lookup's window ending at `until`, the moment of this diagnosis. */
+export function endingAt(reads: readonly AwsRead[], until: Date): AwsRead[] {
+  return reads.map((r) =>
+    r.method === "cloudTrailEvents" ? { method: r.method, args: [{ ...r.args[0], end: until }] } : r,
+  );
 }

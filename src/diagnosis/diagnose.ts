@@ -16,12 +16,27 @@ import { analyzeNamespace, blockerKey, resourceLabel } from "./analyze.js";
 import { nearestNames } from "../util/similar.js";
 import type { AwsFindings } from "./aws.js";
 import { collectAwsForBlocker } from "./aws-collect.js";
-import { LastAwsReads, onceEach, readAhead } from "./aws-ahead.js";
+import {
+  endingAt,
+  lastAwsReads,
+  namesLoadBalancerFinalizer,
+  onceEach,
+  readAhead,
+  type AwsRead,
+} from "./aws-ahead.js";
 import { collectCauses } from "./causes-collect.js";
 import { readContent } from "./content-collect.js";
 import { readControllerReport } from "./controller-report.js";
 import { controllerDeployments, earlyControllers } from "./controllers-collect.js";
-import { gatherEvidence, logReadsOnce, readLogsAhead, type EventsRead } from "./evidence-collect.js";
+import {
+  gatherEvidence,
+  lastLogReads,
+  logReadsOnce,
+  readLogsAhead,
+  type EventsRead,
+  type PodLogRead,
+} from "./evidence-collect.js";
+import type { LastReads } from "../util/last-reads.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
 import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
 import { clusterNameFromArgs } from "../edge/lbc-names.js";
@@ -64,8 +79,27 @@ export const AWS_NOT_CHECKED =
 export const DIAGNOSIS_JOIN_WITHIN_MS = 2_000;
 
 const flights = new WeakMap<KubePort, SingleFlight<string, NamespaceDiagnosis>>();
-/** Per AWS connection (the bot's lives as long as the bot), what each namespace's last diagnosis read. */
-const lastReads = new WeakMap<DiagnosisAwsReads, LastAwsReads>();
+/**
+ * What each namespace's last diagnosis read, per connection (the bot's live as long as the bot): its
+ * AWS reads and its controllers' logs, asked again by the next diagnosis of it (`./aws-ahead.ts`).
+ */
+const lastAws = new WeakMap<DiagnosisAwsReads, LastReads<AwsRead>>();
+const lastLogs = new WeakMap<KubePort, LastReads<PodLogRead>>();
+
+/** What the last diagnoses through these ports read. */
+interface Recall {
+  readonly aws: LastReads<AwsRead> | undefined;
+  readonly logs: LastReads<PodLogRead>;
+}
+
+function recallOf(kube: KubePort, aws: DiagnosisAwsReads | undefined): Recall {
+  let logs = lastLogs.get(kube);
+  if (logs === undefined) lastLogs.set(kube, (logs = lastLogReads()));
+  if (aws === undefined) return { aws: undefined, logs };
+  let reads = lastAws.get(aws);
+  if (reads === undefined) lastAws.set(aws, (reads = lastAwsReads()));
+  return { aws: reads, logs };
+}
 const portIds = new WeakMap<object, number>();
 let nextPortId = 0;
 function portId(port: object): number {
@@ -108,11 +142,7 @@ async function diagnoseOnce(
   // diagnosis; a read cut off by the deadline fails like any unreadable part (a warning).
   const deadline = startDiagnosisDeadline(options.deadlineMs ?? DEFAULT_DIAGNOSIS_DEADLINE_MS);
   try {
-    let last: LastAwsReads | undefined;
-    if (options.aws !== undefined) {
-      last = lastReads.get(options.aws.port);
-      if (last === undefined) lastReads.set(options.aws.port, (last = new LastAwsReads()));
-    }
+    const recall = recallOf(kube, options.aws?.port);
     const d = await collectDiagnosis(
       deadline.kube(kube),
       name,
@@ -120,7 +150,7 @@ async function diagnoseOnce(
         ...options,
         ...(options.aws ? { aws: { ...options.aws, port: deadline.aws(options.aws.port) } } : {}),
       },
-      last,
+      recall,
     );
     const partial = deadline.summary();
     // Without a region the AWS half of the answer is missing: say so in every diagnosis, never silently.
@@ -139,7 +169,7 @@ async function collectDiagnosis(
   kube: KubePort,
   name: string,
   options: DiagnoseOptions,
-  last: LastAwsReads | undefined,
+  recall: Recall,
 ): Promise<NamespaceDiagnosis> {
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
   const warnings: string[] = [];
@@ -151,6 +181,8 @@ async function collectDiagnosis(
   discovering.catch(() => undefined);
   const ns = await kube.getNamespace(name);
   if (!ns || !ns.deletionTimestamp) return answerNotTerminating(kube, name, ns, options);
+  // The moment the namespace was read: what AWS is asked up to (CloudTrail's window ends here).
+  const readAt = options.now();
   const eventsRead: Promise<EventsRead> = kube.listEvents(name).then(
     (events) => ({ ok: true as const, events }),
     (error: unknown) => ({ ok: false as const, error }),
@@ -161,27 +193,26 @@ async function collectDiagnosis(
   const memo = options.aws && onceEach(options.aws.port);
   const awsReads = options.aws && memo && { ...options.aws, port: memo.port };
   const report = readControllerReport(ns, false);
+  const awsKey = `${awsReads?.cluster ?? ""}/${name}`;
   if (memo && awsReads?.cluster !== undefined && "finalizers" in report)
-    readAhead(memo, report, awsReads.cluster, last?.of(awsReads.cluster, name));
-  // The controllers of the reported finalizers, and then their logs, beside the content too.
-  const logReads = logReadsOnce(kube);
+    readAhead(memo, report, awsReads.cluster, endingAt(recall.aws?.of(awsKey) ?? [], readAt));
+  // The controllers of the reported finalizers, and then their logs, beside the content too; the
+  // logs the last diagnosis read at once.
+  const logs = logReadsOnce(kube);
+  const logReads = logs.kube;
   const early = "finalizers" in report ? earlyControllers(kube, report) : undefined;
-  if (early !== undefined) readLogsAhead(logReads, early, options);
+  if (early !== undefined) {
+    logs.again(recall.logs.of(name));
+    readLogsAhead(logReads, early, options);
+  }
   const discovery = await discovering;
-  const { listed, unlisted, forbidden, scan, controllers } = await readContent(
-    kube,
-    ns,
-    discovery,
-    options,
-    warnings,
-    early,
-  );
+  const content = readContent(kube, ns, discovery, options, warnings, early);
+  // What no list of the namespace's decides, read beside them once they have left.
+  const beside = readBesideContent(kube, discovery.resources, report, awsReads !== undefined);
+  const { listed, unlisted, forbidden, scan, controllers } = await content;
 
   const blockers = listed.flatMap((l) => l.objects.filter(heldByFinalizers));
   const deployments = await controllerDeployments(kube, blockers, controllers, warnings);
-  const argoInstalled = discovery.resources.some(
-    (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),
-  );
   // Everything below reads only what the lists gave: one stage, not one after another. The last
   // two say their warnings after the others', as when they came after them.
   const apiWarnings: string[] = [];
@@ -198,17 +229,16 @@ async function collectDiagnosis(
           blockers,
           deployments,
           ns.deletionTimestamp,
-          options.now(),
+          readAt,
           warnings,
+          beside.owners,
         )
       : undefined,
     // Who owns the namespace in Argo CD: two owners is the seed's root cause.
-    argoInstalled
-      ? kube.listArgoApplications().catch((err: unknown) => {
-          warnings.push(`Could not list Argo CD Applications: ${toUserError(err).message}`);
-          return undefined;
-        })
-      : undefined,
+    beside.argo?.catch((err: unknown) => {
+      warnings.push(`Could not list Argo CD Applications: ${toUserError(err).message}`);
+      return undefined;
+    }),
     nameApiServices(kube, discovery.failures, apiWarnings),
     // What the namespace's conditions point at: webhooks, the nodes of its pods, their claims.
     collectCauses(kube, ns, listed, causeWarnings),
@@ -231,7 +261,8 @@ async function collectDiagnosis(
     now: options.now(),
     blockedAfterSeconds,
   });
-  if (memo && awsReads?.cluster !== undefined) last?.remember(awsReads.cluster, name, memo.asked());
+  if (memo && awsReads?.cluster !== undefined) recall.aws?.remember(awsKey, memo.asked());
+  recall.logs.remember(name, logs.asked());
   return { ...diagnosis, scan };
 }
 
@@ -280,6 +311,7 @@ async function gatherAws(
   deletionTimestamp: string,
   now: Date,
   warnings: string[],
+  early: OwnersRead | undefined,
 ): Promise<Map<string, AwsFindings>> {
   const out = new Map<string, AwsFindings>();
   const eligible = blockers.filter((b) =>
@@ -288,7 +320,9 @@ async function gatherAws(
   if (eligible.length === 0) return out;
   // The cluster-wide lists run beside the AWS reads, which never need them: only the judgement of
   // what is live or dying waits for them.
-  const listing = clusterOwners(kube, resources, warnings);
+  const listing = early
+    ? early.listing.then((listed) => (warnings.push(...early.warnings), listed))
+    : clusterOwners(kube, resources, warnings);
   // Said after the lists' own warnings, as when the lists were read first.
   const notes: string[] = [];
   const targets = eligible.slice(0, MAX_AWS_BLOCKERS);
@@ -333,6 +367,36 @@ async function gatherAws(
   ]);
   return out;
 }
+/** The cluster-wide owners of load balancers, read ahead, with the warnings their lists left. */
+interface OwnersRead {
+  readonly listing: ReturnType<typeof clusterOwners>;
+  readonly warnings: string[];
+}
+
+/**
+ * The reads a diagnosis makes whatever its namespace's lists hold, started beside them: Argo CD's
+ * Applications when Argo CD is installed and, when AWS is looked into and the namespace
+ * controller's report names a Load Balancer Controller finalizer, the cluster's owners of load
+ * balancers (which the AWS half's judgement waits for). Otherwise each would wait for the lists.
+ */
+function readBesideContent(
+  kube: KubePort,
+  resources: readonly ResourceType[],
+  report: ReturnType<typeof readControllerReport>,
+  aws: boolean,
+): { argo: ReturnType<KubePort["listArgoApplications"]> | undefined; owners: OwnersRead | undefined } {
+  const argoInstalled = resources.some(
+    (t) => t.group === "argoproj.io" && t.resource === "applications" && t.verbs.includes("list"),
+  );
+  const argo = argoInstalled ? kube.listArgoApplications() : undefined;
+  // Its failure is a warning said with the others', once the lists are in.
+  argo?.catch(() => undefined);
+  if (!aws || !("finalizers" in report) || !namesLoadBalancerFinalizer(report))
+    return { argo, owners: undefined };
+  const warnings: string[] = [];
+  return { argo, owners: { listing: clusterOwners(kube, resources, warnings), warnings } };
+}
+
 /** The types whose objects the Load Balancer Controller turns into AWS resources. */
 const OWNER_TYPES: readonly { group: string; resource: string }[] = [
   { group: "networking.k8s.io", resource: "ingresses" },

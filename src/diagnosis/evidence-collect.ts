@@ -8,6 +8,7 @@ import type { KubePort } from "../kube/port.js";
 import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot } from "../kube/types.js";
 import type { EarlyControllers } from "./controllers-collect.js";
 import { mapLimit } from "../util/concurrency.js";
+import { LastReads } from "../util/last-reads.js";
 import { readsOnce } from "../util/reads-once.js";
 import { blockerKey } from "./analyze.js";
 import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
@@ -75,19 +76,52 @@ export async function gatherEvidence(
   return evidence;
 }
 
-/**
- * `kube` with each distinct pod list and log read made once: what {@link readLogsAhead} asked for
- * is what the evidence gets, answer or failure. For one diagnosis (it holds the logs it read).
- */
-export function logReadsOnce(kube: KubePort): KubePort {
+/** One read of a controller's log: namespace, pod, container and the lines from its end. */
+export type PodLogRead = Parameters<KubePort["podLog"]>;
+
+/** The controllers' pod lists and logs of one diagnosis. */
+export interface LogReads {
+  /**
+   * `kube` with each distinct pod list and log read made once: what {@link readLogsAhead} and
+   * `again` asked for is what the evidence gets, answer or failure. It holds the logs it read.
+   */
+  readonly kube: KubePort;
+  /**
+   * Reads these logs now, through the same memo, before any pod list names them: the logs the last
+   * diagnosis of the namespace read. A pod that is gone costs one refused read, never used.
+   */
+  again(reads: readonly PodLogRead[]): void;
+  /** The logs read through `kube`, in the order first asked. */
+  asked(): PodLogRead[];
+}
+
+export function logReadsOnce(kube: KubePort): LogReads {
   const once = readsOnce();
+  const podLog = once("podLog", (namespace: string, pod: string, container: string, tail: number) =>
+    kube.podLog(namespace, pod, container, tail),
+  );
+  const asked = new Map<string, PodLogRead>();
   return {
-    ...kube,
-    listPods: once("listPods", (namespace: string, selector?: string) => kube.listPods(namespace, selector)),
-    podLog: once("podLog", (namespace: string, pod: string, container: string, tail: number) =>
-      kube.podLog(namespace, pod, container, tail),
-    ),
+    kube: {
+      ...kube,
+      listPods: once("listPods", (namespace: string, selector?: string) =>
+        kube.listPods(namespace, selector),
+      ),
+      podLog: (...read: PodLogRead) => {
+        asked.set(JSON.stringify(read), read);
+        return podLog(...read);
+      },
+    },
+    again: (reads) => {
+      for (const read of reads) podLog(...read).catch(() => undefined);
+    },
+    asked: () => [...asked.values()],
   };
+}
+
+/** What the last diagnosis of each namespace read of its controllers' logs (by namespace). */
+export function lastLogReads(): LastReads<PodLogRead> {
+  return new LastReads<PodLogRead>(() => true);
 }
 
 /**

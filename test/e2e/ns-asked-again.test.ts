@@ -1,13 +1,15 @@
 /**
  * `/unstuck ns` asked again about the same namespace, as happens all through an incident: the AWS
- * reads the last answer made leave as soon as the namespace reads as Terminating, without waiting
- * for its Ingress and then its load balancer, and the answer is still the whole one.
+ * reads and the controllers' logs the last answer read leave as soon as the namespace reads as
+ * Terminating, without waiting for its Ingress and then its load balancer, or for the controllers'
+ * pods; what no list of the namespace decides leaves with its lists. The answer is still the whole one.
  */
 import { describe, expect, it } from "vitest";
 import { eventually } from "../helpers/eventually.js";
 import { CHANNEL, REQUESTER, setup, slash } from "./edge-runtime.js";
 
 const INGRESSES = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses";
+const CONTROLLER_PODS = "/api/v1/namespaces/kube-system/pods";
 
 describe("ns asked again", () => {
   it("asks AWS for the last answer's load balancer while the namespace's Ingress is still being listed", async () => {
@@ -55,5 +57,36 @@ describe("ns asked again", () => {
     );
     // Without the Ingress, and with nothing read before, no load balancer can be named.
     expect(s.world.aws.calls().filter((c) => c.action === "DescribeLoadBalancers")).toEqual([]);
+  });
+
+  it("reads the last answer's controller logs while the controllers' pods are still being listed", async () => {
+    const s = await setup("seed-incident.yaml", { UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "3" });
+    await slash(s, "ns myapp", REQUESTER, "first");
+    await eventually(
+      () => s.fake.calls().find((c) => c.method === "chat.postMessage" && c.body["channel"] === CHANNEL),
+      20_000,
+      "the first answer",
+    );
+    const logs = () => s.world.kube.requests().filter((r) => r.path.endsWith("/log")).length;
+    const before = logs();
+    expect(before).toBeGreaterThan(0);
+    // The controllers' pods can no longer be listed: only the last answer can name them.
+    s.world.kube.setFaults({ hang: { method: "GET", path: CONTROLLER_PODS } });
+    await slash(s, "ns myapp", REQUESTER, "second");
+    await eventually(() => (logs() > before ? true : undefined), 2_500, "the logs read again");
+  });
+
+  it("lists Argo CD's Applications and the cluster's Ingresses and Services while the namespace's are listed", async () => {
+    const s = await setup("seed-incident.yaml", { UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "3" });
+    s.world.kube.setFaults({ hang: { method: "GET", pathPrefix: INGRESSES } });
+    await slash(s, "ns myapp", REQUESTER, "first");
+    const listed = (path: string) =>
+      s.world.kube.requests().some((r) => r.method === "GET" && r.path === path);
+    for (const path of [
+      "/apis/argoproj.io/v1alpha1/applications",
+      "/apis/networking.k8s.io/v1/ingresses",
+      "/api/v1/services",
+    ])
+      await eventually(() => (listed(path) ? true : undefined), 2_500, `${path} listed`);
   });
 });

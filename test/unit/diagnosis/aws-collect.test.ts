@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AwsPort } from "../../../src/aws/port.js";
 import type { SecurityGroupSnapshot } from "../../../src/aws/types.js";
-import { LastAwsReads, onceEach, readAhead } from "../../../src/diagnosis/aws-ahead.js";
+import { endingAt, lastAwsReads, onceEach, readAhead } from "../../../src/diagnosis/aws-ahead.js";
 import { collectAwsForBlocker, type ClusterOwners } from "../../../src/diagnosis/aws-collect.js";
 import { edgeOwnerOf, type EdgeOwner } from "../../../src/edge/model.js";
 import type { ObjectSnapshot } from "../../../src/kube/types.js";
@@ -259,35 +259,31 @@ describe("readAhead", () => {
   });
 });
 
-describe("LastAwsReads", () => {
+describe("lastAwsReads", () => {
   const lb = (name: string) => ({ method: "loadBalancersByName" as const, args: [[name]] as [string[]] });
-  const window = { eventName: "DeleteSecurityGroup", start: new Date(0), end: new Date(1), max: 200 };
+  const deletions = { eventName: "DeleteSecurityGroup", start: new Date(0), end: new Date(1_000), max: 200 };
+  const history = { resourceName: "eni-0held", start: new Date(0), end: new Date(1_000), max: 50 };
 
-  it("keeps each namespace's reads per cluster, never a CloudTrail lookup, and forgets on an empty one", () => {
-    const last = new LastAwsReads();
-    last.remember("prod-eks", "myapp", [lb("a"), { method: "cloudTrailEvents", args: [window] }]);
-    last.remember("stage-eks", "myapp", [lb("b")]);
-    expect(last.of("prod-eks", "myapp")).toEqual([lb("a")]);
-    expect(last.of("stage-eks", "myapp")).toEqual([lb("b")]);
-    expect(last.of("prod-eks", "other")).toEqual([]);
-    last.remember("prod-eks", "myapp", [{ method: "cloudTrailEvents", args: [window] }]);
-    expect(last.of("prod-eks", "myapp")).toEqual([]);
+  it("keeps each namespace's reads and its DeleteSecurityGroup lookup, never an interface's history", () => {
+    const last = lastAwsReads();
+    last.remember("prod-eks/myapp", [
+      lb("a"),
+      { method: "cloudTrailEvents", args: [deletions] },
+      { method: "cloudTrailEvents", args: [history] },
+    ]);
+    last.remember("stage-eks/myapp", [lb("b")]);
+    expect(last.of("prod-eks/myapp")).toEqual([lb("a"), { method: "cloudTrailEvents", args: [deletions] }]);
+    expect(last.of("stage-eks/myapp")).toEqual([lb("b")]);
+    expect(last.of("prod-eks/other")).toEqual([]);
+    last.remember("prod-eks/myapp", [{ method: "cloudTrailEvents", args: [history] }]);
+    expect(last.of("prod-eks/myapp")).toEqual([]);
   });
 
-  it("is bounded: the most recently diagnosed namespaces, the first reads of each", () => {
-    const last = new LastAwsReads();
-    for (let i = 0; i < 150; i++) last.remember("prod-eks", `ns-${String(i)}`, [lb(`lb-${String(i)}`)]);
-    expect(last.of("prod-eks", "ns-0")).toEqual([]);
-    expect(last.of("prod-eks", "ns-49")).toEqual([]);
-    expect(last.of("prod-eks", "ns-50")).toEqual([lb("lb-50")]);
-    expect(last.of("prod-eks", "ns-149")).toEqual([lb("lb-149")]);
-    // Asked about again, a namespace is the most recent: the next ones push out others first.
-    last.remember("prod-eks", "ns-50", [lb("lb-50")]);
-    last.remember("prod-eks", "ns-new", [lb("lb-new")]);
-    expect(last.of("prod-eks", "ns-50")).toEqual([lb("lb-50")]);
-    expect(last.of("prod-eks", "ns-51")).toEqual([]);
-    const many = Array.from({ length: 100 }, (_, i) => lb(`many-${String(i)}`));
-    last.remember("prod-eks", "big", many);
-    expect(last.of("prod-eks", "big")).toEqual(many.slice(0, 60));
+  it("asks a CloudTrail lookup again up to the new diagnosis's moment, from the same start", () => {
+    const until = new Date(5_000);
+    expect(endingAt([lb("a"), { method: "cloudTrailEvents", args: [deletions] }], until)).toEqual([
+      lb("a"),
+      { method: "cloudTrailEvents", args: [{ ...deletions, end: until }] },
+    ]);
   });
 });
