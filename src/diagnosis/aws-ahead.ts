@@ -7,7 +7,7 @@
  *
  * - the cluster's shared backend group and what holds it, which every such blocker's collection
  *   asks for whatever its Ingress says;
- * - the reads the last diagnosis of the same namespace made ({@link LastAwsReads}): during an
+ * - the reads the last diagnosis of the same namespace made ({@link lastAwsReads}): during an
  *   incident the same namespace is asked about again and again, and its Ingress and load balancer
  *   rarely change between two asks.
  *
@@ -18,7 +18,7 @@
  */
 import type { DiagnosisAwsReads } from "../aws/port.js";
 import { LastReads } from "../util/last-reads.js";
-import { readsOnce } from "../util/reads-once.js";
+import { notedReads, readsOnce } from "../util/reads-once.js";
 import { backendGroupQuery } from "./aws.js";
 import { readGroupDependents } from "./aws-collect.js";
 import type { ControllerReport } from "./controller-report.js";
@@ -75,13 +75,12 @@ export interface DiagnosisAwsMemo {
 export function onceEach(aws: DiagnosisAwsReads): DiagnosisAwsMemo {
   const once = readsOnce();
   const ahead = eachRead((m) => once(m, (...args: unknown[]) => (aws[m] as AnyRead).apply(aws, args)));
-  const asked = new Map<string, AwsRead>();
+  const asked = notedReads<AwsRead>();
   const port = eachRead((m) => (...args: unknown[]) => {
-    const key = `${m} ${JSON.stringify(args)}`;
-    if (!asked.has(key)) asked.set(key, { method: m, args } as AwsRead);
+    asked.note(m, args, { method: m, args } as AwsRead);
     return (ahead[m] as AnyRead)(...args);
   });
-  return { port, ahead, asked: () => [...asked.values()] };
+  return { port, ahead, asked: asked.all };
 }
 
 /** Whether the report names a finalizer whose collection reads the load balancer's AWS side. */

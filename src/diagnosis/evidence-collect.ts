@@ -9,7 +9,7 @@ import type { DeploymentSnapshot, EventSnapshot, ObjectSnapshot } from "../kube/
 import type { EarlyControllers } from "./controllers-collect.js";
 import { mapLimit } from "../util/concurrency.js";
 import { LastReads } from "../util/last-reads.js";
-import { readsOnce } from "../util/reads-once.js";
+import { notedReads, readsOnce } from "../util/reads-once.js";
 import { blockerKey } from "./analyze.js";
 import { guessControllers, lookupFinalizer, matchControllers } from "./finalizers.js";
 import { evidenceFromLogs } from "./logs.js";
@@ -100,7 +100,7 @@ export function logReadsOnce(kube: KubePort): LogReads {
   const podLog = once("podLog", (namespace: string, pod: string, container: string, tail: number) =>
     kube.podLog(namespace, pod, container, tail),
   );
-  const asked = new Map<string, PodLogRead>();
+  const asked = notedReads<PodLogRead>();
   return {
     kube: {
       ...kube,
@@ -108,14 +108,14 @@ export function logReadsOnce(kube: KubePort): LogReads {
         kube.listPods(namespace, selector),
       ),
       podLog: (...read: PodLogRead) => {
-        asked.set(JSON.stringify(read), read);
+        asked.note("podLog", read, read);
         return podLog(...read);
       },
     },
     again: (reads) => {
       for (const read of reads) podLog(...read).catch(() => undefined);
     },
-    asked: () => [...asked.values()],
+    asked: asked.all,
   };
 }
 

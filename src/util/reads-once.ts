@@ -23,3 +23,20 @@ export function readsOnce(): ReadOnce {
       return answer;
     };
 }
+
+/** The distinct reads noted, each once (by its name and arguments), in the order first noted. */
+export interface NotedReads<R> {
+  readonly note: (name: string, args: readonly unknown[], read: R) => void;
+  readonly all: () => R[];
+}
+
+export function notedReads<R>(): NotedReads<R> {
+  const noted = new Map<string, R>();
+  return {
+    note: (name, args, read) => {
+      const key = `${name} ${JSON.stringify(args)}`;
+      if (!noted.has(key)) noted.set(key, read);
+    },
+    all: () => [...noted.values()],
+  };
+}
