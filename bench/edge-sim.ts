@@ -4,7 +4,8 @@
  * writing 400 target groups of XML a page — is not counted as the product's (on AWS and on an API
  * server it happens on their side). Prints one ready line (JSON: endpoints, what was planted);
  * then `reset` → `ok`, `calls` → the AWS calls since the last reset, `kube` → the Kubernetes
- * requests since the last reset. Ends when stdin closes.
+ * requests since the last reset, `cpu` → the CPU this process has spent, in ms. Ends when stdin
+ * closes.
  */
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
@@ -96,6 +97,9 @@ async function simProcess(loadBalancers: number, orphans: number): Promise<void>
       out(aws.calls().map((c) => ({ action: c.action, status: c.status })));
     } else if (line === "kube") {
       out(kube.requests().length);
+    } else if (line === "cpu") {
+      const used = process.cpuUsage();
+      out((used.user + used.system) / 1000);
     }
   }
   await aws.stop();
