@@ -7,7 +7,8 @@
  *   fresh compiled CLI process, start-up included, built first if stale; `UNSTUCK_BENCH_CLI` as for `ns`);
  * - RSS: the bot as the image runs it (the bundle, the chart's NODE_OPTIONS, `UNSTUCK_ROLE=bot`),
  *   its peak after three signed `/unstuck ns` asks through a fake Slack (target ≤ 300 MiB at every
- *   scale); the warm process's peak (TypeScript through tsx) and the cold CLI's maximum, printed;
+ *   scale); the warm process's peak (TypeScript through tsx) and the cold CLI's maximum, with
+ *   `--json` (one document of every blocker) and answering as text, printed;
  * - the floor: one round of every type's list at the adapter's concurrency, discovery done;
  * - the kubectl recipe (names kubectl resolves on its first try) at 1× and 4×, as many runs as unstuck.
  *
@@ -80,6 +81,8 @@ interface Point {
   readonly cold: readonly number[];
   readonly coldRequests?: Requests;
   readonly coldMaxRssMiB?: number;
+  /** The cold CLI's maximum RSS answering as a terminal does (no `--json`: no 80,000-blocker document). */
+  readonly coldTextMaxRssMiB?: number;
   readonly bytes: number;
   /** The fewest requests that answer: namespace + aggregated discovery + one per page. */
   readonly floorRequests: number;
@@ -183,6 +186,19 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
         );
     }
 
+    // Once more as an operator's terminal asks (no --json): the answer names the blockers by type
+    // rather than writing each of them into one document.
+    let coldTextMaxRssMiB: number | undefined;
+    if (timeBin !== undefined) {
+      const r = await runProcess(
+        timeBin,
+        ["-f", "UNSTUCK_BENCH_MAXRSS_KB=%M", ...cli, "ns", NS, "--kubeconfig", kubeconfig],
+        { env: isolatedEnv(), timeoutMs: 900_000 },
+      );
+      const rss = /UNSTUCK_BENCH_MAXRSS_KB=(\d+)/.exec(r.stderr)?.[1];
+      if (r.code === 0 && rss !== undefined) coldTextMaxRssMiB = Number(rss) / 1024;
+    }
+
     // Bytes of one more diagnosis through a counting proxy.
     const lean = await proxiedDiagnosis(sim);
 
@@ -231,6 +247,7 @@ async function measure(scale: number, runs: number, checks: Check[]): Promise<Po
       cold,
       ...(coldRequests.length > 0 ? { coldRequests: pick(coldRequests) } : {}),
       ...(coldRss.length > 0 ? { coldMaxRssMiB: median(coldRss) } : {}),
+      ...(coldTextMaxRssMiB !== undefined ? { coldTextMaxRssMiB } : {}),
       bytes: lean.bytes,
       floorRequests,
       floor,
@@ -296,7 +313,7 @@ function pointFigures(p: Point): Figure[] {
     },
     {
       what: `${at}: peak RSS of the warm process (TypeScript through tsx) and of the cold CLI, not judged`,
-      value: `${p.warmMaxRssMiB.toFixed(0)} MiB; the cold CLI's ${p.coldMaxRssMiB !== undefined ? `${p.coldMaxRssMiB.toFixed(0)} MiB` : "(no /usr/bin/time)"}`,
+      value: `${p.warmMaxRssMiB.toFixed(0)} MiB; the cold CLI's ${p.coldMaxRssMiB !== undefined ? `${p.coldMaxRssMiB.toFixed(0)} MiB with --json, ${p.coldTextMaxRssMiB !== undefined ? `${p.coldTextMaxRssMiB.toFixed(0)} MiB` : "(failed)"} answering as text` : "(no /usr/bin/time)"}`,
     },
     {
       what: `${at}: unstuck warm requests vs the floor`,
