@@ -37,8 +37,8 @@
  *   kubectl drop its discovery cache and rediscover on every call — a cost of the naming, not of
  *   kubectl. The bench asserts the recipe rediscovered nothing.
  * - Both sides are run `UNSTUCK_BENCH_RUNS` times (default 3; warm and its floor at least nine) and
- *   reported as medians. unstuck cold = a fresh compiled CLI process (`node dist/src/cli.js`, what `npm run unstuck`
- *   runs once built and what the image ships; built first if stale), start-up included (`UNSTUCK_BENCH_CLI` times
+ *   reported as medians. unstuck cold = a fresh compiled CLI process (`node dist/src/cli.js` with the
+ *   flags `npm run unstuck` gives it, what that runs once built; built first if stale), start-up included (`UNSTUCK_BENCH_CLI` times
  *   another build); unstuck warm = a diagnosis in a long-lived process reusing its adapter, as the
  *   bot does, with the chart's NODE_OPTIONS, after five untimed asks (at least nine timed, each
  *   beside one fresh-read floor). The recipe is timed with kubectl's discovery cache kept,
@@ -51,7 +51,7 @@
  */
 import { createServer, request, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -883,14 +883,24 @@ async function otherWorld(
 }
 
 /**
- * The CLI as `npm run unstuck` runs it once built (and as the image ships it), or `UNSTUCK_BENCH_CLI`
- * (e.g. `node --import tsx src/cli.ts` for the uncompiled fallback). Call {@link prepareCli} first.
+ * The CLI as `npm run unstuck` runs it once built, with the Node flags its script gives (read from
+ * package.json, so the bench times what ships), or `UNSTUCK_BENCH_CLI` (e.g. `node --import tsx
+ * src/cli.ts` for the uncompiled fallback). Call {@link prepareCli} first.
  */
 export function cliCommand(): string[] {
   const custom = process.env.UNSTUCK_BENCH_CLI?.trim();
   if (custom) return custom.split(/\s+/);
-  return [process.execPath, "dist/src/cli.js"];
+  return [process.execPath, ...CLI_NODE_FLAGS, "dist/src/cli.js"];
 }
+
+/** The Node flags `npm run unstuck` starts the CLI with. */
+export const CLI_NODE_FLAGS: readonly string[] = ((): string[] => {
+  const scripts = (JSON.parse(readFileSync("package.json", "utf8")) as { scripts?: Record<string, string> })
+    .scripts;
+  const flags = /exec node ((?:--\S+ )*)dist\/src\/cli\.js/.exec(scripts?.["unstuck"] ?? "")?.[1];
+  if (flags === undefined) throw new Error("package.json: the unstuck script no longer runs dist/src/cli.js");
+  return flags.split(" ").filter((f) => f !== "");
+})();
 
 /** Build `dist/` when the default CLI is timed and a source is newer than the build. */
 export async function prepareCli(): Promise<string> {
