@@ -53,11 +53,16 @@ export function startDiagnosisDeadline(ms: number): DiagnosisDeadline {
   // still waiting are cut off together, and the single unref'd timer is all there is to clear.
   const bounded = <T>(what: string, call: () => Promise<T>): Promise<T> => {
     if (expired) return Promise.reject(cutOff(what));
+    // The expiry reaches every call made so far: only one still waiting is cut off and named.
+    let waiting = true;
+    const answer = call();
+    const settle = (): void => {
+      waiting = false;
+    };
+    answer.then(settle, settle);
     return Promise.race([
-      call(),
-      expiry.then((): never => {
-        throw cutOff(what);
-      }),
+      answer,
+      expiry.then((): Promise<T> => (waiting ? Promise.reject(cutOff(what)) : answer)),
     ]);
   };
 
