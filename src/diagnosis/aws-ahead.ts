@@ -14,7 +14,8 @@
  * Either way every answer is fresh, asked during this diagnosis, and the diagnosis uses only the
  * answers to the reads it makes itself (the same method with the same arguments). A read asked
  * ahead that the diagnosis no longer makes (the Ingress now names another load balancer) costs one
- * AWS call and is never used.
+ * AWS call and is never used; the diagnosis's deadline bounds only its own reads (`port`), so such a
+ * read is never named among those the deadline cut off.
  */
 import type { DiagnosisAwsReads } from "../aws/port.js";
 import { LastReads } from "../util/last-reads.js";

@@ -38,7 +38,7 @@ import {
 } from "./evidence-collect.js";
 import type { LastReads } from "../util/last-reads.js";
 import { lookupFinalizer, matchControllers } from "./finalizers.js";
-import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline } from "./deadline.js";
+import { DEFAULT_DIAGNOSIS_DEADLINE_MS, startDiagnosisDeadline, type DiagnosisDeadline } from "./deadline.js";
 import { clusterNameFromArgs } from "../edge/lbc-names.js";
 import type { DiscoveryFailureFinding, NamespaceDiagnosis } from "./types.js";
 
@@ -143,15 +143,7 @@ async function diagnoseOnce(
   const deadline = startDiagnosisDeadline(options.deadlineMs ?? DEFAULT_DIAGNOSIS_DEADLINE_MS);
   try {
     const recall = recallOf(kube, options.aws?.port);
-    const d = await collectDiagnosis(
-      deadline.kube(kube),
-      name,
-      {
-        ...options,
-        ...(options.aws ? { aws: { ...options.aws, port: deadline.aws(options.aws.port) } } : {}),
-      },
-      recall,
-    );
+    const d = await collectDiagnosis(kube, name, options, recall, deadline);
     const partial = deadline.summary();
     // Without a region the AWS half of the answer is missing: say so in every diagnosis, never silently.
     const notChecked = options.aws === undefined && d.verdict !== "not-found" ? [AWS_NOT_CHECKED] : [];
@@ -162,15 +154,19 @@ async function diagnoseOnce(
   }
 }
 /**
- * The diagnosis itself, over ports already bounded by the deadline: the namespace, then (when it is
- * Terminating) what is left in it, the controllers of its blockers, their evidence, AWS and Argo CD.
+ * The diagnosis itself: the namespace, then (when it is Terminating) what is left in it, the
+ * controllers of its blockers, their evidence, AWS and Argo CD. It reads through ports bounded by
+ * the deadline; what is asked ahead of need is not, so a read it never came to need is never named
+ * among those the deadline cut off.
  */
 async function collectDiagnosis(
-  kube: KubePort,
+  unbounded: KubePort,
   name: string,
   options: DiagnoseOptions,
   recall: Recall,
+  deadline: Pick<DiagnosisDeadline, "kube" | "aws">,
 ): Promise<NamespaceDiagnosis> {
+  const kube = deadline.kube(unbounded);
   const blockedAfterSeconds = options.blockedAfterSeconds ?? 300;
   const warnings: string[] = [];
   // The namespace first: a live (or missing) namespace costs this read (and discovery beside it,
@@ -191,15 +187,15 @@ async function collectDiagnosis(
   // report says needs AWS is asked for now, beside its content, with what the last diagnosis of
   // this namespace read (src/diagnosis/aws-ahead.ts).
   const memo = options.aws && onceEach(options.aws.port);
-  const awsReads = options.aws && memo && { ...options.aws, port: memo.port };
+  const awsReads = options.aws && memo && { ...options.aws, port: deadline.aws(memo.port) };
   const report = readControllerReport(ns, false);
   const awsKey = `${awsReads?.cluster ?? ""}/${name}`;
   if (memo && awsReads?.cluster !== undefined && "finalizers" in report)
     readAhead(memo, report, awsReads.cluster, endingAt(recall.aws?.of(awsKey) ?? [], readAt));
   // The controllers of the reported finalizers, and then their logs, beside the content too; the
   // logs the last diagnosis read at once.
-  const logs = logReadsOnce(kube);
-  const logReads = logs.kube;
+  const logs = logReadsOnce(unbounded);
+  const logReads = deadline.kube(logs.kube);
   const early = "finalizers" in report ? earlyControllers(kube, report) : undefined;
   if (early !== undefined) {
     logs.again(recall.logs.of(name));

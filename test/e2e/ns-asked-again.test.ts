@@ -46,6 +46,34 @@ describe("ns asked again", () => {
     expect(JSON.stringify(second.body)).toMatch(/ingresses/i);
   });
 
+  it("names among what missed the deadline only what the answer itself asked for", async () => {
+    const s = await setup("seed-incident.yaml", { UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "2" });
+    const cards = () =>
+      s.fake
+        .calls()
+        .filter(
+          (c) =>
+            c.method === "chat.postMessage" &&
+            c.body["channel"] === CHANNEL &&
+            String(c.body["text"]).includes("Namespace myapp:"),
+        );
+    await slash(s, "ns myapp", REQUESTER, "first");
+    await eventually(() => cards()[0], 20_000, "the first answer");
+    const lookups = () => s.world.aws.calls().filter((c) => c.action === "DescribeLoadBalancers").length;
+    const before = lookups();
+
+    // The Ingress list hangs, so this answer never reaches its load balancer; the load balancer the
+    // last answer read is asked for again all the same, and hangs too. Only the list was the answer's.
+    s.world.kube.setFaults({ hang: { method: "GET", pathPrefix: INGRESSES } });
+    s.world.aws.setFaults({ hang: ["DescribeLoadBalancers"] });
+    await slash(s, "ns myapp", REQUESTER, "second");
+    await eventually(() => (lookups() > before ? true : undefined), 2_000, "the load balancer asked again");
+    const second = JSON.stringify((await eventually(() => cards()[1], 20_000, "the second answer")).body);
+    expect(second).toContain("Partial result");
+    expect(second).toContain("list ingresses.networking.k8s.io in myapp");
+    expect(second).not.toContain("loadBalancersByName");
+  });
+
   it("asks nothing ahead the first time a namespace is asked about", async () => {
     const s = await setup("seed-incident.yaml", { UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "3" });
     s.world.kube.setFaults({ hang: { method: "GET", pathPrefix: INGRESSES } });
