@@ -6,23 +6,27 @@
  */
 import { describe, expect, it } from "vitest";
 import { eventually } from "../helpers/eventually.js";
-import { CHANNEL, REQUESTER, setup, slash } from "./edge-runtime.js";
+import { CHANNEL, REQUESTER, setup, slash, type Setup } from "./edge-runtime.js";
 
 const INGRESSES = "/apis/networking.k8s.io/v1/namespaces/myapp/ingresses";
 const CONTROLLER_PODS = "/api/v1/namespaces/kube-system/pods";
 
+/** The answer cards about myapp posted in the channel so far. */
+function answerCards(s: Setup) {
+  return s.fake
+    .calls()
+    .filter(
+      (c) =>
+        c.method === "chat.postMessage" &&
+        c.body["channel"] === CHANNEL &&
+        String(c.body["text"]).includes("Namespace myapp:"),
+    );
+}
+
 describe("ns asked again", () => {
   it("asks AWS for the last answer's load balancer while the namespace's Ingress is still being listed", async () => {
     const s = await setup("seed-incident.yaml", { UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "3" });
-    const cards = () =>
-      s.fake
-        .calls()
-        .filter(
-          (c) =>
-            c.method === "chat.postMessage" &&
-            c.body["channel"] === CHANNEL &&
-            String(c.body["text"]).includes("Namespace myapp:"),
-        );
+    const cards = () => answerCards(s);
     await slash(s, "ns myapp", REQUESTER, "first");
     const first = await eventually(() => cards()[0], 20_000, "the first answer");
     expect(JSON.stringify(first.body)).toContain("k8s-myapp");
@@ -48,15 +52,7 @@ describe("ns asked again", () => {
 
   it("names among what missed the deadline only what the answer itself asked for", async () => {
     const s = await setup("seed-incident.yaml", { UNSTUCK_DIAGNOSIS_DEADLINE_SECONDS: "2" });
-    const cards = () =>
-      s.fake
-        .calls()
-        .filter(
-          (c) =>
-            c.method === "chat.postMessage" &&
-            c.body["channel"] === CHANNEL &&
-            String(c.body["text"]).includes("Namespace myapp:"),
-        );
+    const cards = () => answerCards(s);
     await slash(s, "ns myapp", REQUESTER, "first");
     await eventually(() => cards()[0], 20_000, "the first answer");
     const lookups = () => s.world.aws.calls().filter((c) => c.action === "DescribeLoadBalancers").length;
