@@ -83,7 +83,7 @@ async function sharedKubeBudget(
   return {
     limiter,
     close: async () => {
-      await limiter.close?.();
+      await limiter.close();
       await redis.quit().catch(() => undefined);
     },
   };

@@ -35,7 +35,7 @@ export interface RequestLimiter {
   /** The most requests that were ever in flight at once. */
   readonly peak: number;
   /** Stop the budget's timers and give back what this process holds (nothing to do without one). */
-  close?(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface RunOptions {
