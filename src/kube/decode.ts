@@ -49,11 +49,22 @@ export function jsonArray(v: unknown): Json[] {
 const NO_ENTRIES: Readonly<Record<string, string>> = Object.freeze({});
 const NO_ITEMS: readonly never[] = Object.freeze([]);
 
+/**
+ * A map of strings (labels, annotations). A parsed map whose values are all strings, as the API
+ * gives them, is kept as it is rather than copied: a big namespace's lists hold thousands.
+ */
 function strMap(v: unknown): Readonly<Record<string, string>> {
-  const entries = Object.entries(obj(v));
-  if (entries.length === 0) return NO_ENTRIES;
+  if (v === null || typeof v !== "object") return NO_ENTRIES;
+  let size = 0;
+  let plain = !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+  for (const key in v) {
+    size++;
+    if (typeof (v as Json)[key] !== "string") plain = false;
+  }
+  if (size === 0) return NO_ENTRIES;
+  if (plain) return v as Readonly<Record<string, string>>;
   const out: Record<string, string> = {};
-  for (const [k, val] of entries) out[k] = str(val);
+  for (const [k, val] of Object.entries(v)) out[k] = str(val);
   return out;
 }
 
