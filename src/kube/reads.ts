@@ -91,12 +91,14 @@ export async function listObjects(
     return {
       // Metadata is all the snapshot takes from these types, whichever form the server chose;
       // a server that ignored the request still leaves no spec or data held past this page.
-      items: full ? page : page.map((o) => ({ metadata: obj(obj(o).metadata) })),
+      // Each page is made snapshots at once, so a long list's parsed pages are not kept (and
+      // copied by the collector) while the next ones are read. A PartialObjectMetadata item says
+      // `meta.k8s.io/v1`; the snapshot names the listed type.
+      items: page.map((o) => toObjectSnapshot(full ? o : { metadata: obj(obj(o).metadata) }, type)),
       cont: optStr(meta.continue),
     };
   });
-  // A PartialObjectMetadata item says `meta.k8s.io/v1`; the snapshot names the listed type.
-  return items.map((o) => toObjectSnapshot(o, type));
+  return items;
 }
 
 /** One object, `null` when absent. */
