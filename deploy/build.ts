@@ -120,6 +120,43 @@ const builtinsThroughRequire: Plugin = {
 };
 
 /**
+ * Node's built-ins a terminal command may never call, loaded on first use: TLS and `https` (a
+ * cluster reached over plain HTTP: `kubectl proxy`, a local cluster), `child_process` (a
+ * kubeconfig's exec plugin), `zlib` (an answer the server compressed), and what client-node's
+ * watch, JSONPath and proxy agents import (`readline`, `vm`, `dns`). An ES import of a built-in is
+ * evaluated with the importer's chunk, ~29 ms of every start for these together. Each import gets
+ * a CommonJS stand-in whose exports (their names read at build time) are getters that `require`
+ * the real module on first read: a namespace or default import reads through them, and a named
+ * import is read where it is used. The AWS SDK keeps its own imports (it loads when AWS is called).
+ */
+const ON_FIRST_CALL_BUILTINS = ["https", "tls", "child_process", "zlib", "readline", "vm", "dns"] as const;
+const builtinsOnFirstCall: Plugin = {
+  name: "builtins-on-first-call",
+  setup(b) {
+    const load = createRequire(import.meta.url);
+    const filter = new RegExp(`^(node:)?(${ON_FIRST_CALL_BUILTINS.join("|")})$`);
+    b.onResolve({ filter }, (args) =>
+      (args.kind === "import-statement" || args.kind === "dynamic-import") &&
+      !LAZY_EXPORT_IMPORTERS.test(args.importer)
+        ? { path: `node:${args.path.replace(/^node:/, "")}`, namespace: "unstuck-on-first-call" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "unstuck-on-first-call" }, (args) => {
+      const names = Object.keys(load(args.path) as object).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k));
+      return {
+        contents: [
+          "let real;",
+          `const builtin = () => (real ??= require(${JSON.stringify(args.path)}));`,
+          `for (const name of ${JSON.stringify(names)})`,
+          "  Object.defineProperty(exports, name, { enumerable: true, get: () => builtin()[name] });",
+        ].join("\n"),
+        loader: "js",
+      };
+    });
+  },
+};
+
+/**
  * undici as it is used, and only once it is: its `Agent` and `ProxyAgent` (the connection pools,
  * client-node's and `src/kube/pool.ts`), the request API on every dispatcher (`dispatcher.request`,
  * `src/kube/wire.ts`, through a proxy), the global dispatcher, and `fetch` (client-node's `Watch`,
@@ -374,6 +411,7 @@ try {
       sandboxAtRunTime,
       clientNodeWithoutSideEffects,
       builtinsThroughRequire,
+      builtinsOnFirstCall,
       undiciAsUsed,
       onFirstUse,
       zodForSimulators,

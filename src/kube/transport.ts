@@ -18,7 +18,7 @@
  */
 import type { AgentOptions, RequestOptions } from "node:https";
 import { promisify } from "node:util";
-import { gunzip } from "node:zlib";
+import { gunzip, type ZlibOptions } from "node:zlib";
 import { ApiException, type Cluster, KubeConfig, type RequestContext, Watch } from "@kubernetes/client-node";
 import type { Dispatcher } from "undici";
 import { ErrorCode, UnstuckError } from "../errors.js";
@@ -207,7 +207,10 @@ export function openWatch(kc: KubeConfig, accept: string, path: string): OpenWat
   };
 }
 
-const gunzipAsync = promisify(gunzip);
+/** `zlib`'s gunzip as a promise, made when the first compressed answer arrives (zlib loads then; see deploy/build.ts). */
+let gunzipped: ((body: Buffer, options: ZlibOptions) => Promise<Buffer>) | undefined;
+const gunzipAsync = (body: Buffer, options: ZlibOptions): Promise<Buffer> =>
+  (gunzipped ??= promisify(gunzip))(body, options);
 
 /** Response headers (a repeated header is an array) as one string each, as fetch gives them. */
 function flatHeaders(headers: Answer["headers"]): Record<string, string> {

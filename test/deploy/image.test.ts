@@ -31,6 +31,7 @@ import {
 import { keyEnv } from "../helpers/keys.js";
 import { kubeconfigFor } from "../helpers/kubeconfig.js";
 import { startHttpProxy, startSocks5Proxy } from "../helpers/proxies.js";
+import { startTlsFront } from "../helpers/tls-front.js";
 
 const runFile = promisify(execFile);
 
@@ -665,6 +666,67 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
           await proxy.stop();
         }
       }
+    }, 60_000);
+
+    it("answers from the terminal a cluster served over TLS, refuses an unknown CA, and loads no TLS for plain HTTP", async () => {
+      // deploy/build.ts loads `https` and `tls` when the first https cluster is asked for: through a
+      // TLS front signed by a private CA, named in the kubeconfig as EKS's is, the bundled CLI answers.
+      const front = await startTlsFront(sim.url);
+      const loaded = join(writable, "modules-loaded.txt");
+      const preload = join(writable, "record-modules.cjs");
+      await writeFile(
+        preload,
+        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(loaded)}, process.moduleLoadList.join("\\n")));\n`,
+      );
+      const env = { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable };
+      const cli = (kubeconfig: string, extra: Record<string, string> = {}) =>
+        runFile(
+          process.execPath,
+          [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
+          { cwd: image.dir, env: { ...env, ...extra } },
+        );
+      try {
+        const overTls = (ca: string) =>
+          sim
+            .kubeconfig()
+            .replace(`server: ${sim.url}`, `server: ${front.url}`)
+            .replace(/insecure-skip-tls-verify: true/, `certificate-authority-data: ${ca}`);
+        const trusted = join(writable, "tls.kubeconfig");
+        await writeFile(trusted, overTls(Buffer.from(front.ca).toString("base64")));
+        const { stdout } = await cli(trusted, { NODE_OPTIONS: `--require ${preload}` });
+        const d = JSON.parse(stdout) as { verdict: string; blockers: unknown[] };
+        expect(d.verdict).toBe("blocked");
+        expect(d.blockers.length).toBeGreaterThan(0);
+        expect(front.forwarded()).toBeGreaterThan(2);
+        expect((await readFile(loaded, "utf8")).split("\n")).toContain("NativeModule tls");
+
+        // Another CA: the certificate is refused, and nothing is answered from the cluster.
+        const stranger = await startTlsFront(sim.url);
+        const untrusted = join(writable, "tls-other-ca.kubeconfig");
+        await writeFile(untrusted, overTls(Buffer.from(stranger.ca).toString("base64")));
+        await stranger.stop();
+        const before = front.forwarded();
+        const refused = await cli(untrusted).then(
+          () => undefined,
+          (err: unknown) => err as { code?: number; stdout?: string; stderr?: string },
+        );
+        expect(refused?.code).toBe(1);
+        expect(`${refused?.stdout ?? ""}${refused?.stderr ?? ""}`).toMatch(/certificate/i);
+        expect(front.forwarded()).toBe(before);
+      } finally {
+        await front.stop();
+      }
+
+      // The same command against a plain-HTTP API server evaluates neither TLS nor `https`.
+      const plain = join(writable, "plain.kubeconfig");
+      await writeFile(plain, sim.kubeconfig());
+      const { stdout } = await cli(plain, { NODE_OPTIONS: `--require ${preload}` });
+      expect((JSON.parse(stdout) as { verdict: string }).verdict).toBe("blocked");
+      const modules = (await readFile(loaded, "utf8")).split("\n");
+      expect(modules).toContain("NativeModule http");
+      expect(modules.filter((m) => /^NativeModule (tls|https|_tls_wrap|readline|vm|dns)$/.test(m))).toEqual(
+        [],
+      );
     }, 60_000);
 
     it("stops cleanly on a SIGTERM at any moment of start-up, leaving no job in hand", async () => {

@@ -1,0 +1,93 @@
+/**
+ * An HTTPS front for a plain-HTTP server, as a cluster's API server is reached in production: a
+ * private CA and a certificate for 127.0.0.1 made here with openssl, every request forwarded to
+ * `upstream` as it came. The CA's PEM is what a kubeconfig's `certificate-authority-data` carries.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { request } from "node:http";
+import { createServer } from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface TlsFront {
+  /** `https://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The private CA's certificate (PEM) that signed the front's. */
+  readonly ca: string;
+  /** Requests forwarded so far. */
+  readonly forwarded: () => number;
+  stop(): Promise<void>;
+}
+
+async function certificates(dir: string): Promise<{ ca: string; key: string; cert: string }> {
+  const openssl = (args: readonly string[]): void => {
+    execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+  };
+  openssl(
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt"].concat([
+      "-days",
+      "2",
+      "-subj",
+      "/CN=unstuck-test-cluster-ca",
+    ]),
+  );
+  openssl(
+    ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr"].concat([
+      "-subj",
+      "/CN=127.0.0.1",
+    ]),
+  );
+  await writeFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+  openssl(
+    ["x509", "-req", "-in", "srv.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
+      "-out",
+      "srv.crt",
+      "-days",
+      "2",
+      "-extfile",
+      "ext",
+    ]),
+  );
+  const read = (f: string) => readFile(join(dir, f), "utf8");
+  return { ca: await read("ca.crt"), key: await read("srv.key"), cert: await read("srv.crt") };
+}
+
+export async function startTlsFront(upstream: string): Promise<TlsFront> {
+  const dir = await mkdtemp(join(tmpdir(), "unstuck-tls-front-"));
+  try {
+    const { ca, key, cert } = await certificates(dir);
+    const target = new URL(upstream);
+    let forwarded = 0;
+    const sockets = new Set<Socket>();
+    const server = createServer({ key, cert }, (req, res) => {
+      forwarded++;
+      const up = request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      up.on("error", () => res.writeHead(502).end());
+      req.pipe(up);
+    });
+    server.on("secureConnection", (s: Socket) => {
+      sockets.add(s);
+      s.on("close", () => sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+      url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      ca,
+      forwarded: () => forwarded,
+      stop: async () => {
+        for (const s of sockets) s.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
