@@ -5,8 +5,8 @@
  * `rediss://:<password>@…` with `REDIS_TLS_CA_FILE`; without the CA it refuses in one line naming Redis
  * and the certificate problem; the password never appears in what it prints.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -16,13 +16,10 @@ import { startKubeSim, type KubeSim } from "../sim/kube/index.js";
 import { startFakeSlack, type FakeSlack } from "../sim/slack/index.js";
 import { freePort, runMain, stopChild } from "./helpers.js";
 import { keyEnv } from "../helpers/keys.js";
+import { makeServerCertificate } from "../helpers/certificates.js";
 
 const TOKEN = "xoxb-tls-test-token";
 const PASSWORD = "tls-redis-password-4f9a1c";
-
-function openssl(args: readonly string[], cwd: string): void {
-  execFileSync("openssl", args, { cwd, stdio: "ignore" });
-}
 
 describe("Redis over TLS with AUTH", () => {
   let dir: string;
@@ -35,34 +32,7 @@ describe("Redis over TLS with AUTH", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "unstuck-redis-tls-"));
     // A private CA and a server certificate for 127.0.0.1 signed by it.
-    openssl(
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt"].concat([
-        "-days",
-        "2",
-        "-subj",
-        "/CN=unstuck-test-ca",
-      ]),
-      dir,
-    );
-    openssl(
-      ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr"].concat([
-        "-subj",
-        "/CN=127.0.0.1",
-      ]),
-      dir,
-    );
-    await writeFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-    openssl(
-      ["x509", "-req", "-in", "srv.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
-        "-out",
-        "srv.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "ext",
-      ]),
-      dir,
-    );
+    makeServerCertificate(dir);
 
     port = await freePort();
     server = spawn(

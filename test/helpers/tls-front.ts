@@ -1,15 +1,15 @@
 /**
  * An HTTPS front for a plain-HTTP server, as a cluster's API server is reached in production: a
- * private CA and a certificate for 127.0.0.1 made here with openssl, every request forwarded to
+ * private CA and a certificate for 127.0.0.1 (./certificates.ts), every request forwarded to
  * `upstream` as it came. The CA's PEM is what a kubeconfig's `certificate-authority-data` carries.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { createServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { makeServerCertificate } from "./certificates.js";
 
 export interface TlsFront {
   /** `https://127.0.0.1:<port>`. */
@@ -21,43 +21,13 @@ export interface TlsFront {
   stop(): Promise<void>;
 }
 
-async function certificates(dir: string): Promise<{ ca: string; key: string; cert: string }> {
-  const openssl = (args: readonly string[]): void => {
-    execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
-  };
-  openssl(
-    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt"].concat([
-      "-days",
-      "2",
-      "-subj",
-      "/CN=unstuck-test-cluster-ca",
-    ]),
-  );
-  openssl(
-    ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr"].concat([
-      "-subj",
-      "/CN=127.0.0.1",
-    ]),
-  );
-  await writeFile(join(dir, "ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  openssl(
-    ["x509", "-req", "-in", "srv.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"].concat([
-      "-out",
-      "srv.crt",
-      "-days",
-      "2",
-      "-extfile",
-      "ext",
-    ]),
-  );
-  const read = (f: string) => readFile(join(dir, f), "utf8");
-  return { ca: await read("ca.crt"), key: await read("srv.key"), cert: await read("srv.crt") };
-}
-
 export async function startTlsFront(upstream: string): Promise<TlsFront> {
   const dir = await mkdtemp(join(tmpdir(), "unstuck-tls-front-"));
   try {
-    const { ca, key, cert } = await certificates(dir);
+    const files = makeServerCertificate(dir, "unstuck-test-cluster-ca");
+    const ca = await readFile(files.caFile, "utf8");
+    const key = await readFile(files.keyFile, "utf8");
+    const cert = await readFile(files.certFile, "utf8");
     const target = new URL(upstream);
     let forwarded = 0;
     const sockets = new Set<Socket>();
