@@ -5,7 +5,9 @@
  * that drops the connection is "unreachable", as it is for the reads that still go through fetch —
  * one outage, one error code.
  */
+import { randomBytes } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
+import { gzipSync } from "node:zlib";
 import type { AddressInfo } from "node:net";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -158,6 +160,31 @@ describe("the adapter's raw reads (undici request)", () => {
     expect(requests).toBe(2);
     expect(list.details.status).toBe(503);
     expect(list.message).toContain("could not be decoded");
+  });
+
+  it("reads a page compressed past a MiB as well as a small one (gunzipped off the event loop)", async () => {
+    // Random names barely compress: 60,000 of them make a page whose gzip body passes 1 MiB.
+    const names = Array.from({ length: 60_000 }, () => randomBytes(16).toString("hex"));
+    const page = JSON.stringify({
+      kind: "PartialObjectMetadataList",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: {},
+      items: names.map((name) => ({ metadata: { name, namespace: NS, finalizers: ["example.com/hold"] } })),
+    });
+    const body = gzipSync(page);
+    expect(body.length).toBeGreaterThan(1024 * 1024);
+    const kube = createKubeAdapter(
+      await fakeServer((s) => {
+        s.write(
+          `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: ${String(body.length)}\r\n\r\n`,
+        );
+        s.end(body);
+      }),
+      { maxAttempts: 1 },
+    );
+    const listed = await kube.listObjects(CONFIGMAPS, NS);
+    expect(listed.map((o) => o.name)).toEqual(names);
+    expect(listed[0]?.finalizers).toEqual(["example.com/hold"]);
   });
 
   it("a connection closed in the middle of the body is unreachable too", async () => {
