@@ -5,9 +5,8 @@
  * holds every new request back for that long (requests already sent carry on).
  *
  * Waiting requests are taken round-robin between callers (a diagnosis, named by
- * {@link withRequestCaller}; FIFO within one caller, a list's next page ahead of the caller's lists
- * not yet started), so one diagnosis's thousand lists never starve another's five, and a long list
- * is not read one page per round of all the others. With a shared budget (the bot's replicas sharing one Redis) a request
+ * {@link withRequestCaller}; FIFO within one caller), so one diagnosis's thousand lists never
+ * starve another's five. With a shared budget (the bot's replicas sharing one Redis) a request
  * also holds one lease of a budget per API server for the whole fleet: the local queue decides
  * who goes next, the budget decides when. A budget that cannot be reached is set aside for a
  * while (logged once) and the local bound alone applies: a Redis outage never stops a diagnosis.
@@ -20,12 +19,9 @@ export interface RequestLimiter {
   /**
    * Run `op` (one HTTP request) once a slot is free, round-robin between callers and in arrival
    * order within one. `retry` puts a request that already waited its turn (a retry after a 429 or
-   * a 5xx) ahead of every one that has not. `nextPage` (a list's page after its first, whose first
-   * already waited its turn) goes ahead of its own caller's requests not yet started, in its
-   * caller's turn: a diagnosis's 1,200-object list is not read one page per round of its other
-   * 130 lists, and another caller still gets every other slot.
+   * a 5xx) ahead of those that have not.
    */
-  run<T>(op: () => Promise<T>, options?: RunOptions): Promise<T>;
+  run<T>(op: () => Promise<T>, options?: { readonly retry?: boolean }): Promise<T>;
   /** Start no new request for `ms` from now (a 429's `Retry-After`); a longer hold wins. */
   holdFor(ms: number): void;
   /** Requests running now. */
@@ -36,11 +32,6 @@ export interface RequestLimiter {
   readonly peak: number;
   /** Stop the budget's timers and give back what this process holds (nothing to do without one). */
   close(): Promise<void>;
-}
-
-export interface RunOptions {
-  readonly retry?: boolean;
-  readonly nextPage?: boolean;
 }
 
 export interface LimiterOptions {
@@ -103,20 +94,14 @@ interface Entry {
 /** Longest a request waits for a lease of the shared budget before it runs under the local bound alone. */
 const LEASE_WAIT_MS = 5_000;
 
-/** One caller's waiting requests: the next pages of its lists, then the requests not yet started. */
-interface CallerLine {
-  readonly pages: Entry[];
-  readonly fresh: Entry[];
-}
-
 /**
- * The requests waiting for a slot: retries first, then one request per caller in turn (a next
- * page first, FIFO within each), so one caller's thousand requests never starve another's five.
+ * The requests waiting for a slot: retries first, then one request per caller in turn (FIFO
+ * within one), so one caller's thousand requests never starve another's five.
  */
 class WaitQueue {
   private readonly retries: Entry[] = [];
   /** Each caller's waiting requests; Map order is the round. */
-  private readonly callers = new Map<string, CallerLine>();
+  private readonly callers = new Map<string, Entry[]>();
   private count = 0;
 
   /** Requests waiting. */
@@ -130,15 +115,12 @@ class WaitQueue {
     this.retries.unshift(entry);
   }
 
-  /** Queue a request at the back of its caller's line (of next pages when `nextPage`). */
-  public add(entry: Entry, caller: string, nextPage: boolean): void {
+  /** Queue a request at the back of its caller's line. */
+  public add(entry: Entry, caller: string): void {
     this.count++;
-    let line = this.callers.get(caller);
-    if (line === undefined) {
-      line = { pages: [], fresh: [] };
-      this.callers.set(caller, line);
-    }
-    (nextPage ? line.pages : line.fresh).push(entry);
+    const queue = this.callers.get(caller);
+    if (queue !== undefined) queue.push(entry);
+    else this.callers.set(caller, [entry]);
   }
 
   /** The request to start next (a retry, else the next caller's first). */
@@ -149,10 +131,10 @@ class WaitQueue {
       return retry;
     }
     // Map order is the round: the caller served goes to the back if it has more waiting.
-    for (const [key, line] of this.callers) {
-      const entry = line.pages.shift() ?? line.fresh.shift();
+    for (const [key, queue] of this.callers) {
+      const entry = queue.shift();
       this.callers.delete(key);
-      if (line.pages.length > 0 || line.fresh.length > 0) this.callers.set(key, line);
+      if (queue.length > 0) this.callers.set(key, queue);
       if (entry !== undefined) {
         this.count--;
         return entry;
@@ -164,8 +146,7 @@ class WaitQueue {
   /** When the longest-waiting request started waiting (Infinity when none waits). */
   public oldestSince(): number {
     let oldest = this.retries[0]?.since ?? Infinity;
-    for (const line of this.callers.values())
-      oldest = Math.min(oldest, line.pages[0]?.since ?? Infinity, line.fresh[0]?.since ?? Infinity);
+    for (const queue of this.callers.values()) oldest = Math.min(oldest, queue[0]?.since ?? Infinity);
     return oldest;
   }
 }
@@ -289,7 +270,7 @@ export function createLimiter(options: LimiterOptions): RequestLimiter {
   };
 
   return {
-    run<T>(op: () => Promise<T>, runOptions: RunOptions = {}): Promise<T> {
+    run<T>(op: () => Promise<T>, runOptions: { readonly retry?: boolean } = {}): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         const start = (lease: string | undefined): void =>
           startRequest(op, () => finished(lease), resolve, reject);
@@ -301,7 +282,7 @@ export function createLimiter(options: LimiterOptions): RequestLimiter {
         }
         const entry: Entry = { start, since: now() };
         if (runOptions.retry === true) queue.addRetry(entry);
-        else queue.add(entry, requestCaller(), runOptions.nextPage === true);
+        else queue.add(entry, requestCaller());
         pump();
       });
     },

@@ -46,15 +46,9 @@ function countRequest(ctx: CallContext, code: string, sent: number | undefined):
 /**
  * One request at a time through the shared limiter; retry 429 (honouring Retry-After, which
  * also holds back every new request) and transient 5xx; map everything else to UnstuckError.
- * A retry waits out its pause without a slot, then goes ahead of requests not yet started;
- * `nextPage` (a list's page after its first) goes ahead of its caller's requests not yet started.
+ * A retry waits out its pause without a slot, then goes ahead of requests not yet started.
  */
-export async function callKube<T>(
-  k: KubeRequests,
-  ctx: CallContext,
-  op: () => Promise<T>,
-  nextPage = false,
-): Promise<T> {
+export async function callKube<T>(k: KubeRequests, ctx: CallContext, op: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     let sent: number | undefined;
     const timed = (): Promise<T> => {
@@ -62,7 +56,7 @@ export async function callKube<T>(
       return op();
     };
     try {
-      const result = await k.limiter.run(timed, { retry: attempt > 1, nextPage });
+      const result = await k.limiter.run(timed, { retry: attempt > 1 });
       countRequest(ctx, "OK", sent);
       return result;
     } catch (err) {
@@ -154,8 +148,7 @@ export async function listAll<T>(
     let cont: string | undefined;
     try {
       do {
-        // A next page goes ahead of the caller's lists not yet started (see `RequestLimiter.run`).
-        const res = await callKube(k, ctx, () => page(cont, limit), cont !== undefined);
+        const res = await callKube(k, ctx, () => page(cont, limit));
         items.push(...res.items);
         cont = res.cont;
         if (cont !== undefined) {

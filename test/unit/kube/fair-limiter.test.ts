@@ -70,39 +70,6 @@ describe("fair request limiter", () => {
     expect(order.filter((w) => w === "big")).toHaveLength(100);
   });
 
-  it("a list's next page goes ahead of its caller's lists not yet started, in that caller's turn", async () => {
-    const limiter = createLimiter({ concurrency: 1 });
-    const order: string[] = [];
-    /** A list of `pages` pages, each page one request, the next asked for once the last answered. */
-    const list = async (name: string, pages: number): Promise<void> => {
-      for (let p = 1; p <= pages; p++) {
-        await limiter.run(
-          async () => {
-            order.push(`${name}${String(p)}`);
-            await tick();
-          },
-          { nextPage: p > 1 },
-        );
-      }
-    };
-    const big = withRequestCaller("diagnosis-big", () =>
-      Promise.all([list("L", 3), ...Array.from({ length: 6 }, (_, i) => list(`s${String(i)}-`, 1))]),
-    );
-    await tick();
-    const other = withRequestCaller("diagnosis-other", () =>
-      Promise.all([list("o", 1), list("p", 1), list("q", 1)]),
-    );
-    await Promise.all([big, other]);
-    expect(order).toHaveLength(12);
-    // Each next page waits for the next free slot only (the request that took the slot while the
-    // page was being asked for), not behind every list its caller had queued.
-    const mine = order.filter((r) => !/^[opq]/.test(r));
-    expect(mine.indexOf("L2") - mine.indexOf("L1")).toBeLessThanOrEqual(2);
-    expect(mine.indexOf("L3") - mine.indexOf("L2")).toBeLessThanOrEqual(2);
-    // The other caller still gets every other turn while the big one has requests waiting.
-    expect(order.slice(0, 8)).toEqual(expect.arrayContaining(["o1", "p1", "q1"]));
-  });
-
   it("an outer caller key wins over an inner one unless replaced", () => {
     const seen: string[] = [];
     withRequestCaller("outer", () => {
