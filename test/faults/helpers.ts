@@ -20,6 +20,14 @@ export function freePort(): Promise<number> {
   });
 }
 
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+  });
+}
+
 export interface PrivateRedis {
   readonly port: number;
   readonly url: string;
@@ -31,6 +39,13 @@ export interface PrivateRedis {
  * on the port a stopped one used.
  */
 export async function startPrivateRedis(args: readonly string[], port?: number): Promise<PrivateRedis> {
+  // A restart on a port something still holds would answer from that other server while this one
+  // exits: the test would then stop the wrong one and leave the other running after the suite.
+  if (port !== undefined && !(await portIsFree(port))) {
+    throw new Error(
+      `port ${String(port)} is still taken: stop the redis-server on it before starting another`,
+    );
+  }
   port ??= await freePort();
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", ...args], {
     stdio: "ignore",
@@ -38,6 +53,9 @@ export async function startPrivateRedis(args: readonly string[], port?: number):
   const url = `redis://127.0.0.1:${String(port)}`;
   await eventually(
     async () => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`redis-server on ${String(port)} exited before it answered`);
+      }
       const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
       probe.on("error", () => undefined);
       try {

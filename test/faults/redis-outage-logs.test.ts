@@ -86,7 +86,6 @@ describe("a Redis outage under a running bot", () => {
     // Every client of Redis lost its connection and retried many times; the log says so once.
     expect(records.map((r) => r.msg)).toEqual(["redis unreachable"]);
 
-    redis = await startPrivateRedis(["--save", "", "--appendonly", "no"], redis.port);
     const after = await eventually(
       () => {
         const back = current
