@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
+import { eventually } from "../helpers/eventually.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { ensureSandboxRedis, redisAnswers } from "../sim/sandbox-redis.js";
 import { freePort, runMain } from "./helpers.js";
@@ -65,6 +66,41 @@ describe("the sandbox's Redis", () => {
     expect(all).not.toMatch(/ioredis|Unhandled error event|\n\s+at /);
     // Stopped with the sandbox.
     expect(await redisAnswers(`redis://127.0.0.1:${started?.[1] ?? "0"}`, 500)).toBe(false);
+  }, 90_000);
+
+  it("a sandbox killed outright takes its own redis-server with it", async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        REDIS_URL: `redis://127.0.0.1:${String(port)}`,
+      },
+      // Standard input left open: the sandbox waits for commands until it is killed.
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      const own = await eventually(
+        () => /started redis-server on 127\.0\.0\.1:(\d+) for this sandbox/.exec(out)?.[1],
+        60_000,
+        "the sandbox started its own redis-server",
+      );
+      const ownUrl = `redis://127.0.0.1:${own}`;
+      expect(await redisAnswers(ownUrl, 500)).toBe(true);
+      // No exit hook runs on SIGKILL: only what ties the server to its parent can stop it.
+      child.kill("SIGKILL");
+      await exited;
+      await eventually(
+        async () => ((await redisAnswers(ownUrl, 500)) ? undefined : true),
+        10_000,
+        "its redis-server gone",
+      );
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
   }, 90_000);
 
   it("no Redis and no redis-server on PATH: one line saying how to get one, exit 2", async () => {

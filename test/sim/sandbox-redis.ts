@@ -47,6 +47,20 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
+/**
+ * Runs the server (`$@`) and stops it when standard input closes, which is when the process that
+ * started it ends or calls `stop`; exits with the server's status, so a server that cannot start
+ * (no such binary, a taken port) ends the shell too.
+ */
+const BOUND_TO_PARENT = [
+  "exec 3<&0",
+  '"$@" & server=$!',
+  '{ while read -r _ <&3; do :; done; kill "$server" 2>/dev/null; } & watcher=$!',
+  'wait "$server"; status=$?',
+  'kill "$watcher" 2>/dev/null',
+  'exit "$status"',
+].join("\n");
+
 /** The hint when nothing answers and no server can be started. */
 export function redisHint(url: string): string {
   return (
@@ -73,25 +87,45 @@ export async function ensureSandboxRedis(
   const port = await freeLoopbackPort();
   let child: ChildProcess;
   try {
+    // Through a shell that holds our end of a pipe: whenever this process ends (a return, a signal,
+    // SIGKILL, a crash before the server answered), the pipe closes and the shell stops the server.
     child = spawn(
-      command,
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-      { stdio: "ignore" },
+      "/bin/sh",
+      [
+        "-c",
+        BOUND_TO_PARENT,
+        "sandbox-redis",
+        command,
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+      ],
+      { stdio: ["pipe", "ignore", "ignore"] },
     );
   } catch {
     out(redisHint(url));
     return undefined;
   }
-  const failed = new Promise<boolean>((resolve) => {
-    child.once("error", () => resolve(true));
-    child.once("exit", () => resolve(true));
+  child.stdin?.on("error", () => undefined);
+  const gone = new Promise<void>((resolve) => {
+    child.once("error", () => resolve());
+    child.once("exit", () => resolve());
   });
+  let ended = false;
+  void gone.then(() => (ended = true));
+  const stop = async (): Promise<void> => {
+    child.stdin?.end();
+    await gone;
+  };
   const own = `redis://127.0.0.1:${String(port)}`;
   const deadline = Date.now() + 10_000;
   let up = false;
-  let gone = false;
-  void failed.then(() => (gone = true));
-  while (!gone && Date.now() < deadline) {
+  while (!ended && Date.now() < deadline) {
     if (await redisAnswers(own, 500)) {
       up = true;
       break;
@@ -99,30 +133,12 @@ export async function ensureSandboxRedis(
     await new Promise((r) => setTimeout(r, 100));
   }
   if (!up) {
-    if (!gone) child.kill("SIGTERM");
+    await stop();
     out(redisHint(url));
     return undefined;
   }
-  // A sandbox ended any other way must not leave its server behind.
-  const reap = (): void => {
-    child.kill("SIGTERM");
-  };
-  process.once("exit", reap);
   out(
     `unstuck sandbox: no Redis answers at ${redactUrl(url)}; started redis-server on 127.0.0.1:${String(port)} for this sandbox (in memory, stopped with it).`,
   );
-  return {
-    url: own,
-    own: true,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        process.removeListener("exit", reap);
-        if (child.exitCode !== null || child.signalCode !== null) {
-          resolve();
-          return;
-        }
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
+  return { url: own, own: true, stop };
 }
