@@ -12,6 +12,7 @@ import type { Config } from "./config.js";
 import { ErrorCode, UnstuckError, toUserError } from "./errors.js";
 import { isNamespaceName } from "./kube/names.js";
 import { delay } from "./util/concurrency.js";
+import { jsonChunks } from "./util/json-chunks.js";
 import { silentLogger } from "./log-silent.js";
 
 // Start-up (≤ 1 s, docs/design.md): what only some commands need is imported when one does — the
@@ -92,9 +93,13 @@ async function prepareAhead(
   }
 }
 
-interface CliIo {
+export interface CliIo {
+  /** One line of output. */
   readonly out: (s: string) => void;
+  /** One line of errors. */
   readonly err: (s: string) => void;
+  /** One `--json` answer, given in pieces to write as they come, then a line break. */
+  readonly json: (chunks: Iterable<string>) => void;
 }
 
 /** Split off the CLI's own options; everything else is the command line shared with Slack. */
@@ -170,15 +175,10 @@ export async function runCli(
   const [{ defaultRegistry }, { renderText }, prose] = await loadTerminal();
   const registry = defaultRegistry("unstuck");
   const emit = (result: CommandResult): number => {
-    if (json)
-      io.out(
-        JSON.stringify(
-          result.type === "error" ? { error: result.error } : jsonBody(result, prose.causeSentence),
-          null,
-          layout.indent || undefined,
-        ),
-      );
-    else (result.type === "error" ? io.err : io.out)(renderText(result));
+    if (json) {
+      const body = result.type === "error" ? { error: result.error } : jsonBody(result, prose.causeSentence);
+      io.json(layout.indent ? [JSON.stringify(body, null, layout.indent)] : jsonChunks(body));
+    } else (result.type === "error" ? io.err : io.out)(renderText(result));
     if (result.type !== "error") return 0;
     const bad: string[] = [
       ErrorCode.BadInput,
@@ -412,6 +412,12 @@ if (isMain) {
     {
       out: (s) => process.stdout.write(`${s}\n`),
       err: (s) => process.stderr.write(`${s}\n`),
+      // On Linux a write to a pipe, a file or a terminal is synchronous: one piece is out before the
+      // next is made.
+      json: (chunks) => {
+        for (const chunk of chunks) process.stdout.write(chunk);
+        process.stdout.write("\n");
+      },
     },
     { indent: process.stdout.isTTY ? 2 : 0 },
   );

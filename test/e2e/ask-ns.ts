@@ -9,6 +9,7 @@ import { runCli } from "../../src/cli.js";
 import { eventually } from "../helpers/eventually.js";
 import { startTestWorld } from "../helpers/world.js";
 import { postSigned, slashCommandBody } from "../sim/slack/index.js";
+import { linesIo } from "../helpers/cli-io.js";
 
 const TOKEN = "xoxb-ask-ns-token";
 const SECRET = "ask-ns-signing-secret";
@@ -20,7 +21,7 @@ export async function askTerminal(
   env: Readonly<Record<string, string>> = {},
 ): Promise<{ code: number; text: string }> {
   const lines: string[] = [];
-  const code = await runCli([...args], { ...env }, { out: (s) => lines.push(s), err: (s) => lines.push(s) });
+  const code = await runCli([...args], { ...env }, linesIo(lines));
   return { code, text: lines.join("\n") };
 }
 

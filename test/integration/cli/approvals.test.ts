@@ -15,6 +15,7 @@ import { BOT, parsePrivateKey, publicKeyText, SigningKey } from "../../../src/tr
 import { defaultRegistry } from "../../../commands/index.js";
 import { pino } from "pino";
 import { WORKER_INGRESS } from "../../unit/approvals/fixtures.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const prefix = uniquePrefix("cli");
 const env = { REDIS_URL, UNSTUCK_REDIS_PREFIX: prefix, HOME: "/nonexistent-home" };
@@ -23,7 +24,7 @@ const id = newRequestId();
 
 async function cli(args: string[]): Promise<{ code: number; out: string }> {
   const lines: string[] = [];
-  const code = await runCli(args, env, { out: (s) => lines.push(s), err: (s) => lines.push(s) });
+  const code = await runCli(args, env, linesIo(lines));
   return { code, out: lines.join("\n") };
 }
 
@@ -97,14 +98,7 @@ describe("the terminal's approval reads", () => {
 
   it("says when the bot's Redis cannot be reached", async () => {
     const lines: string[] = [];
-    const code = await runCli(
-      ["approvals"],
-      { ...env, REDIS_URL: "redis://127.0.0.1:1" },
-      {
-        out: (s) => lines.push(s),
-        err: (s) => lines.push(s),
-      },
-    );
+    const code = await runCli(["approvals"], { ...env, REDIS_URL: "redis://127.0.0.1:1" }, linesIo(lines));
     expect(code).toBe(1);
     expect(lines.join("\n")).toMatch(/Cannot reach the bot's Redis at REDIS_URL/);
   });

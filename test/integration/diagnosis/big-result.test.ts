@@ -18,6 +18,7 @@ import { SUMMARY_FIRST } from "../../../src/render/blocker-summary.js";
 import { renderDiagnosisBlocks, renderDiagnosisDetails } from "../../../src/slack/blocks/diagnosis.js";
 import { lintMessage } from "../../sim/slack/block-kit-lint.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const NS = "bigns";
 const GROUP = "big.example.com";
@@ -46,7 +47,7 @@ function printedCounts(text: string, label: string): Map<string, number> {
 
 async function cli(args: string[]): Promise<{ code: number; out: string }> {
   const out: string[] = [];
-  const code = await runCli(args, {}, { out: (s) => out.push(s), err: (s) => out.push(s) });
+  const code = await runCli(args, {}, linesIo(out));
   return { code, out: out.join("\n") };
 }
 

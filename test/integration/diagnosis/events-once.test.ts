@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../src/cli.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const NS = "noisy";
 
@@ -47,14 +48,7 @@ describe("a Terminating namespace that still holds Events", () => {
     };
     expect(served.resources.map((r) => r.name)).toContain("events");
     const out: string[] = [];
-    const code = await runCli(
-      ["ns", NS, "--json", "--kubeconfig", kubeconfig],
-      {},
-      {
-        out: (s) => out.push(s),
-        err: (s) => out.push(s),
-      },
-    );
+    const code = await runCli(["ns", NS, "--json", "--kubeconfig", kubeconfig], {}, linesIo(out));
     expect(code, out.join("\n")).toBe(0);
     const json = JSON.parse(out.join("\n")) as {
       remaining: { resource: string; count: number }[];

@@ -17,6 +17,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import type { AwsPort } from "../../../src/aws/port.js";
 import { startWorld, type World } from "../../sim/world.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 let world: World | undefined;
 let clients: AwsClients | undefined;
@@ -196,7 +197,7 @@ describe("ns reaches into AWS", () => {
       const code = await runCli(
         ["ns", "myapp", "--kubeconfig", kubeconfig],
         { ...world.aws.env(), UNSTUCK_CLUSTER_NAME: "prod-eks" },
-        { out: (s) => out.push(s), err: (s) => out.push(s) },
+        linesIo(out),
       );
       expect(code).toBe(0);
       const text = out.join("\n");

@@ -10,6 +10,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import type { KubePort } from "../../../src/kube/port.js";
 import { startKubeSim, type KubeSim } from "../../sim/kube/index.js";
 import { eventually } from "../../helpers/eventually.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const SEED = "test/fixtures/scenarios/seed-incident.yaml";
 
@@ -119,14 +120,7 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
   it("suggests the nearest namespace for a typo, from the terminal; none for a far-off name", async () => {
     const ask = async (name: string) => {
       const out: string[] = [];
-      const code = await runCli(
-        ["ns", name, "--kubeconfig", kubeconfigPath],
-        {},
-        {
-          out: (s) => out.push(s),
-          err: (s) => out.push(s),
-        },
-      );
+      const code = await runCli(["ns", name, "--kubeconfig", kubeconfigPath], {}, linesIo(out));
       return { code, text: out.join("\n") };
     };
     const typo = await ask("myap");
@@ -190,14 +184,7 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
 
   it("answers the terminal form with the documented JSON, and refuses a bad name without any request", async () => {
     const out: string[] = [];
-    const code = await runCli(
-      ["ns", "myapp", "--json", "--kubeconfig", kubeconfigPath],
-      {},
-      {
-        out: (s) => out.push(s),
-        err: (s) => out.push(s),
-      },
-    );
+    const code = await runCli(["ns", "myapp", "--json", "--kubeconfig", kubeconfigPath], {}, linesIo(out));
     expect(code).toBe(0);
     const json = JSON.parse(out.join("\n")) as Record<string, unknown>;
     for (const key of [
@@ -227,14 +214,7 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
 
     sim.resetRequests();
     const errOut: string[] = [];
-    const bad = await runCli(
-      ["ns", "My_App", "--kubeconfig", kubeconfigPath],
-      {},
-      {
-        out: (s) => errOut.push(s),
-        err: (s) => errOut.push(s),
-      },
-    );
+    const bad = await runCli(["ns", "My_App", "--kubeconfig", kubeconfigPath], {}, linesIo(errOut));
     expect(bad).toBe(2);
     expect(errOut.join("\n")).toMatch(/not a valid namespace name/);
     expect(sim.requests()).toEqual([]);
@@ -282,10 +262,7 @@ describe("ns diagnosis against the Kubernetes simulator (seed incident)", () => 
   it("reads the namespace, discovery and each log once from the terminal, and nothing for a line it refuses", async () => {
     const run = async (argv: string[], env: Record<string, string> = {}): Promise<[number, string]> => {
       const out: string[] = [];
-      const code = await runCli([...argv, "--kubeconfig", kubeconfigPath], env, {
-        out: (s) => out.push(s),
-        err: (s) => out.push(s),
-      });
+      const code = await runCli([...argv, "--kubeconfig", kubeconfigPath], env, linesIo(out));
       return [code, out.join("\n")];
     };
     const reads = (): string[] =>

@@ -17,6 +17,7 @@ import { startKubeSim, type KubeSim, type RequestRecord } from "../../sim/kube/i
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const NS = "paged";
 const OTHER = "paged-other";
@@ -250,14 +251,7 @@ describe("paged lists against the Kubernetes simulator", () => {
   /** `ns <NS> --json` through the terminal form: everything it printed, once it exited 0. */
   async function terminalJson(): Promise<string> {
     const out: string[] = [];
-    const code = await runCli(
-      ["ns", NS, "--json", "--kubeconfig", kubeconfigPath],
-      {},
-      {
-        out: (s) => out.push(s),
-        err: (s) => out.push(s),
-      },
-    );
+    const code = await runCli(["ns", NS, "--json", "--kubeconfig", kubeconfigPath], {}, linesIo(out));
     expect(code).toBe(0);
     return out.join("\n");
   }

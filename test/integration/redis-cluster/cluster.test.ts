@@ -43,6 +43,7 @@ import { alice, bob, createHarness, requestRemoval, seedIngress } from "../appro
 import { eventually, pause } from "../../helpers/eventually.js";
 import { requestSettled, SETTLED_STATES } from "../../helpers/requests.js";
 import { bootRuntime } from "../../helpers/world.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -336,7 +337,7 @@ describe("the runtime on a Redis Cluster (REDIS_URL=redis+cluster://…)", () =>
 
     // The terminal's `audit` reads the bot's Redis Cluster too.
     const lines: string[] = [];
-    const code = await runCli(["audit"], env(), { out: (s) => lines.push(s), err: (s) => lines.push(s) });
+    const code = await runCli(["audit"], env(), linesIo(lines));
     expect(lines.join("\n")).toContain(id);
     expect(code).toBe(0);
   }, 60_000);

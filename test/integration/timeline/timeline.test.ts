@@ -20,6 +20,7 @@ import {
 import { runCli } from "../../../src/cli.js";
 import { silentLogger } from "../../../src/log.js";
 import { renderSlackMessage } from "../../../src/slack/blocks/index.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const START = new Date("2026-02-12T08:50:10Z");
 const HOSTILE_REASON = "SG blocked <!channel> see <https://evil.example|runbook> `rm -rf`\n# not a heading";
@@ -91,7 +92,7 @@ async function cli(h: Harness, args: string[]): Promise<{ code: number; out: str
   const code = await runCli(
     args,
     { REDIS_URL, UNSTUCK_REDIS_PREFIX: h.prefix, HOME: "/nonexistent-home" },
-    { out: (s) => lines.push(s), err: (s) => lines.push(s) },
+    linesIo(lines),
   );
   return { code, out: lines.join("\n") };
 }

@@ -24,6 +24,7 @@ import { traceHostnames, traceNamespace } from "../../../src/traffic/trace.js";
 import { AwsWorld as SimAwsWorld } from "../../sim/aws/index.js";
 import type { World } from "../../sim/world.js";
 import { openAwsWorld, recoverSeed, type AwsWorld } from "../helpers/aws-world.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 const WORKLOAD = "123456789012";
 const EDGE = "222222222222";
@@ -312,7 +313,7 @@ describe("an edge account apart from the cluster's (assume-role chain)", () => {
         UNSTUCK_CLUSTER_NAME: "prod-eks",
       };
       const out: string[] = [];
-      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+      const io = linesIo(out);
       const code = await runCli(["trace", "test.example.com", "--kubeconfig", kubeconfig], env, io);
       expect(out.join("\n")).toMatch(/STALE +origin myapp-worker-alb/);
       expect(code).toBe(0);

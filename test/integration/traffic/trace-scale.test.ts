@@ -13,6 +13,7 @@ import { createAwsAdapter } from "../../../src/aws/sdk-adapter.js";
 import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { traceHostnamesWithReads } from "../../../src/traffic/trace.js";
 import { openAwsWorld, type AwsWorld } from "../helpers/aws-world.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 let opened: AwsWorld | undefined;
 afterEach(async () => {
@@ -85,7 +86,7 @@ describe("trace in a crowded account", () => {
       const kubeconfig = join(dir, "kubeconfig");
       await w.kube.writeKubeconfig(kubeconfig);
       const out: string[] = [];
-      const io = { out: (x: string) => out.push(x), err: (x: string) => out.push(x) };
+      const io = linesIo(out);
       w.aws.resetCalls();
       const code = await runCli(
         ["trace", "partner.example.com", "--kubeconfig", kubeconfig],

@@ -15,6 +15,7 @@ import { createKubeAdapter } from "../../../src/kube/client-node-adapter.js";
 import { traceHostnames, traceNamespace } from "../../../src/traffic/trace.js";
 import type { World } from "../../sim/world.js";
 import { openAwsWorld, recoverSeed, type AwsWorld } from "../helpers/aws-world.js";
+import { linesIo } from "../../helpers/cli-io.js";
 
 let opened: AwsWorld | undefined;
 afterEach(async () => {
@@ -121,7 +122,7 @@ describe("trace", () => {
     return {
       ask: async (...args) => {
         const out: string[] = [];
-        const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+        const io = linesIo(out);
         const code = await runCli([...args, "--kubeconfig", kubeconfig], w.aws.env(), io);
         return { code, text: out.join("\n") };
       },
@@ -178,7 +179,7 @@ describe("trace", () => {
       const kubeconfig = join(dir, "kubeconfig");
       await w.kube.writeKubeconfig(kubeconfig);
       const out: string[] = [];
-      const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s) };
+      const io = linesIo(out);
       const env = {
         ...w.aws.env(),
         UNSTUCK_DNS_RESOLVERS: w.dns.address,
