@@ -87,26 +87,13 @@ export async function ensureSandboxRedis(
   const port = await freeLoopbackPort();
   let child: ChildProcess;
   try {
+    // In memory only: nothing of a sandbox outlives it.
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
     // Through a shell that holds our end of a pipe: whenever this process ends (a return, a signal,
     // SIGKILL, a crash before the server answered), the pipe closes and the shell stops the server.
-    child = spawn(
-      "/bin/sh",
-      [
-        "-c",
-        BOUND_TO_PARENT,
-        "sandbox-redis",
-        command,
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-      ],
-      { stdio: ["pipe", "ignore", "ignore"] },
-    );
+    child = spawn("/bin/sh", ["-c", BOUND_TO_PARENT, "sandbox-redis", command, ...args], {
+      stdio: ["pipe", "ignore", "ignore"],
+    });
   } catch {
     out(redisHint(url));
     return undefined;
