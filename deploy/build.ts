@@ -78,13 +78,13 @@ const zodForSimulators: Plugin = {
  * Node's built-ins that are costly as ES modules, read through `require` instead. Node builds an ES
  * module's view of a built-in by reading every export, and some exports are lazy: `http`'s (the
  * `fetch` family) load Node's own copy of undici (+23 ms on every start, paid by client-node's
- * `import http from "node:http"`); `crypto`'s load Web Crypto, `fs`'s its promises API with readline
+ * `import http from "node:http"`); `fs`'s load its promises API with readline
  * and the REPL's history, `util`'s, `net`'s and `process`'s their own; a view costs up to 10 ms
  * where `require` costs nothing.
  * The view below exports the module as its default and every export that is a plain value (read at
  * build time), and never touches the lazy ones; a lazy export imported by name fails the build.
  */
-const BUILTINS_THROUGH_REQUIRE = ["http", "crypto", "fs", "util", "net", "process"] as const;
+const BUILTINS_THROUGH_REQUIRE = ["http", "fs", "util", "net", "process"] as const;
 /**
  * The AWS SDK imports lazy exports by name (`fs.promises`, `crypto.getRandomValues`); it keeps Node's
  * ES view, evaluated only when a command calls AWS (the SDK itself is loaded then).
@@ -121,7 +121,8 @@ const builtinsThroughRequire: Plugin = {
 
 /**
  * Node's built-ins a terminal command may never call, loaded on first use: TLS and `https` (a
- * cluster reached over plain HTTP: `kubectl proxy`, a local cluster), `child_process` (a
+ * cluster reached over plain HTTP: `kubectl proxy`, a local cluster), `crypto` (the bot's hashes,
+ * keys and ids: ~10 ms to load, which a terminal's `ns` never calls), `child_process` (a
  * kubeconfig's exec plugin), `zlib` (an answer the server compressed), and what client-node's
  * watch, JSONPath and proxy agents import (`readline`, `vm`, `dns`). An ES import of a built-in is
  * evaluated with the importer's chunk, ~29 ms of every start for these together. Each import gets
@@ -129,7 +130,16 @@ const builtinsThroughRequire: Plugin = {
  * the real module on first read: a namespace or default import reads through them, and a named
  * import is read where it is used. The AWS SDK keeps its own imports (it loads when AWS is called).
  */
-const ON_FIRST_CALL_BUILTINS = ["https", "tls", "child_process", "zlib", "readline", "vm", "dns"] as const;
+const ON_FIRST_CALL_BUILTINS = [
+  "https",
+  "tls",
+  "crypto",
+  "child_process",
+  "zlib",
+  "readline",
+  "vm",
+  "dns",
+] as const;
 const builtinsOnFirstCall: Plugin = {
   name: "builtins-on-first-call",
   setup(b) {

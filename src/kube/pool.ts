@@ -15,12 +15,15 @@
  * The options are client-node's own (`KubeConfig.createDispatcherOptions`, public), computed from
  * the credentials of each request, so a rotated client certificate gets a new pool; the least
  * recently used beyond {@link MAX_POOLED_DISPATCHERS} is forgotten — not closed, as a request may
- * have just been handed it: its idle sockets end on their idle timeout.
+ * have just been handed it: its idle sockets end on their idle timeout. A pool is found by comparing
+ * the options whole (`isDeepStrictEqual`): kept beside the pool built from them, which holds them
+ * anyway, they are never copied into a string key, and no hash is taken (a terminal's `ns` never
+ * loads Node's crypto).
  */
-import { createHash } from "node:crypto";
 import { Agent as HttpAgent } from "node:http";
 import type { Agent as HttpsAgent, AgentOptions } from "node:https";
 import { createRequire } from "node:module";
+import { isDeepStrictEqual } from "node:util";
 import { HttpMethod, type Cluster, type KubeConfig, RequestContext } from "@kubernetes/client-node";
 import { Agent, type Dispatcher, ProxyAgent } from "undici";
 
@@ -45,30 +48,32 @@ type Options = ReturnType<KubeConfig["createDispatcherOptions"]>;
 const load = createRequire(import.meta.url);
 
 /** Least recently used first; the oldest beyond {@link MAX_POOLED_DISPATCHERS} forgotten. */
-class Kept<T> {
-  private readonly kept = new Map<string, T>();
+class Kept<K, T> {
+  private readonly kept: { readonly key: K; readonly value: T }[] = [];
 
-  get(key: string): T | undefined {
-    const found = this.kept.get(key);
+  get(key: K): T | undefined {
+    const at = this.kept.findIndex((e) => isDeepStrictEqual(e.key, key));
+    if (at < 0) return undefined;
+    const [found] = this.kept.splice(at, 1);
     if (found === undefined) return undefined;
-    this.kept.delete(key);
-    this.kept.set(key, found);
-    return found;
+    this.kept.push(found);
+    return found.value;
   }
 
-  set(key: string, value: T): T {
-    this.kept.set(key, value);
-    for (const k of this.kept.keys()) {
-      if (this.kept.size <= MAX_POOLED_DISPATCHERS) break;
-      this.kept.delete(k);
-    }
+  set(key: K, value: T): T {
+    this.kept.push({ key, value });
+    if (this.kept.length > MAX_POOLED_DISPATCHERS)
+      this.kept.splice(0, this.kept.length - MAX_POOLED_DISPATCHERS);
     return value;
   }
 }
 
 export class ConnectionPool {
-  private readonly agents = new Kept<HttpAgent | HttpsAgent>();
-  private readonly dispatchers = new Kept<Dispatcher>();
+  private readonly agents = new Kept<
+    { readonly https: boolean; readonly options: Options },
+    HttpAgent | HttpsAgent
+  >();
+  private readonly dispatchers = new Kept<Options, Dispatcher>();
 
   constructor(private readonly kc: KubeConfig) {}
 
@@ -80,7 +85,7 @@ export class ConnectionPool {
       if (dispatcher !== undefined) return { via: "undici", dispatcher };
     }
     const https = (cluster?.server ?? "").startsWith("https:");
-    const key = `${https ? "https" : "http"} ${keyOf(options)}`;
+    const key = { https, options };
     const agent =
       this.agents.get(key) ??
       this.agents.set(
@@ -107,8 +112,7 @@ export class ConnectionPool {
 
   private async dispatcherOf(cluster: Cluster | null, options: Options): Promise<Dispatcher | undefined> {
     if (options.type === "none") return undefined;
-    const key = keyOf(options);
-    const kept = this.dispatchers.get(key);
+    const kept = this.dispatchers.get(options);
     if (kept !== undefined) return kept;
     // Built as client-node 2 builds them (its `createDispatcher`), but once per key.
     let made: Dispatcher | undefined;
@@ -123,7 +127,7 @@ export class ConnectionPool {
         made = await this.libraryDispatcher(cluster);
         break;
     }
-    return made === undefined ? undefined : this.dispatchers.set(key, made);
+    return made === undefined ? undefined : this.dispatchers.set(options, made);
   }
 
   /**
@@ -135,11 +139,6 @@ export class ConnectionPool {
     await this.kc.applySecurityAuthentication(scratch);
     return scratch.getDispatcher();
   }
-}
-
-/** The options' identity (certificates and keys hashed, never kept as a map key in the clear). */
-function keyOf(options: Options): string {
-  return createHash("sha256").update(JSON.stringify(options)).digest("base64");
 }
 
 const pools = new WeakMap<KubeConfig, ConnectionPool>();

@@ -2,8 +2,9 @@
  * The one loader of the bot's Lua scripts. Every script is a file in `./lua/` named
  * `<name>.<number of keys>.lua`, so a reader sees from the name alone how many of its arguments
  * are keys (on a Redis Cluster they must share a slot: the keys are built in `keys.ts`, under one
- * hash-tagged prefix). A script is read once, when its module loads, and run by its SHA; only a
- * server whose script cache is empty (a restart, a fail-over, a fresh replica) gets the source, once.
+ * hash-tagged prefix). A script is read once, when its module loads, and run by its SHA (taken on
+ * its first run: a process that never runs one, a terminal's `ns`, never loads Node's crypto); only
+ * a server whose script cache is empty (a restart, a fail-over, a fresh replica) gets the source, once.
  *
  * A file without a key count (`approval-prelude-*.lua`) is no script on its own: it is text a
  * composed script includes (see `loadScript`'s `compose`).
@@ -42,13 +43,14 @@ export function loadScript(file: string, compose?: (body: string) => string): Re
   const numberOfKeys = Number(named[2]);
   const body = readLua(file);
   const source = compose === undefined ? body : compose(body);
-  const sha = createHash("sha1").update(source).digest("hex");
+  let sha: string | undefined;
   return {
     file,
     numberOfKeys,
     async run(redis, keys, args = []) {
       if (keys.length !== numberOfKeys)
         throw new Error(`${file} takes ${numberOfKeys} keys, was given ${keys.length}`);
+      sha ??= createHash("sha1").update(source).digest("hex");
       try {
         return await redis.evalsha(sha, numberOfKeys, ...keys, ...args);
       } catch (err) {
