@@ -107,11 +107,21 @@ export class KubeAuth {
     if (dispatcher !== undefined) context.setDispatcher(dispatcher);
   }
 
-  private async credentials(): Promise<{
-    cluster: Cluster | null;
-    headers: Record<string, string>;
-    tls: AgentOptions;
-  }> {
+  /** The credentials being read, shared by every request that asks meanwhile. */
+  private reading: Promise<Credentials> | undefined;
+
+  /**
+   * The credentials of a request. Requests that ask while they are read share that read: an exec
+   * plugin (`aws eks get-token`, a second of its own start-up) runs once for a burst of requests,
+   * not once for each of those a cold command sends at once.
+   */
+  private credentials(): Promise<Credentials> {
+    return (this.reading ??= this.readCredentials().finally(() => {
+      this.reading = undefined;
+    }));
+  }
+
+  private async readCredentials(): Promise<Credentials> {
     const cluster = this.kc.getCurrentCluster();
     const user = this.kc.getCurrentUser();
     // Public: the credentials and TLS material as https options (it also keeps one unused
@@ -124,6 +134,12 @@ export class KubeAuth {
     for (const [key, value] of Object.entries(options.headers ?? {})) headers[key] = String(value);
     return { cluster, headers, tls: tlsOptions(options) };
   }
+}
+
+interface Credentials {
+  readonly cluster: Cluster | null;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly tls: AgentOptions;
 }
 
 /** The TLS options of a request, copied from its https options as client-node copies them. */

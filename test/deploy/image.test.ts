@@ -730,6 +730,68 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       ).toEqual([]);
     }, 60_000);
 
+    it("answers from the terminal with a kubeconfig's exec credentials, as `aws eks get-token` gives them", async () => {
+      // The plugin runs once for the burst of requests a cold command sends at once (each asks for
+      // credentials), and its token is the one sent.
+      const token = /token: (\S+)/.exec(sim.kubeconfig())?.[1];
+      expect(token).toBeDefined();
+      const calls = join(writable, "get-token-calls");
+      const plugin = join(writable, "get-token.sh");
+      await writeFile(
+        plugin,
+        [
+          "#!/bin/sh",
+          `echo "$@" >> ${calls}`,
+          `echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"${token ?? ""}"}}'`,
+          "",
+        ].join("\n"),
+        { mode: 0o755 },
+      );
+      const kubeconfig = join(writable, "exec.kubeconfig");
+      await writeFile(
+        kubeconfig,
+        sim
+          .kubeconfig()
+          .replace(
+            /token: \S+/,
+            [
+              "exec:",
+              "        apiVersion: client.authentication.k8s.io/v1beta1",
+              `        command: ${plugin}`,
+              "        args: [eks, get-token, --cluster-name, prod-eks]",
+              "        interactiveMode: Never",
+            ].join("\n"),
+          ),
+      );
+      const { stdout } = await runFile(
+        process.execPath,
+        [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
+        { cwd: image.dir, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable } },
+      );
+      expect((JSON.parse(stdout) as { verdict: string }).verdict).toBe("blocked");
+      expect((await readFile(calls, "utf8")).trim().split("\n")).toEqual([
+        "eks get-token --cluster-name prod-eks",
+      ]);
+
+      // A plugin that fails: the answer names its words, and nothing is read from the cluster.
+      await writeFile(plugin, "#!/bin/sh\necho 'token expired' >&2\nexit 3\n", { mode: 0o755 });
+      const before = sim.requests().length;
+      const failed = await runFile(
+        process.execPath,
+        [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
+        { cwd: image.dir, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable } },
+      ).then(
+        () => undefined,
+        (err: unknown) => err as { code?: number; stdout?: string },
+      );
+      expect(failed?.code).toBe(1);
+      const error = (JSON.parse(failed?.stdout ?? "{}") as { error?: { code: string; message: string } })
+        .error;
+      expect(error?.code).toBe("UPSTREAM");
+      expect(error?.message).toContain("token expired");
+      expect(sim.requests().length).toBe(before);
+    }, 60_000);
+
     it("stops cleanly on a SIGTERM at any moment of start-up, leaving no job in hand", async () => {
       const kubeconfig = join(writable, "sim-early.kubeconfig");
       await sim.writeKubeconfig(kubeconfig);
