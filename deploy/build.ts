@@ -119,6 +119,13 @@ const builtinsThroughRequire: Plugin = {
   },
 };
 
+/** A function called, never constructed, with no property of its own: a stand-in may forward to it. */
+function plainFunction(name: string, value: unknown): boolean {
+  if (typeof value !== "function" || !/^[a-z]/.test(name)) return false;
+  const own = Object.getOwnPropertyNames(value).filter((k) => !["length", "name", "prototype"].includes(k));
+  return own.length === 0 && Object.getOwnPropertySymbols(value).length === 0;
+}
+
 /**
  * Node's built-ins a terminal command may never call, loaded on first use: TLS and `https` (a
  * cluster reached over plain HTTP: `kubectl proxy`, a local cluster), `crypto` (the bot's hashes,
@@ -128,7 +135,11 @@ const builtinsThroughRequire: Plugin = {
  * evaluated with the importer's chunk, ~29 ms of every start for these together. Each import gets
  * a CommonJS stand-in whose exports (their names read at build time) are getters that `require`
  * the real module on first read: a namespace or default import reads through them, and a named
- * import is read where it is used. The AWS SDK keeps its own imports (it loads when AWS is called).
+ * import is read where it is used. A plain function read before the module is loaded (client-node's
+ * `ExecAuth` keeps `child_process.spawn` from its constructor, on every start) is handed a stand-in
+ * that loads the module when called; a function carrying properties of its own (`exec` and its
+ * `promisify.custom`) or a class is read from the real module. The AWS SDK keeps its own imports
+ * (it loads when AWS is called).
  */
 const ON_FIRST_CALL_BUILTINS = [
   "https",
@@ -152,13 +163,24 @@ const builtinsOnFirstCall: Plugin = {
         : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "unstuck-on-first-call" }, (args) => {
-      const names = Object.keys(load(args.path) as object).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k));
+      const real = load(args.path) as Record<string, unknown>;
+      const names = Object.keys(real).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k));
+      const calls = names.filter((k) => plainFunction(k, real[k]));
       return {
         contents: [
           "let real;",
           `const builtin = () => (real ??= require(${JSON.stringify(args.path)}));`,
+          "const forwarders = new Map();",
+          "const forwarder = (name) => ({ [name](...args) { return builtin()[name].apply(this, args); } })[name];",
+          `const calls = new Set(${JSON.stringify(calls)});`,
           `for (const name of ${JSON.stringify(names)})`,
-          "  Object.defineProperty(exports, name, { enumerable: true, get: () => builtin()[name] });",
+          "  Object.defineProperty(exports, name, {",
+          "    enumerable: true,",
+          "    get: () =>",
+          "      real === undefined && calls.has(name)",
+          "        ? forwarders.get(name) ?? forwarders.set(name, forwarder(name)).get(name)",
+          "        : builtin()[name],",
+          "  });",
         ].join("\n"),
         loader: "js",
       };

@@ -718,7 +718,8 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       }
 
       // The same command against a plain-HTTP API server with a token evaluates neither TLS nor
-      // `https`, nor Node's crypto (no hash of the connection options, no Redis script).
+      // `https`, nor Node's crypto (no hash of the connection options, no Redis script) or
+      // child_process (client-node's exec credentials, for a kubeconfig without any).
       const plain = join(writable, "plain.kubeconfig");
       await writeFile(plain, sim.kubeconfig());
       const { stdout } = await cli(plain, { NODE_OPTIONS: `--require ${preload}` });
@@ -726,13 +727,16 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       const modules = (await readFile(loaded, "utf8")).split("\n");
       expect(modules).toContain("NativeModule http");
       expect(
-        modules.filter((m) => /^NativeModule (tls|https|_tls_wrap|readline|vm|dns|crypto)$/.test(m)),
+        modules.filter((m) =>
+          /^NativeModule (tls|https|_tls_wrap|readline|vm|dns|crypto|child_process)$/.test(m),
+        ),
       ).toEqual([]);
     }, 60_000);
 
     it("answers from the terminal with a kubeconfig's exec credentials, as `aws eks get-token` gives them", async () => {
       // The plugin runs once for the burst of requests a cold command sends at once (each asks for
-      // credentials), and its token is the one sent.
+      // credentials), and its token is the one sent. client-node keeps `child_process.spawn` from its
+      // constructor: the build hands it a stand-in that loads child_process when called.
       const token = /token: (\S+)/.exec(sim.kubeconfig())?.[1];
       expect(token).toBeDefined();
       const calls = join(writable, "get-token-calls");
