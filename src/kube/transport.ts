@@ -19,7 +19,14 @@
 import type { AgentOptions, RequestOptions } from "node:https";
 import { promisify } from "node:util";
 import { gunzip, gunzipSync, type ZlibOptions } from "node:zlib";
-import { ApiException, type Cluster, KubeConfig, type RequestContext, Watch } from "@kubernetes/client-node";
+import {
+  ApiException,
+  type Cluster,
+  KubeConfig,
+  type RequestContext,
+  type User,
+  Watch,
+} from "@kubernetes/client-node";
 import type { Dispatcher } from "undici";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type { Json } from "./decode.js";
@@ -127,13 +134,40 @@ export class KubeAuth {
     // Public: the credentials and TLS material as https options (it also keeps one unused
     // `https.Agent` per cluster and user in the KubeConfig's own cache; it never connects).
     const options: RequestOptions = {};
-    await this.kc.applyToHTTPSOptions(options);
+    try {
+      await this.kc.applyToHTTPSOptions(options);
+    } catch (err) {
+      throw credentialsError(user, err);
+    }
     const headers: Record<string, string> = {};
     if (user?.username)
       headers.Authorization = `Basic ${Buffer.from(`${user.username}:${String(user.password)}`).toString("base64")}`;
     for (const [key, value] of Object.entries(options.headers ?? {})) headers[key] = String(value);
     return { cluster, headers, tls: tlsOptions(options) };
   }
+}
+
+/**
+ * The kubeconfig's user had no credentials to give: an exec plugin that failed (`aws eks get-token`
+ * with an expired SSO session) or could not be started, an auth provider that refused. Named with
+ * the plugin and what it said, so the operator knows to log in again rather than look at the cluster.
+ */
+function credentialsError(user: User | null, err: unknown): UnstuckError {
+  // Both are untyped in client-node (its `User`): read as the shapes it runs.
+  const exec = user?.exec as { command?: unknown } | undefined;
+  const provider = user?.authProvider as { config?: { exec?: { command?: unknown } } } | undefined;
+  const command = exec?.command ?? provider?.config?.exec?.command;
+  const said = (err instanceof Error ? err.message : String(err)).trim() || "it said nothing";
+  const what =
+    typeof command === "string" && command !== ""
+      ? `its credentials plugin \`${command}\` failed`
+      : "its credentials could not be read";
+  return new UnstuckError(
+    ErrorCode.Upstream,
+    `The kubeconfig's user ${user?.name ?? "(none)"}: ${what}: ${said}`,
+    {},
+    { cause: err },
+  );
 }
 
 interface Credentials {

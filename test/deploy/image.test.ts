@@ -777,7 +777,8 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
         "eks get-token --cluster-name prod-eks",
       ]);
 
-      // A plugin that fails: the answer names its words, and nothing is read from the cluster.
+      // A plugin that fails: the answer names the plugin and its words (trimmed), and nothing is
+      // read from the cluster.
       await writeFile(plugin, "#!/bin/sh\necho 'token expired' >&2\nexit 3\n", { mode: 0o755 });
       const before = sim.requests().length;
       const failed = await runFile(
@@ -792,7 +793,9 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       const error = (JSON.parse(failed?.stdout ?? "{}") as { error?: { code: string; message: string } })
         .error;
       expect(error?.code).toBe("UPSTREAM");
-      expect(error?.message).toContain("token expired");
+      expect(error?.message).toBe(
+        `The kubeconfig's user unstuck: its credentials plugin \`${plugin}\` failed: token expired`,
+      );
       expect(sim.requests().length).toBe(before);
     }, 60_000);
 
