@@ -767,11 +767,13 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
             ].join("\n"),
           ),
       );
-      const { stdout } = await runFile(
-        process.execPath,
-        [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
-        { cwd: image.dir, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable } },
-      );
+      const ns = () =>
+        runFile(
+          process.execPath,
+          [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
+          { cwd: image.dir, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable } },
+        );
+      const { stdout } = await ns();
       expect((JSON.parse(stdout) as { verdict: string }).verdict).toBe("blocked");
       expect((await readFile(calls, "utf8")).trim().split("\n")).toEqual([
         "eks get-token --cluster-name prod-eks",
@@ -781,11 +783,7 @@ describe("the image's entrypoint, built as the Dockerfile builds it", () => {
       // read from the cluster.
       await writeFile(plugin, "#!/bin/sh\necho 'token expired' >&2\nexit 3\n", { mode: 0o755 });
       const before = sim.requests().length;
-      const failed = await runFile(
-        process.execPath,
-        [join(image.dir, "dist", "src", "cli.js"), "ns", "myapp", "--json", "--kubeconfig", kubeconfig],
-        { cwd: image.dir, env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent", TMPDIR: writable } },
-      ).then(
+      const failed = await ns().then(
         () => undefined,
         (err: unknown) => err as { code?: number; stdout?: string },
       );
