@@ -85,7 +85,25 @@ describe("jsonChunks", () => {
     const chunks = [...jsonChunks(answer, 64 * 1024)];
     expect(chunks.join("")).toBe(JSON.stringify(answer));
     expect(chunks.length).toBeGreaterThan(5);
-    // Each piece is the size asked plus at most one element (a blocker here is well under 1 KiB).
-    for (const c of chunks) expect(c.length).toBeLessThan(64 * 1024 + 1024);
+    // Each piece is the size asked, the last one shorter.
+    for (const c of chunks.slice(0, -1)) expect(c.length).toBe(64 * 1024);
+    expect(chunks.at(-1)?.length).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it("never cuts a surrogate pair in two, whatever the piece size", () => {
+    // Each piece is encoded on its own: half a pair would reach the reader as U+FFFD.
+    const names = Array.from({ length: 100 }, (_, i) => ({
+      name: `cm-${String(i)}`,
+      note: "🔒 held 🧊".repeat(i % 4),
+    }));
+    const answer = { blockers: names, owner: "équipe 🚒" };
+    for (let size = 1; size <= 40; size++) {
+      const chunks = [...jsonChunks(answer, size)];
+      expect(chunks.join("")).toBe(JSON.stringify(answer));
+      for (const c of chunks) {
+        expect(Buffer.from(c, "utf8").toString("utf8"), `size ${String(size)}`).toBe(c);
+        expect(c.length).toBeLessThanOrEqual(size + 1);
+      }
+    }
   });
 });
