@@ -5,6 +5,7 @@
  */
 import { enableCompileCache } from "node:module";
 import { userInfo } from "node:os";
+import type { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import type { ApprovalServices, CommandServices } from "./command-contract.js";
 import type { CommandResult } from "./command-result.js";
@@ -99,7 +100,35 @@ export interface CliIo {
   /** One line of errors. */
   readonly err: (s: string) => void;
   /** One `--json` answer, given in pieces to write as they come, then a line break. */
-  readonly json: (chunks: Iterable<string>) => void;
+  readonly json: (chunks: Iterable<string>) => Promise<void>;
+}
+
+/**
+ * `chunks` written to `stream`, each made once the one before has been taken: Node queues in memory
+ * what a pipe cannot take yet, so a reader slower than the answer is made (`| jq`, a pager) would
+ * otherwise have all of a big namespace's answer queued in the process (tens of MB at 80,000
+ * objects). Ends with a line break.
+ */
+export async function writePieces(stream: Writable, chunks: Iterable<string>): Promise<void> {
+  for (const chunk of chunks) {
+    if (!stream.write(chunk)) await drained(stream);
+    // A reader gone (`| head`): the stream's error says so; nothing more is made for it.
+    if (stream.destroyed) return;
+  }
+  stream.write("\n");
+}
+
+/** Resolves once `stream` takes writes again, or has closed. */
+function drained(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const go = (): void => {
+      stream.off("drain", go);
+      stream.off("close", go);
+      resolve();
+    };
+    stream.once("drain", go);
+    stream.once("close", go);
+  });
 }
 
 /** Split off the CLI's own options; everything else is the command line shared with Slack. */
@@ -174,10 +203,10 @@ export async function runCli(
   const ahead = await prepareAhead(rest, timeoutSeconds, kubeconfig, env);
   const [{ defaultRegistry }, { renderText }, prose] = await loadTerminal();
   const registry = defaultRegistry("unstuck");
-  const emit = (result: CommandResult): number => {
+  const emit = async (result: CommandResult): Promise<number> => {
     if (json) {
       const body = result.type === "error" ? { error: result.error } : jsonBody(result, prose.causeSentence);
-      io.json(layout.indent ? [JSON.stringify(body, null, layout.indent)] : jsonChunks(body));
+      await io.json(layout.indent ? [JSON.stringify(body, null, layout.indent)] : jsonChunks(body));
     } else (result.type === "error" ? io.err : io.out)(renderText(result));
     if (result.type !== "error") return 0;
     const bad: string[] = [
@@ -227,7 +256,7 @@ export async function runCli(
         json,
       });
     }
-    return emit(result);
+    return await emit(result);
   } catch (err) {
     // The terminal user is the operator: an unexpected error is shown, not only logged.
     const error =
@@ -412,12 +441,7 @@ if (isMain) {
     {
       out: (s) => process.stdout.write(`${s}\n`),
       err: (s) => process.stderr.write(`${s}\n`),
-      // On Linux a write to a pipe, a file or a terminal is synchronous: one piece is out before the
-      // next is made.
-      json: (chunks) => {
-        for (const chunk of chunks) process.stdout.write(chunk);
-        process.stdout.write("\n");
-      },
+      json: (chunks) => writePieces(process.stdout, chunks),
     },
     { indent: process.stdout.isTTY ? 2 : 0 },
   );

@@ -12,6 +12,7 @@ export function linesIo(out: string[], err: string[] = out): CliIo {
       let line = "";
       for (const chunk of chunks) line += chunk;
       out.push(line);
+      return Promise.resolve();
     },
   };
 }

@@ -40,6 +40,18 @@ process.on("exit", () => {
 });
 `;
 
+/** The most the CLI's stdout ever held queued in the process (after each write), printed on exit. */
+const QUEUE_HOOK = `
+let most = 0;
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = (...args) => {
+  const taken = write(...args);
+  most = Math.max(most, process.stdout.writableLength);
+  return taken;
+};
+process.on("exit", () => process.stderr.write("QUEUED " + most + "\\n"));
+`;
+
 /** Held objects in the namespace whose answer outgrows a pipe's buffer. */
 const WIDE = 600;
 
@@ -49,6 +61,7 @@ describe("what the terminal form loads", () => {
   let sim: KubeSim;
   let dir: string;
   let hook: string;
+  let queueHook: string;
   let kubeconfig: string;
 
   beforeAll(async () => {
@@ -78,6 +91,8 @@ describe("what the terminal form loads", () => {
     hook = join(dir, "hook.mjs");
     kubeconfig = join(dir, "kubeconfig");
     await writeFile(hook, HOOK);
+    queueHook = join(dir, "queue-hook.mjs");
+    await writeFile(queueHook, QUEUE_HOOK);
     await sim.writeKubeconfig(kubeconfig);
   }, 60_000);
 
@@ -207,11 +222,24 @@ describe("what the terminal form loads", () => {
     expect(code).toBe(0);
   }, 60_000);
 
-  it("a reader slower than the answer still gets all of it, and the command then ends", async () => {
+  it("a reader slower than the answer gets all of it, never queued whole, and the command then ends", async () => {
     // The CLI exits as soon as its answer is written (src/cli.ts): never before a slow reader has it.
+    // Nor does it make the whole answer while the reader waits: a pipe takes 64 KiB and Node queues
+    // the rest in memory, so each piece waits for the one before to be taken.
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/cli.ts", "ns", "wide", "--json", "--kubeconfig", kubeconfig],
+      [
+        "--import",
+        queueHook,
+        "--import",
+        "tsx",
+        "src/cli.ts",
+        "ns",
+        "wide",
+        "--json",
+        "--kubeconfig",
+        kubeconfig,
+      ],
       { env: { PATH: process.env.PATH ?? "", HOME: dir }, stdio: ["ignore", "pipe", "pipe"] },
     );
     child.stdout.pause();
@@ -224,10 +252,13 @@ describe("what the terminal form loads", () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     child.stdout.resume();
     const code = await closed;
-    expect(stderr).toBe("");
+    const queued = /^QUEUED (\d+)\n$/.exec(stderr);
+    expect(queued, stderr).not.toBeNull();
     expect(code).toBe(0);
     const out = Buffer.concat(chunks).toString("utf8");
-    expect(out.length).toBeGreaterThan(64 * 1024);
+    expect(out.length).toBeGreaterThan(4 * 64 * 1024);
+    // At most about one piece (64 KiB) waiting beside what the pipe holds.
+    expect(Number(queued?.[1])).toBeLessThanOrEqual(64 * 1024);
     const d = JSON.parse(out) as { blockers: { name: string }[] };
     expect(d.blockers).toHaveLength(WIDE);
     expect(d.blockers.at(-1)?.name).toBe(`held-${String(WIDE - 1).padStart(4, "0")}`);
