@@ -18,6 +18,12 @@ export interface TcpProxyOptions {
    * answers `true` to reset the connection instead of forwarding that chunk.
    */
   readonly cut?: () => (chunk: Buffer) => boolean;
+  /**
+   * Called once per connection; the function it returns sees each chunk the client sends and answers
+   * `true` to forward that chunk and then cut the connection when the target answers, so the target
+   * acts on what was sent and the client never hears its answer.
+   */
+  readonly loseAnswer?: () => (chunk: Buffer) => boolean;
 }
 
 export async function startTcpProxy(target: string, options: TcpProxyOptions = {}): Promise<TcpProxy> {
@@ -28,16 +34,28 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
     const upstream = connect(Number(to.port), to.hostname);
     sockets.add(client).add(upstream);
     const cut = options.cut?.();
-    if (cut === undefined) client.pipe(upstream);
+    const lose = options.loseAnswer?.();
+    let losing = false;
+    if (cut === undefined && lose === undefined) client.pipe(upstream);
     else
       client.on("data", (chunk: Buffer) => {
-        if (!cut(chunk)) upstream.write(chunk);
+        if (cut?.(chunk) === true) {
+          client.resetAndDestroy();
+          upstream.destroy();
+          return;
+        }
+        if (lose?.(chunk) === true) losing = true;
+        upstream.write(chunk);
+      });
+    if (lose === undefined) upstream.pipe(client);
+    else
+      upstream.on("data", (chunk: Buffer) => {
+        if (!losing) client.write(chunk);
         else {
           client.resetAndDestroy();
           upstream.destroy();
         }
       });
-    upstream.pipe(client);
     const end = () => {
       client.destroy();
       upstream.destroy();

@@ -25,20 +25,29 @@
 
   Returns  { status, state }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "TOKEN_MISMATCH"; state: the state after this call
+
+  The same finish sent again by the attempt that made it (its answer was lost with the connection,
+  and the client sent the script again once reconnected) answers "OK" as the first time and changes
+  nothing: the attempt goes on to say its outcome and run what follows it, which an "INVALID_STATE"
+  would have left undone. The finishing token is kept for this (`finishToken`).
 ]]
-local fields = redis.call("HMGET", KEYS[1], "state", "execToken")
+local fields = redis.call("HMGET", KEYS[1], "state", "execToken", "finishToken")
 local state = fields[1]
 if not state then
   return { "NOT_FOUND", "" }
 end
 if state ~= "EXECUTING" then
+  if state == ARGV[2] and fields[3] == ARGV[1] then
+    return { "OK", state }
+  end
   return { "INVALID_STATE", state }
 end
 if fields[2] ~= ARGV[1] then
   return { "TOKEN_MISMATCH", state }
 end
 local ttl = tonumber(ARGV[5])
-redis.call("HSET", KEYS[1], "state", ARGV[2], "result", ARGV[3], "updatedAt", ARGV[4], "stateMac", ARGV[6])
+redis.call("HSET", KEYS[1], "state", ARGV[2], "result", ARGV[3], "updatedAt", ARGV[4], "stateMac", ARGV[6],
+  "finishToken", ARGV[1])
 redis.call("HDEL", KEYS[1], "execToken")
 clear_open(KEYS[1])
 redis.call("EXPIRE", KEYS[1], ttl)

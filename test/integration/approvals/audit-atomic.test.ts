@@ -34,6 +34,18 @@ function template(requestId: string, event: string, before?: string): AuditEntry
   };
 }
 
+/** A request Bob approved, and the template of its executor's claim entry. */
+async function approvedRequest(h: Harness) {
+  seedIngress(h);
+  const req = await requestRemoval(h, alice);
+  await h.workflow.vote(req.id, bob, "approve");
+  const claimT = {
+    ...template(req.id, "execution.claimed", "APPROVED"),
+    actor: { kind: "system", component: "executor" } as const,
+  };
+  return { req, claimT };
+}
+
 describe("transitions write their own audit entries", () => {
   it("a vote's entry is in the stream with the state the script reached, though nothing appended it", async () => {
     harness = createHarness({ approvalsRequired: 2 });
@@ -118,13 +130,7 @@ describe("transitions write their own audit entries", () => {
   it("claim and finish: claimed, resumed by a second attempt, outcome — one entry each, in order", async () => {
     harness = createHarness();
     const h = harness;
-    seedIngress(h);
-    const req = await requestRemoval(h, alice);
-    await h.workflow.vote(req.id, bob, "approve");
-    const claimT = {
-      ...template(req.id, "execution.claimed", "APPROVED"),
-      actor: { kind: "system", component: "executor" } as const,
-    };
+    const { req, claimT } = await approvedRequest(h);
     expect((await h.store.claimExecution(req.id, "t1", h.clock.now(), claimT)).status).toBe("CLAIMED");
     // The first attempt dies; a second takes over.
     expect((await h.store.claimExecution(req.id, "t2", h.clock.now(), claimT)).status).toBe("RESUMED");
@@ -154,6 +160,33 @@ describe("transitions write their own audit entries", () => {
       ["execution.done", "EXECUTING", "DONE"],
     ]);
     expect(tail[2]?.result).toBe("attempt 2 takes over from an interrupted attempt");
+  });
+
+  it("a finish sent again by the attempt that made it answers as the first time and writes nothing more", async () => {
+    harness = createHarness();
+    const h = harness;
+    const { req, claimT } = await approvedRequest(h);
+    expect((await h.store.claimExecution(req.id, "t1", h.clock.now(), claimT)).status).toBe("CLAIMED");
+    const finish = (token: string, state: "DONE" | "FAILED") =>
+      h.store.finishExecution(
+        req.id,
+        token,
+        state,
+        { outcome: state === "DONE" ? "done" : "failed", message: "removed", at: new Date().toISOString() },
+        h.clock.now(),
+        { ...claimT, event: `execution.${state.toLowerCase()}`, before: "EXECUTING" },
+        { cluster: "prod" },
+      );
+    expect(await finish("t1", "DONE")).toEqual({ status: "OK", state: "DONE" });
+    // Its answer lost with the connection, the client sends the same script again.
+    expect(await finish("t1", "DONE")).toEqual({ status: "OK", state: "DONE" });
+    // Another attempt, or another outcome, is still refused.
+    expect(await finish("t2", "DONE")).toEqual({ status: "INVALID_STATE", state: "DONE" });
+    expect(await finish("t1", "FAILED")).toEqual({ status: "INVALID_STATE", state: "DONE" });
+    const events = (await h.audit.forRequest(req.id)).map((e) => e.event);
+    expect(events.filter((e) => e === "execution.done")).toHaveLength(1);
+    expect(events).not.toContain("execution.failed");
+    expect(await h.store.followUpsDue("prod", new Date(Date.now() + 60_000))).toEqual([req.id]);
   });
 
   it("the sweep's expiries are written by the expiring script, one per request it expired", async () => {
