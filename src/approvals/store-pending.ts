@@ -4,7 +4,7 @@
  * `approval-vote.7.lua`, `approval-cancel.6.lua`, `approval-expire.2.lua`), signed with this
  * process's keys.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { ErrorCode, UnstuckError } from "../errors.js";
 import type {
   ApprovalAction,
@@ -151,6 +151,8 @@ export async function castVote(
         stateMac("DENIED"),
         stateMac("EXPIRED"),
         ctx.finishedRetention,
+        // Tells this call apart from a second click: a script resent after a lost answer carries it again.
+        randomUUID(),
         auditArg(ctx, audit),
       ],
       [audit],

@@ -1,10 +1,14 @@
 /**
- * Redis ran the executor's finish and the answer never came back: the connection dropped between the
+ * Redis ran a transition's script and the answer never came back: the connection dropped between the
  * two, and the client sent the same script again once it reconnected. Through the runtime's own
- * wiring and a TCP proxy in front of the test's Redis that forwards the finish, then cuts the
- * connection when Redis answers: the request still ends DONE once, its card says so, its outcome is
- * replied in the thread and what follows it (the namespace's wait) starts at once — not two minutes
- * later, when the sweep finds the follow-up in the outbox.
+ * wiring and a TCP proxy in front of the test's Redis that forwards the script, then cuts the
+ * connection when Redis answers:
+ *
+ * - the executor's finish: the request still ends DONE once, its card says so, its outcome is
+ *   replied in the thread and what follows it (the namespace's wait) starts at once — not two minutes
+ *   later, when the sweep finds the follow-up in the outbox;
+ * - the approving vote: the approver is not told that votes are closed, the execution is enqueued at
+ *   once (not when the sweep finds an approved request nobody claimed) and runs once.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { postSigned, slashCommandBody } from "../sim/slack/index.js";
@@ -39,95 +43,124 @@ function through(p: TcpProxy): string {
   return url.toString();
 }
 
+/** The world's bot, whose Redis connections go through a proxy that loses one answer: the first to a script sent with `event`'s audit entry. */
+async function startLosing(event: string): Promise<{ w: TestWorld; lost: () => number }> {
+  let lost = 0;
+  proxy = await startTcpProxy(REDIS_URL, {
+    loseAnswer: () => (chunk) => {
+      const text = chunk.toString("latin1");
+      if (lost > 0 || !/evalsha|eval/i.test(text) || !text.includes(`"event":"${event}"`)) return false;
+      lost++;
+      return true;
+    },
+  });
+  world = await startTestWorld({
+    secret: SECRET,
+    label: "lost-reply",
+    sim: { scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: FAST_LBC, controllerIntervalMs: 50 },
+    env: {
+      REDIS_URL: through(proxy),
+      UNSTUCK_APPROVERS: APPROVER,
+      UNSTUCK_CHANNELS: CHANNEL,
+      UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
+    },
+    role: "all",
+  });
+  return { w: world, lost: () => lost };
+}
+
+/** Ask for the seed Ingress's finalizer to be removed, and approve it: the request's id and card. */
+async function requestAndApprove(w: TestWorld): Promise<{ id: string; ts: string }> {
+  const res = await postSigned(
+    w.events,
+    SECRET,
+    slashCommandBody({
+      text: 'finalize ingress/myapp-worker-ingress -n myapp --reason "SG held by the ELB ENI; recovery first"',
+      userId: REQUESTER,
+      channelId: CHANNEL,
+      responseUrl: w.fake.responseUrl("cmd"),
+    }),
+  );
+  expect(res.status).toBe(200);
+  const post = await eventually(
+    () =>
+      w.fake
+        .calls()
+        .find(
+          (c) =>
+            c.method === "chat.postMessage" &&
+            c.response?.["ok"] === true &&
+            JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
+        ),
+    30_000,
+    "the approval card",
+  );
+  const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
+  const ts = String(post.response?.["ts"]);
+  await eventually(
+    async () => ((await w.runtime.workflow.get(id))?.message ? true : undefined),
+    15_000,
+    "the request's message recorded",
+  );
+  await clickButton(
+    { events: w.events, fake: w.fake, secret: SECRET, channel: CHANNEL },
+    APPROVE,
+    id,
+    APPROVER,
+    ts,
+  );
+  return { id, ts };
+}
+
+/** Within 30 s, well inside the sweep's graces: the card DONE, the outcome and the namespace's wait in its thread. */
+async function settledAtOnce(w: TestWorld, ts: string): Promise<void> {
+  await eventually(
+    () => {
+      const thread = w.fake.thread(CHANNEL, ts).map((m) => m.text ?? "");
+      const card = w.fake.message(CHANNEL, ts)?.text ?? "";
+      return /^\[DONE\]/.test(card) &&
+        thread.some((t) => /^Removed \[ingress\.k8s\.aws\/resources\]/.test(t)) &&
+        thread.some((t) => /Namespace myapp is gone|Waiting for namespace myapp/.test(t))
+        ? true
+        : undefined;
+    },
+    30_000,
+    "the DONE card, the outcome and the namespace's wait in the thread",
+  );
+}
+
+/** Done once: one effective PATCH, one `execution.done` entry. */
+async function doneOnce(w: TestWorld, id: string): Promise<void> {
+  const sim = w.sim;
+  if (sim === undefined) throw new Error("the world has its simulators");
+  expect((await w.runtime.workflow.get(id))?.state).toBe("DONE");
+  const events = (await w.runtime.audit.forRequest(id)).map((e) => e.event);
+  expect(events.filter((e) => e === "execution.done")).toHaveLength(1);
+  expect(events.filter((e) => e === "execution.enqueued")).toHaveLength(1);
+  expect(
+    sim.kube.requests().filter((q) => q.method === "PATCH" && q.path === INGRESS && q.status < 400),
+  ).toHaveLength(1);
+}
+
 describe("a transition's answer lost after Redis applied it", () => {
   it("the finish sent again ends the request DONE once, says so and starts what follows", async () => {
-    let lost = 0;
-    proxy = await startTcpProxy(REDIS_URL, {
-      loseAnswer: () => (chunk) => {
-        const text = chunk.toString("latin1");
-        if (lost > 0 || !/evalsha|eval/i.test(text) || !text.includes("execution.done")) return false;
-        lost++;
-        return true;
-      },
-    });
-    world = await startTestWorld({
-      secret: SECRET,
-      label: "lost-reply",
-      sim: {
-        scenario: "test/fixtures/scenarios/seed-incident.yaml",
-        lbc: FAST_LBC,
-        controllerIntervalMs: 50,
-      },
-      env: {
-        REDIS_URL: through(proxy),
-        UNSTUCK_APPROVERS: APPROVER,
-        UNSTUCK_CHANNELS: CHANNEL,
-        UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
-      },
-      role: "all",
-    });
-    const w = world;
-    const sim = w.sim;
-    if (sim === undefined) throw new Error("the world has its simulators");
-    const res = await postSigned(
-      w.events,
-      SECRET,
-      slashCommandBody({
-        text: 'finalize ingress/myapp-worker-ingress -n myapp --reason "SG held by the ELB ENI; recovery first"',
-        userId: REQUESTER,
-        channelId: CHANNEL,
-        responseUrl: w.fake.responseUrl("cmd"),
-      }),
-    );
-    expect(res.status).toBe(200);
-    const post = await eventually(
-      () =>
-        w.fake
-          .calls()
-          .find(
-            (c) =>
-              c.method === "chat.postMessage" &&
-              c.response?.["ok"] === true &&
-              JSON.stringify(c.body["blocks"] ?? "").includes(APPROVE),
-          ),
-      30_000,
-      "the approval card",
-    );
-    const id = buttonValue(post.body["blocks"], APPROVE) ?? "";
-    const ts = String(post.response?.["ts"]);
-    await eventually(
-      async () => ((await w.runtime.workflow.get(id))?.message ? true : undefined),
-      15_000,
-      "the request's message recorded",
-    );
-    await clickButton(
-      { events: w.events, fake: w.fake, secret: SECRET, channel: CHANNEL },
-      APPROVE,
-      id,
-      APPROVER,
-      ts,
-    );
+    const { w, lost } = await startLosing("execution.done");
+    const { id, ts } = await requestAndApprove(w);
+    await settledAtOnce(w, ts);
+    expect(lost()).toBe(1);
+    await doneOnce(w, id);
+  }, 90_000);
 
-    // Well inside the sweep's two-minute grace for a follow-up nobody ran.
-    await eventually(
-      () => {
-        const thread = w.fake.thread(CHANNEL, ts).map((m) => m.text ?? "");
-        const card = w.fake.message(CHANNEL, ts)?.text ?? "";
-        return /^\[DONE\]/.test(card) &&
-          thread.some((t) => /^Removed \[ingress\.k8s\.aws\/resources\]/.test(t)) &&
-          thread.some((t) => /Namespace myapp is gone|Waiting for namespace myapp/.test(t))
-          ? true
-          : undefined;
-      },
-      30_000,
-      "the DONE card, the outcome and the namespace's wait in the thread",
-    );
-    expect(lost).toBe(1);
-    expect((await w.runtime.workflow.get(id))?.state).toBe("DONE");
+  it("the approving vote sent again counts once, enqueues the execution and refuses nothing", async () => {
+    const { w, lost } = await startLosing("vote.approve");
+    const { id, ts } = await requestAndApprove(w);
+    await settledAtOnce(w, ts);
+    expect(lost()).toBe(1);
+    await doneOnce(w, id);
     const events = (await w.runtime.audit.forRequest(id)).map((e) => e.event);
-    expect(events.filter((e) => e === "execution.done")).toHaveLength(1);
-    expect(
-      sim.kube.requests().filter((q) => q.method === "PATCH" && q.path === INGRESS && q.status < 400),
-    ).toHaveLength(1);
+    expect(events.filter((e) => e === "vote.approve")).toHaveLength(1);
+    const said = w.fake.responses().map((r) => JSON.stringify(r.body));
+    expect(said.filter((b) => /votes are closed|already voted/i.test(b))).toEqual([]);
+    expect(w.fake.thread(CHANNEL, ts).filter((m) => /approved\.?$/.test(m.text ?? ""))).toHaveLength(1);
   }, 90_000);
 });

@@ -24,7 +24,8 @@
   ARGV[10] state MAC of DENIED   at ARGV[6]
   ARGV[11] state MAC of EXPIRED  at ARGV[6]
   ARGV[12] how long the finished marker is kept, seconds
-  ARGV[13] audit entry template (JSON, or "")
+  ARGV[13] this call's nonce (random, one per call: a resent script carries the same)
+  ARGV[14] audit entry template (JSON, or "")
 
   Returns  { status, state, approvals, transitioned }
            status: "OK" | "NOT_FOUND" | "INVALID_STATE" | "EXPIRED" | "SELF_APPROVAL" | "ALREADY_VOTED"
@@ -32,6 +33,12 @@
            state: the state after this call ("" when not found)
            approvals: approvals recorded so far
            transitioned: 1 when THIS call changed the state (to APPROVED, DENIED or EXPIRED), else 0
+
+  The same call sent again (its answer was lost with the connection, and the client sent the script
+  again once reconnected) is known by its nonce, kept per voter once the vote is recorded: it answers
+  "OK" as the first time and changes nothing. It moved the state when its vote is the last and the
+  request is no longer PENDING, so the approving vote still enqueues its execution and the voter is
+  not told that votes are closed. A second click is a new call: refused as before.
 ]]
 local STATE_MAC = { PENDING = ARGV[8], APPROVED = ARGV[9], DENIED = ARGV[10], EXPIRED = ARGV[11] }
 
@@ -86,6 +93,10 @@ if ended then
   return { "FINISHED", ended, tonumber(fields[5]) or 0, 0 }
 end
 local approvals = tonumber(fields[5])
+if redis.call("HGET", KEYS[1], "voteNonce:" .. ARGV[2]) == ARGV[13] then
+  local last = redis.call("LRANGE", KEYS[3], -1, -1)[1]
+  return { "OK", state, approvals, (last == ARGV[5] and state ~= "PENDING") and 1 or 0 }
+end
 if state ~= "PENDING" then
   return { "INVALID_STATE", state, approvals, 0 }
 end
@@ -101,6 +112,7 @@ if redis.call("SADD", KEYS[2], ARGV[2]) == 0 then
   return { "ALREADY_VOTED", state, approvals, 0 }
 end
 redis.call("RPUSH", KEYS[3], ARGV[5])
+redis.call("HSET", KEYS[1], "voteNonce:" .. ARGV[2], ARGV[13])
 if ARGV[3] == "deny" then
   finish("DENIED")
   audit("DENIED", nil, tally(approvals), nil, approvers())
