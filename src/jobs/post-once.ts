@@ -102,7 +102,9 @@ export function redisPostLedger(
       const deadline = Date.now() + waitMs;
       for (;;) {
         const seen = await CLAIM.run(redis, [redisKey], [claim, leaseMs]);
-        if (typeof seen !== "string") break;
+        // Our own claim: the script ran, its answer was lost with the connection and the client
+        // sent it again. The step is this run's to post.
+        if (typeof seen !== "string" || seen === claim) break;
         if (seen.startsWith(POSTED)) {
           const ts = tsOf(key, seen.slice(POSTED.length));
           if (ts !== undefined) return { posted: false, ...(ts !== "" ? { ts } : {}) };

@@ -8,7 +8,9 @@
  *   replied in the thread and what follows it (the namespace's wait) starts at once — not two minutes
  *   later, when the sweep finds the follow-up in the outbox;
  * - the approving vote: the approver is not told that votes are closed, the execution is enqueued at
- *   once (not when the sweep finds an approved request nobody claimed) and runs once.
+ *   once (not when the sweep finds an approved request nobody claimed) and runs once;
+ * - a thread reply's claim in the post ledger: the run that made it posts at once, once, instead of
+ *   waiting for its own claim to lapse.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { postSigned, slashCommandBody } from "../sim/slack/index.js";
@@ -43,13 +45,13 @@ function through(p: TcpProxy): string {
   return url.toString();
 }
 
-/** The world's bot, whose Redis connections go through a proxy that loses one answer: the first to a script sent with `event`'s audit entry. */
-async function startLosing(event: string): Promise<{ w: TestWorld; lost: () => number }> {
+/** The world's bot, whose Redis connections go through a proxy that loses one answer: the first to a script whose text matches `sent`. */
+async function startLosing(sent: RegExp): Promise<{ w: TestWorld; lost: () => number }> {
   let lost = 0;
   proxy = await startTcpProxy(REDIS_URL, {
     loseAnswer: () => (chunk) => {
       const text = chunk.toString("latin1");
-      if (lost > 0 || !/evalsha|eval/i.test(text) || !text.includes(`"event":"${event}"`)) return false;
+      if (lost > 0 || !/evalsha|eval/i.test(text) || !sent.test(text)) return false;
       lost++;
       return true;
     },
@@ -112,8 +114,8 @@ async function requestAndApprove(w: TestWorld): Promise<{ id: string; ts: string
   return { id, ts };
 }
 
-/** Within 30 s, well inside the sweep's graces: the card DONE, the outcome and the namespace's wait in its thread. */
-async function settledAtOnce(w: TestWorld, ts: string): Promise<void> {
+/** Within `ms` (inside the sweep's graces): the card DONE, the outcome and the namespace's wait in its thread. */
+async function settledAtOnce(w: TestWorld, ts: string, ms = 30_000): Promise<void> {
   await eventually(
     () => {
       const thread = w.fake.thread(CHANNEL, ts).map((m) => m.text ?? "");
@@ -124,7 +126,7 @@ async function settledAtOnce(w: TestWorld, ts: string): Promise<void> {
         ? true
         : undefined;
     },
-    30_000,
+    ms,
     "the DONE card, the outcome and the namespace's wait in the thread",
   );
 }
@@ -144,7 +146,7 @@ async function doneOnce(w: TestWorld, id: string): Promise<void> {
 
 describe("a transition's answer lost after Redis applied it", () => {
   it("the finish sent again ends the request DONE once, says so and starts what follows", async () => {
-    const { w, lost } = await startLosing("execution.done");
+    const { w, lost } = await startLosing(/"event":"execution\.done"/);
     const { id, ts } = await requestAndApprove(w);
     await settledAtOnce(w, ts);
     expect(lost()).toBe(1);
@@ -152,7 +154,7 @@ describe("a transition's answer lost after Redis applied it", () => {
   }, 90_000);
 
   it("the approving vote sent again counts once, enqueues the execution and refuses nothing", async () => {
-    const { w, lost } = await startLosing("vote.approve");
+    const { w, lost } = await startLosing(/"event":"vote\.approve"/);
     const { id, ts } = await requestAndApprove(w);
     await settledAtOnce(w, ts);
     expect(lost()).toBe(1);
@@ -162,5 +164,22 @@ describe("a transition's answer lost after Redis applied it", () => {
     const said = w.fake.responses().map((r) => JSON.stringify(r.body));
     expect(said.filter((b) => /votes are closed|already voted/i.test(b))).toEqual([]);
     expect(w.fake.thread(CHANNEL, ts).filter((m) => /approved\.?$/.test(m.text ?? ""))).toHaveLength(1);
+  }, 90_000);
+
+  it("a thread reply's claim sent again is its own: posted once, without waiting for the claim to lapse", async () => {
+    // The post ledger's claim carries `pending:<uuid>`. Its lease is 30 s: waiting on its own claim, the
+    // run posted only once that claim lapsed or a retry took over, over 10 s later.
+    const { w, lost } = await startLosing(/:posted:[^\r]*\r\n\$[0-9]+\r\npending:[0-9a-f]{8}-/);
+    const { id, ts } = await requestAndApprove(w);
+    await settledAtOnce(w, ts, 8_000);
+    await eventually(
+      () => (w.fake.thread(CHANNEL, ts).some((m) => /approved\.?$/.test(m.text ?? "")) ? true : undefined),
+      1_000,
+      "the vote's reply in the thread",
+    );
+    expect(lost()).toBe(1);
+    await doneOnce(w, id);
+    const texts = w.fake.thread(CHANNEL, ts).map((m) => m.text ?? "");
+    expect(texts.filter((t, k) => t !== "" && texts.indexOf(t) !== k)).toEqual([]);
   }, 90_000);
 });
