@@ -4,6 +4,8 @@
  * wiring and a TCP proxy in front of the test's Redis that forwards the script, then cuts the
  * connection when Redis answers:
  *
+ * - the executor's claim: read as this attempt's own, not as a take-over of a dead one (no
+ *   `execution.resumed` entry), so the card still says EXECUTING before its outcome;
  * - the executor's finish: the request still ends DONE once, its card says so, its outcome is
  *   replied in the thread and what follows it (the namespace's wait) starts at once — not two minutes
  *   later, when the sweep finds the follow-up in the outbox;
@@ -181,5 +183,21 @@ describe("a transition's answer lost after Redis applied it", () => {
     await doneOnce(w, id);
     const texts = w.fake.thread(CHANNEL, ts).map((m) => m.text ?? "");
     expect(texts.filter((t, k) => t !== "" && texts.indexOf(t) !== k)).toEqual([]);
+  }, 90_000);
+
+  it("the claim sent again is the attempt's own: no take-over, the card says EXECUTING, done once", async () => {
+    const { w, lost } = await startLosing(/"event":"execution\.claimed"/);
+    const { id, ts } = await requestAndApprove(w);
+    await settledAtOnce(w, ts);
+    expect(lost()).toBe(1);
+    await doneOnce(w, id);
+    const events = (await w.runtime.audit.forRequest(id)).map((e) => e.event);
+    expect(events.filter((e) => e === "execution.claimed")).toHaveLength(1);
+    expect(events).not.toContain("execution.resumed");
+    const edits = w.fake
+      .calls()
+      .filter((c) => c.method === "chat.update" && c.body["ts"] === ts)
+      .map((c) => (typeof c.body["text"] === "string" ? c.body["text"].split(" ")[0] : undefined));
+    expect(edits).toContain("[EXECUTING]");
   }, 90_000);
 });
