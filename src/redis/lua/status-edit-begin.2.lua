@@ -10,6 +10,9 @@ local shown_final = rec[2] == '1'
 local mine = tonumber(ARGV[3])
 if (shown_final and ARGV[4] ~= '1') or at > mine then return 'drop' end
 local held = redis.call('GET', KEYS[2])
+-- This edit's own lease: the script ran, its answer was lost with the connection and the client sent
+-- it again. The edit is this run's to send.
+if held == ARGV[1] .. ':' .. ARGV[4] then return 'send' end
 if held then
   if ARGV[4] == '1' and string.sub(held, -2) == ':1' then return 'send-beside' end
   return 'busy'

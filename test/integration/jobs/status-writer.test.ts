@@ -3,11 +3,12 @@
  * its own held-back progress, as `createWorkers` builds them) over one real Redis and one recording
  * Slack. A progress line one process still holds never lands after the result the other has shown.
  */
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sequencedReporter } from "../../../src/jobs/status-writer.js";
 import { coalescedReporter, type ThreadReporter } from "../../../src/jobs/waits.js";
-import { connect, deleteKeysWithPrefix, uniquePrefix } from "../../helpers/redis.js";
+import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
+import { startTcpProxy } from "../../helpers/tcp-proxy.js";
 import { pause } from "../../helpers/eventually.js";
 
 const CHANNEL = "C0INCIDENT";
@@ -86,5 +87,34 @@ describe("status edits from two worker processes", () => {
     await first;
     await a.update(CHANNEL, TS, "⏳ check 9", { at: Date.now() + 1_000 });
     expect(s.landed).toEqual(["✅ done", "✅ done"]);
+  });
+
+  it("an edit whose lease answer was lost takes the lease it holds as its own and is sent", async () => {
+    // Redis runs the lease script; the connection drops before its answer and the client sends it again.
+    let lost = 0;
+    const proxy = await startTcpProxy(REDIS_URL, {
+      loseAnswer: () => (chunk) => {
+        if (lost > 0 || !chunk.toString("latin1").includes(`${prefix}:lost:status-edit:`)) return false;
+        lost++;
+        return true;
+      },
+    });
+    const url = new URL(REDIS_URL);
+    url.host = new URL(proxy.url).host;
+    const through = new Redis(url.toString(), { maxRetriesPerRequest: null });
+    // The cut connection is reported, then made again.
+    through.on("error", () => undefined);
+    try {
+      const s = slack();
+      // A lease far longer than the wait: an edit that took its own lease for another's gives up.
+      const a = sequencedReporter(s.reporter, through, `${prefix}:lost`, { leaseMs: 60_000, waitMs: 1_000 });
+      await a.update(CHANNEL, TS, "⏳ answers 502 (check 9)");
+      await a.update(CHANNEL, TS, "✅ answers 200", { final: true });
+      expect(lost).toBe(1);
+      expect(s.landed).toEqual(["⏳ answers 502 (check 9)", "✅ answers 200"]);
+    } finally {
+      through.disconnect();
+      await proxy.close();
+    }
   });
 });
