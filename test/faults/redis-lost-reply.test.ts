@@ -146,22 +146,31 @@ async function doneOnce(w: TestWorld, id: string): Promise<void> {
   ).toHaveLength(1);
 }
 
+/**
+ * The seed Ingress's finalizer asked for and approved with the first answer to a script matching `sent`
+ * lost: it settles within `settleMs`, the answer was lost once, and the removal is done once. The
+ * request, its card and its audit events, for what each case checks besides.
+ */
+async function approvedLosingOne(
+  sent: RegExp,
+  settleMs?: number,
+): Promise<{ w: TestWorld; id: string; ts: string; events: string[] }> {
+  const { w, lost } = await startLosing(sent);
+  const { id, ts } = await requestAndApprove(w);
+  await settledAtOnce(w, ts, settleMs);
+  expect(lost()).toBe(1);
+  await doneOnce(w, id);
+  const events = (await w.runtime.audit.forRequest(id)).map((e) => e.event);
+  return { w, id, ts, events };
+}
+
 describe("a transition's answer lost after Redis applied it", () => {
   it("the finish sent again ends the request DONE once, says so and starts what follows", async () => {
-    const { w, lost } = await startLosing(/"event":"execution\.done"/);
-    const { id, ts } = await requestAndApprove(w);
-    await settledAtOnce(w, ts);
-    expect(lost()).toBe(1);
-    await doneOnce(w, id);
+    await approvedLosingOne(/"event":"execution\.done"/);
   }, 90_000);
 
   it("the approving vote sent again counts once, enqueues the execution and refuses nothing", async () => {
-    const { w, lost } = await startLosing(/"event":"vote\.approve"/);
-    const { id, ts } = await requestAndApprove(w);
-    await settledAtOnce(w, ts);
-    expect(lost()).toBe(1);
-    await doneOnce(w, id);
-    const events = (await w.runtime.audit.forRequest(id)).map((e) => e.event);
+    const { w, ts, events } = await approvedLosingOne(/"event":"vote\.approve"/);
     expect(events.filter((e) => e === "vote.approve")).toHaveLength(1);
     const said = w.fake.responses().map((r) => JSON.stringify(r.body));
     expect(said.filter((b) => /votes are closed|already voted/i.test(b))).toEqual([]);
@@ -171,27 +180,18 @@ describe("a transition's answer lost after Redis applied it", () => {
   it("a thread reply's claim sent again is its own: posted once, without waiting for the claim to lapse", async () => {
     // The post ledger's claim carries `pending:<uuid>`. Its lease is 30 s: waiting on its own claim, the
     // run posted only once that claim lapsed or a retry took over, over 10 s later.
-    const { w, lost } = await startLosing(/:posted:[^\r]*\r\n\$[0-9]+\r\npending:[0-9a-f]{8}-/);
-    const { id, ts } = await requestAndApprove(w);
-    await settledAtOnce(w, ts, 8_000);
+    const { w, ts } = await approvedLosingOne(/:posted:[^\r]*\r\n\$[0-9]+\r\npending:[0-9a-f]{8}-/, 8_000);
     await eventually(
       () => (w.fake.thread(CHANNEL, ts).some((m) => /approved\.?$/.test(m.text ?? "")) ? true : undefined),
       1_000,
       "the vote's reply in the thread",
     );
-    expect(lost()).toBe(1);
-    await doneOnce(w, id);
     const texts = w.fake.thread(CHANNEL, ts).map((m) => m.text ?? "");
     expect(texts.filter((t, k) => t !== "" && texts.indexOf(t) !== k)).toEqual([]);
   }, 90_000);
 
   it("the claim sent again is the attempt's own: no take-over, the card says EXECUTING, done once", async () => {
-    const { w, lost } = await startLosing(/"event":"execution\.claimed"/);
-    const { id, ts } = await requestAndApprove(w);
-    await settledAtOnce(w, ts);
-    expect(lost()).toBe(1);
-    await doneOnce(w, id);
-    const events = (await w.runtime.audit.forRequest(id)).map((e) => e.event);
+    const { w, ts, events } = await approvedLosingOne(/"event":"execution\.claimed"/);
     expect(events.filter((e) => e === "execution.claimed")).toHaveLength(1);
     expect(events).not.toContain("execution.resumed");
     const edits = w.fake
