@@ -4,6 +4,8 @@
  * wiring and a TCP proxy in front of the test's Redis that forwards the script, then cuts the
  * connection when Redis answers:
  *
+ * - a wait's status edit: the lease it took comes back as its own, so its progress keeps showing
+ *   instead of stopping until that lease lapses;
  * - the executor's claim: read as this attempt's own, not as a take-over of a dead one (no
  *   `execution.resumed` entry in the incident's audit);
  * - the executor's finish: the request still ends DONE once, its card says so, its outcome is
@@ -22,7 +24,7 @@ import { eventually } from "../helpers/eventually.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { clickButton } from "../helpers/slack-click.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
-import { startTestWorld, type TestWorld } from "../helpers/world.js";
+import { startTestWorld, type TestWorld, type WorldOptions } from "../helpers/world.js";
 
 const SECRET = "lost-reply-signing-secret";
 const CHANNEL = "C0INCIDENT";
@@ -48,7 +50,10 @@ function through(p: TcpProxy): string {
 }
 
 /** The world's bot, whose Redis connections go through a proxy that loses one answer: the first to a script whose text matches `sent`. */
-async function startLosing(sent: RegExp): Promise<{ w: TestWorld; lost: () => number }> {
+async function startLosing(
+  sent: RegExp,
+  runtime?: WorldOptions["runtime"],
+): Promise<{ w: TestWorld; lost: () => number }> {
   let lost = 0;
   proxy = await startTcpProxy(REDIS_URL, {
     loseAnswer: () => (chunk) => {
@@ -69,6 +74,7 @@ async function startLosing(sent: RegExp): Promise<{ w: TestWorld; lost: () => nu
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",
     },
     role: "all",
+    ...(runtime !== undefined ? { runtime } : {}),
   });
   return { w: world, lost: () => lost };
 }
@@ -194,5 +200,25 @@ describe("a transition's answer lost after Redis applied it", () => {
     const { events } = await approvedLosingOne(/"event":"execution\.claimed"/);
     expect(events.filter((e) => e === "execution.claimed")).toHaveLength(1);
     expect(events).not.toContain("execution.resumed");
+  }, 90_000);
+
+  it("a status edit's lease sent again is its own: the wait's progress keeps showing", async () => {
+    // Checks every 300 ms, the path's wait edits its status line; the lease it takes lives 10 s.
+    const { w, lost } = await startLosing(/:status-edit:\{/, { pathRecheck: { intervalMs: 300 } });
+    const { ts } = await requestAndApprove(w);
+    await settledAtOnce(w, ts);
+    const waiting = await eventually(
+      () => w.fake.thread(CHANNEL, ts).find((m) => /^⏳ Waiting for the controller/.test(m.text ?? "")),
+      15_000,
+      "the path's wait in the thread",
+    );
+    await eventually(
+      () =>
+        /\(check [4-9]|\(check \d\d/.test(w.fake.message(CHANNEL, waiting.ts)?.text ?? "") ? true : undefined,
+      // Inside the 10 s the old answer waited for its own lease to lapse.
+      8_000,
+      "the wait's status line at its fourth check or later",
+    );
+    expect(lost()).toBe(1);
   }, 90_000);
 });
