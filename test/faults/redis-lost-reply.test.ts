@@ -23,7 +23,7 @@ import { FAST_LBC } from "../integration/helpers/aws-world.js";
 import { eventually } from "../helpers/eventually.js";
 import { REDIS_URL } from "../helpers/redis.js";
 import { clickButton } from "../helpers/slack-click.js";
-import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import { startTcpProxy, viaProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 import { startTestWorld, type TestWorld, type WorldOptions } from "../helpers/world.js";
 
 const SECRET = "lost-reply-signing-secret";
@@ -41,13 +41,6 @@ afterEach(async () => {
   world = undefined;
   proxy = undefined;
 });
-
-/** The test's Redis address with the proxy's host and port (its password and database kept). */
-function through(p: TcpProxy): string {
-  const url = new URL(REDIS_URL);
-  url.host = new URL(p.url).host;
-  return url.toString();
-}
 
 /** The world's bot, whose Redis connections go through a proxy that loses one answer: the first to a script whose text matches `sent`. */
 async function startLosing(
@@ -68,7 +61,7 @@ async function startLosing(
     label: "lost-reply",
     sim: { scenario: "test/fixtures/scenarios/seed-incident.yaml", lbc: FAST_LBC, controllerIntervalMs: 50 },
     env: {
-      REDIS_URL: through(proxy),
+      REDIS_URL: viaProxy(REDIS_URL, proxy),
       UNSTUCK_APPROVERS: APPROVER,
       UNSTUCK_CHANNELS: CHANNEL,
       UNSTUCK_ALLOW_VOLATILE_REDIS: "true",

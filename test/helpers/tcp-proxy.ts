@@ -74,3 +74,10 @@ export async function startTcpProxy(target: string, options: TcpProxyOptions = {
   };
   return proxy;
 }
+
+/** `target` (e.g. a `redis://` address with its password and database) with the proxy's host and port. */
+export function viaProxy(target: string, proxy: TcpProxy): string {
+  const url = new URL(target);
+  url.host = new URL(proxy.url).host;
+  return url.toString();
+}

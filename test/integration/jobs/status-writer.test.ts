@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sequencedReporter } from "../../../src/jobs/status-writer.js";
 import { coalescedReporter, type ThreadReporter } from "../../../src/jobs/waits.js";
 import { connect, deleteKeysWithPrefix, REDIS_URL, uniquePrefix } from "../../helpers/redis.js";
-import { startTcpProxy } from "../../helpers/tcp-proxy.js";
+import { startTcpProxy, viaProxy } from "../../helpers/tcp-proxy.js";
 import { pause } from "../../helpers/eventually.js";
 
 const CHANNEL = "C0INCIDENT";
@@ -99,9 +99,7 @@ describe("status edits from two worker processes", () => {
         return true;
       },
     });
-    const url = new URL(REDIS_URL);
-    url.host = new URL(proxy.url).host;
-    const through = new Redis(url.toString(), { maxRetriesPerRequest: null });
+    const through = new Redis(viaProxy(REDIS_URL, proxy), { maxRetriesPerRequest: null });
     // The cut connection is reported, then made again.
     through.on("error", () => undefined);
     try {
